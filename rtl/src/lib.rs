@@ -1,0 +1,10 @@
+//! RustHDL blocks of the NIC datapath and their Verilog export.
+//!
+//! One block per file; each block's doc comment lists its ports, latency, throughput,
+//! limits and the source it follows. [`export`] turns each block into a Verilog module
+//! named `nic_<block>`.
+
+pub mod cell_format;
+pub mod export;
+
+pub use cell_format::{CellStatus, Message, DEFAULT_CELL_PAYLOAD};
