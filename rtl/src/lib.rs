@@ -8,3 +8,11 @@ pub mod cell_format;
 pub mod export;
 
 pub use cell_format::{CellStatus, Message, DEFAULT_CELL_PAYLOAD};
+pub mod crc32;
+pub mod crc32_step;
+pub mod sim;
+
+pub use crc32::Crc32;
+pub use crc32_step::Crc32Step;
+pub mod cell_segmenter;
+pub use cell_segmenter::CellSegmenter;

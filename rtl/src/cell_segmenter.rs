@@ -1,0 +1,638 @@
+//! `CellSegmenter`: cuts a message into cells of at most `cell_payload` bytes.
+//!
+//! Follows source document 002 (cell header fields, per-cell CRC, packet CRC, RDMA virtual
+//! address and memory handle on the first cell, 32-bit immediate in the last cell); the
+//! byte layout is [`crate::cell_format`] (documented in `docs/cell-format.md`).
+//!
+//! Ports (`s_msg_*` descriptor in, `s_payload_*` words in, `m_cell_*` cell words out):
+//! - `clock`, `reset` (synchronous, active high: drops the message in flight).
+//! - `s_msg_valid` / `s_msg_ready`: message descriptor handshake. Fields:
+//!   `s_msg_opcode` (8), `s_msg_dest_node` (16), `s_msg_src_node` (16), `s_msg_dest_qp` (16),
+//!   `s_msg_src_qp` (16), `s_msg_psn` (24), `s_msg_length` (32, payload bytes),
+//!   `s_msg_vaddr` (64), `s_msg_stag` (32), `s_msg_dma_length` (32) (RETH, sent on the first
+//!   cell when `opcode[7:4] == 1`), `s_msg_immediate` (32), `s_msg_has_immediate`,
+//!   `s_msg_invalidate`.
+//! - `s_payload_data` (64) / `s_payload_valid` / `s_payload_ready` / `s_payload_last`: the
+//!   payload, little-endian, `ceil(length / 8)` words; bytes beyond `length` in the last word
+//!   are ignored (sent as zero). `s_msg_length` is authoritative: a `last` that disagrees
+//!   with it is counted in `stat_payload_last_errors`.
+//! - `m_cell_data` (64) / `m_cell_valid` / `m_cell_ready` / `m_cell_last` (last word of a cell).
+//! - `stat_cells`, `stat_messages` (32, wrapping), `stat_payload_last_errors` (16).
+//!
+//! Latency: descriptor accepted at edge t, first header word valid after edge t+1.
+//! Throughput: one word per clock in and out while payload is available and the output
+//! is ready; the only clocks without a payload word are the cell's own header, RETH,
+//! trailer and CRC words, plus one clock per message to take its descriptor.
+//! Limits: one message at a time; `cell_payload` a multiple of 8 in 8..=4096; messages
+//! up to 65536 cells.
+
+use crate::cell_format::{check_cell_payload, MAX_CELL_PAYLOAD};
+use crate::crc32::Crc32;
+use crate::sim::ClockedBlock;
+use rust_hdl::prelude::*;
+
+/// Where the segmenter is within a message.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
+pub enum SegmenterState {
+    Idle,
+    Header0,
+    Header1,
+    Header2,
+    Reth0,
+    Reth1,
+    Payload,
+    Trailer,
+    CellCrc,
+}
+
+#[derive(LogicBlock)]
+pub struct CellSegmenter {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub s_msg_valid: Signal<In, Bit>,
+    pub s_msg_ready: Signal<Out, Bit>,
+    pub s_msg_opcode: Signal<In, Bits<8>>,
+    pub s_msg_dest_node: Signal<In, Bits<16>>,
+    pub s_msg_src_node: Signal<In, Bits<16>>,
+    pub s_msg_dest_qp: Signal<In, Bits<16>>,
+    pub s_msg_src_qp: Signal<In, Bits<16>>,
+    pub s_msg_psn: Signal<In, Bits<24>>,
+    pub s_msg_length: Signal<In, Bits<32>>,
+    pub s_msg_vaddr: Signal<In, Bits<64>>,
+    pub s_msg_stag: Signal<In, Bits<32>>,
+    pub s_msg_dma_length: Signal<In, Bits<32>>,
+    pub s_msg_immediate: Signal<In, Bits<32>>,
+    pub s_msg_has_immediate: Signal<In, Bit>,
+    pub s_msg_invalidate: Signal<In, Bit>,
+    pub s_payload_data: Signal<In, Bits<64>>,
+    pub s_payload_valid: Signal<In, Bit>,
+    pub s_payload_ready: Signal<Out, Bit>,
+    pub s_payload_last: Signal<In, Bit>,
+    pub m_cell_data: Signal<Out, Bits<64>>,
+    pub m_cell_valid: Signal<Out, Bit>,
+    pub m_cell_ready: Signal<In, Bit>,
+    pub m_cell_last: Signal<Out, Bit>,
+    pub stat_cells: Signal<Out, Bits<32>>,
+    pub stat_messages: Signal<Out, Bits<32>>,
+    pub stat_payload_last_errors: Signal<Out, Bits<16>>,
+    // Message registers, loaded from the descriptor.
+    state: DFF<SegmenterState>,
+    opcode_reg: DFF<Bits<8>>,
+    dest_node_reg: DFF<Bits<16>>,
+    src_node_reg: DFF<Bits<16>>,
+    dest_qp_reg: DFF<Bits<16>>,
+    src_qp_reg: DFF<Bits<16>>,
+    psn_reg: DFF<Bits<24>>,
+    length_reg: DFF<Bits<32>>,
+    vaddr_reg: DFF<Bits<64>>,
+    stag_reg: DFF<Bits<32>>,
+    dma_length_reg: DFF<Bits<32>>,
+    immediate_reg: DFF<Bits<32>>,
+    has_immediate_reg: DFF<Bit>,
+    invalidate_reg: DFF<Bit>,
+    /// Zero-fill shift of the message's last payload word (8 x pad bytes).
+    pad_shift_reg: DFF<Bits<7>>,
+    /// Valid bytes of the message's last payload word (1..=8).
+    last_bytes_reg: DFF<Bits<4>>,
+    // Cell registers.
+    first_reg: DFF<Bit>,
+    reth_reg: DFF<Bit>,
+    last_cell_reg: DFF<Bit>,
+    remaining_reg: DFF<Bits<32>>,
+    cell_length_reg: DFF<Bits<16>>,
+    cell_seq_reg: DFF<Bits<16>>,
+    words_left_reg: DFF<Bits<13>>,
+    // Next cell's length, precomputed during the current cell (off the critical path).
+    rem_after_reg: DFF<Bits<32>>,
+    next_length_reg: DFF<Bits<16>>,
+    next_last_reg: DFF<Bit>,
+    // Output register.
+    out_data_reg: DFF<Bits<64>>,
+    out_valid_reg: DFF<Bit>,
+    out_last_reg: DFF<Bit>,
+    cells_reg: DFF<Bits<32>>,
+    messages_reg: DFF<Bits<32>>,
+    last_errors_reg: DFF<Bits<16>>,
+    cell_crc: Crc32,
+    packet_crc: Crc32,
+    // Combinational intermediates.
+    load: Signal<Local, Bit>,
+    emit: Signal<Local, Bit>,
+    word: Signal<Local, Bits<64>>,
+    flags: Signal<Local, Bits<8>>,
+    final_payload_word: Signal<Local, Bit>,
+    payload_masked: Signal<Local, Bits<64>>,
+    pad_bytes: Signal<Local, Bits<3>>,
+    after_header: Signal<Local, SegmenterState>,
+    cell_payload: Constant<Bits<32>>,
+    all_ones: Constant<Bits<64>>,
+}
+
+impl CellSegmenter {
+    /// A segmenter for cells of at most `cell_payload` bytes.
+    ///
+    /// Panics when `cell_payload` is not a multiple of 8 in 8..=4096.
+    pub fn new(cell_payload: usize) -> Self {
+        assert!(
+            check_cell_payload(cell_payload).is_ok(),
+            "CellSegmenter: cell_payload must be a multiple of 8 between 8 and {MAX_CELL_PAYLOAD}, got {cell_payload}"
+        );
+        CellSegmenter {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_msg_valid: Default::default(),
+            s_msg_ready: Default::default(),
+            s_msg_opcode: Default::default(),
+            s_msg_dest_node: Default::default(),
+            s_msg_src_node: Default::default(),
+            s_msg_dest_qp: Default::default(),
+            s_msg_src_qp: Default::default(),
+            s_msg_psn: Default::default(),
+            s_msg_length: Default::default(),
+            s_msg_vaddr: Default::default(),
+            s_msg_stag: Default::default(),
+            s_msg_dma_length: Default::default(),
+            s_msg_immediate: Default::default(),
+            s_msg_has_immediate: Default::default(),
+            s_msg_invalidate: Default::default(),
+            s_payload_data: Default::default(),
+            s_payload_valid: Default::default(),
+            s_payload_ready: Default::default(),
+            s_payload_last: Default::default(),
+            m_cell_data: Default::default(),
+            m_cell_valid: Default::default(),
+            m_cell_ready: Default::default(),
+            m_cell_last: Default::default(),
+            stat_cells: Default::default(),
+            stat_messages: Default::default(),
+            stat_payload_last_errors: Default::default(),
+            state: Default::default(),
+            opcode_reg: Default::default(),
+            dest_node_reg: Default::default(),
+            src_node_reg: Default::default(),
+            dest_qp_reg: Default::default(),
+            src_qp_reg: Default::default(),
+            psn_reg: Default::default(),
+            length_reg: Default::default(),
+            vaddr_reg: Default::default(),
+            stag_reg: Default::default(),
+            dma_length_reg: Default::default(),
+            immediate_reg: Default::default(),
+            has_immediate_reg: Default::default(),
+            invalidate_reg: Default::default(),
+            pad_shift_reg: Default::default(),
+            last_bytes_reg: Default::default(),
+            first_reg: Default::default(),
+            reth_reg: Default::default(),
+            last_cell_reg: Default::default(),
+            remaining_reg: Default::default(),
+            cell_length_reg: Default::default(),
+            cell_seq_reg: Default::default(),
+            words_left_reg: Default::default(),
+            rem_after_reg: Default::default(),
+            next_length_reg: Default::default(),
+            next_last_reg: Default::default(),
+            out_data_reg: Default::default(),
+            out_valid_reg: Default::default(),
+            out_last_reg: Default::default(),
+            cells_reg: Default::default(),
+            messages_reg: Default::default(),
+            last_errors_reg: Default::default(),
+            cell_crc: Default::default(),
+            packet_crc: Default::default(),
+            load: Default::default(),
+            emit: Default::default(),
+            word: Default::default(),
+            flags: Default::default(),
+            final_payload_word: Default::default(),
+            payload_masked: Default::default(),
+            pad_bytes: Default::default(),
+            after_header: Default::default(),
+            cell_payload: Constant::new((cell_payload as u64).to_bits()),
+            all_ones: Constant::new(u64::MAX.to_bits()),
+        }
+    }
+}
+
+impl Default for CellSegmenter {
+    fn default() -> Self {
+        Self::new(crate::DEFAULT_CELL_PAYLOAD)
+    }
+}
+
+impl Logic for CellSegmenter {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            state,
+            opcode_reg,
+            dest_node_reg,
+            src_node_reg,
+            dest_qp_reg,
+            src_qp_reg,
+            psn_reg,
+            length_reg,
+            vaddr_reg,
+            stag_reg,
+            dma_length_reg,
+            immediate_reg,
+            has_immediate_reg,
+            invalidate_reg,
+            pad_shift_reg,
+            last_bytes_reg,
+            first_reg,
+            reth_reg,
+            last_cell_reg,
+            remaining_reg,
+            cell_length_reg,
+            cell_seq_reg,
+            words_left_reg,
+            rem_after_reg,
+            next_length_reg,
+            next_last_reg,
+            out_data_reg,
+            out_valid_reg,
+            out_last_reg,
+            cells_reg,
+            messages_reg,
+            last_errors_reg
+        );
+        clock!(self, clock, cell_crc, packet_crc);
+        // Next cell's length, from registers that are stable during a cell.
+        self.rem_after_reg.d.next = self.remaining_reg.q.val() - bit_cast::<32, 16>(self.cell_length_reg.q.val());
+        self.next_last_reg.d.next = self.rem_after_reg.q.val() <= self.cell_payload.val();
+        self.next_length_reg.d.next = bit_cast::<16, 32>(self.cell_payload.val());
+        if self.rem_after_reg.q.val() <= self.cell_payload.val() {
+            self.next_length_reg.d.next = bit_cast::<16, 32>(self.rem_after_reg.q.val());
+        }
+        // The output register takes a new word when it is empty or being read.
+        self.load.next = !self.out_valid_reg.q.val() | self.m_cell_ready.val();
+        self.final_payload_word.next =
+            self.last_cell_reg.q.val() & (self.words_left_reg.q.val() == 1);
+        self.payload_masked.next = self.s_payload_data.val();
+        if self.final_payload_word.val() {
+            self.payload_masked.next =
+                self.s_payload_data.val() & (self.all_ones.val() >> self.pad_shift_reg.q.val());
+        }
+        // Bytes of zero fill in the message's last payload word: (8 - length) mod 8.
+        self.pad_bytes.next = !self.s_msg_length.val().get_bits::<3>(0) + 1;
+        self.flags.next = bit_cast::<8, 1>(self.first_reg.q.val().into())
+            | (bit_cast::<8, 1>(self.last_cell_reg.q.val().into()) << 1)
+            | (bit_cast::<8, 1>(self.has_immediate_reg.q.val().into()) << 2)
+            | (bit_cast::<8, 1>(self.invalidate_reg.q.val().into()) << 3);
+        self.after_header.next = SegmenterState::CellCrc;
+        if self.last_cell_reg.q.val() {
+            self.after_header.next = SegmenterState::Trailer;
+        }
+        if self.cell_length_reg.q.val() != 0 {
+            self.after_header.next = SegmenterState::Payload;
+        }
+        self.emit.next = false;
+        self.word.next = 0.into();
+        self.s_msg_ready.next = false;
+        self.s_payload_ready.next = false;
+        self.cell_crc.s_clear.next = false;
+        self.cell_crc.s_valid.next = false;
+        self.cell_crc.s_bytes.next = 8.into();
+        self.packet_crc.s_clear.next = false;
+        self.packet_crc.s_valid.next = false;
+        self.packet_crc.s_bytes.next = 8.into();
+        self.packet_crc.s_data.next = self.payload_masked.val();
+        if self.final_payload_word.val() {
+            self.packet_crc.s_bytes.next = self.last_bytes_reg.q.val();
+        }
+        self.out_last_reg.d.next = self.out_last_reg.q.val() & !self.load.val();
+        match self.state.q.val() {
+            SegmenterState::Idle => {
+                self.s_msg_ready.next = true;
+                if self.s_msg_valid.val() {
+                    self.opcode_reg.d.next = self.s_msg_opcode.val();
+                    self.dest_node_reg.d.next = self.s_msg_dest_node.val();
+                    self.src_node_reg.d.next = self.s_msg_src_node.val();
+                    self.dest_qp_reg.d.next = self.s_msg_dest_qp.val();
+                    self.src_qp_reg.d.next = self.s_msg_src_qp.val();
+                    self.psn_reg.d.next = self.s_msg_psn.val();
+                    self.length_reg.d.next = self.s_msg_length.val();
+                    self.vaddr_reg.d.next = self.s_msg_vaddr.val();
+                    self.stag_reg.d.next = self.s_msg_stag.val();
+                    self.dma_length_reg.d.next = self.s_msg_dma_length.val();
+                    self.immediate_reg.d.next = self.s_msg_immediate.val();
+                    self.has_immediate_reg.d.next = self.s_msg_has_immediate.val();
+                    self.invalidate_reg.d.next = self.s_msg_invalidate.val();
+                    self.pad_shift_reg.d.next = bit_cast::<7, 3>(self.pad_bytes.val()) << 3;
+                    self.last_bytes_reg.d.next = 8.into();
+                    if self.s_msg_length.val().get_bits::<3>(0) != 0 {
+                        self.last_bytes_reg.d.next = bit_cast::<4, 3>(self.s_msg_length.val().get_bits::<3>(0));
+                    }
+                    self.first_reg.d.next = true;
+                    self.reth_reg.d.next = self.s_msg_opcode.val().get_bits::<4>(4) == 1;
+                    self.remaining_reg.d.next = self.s_msg_length.val();
+                    self.cell_seq_reg.d.next = 0.into();
+                    self.last_cell_reg.d.next = self.s_msg_length.val() <= self.cell_payload.val();
+                    self.cell_length_reg.d.next = bit_cast::<16, 32>(self.cell_payload.val());
+                    if self.s_msg_length.val() <= self.cell_payload.val() {
+                        self.cell_length_reg.d.next = bit_cast::<16, 32>(self.s_msg_length.val());
+                    }
+                    self.packet_crc.s_clear.next = true;
+                    self.state.d.next = SegmenterState::Header0;
+                }
+            }
+            SegmenterState::Header0 => {
+                self.word.next = bit_cast::<64, 8>(self.opcode_reg.q.val())
+                    | (bit_cast::<64, 8>(self.flags.val()) << 8)
+                    | (bit_cast::<64, 16>(self.cell_length_reg.q.val()) << 16)
+                    | (bit_cast::<64, 16>(self.dest_node_reg.q.val()) << 32)
+                    | (bit_cast::<64, 16>(self.src_node_reg.q.val()) << 48);
+                self.emit.next = self.load.val();
+                self.cell_crc.s_clear.next = self.load.val();
+                if self.load.val() {
+                    self.words_left_reg.d.next =
+                        bit_cast::<13, 16>((self.cell_length_reg.q.val() + 7) >> 3);
+                    self.state.d.next = SegmenterState::Header1;
+                }
+            }
+            SegmenterState::Header1 => {
+                self.word.next = bit_cast::<64, 16>(self.dest_qp_reg.q.val())
+                    | (bit_cast::<64, 16>(self.src_qp_reg.q.val()) << 16)
+                    | (bit_cast::<64, 16>(self.cell_seq_reg.q.val()) << 32);
+                self.emit.next = self.load.val();
+                if self.load.val() {
+                    self.state.d.next = SegmenterState::Header2;
+                }
+            }
+            SegmenterState::Header2 => {
+                self.word.next = bit_cast::<64, 24>(self.psn_reg.q.val())
+                    | (bit_cast::<64, 32>(self.length_reg.q.val()) << 32);
+                self.emit.next = self.load.val();
+                if self.load.val() {
+                    self.state.d.next = self.after_header.val();
+                    if self.reth_reg.q.val() {
+                        self.state.d.next = SegmenterState::Reth0;
+                    }
+                }
+            }
+            SegmenterState::Reth0 => {
+                self.word.next = self.vaddr_reg.q.val();
+                self.emit.next = self.load.val();
+                if self.load.val() {
+                    self.state.d.next = SegmenterState::Reth1;
+                }
+            }
+            SegmenterState::Reth1 => {
+                self.word.next = bit_cast::<64, 32>(self.stag_reg.q.val())
+                    | (bit_cast::<64, 32>(self.dma_length_reg.q.val()) << 32);
+                self.emit.next = self.load.val();
+                if self.load.val() {
+                    self.state.d.next = self.after_header.val();
+                }
+            }
+            SegmenterState::Payload => {
+                self.word.next = self.payload_masked.val();
+                self.s_payload_ready.next = self.load.val();
+                self.emit.next = self.load.val() & self.s_payload_valid.val();
+                self.packet_crc.s_valid.next = self.load.val() & self.s_payload_valid.val();
+                if self.load.val() & self.s_payload_valid.val() {
+                    self.words_left_reg.d.next = self.words_left_reg.q.val() - 1;
+                    if self.s_payload_last.val() != self.final_payload_word.val() {
+                        self.last_errors_reg.d.next = self.last_errors_reg.q.val() + 1;
+                    }
+                    if self.words_left_reg.q.val() == 1 {
+                        self.state.d.next = SegmenterState::CellCrc;
+                        if self.last_cell_reg.q.val() {
+                            self.state.d.next = SegmenterState::Trailer;
+                        }
+                    }
+                }
+            }
+            SegmenterState::Trailer => {
+                self.word.next = bit_cast::<64, 32>(self.packet_crc.crc.val());
+                if self.has_immediate_reg.q.val() {
+                    self.word.next = bit_cast::<64, 32>(self.packet_crc.crc.val())
+                        | (bit_cast::<64, 32>(self.immediate_reg.q.val()) << 32);
+                }
+                self.emit.next = self.load.val();
+                if self.load.val() {
+                    self.state.d.next = SegmenterState::CellCrc;
+                }
+            }
+            SegmenterState::CellCrc => {
+                self.word.next = bit_cast::<64, 32>(self.cell_crc.crc.val());
+                self.emit.next = self.load.val();
+                if self.load.val() {
+                    self.out_last_reg.d.next = true;
+                    self.cells_reg.d.next = self.cells_reg.q.val() + 1;
+                    self.cell_seq_reg.d.next = self.cell_seq_reg.q.val() + 1;
+                    self.first_reg.d.next = false;
+                    self.reth_reg.d.next = false;
+                    self.remaining_reg.d.next = self.rem_after_reg.q.val();
+                    self.cell_length_reg.d.next = self.next_length_reg.q.val();
+                    self.last_cell_reg.d.next = self.next_last_reg.q.val();
+                    self.state.d.next = SegmenterState::Header0;
+                    if self.last_cell_reg.q.val() {
+                        self.messages_reg.d.next = self.messages_reg.q.val() + 1;
+                        self.state.d.next = SegmenterState::Idle;
+                    }
+                }
+            }
+            _ => {
+                self.state.d.next = SegmenterState::Idle;
+            }
+        }
+        self.cell_crc.s_data.next = self.word.val();
+        self.cell_crc.s_valid.next = self.emit.val();
+        if self.load.val() {
+            self.out_valid_reg.d.next = self.emit.val();
+        }
+        if self.emit.val() {
+            self.out_data_reg.d.next = self.word.val();
+        }
+        if self.reset.val() {
+            self.state.d.next = SegmenterState::Idle;
+            self.out_valid_reg.d.next = false;
+            self.out_last_reg.d.next = false;
+            self.cells_reg.d.next = 0.into();
+            self.messages_reg.d.next = 0.into();
+            self.last_errors_reg.d.next = 0.into();
+            self.s_msg_ready.next = false;
+            self.s_payload_ready.next = false;
+        }
+        self.m_cell_data.next = self.out_data_reg.q.val();
+        self.m_cell_valid.next = self.out_valid_reg.q.val();
+        self.m_cell_last.next = self.out_last_reg.q.val();
+        self.stat_cells.next = self.cells_reg.q.val();
+        self.stat_messages.next = self.messages_reg.q.val();
+        self.stat_payload_last_errors.next = self.last_errors_reg.q.val();
+    }
+}
+
+impl ClockedBlock for CellSegmenter {
+    fn clock_signal(&mut self) -> &mut Signal<In, Clock> {
+        &mut self.clock
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cell_format::{encode_message, opcode, Message};
+    use crate::sim::{settle, tick};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    pub(crate) fn random_message(rng: &mut ChaCha8Rng, max_len: usize) -> Message {
+        let ops = [
+            opcode::SEND,
+            opcode::SEND_IMMEDIATE,
+            opcode::RDMA_WRITE,
+            opcode::RDMA_WRITE_IMMEDIATE,
+            opcode::RDMA_READ_REQUEST,
+            opcode::ATOMIC_FETCH_ADD,
+            opcode::RDMA_READ_RESPONSE,
+        ];
+        let op = ops[rng.gen_range(0..ops.len())];
+        let len = if rng.gen_bool(0.1) { 0 } else { rng.gen_range(0..=max_len) };
+        Message {
+            opcode: op,
+            dest_node: rng.gen(),
+            src_node: rng.gen(),
+            dest_qp: rng.gen(),
+            src_qp: rng.gen(),
+            psn: rng.gen_range(0..1 << 24),
+            vaddr: rng.gen(),
+            stag: rng.gen(),
+            dma_length: len as u32,
+            immediate: rng.gen_bool(0.3).then(|| rng.gen()),
+            invalidate: rng.gen_bool(0.2),
+            payload: (0..len).map(|_| rng.gen()).collect(),
+        }
+    }
+
+    /// Drive `messages` through a segmenter; returns the cells and the clocks taken.
+    fn run(cell_payload: usize, messages: &[Message], seed: u64, gaps: bool, backpressure: bool) -> (Vec<Vec<u64>>, u64) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut uut = CellSegmenter::new(cell_payload);
+        uut.connect_all();
+        // Payload words of all messages in order, with `last` and garbage past the length.
+        let mut words = vec![];
+        for m in messages {
+            let n = m.payload.len().div_ceil(8);
+            for (i, chunk) in m.payload.chunks(8).enumerate() {
+                let mut b = [0u8; 8];
+                b[..chunk.len()].copy_from_slice(chunk);
+                let garbage = if chunk.len() < 8 { rng.gen::<u64>() << (8 * chunk.len()) } else { 0 };
+                words.push((u64::from_le_bytes(b) | garbage, i + 1 == n));
+            }
+        }
+        let (mut next_msg, mut next_word) = (0, 0);
+        let mut cells = vec![];
+        let mut cell = vec![];
+        let expected_cells: usize = messages.iter().map(|m| m.payload.len().div_ceil(cell_payload).max(1)).sum();
+        let mut cycles = 0u64;
+        while cells.len() < expected_cells {
+            cycles += 1;
+            assert!(cycles < 1_000_000, "segmenter stalled after {} cells", cells.len());
+            let offer_msg = next_msg < messages.len() && (!gaps || rng.gen_bool(0.5));
+            uut.s_msg_valid.next = offer_msg;
+            if offer_msg {
+                let m = &messages[next_msg];
+                uut.s_msg_opcode.next = (m.opcode as u64).to_bits();
+                uut.s_msg_dest_node.next = (m.dest_node as u64).to_bits();
+                uut.s_msg_src_node.next = (m.src_node as u64).to_bits();
+                uut.s_msg_dest_qp.next = (m.dest_qp as u64).to_bits();
+                uut.s_msg_src_qp.next = (m.src_qp as u64).to_bits();
+                uut.s_msg_psn.next = (m.psn as u64).to_bits();
+                uut.s_msg_length.next = (m.payload.len() as u64).to_bits();
+                uut.s_msg_vaddr.next = m.vaddr.to_bits();
+                uut.s_msg_stag.next = (m.stag as u64).to_bits();
+                uut.s_msg_dma_length.next = (m.dma_length as u64).to_bits();
+                uut.s_msg_immediate.next = (m.immediate.unwrap_or(0) as u64).to_bits();
+                uut.s_msg_has_immediate.next = m.immediate.is_some();
+                uut.s_msg_invalidate.next = m.invalidate;
+            }
+            let offer_word = next_word < words.len() && (!gaps || rng.gen_bool(0.7));
+            uut.s_payload_valid.next = offer_word;
+            if offer_word {
+                uut.s_payload_data.next = words[next_word].0.to_bits();
+                uut.s_payload_last.next = words[next_word].1;
+            }
+            uut.m_cell_ready.next = !backpressure || rng.gen_bool(0.6);
+            settle(&mut uut);
+            if offer_msg && uut.s_msg_ready.val() {
+                next_msg += 1;
+            }
+            if offer_word && uut.s_payload_ready.val() {
+                next_word += 1;
+            }
+            if uut.m_cell_valid.val() && uut.m_cell_ready.val() {
+                cell.push(uut.m_cell_data.val().to_u64());
+                if uut.m_cell_last.val() {
+                    cells.push(std::mem::take(&mut cell));
+                }
+            }
+            tick(&mut uut);
+        }
+        assert_eq!(uut.stat_payload_last_errors.val().to_u32(), 0);
+        assert_eq!(uut.stat_cells.val().to_u32() as usize, expected_cells);
+        (cells, cycles)
+    }
+
+    fn expected(cell_payload: usize, messages: &[Message]) -> Vec<Vec<u64>> {
+        messages.iter().flat_map(|m| encode_message(m, cell_payload).unwrap()).collect()
+    }
+
+    #[test]
+    fn synthesises() {
+        let mut uut = CellSegmenter::new(256);
+        uut.connect_all();
+        yosys_validate("nic_rtl_cell_segmenter", &generate_verilog(&uut)).expect("yosys accepts CellSegmenter");
+    }
+
+    #[test]
+    fn matches_reference_encoder_with_gaps_and_backpressure() {
+        let mut rng = ChaCha8Rng::seed_from_u64(0x5e9_0001);
+        for (cell_payload, gaps, backpressure) in [(256, false, false), (256, true, false), (256, false, true), (256, true, true), (64, true, true), (8, true, true)] {
+            let messages: Vec<Message> = (0..25).map(|_| random_message(&mut rng, 3 * cell_payload + 9)).collect();
+            let (cells, _) = run(cell_payload, &messages, rng.gen(), gaps, backpressure);
+            let want = expected(cell_payload, &messages);
+            assert_eq!(cells.len(), want.len());
+            for (i, (got, want)) in cells.iter().zip(&want).enumerate() {
+                assert_eq!(got, want, "cell {i} differs (cell_payload {cell_payload}, gaps {gaps}, backpressure {backpressure})");
+            }
+        }
+    }
+
+    /// Back-to-back full cells stream at one word per clock: the only clocks without a
+    /// payload word are header, RETH, trailer and CRC words and one per message.
+    #[test]
+    fn streams_one_word_per_clock() {
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let messages: Vec<Message> = (0..6)
+            .map(|_| {
+                let mut m = random_message(&mut rng, 0);
+                m.payload = (0..1024 + 40).map(|_| rng.gen()).collect();
+                m
+            })
+            .collect();
+        let (cells, cycles) = run(256, &messages, 1, false, false);
+        let words: usize = cells.iter().map(Vec::len).sum();
+        assert!(
+            cycles as usize <= words + messages.len() + 2,
+            "{cycles} clocks for {words} words of {} messages",
+            messages.len()
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "must be a multiple of 8")]
+    fn rejects_cell_payload_not_multiple_of_8() {
+        CellSegmenter::new(100);
+    }
+
+    #[test]
+    #[should_panic(expected = "between 8 and 4096, got 8192")]
+    fn rejects_cell_payload_too_large() {
+        CellSegmenter::new(8192);
+    }
+}
