@@ -31,9 +31,9 @@ pub const CRC32: Crc<u32> = Crc::<u32>::new(&CRC_32_ISO_HDLC);
 
 /// Default payload bytes per cell (source document 002).
 pub const DEFAULT_CELL_PAYLOAD: usize = 256;
-/// Largest supported `cell_payload` (the cell length field is 16 bits; kept to a
-/// power-of-two-friendly bound so the reassembler's buffer stays in block RAM).
-pub const MAX_CELL_PAYLOAD: usize = 4096;
+/// Largest supported `cell_payload`: the reassembler buffers two cells in a 256-word
+/// block RAM (four iCE40 RAM4K blocks at 64 bits wide).
+pub const MAX_CELL_PAYLOAD: usize = 1024;
 /// Header words at the start of every cell.
 pub const HEADER_WORDS: usize = 3;
 /// RDMA extended header words on the first cell of an RDMA opcode.
@@ -569,10 +569,11 @@ impl ReassemblyModel {
             self.dropped_cells += 1;
             return None;
         }
-        let fail = |status, ctx_reth: Reth| CellOutcome {
+        // Failed cells report their header as received; RETH, offset and immediate are zero.
+        let fail = |status| CellOutcome {
             status,
             header,
-            reth: ctx_reth,
+            reth: Reth::default(),
             offset: 0,
             immediate: 0,
             payload: vec![],
@@ -581,16 +582,7 @@ impl ReassemblyModel {
             Ok(c) => c,
             Err(e) => {
                 self.context = Context::Discarding;
-                let reth = if header.has_reth() && words.len() >= 5 {
-                    Reth {
-                        vaddr: words[3],
-                        stag: words[4] as u32,
-                        dma_length: (words[4] >> 32) as u32,
-                    }
-                } else {
-                    Reth::default()
-                };
-                return Some(fail(e.status, reth));
+                return Some(fail(e.status));
             }
         };
         let reth_in_cell = cell.reth.unwrap_or_default();
@@ -603,12 +595,12 @@ impl ReassemblyModel {
                 offset,
                 payload_so_far,
             } if !header.first() => (first, reth, next_seq, offset, payload_so_far),
-            Context::InMessage { .. } => return Some(fail(CellStatus::Sequence, reth_in_cell)),
+            Context::InMessage { .. } => return Some(fail(CellStatus::Sequence)),
             Context::Idle | Context::Discarding if header.first() => (header, reth_in_cell, 0, 0, Vec::new()),
-            Context::Idle | Context::Discarding => return Some(fail(CellStatus::Sequence, reth_in_cell)),
+            Context::Idle | Context::Discarding => return Some(fail(CellStatus::Sequence)),
         };
         if header.cell_seq != next_seq {
-            return Some(fail(CellStatus::Sequence, reth));
+            return Some(fail(CellStatus::Sequence));
         }
         let same = header.opcode == first.opcode
             && (header.flags & !(flag::FIRST | flag::LAST)) == (first.flags & !(flag::FIRST | flag::LAST))
@@ -619,17 +611,17 @@ impl ReassemblyModel {
             && header.psn == first.psn
             && header.message_length == first.message_length;
         if !same {
-            return Some(fail(CellStatus::Malformed, reth));
+            return Some(fail(CellStatus::Malformed));
         }
         let remaining = header.message_length - offset;
         let expected_len = remaining.min(self.cell_payload as u32);
         let ends = offset + header.cell_length as u32 == header.message_length;
         if header.cell_length as u32 != expected_len || header.last() != ends {
-            return Some(fail(CellStatus::Length, reth));
+            return Some(fail(CellStatus::Length));
         }
         so_far.extend_from_slice(&cell.payload);
         if header.last() && cell.packet_crc != Some(CRC32.checksum(&so_far)) {
-            return Some(fail(CellStatus::Crc, reth));
+            return Some(fail(CellStatus::Crc));
         }
         self.context = if header.last() {
             Context::Idle

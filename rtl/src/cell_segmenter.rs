@@ -23,7 +23,7 @@
 //! Throughput: one word per clock in and out while payload is available and the output
 //! is ready; the only clocks without a payload word are the cell's own header, RETH,
 //! trailer and CRC words, plus one clock per message to take its descriptor.
-//! Limits: one message at a time; `cell_payload` a multiple of 8 in 8..=4096; messages
+//! Limits: one message at a time; `cell_payload` a multiple of 8 in 8..=1024; messages
 //! up to 65536 cells.
 
 use crate::cell_format::{check_cell_payload, MAX_CELL_PAYLOAD};
@@ -631,8 +631,8 @@ mod tests {
     }
 
     #[test]
-    #[should_panic(expected = "between 8 and 4096, got 8192")]
+    #[should_panic(expected = "between 8 and 1024, got 2048")]
     fn rejects_cell_payload_too_large() {
-        CellSegmenter::new(8192);
+        CellSegmenter::new(2048);
     }
 }

@@ -141,6 +141,18 @@ pub fn exported_blocks(config: &DatapathConfig) -> Vec<ExportedBlock> {
             "nic_rtl::CellSegmenter",
             format!("nic_rtl::CellSegmenter::new({cp})"),
         ),
+        export_block(
+            "cell_reassembler",
+            crate::CellReassembler::new(cp),
+            "nic_rtl::CellReassembler",
+            format!("nic_rtl::CellReassembler::new({cp})"),
+        ),
+        export_block(
+            "cell_datapath",
+            crate::CellDatapath::new(cp),
+            "nic_rtl::CellDatapath",
+            format!("nic_rtl::CellDatapath::new({cp})"),
+        ),
     ]
 }
 

@@ -4,6 +4,7 @@
 //! limits and the source it follows. [`export`] turns each block into a Verilog module
 //! named `nic_<block>`.
 
+pub mod cell_faults;
 pub mod cell_format;
 pub mod export;
 
@@ -16,3 +17,7 @@ pub use crc32::Crc32;
 pub use crc32_step::Crc32Step;
 pub mod cell_segmenter;
 pub use cell_segmenter::CellSegmenter;
+pub mod cell_reassembler;
+pub use cell_reassembler::CellReassembler;
+pub mod cell_datapath;
+pub use cell_datapath::CellDatapath;

@@ -1,0 +1,840 @@
+//! `CellReassembler`: checks received cells and delivers their payload, cell by cell.
+//!
+//! The inverse of [`crate::CellSegmenter`] (layout: [`crate::cell_format`], after source
+//! document 002). Every cell is stored in a block-RAM buffer and released only after its
+//! cell CRC (and, on the last cell, the packet CRC) and header checks pass, so a bad
+//! cell's bytes never reach the output. The behaviour is exactly that of
+//! [`crate::cell_format::ReassemblyModel`]; the check order is:
+//! structure (truncated / too long) → cell CRC → reserved bits → cell length bound →
+//! sequence (FIRST flag, cell number) → header consistency with the first cell → cell
+//! length and LAST flag against the message length → packet CRC.
+//! A failed cell ends its message: the rest of that message's cells are dropped silently
+//! (counted in `stat_cells_dropped`) until the next FIRST cell.
+//!
+//! Ports:
+//! - `clock`, `reset` (synchronous, active high).
+//! - `s_cell_data` (64) / `s_cell_valid` / `s_cell_ready` / `s_cell_last`: cells in.
+//! - `m_data` (64) / `m_bytes` (4) / `m_valid` / `m_ready` / `m_last`: one outcome per
+//!   reported cell: for a good cell its payload words (`m_bytes` = 8, the last beat
+//!   `((length - 1) mod 8) + 1`), for a good empty cell or a failed cell a single beat with
+//!   `m_bytes` = 0. `m_last` marks the outcome's final beat.
+//! - Held for all beats of an outcome: `m_status` (3: 0 ok, 1 CRC, 2 length, 3 sequence,
+//!   4 malformed), the header as received (`m_opcode`, `m_flags`, `m_cell_length`,
+//!   `m_dest_node`, `m_src_node`, `m_dest_qp`, `m_src_qp`, `m_cell_seq`, `m_psn`,
+//!   `m_msg_length`), and for good cells the message's RETH (`m_vaddr`, `m_stag`,
+//!   `m_dma_length`), the cell's byte offset in the message (`m_offset`) and, on the last
+//!   cell, the immediate data (`m_immediate`); these three are zero for failed cells.
+//! - `stat_cells_ok`, `stat_cells_failed`, `stat_cells_dropped` (32, wrapping).
+//!
+//! Latency: store and forward per cell: a cell's first beat is valid two clocks after its
+//! CRC word is accepted. Throughput: one word per clock in and out; the input waits at
+//! the start of a cell while the previous cell's outcome has not yet begun (so a short cell
+//! behind a long one waits for the long one to drain).
+//! Limits: one message context (a message's cells arrive contiguously, as the fabric
+//! guarantees); `cell_payload` a multiple of 8 in 8..=1024 (two cells fit the 256-word
+//! buffer, four iCE40 block RAMs).
+
+use crate::cell_format::{check_cell_payload, MAX_CELL_PAYLOAD};
+use crate::crc32::Crc32;
+use crate::sim::ClockedBlock;
+use rust_hdl::prelude::*;
+use rust_hdl::widgets::prelude::RAM;
+
+/// Address bits of the payload buffer (256 words of 64 bits).
+pub const BUFFER_ADDRESS_BITS: usize = 8;
+
+/// Where the current message stands.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
+pub enum MessageContext {
+    /// Expecting a FIRST cell.
+    Idle,
+    /// Inside a message: expecting its next cell.
+    InMessage,
+    /// After a failure: continuation cells are dropped until a FIRST cell.
+    Discarding,
+}
+
+#[derive(LogicBlock)]
+pub struct CellReassembler {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub s_cell_data: Signal<In, Bits<64>>,
+    pub s_cell_valid: Signal<In, Bit>,
+    pub s_cell_ready: Signal<Out, Bit>,
+    pub s_cell_last: Signal<In, Bit>,
+    pub m_data: Signal<Out, Bits<64>>,
+    pub m_bytes: Signal<Out, Bits<4>>,
+    pub m_valid: Signal<Out, Bit>,
+    pub m_ready: Signal<In, Bit>,
+    pub m_last: Signal<Out, Bit>,
+    pub m_status: Signal<Out, Bits<3>>,
+    pub m_opcode: Signal<Out, Bits<8>>,
+    pub m_flags: Signal<Out, Bits<8>>,
+    pub m_cell_length: Signal<Out, Bits<16>>,
+    pub m_dest_node: Signal<Out, Bits<16>>,
+    pub m_src_node: Signal<Out, Bits<16>>,
+    pub m_dest_qp: Signal<Out, Bits<16>>,
+    pub m_src_qp: Signal<Out, Bits<16>>,
+    pub m_cell_seq: Signal<Out, Bits<16>>,
+    pub m_psn: Signal<Out, Bits<24>>,
+    pub m_msg_length: Signal<Out, Bits<32>>,
+    pub m_vaddr: Signal<Out, Bits<64>>,
+    pub m_stag: Signal<Out, Bits<32>>,
+    pub m_dma_length: Signal<Out, Bits<32>>,
+    pub m_offset: Signal<Out, Bits<32>>,
+    pub m_immediate: Signal<Out, Bits<32>>,
+    pub stat_cells_ok: Signal<Out, Bits<32>>,
+    pub stat_cells_failed: Signal<Out, Bits<32>>,
+    pub stat_cells_dropped: Signal<Out, Bits<32>>,
+    // Input side: position within the cell and what the header says about it.
+    word_index: DFF<Bits<14>>,
+    flushing: DFF<Bit>,
+    silent: DFF<Bit>,
+    payload_start: DFF<Bits<14>>,
+    payload_end: DFF<Bits<14>>,
+    crc_position: DFF<Bits<14>>,
+    payload_words: DFF<Bits<14>>,
+    last_word_bytes: DFF<Bits<4>>,
+    cur_hdr0: DFF<Bits<64>>,
+    cur_hdr1: DFF<Bits<64>>,
+    cur_hdr2: DFF<Bits<64>>,
+    immediate_reg: DFF<Bits<32>>,
+    wptr: DFF<Bits<8>>,
+    committed_wptr: DFF<Bits<8>>,
+    // Check results, accumulated while the cell arrives.
+    reserved_bad: DFF<Bit>,
+    too_big: DFF<Bit>,
+    sequence_bad: DFF<Bit>,
+    mismatch: DFF<Bit>,
+    packet_crc_bad: DFF<Bit>,
+    // Message context.
+    context: DFF<MessageContext>,
+    ctx_hdr0: DFF<Bits<64>>,
+    ctx_hdr1: DFF<Bits<64>>,
+    ctx_hdr2: DFF<Bits<64>>,
+    ctx_vaddr: DFF<Bits<64>>,
+    ctx_stag_dma: DFF<Bits<64>>,
+    ctx_next_seq: DFF<Bits<16>>,
+    ctx_offset: DFF<Bits<32>>,
+    // Finished cell waiting for the output side.
+    done: DFF<Bit>,
+    done_status: DFF<Bits<3>>,
+    done_offset: DFF<Bits<32>>,
+    done_immediate: DFF<Bits<32>>,
+    done_words: DFF<Bits<8>>,
+    done_last_bytes: DFF<Bits<4>>,
+    // Output side: the outcome being delivered.
+    act_valid: DFF<Bit>,
+    act_hdr0: DFF<Bits<64>>,
+    act_hdr1: DFF<Bits<64>>,
+    act_hdr2: DFF<Bits<64>>,
+    act_vaddr: DFF<Bits<64>>,
+    act_stag_dma: DFF<Bits<64>>,
+    act_status: DFF<Bits<3>>,
+    act_offset: DFF<Bits<32>>,
+    act_immediate: DFF<Bits<32>>,
+    act_beats_left: DFF<Bits<8>>,
+    act_has_words: DFF<Bit>,
+    act_last_bytes: DFF<Bits<4>>,
+    rptr: DFF<Bits<8>>,
+    cells_ok: DFF<Bits<32>>,
+    cells_failed: DFF<Bits<32>>,
+    cells_dropped: DFF<Bits<32>>,
+    buffer: RAM<Bits<64>, BUFFER_ADDRESS_BITS>,
+    cell_crc: Crc32,
+    packet_crc: Crc32,
+    // Combinational intermediates.
+    accept: Signal<Local, Bit>,
+    at_start: Signal<Local, Bit>,
+    in_payload: Signal<Local, Bit>,
+    cell_end: Signal<Local, Bit>,
+    structure_bad: Signal<Local, Bit>,
+    crc_bad: Signal<Local, Bit>,
+    crc_word_reserved: Signal<Local, Bit>,
+    first: Signal<Local, Bit>,
+    last: Signal<Local, Bit>,
+    offset: Signal<Local, Bits<32>>,
+    remaining: Signal<Local, Bits<32>>,
+    expected_length: Signal<Local, Bits<32>>,
+    length_bad: Signal<Local, Bit>,
+    status: Signal<Local, Bits<3>>,
+    handshake: Signal<Local, Bit>,
+    output_free: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
+    start_length: Signal<Local, Bits<16>>,
+    silent_now: Signal<Local, Bit>,
+    start_words: Signal<Local, Bits<14>>,
+    start_payload: Signal<Local, Bits<14>>,
+    cell_payload: Constant<Bits<32>>,
+    hdr0_compare_mask: Constant<Bits<64>>,
+    hdr1_compare_mask: Constant<Bits<64>>,
+}
+
+impl CellReassembler {
+    /// A reassembler for cells of at most `cell_payload` bytes.
+    ///
+    /// Panics when `cell_payload` is not a multiple of 8 in 8..=1024.
+    pub fn new(cell_payload: usize) -> Self {
+        assert!(
+            check_cell_payload(cell_payload).is_ok(),
+            "CellReassembler: cell_payload must be a multiple of 8 between 8 and {MAX_CELL_PAYLOAD}, got {cell_payload}"
+        );
+        CellReassembler {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_cell_data: Default::default(),
+            s_cell_valid: Default::default(),
+            s_cell_ready: Default::default(),
+            s_cell_last: Default::default(),
+            m_data: Default::default(),
+            m_bytes: Default::default(),
+            m_valid: Default::default(),
+            m_ready: Default::default(),
+            m_last: Default::default(),
+            m_status: Default::default(),
+            m_opcode: Default::default(),
+            m_flags: Default::default(),
+            m_cell_length: Default::default(),
+            m_dest_node: Default::default(),
+            m_src_node: Default::default(),
+            m_dest_qp: Default::default(),
+            m_src_qp: Default::default(),
+            m_cell_seq: Default::default(),
+            m_psn: Default::default(),
+            m_msg_length: Default::default(),
+            m_vaddr: Default::default(),
+            m_stag: Default::default(),
+            m_dma_length: Default::default(),
+            m_offset: Default::default(),
+            m_immediate: Default::default(),
+            stat_cells_ok: Default::default(),
+            stat_cells_failed: Default::default(),
+            stat_cells_dropped: Default::default(),
+            word_index: Default::default(),
+            flushing: Default::default(),
+            silent: Default::default(),
+            payload_start: Default::default(),
+            payload_end: Default::default(),
+            crc_position: Default::default(),
+            payload_words: Default::default(),
+            last_word_bytes: Default::default(),
+            cur_hdr0: Default::default(),
+            cur_hdr1: Default::default(),
+            cur_hdr2: Default::default(),
+            immediate_reg: Default::default(),
+            wptr: Default::default(),
+            committed_wptr: Default::default(),
+            reserved_bad: Default::default(),
+            too_big: Default::default(),
+            sequence_bad: Default::default(),
+            mismatch: Default::default(),
+            packet_crc_bad: Default::default(),
+            context: Default::default(),
+            ctx_hdr0: Default::default(),
+            ctx_hdr1: Default::default(),
+            ctx_hdr2: Default::default(),
+            ctx_vaddr: Default::default(),
+            ctx_stag_dma: Default::default(),
+            ctx_next_seq: Default::default(),
+            ctx_offset: Default::default(),
+            done: Default::default(),
+            done_status: Default::default(),
+            done_offset: Default::default(),
+            done_immediate: Default::default(),
+            done_words: Default::default(),
+            done_last_bytes: Default::default(),
+            act_valid: Default::default(),
+            act_hdr0: Default::default(),
+            act_hdr1: Default::default(),
+            act_hdr2: Default::default(),
+            act_vaddr: Default::default(),
+            act_stag_dma: Default::default(),
+            act_status: Default::default(),
+            act_offset: Default::default(),
+            act_immediate: Default::default(),
+            act_beats_left: Default::default(),
+            act_has_words: Default::default(),
+            act_last_bytes: Default::default(),
+            rptr: Default::default(),
+            cells_ok: Default::default(),
+            cells_failed: Default::default(),
+            cells_dropped: Default::default(),
+            buffer: Default::default(),
+            cell_crc: Default::default(),
+            packet_crc: Default::default(),
+            accept: Default::default(),
+            at_start: Default::default(),
+            in_payload: Default::default(),
+            cell_end: Default::default(),
+            structure_bad: Default::default(),
+            crc_bad: Default::default(),
+            crc_word_reserved: Default::default(),
+            first: Default::default(),
+            last: Default::default(),
+            offset: Default::default(),
+            remaining: Default::default(),
+            expected_length: Default::default(),
+            length_bad: Default::default(),
+            status: Default::default(),
+            handshake: Default::default(),
+            output_free: Default::default(),
+            pop: Default::default(),
+            start_length: Default::default(),
+            silent_now: Default::default(),
+            start_words: Default::default(),
+            start_payload: Default::default(),
+            cell_payload: Constant::new((cell_payload as u64).to_bits()),
+            // hdr0: compare opcode, flags other than FIRST/LAST, nodes; not the cell length.
+            hdr0_compare_mask: Constant::new(0xFFFF_FFFF_0000_FCFFu64.to_bits()),
+            // hdr1: compare queue pairs; not the cell sequence number.
+            hdr1_compare_mask: Constant::new(0x0000_0000_FFFF_FFFFu64.to_bits()),
+        }
+    }
+}
+
+impl Default for CellReassembler {
+    fn default() -> Self {
+        Self::new(crate::DEFAULT_CELL_PAYLOAD)
+    }
+}
+
+impl Logic for CellReassembler {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            word_index,
+            flushing,
+            silent,
+            payload_start,
+            payload_end,
+            crc_position,
+            payload_words,
+            last_word_bytes,
+            cur_hdr0,
+            cur_hdr1,
+            cur_hdr2,
+            immediate_reg,
+            wptr,
+            committed_wptr,
+            reserved_bad,
+            too_big,
+            sequence_bad,
+            mismatch,
+            packet_crc_bad,
+            context,
+            ctx_hdr0,
+            ctx_hdr1,
+            ctx_hdr2,
+            ctx_vaddr,
+            ctx_stag_dma,
+            ctx_next_seq,
+            ctx_offset,
+            done,
+            done_status,
+            done_offset,
+            done_immediate,
+            done_words,
+            done_last_bytes,
+            act_valid,
+            act_hdr0,
+            act_hdr1,
+            act_hdr2,
+            act_vaddr,
+            act_stag_dma,
+            act_status,
+            act_offset,
+            act_immediate,
+            act_beats_left,
+            act_has_words,
+            act_last_bytes,
+            rptr,
+            cells_ok,
+            cells_failed,
+            cells_dropped
+        );
+        clock!(self, clock, cell_crc, packet_crc);
+        self.buffer.read_clock.next = self.clock.val();
+        self.buffer.write_clock.next = self.clock.val();
+
+        // ---------------- Output side ----------------
+        self.handshake.next = self.act_valid.q.val() & self.m_ready.val();
+        self.m_last.next = self.act_beats_left.q.val() == 1;
+        self.output_free.next = !self.act_valid.q.val() | (self.handshake.val() & self.m_last.val());
+        self.pop.next = self.handshake.val() & self.act_has_words.q.val();
+        self.buffer.read_address.next = self.rptr.q.val();
+        if self.pop.val() {
+            self.rptr.d.next = self.rptr.q.val() + 1;
+            self.buffer.read_address.next = self.rptr.q.val() + 1;
+        }
+        if self.handshake.val() {
+            self.act_beats_left.d.next = self.act_beats_left.q.val() - 1;
+            if self.m_last.val() {
+                self.act_valid.d.next = false;
+            }
+        }
+        if self.done.q.val() & self.output_free.val() {
+            self.done.d.next = false;
+            self.act_valid.d.next = true;
+            self.act_hdr0.d.next = self.cur_hdr0.q.val();
+            self.act_hdr1.d.next = self.cur_hdr1.q.val();
+            self.act_hdr2.d.next = self.cur_hdr2.q.val();
+            self.act_vaddr.d.next = 0.into();
+            self.act_stag_dma.d.next = 0.into();
+            if self.done_status.q.val() == 0 {
+                self.act_vaddr.d.next = self.ctx_vaddr.q.val();
+                self.act_stag_dma.d.next = self.ctx_stag_dma.q.val();
+            }
+            self.act_status.d.next = self.done_status.q.val();
+            self.act_offset.d.next = self.done_offset.q.val();
+            self.act_immediate.d.next = self.done_immediate.q.val();
+            self.act_has_words.d.next = self.done_words.q.val() != 0;
+            self.act_beats_left.d.next = 1.into();
+            if self.done_words.q.val() != 0 {
+                self.act_beats_left.d.next = self.done_words.q.val();
+            }
+            self.act_last_bytes.d.next = self.done_last_bytes.q.val();
+        }
+        self.m_valid.next = self.act_valid.q.val();
+        self.m_data.next = 0.into();
+        self.m_bytes.next = 0.into();
+        if self.act_has_words.q.val() {
+            self.m_data.next = self.buffer.read_data.val();
+            self.m_bytes.next = 8.into();
+            if self.m_last.val() {
+                self.m_bytes.next = self.act_last_bytes.q.val();
+            }
+        }
+        self.m_status.next = self.act_status.q.val();
+        self.m_opcode.next = self.act_hdr0.q.val().get_bits::<8>(0);
+        self.m_flags.next = self.act_hdr0.q.val().get_bits::<8>(8);
+        self.m_cell_length.next = self.act_hdr0.q.val().get_bits::<16>(16);
+        self.m_dest_node.next = self.act_hdr0.q.val().get_bits::<16>(32);
+        self.m_src_node.next = self.act_hdr0.q.val().get_bits::<16>(48);
+        self.m_dest_qp.next = self.act_hdr1.q.val().get_bits::<16>(0);
+        self.m_src_qp.next = self.act_hdr1.q.val().get_bits::<16>(16);
+        self.m_cell_seq.next = self.act_hdr1.q.val().get_bits::<16>(32);
+        self.m_psn.next = self.act_hdr2.q.val().get_bits::<24>(0);
+        self.m_msg_length.next = self.act_hdr2.q.val().get_bits::<32>(32);
+        self.m_vaddr.next = self.act_vaddr.q.val();
+        self.m_stag.next = self.act_stag_dma.q.val().get_bits::<32>(0);
+        self.m_dma_length.next = self.act_stag_dma.q.val().get_bits::<32>(32);
+        self.m_offset.next = self.act_offset.q.val();
+        self.m_immediate.next = self.act_immediate.q.val();
+
+        // ---------------- Input side ----------------
+        self.at_start.next = (self.word_index.q.val() == 0) & !self.flushing.q.val();
+        // A new cell may start once the previous cell's outcome has left the done slot.
+        self.s_cell_ready.next =
+            !self.reset.val() & (!self.at_start.val() | !self.done.q.val() | self.output_free.val());
+        self.accept.next = self.s_cell_valid.val() & self.s_cell_ready.val();
+        self.in_payload.next = !self.flushing.q.val()
+            & (self.word_index.q.val() >= self.payload_start.q.val())
+            & (self.word_index.q.val() < self.payload_end.q.val());
+        self.first.next = self.cur_hdr0.q.val().get_bit(8);
+        self.last.next = self.cur_hdr0.q.val().get_bit(9);
+        // Header decode of an arriving first word (word 0).
+        self.start_length.next = self.s_cell_data.val().get_bits::<16>(16);
+        self.start_words.next = bit_cast::<14, 16>(self.start_length.val() >> 3)
+            + (self.start_length.val().get_bits::<3>(0) != 0);
+        self.start_payload.next = 3.into();
+        if self.s_cell_data.val().get_bit(8) & (self.s_cell_data.val().get_bits::<4>(4) == 1) {
+            self.start_payload.next = 5.into();
+        }
+
+        self.cell_crc.s_clear.next = self.accept.val() & self.at_start.val();
+        self.cell_crc.s_valid.next = self.accept.val();
+        self.cell_crc.s_data.next = self.s_cell_data.val();
+        self.cell_crc.s_bytes.next = 8.into();
+        self.packet_crc.s_clear.next = self.accept.val() & self.at_start.val() & self.s_cell_data.val().get_bit(8);
+        self.packet_crc.s_valid.next = self.accept.val() & self.in_payload.val();
+        self.packet_crc.s_data.next = self.s_cell_data.val();
+        self.packet_crc.s_bytes.next = 8.into();
+        if self.word_index.q.val() + 1 == self.payload_end.q.val() {
+            self.packet_crc.s_bytes.next = self.last_word_bytes.q.val();
+        }
+        self.buffer.write_address.next = self.wptr.q.val();
+        self.buffer.write_data.next = self.s_cell_data.val();
+        self.buffer.write_enable.next = !self.reset.val()
+            & self.accept.val()
+            & self.in_payload.val()
+            & !self.silent.q.val()
+            & !self.too_big.q.val();
+        if self.buffer.write_enable.val() {
+            self.wptr.d.next = self.wptr.q.val() + 1;
+        }
+
+        // Status of a cell ending with this word.
+        self.structure_bad.next = self.flushing.q.val()
+            | (self.word_index.q.val() < 3)
+            | (self.word_index.q.val() != self.crc_position.q.val());
+        self.crc_bad.next = self.s_cell_data.val().get_bits::<32>(0) != self.cell_crc.crc.val();
+        self.crc_word_reserved.next = self.s_cell_data.val().get_bits::<32>(32) != 0;
+        self.offset.next = self.ctx_offset.q.val();
+        if self.first.val() {
+            self.offset.next = 0.into();
+        }
+        self.remaining.next = self.cur_hdr2.q.val().get_bits::<32>(32) - self.offset.val();
+        self.expected_length.next = self.cell_payload.val();
+        if self.remaining.val() < self.cell_payload.val() {
+            self.expected_length.next = self.remaining.val();
+        }
+        self.length_bad.next = (bit_cast::<32, 16>(self.cur_hdr0.q.val().get_bits::<16>(16)) != self.expected_length.val())
+            | (self.last.val()
+                != ((self.offset.val() + bit_cast::<32, 16>(self.cur_hdr0.q.val().get_bits::<16>(16)))
+                    == self.cur_hdr2.q.val().get_bits::<32>(32)));
+        self.status.next = 0.into();
+        if self.last.val() & self.packet_crc_bad.q.val() {
+            self.status.next = 1.into();
+        }
+        if self.length_bad.val() {
+            self.status.next = 2.into();
+        }
+        if self.mismatch.q.val() {
+            self.status.next = 4.into();
+        }
+        if self.sequence_bad.q.val() {
+            self.status.next = 3.into();
+        }
+        if self.too_big.q.val() {
+            self.status.next = 2.into();
+        }
+        if self.reserved_bad.q.val() | self.crc_word_reserved.val() {
+            self.status.next = 4.into();
+        }
+        if self.crc_bad.val() {
+            self.status.next = 1.into();
+        }
+        if self.structure_bad.val() {
+            self.status.next = 2.into();
+        }
+        self.cell_end.next = self.accept.val() & self.s_cell_last.val();
+        // Continuation cells of a failed message are dropped without an outcome.
+        self.silent_now.next = self.silent.q.val();
+        if self.at_start.val() {
+            self.silent_now.next =
+                (self.context.q.val() == MessageContext::Discarding) & !self.s_cell_data.val().get_bit(8);
+        }
+
+        if self.accept.val() & !self.flushing.q.val() {
+            self.word_index.d.next = self.word_index.q.val() + 1;
+        }
+        if self.accept.val() {
+            if self.at_start.val() {
+                self.cur_hdr0.d.next = self.s_cell_data.val();
+                self.cur_hdr1.d.next = 0.into();
+                self.cur_hdr2.d.next = 0.into();
+                self.silent.d.next = self.silent_now.val();
+                self.payload_start.d.next = self.start_payload.val();
+                self.payload_end.d.next = self.start_payload.val() + self.start_words.val();
+                self.crc_position.d.next = self.start_payload.val() + self.start_words.val();
+                if self.s_cell_data.val().get_bit(9) {
+                    self.crc_position.d.next = self.start_payload.val() + self.start_words.val() + 1;
+                }
+                self.payload_words.d.next = self.start_words.val();
+                self.last_word_bytes.d.next = 8.into();
+                if self.s_cell_data.val().get_bits::<3>(16) != 0 {
+                    self.last_word_bytes.d.next = bit_cast::<4, 3>(self.s_cell_data.val().get_bits::<3>(16));
+                }
+                self.reserved_bad.d.next = self.s_cell_data.val().get_bits::<4>(12) != 0;
+                self.too_big.d.next = bit_cast::<32, 16>(self.s_cell_data.val().get_bits::<16>(16)) > self.cell_payload.val();
+                self.mismatch.d.next = !self.s_cell_data.val().get_bit(8)
+                    & (((self.s_cell_data.val() ^ self.ctx_hdr0.q.val()) & self.hdr0_compare_mask.val()) != 0);
+                self.sequence_bad.d.next = false;
+                self.packet_crc_bad.d.next = false;
+                self.immediate_reg.d.next = 0.into();
+                if self.s_cell_data.val().get_bit(8) {
+                    self.ctx_vaddr.d.next = 0.into();
+                    self.ctx_stag_dma.d.next = 0.into();
+                }
+            }
+            if self.word_index.q.val() == 1 {
+                self.cur_hdr1.d.next = self.s_cell_data.val();
+                if self.s_cell_data.val().get_bits::<16>(48) != 0 {
+                    self.reserved_bad.d.next = true;
+                }
+                if !self.first.val()
+                    & (((self.s_cell_data.val() ^ self.ctx_hdr1.q.val()) & self.hdr1_compare_mask.val()) != 0)
+                {
+                    self.mismatch.d.next = true;
+                }
+                self.sequence_bad.d.next = (self.context.q.val() == MessageContext::InMessage) == self.first.val();
+                if self.first.val() {
+                    if self.s_cell_data.val().get_bits::<16>(32) != 0 {
+                        self.sequence_bad.d.next = true;
+                    }
+                } else if self.s_cell_data.val().get_bits::<16>(32) != self.ctx_next_seq.q.val() {
+                    self.sequence_bad.d.next = true;
+                }
+            }
+            if self.word_index.q.val() == 2 {
+                self.cur_hdr2.d.next = self.s_cell_data.val();
+                if self.s_cell_data.val().get_bits::<8>(24) != 0 {
+                    self.reserved_bad.d.next = true;
+                }
+                if !self.first.val() & (self.s_cell_data.val() != self.ctx_hdr2.q.val()) {
+                    self.mismatch.d.next = true;
+                }
+            }
+            if (self.payload_start.q.val() == 5) & !self.flushing.q.val() & !self.silent.q.val() {
+                if self.word_index.q.val() == 3 {
+                    self.ctx_vaddr.d.next = self.s_cell_data.val();
+                }
+                if self.word_index.q.val() == 4 {
+                    self.ctx_stag_dma.d.next = self.s_cell_data.val();
+                }
+            }
+            if self.last.val() & !self.flushing.q.val() & (self.word_index.q.val() == self.payload_end.q.val()) & (self.word_index.q.val() >= 3) {
+                // Trailer: packet CRC and immediate.
+                self.packet_crc_bad.d.next = self.s_cell_data.val().get_bits::<32>(0) != self.packet_crc.crc.val();
+                if self.cur_hdr0.q.val().get_bit(10) {
+                    self.immediate_reg.d.next = self.s_cell_data.val().get_bits::<32>(32);
+                }
+            }
+            if !self.s_cell_last.val()
+                & !self.flushing.q.val()
+                & (self.word_index.q.val() >= 3)
+                & (self.word_index.q.val() == self.crc_position.q.val())
+            {
+                // The header's length ends here but the cell goes on: too long.
+                self.flushing.d.next = true;
+            }
+        }
+        if self.cell_end.val() {
+            self.word_index.d.next = 0.into();
+            self.flushing.d.next = false;
+            if self.silent_now.val() {
+                self.cells_dropped.d.next = self.cells_dropped.q.val() + 1;
+                self.wptr.d.next = self.committed_wptr.q.val();
+            } else {
+                self.done.d.next = true;
+                self.done_status.d.next = self.status.val();
+                self.done_offset.d.next = 0.into();
+                self.done_immediate.d.next = 0.into();
+                self.done_words.d.next = 0.into();
+                self.done_last_bytes.d.next = 0.into();
+                if self.at_start.val() {
+                    // A one-word cell: truncated; its header word is all we have.
+                    self.done_status.d.next = 2.into();
+                    self.cur_hdr0.d.next = self.s_cell_data.val();
+                    self.cur_hdr1.d.next = 0.into();
+                    self.cur_hdr2.d.next = 0.into();
+                }
+                if self.status.val() == 0 && !self.at_start.val() {
+                    self.cells_ok.d.next = self.cells_ok.q.val() + 1;
+                    self.committed_wptr.d.next = self.wptr.q.val();
+                    if self.buffer.write_enable.val() {
+                        self.committed_wptr.d.next = self.wptr.q.val() + 1;
+                    }
+                    self.done_offset.d.next = self.offset.val();
+                    self.done_immediate.d.next = self.immediate_reg.q.val();
+                    self.done_words.d.next = bit_cast::<8, 14>(self.payload_words.q.val());
+                    self.done_last_bytes.d.next = self.last_word_bytes.q.val();
+                    self.ctx_next_seq.d.next = self.cur_hdr1.q.val().get_bits::<16>(32) + 1;
+                    self.ctx_offset.d.next = self.offset.val() + bit_cast::<32, 16>(self.cur_hdr0.q.val().get_bits::<16>(16));
+                    if self.first.val() {
+                        self.ctx_hdr0.d.next = self.cur_hdr0.q.val();
+                        self.ctx_hdr1.d.next = self.cur_hdr1.q.val();
+                        self.ctx_hdr2.d.next = self.cur_hdr2.q.val();
+                    }
+                    self.context.d.next = MessageContext::InMessage;
+                    if self.last.val() {
+                        self.context.d.next = MessageContext::Idle;
+                    }
+                } else {
+                    self.cells_failed.d.next = self.cells_failed.q.val() + 1;
+                    self.wptr.d.next = self.committed_wptr.q.val();
+                    self.context.d.next = MessageContext::Discarding;
+                }
+            }
+        }
+
+        if self.reset.val() {
+            self.word_index.d.next = 0.into();
+            self.flushing.d.next = false;
+            self.wptr.d.next = 0.into();
+            self.committed_wptr.d.next = 0.into();
+            self.rptr.d.next = 0.into();
+            self.context.d.next = MessageContext::Idle;
+            self.done.d.next = false;
+            self.act_valid.d.next = false;
+            self.cells_ok.d.next = 0.into();
+            self.cells_failed.d.next = 0.into();
+            self.cells_dropped.d.next = 0.into();
+            self.m_valid.next = false;
+        }
+        self.stat_cells_ok.next = self.cells_ok.q.val();
+        self.stat_cells_failed.next = self.cells_failed.q.val();
+        self.stat_cells_dropped.next = self.cells_dropped.q.val();
+    }
+}
+
+impl ClockedBlock for CellReassembler {
+    fn clock_signal(&mut self) -> &mut Signal<In, Clock> {
+        &mut self.clock
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cell_faults::{corrupt_stream, random_message};
+    use crate::cell_format::{encode_message, CellHeader, CellOutcome, CellStatus, ReassemblyModel, Reth};
+    use crate::sim::{settle, tick};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    /// Feed `cells` to a reassembler and collect its outcomes; also returns the clocks taken.
+    fn run(cell_payload: usize, cells: &[Vec<u64>], seed: u64, gaps: bool, backpressure: bool) -> (Vec<CellOutcome>, u64, u32) {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut uut = CellReassembler::new(cell_payload);
+        uut.connect_all();
+        let words: Vec<(u64, bool)> = cells
+            .iter()
+            .flat_map(|c| c.iter().enumerate().map(move |(i, w)| (*w, i + 1 == c.len())))
+            .collect();
+        let mut next = 0;
+        let mut outcomes = vec![];
+        let mut payload = vec![];
+        let mut cycles = 0u64;
+        let mut idle_after_input = 0;
+        while next < words.len() || idle_after_input < 300 {
+            cycles += 1;
+            assert!(cycles < 2_000_000, "reassembler stalled");
+            let offer = next < words.len() && (!gaps || rng.gen_bool(0.7));
+            uut.s_cell_valid.next = offer;
+            if offer {
+                uut.s_cell_data.next = words[next].0.to_bits();
+                uut.s_cell_last.next = words[next].1;
+            }
+            uut.m_ready.next = !backpressure || rng.gen_bool(0.6);
+            settle(&mut uut);
+            if offer && uut.s_cell_ready.val() {
+                next += 1;
+            }
+            if next == words.len() {
+                idle_after_input += 1;
+            }
+            if uut.m_valid.val() && uut.m_ready.val() {
+                let bytes = uut.m_bytes.val().index();
+                assert!(bytes <= 8);
+                payload.extend_from_slice(&uut.m_data.val().to_u64().to_le_bytes()[..bytes]);
+                if uut.m_last.val() {
+                    let hdr = CellHeader {
+                        opcode: uut.m_opcode.val().to_u32() as u8,
+                        flags: uut.m_flags.val().to_u32() as u8,
+                        cell_length: uut.m_cell_length.val().to_u32() as u16,
+                        dest_node: uut.m_dest_node.val().to_u32() as u16,
+                        src_node: uut.m_src_node.val().to_u32() as u16,
+                        dest_qp: uut.m_dest_qp.val().to_u32() as u16,
+                        src_qp: uut.m_src_qp.val().to_u32() as u16,
+                        cell_seq: uut.m_cell_seq.val().to_u32() as u16,
+                        psn: uut.m_psn.val().to_u32(),
+                        message_length: uut.m_msg_length.val().to_u32(),
+                    };
+                    outcomes.push(CellOutcome {
+                        status: CellStatus::from_code(uut.m_status.val().to_u32() as u8).expect("status code"),
+                        header: hdr,
+                        reth: Reth {
+                            vaddr: uut.m_vaddr.val().to_u64(),
+                            stag: uut.m_stag.val().to_u32(),
+                            dma_length: uut.m_dma_length.val().to_u32(),
+                        },
+                        offset: uut.m_offset.val().to_u32(),
+                        immediate: uut.m_immediate.val().to_u32(),
+                        payload: std::mem::take(&mut payload),
+                    });
+                }
+            }
+            tick(&mut uut);
+        }
+        (outcomes, cycles, uut.stat_cells_dropped.val().to_u32())
+    }
+
+    fn model(cell_payload: usize, cells: &[Vec<u64>]) -> (Vec<CellOutcome>, u32) {
+        let mut m = ReassemblyModel::new(cell_payload);
+        let outs = cells.iter().filter_map(|c| m.push_cell(c)).collect();
+        (outs, m.dropped_cells as u32)
+    }
+
+    fn check(cell_payload: usize, cells: &[Vec<u64>], seed: u64, gaps: bool, backpressure: bool) {
+        let (got, _, dropped) = run(cell_payload, cells, seed, gaps, backpressure);
+        let (mut want, want_dropped) = model(cell_payload, cells);
+        for w in &mut want {
+            // `m_psn` is 24 bits wide: the reserved top byte of the field is not a port.
+            w.header.psn &= crate::cell_format::PSN_MODULUS - 1;
+        }
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g, w, "outcome {i} differs (seed {seed}, gaps {gaps}, backpressure {backpressure})");
+        }
+        assert_eq!(got.len(), want.len(), "number of outcomes");
+        assert_eq!(dropped, want_dropped, "dropped cells");
+    }
+
+    #[test]
+    fn synthesises() {
+        let mut uut = CellReassembler::new(256);
+        uut.connect_all();
+        yosys_validate("nic_rtl_cell_reassembler", &generate_verilog(&uut)).expect("yosys accepts CellReassembler");
+    }
+
+    #[test]
+    fn reassembles_clean_streams_with_gaps_and_backpressure() {
+        let mut rng = ChaCha8Rng::seed_from_u64(0x2ea5_0001);
+        for (cell_payload, gaps, backpressure) in [(256, false, false), (256, true, true), (64, true, false), (8, false, true)] {
+            let cells: Vec<Vec<u64>> = (0..20)
+                .flat_map(|_| encode_message(&random_message(&mut rng, 3 * cell_payload + 5), cell_payload).unwrap())
+                .collect();
+            let (want, _) = model(cell_payload, &cells);
+            assert!(want.iter().all(|o| o.status == CellStatus::Ok));
+            check(cell_payload, &cells, rng.gen(), gaps, backpressure);
+        }
+    }
+
+    #[test]
+    fn matches_model_on_faulty_streams() {
+        let mut rng = ChaCha8Rng::seed_from_u64(0x2ea5_0002);
+        let mut statuses = std::collections::HashSet::new();
+        for round in 0..12 {
+            let cell_payload = [256, 64, 16][round % 3];
+            let cells: Vec<Vec<u64>> = (0..25)
+                .flat_map(|_| encode_message(&random_message(&mut rng, 3 * cell_payload), cell_payload).unwrap())
+                .collect();
+            let cells = corrupt_stream(&mut rng, cells, 0.25);
+            let (want, _) = model(cell_payload, &cells);
+            statuses.extend(want.iter().map(|o| o.status));
+            check(cell_payload, &cells, rng.gen(), round % 2 == 0, round % 4 < 2);
+        }
+        for s in [CellStatus::Ok, CellStatus::Crc, CellStatus::Length, CellStatus::Sequence, CellStatus::Malformed] {
+            assert!(statuses.contains(&s), "stimulus never produced {s:?}");
+        }
+    }
+
+    /// Full cells back to back stream at one word per clock.
+    #[test]
+    fn streams_one_word_per_clock() {
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        let mut m = random_message(&mut rng, 0);
+        m.opcode = crate::cell_format::opcode::SEND;
+        m.payload = (0..256 * 40).map(|_| rng.gen()).collect();
+        let cells = encode_message(&m, 256).unwrap();
+        let words: usize = cells.iter().map(Vec::len).sum();
+        let (got, cycles, _) = run(256, &cells, 1, false, false);
+        assert_eq!(got.len(), 40);
+        // `run` idles 300 clocks after the input is consumed.
+        assert!(cycles as usize <= words + 300 + 2, "{cycles} clocks for {words} words");
+    }
+
+    #[test]
+    #[should_panic(expected = "must be a multiple of 8")]
+    fn rejects_cell_payload_not_multiple_of_8() {
+        CellReassembler::new(260);
+    }
+
+    #[test]
+    #[should_panic(expected = "between 8 and 1024, got 2048")]
+    fn rejects_cell_payload_too_large() {
+        CellReassembler::new(2048);
+    }
+}
