@@ -108,7 +108,7 @@ pub struct CellReassembler {
     mismatch: DFF<Bit>,
     packet_crc_bad: DFF<Bit>,
     // Message context.
-    context: DFF<MessageContext>,
+    msg_context: DFF<MessageContext>,
     ctx_hdr0: DFF<Bits<64>>,
     ctx_hdr1: DFF<Bits<64>>,
     ctx_hdr2: DFF<Bits<64>>,
@@ -229,7 +229,7 @@ impl CellReassembler {
             sequence_bad: Default::default(),
             mismatch: Default::default(),
             packet_crc_bad: Default::default(),
-            context: Default::default(),
+            msg_context: Default::default(),
             ctx_hdr0: Default::default(),
             ctx_hdr1: Default::default(),
             ctx_hdr2: Default::default(),
@@ -323,7 +323,7 @@ impl Logic for CellReassembler {
             sequence_bad,
             mismatch,
             packet_crc_bad,
-            context,
+            msg_context,
             ctx_hdr0,
             ctx_hdr1,
             ctx_hdr2,
@@ -514,7 +514,7 @@ impl Logic for CellReassembler {
         self.silent_now.next = self.silent.q.val();
         if self.at_start.val() {
             self.silent_now.next =
-                (self.context.q.val() == MessageContext::Discarding) & !self.s_cell_data.val().get_bit(8);
+                (self.msg_context.q.val() == MessageContext::Discarding) & !self.s_cell_data.val().get_bit(8);
         }
 
         if self.accept.val() & !self.flushing.q.val() {
@@ -559,7 +559,7 @@ impl Logic for CellReassembler {
                 {
                     self.mismatch.d.next = true;
                 }
-                self.sequence_bad.d.next = (self.context.q.val() == MessageContext::InMessage) == self.first.val();
+                self.sequence_bad.d.next = (self.msg_context.q.val() == MessageContext::InMessage) == self.first.val();
                 if self.first.val() {
                     if self.s_cell_data.val().get_bits::<16>(32) != 0 {
                         self.sequence_bad.d.next = true;
@@ -638,14 +638,14 @@ impl Logic for CellReassembler {
                         self.ctx_hdr1.d.next = self.cur_hdr1.q.val();
                         self.ctx_hdr2.d.next = self.cur_hdr2.q.val();
                     }
-                    self.context.d.next = MessageContext::InMessage;
+                    self.msg_context.d.next = MessageContext::InMessage;
                     if self.last.val() {
-                        self.context.d.next = MessageContext::Idle;
+                        self.msg_context.d.next = MessageContext::Idle;
                     }
                 } else {
                     self.cells_failed.d.next = self.cells_failed.q.val() + 1;
                     self.wptr.d.next = self.committed_wptr.q.val();
-                    self.context.d.next = MessageContext::Discarding;
+                    self.msg_context.d.next = MessageContext::Discarding;
                 }
             }
         }
@@ -656,7 +656,7 @@ impl Logic for CellReassembler {
             self.wptr.d.next = 0.into();
             self.committed_wptr.d.next = 0.into();
             self.rptr.d.next = 0.into();
-            self.context.d.next = MessageContext::Idle;
+            self.msg_context.d.next = MessageContext::Idle;
             self.done.d.next = false;
             self.act_valid.d.next = false;
             self.cells_ok.d.next = 0.into();

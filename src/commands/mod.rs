@@ -1,0 +1,5 @@
+//! One module per subcommand; each turns arguments into calls on the library crates.
+pub mod cell;
+pub mod lint;
+pub mod synth;
+pub mod verilog;

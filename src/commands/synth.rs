@@ -1,0 +1,56 @@
+//! `nic synth`: yosys `synth_ice40` + `nextpnr-ice40 --hx8k` on every exported block.
+
+use super::verilog::write_all;
+use nic_rtl::export::DatapathConfig;
+use nic_synth::{render_table, synth_ice40, write_json, Port, SynthInput, SynthReport};
+use std::path::{Path, PathBuf};
+
+/// Synthesise the blocks named in `only` (all when empty) into a fresh per-run folder under
+/// `out`; prints the table, writes `report.json`. Returns the reports and the run folder;
+/// a failing tool is reported (exit status, log tail) and makes the result an error after
+/// the other blocks ran.
+pub fn synth_all(out: &Path, config: &DatapathConfig, only: &[String], target_mhz: f64) -> Result<(Vec<SynthReport>, PathBuf), String> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let run_dir = out.join(format!("run-{stamp}"));
+    let verilog_dir = run_dir.join("verilog");
+    let blocks = write_all(&verilog_dir, config)?;
+    for name in only {
+        if !blocks.iter().any(|(b, _)| b.name == name || &b.module == name) {
+            let known: Vec<&str> = blocks.iter().map(|(b, _)| b.name).collect();
+            return Err(format!("no block named '{name}'; blocks: {}", known.join(", ")));
+        }
+    }
+    let mut reports = vec![];
+    let mut failures = vec![];
+    for (block, path) in &blocks {
+        if !only.is_empty() && !only.iter().any(|n| n == block.name || n == &block.module) {
+            continue;
+        }
+        eprintln!("synth {} ...", block.module);
+        let mut input = SynthInput::new(
+            block.module.clone(),
+            path.clone(),
+            block.ports.iter().map(|p| Port { name: p.name.clone(), input: p.input, width: p.width }).collect(),
+        );
+        input.target_mhz = target_mhz;
+        match synth_ice40(&input, &run_dir) {
+            Ok(r) => reports.push(r),
+            Err(e) => {
+                eprintln!("synth {} failed: {e}", block.module);
+                failures.push(block.module.clone());
+            }
+        }
+    }
+    print!("{}", render_table(&reports));
+    let json = run_dir.join("report.json");
+    write_json(&reports, &json).map_err(|e| e.to_string())?;
+    println!("report: {}\nlogs:   {}", json.display(), run_dir.display());
+    if failures.is_empty() {
+        Ok((reports, run_dir))
+    } else {
+        Err(format!("synthesis failed for {}", failures.join(", ")))
+    }
+}
