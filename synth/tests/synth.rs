@@ -1,0 +1,171 @@
+//! End-to-end iCE40 flow on small handwritten fixtures (the flow, not NIC hardware).
+
+use std::path::{Path, PathBuf};
+
+use nic_synth::{render_table, synth_ice40, write_json, Port, SynthError, SynthInput, SynthReport};
+
+fn out_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join("nic-synth/synth")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+fn counter_ports() -> Vec<Port> {
+    vec![
+        Port::input("clock", 1),
+        Port::input("enable", 1),
+        Port::input("limit", 8),
+        Port::output("count", 8),
+        Port::output("hit", 1),
+    ]
+}
+
+#[test]
+fn counter_synthesises_with_resources_and_fmax() {
+    let input = SynthInput::new(
+        "nic_fixture_counter",
+        fixture("nic_fixture_counter.v"),
+        counter_ports(),
+    );
+    let report = synth_ice40(&input, &out_dir()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.module, "nic_fixture_counter");
+    assert!(report.luts > 0, "{report:?}");
+    assert_eq!(report.flip_flops, 8, "{report:?}");
+    assert_eq!(report.block_rams, 0, "{report:?}");
+    assert!(report.fmax_mhz > 0.0, "{report:?}");
+    assert_eq!(report.target_mhz, 100.0);
+    assert_eq!(report.meets_target, report.fmax_mhz >= 100.0);
+
+    let dir = out_dir().join("nic_fixture_counter");
+    assert_eq!(report.log_dir, dir);
+    for f in [
+        "yosys.log",
+        "yosys_wrap.log",
+        "nextpnr.log",
+        "nic_fixture_counter_synth_wrap.v",
+        "stat.json",
+        "nextpnr_report.json",
+        "wrap.asc",
+        "synth_report.json",
+    ] {
+        assert!(dir.join(f).is_file(), "missing {f}");
+    }
+    let saved: Vec<SynthReport> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("synth_report.json")).unwrap())
+            .unwrap();
+    assert_eq!(saved, std::slice::from_ref(&report));
+
+    let table = render_table(std::slice::from_ref(&report));
+    assert!(table.starts_with("block"), "{table}");
+    assert!(
+        table
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("nic_fixture_counter"),
+        "{table}"
+    );
+    let all = out_dir().join("summary/reports.json");
+    write_json(std::slice::from_ref(&report), &all).unwrap();
+    let back: Vec<SynthReport> =
+        serde_json::from_str(&std::fs::read_to_string(&all).unwrap()).unwrap();
+    assert_eq!(back, [report]);
+}
+
+#[test]
+fn unreachable_target_is_reported_not_an_error() {
+    let mut input = SynthInput::new(
+        "nic_fixture_counter",
+        fixture("nic_fixture_counter.v"),
+        counter_ports(),
+    );
+    input.target_mhz = 2000.0;
+    let report = synth_ice40(&input, &out_dir().join("fast")).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!report.meets_target && report.fmax_mhz > 0.0, "{report:?}");
+}
+
+#[test]
+fn wrong_ports_are_rejected_with_the_difference() {
+    let mut ports = counter_ports();
+    ports[2].width = 4; // limit is 8 bits
+    ports.pop(); // hit missing
+    let input = SynthInput::new(
+        "nic_fixture_counter",
+        fixture("nic_fixture_counter.v"),
+        ports,
+    );
+    match synth_ice40(&input, &out_dir().join("wrong_ports")) {
+        Err(SynthError::PortMismatch { detail, .. }) => {
+            assert!(
+                detail.contains("given input limit [4], netlist has input limit [8]"),
+                "{detail}"
+            );
+            assert!(detail.contains("output hit [1] is missing"), "{detail}");
+        }
+        other => panic!("expected PortMismatch, got {other:?}"),
+    }
+}
+
+#[test]
+fn bad_inputs_are_rejected_before_running_tools() {
+    let no_outputs = SynthInput::new(
+        "nic_fixture_counter",
+        fixture("nic_fixture_counter.v"),
+        vec![Port::input("clock", 1)],
+    );
+    let err = synth_ice40(&no_outputs, &out_dir().join("bad")).unwrap_err();
+    assert!(err.to_string().contains("no output port"), "{err}");
+
+    let missing = SynthInput::new("nic_x", fixture("nic_no_such_file.v"), counter_ports());
+    let err = synth_ice40(&missing, &out_dir().join("bad")).unwrap_err();
+    assert!(
+        matches!(err, SynthError::BadInput { .. }) && err.to_string().contains("does not exist"),
+        "{err}"
+    );
+}
+
+#[test]
+fn yosys_failure_is_a_tool_error_with_log_tail() {
+    let input = SynthInput::new(
+        "bad_syntax",
+        fixture("bad_syntax.v"),
+        vec![Port::input("a", 1), Port::output("b", 1)],
+    );
+    match synth_ice40(&input, &out_dir()) {
+        Err(SynthError::Tool(e)) => {
+            assert_eq!(e.tool, "yosys");
+            assert_eq!(e.status().and_then(|s| s.code()), Some(1), "{e}");
+            assert!(e.tail.iter().any(|l| l.contains("syntax error")), "{e}");
+            assert_eq!(e.diagnostics.len(), 1, "{e}");
+            assert!(e.diagnostics[0].ends_with("bad_syntax.v:2: ERROR: syntax error, unexpected TOK_OUTPUT, expecting ',' or '=' or ')'"), "{e}");
+            assert_eq!(e.log, out_dir().join("bad_syntax/yosys.log"));
+        }
+        other => panic!("expected a yosys error, got {other:?}"),
+    }
+}
+
+#[test]
+fn design_larger_than_the_device_does_not_fit() {
+    let input = SynthInput::new(
+        "nic_fixture_ramhog",
+        fixture("nic_fixture_ramhog.v"),
+        vec![
+            Port::input("clock", 1),
+            Port::input("we", 1),
+            Port::input("addr", 8),
+            Port::input("wdata", 16),
+            Port::output("rdata", 16),
+        ],
+    );
+    match synth_ice40(&input, &out_dir()) {
+        Err(SynthError::DoesNotFit { reason, tail, .. }) => {
+            assert!(reason.contains("ICESTORM_RAM 40/32"), "{reason}");
+            assert!(!tail.is_empty());
+        }
+        other => panic!("expected DoesNotFit, got {other:?}"),
+    }
+}
