@@ -1,1 +1,7 @@
-//! placeholder
+//! Runs, golden models and scoreboards of the co-simulation.
+//!
+//! The runners are generic over [`nic_cosim::Stepper`], so the same stimulus and the same
+//! scoreboards run on the Verilator model and on RustHDL direct stepping.
+
+pub mod datapath;
+pub mod paired;
