@@ -106,7 +106,7 @@ pub struct CellReassembler {
     too_big: DFF<Bit>,
     sequence_bad: DFF<Bit>,
     mismatch: DFF<Bit>,
-    packet_crc_bad: DFF<Bit>,
+    trailer_crc: DFF<Bits<32>>,
     // Message context.
     msg_context: DFF<MessageContext>,
     ctx_hdr0: DFF<Bits<64>>,
@@ -228,7 +228,7 @@ impl CellReassembler {
             too_big: Default::default(),
             sequence_bad: Default::default(),
             mismatch: Default::default(),
-            packet_crc_bad: Default::default(),
+            trailer_crc: Default::default(),
             msg_context: Default::default(),
             ctx_hdr0: Default::default(),
             ctx_hdr1: Default::default(),
@@ -260,8 +260,8 @@ impl CellReassembler {
             cells_failed: Default::default(),
             cells_dropped: Default::default(),
             buffer: Default::default(),
-            cell_crc: Default::default(),
-            packet_crc: Default::default(),
+            cell_crc: Crc32::full_words(),
+            packet_crc: Crc32::with_byte_enable(),
             accept: Default::default(),
             at_start: Default::default(),
             in_payload: Default::default(),
@@ -322,7 +322,7 @@ impl Logic for CellReassembler {
             too_big,
             sequence_bad,
             mismatch,
-            packet_crc_bad,
+            trailer_crc,
             msg_context,
             ctx_hdr0,
             ctx_hdr1,
@@ -485,7 +485,9 @@ impl Logic for CellReassembler {
                 != ((self.offset.val() + bit_cast::<32, 16>(self.cur_hdr0.q.val().get_bits::<16>(16)))
                     == self.cur_hdr2.q.val().get_bits::<32>(32)));
         self.status.next = 0.into();
-        if self.last.val() & self.packet_crc_bad.q.val() {
+        // The trailer's packet CRC, compared once the CRC's byte-enable un-shift is done
+        // (two clocks after the last payload word; the cell CRC word comes after both).
+        if self.last.val() & (self.trailer_crc.q.val() != self.packet_crc.crc.val()) {
             self.status.next = 1.into();
         }
         if self.length_bad.val() {
@@ -542,7 +544,6 @@ impl Logic for CellReassembler {
                 self.mismatch.d.next = !self.s_cell_data.val().get_bit(8)
                     & (((self.s_cell_data.val() ^ self.ctx_hdr0.q.val()) & self.hdr0_compare_mask.val()) != 0);
                 self.sequence_bad.d.next = false;
-                self.packet_crc_bad.d.next = false;
                 self.immediate_reg.d.next = 0.into();
                 if self.s_cell_data.val().get_bit(8) {
                     self.ctx_vaddr.d.next = 0.into();
@@ -587,7 +588,7 @@ impl Logic for CellReassembler {
             }
             if self.last.val() & !self.flushing.q.val() & (self.word_index.q.val() == self.payload_end.q.val()) & (self.word_index.q.val() >= 3) {
                 // Trailer: packet CRC and immediate.
-                self.packet_crc_bad.d.next = self.s_cell_data.val().get_bits::<32>(0) != self.packet_crc.crc.val();
+                self.trailer_crc.d.next = self.s_cell_data.val().get_bits::<32>(0);
                 if self.cur_hdr0.q.val().get_bit(10) {
                     self.immediate_reg.d.next = self.s_cell_data.val().get_bits::<32>(32);
                 }

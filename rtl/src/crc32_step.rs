@@ -1,26 +1,27 @@
-//! `Crc32Step`: the combinational XOR network of CRC-32/ISO-HDLC over 1 to 8 bytes.
+//! `Crc32Step`: the combinational XOR network of CRC-32/ISO-HDLC over one 8-byte word.
 //!
 //! Follows the parallel-CRC construction (the CRC register update is linear over GF(2),
 //! so each next-state bit is the parity of masked state and data bits; the masks are
 //! derived here from the bytewise reflected update, the same one the RustHDL
 //! simulation runs). Emitted as `Verilog::Custom` because `#[hdl_gen]` cannot express a
-//! table of 8 x 32 mask pairs; [`Crc32Step::masks`] is the single source of both.
+//! table of 32 mask pairs; [`Crc32Step::masks`] is the single source of both.
 //!
 //! Ports:
 //! - `crc_in` (in, 32): raw CRC register (not inverted; the initial value is all ones).
 //! - `data` (in, 64): eight bytes, byte 0 in bits 7:0 is processed first.
-//! - `bytes` (in, 4): how many low bytes of `data` to process, 0..=8 (9..=15 act as 8).
 //! - `crc_out` (out, 32): raw CRC register after those bytes.
 //!
-//! Latency: combinational. Cost: eight 32 x 96 parity networks and a 9-way select
-//! (yosys shares most of the XOR terms).
+//! Latency: combinational. Cost: one 32 x 96 parity network (about 530 iCE40 LUTs).
+//! Fewer bytes are handled by [`crate::Crc32`]: zero-masked data here, then
+//! [`crate::Crc32Unshift`] on the result.
 
 use rust_hdl::prelude::*;
 
 /// Reflected CRC-32 polynomial (0x04C11DB7 bit-reversed).
 pub const CRC32_REFLECTED_POLY: u32 = 0xEDB8_8320;
 
-const fn byte_table() -> [u32; 256] {
+/// The bytewise table of the reflected CRC-32 register update.
+pub const fn byte_table() -> [u32; 256] {
     let mut table = [0u32; 256];
     let mut i = 0;
     while i < 256 {
@@ -60,7 +61,6 @@ pub struct StepMasks {
 pub struct Crc32Step {
     pub crc_in: Signal<In, Bits<32>>,
     pub data: Signal<In, Bits<64>>,
-    pub bytes: Signal<In, Bits<4>>,
     pub crc_out: Signal<Out, Bits<32>>,
 }
 
@@ -93,8 +93,7 @@ impl Crc32Step {
 
 impl Logic for Crc32Step {
     fn update(&mut self) {
-        let bytes = (self.bytes.val().index()).min(8);
-        let next = crc32_update(self.crc_in.val().to_u32(), self.data.val().to_u64(), bytes);
+        let next = crc32_update(self.crc_in.val().to_u32(), self.data.val().to_u64(), 8);
         self.crc_out.next = next.to_bits();
     }
 
@@ -103,20 +102,15 @@ impl Logic for Crc32Step {
     }
 
     fn hdl(&self) -> Verilog {
-        let mut body = String::from("always @(*) begin\n    case (bytes)\n        4'd0: crc_out = crc_in;\n");
-        for k in 1..=8usize {
-            let m = Self::masks(k);
-            let label = if k == 8 { "default".to_string() } else { format!("4'd{k}") };
-            body.push_str(&format!("        {label}: begin\n"));
-            for i in 0..32 {
-                body.push_str(&format!(
-                    "            crc_out[{i}] = ^(crc_in & 32'h{:08x}) ^ ^(data & 64'h{:016x});\n",
-                    m.state[i], m.data[i]
-                ));
-            }
-            body.push_str("        end\n");
+        let m = Self::masks(8);
+        let mut body = String::from("always @(*) begin\n");
+        for i in 0..32 {
+            body.push_str(&format!(
+                "    crc_out[{i}] = ^(crc_in & 32'h{:08x}) ^ ^(data & 64'h{:016x});\n",
+                m.state[i], m.data[i]
+            ));
         }
-        body.push_str("    endcase\nend\n");
+        body.push_str("end\n");
         Verilog::Custom(body)
     }
 }
