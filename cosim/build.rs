@@ -209,6 +209,8 @@ fn build_models(v: &Verilator, blocks: &[&BlockSpec], out_dir: &Path) -> Result<
         .and_then(|j| j.parse::<usize>().ok())
         .unwrap_or(1)
         .max(1);
+    // -march=native: the models are built on the machine that runs them, and Verilator's
+    // parity reductions (the CRC networks) become popcnt instructions.
     let make_opts = "OPT_FAST=-O3 OPT_SLOW=-O1 OPT_GLOBAL=-O3";
     let mut model_objects = vec![];
     let mut include_dirs = vec![];
@@ -228,7 +230,7 @@ fn build_models(v: &Verilator, blocks: &[&BlockSpec], out_dir: &Path) -> Result<
             .arg("-Mdir")
             .arg(&mdir)
             .args(["-Wno-fatal", "-Wno-WIDTH", "-Wno-UNOPTFLAT"])
-            .args(["-CFLAGS", "-fPIC"])
+            .args(["-CFLAGS", "-fPIC -march=native"])
             .args(["-MAKEFLAGS", make_opts])
             .arg(&vfile);
         // The model is rebuilt only when something that shapes it changes.

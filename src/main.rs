@@ -51,9 +51,47 @@ enum Command {
         #[arg(long, default_value_t = nic_rtl::DEFAULT_CELL_PAYLOAD)]
         cell_payload: usize,
     },
+    /// Run a co-simulation with scoreboards.
+    #[command(subcommand)]
+    Sim(SimCommand),
+    /// Benchmarks: both backends on the same stimulus, measured in one run.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+    /// The main job: Verilog for every block, lint, and a datapath co-simulation with a waveform.
+    Flow {
+        /// Where the Verilog goes.
+        #[arg(long, default_value = "target/verilog/default")]
+        out: PathBuf,
+        /// Do not write the waveform.
+        #[arg(long)]
+        no_waves: bool,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Encode or decode cells of the network port.
     #[command(subcommand)]
     Cell(commands::cell::CellCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum SimCommand {
+    /// The cell datapath (segmenter → link → reassembler) against the reference model.
+    Datapath(commands::sim::DatapathArgs),
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// Verilator vs RustHDL cycles/s on one recorded stimulus, and segmenter goodput.
+    Datapath {
+        #[arg(long, default_value_t = 7)]
+        seed: u64,
+        /// Messages of the stimulus (up to 16 KiB each).
+        #[arg(long, default_value_t = 24)]
+        messages: usize,
+        /// Repeat the Verilator replay for at least this long.
+        #[arg(long, default_value_t = 1.0)]
+        min_seconds: f64,
+    },
 }
 
 fn config(cell_payload: usize) -> Result<DatapathConfig, String> {
@@ -80,7 +118,49 @@ fn run(cli: Cli) -> Result<(), String> {
             commands::synth::synth_all(&out, &config(cell_payload)?, &blocks, target_mhz).map(|_| ())
         }
         Command::Cell(cmd) => commands::cell::run(cmd),
+        Command::Sim(SimCommand::Datapath(args)) => commands::sim::run(&args).map(|_| ()),
+        Command::Bench(BenchCommand::Datapath { seed, messages, min_seconds }) => {
+            commands::sim::bench(seed, messages, min_seconds)
+        }
+        Command::Flow { out, no_waves, seed } => flow(&out, !no_waves, seed),
     }
+}
+
+/// The main job: export, lint, co-simulate with a waveform; prints where everything is.
+fn flow(out: &std::path::Path, waves: bool, seed: u64) -> Result<(), String> {
+    let cfg = DatapathConfig::default();
+    println!("== 1. Verilog (one module per block) -> {}", out.display());
+    for (block, path) in commands::verilog::write_all(out, &cfg)? {
+        println!("   {:<24} {}", block.module, path.display());
+    }
+    println!("== 2. Lint (verilator --lint-only -Wall, waivers in {})", commands::lint::waiver_file().display());
+    let warnings = commands::lint::lint_all(&out.join("lint"), &cfg)?;
+    if warnings > 0 {
+        return Err(format!("{warnings} unwaived lint warning(s)"));
+    }
+    println!("== 3. Co-simulation: cell datapath on Verilator ({}), scoreboarded against the reference model",
+        nic_cosim::verilator_version().unwrap_or("Verilator unavailable"));
+    let clean = commands::sim::DatapathArgs {
+        backend: commands::sim::Backend::Verilator,
+        seed,
+        messages: 200,
+        max_length: 1500,
+        idle: 0.1,
+        backpressure: 0.1,
+        link_error_rate: 0.0,
+        waves,
+        vcd: None,
+        json: Some(out.join("datapath-report.json")),
+        cell_payload: cfg.cell_payload,
+    };
+    commands::sim::run(&clean)?;
+    println!("== 4. The same with bit errors injected on the link (every bad cell must be caught)");
+    let faulty = commands::sim::DatapathArgs { seed: seed + 1, link_error_rate: 0.002, waves: false, json: None, ..clean };
+    commands::sim::run(&faulty)?;
+    if waves {
+        println!("Open the waveform with: gtkwave {}", nic_waves::wave_path("cell_datapath", &format!("verilator-seed{seed}")).display());
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {

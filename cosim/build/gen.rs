@@ -506,6 +506,8 @@ constexpr uint64_t HALF_PS = {half};
     if (m->vcd) {{
         // The falling edge of the last cycle (each step dumps its falling edge together
         // with the next cycle's inputs).
+        m->top->clock = 0;
+        m->top->eval();
         m->vcd->dump(m->cycle * CYCLE_PS);
         m->vcd->close();
         m->vcd.reset();
@@ -546,6 +548,9 @@ void {c}_step(void* p, const Inputs* in, Outputs* out) noexcept {{
     auto* t = m->top.get();
     const uint64_t time = m->cycle * CYCLE_PS;
     m->ctx->time(time);
+    // The previous cycle's falling edge and these inputs settle in one eval: every
+    // block is clocked on the rising edge only, so two evals per cycle suffice.
+    t->clock = 0;
     apply(t, in);
     t->eval();
     sample(t, out);
@@ -554,8 +559,6 @@ void {c}_step(void* p, const Inputs* in, Outputs* out) noexcept {{
     t->clock = 1;
     t->eval();
     if (m->vcd) m->vcd->dump(time + HALF_PS);
-    t->clock = 0;
-    t->eval();
     m->cycle += 1;
 }}
 

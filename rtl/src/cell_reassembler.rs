@@ -92,6 +92,8 @@ pub struct CellReassembler {
     silent: DFF<Bit>,
     payload_start: DFF<Bits<14>>,
     payload_end: DFF<Bits<14>>,
+    /// Index of the cell's last payload word (precomputed for the packet CRC byte count).
+    final_payload_index: DFF<Bits<14>>,
     crc_position: DFF<Bits<14>>,
     payload_words: DFF<Bits<14>>,
     last_word_bytes: DFF<Bits<4>>,
@@ -215,6 +217,7 @@ impl CellReassembler {
             silent: Default::default(),
             payload_start: Default::default(),
             payload_end: Default::default(),
+            final_payload_index: Default::default(),
             crc_position: Default::default(),
             payload_words: Default::default(),
             last_word_bytes: Default::default(),
@@ -309,6 +312,7 @@ impl Logic for CellReassembler {
             silent,
             payload_start,
             payload_end,
+            final_payload_index,
             crc_position,
             payload_words,
             last_word_bytes,
@@ -451,7 +455,7 @@ impl Logic for CellReassembler {
         self.packet_crc.s_valid.next = self.accept.val() & self.in_payload.val();
         self.packet_crc.s_data.next = self.s_cell_data.val();
         self.packet_crc.s_bytes.next = 8.into();
-        if self.word_index.q.val() + 1 == self.payload_end.q.val() {
+        if self.word_index.q.val() == self.final_payload_index.q.val() {
             self.packet_crc.s_bytes.next = self.last_word_bytes.q.val();
         }
         self.buffer.write_address.next = self.wptr.q.val();
@@ -530,6 +534,7 @@ impl Logic for CellReassembler {
                 self.silent.d.next = self.silent_now.val();
                 self.payload_start.d.next = self.start_payload.val();
                 self.payload_end.d.next = self.start_payload.val() + self.start_words.val();
+                self.final_payload_index.d.next = self.start_payload.val() + self.start_words.val() - 1;
                 self.crc_position.d.next = self.start_payload.val() + self.start_words.val();
                 if self.s_cell_data.val().get_bit(9) {
                     self.crc_position.d.next = self.start_payload.val() + self.start_words.val() + 1;

@@ -105,6 +105,8 @@ pub struct CellSegmenter {
     cell_length_reg: DFF<Bits<16>>,
     cell_seq_reg: DFF<Bits<16>>,
     words_left_reg: DFF<Bits<13>>,
+    /// The next payload word is the message's last (kept ahead of time, off the CRC path).
+    final_word_reg: DFF<Bit>,
     // Next cell's length, precomputed during the current cell (off the critical path).
     rem_after_reg: DFF<Bits<32>>,
     next_length_reg: DFF<Bits<16>>,
@@ -192,6 +194,7 @@ impl CellSegmenter {
             cell_length_reg: Default::default(),
             cell_seq_reg: Default::default(),
             words_left_reg: Default::default(),
+            final_word_reg: Default::default(),
             rem_after_reg: Default::default(),
             next_length_reg: Default::default(),
             next_last_reg: Default::default(),
@@ -252,6 +255,7 @@ impl Logic for CellSegmenter {
             cell_length_reg,
             cell_seq_reg,
             words_left_reg,
+            final_word_reg,
             rem_after_reg,
             next_length_reg,
             next_last_reg,
@@ -272,8 +276,7 @@ impl Logic for CellSegmenter {
         }
         // The output register takes a new word when it is empty or being read.
         self.load.next = !self.out_valid_reg.q.val() | self.m_cell_ready.val();
-        self.final_payload_word.next =
-            self.last_cell_reg.q.val() & (self.words_left_reg.q.val() == 1);
+        self.final_payload_word.next = self.final_word_reg.q.val();
         self.payload_masked.next = self.s_payload_data.val();
         if self.final_payload_word.val() {
             self.payload_masked.next =
@@ -353,6 +356,9 @@ impl Logic for CellSegmenter {
                 if self.load.val() {
                     self.words_left_reg.d.next =
                         bit_cast::<13, 16>((self.cell_length_reg.q.val() + 7) >> 3);
+                    self.final_word_reg.d.next = self.last_cell_reg.q.val()
+                        & (self.cell_length_reg.q.val() != 0)
+                        & (self.cell_length_reg.q.val() <= 8);
                     self.state.d.next = SegmenterState::Header1;
                 }
             }
@@ -398,6 +404,7 @@ impl Logic for CellSegmenter {
                 self.packet_crc.s_valid.next = self.load.val() & self.s_payload_valid.val();
                 if self.load.val() & self.s_payload_valid.val() {
                     self.words_left_reg.d.next = self.words_left_reg.q.val() - 1;
+                    self.final_word_reg.d.next = self.last_cell_reg.q.val() & (self.words_left_reg.q.val() == 2);
                     if self.s_payload_last.val() != self.final_payload_word.val() {
                         self.last_errors_reg.d.next = self.last_errors_reg.q.val() + 1;
                     }

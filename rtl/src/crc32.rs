@@ -96,9 +96,14 @@ impl Logic for Crc32 {
     fn update(&mut self) {
         dff_setup!(self, clock, state_reg, pad_reg, crc_reg);
         // Zero bytes to pad: (8 - s_bytes) mod 8 for 1..=7 valid bytes, else none.
+        // (-x) mod 8 bit by bit, so no carry chain sits on the data path.
         self.pad.next = 0.into();
         if self.byte_enable.val() & (self.s_bytes.val() < 8) {
-            self.pad.next = !self.s_bytes.val().get_bits::<3>(0) + 1;
+            self.pad.next = bit_cast::<3, 1>(self.s_bytes.val().get_bit(0).into())
+                | (bit_cast::<3, 1>((self.s_bytes.val().get_bit(1) ^ self.s_bytes.val().get_bit(0)).into()) << 1)
+                | (bit_cast::<3, 1>(
+                    (self.s_bytes.val().get_bit(2) ^ (self.s_bytes.val().get_bit(1) | self.s_bytes.val().get_bit(0))).into(),
+                ) << 2);
         }
         self.masked.next = self.s_data.val() & (self.all_ones.val() >> (bit_cast::<7, 3>(self.pad.val()) << 3));
         self.step.data.next = self.masked.val();

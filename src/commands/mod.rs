@@ -1,5 +1,6 @@
 //! One module per subcommand; each turns arguments into calls on the library crates.
 pub mod cell;
 pub mod lint;
+pub mod sim;
 pub mod synth;
 pub mod verilog;

@@ -5,3 +5,4 @@
 
 pub mod datapath;
 pub mod paired;
+pub mod bench;

@@ -49,7 +49,7 @@ fn link_errors_are_caught_and_match_the_model() {
 fn verilator_and_rusthdl_agree_every_cycle() {
     let options = DatapathOptions {
         seed: 21,
-        messages: 60,
+        messages: 150,
         max_length: 800,
         idle: 0.2,
         backpressure: 0.3,
