@@ -109,6 +109,12 @@ pub struct CellReassembler {
     sequence_bad: DFF<Bit>,
     mismatch: DFF<Bit>,
     trailer_crc: DFF<Bits<32>>,
+    // The length check, pipelined over the header words (ready from word 4; a cell that
+    // ends at word 3 with a sound structure is a length error whatever its header says).
+    offset_plus_length: DFF<Bits<32>>,
+    remaining_reg: DFF<Bits<32>>,
+    remaining_below_cell_payload: DFF<Bit>,
+    ends_message: DFF<Bit>,
     // Message context.
     msg_context: DFF<MessageContext>,
     ctx_hdr0: DFF<Bits<64>>,
@@ -156,8 +162,7 @@ pub struct CellReassembler {
     first: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
     offset: Signal<Local, Bits<32>>,
-    remaining: Signal<Local, Bits<32>>,
-    expected_length: Signal<Local, Bits<32>>,
+    cell_length: Signal<Local, Bits<32>>,
     length_bad: Signal<Local, Bit>,
     status: Signal<Local, Bits<3>>,
     handshake: Signal<Local, Bit>,
@@ -232,6 +237,10 @@ impl CellReassembler {
             sequence_bad: Default::default(),
             mismatch: Default::default(),
             trailer_crc: Default::default(),
+            offset_plus_length: Default::default(),
+            remaining_reg: Default::default(),
+            remaining_below_cell_payload: Default::default(),
+            ends_message: Default::default(),
             msg_context: Default::default(),
             ctx_hdr0: Default::default(),
             ctx_hdr1: Default::default(),
@@ -275,8 +284,7 @@ impl CellReassembler {
             first: Default::default(),
             last: Default::default(),
             offset: Default::default(),
-            remaining: Default::default(),
-            expected_length: Default::default(),
+            cell_length: Default::default(),
             length_bad: Default::default(),
             status: Default::default(),
             handshake: Default::default(),
@@ -327,6 +335,10 @@ impl Logic for CellReassembler {
             sequence_bad,
             mismatch,
             trailer_crc,
+            offset_plus_length,
+            remaining_reg,
+            remaining_below_cell_payload,
+            ends_message,
             msg_context,
             ctx_hdr0,
             ctx_hdr1,
@@ -479,15 +491,19 @@ impl Logic for CellReassembler {
         if self.first.val() {
             self.offset.next = 0.into();
         }
-        self.remaining.next = self.cur_hdr2.q.val().get_bits::<32>(32) - self.offset.val();
-        self.expected_length.next = self.cell_payload.val();
-        if self.remaining.val() < self.cell_payload.val() {
-            self.expected_length.next = self.remaining.val();
+        // Cell length must be min(cell_payload, message length - offset); LAST must mark
+        // the end of the message.
+        self.cell_length.next = bit_cast::<32, 16>(self.cur_hdr0.q.val().get_bits::<16>(16));
+        self.offset_plus_length.d.next = self.offset.val() + self.cell_length.val();
+        self.remaining_below_cell_payload.d.next = self.remaining_reg.q.val() < self.cell_payload.val();
+        self.length_bad.next = (self.word_index.q.val() == 3) | (self.last.val() != self.ends_message.q.val());
+        if self.remaining_below_cell_payload.q.val() {
+            if self.cell_length.val() != self.remaining_reg.q.val() {
+                self.length_bad.next = true;
+            }
+        } else if self.cell_length.val() != self.cell_payload.val() {
+            self.length_bad.next = true;
         }
-        self.length_bad.next = (bit_cast::<32, 16>(self.cur_hdr0.q.val().get_bits::<16>(16)) != self.expected_length.val())
-            | (self.last.val()
-                != ((self.offset.val() + bit_cast::<32, 16>(self.cur_hdr0.q.val().get_bits::<16>(16)))
-                    == self.cur_hdr2.q.val().get_bits::<32>(32)));
         self.status.next = 0.into();
         // The trailer's packet CRC, compared once the CRC's byte-enable un-shift is done
         // (two clocks after the last payload word; the cell CRC word comes after both).
@@ -576,6 +592,8 @@ impl Logic for CellReassembler {
             }
             if self.word_index.q.val() == 2 {
                 self.cur_hdr2.d.next = self.s_cell_data.val();
+                self.remaining_reg.d.next = self.s_cell_data.val().get_bits::<32>(32) - self.offset.val();
+                self.ends_message.d.next = self.offset_plus_length.q.val() == self.s_cell_data.val().get_bits::<32>(32);
                 if self.s_cell_data.val().get_bits::<8>(24) != 0 {
                     self.reserved_bad.d.next = true;
                 }
@@ -638,7 +656,7 @@ impl Logic for CellReassembler {
                     self.done_words.d.next = bit_cast::<8, 14>(self.payload_words.q.val());
                     self.done_last_bytes.d.next = self.last_word_bytes.q.val();
                     self.ctx_next_seq.d.next = self.cur_hdr1.q.val().get_bits::<16>(32) + 1;
-                    self.ctx_offset.d.next = self.offset.val() + bit_cast::<32, 16>(self.cur_hdr0.q.val().get_bits::<16>(16));
+                    self.ctx_offset.d.next = self.offset_plus_length.q.val();
                     if self.first.val() {
                         self.ctx_hdr0.d.next = self.cur_hdr0.q.val();
                         self.ctx_hdr1.d.next = self.cur_hdr1.q.val();

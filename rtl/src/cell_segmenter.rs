@@ -115,6 +115,10 @@ pub struct CellSegmenter {
     out_data_reg: DFF<Bits<64>>,
     out_valid_reg: DFF<Bit>,
     out_last_reg: DFF<Bit>,
+    /// The word loaded into the output register last clock, to be absorbed by the cell
+    /// CRC now (from the register, so the output mux is not in front of the XOR network).
+    absorb_pending: DFF<Bit>,
+    clear_pending: DFF<Bit>,
     cells_reg: DFF<Bits<32>>,
     messages_reg: DFF<Bits<32>>,
     last_errors_reg: DFF<Bits<16>>,
@@ -201,6 +205,8 @@ impl CellSegmenter {
             out_data_reg: Default::default(),
             out_valid_reg: Default::default(),
             out_last_reg: Default::default(),
+            absorb_pending: Default::default(),
+            clear_pending: Default::default(),
             cells_reg: Default::default(),
             messages_reg: Default::default(),
             last_errors_reg: Default::default(),
@@ -262,6 +268,8 @@ impl Logic for CellSegmenter {
             out_data_reg,
             out_valid_reg,
             out_last_reg,
+            absorb_pending,
+            clear_pending,
             cells_reg,
             messages_reg,
             last_errors_reg
@@ -299,9 +307,11 @@ impl Logic for CellSegmenter {
         self.word.next = 0.into();
         self.s_msg_ready.next = false;
         self.s_payload_ready.next = false;
-        self.cell_crc.s_clear.next = false;
-        self.cell_crc.s_valid.next = false;
+        self.cell_crc.s_clear.next = self.clear_pending.q.val();
+        self.cell_crc.s_valid.next = self.absorb_pending.q.val();
+        self.cell_crc.s_data.next = self.out_data_reg.q.val();
         self.cell_crc.s_bytes.next = 8.into();
+        self.clear_pending.d.next = false;
         self.packet_crc.s_clear.next = false;
         self.packet_crc.s_valid.next = false;
         self.packet_crc.s_bytes.next = 8.into();
@@ -352,7 +362,7 @@ impl Logic for CellSegmenter {
                     | (bit_cast::<64, 16>(self.dest_node_reg.q.val()) << 32)
                     | (bit_cast::<64, 16>(self.src_node_reg.q.val()) << 48);
                 self.emit.next = self.load.val();
-                self.cell_crc.s_clear.next = self.load.val();
+                self.clear_pending.d.next = self.load.val();
                 if self.load.val() {
                     self.words_left_reg.d.next =
                         bit_cast::<13, 16>((self.cell_length_reg.q.val() + 7) >> 3);
@@ -432,7 +442,7 @@ impl Logic for CellSegmenter {
                 }
             }
             SegmenterState::CellCrc => {
-                self.word.next = bit_cast::<64, 32>(self.cell_crc.crc.val());
+                self.word.next = bit_cast::<64, 32>(self.cell_crc.crc_next.val());
                 self.emit.next = self.load.val();
                 if self.load.val() {
                     self.out_last_reg.d.next = true;
@@ -454,8 +464,7 @@ impl Logic for CellSegmenter {
                 self.state.d.next = SegmenterState::Idle;
             }
         }
-        self.cell_crc.s_data.next = self.word.val();
-        self.cell_crc.s_valid.next = self.emit.val();
+        self.absorb_pending.d.next = self.emit.val();
         if self.load.val() {
             self.out_valid_reg.d.next = self.emit.val();
         }

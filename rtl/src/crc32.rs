@@ -11,6 +11,9 @@
 //!   are ignored. Only with [`Crc32::with_byte_enable`]; [`Crc32::full_words`] always takes 8.
 //! - `crc` (out, 32): CRC of every byte absorbed since the last clear, already inverted
 //!   (the value zlib's `crc32` returns). Registered.
+//! - `crc_next` (out, 32): [`Crc32::full_words`] only: the CRC including this clock's
+//!   word (combinational through the XOR network), for a CRC word sent right after the
+//!   last word it covers.
 //!
 //! How: the data is zero-masked to the valid bytes and run through one 8-byte
 //! [`Crc32Step`] network (the register of the zero-padded stream); [`Crc32Unshift`] then
@@ -40,12 +43,14 @@ pub struct Crc32 {
     pub s_data: Signal<In, Bits<64>>,
     pub s_bytes: Signal<In, Bits<4>>,
     pub crc: Signal<Out, Bits<32>>,
+    pub crc_next: Signal<Out, Bits<32>>,
     state_reg: DFF<Bits<32>>,
     pad_reg: DFF<Bits<3>>,
     crc_reg: DFF<Bits<32>>,
     step: Crc32Step,
     unshift: Crc32Unshift,
     masked: Signal<Local, Bits<64>>,
+    state_next: Signal<Local, Bits<32>>,
     pad: Signal<Local, Bits<3>>,
     init: Constant<Bits<32>>,
     all_ones: Constant<Bits<64>>,
@@ -61,12 +66,14 @@ impl Crc32 {
             s_data: Default::default(),
             s_bytes: Default::default(),
             crc: Default::default(),
+            crc_next: Default::default(),
             state_reg: Default::default(),
             pad_reg: Default::default(),
             crc_reg: Default::default(),
             step: Default::default(),
             unshift: Default::default(),
             masked: Default::default(),
+            state_next: Default::default(),
             pad: Default::default(),
             init: Constant::new(CRC32_INIT.to_bits()),
             all_ones: Constant::new(u64::MAX.to_bits()),
@@ -108,15 +115,18 @@ impl Logic for Crc32 {
         self.masked.next = self.s_data.val() & (self.all_ones.val() >> (bit_cast::<7, 3>(self.pad.val()) << 3));
         self.step.data.next = self.masked.val();
         self.step.crc_in.next = self.state_reg.q.val();
+        self.state_next.next = self.state_reg.q.val();
         if self.s_clear.val() {
             self.step.crc_in.next = self.init.val();
-            self.state_reg.d.next = self.init.val();
+            self.state_next.next = self.init.val();
             self.pad_reg.d.next = 0.into();
         }
         if self.s_valid.val() & (self.s_bytes.val() != 0) {
-            self.state_reg.d.next = self.step.crc_out.val();
+            self.state_next.next = self.step.crc_out.val();
             self.pad_reg.d.next = self.pad.val();
         }
+        self.state_reg.d.next = self.state_next.val();
+        self.crc_next.next = !self.state_next.val();
         self.unshift.crc_in.next = self.state_reg.q.val();
         self.unshift.pad.next = self.pad_reg.q.val();
         self.crc_reg.d.next = !self.unshift.crc_out.val();
@@ -137,7 +147,7 @@ impl ClockedBlock for Crc32 {
 mod tests {
     use super::*;
     use crate::cell_format::CRC32;
-    use crate::sim::{settle, tick};
+    use crate::sim::tick;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 

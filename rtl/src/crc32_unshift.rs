@@ -2,15 +2,16 @@
 //!
 //! A word with fewer than 8 valid bytes is absorbed zero-padded; processing a zero byte
 //! multiplies the raw register by an invertible GF(2) matrix `Z`, so multiplying by
-//! `Z^-pad` gives the CRC of the unpadded bytes. Built as three conditional stages
-//! (`Z^-1`, `Z^-2`, `Z^-4`, selected by the bits of `pad`): about 360 iCE40 LUTs, where
-//! eight parallel byte-count networks cost about 1500. Emitted as `Verilog::Custom` from
-//! the same masks the simulation is checked against ([`Crc32Unshift::stage_masks`]).
+//! `Z^-pad` gives the CRC of the unpadded bytes. Built as a selection among the seven
+//! matrices `Z^-1 .. Z^-7` (each output bit the parity of at most 32 register bits): about
+//! 770 iCE40 LUTs and five logic levels. (Three chained stages `Z^-1`, `Z^-2`, `Z^-4` cost
+//! only 360 LUTs but seven levels, 82 MHz on HX8K.) Emitted as `Verilog::Custom` from the
+//! same masks the simulation is checked against ([`Crc32Unshift::stage_masks`]).
 //!
 //! Ports: `crc_in` (in, 32, raw register), `pad` (in, 3, zero bytes to remove),
 //! `crc_out` (out, 32, raw register). Latency: combinational.
 
-use crate::crc32_step::{byte_table, crc32_update};
+use crate::crc32_step::byte_table;
 use rust_hdl::prelude::*;
 
 /// Undo one zero byte: the inverse of `c -> (c >> 8) ^ T[c & 0xFF]`.
@@ -69,16 +70,16 @@ impl Logic for Crc32Unshift {
     }
 
     fn hdl(&self) -> Verilog {
-        let mut v = String::from("reg [31:0] stage1, stage2;\nalways @(*) begin\n");
-        for (k, bit, src, dst) in [(1, 0, "crc_in", "stage1"), (2, 1, "stage1", "stage2"), (4, 2, "stage2", "crc_out")] {
+        let mut v = String::from("always @(*) begin\n    case (pad)\n        3'd0: crc_out = crc_in;\n");
+        for k in 1..=7usize {
             let m = Self::stage_masks(k);
-            v.push_str(&format!("    {dst} = {src};\n    if (pad[{bit}]) begin\n"));
+            v.push_str(&format!("        3'd{k}: begin\n"));
             for (i, mask) in m.iter().enumerate() {
-                v.push_str(&format!("        {dst}[{i}] = ^({src} & 32'h{mask:08x});\n"));
+                v.push_str(&format!("            crc_out[{i}] = ^(crc_in & 32'h{mask:08x});\n"));
             }
-            v.push_str("    end\n");
+            v.push_str("        end\n");
         }
-        v.push_str("end\n");
+        v.push_str("    endcase\nend\n");
         Verilog::Custom(v)
     }
 }
@@ -86,6 +87,7 @@ impl Logic for Crc32Unshift {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::crc32_step::crc32_update;
 
     #[test]
     fn unshift_inverts_zero_bytes() {
@@ -98,7 +100,7 @@ mod tests {
 
     #[test]
     fn stage_masks_match_the_function() {
-        for k in [1, 2, 4] {
+        for k in 1..8 {
             let m = Crc32Unshift::stage_masks(k);
             let x = 0xdead_beefu32;
             let mut out = 0;

@@ -172,6 +172,6 @@ mod tests {
         assert_eq!((data.input, data.width), (true, 64));
         let out = crc.ports.iter().find(|p| p.name == "crc").unwrap();
         assert_eq!((out.input, out.width), (false, 32));
-        assert_eq!(crc.ports.len(), 6);
+        assert_eq!(crc.ports.len(), 7);
     }
 }
