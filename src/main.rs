@@ -12,7 +12,11 @@ use std::process::ExitCode;
 mod commands;
 
 #[derive(Parser, Debug)]
-#[command(name = "nic", version, about = "Design and verify RDMA NIC logic: Verilog export, lint, synthesis, co-simulation")]
+#[command(
+    name = "nic",
+    version,
+    about = "Design and verify RDMA NIC logic: Verilog export, lint, synthesis, co-simulation"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -95,7 +99,8 @@ enum BenchCommand {
 }
 
 fn config(cell_payload: usize) -> Result<DatapathConfig, String> {
-    nic_rtl::cell_format::check_cell_payload(cell_payload).map_err(|e| format!("--cell-payload: {e}"))?;
+    nic_rtl::cell_format::check_cell_payload(cell_payload)
+        .map_err(|e| format!("--cell-payload: {e}"))?;
     Ok(DatapathConfig { cell_payload })
 }
 
@@ -114,15 +119,25 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             Ok(())
         }
-        Command::Synth { out, blocks, target_mhz, cell_payload } => {
-            commands::synth::synth_all(&out, &config(cell_payload)?, &blocks, target_mhz).map(|_| ())
-        }
+        Command::Synth {
+            out,
+            blocks,
+            target_mhz,
+            cell_payload,
+        } => commands::synth::synth_all(&out, &config(cell_payload)?, &blocks, target_mhz)
+            .map(|_| ()),
         Command::Cell(cmd) => commands::cell::run(cmd),
         Command::Sim(SimCommand::Datapath(args)) => commands::sim::run(&args).map(|_| ()),
-        Command::Bench(BenchCommand::Datapath { seed, messages, min_seconds }) => {
-            commands::sim::bench(seed, messages, min_seconds)
-        }
-        Command::Flow { out, no_waves, seed } => flow(&out, !no_waves, seed),
+        Command::Bench(BenchCommand::Datapath {
+            seed,
+            messages,
+            min_seconds,
+        }) => commands::sim::bench(seed, messages, min_seconds),
+        Command::Flow {
+            out,
+            no_waves,
+            seed,
+        } => flow(&out, !no_waves, seed),
     }
 }
 
@@ -133,7 +148,10 @@ fn flow(out: &std::path::Path, waves: bool, seed: u64) -> Result<(), String> {
     for (block, path) in commands::verilog::write_all(out, &cfg)? {
         println!("   {:<24} {}", block.module, path.display());
     }
-    println!("== 2. Lint (verilator --lint-only -Wall, waivers in {})", commands::lint::waiver_file().display());
+    println!(
+        "== 2. Lint (verilator --lint-only -Wall, waivers in {})",
+        commands::lint::waiver_file().display()
+    );
     let warnings = commands::lint::lint_all(&out.join("lint"), &cfg)?;
     if warnings > 0 {
         return Err(format!("{warnings} unwaived lint warning(s)"));
@@ -155,10 +173,19 @@ fn flow(out: &std::path::Path, waves: bool, seed: u64) -> Result<(), String> {
     };
     commands::sim::run(&clean)?;
     println!("== 4. The same with bit errors injected on the link (every bad cell must be caught)");
-    let faulty = commands::sim::DatapathArgs { seed: seed + 1, link_error_rate: 0.002, waves: false, json: None, ..clean };
+    let faulty = commands::sim::DatapathArgs {
+        seed: seed + 1,
+        link_error_rate: 0.002,
+        waves: false,
+        json: None,
+        ..clean
+    };
     commands::sim::run(&faulty)?;
     if waves {
-        println!("Open the waveform with: gtkwave {}", nic_waves::wave_path("cell_datapath", &format!("verilator-seed{seed}")).display());
+        println!(
+            "Open the waveform with: gtkwave {}",
+            nic_waves::wave_path("cell_datapath", &format!("verilator-seed{seed}")).display()
+        );
     }
     Ok(())
 }

@@ -4,11 +4,18 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn nic(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nic")).args(args).output().expect("run nic")
+    Command::new(env!("CARGO_BIN_EXE_nic"))
+        .args(args)
+        .output()
+        .expect("run nic")
 }
 
 fn text(o: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -40,7 +47,22 @@ fn every_subcommand_has_help() {
 #[test]
 fn encode_then_decode_round_trips() {
     let dir = scratch("cli_roundtrip");
-    let o = nic(&["cell", "encode", "--opcode", "RDMA_WRITE_IMMEDIATE", "--vaddr", "0x1000", "--stag", "0x4201", "--immediate", "0xabcd", "--payload-len", "600", "--src-qp", "9"]);
+    let o = nic(&[
+        "cell",
+        "encode",
+        "--opcode",
+        "RDMA_WRITE_IMMEDIATE",
+        "--vaddr",
+        "0x1000",
+        "--stag",
+        "0x4201",
+        "--immediate",
+        "0xabcd",
+        "--payload-len",
+        "600",
+        "--src-qp",
+        "9",
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let cells = dir.join("cells.txt");
     std::fs::write(&cells, &o.stdout).unwrap();
@@ -48,16 +70,27 @@ fn encode_then_decode_round_trips() {
     let out = text(&d);
     assert!(d.status.success(), "{out}");
     assert_eq!(out.matches("cell CRC").count(), 3, "{out}");
-    assert!(out.contains("RETH: vaddr 0x0000000000001000 stag 0x00004201"), "{out}");
+    assert!(
+        out.contains("RETH: vaddr 0x0000000000001000 stag 0x00004201"),
+        "{out}"
+    );
     assert!(out.contains("immediate 0x0000abcd"), "{out}");
-    assert!(out.contains("message complete: 600 bytes, packet CRC ok"), "{out}");
+    assert!(
+        out.contains("message complete: 600 bytes, packet CRC ok"),
+        "{out}"
+    );
 }
 
 #[test]
 fn decode_names_the_field_and_offset_that_is_wrong() {
     let dir = scratch("cli_bad_cells");
     let o = nic(&["cell", "encode", "--payload-len", "40", "--bytes"]);
-    let good = String::from_utf8(o.stdout).unwrap().lines().last().unwrap().to_string();
+    let good = String::from_utf8(o.stdout)
+        .unwrap()
+        .lines()
+        .last()
+        .unwrap()
+        .to_string();
     // Flip a payload bit: the cell CRC (at byte offset 24 + 40 + 8 = 72) no longer matches.
     let mut bad: Vec<char> = good.chars().collect();
     bad[2 * 30] = if bad[2 * 30] == '0' { '1' } else { '0' };
@@ -68,8 +101,14 @@ fn decode_names_the_field_and_offset_that_is_wrong() {
     let d = nic(&["cell", "decode", "--bytes", path.to_str().unwrap()]);
     let out = text(&d);
     assert!(!d.status.success(), "{out}");
-    assert!(out.contains("Crc error in cell CRC at byte offset 72"), "{out}");
-    assert!(out.contains("Length error in cell length at byte offset 2: truncated cell"), "{out}");
+    assert!(
+        out.contains("Crc error in cell CRC at byte offset 72"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Length error in cell length at byte offset 2: truncated cell"),
+        "{out}"
+    );
     assert!(out.contains("line 3): malformed input"), "{out}");
     assert!(!out.contains("panicked"), "{out}");
 }
@@ -97,7 +136,12 @@ fn verilog_writes_one_renamed_module_per_block_and_lint_is_clean() {
     let dir = scratch("cli_verilog");
     let o = nic(&["verilog", "--out", dir.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o));
-    for m in ["nic_crc32", "nic_cell_segmenter", "nic_cell_reassembler", "nic_cell_datapath"] {
+    for m in [
+        "nic_crc32",
+        "nic_cell_segmenter",
+        "nic_cell_reassembler",
+        "nic_cell_datapath",
+    ] {
         let v = std::fs::read_to_string(dir.join(format!("{m}.v"))).unwrap();
         assert!(v.contains(&format!("module {m}(")), "{m}");
         assert!(!v.contains("module top"), "{m}");
@@ -111,7 +155,14 @@ fn verilog_writes_one_renamed_module_per_block_and_lint_is_clean() {
 fn sim_datapath_writes_a_json_report() {
     let dir = scratch("cli_sim");
     let json = dir.join("report.json");
-    let o = nic(&["sim", "datapath", "--messages", "20", "--json", json.to_str().unwrap()]);
+    let o = nic(&[
+        "sim",
+        "datapath",
+        "--messages",
+        "20",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", text(&o));
     let report = std::fs::read_to_string(&json).unwrap();
     assert!(report.contains("\"messages_delivered\": 20"), "{report}");

@@ -171,7 +171,8 @@ impl Logic for CellDatapath {
         self.s_payload_ready.next = self.segmenter.s_payload_ready.val();
         self.segmenter.s_payload_last.next = self.s_payload_last.val();
         // The link.
-        self.reassembler.s_cell_data.next = self.segmenter.m_cell_data.val() ^ self.link_error_mask.val();
+        self.reassembler.s_cell_data.next =
+            self.segmenter.m_cell_data.val() ^ self.link_error_mask.val();
         self.reassembler.s_cell_valid.next = self.segmenter.m_cell_valid.val();
         self.reassembler.s_cell_last.next = self.segmenter.m_cell_last.val();
         self.segmenter.m_cell_ready.next = self.reassembler.s_cell_ready.val();
@@ -222,7 +223,8 @@ mod tests {
     fn synthesises() {
         let mut uut = CellDatapath::new(256);
         uut.connect_all();
-        yosys_validate("nic_rtl_cell_datapath", &generate_verilog(&uut)).expect("yosys accepts CellDatapath");
+        yosys_validate("nic_rtl_cell_datapath", &generate_verilog(&uut))
+            .expect("yosys accepts CellDatapath");
     }
 
     #[test]

@@ -22,7 +22,11 @@ pub fn random_message<R: Rng>(rng: &mut R, max_len: usize) -> Message {
         opcode::ACK,
     ];
     let op = ops[rng.gen_range(0..ops.len())];
-    let len = if rng.gen_bool(0.1) { 0 } else { rng.gen_range(0..=max_len) };
+    let len = if rng.gen_bool(0.1) {
+        0
+    } else {
+        rng.gen_range(0..=max_len)
+    };
     Message {
         opcode: op,
         dest_node: rng.gen(),
@@ -91,7 +95,15 @@ pub fn corrupt_stream<R: Rng>(rng: &mut R, cells: Vec<Vec<u64>>, rate: f64) -> V
             }
             6 => {
                 // header field changed, CRC recomputed: opcode, nodes, queue pairs, PSN, length
-                let (w, shift, width) = [(0, 0, 8), (0, 32, 16), (0, 48, 16), (1, 0, 16), (1, 16, 16), (2, 0, 24), (2, 32, 32)][rng.gen_range(0..7)];
+                let (w, shift, width) = [
+                    (0, 0, 8),
+                    (0, 32, 16),
+                    (0, 48, 16),
+                    (1, 0, 16),
+                    (1, 16, 16),
+                    (2, 0, 24),
+                    (2, 32, 32),
+                ][rng.gen_range(0..7)];
                 cell[w] ^= (rng.gen_range(1..=u64::MAX >> (64 - width))) << shift;
                 reseal(&mut cell);
                 out.push(cell);

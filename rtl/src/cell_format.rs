@@ -406,7 +406,11 @@ pub fn decode_cell(words: &[u64], cell_payload: usize) -> Result<DecodedCell, Ce
     let header = CellHeader::from_words([words[0], words[1], words[2]]);
     let expected = header.cell_words();
     if words.len() != expected {
-        let what = if words.len() < expected { "truncated cell" } else { "cell too long" };
+        let what = if words.len() < expected {
+            "truncated cell"
+        } else {
+            "cell too long"
+        };
         return Err(err(
             CellStatus::Length,
             "cell length",
@@ -428,7 +432,9 @@ pub fn decode_cell(words: &[u64], cell_payload: usize) -> Result<DecodedCell, Ce
             CellStatus::Crc,
             "cell CRC",
             crc_offset,
-            format!("cell carries {carried:#010x}, CRC-32 of bytes 0..{crc_offset} is {computed:#010x}"),
+            format!(
+                "cell carries {carried:#010x}, CRC-32 of bytes 0..{crc_offset} is {computed:#010x}"
+            ),
         ));
     }
     if words[words.len() - 1] >> 32 != 0 {
@@ -468,7 +474,10 @@ pub fn decode_cell(words: &[u64], cell_payload: usize) -> Result<DecodedCell, Ce
             CellStatus::Length,
             "cell length",
             offset::CELL_LENGTH,
-            format!("{} bytes exceeds cell_payload {cell_payload}", header.cell_length),
+            format!(
+                "{} bytes exceeds cell_payload {cell_payload}",
+                header.cell_length
+            ),
         ));
     }
     let mut at = HEADER_WORDS;
@@ -587,23 +596,27 @@ impl ReassemblyModel {
         };
         let reth_in_cell = cell.reth.unwrap_or_default();
         // Sequence: a first cell must start a message, a continuation must follow one.
-        let (first, reth, next_seq, offset, mut so_far) = match std::mem::replace(&mut self.context, Context::Discarding) {
-            Context::InMessage {
-                first,
-                reth,
-                next_seq,
-                offset,
-                payload_so_far,
-            } if !header.first() => (first, reth, next_seq, offset, payload_so_far),
-            Context::InMessage { .. } => return Some(fail(CellStatus::Sequence)),
-            Context::Idle | Context::Discarding if header.first() => (header, reth_in_cell, 0, 0, Vec::new()),
-            Context::Idle | Context::Discarding => return Some(fail(CellStatus::Sequence)),
-        };
+        let (first, reth, next_seq, offset, mut so_far) =
+            match std::mem::replace(&mut self.context, Context::Discarding) {
+                Context::InMessage {
+                    first,
+                    reth,
+                    next_seq,
+                    offset,
+                    payload_so_far,
+                } if !header.first() => (first, reth, next_seq, offset, payload_so_far),
+                Context::InMessage { .. } => return Some(fail(CellStatus::Sequence)),
+                Context::Idle | Context::Discarding if header.first() => {
+                    (header, reth_in_cell, 0, 0, Vec::new())
+                }
+                Context::Idle | Context::Discarding => return Some(fail(CellStatus::Sequence)),
+            };
         if header.cell_seq != next_seq {
             return Some(fail(CellStatus::Sequence));
         }
         let same = header.opcode == first.opcode
-            && (header.flags & !(flag::FIRST | flag::LAST)) == (first.flags & !(flag::FIRST | flag::LAST))
+            && (header.flags & !(flag::FIRST | flag::LAST))
+                == (first.flags & !(flag::FIRST | flag::LAST))
             && header.dest_node == first.dest_node
             && header.src_node == first.src_node
             && header.dest_qp == first.dest_qp
@@ -715,10 +728,16 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_rejected_with_a_message() {
-        assert_eq!(encode_message(&msg(1), 12), Err(EncodeError::CellPayload(12)));
+        assert_eq!(
+            encode_message(&msg(1), 12),
+            Err(EncodeError::CellPayload(12))
+        );
         let mut m = msg(1);
         m.psn = 1 << 24;
-        assert!(encode_message(&m, 256).unwrap_err().to_string().contains("24 bits"));
+        assert!(encode_message(&m, 256)
+            .unwrap_err()
+            .to_string()
+            .contains("24 bits"));
     }
 
     #[test]
@@ -736,7 +755,10 @@ mod tests {
         // Drop the middle cell: the last cell is a sequence error; nothing more is reported.
         let o = model.push_cell(&cells[0]).unwrap();
         assert_eq!(o.status, CellStatus::Ok);
-        assert_eq!(model.push_cell(&cells[2]).unwrap().status, CellStatus::Sequence);
+        assert_eq!(
+            model.push_cell(&cells[2]).unwrap().status,
+            CellStatus::Sequence
+        );
         // A continuation after the error is dropped silently.
         assert_eq!(model.push_cell(&cells[1]), None);
         assert_eq!(model.dropped_cells, 1);

@@ -377,7 +377,8 @@ impl Logic for CellReassembler {
         // ---------------- Output side ----------------
         self.handshake.next = self.act_valid.q.val() & self.m_ready.val();
         self.m_last.next = self.act_beats_left.q.val() == 1;
-        self.output_free.next = !self.act_valid.q.val() | (self.handshake.val() & self.m_last.val());
+        self.output_free.next =
+            !self.act_valid.q.val() | (self.handshake.val() & self.m_last.val());
         self.pop.next = self.handshake.val() & self.act_has_words.q.val();
         self.buffer.read_address.next = self.rptr.q.val();
         if self.pop.val() {
@@ -442,8 +443,8 @@ impl Logic for CellReassembler {
         // ---------------- Input side ----------------
         self.at_start.next = (self.word_index.q.val() == 0) & !self.flushing.q.val();
         // A new cell may start once the previous cell's outcome has left the done slot.
-        self.s_cell_ready.next =
-            !self.reset.val() & (!self.at_start.val() | !self.done.q.val() | self.output_free.val());
+        self.s_cell_ready.next = !self.reset.val()
+            & (!self.at_start.val() | !self.done.q.val() | self.output_free.val());
         self.accept.next = self.s_cell_valid.val() & self.s_cell_ready.val();
         self.in_payload.next = !self.flushing.q.val()
             & (self.word_index.q.val() >= self.payload_start.q.val())
@@ -463,7 +464,8 @@ impl Logic for CellReassembler {
         self.cell_crc.s_valid.next = self.accept.val();
         self.cell_crc.s_data.next = self.s_cell_data.val();
         self.cell_crc.s_bytes.next = 8.into();
-        self.packet_crc.s_clear.next = self.accept.val() & self.at_start.val() & self.s_cell_data.val().get_bit(8);
+        self.packet_crc.s_clear.next =
+            self.accept.val() & self.at_start.val() & self.s_cell_data.val().get_bit(8);
         self.packet_crc.s_valid.next = self.accept.val() & self.in_payload.val();
         self.packet_crc.s_data.next = self.s_cell_data.val();
         self.packet_crc.s_bytes.next = 8.into();
@@ -495,8 +497,10 @@ impl Logic for CellReassembler {
         // the end of the message.
         self.cell_length.next = bit_cast::<32, 16>(self.cur_hdr0.q.val().get_bits::<16>(16));
         self.offset_plus_length.d.next = self.offset.val() + self.cell_length.val();
-        self.remaining_below_cell_payload.d.next = self.remaining_reg.q.val() < self.cell_payload.val();
-        self.length_bad.next = (self.word_index.q.val() == 3) | (self.last.val() != self.ends_message.q.val());
+        self.remaining_below_cell_payload.d.next =
+            self.remaining_reg.q.val() < self.cell_payload.val();
+        self.length_bad.next =
+            (self.word_index.q.val() == 3) | (self.last.val() != self.ends_message.q.val());
         if self.remaining_below_cell_payload.q.val() {
             if self.cell_length.val() != self.remaining_reg.q.val() {
                 self.length_bad.next = true;
@@ -535,8 +539,8 @@ impl Logic for CellReassembler {
         // Continuation cells of a failed message are dropped without an outcome.
         self.silent_now.next = self.silent.q.val();
         if self.at_start.val() {
-            self.silent_now.next =
-                (self.msg_context.q.val() == MessageContext::Discarding) & !self.s_cell_data.val().get_bit(8);
+            self.silent_now.next = (self.msg_context.q.val() == MessageContext::Discarding)
+                & !self.s_cell_data.val().get_bit(8);
         }
 
         if self.accept.val() & !self.flushing.q.val() {
@@ -550,20 +554,26 @@ impl Logic for CellReassembler {
                 self.silent.d.next = self.silent_now.val();
                 self.payload_start.d.next = self.start_payload.val();
                 self.payload_end.d.next = self.start_payload.val() + self.start_words.val();
-                self.final_payload_index.d.next = self.start_payload.val() + self.start_words.val() - 1;
+                self.final_payload_index.d.next =
+                    self.start_payload.val() + self.start_words.val() - 1;
                 self.crc_position.d.next = self.start_payload.val() + self.start_words.val();
                 if self.s_cell_data.val().get_bit(9) {
-                    self.crc_position.d.next = self.start_payload.val() + self.start_words.val() + 1;
+                    self.crc_position.d.next =
+                        self.start_payload.val() + self.start_words.val() + 1;
                 }
                 self.payload_words.d.next = self.start_words.val();
                 self.last_word_bytes.d.next = 8.into();
                 if self.s_cell_data.val().get_bits::<3>(16) != 0 {
-                    self.last_word_bytes.d.next = bit_cast::<4, 3>(self.s_cell_data.val().get_bits::<3>(16));
+                    self.last_word_bytes.d.next =
+                        bit_cast::<4, 3>(self.s_cell_data.val().get_bits::<3>(16));
                 }
                 self.reserved_bad.d.next = self.s_cell_data.val().get_bits::<4>(12) != 0;
-                self.too_big.d.next = bit_cast::<32, 16>(self.s_cell_data.val().get_bits::<16>(16)) > self.cell_payload.val();
+                self.too_big.d.next = bit_cast::<32, 16>(self.s_cell_data.val().get_bits::<16>(16))
+                    > self.cell_payload.val();
                 self.mismatch.d.next = !self.s_cell_data.val().get_bit(8)
-                    & (((self.s_cell_data.val() ^ self.ctx_hdr0.q.val()) & self.hdr0_compare_mask.val()) != 0);
+                    & (((self.s_cell_data.val() ^ self.ctx_hdr0.q.val())
+                        & self.hdr0_compare_mask.val())
+                        != 0);
                 self.sequence_bad.d.next = false;
                 self.immediate_reg.d.next = 0.into();
                 if self.s_cell_data.val().get_bit(8) {
@@ -577,11 +587,14 @@ impl Logic for CellReassembler {
                     self.reserved_bad.d.next = true;
                 }
                 if !self.first.val()
-                    & (((self.s_cell_data.val() ^ self.ctx_hdr1.q.val()) & self.hdr1_compare_mask.val()) != 0)
+                    & (((self.s_cell_data.val() ^ self.ctx_hdr1.q.val())
+                        & self.hdr1_compare_mask.val())
+                        != 0)
                 {
                     self.mismatch.d.next = true;
                 }
-                self.sequence_bad.d.next = (self.msg_context.q.val() == MessageContext::InMessage) == self.first.val();
+                self.sequence_bad.d.next =
+                    (self.msg_context.q.val() == MessageContext::InMessage) == self.first.val();
                 if self.first.val() {
                     if self.s_cell_data.val().get_bits::<16>(32) != 0 {
                         self.sequence_bad.d.next = true;
@@ -592,8 +605,10 @@ impl Logic for CellReassembler {
             }
             if self.word_index.q.val() == 2 {
                 self.cur_hdr2.d.next = self.s_cell_data.val();
-                self.remaining_reg.d.next = self.s_cell_data.val().get_bits::<32>(32) - self.offset.val();
-                self.ends_message.d.next = self.offset_plus_length.q.val() == self.s_cell_data.val().get_bits::<32>(32);
+                self.remaining_reg.d.next =
+                    self.s_cell_data.val().get_bits::<32>(32) - self.offset.val();
+                self.ends_message.d.next =
+                    self.offset_plus_length.q.val() == self.s_cell_data.val().get_bits::<32>(32);
                 if self.s_cell_data.val().get_bits::<8>(24) != 0 {
                     self.reserved_bad.d.next = true;
                 }
@@ -609,7 +624,11 @@ impl Logic for CellReassembler {
                     self.ctx_stag_dma.d.next = self.s_cell_data.val();
                 }
             }
-            if self.last.val() & !self.flushing.q.val() & (self.word_index.q.val() == self.payload_end.q.val()) & (self.word_index.q.val() >= 3) {
+            if self.last.val()
+                & !self.flushing.q.val()
+                & (self.word_index.q.val() == self.payload_end.q.val())
+                & (self.word_index.q.val() >= 3)
+            {
                 // Trailer: packet CRC and immediate.
                 self.trailer_crc.d.next = self.s_cell_data.val().get_bits::<32>(0);
                 if self.cur_hdr0.q.val().get_bit(10) {
@@ -704,19 +723,31 @@ impl ClockedBlock for CellReassembler {
 mod tests {
     use super::*;
     use crate::cell_faults::{corrupt_stream, random_message};
-    use crate::cell_format::{encode_message, CellHeader, CellOutcome, CellStatus, ReassemblyModel, Reth};
+    use crate::cell_format::{
+        encode_message, CellHeader, CellOutcome, CellStatus, ReassemblyModel, Reth,
+    };
     use crate::sim::{settle, tick};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
     /// Feed `cells` to a reassembler and collect its outcomes; also returns the clocks taken.
-    fn run(cell_payload: usize, cells: &[Vec<u64>], seed: u64, gaps: bool, backpressure: bool) -> (Vec<CellOutcome>, u64, u32) {
+    fn run(
+        cell_payload: usize,
+        cells: &[Vec<u64>],
+        seed: u64,
+        gaps: bool,
+        backpressure: bool,
+    ) -> (Vec<CellOutcome>, u64, u32) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut uut = CellReassembler::new(cell_payload);
         uut.connect_all();
         let words: Vec<(u64, bool)> = cells
             .iter()
-            .flat_map(|c| c.iter().enumerate().map(move |(i, w)| (*w, i + 1 == c.len())))
+            .flat_map(|c| {
+                c.iter()
+                    .enumerate()
+                    .map(move |(i, w)| (*w, i + 1 == c.len()))
+            })
             .collect();
         let mut next = 0;
         let mut outcomes = vec![];
@@ -758,7 +789,8 @@ mod tests {
                         message_length: uut.m_msg_length.val().to_u32(),
                     };
                     outcomes.push(CellOutcome {
-                        status: CellStatus::from_code(uut.m_status.val().to_u32() as u8).expect("status code"),
+                        status: CellStatus::from_code(uut.m_status.val().to_u32() as u8)
+                            .expect("status code"),
                         header: hdr,
                         reth: Reth {
                             vaddr: uut.m_vaddr.val().to_u64(),
@@ -790,7 +822,10 @@ mod tests {
             w.header.psn &= crate::cell_format::PSN_MODULUS - 1;
         }
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(g, w, "outcome {i} differs (seed {seed}, gaps {gaps}, backpressure {backpressure})");
+            assert_eq!(
+                g, w,
+                "outcome {i} differs (seed {seed}, gaps {gaps}, backpressure {backpressure})"
+            );
         }
         assert_eq!(got.len(), want.len(), "number of outcomes");
         assert_eq!(dropped, want_dropped, "dropped cells");
@@ -800,15 +835,27 @@ mod tests {
     fn synthesises() {
         let mut uut = CellReassembler::new(256);
         uut.connect_all();
-        yosys_validate("nic_rtl_cell_reassembler", &generate_verilog(&uut)).expect("yosys accepts CellReassembler");
+        yosys_validate("nic_rtl_cell_reassembler", &generate_verilog(&uut))
+            .expect("yosys accepts CellReassembler");
     }
 
     #[test]
     fn reassembles_clean_streams_with_gaps_and_backpressure() {
         let mut rng = ChaCha8Rng::seed_from_u64(0x2ea5_0001);
-        for (cell_payload, gaps, backpressure) in [(256, false, false), (256, true, true), (64, true, false), (8, false, true)] {
+        for (cell_payload, gaps, backpressure) in [
+            (256, false, false),
+            (256, true, true),
+            (64, true, false),
+            (8, false, true),
+        ] {
             let cells: Vec<Vec<u64>> = (0..20)
-                .flat_map(|_| encode_message(&random_message(&mut rng, 3 * cell_payload + 5), cell_payload).unwrap())
+                .flat_map(|_| {
+                    encode_message(
+                        &random_message(&mut rng, 3 * cell_payload + 5),
+                        cell_payload,
+                    )
+                    .unwrap()
+                })
                 .collect();
             let (want, _) = model(cell_payload, &cells);
             assert!(want.iter().all(|o| o.status == CellStatus::Ok));
@@ -823,14 +870,29 @@ mod tests {
         for round in 0..12 {
             let cell_payload = [256, 64, 16][round % 3];
             let cells: Vec<Vec<u64>> = (0..25)
-                .flat_map(|_| encode_message(&random_message(&mut rng, 3 * cell_payload), cell_payload).unwrap())
+                .flat_map(|_| {
+                    encode_message(&random_message(&mut rng, 3 * cell_payload), cell_payload)
+                        .unwrap()
+                })
                 .collect();
             let cells = corrupt_stream(&mut rng, cells, 0.25);
             let (want, _) = model(cell_payload, &cells);
             statuses.extend(want.iter().map(|o| o.status));
-            check(cell_payload, &cells, rng.gen(), round % 2 == 0, round % 4 < 2);
+            check(
+                cell_payload,
+                &cells,
+                rng.gen(),
+                round % 2 == 0,
+                round % 4 < 2,
+            );
         }
-        for s in [CellStatus::Ok, CellStatus::Crc, CellStatus::Length, CellStatus::Sequence, CellStatus::Malformed] {
+        for s in [
+            CellStatus::Ok,
+            CellStatus::Crc,
+            CellStatus::Length,
+            CellStatus::Sequence,
+            CellStatus::Malformed,
+        ] {
             assert!(statuses.contains(&s), "stimulus never produced {s:?}");
         }
     }
@@ -847,7 +909,10 @@ mod tests {
         let (got, cycles, _) = run(256, &cells, 1, false, false);
         assert_eq!(got.len(), 40);
         // `run` idles 300 clocks after the input is consumed.
-        assert!(cycles as usize <= words + 300 + 2, "{cycles} clocks for {words} words");
+        assert!(
+            cycles as usize <= words + 300 + 2,
+            "{cycles} clocks for {words} words"
+        );
     }
 
     #[test]

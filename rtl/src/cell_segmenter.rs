@@ -276,7 +276,8 @@ impl Logic for CellSegmenter {
         );
         clock!(self, clock, cell_crc, packet_crc);
         // Next cell's length, from registers that are stable during a cell.
-        self.rem_after_reg.d.next = self.remaining_reg.q.val() - bit_cast::<32, 16>(self.cell_length_reg.q.val());
+        self.rem_after_reg.d.next =
+            self.remaining_reg.q.val() - bit_cast::<32, 16>(self.cell_length_reg.q.val());
         self.next_last_reg.d.next = self.rem_after_reg.q.val() <= self.cell_payload.val();
         self.next_length_reg.d.next = bit_cast::<16, 32>(self.cell_payload.val());
         if self.rem_after_reg.q.val() <= self.cell_payload.val() {
@@ -340,7 +341,8 @@ impl Logic for CellSegmenter {
                     self.pad_shift_reg.d.next = bit_cast::<7, 3>(self.pad_bytes.val()) << 3;
                     self.last_bytes_reg.d.next = 8.into();
                     if self.s_msg_length.val().get_bits::<3>(0) != 0 {
-                        self.last_bytes_reg.d.next = bit_cast::<4, 3>(self.s_msg_length.val().get_bits::<3>(0));
+                        self.last_bytes_reg.d.next =
+                            bit_cast::<4, 3>(self.s_msg_length.val().get_bits::<3>(0));
                     }
                     self.first_reg.d.next = true;
                     self.reth_reg.d.next = self.s_msg_opcode.val().get_bits::<4>(4) == 1;
@@ -414,7 +416,8 @@ impl Logic for CellSegmenter {
                 self.packet_crc.s_valid.next = self.load.val() & self.s_payload_valid.val();
                 if self.load.val() & self.s_payload_valid.val() {
                     self.words_left_reg.d.next = self.words_left_reg.q.val() - 1;
-                    self.final_word_reg.d.next = self.last_cell_reg.q.val() & (self.words_left_reg.q.val() == 2);
+                    self.final_word_reg.d.next =
+                        self.last_cell_reg.q.val() & (self.words_left_reg.q.val() == 2);
                     if self.s_payload_last.val() != self.final_payload_word.val() {
                         self.last_errors_reg.d.next = self.last_errors_reg.q.val() + 1;
                     }
@@ -499,41 +502,20 @@ impl ClockedBlock for CellSegmenter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell_format::{encode_message, opcode, Message};
+    use crate::cell_faults::random_message;
+    use crate::cell_format::{encode_message, Message};
     use crate::sim::{settle, tick};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
-    pub(crate) fn random_message(rng: &mut ChaCha8Rng, max_len: usize) -> Message {
-        let ops = [
-            opcode::SEND,
-            opcode::SEND_IMMEDIATE,
-            opcode::RDMA_WRITE,
-            opcode::RDMA_WRITE_IMMEDIATE,
-            opcode::RDMA_READ_REQUEST,
-            opcode::ATOMIC_FETCH_ADD,
-            opcode::RDMA_READ_RESPONSE,
-        ];
-        let op = ops[rng.gen_range(0..ops.len())];
-        let len = if rng.gen_bool(0.1) { 0 } else { rng.gen_range(0..=max_len) };
-        Message {
-            opcode: op,
-            dest_node: rng.gen(),
-            src_node: rng.gen(),
-            dest_qp: rng.gen(),
-            src_qp: rng.gen(),
-            psn: rng.gen_range(0..1 << 24),
-            vaddr: rng.gen(),
-            stag: rng.gen(),
-            dma_length: len as u32,
-            immediate: rng.gen_bool(0.3).then(|| rng.gen()),
-            invalidate: rng.gen_bool(0.2),
-            payload: (0..len).map(|_| rng.gen()).collect(),
-        }
-    }
-
     /// Drive `messages` through a segmenter; returns the cells and the clocks taken.
-    fn run(cell_payload: usize, messages: &[Message], seed: u64, gaps: bool, backpressure: bool) -> (Vec<Vec<u64>>, u64) {
+    fn run(
+        cell_payload: usize,
+        messages: &[Message],
+        seed: u64,
+        gaps: bool,
+        backpressure: bool,
+    ) -> (Vec<Vec<u64>>, u64) {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut uut = CellSegmenter::new(cell_payload);
         uut.connect_all();
@@ -544,18 +526,29 @@ mod tests {
             for (i, chunk) in m.payload.chunks(8).enumerate() {
                 let mut b = [0u8; 8];
                 b[..chunk.len()].copy_from_slice(chunk);
-                let garbage = if chunk.len() < 8 { rng.gen::<u64>() << (8 * chunk.len()) } else { 0 };
+                let garbage = if chunk.len() < 8 {
+                    rng.gen::<u64>() << (8 * chunk.len())
+                } else {
+                    0
+                };
                 words.push((u64::from_le_bytes(b) | garbage, i + 1 == n));
             }
         }
         let (mut next_msg, mut next_word) = (0, 0);
         let mut cells = vec![];
         let mut cell = vec![];
-        let expected_cells: usize = messages.iter().map(|m| m.payload.len().div_ceil(cell_payload).max(1)).sum();
+        let expected_cells: usize = messages
+            .iter()
+            .map(|m| m.payload.len().div_ceil(cell_payload).max(1))
+            .sum();
         let mut cycles = 0u64;
         while cells.len() < expected_cells {
             cycles += 1;
-            assert!(cycles < 1_000_000, "segmenter stalled after {} cells", cells.len());
+            assert!(
+                cycles < 1_000_000,
+                "segmenter stalled after {} cells",
+                cells.len()
+            );
             let offer_msg = next_msg < messages.len() && (!gaps || rng.gen_bool(0.5));
             uut.s_msg_valid.next = offer_msg;
             if offer_msg {
@@ -602,21 +595,34 @@ mod tests {
     }
 
     fn expected(cell_payload: usize, messages: &[Message]) -> Vec<Vec<u64>> {
-        messages.iter().flat_map(|m| encode_message(m, cell_payload).unwrap()).collect()
+        messages
+            .iter()
+            .flat_map(|m| encode_message(m, cell_payload).unwrap())
+            .collect()
     }
 
     #[test]
     fn synthesises() {
         let mut uut = CellSegmenter::new(256);
         uut.connect_all();
-        yosys_validate("nic_rtl_cell_segmenter", &generate_verilog(&uut)).expect("yosys accepts CellSegmenter");
+        yosys_validate("nic_rtl_cell_segmenter", &generate_verilog(&uut))
+            .expect("yosys accepts CellSegmenter");
     }
 
     #[test]
     fn matches_reference_encoder_with_gaps_and_backpressure() {
         let mut rng = ChaCha8Rng::seed_from_u64(0x5e9_0001);
-        for (cell_payload, gaps, backpressure) in [(256, false, false), (256, true, false), (256, false, true), (256, true, true), (64, true, true), (8, true, true)] {
-            let messages: Vec<Message> = (0..25).map(|_| random_message(&mut rng, 3 * cell_payload + 9)).collect();
+        for (cell_payload, gaps, backpressure) in [
+            (256, false, false),
+            (256, true, false),
+            (256, false, true),
+            (256, true, true),
+            (64, true, true),
+            (8, true, true),
+        ] {
+            let messages: Vec<Message> = (0..25)
+                .map(|_| random_message(&mut rng, 3 * cell_payload + 9))
+                .collect();
             let (cells, _) = run(cell_payload, &messages, rng.gen(), gaps, backpressure);
             let want = expected(cell_payload, &messages);
             assert_eq!(cells.len(), want.len());

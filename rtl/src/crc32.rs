@@ -107,12 +107,17 @@ impl Logic for Crc32 {
         self.pad.next = 0.into();
         if self.byte_enable.val() & (self.s_bytes.val() < 8) {
             self.pad.next = bit_cast::<3, 1>(self.s_bytes.val().get_bit(0).into())
-                | (bit_cast::<3, 1>((self.s_bytes.val().get_bit(1) ^ self.s_bytes.val().get_bit(0)).into()) << 1)
                 | (bit_cast::<3, 1>(
-                    (self.s_bytes.val().get_bit(2) ^ (self.s_bytes.val().get_bit(1) | self.s_bytes.val().get_bit(0))).into(),
+                    (self.s_bytes.val().get_bit(1) ^ self.s_bytes.val().get_bit(0)).into(),
+                ) << 1)
+                | (bit_cast::<3, 1>(
+                    (self.s_bytes.val().get_bit(2)
+                        ^ (self.s_bytes.val().get_bit(1) | self.s_bytes.val().get_bit(0)))
+                    .into(),
                 ) << 2);
         }
-        self.masked.next = self.s_data.val() & (self.all_ones.val() >> (bit_cast::<7, 3>(self.pad.val()) << 3));
+        self.masked.next =
+            self.s_data.val() & (self.all_ones.val() >> (bit_cast::<7, 3>(self.pad.val()) << 3));
         self.step.data.next = self.masked.val();
         self.step.crc_in.next = self.state_reg.q.val();
         self.state_next.next = self.state_reg.q.val();
@@ -189,7 +194,11 @@ mod tests {
                 let mut b = [0u8; 8];
                 b[..w.len()].copy_from_slice(w);
                 // Bytes beyond the count are garbage: the block must ignore them.
-                let garbage = if w.len() < 8 { rng.gen::<u64>() << (8 * w.len()) } else { 0 };
+                let garbage = if w.len() < 8 {
+                    rng.gen::<u64>() << (8 * w.len())
+                } else {
+                    0
+                };
                 let word = u64::from_le_bytes(b) | garbage;
                 uut.s_clear.next = clear_with_first && i == 0;
                 uut.s_valid.next = true;

@@ -28,7 +28,11 @@ pub const fn byte_table() -> [u32; 256] {
         let mut c = i as u32;
         let mut k = 0;
         while k < 8 {
-            c = if c & 1 != 0 { (c >> 1) ^ CRC32_REFLECTED_POLY } else { c >> 1 };
+            c = if c & 1 != 0 {
+                (c >> 1) ^ CRC32_REFLECTED_POLY
+            } else {
+                c >> 1
+            };
             k += 1;
         }
         table[i] = c;
@@ -126,7 +130,9 @@ mod tests {
         for bytes in 1..=8 {
             let m = Crc32Step::masks(bytes);
             for _ in 0..50 {
-                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let s = (x >> 17) as u32;
                 let mut out = 0u32;
                 for i in 0..32 {

@@ -70,12 +70,15 @@ impl Logic for Crc32Unshift {
     }
 
     fn hdl(&self) -> Verilog {
-        let mut v = String::from("always @(*) begin\n    case (pad)\n        3'd0: crc_out = crc_in;\n");
+        let mut v =
+            String::from("always @(*) begin\n    case (pad)\n        3'd0: crc_out = crc_in;\n");
         for k in 1..=7usize {
             let m = Self::stage_masks(k);
             v.push_str(&format!("        3'd{k}: begin\n"));
             for (i, mask) in m.iter().enumerate() {
-                v.push_str(&format!("            crc_out[{i}] = ^(crc_in & 32'h{mask:08x});\n"));
+                v.push_str(&format!(
+                    "            crc_out[{i}] = ^(crc_in & 32'h{mask:08x});\n"
+                ));
             }
             v.push_str("        end\n");
         }

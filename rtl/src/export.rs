@@ -120,10 +120,18 @@ pub fn top_ports(verilog: &str, module: &str) -> Vec<Port> {
         }
         let decl = t.trim_end_matches(';');
         let width = match (decl.find('['), decl.find(':')) {
-            (Some(a), Some(b)) if b > a => decl[a + 1..b].trim().parse::<usize>().map(|msb| msb + 1).unwrap_or(1),
+            (Some(a), Some(b)) if b > a => decl[a + 1..b]
+                .trim()
+                .parse::<usize>()
+                .map(|msb| msb + 1)
+                .unwrap_or(1),
             _ => 1,
         };
-        let name = decl.split_whitespace().last().unwrap_or_default().to_string();
+        let name = decl
+            .split_whitespace()
+            .last()
+            .unwrap_or_default()
+            .to_string();
         ports.push(Port { name, input, width });
     }
     ports
@@ -134,7 +142,12 @@ pub fn top_ports(verilog: &str, module: &str) -> Vec<Port> {
 pub fn exported_blocks(config: &DatapathConfig) -> Vec<ExportedBlock> {
     let cp = config.cell_payload;
     vec![
-        export_block("crc32", crate::Crc32::default(), "nic_rtl::Crc32", "nic_rtl::Crc32::default()".into()),
+        export_block(
+            "crc32",
+            crate::Crc32::default(),
+            "nic_rtl::Crc32",
+            "nic_rtl::Crc32::default()".into(),
+        ),
         export_block(
             "cell_segmenter",
             crate::CellSegmenter::new(cp),

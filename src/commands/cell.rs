@@ -2,8 +2,8 @@
 
 use clap::{Args, Subcommand};
 use nic_rtl::cell_format::{
-    decode_cell, encode_message, opcode, words_to_bytes, CellStatus, Message, ReassemblyModel, CRC32,
-    DEFAULT_CELL_PAYLOAD,
+    decode_cell, encode_message, opcode, words_to_bytes, CellStatus, Message, ReassemblyModel,
+    CRC32, DEFAULT_CELL_PAYLOAD,
 };
 use std::io::Read;
 
@@ -92,8 +92,13 @@ fn parse_hex_bytes(text: &str) -> Result<Vec<u8>, String> {
     (0..clean.len())
         .step_by(2)
         .map(|i| {
-            u8::from_str_radix(&clean[i..i + 2], 16)
-                .map_err(|_| format!("'{}' at character {} is not a hex byte", &clean[i..i + 2], i))
+            u8::from_str_radix(&clean[i..i + 2], 16).map_err(|_| {
+                format!(
+                    "'{}' at character {} is not a hex byte",
+                    &clean[i..i + 2],
+                    i
+                )
+            })
         })
         .collect()
 }
@@ -112,10 +117,13 @@ fn encode(a: EncodeArgs) -> Result<(), String> {
         (None, Some(n)) => (0..n).map(|i| i as u8).collect(),
         (None, None) => vec![],
     };
-    let stag = u32::try_from(a.stag).map_err(|_| format!("--stag {:#x} does not fit in 32 bits", a.stag))?;
+    let stag = u32::try_from(a.stag)
+        .map_err(|_| format!("--stag {:#x} does not fit in 32 bits", a.stag))?;
     let immediate = a
         .immediate
-        .map(|v| u32::try_from(v).map_err(|_| format!("--immediate {v:#x} does not fit in 32 bits")))
+        .map(|v| {
+            u32::try_from(v).map_err(|_| format!("--immediate {v:#x} does not fit in 32 bits"))
+        })
         .transpose()?;
     let msg = Message {
         opcode: op,
@@ -142,7 +150,10 @@ fn encode(a: EncodeArgs) -> Result<(), String> {
     );
     for cell in &cells {
         let line: Vec<String> = if a.bytes {
-            vec![words_to_bytes(cell).iter().map(|b| format!("{b:02x}")).collect()]
+            vec![words_to_bytes(cell)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()]
         } else {
             cell.iter().map(|w| format!("{w:016x}")).collect()
         };
@@ -162,13 +173,18 @@ fn parse_cell_line(line: &str, bytes: bool) -> Result<Vec<u64>, String> {
                 b.len() - b.len() % 8
             ));
         }
-        Ok(b.chunks(8).map(|c| u64::from_le_bytes(c.try_into().unwrap())).collect())
+        Ok(b.chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect())
     } else {
         line.split_whitespace()
             .enumerate()
             .map(|(i, tok)| {
                 if tok.len() > 16 {
-                    return Err(format!("word {i} ('{tok}', byte offset {}) has more than 16 hex digits", 8 * i));
+                    return Err(format!(
+                        "word {i} ('{tok}', byte offset {}) has more than 16 hex digits",
+                        8 * i
+                    ));
                 }
                 u64::from_str_radix(tok, 16)
                     .map_err(|_| format!("word {i} ('{tok}', byte offset {}) is not hex", 8 * i))
@@ -182,7 +198,9 @@ fn decode(a: DecodeArgs) -> Result<(), String> {
     let text = match a.input.as_deref() {
         None | Some("-") => {
             let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s).map_err(|e| format!("reading stdin: {e}"))?;
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| format!("reading stdin: {e}"))?;
             s
         }
         Some(path) => std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?,
@@ -227,12 +245,28 @@ fn decode(a: DecodeArgs) -> Result<(), String> {
                     c.cell_crc
                 );
                 if let Some(r) = c.reth {
-                    println!("  RETH: vaddr {:#018x} stag {:#010x} dma length {}", r.vaddr, r.stag, r.dma_length);
+                    println!(
+                        "  RETH: vaddr {:#018x} stag {:#010x} dma length {}",
+                        r.vaddr, r.stag, r.dma_length
+                    );
                 }
-                let shown: String = c.payload.iter().take(64).map(|b| format!("{b:02x}")).collect();
-                println!("  payload: {shown}{}", if c.payload.len() > 64 { "..." } else { "" });
+                let shown: String = c
+                    .payload
+                    .iter()
+                    .take(64)
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                println!(
+                    "  payload: {shown}{}",
+                    if c.payload.len() > 64 { "..." } else { "" }
+                );
                 if let Some(p) = c.packet_crc {
-                    println!("  packet CRC {p:#010x}{}", c.immediate.map(|i| format!(", immediate {i:#010x}")).unwrap_or_default());
+                    println!(
+                        "  packet CRC {p:#010x}{}",
+                        c.immediate
+                            .map(|i| format!(", immediate {i:#010x}"))
+                            .unwrap_or_default()
+                    );
                 }
             }
             Err(e) => {
@@ -247,7 +281,10 @@ fn decode(a: DecodeArgs) -> Result<(), String> {
                     failures += 1;
                 }
             } else if o.header.last() {
-                println!("  message complete: {} bytes, packet CRC ok", o.header.message_length);
+                println!(
+                    "  message complete: {} bytes, packet CRC ok",
+                    o.header.message_length
+                );
             }
         } else {
             println!("  dropped: continuation of a failed message");
@@ -270,9 +307,15 @@ mod tests {
 
     #[test]
     fn word_lines_name_the_bad_word() {
-        assert!(parse_cell_line("0011 zz", false).unwrap_err().contains("word 1 ('zz', byte offset 8)"));
-        assert!(parse_cell_line("00112233445566778", false).unwrap_err().contains("more than 16"));
-        assert!(parse_cell_line("0011223344", true).unwrap_err().contains("truncated cell"));
+        assert!(parse_cell_line("0011 zz", false)
+            .unwrap_err()
+            .contains("word 1 ('zz', byte offset 8)"));
+        assert!(parse_cell_line("00112233445566778", false)
+            .unwrap_err()
+            .contains("more than 16"));
+        assert!(parse_cell_line("0011223344", true)
+            .unwrap_err()
+            .contains("truncated cell"));
         assert_eq!(parse_cell_line("0100000000000000", true).unwrap(), vec![1]);
     }
 }

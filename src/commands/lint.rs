@@ -15,11 +15,17 @@ pub fn lint_all(dir: &Path, config: &DatapathConfig) -> Result<usize, String> {
     let mut total = 0;
     for (block, path) in write_all(dir, config)? {
         let log = dir.join(format!("{}.lint.log", block.module));
-        let report = nic_synth::lint(&[path.clone()], &block.module, &waiver, &log).map_err(|e| e.to_string())?;
+        let report = nic_synth::lint(&[path.clone()], &block.module, &waiver, &log)
+            .map_err(|e| e.to_string())?;
         if report.warnings.is_empty() {
             println!("lint {:<24} clean", block.module);
         } else {
-            println!("lint {:<24} {} warning(s) (log {})", block.module, report.warnings.len(), log.display());
+            println!(
+                "lint {:<24} {} warning(s) (log {})",
+                block.module,
+                report.warnings.len(),
+                log.display()
+            );
             for w in &report.warnings {
                 println!("  %Warning-{} {}:{}: {}", w.rule, w.file, w.line, w.message);
             }

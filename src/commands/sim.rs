@@ -57,7 +57,11 @@ impl DatapathArgs {
                 self.cell_payload
             ));
         }
-        for (name, p) in [("--idle", self.idle), ("--backpressure", self.backpressure), ("--link-error-rate", self.link_error_rate)] {
+        for (name, p) in [
+            ("--idle", self.idle),
+            ("--backpressure", self.backpressure),
+            ("--link-error-rate", self.link_error_rate),
+        ] {
             if !(0.0..1.0).contains(&p) {
                 return Err(format!("{name} must be a probability in [0, 1), got {p}"));
             }
@@ -75,7 +79,11 @@ impl DatapathArgs {
     }
 }
 
-fn run_on<S>(sim: &mut S, options: &DatapathOptions, vcd: Option<&Path>) -> Result<DatapathReport, String>
+fn run_on<S>(
+    sim: &mut S,
+    options: &DatapathOptions,
+    vcd: Option<&Path>,
+) -> Result<DatapathReport, String>
 where
     S: Stepper<Inputs = nic_cosim::CellDatapathInputs, Outputs = nic_cosim::CellDatapathOutputs>,
 {
@@ -95,10 +103,18 @@ pub fn run(args: &DatapathArgs) -> Result<(DatapathReport, Option<PathBuf>), Str
         Backend::Rusthdl => "rusthdl",
     };
     let waves = args.waves || nic_waves::waves_enabled();
-    let vcd = waves.then(|| args.vcd.clone().unwrap_or_else(|| nic_waves::wave_path("cell_datapath", &format!("{backend}-seed{}", args.seed))));
+    let vcd = waves.then(|| {
+        args.vcd.clone().unwrap_or_else(|| {
+            nic_waves::wave_path("cell_datapath", &format!("{backend}-seed{}", args.seed))
+        })
+    });
     let start = std::time::Instant::now();
     let report = match args.backend {
-        Backend::Verilator => run_on(&mut VerilatedCellDatapath::new().map_err(|e| e.to_string())?, &options, vcd.as_deref())?,
+        Backend::Verilator => run_on(
+            &mut VerilatedCellDatapath::new().map_err(|e| e.to_string())?,
+            &options,
+            vcd.as_deref(),
+        )?,
         Backend::Rusthdl => run_on(&mut RustHdlCellDatapath::new(), &options, vcd.as_deref())?,
     };
     let secs = start.elapsed().as_secs_f64();
@@ -109,7 +125,10 @@ pub fn run(args: &DatapathArgs) -> Result<(DatapathReport, Option<PathBuf>), Str
         report.messages_sent,
         report.cells_on_link
     );
-    println!("  outcomes: {:?}; messages delivered intact: {}", report.outcomes, report.messages_delivered);
+    println!(
+        "  outcomes: {:?}; messages delivered intact: {}",
+        report.outcomes, report.messages_delivered
+    );
     if let Some(v) = &vcd {
         println!("  waveform: {}", v.display());
     }
@@ -125,7 +144,10 @@ pub fn run(args: &DatapathArgs) -> Result<(DatapathReport, Option<PathBuf>), Str
         for v in &report.violations {
             println!("  violation: {v}");
         }
-        Err(format!("{} scoreboard violation(s)", report.violations.len()))
+        Err(format!(
+            "{} scoreboard violation(s)",
+            report.violations.len()
+        ))
     }
 }
 
@@ -139,13 +161,23 @@ pub fn bench(seed: u64, messages: usize, min_seconds: f64) -> Result<(), String>
         backpressure: 0.0,
         ..Default::default()
     };
-    let b = nic_testbench::bench::bench_datapath(&options, min_seconds).map_err(|e| e.to_string())?;
+    let b =
+        nic_testbench::bench::bench_datapath(&options, min_seconds).map_err(|e| e.to_string())?;
     if !b.scoreboard.passed() {
-        return Err(format!("scoreboard failed during the benchmark: {:?}", b.scoreboard.violations));
+        return Err(format!(
+            "scoreboard failed during the benchmark: {:?}",
+            b.scoreboard.violations
+        ));
     }
     println!("nic bench datapath: {} cycles of saturating traffic ({} messages up to 16 KiB), replayed on both backends", b.cycles, messages);
-    println!("  Verilator        {:>12.0} cycles/s", b.verilator_cycles_per_s);
-    println!("  RustHDL stepping {:>12.0} cycles/s", b.rusthdl_cycles_per_s);
+    println!(
+        "  Verilator        {:>12.0} cycles/s",
+        b.verilator_cycles_per_s
+    );
+    println!(
+        "  RustHDL stepping {:>12.0} cycles/s",
+        b.rusthdl_cycles_per_s
+    );
     println!("  ratio            {:>12.1} x   (target >= 50)", b.speedup);
     println!(
         "  segmenter goodput / format limit {:.4}   (target >= 0.99; limit = payload/cell bytes = {:.4})",

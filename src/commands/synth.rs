@@ -9,7 +9,12 @@ use std::path::{Path, PathBuf};
 /// `out`; prints the table, writes `report.json`. Returns the reports and the run folder;
 /// a failing tool is reported (exit status, log tail) and makes the result an error after
 /// the other blocks ran.
-pub fn synth_all(out: &Path, config: &DatapathConfig, only: &[String], target_mhz: f64) -> Result<(Vec<SynthReport>, PathBuf), String> {
+pub fn synth_all(
+    out: &Path,
+    config: &DatapathConfig,
+    only: &[String],
+    target_mhz: f64,
+) -> Result<(Vec<SynthReport>, PathBuf), String> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -18,9 +23,15 @@ pub fn synth_all(out: &Path, config: &DatapathConfig, only: &[String], target_mh
     let verilog_dir = run_dir.join("verilog");
     let blocks = write_all(&verilog_dir, config)?;
     for name in only {
-        if !blocks.iter().any(|(b, _)| b.name == name || &b.module == name) {
+        if !blocks
+            .iter()
+            .any(|(b, _)| b.name == name || &b.module == name)
+        {
             let known: Vec<&str> = blocks.iter().map(|(b, _)| b.name).collect();
-            return Err(format!("no block named '{name}'; blocks: {}", known.join(", ")));
+            return Err(format!(
+                "no block named '{name}'; blocks: {}",
+                known.join(", ")
+            ));
         }
     }
     let mut reports = vec![];
@@ -33,7 +44,15 @@ pub fn synth_all(out: &Path, config: &DatapathConfig, only: &[String], target_mh
         let mut input = SynthInput::new(
             block.module.clone(),
             path.clone(),
-            block.ports.iter().map(|p| Port { name: p.name.clone(), input: p.input, width: p.width }).collect(),
+            block
+                .ports
+                .iter()
+                .map(|p| Port {
+                    name: p.name.clone(),
+                    input: p.input,
+                    width: p.width,
+                })
+                .collect(),
         );
         input.target_mhz = target_mhz;
         match synth_ice40(&input, &run_dir) {

@@ -1,7 +1,10 @@
 //! Benchmarks: the same recorded stimulus replayed on both backends, timed side by side.
 
 use crate::datapath::{run_datapath, DatapathOptions, DatapathReport};
-use nic_cosim::{CellDatapathInputs, CellDatapathOutputs, CosimError, RustHdlCellDatapath, Stepper, VerilatedCellDatapath};
+use nic_cosim::{
+    CellDatapathInputs, CellDatapathOutputs, CosimError, RustHdlCellDatapath, Stepper,
+    VerilatedCellDatapath,
+};
 use std::path::Path;
 use std::time::Instant;
 
@@ -47,7 +50,10 @@ pub struct DatapathBench {
     pub scoreboard: DatapathReport,
 }
 
-fn replay<S: Stepper<Inputs = CellDatapathInputs, Outputs = CellDatapathOutputs>>(sim: &mut S, inputs: &[CellDatapathInputs]) -> u64 {
+fn replay<S: Stepper<Inputs = CellDatapathInputs, Outputs = CellDatapathOutputs>>(
+    sim: &mut S,
+    inputs: &[CellDatapathInputs],
+) -> u64 {
     let mut checksum = 0u64;
     for i in inputs {
         let o = sim.step(i);
@@ -59,7 +65,10 @@ fn replay<S: Stepper<Inputs = CellDatapathInputs, Outputs = CellDatapathOutputs>
 /// Run the datapath benchmark: long saturating traffic (no idle, no back-pressure),
 /// scoreboarded on Verilator while recording; then the recording replayed on Verilator
 /// (repeated until at least `min_seconds`) and on RustHDL (once), timed.
-pub fn bench_datapath(options: &DatapathOptions, min_seconds: f64) -> Result<DatapathBench, CosimError> {
+pub fn bench_datapath(
+    options: &DatapathOptions,
+    min_seconds: f64,
+) -> Result<DatapathBench, CosimError> {
     let mut rec = Recording {
         inner: VerilatedCellDatapath::new()?,
         inputs: vec![],
@@ -82,7 +91,10 @@ pub fn bench_datapath(options: &DatapathOptions, min_seconds: f64) -> Result<Dat
     let start = Instant::now();
     let rust_sum = replay(&mut r, &inputs);
     let rusthdl_cycles_per_s = cycles as f64 / start.elapsed().as_secs_f64();
-    assert!(sums.iter().all(|s| *s == rust_sum), "replayed outputs differ between backends");
+    assert!(
+        sums.iter().all(|s| *s == rust_sum),
+        "replayed outputs differ between backends"
+    );
 
     let format_limit = if scoreboard.link_words == 0 {
         0.0

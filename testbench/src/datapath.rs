@@ -10,7 +10,8 @@
 use nic_cosim::{CellDatapathInputs, CellDatapathOutputs, Stepper};
 use nic_rtl::cell_faults::random_message;
 use nic_rtl::cell_format::{
-    bytes_to_words, encode_message, CellHeader, CellOutcome, CellStatus, Message, ReassemblyModel, Reth,
+    bytes_to_words, encode_message, CellHeader, CellOutcome, CellStatus, Message, ReassemblyModel,
+    Reth,
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -83,7 +84,9 @@ impl DatapathReport {
 /// The random messages of a run (deterministic in `options.seed`).
 pub fn messages(options: &DatapathOptions) -> Vec<Message> {
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
-    (0..options.messages).map(|_| random_message(&mut rng, options.max_length)).collect()
+    (0..options.messages)
+        .map(|_| random_message(&mut rng, options.max_length))
+        .collect()
 }
 
 fn outcome_from(o: &CellDatapathOutputs, payload: Vec<u8>) -> CellOutcome {
@@ -149,7 +152,15 @@ where
     let mut link_cell = vec![];
     let mut beat_payload = vec![];
     // Messages by (source node, source QP, PSN, destination node, destination QP).
-    let key = |h: &CellHeader| (h.src_node, h.src_qp, h.psn & 0xFF_FFFF, h.dest_node, h.dest_qp);
+    let key = |h: &CellHeader| {
+        (
+            h.src_node,
+            h.src_qp,
+            h.psn & 0xFF_FFFF,
+            h.dest_node,
+            h.dest_qp,
+        )
+    };
     let by_key: std::collections::HashMap<_, usize> = msgs
         .iter()
         .enumerate()
@@ -170,7 +181,12 @@ where
     loop {
         cycle += 1;
         if cycle > options.max_cycles {
-            report.violation(format!("gave up after {} clocks: {} of {} cells crossed the link", options.max_cycles, report.cells_on_link, golden.len()));
+            report.violation(format!(
+                "gave up after {} clocks: {} of {} cells crossed the link",
+                options.max_cycles,
+                report.cells_on_link,
+                golden.len()
+            ));
             break;
         }
         let offer_msg = next_msg < msgs.len() && !rng.gen_bool(options.idle);
@@ -198,11 +214,12 @@ where
             inputs.s_payload_last = words[next_word].1;
         }
         inputs.m_ready = !rng.gen_bool(options.backpressure);
-        inputs.link_error_mask = if options.link_error_rate > 0.0 && rng.gen_bool(options.link_error_rate) {
-            1u64 << rng.gen_range(0..64)
-        } else {
-            0
-        };
+        inputs.link_error_mask =
+            if options.link_error_rate > 0.0 && rng.gen_bool(options.link_error_rate) {
+                1u64 << rng.gen_range(0..64)
+            } else {
+                0
+            };
         let out = sim.step(&inputs);
         if offer_msg && out.s_msg_ready {
             next_msg += 1;
@@ -226,7 +243,8 @@ where
                     }
                 }
                 if cell.len() >= 3 {
-                    report.payload_bytes_on_link += CellHeader::from_words([cell[0], cell[1], cell[2]]).cell_length as u64;
+                    report.payload_bytes_on_link +=
+                        CellHeader::from_words([cell[0], cell[1], cell[2]]).cell_length as u64;
                 }
                 report.cells_on_link += 1;
                 if let Some(o) = model.push_cell(&cell) {
@@ -235,10 +253,14 @@ where
             }
         }
         if out.m_valid && inputs.m_ready {
-            beat_payload.extend_from_slice(&out.m_data.to_le_bytes()[..(out.m_bytes as usize).min(8)]);
+            beat_payload
+                .extend_from_slice(&out.m_data.to_le_bytes()[..(out.m_bytes as usize).min(8)]);
             if out.m_last {
                 let got = outcome_from(&out, std::mem::take(&mut beat_payload));
-                *report.outcomes.entry(format!("{:?}", got.status)).or_default() += 1;
+                *report
+                    .outcomes
+                    .entry(format!("{:?}", got.status))
+                    .or_default() += 1;
                 match expected_outcomes.pop_front() {
                     Some(mut want) => {
                         want.header.psn &= nic_rtl::cell_format::PSN_MODULUS - 1;
@@ -246,7 +268,9 @@ where
                             report.violation(format!("cycle {cycle}: outcome differs from the reference model:\n  got  {got:?}\n  want {want:?}"));
                         }
                     }
-                    None => report.violation(format!("cycle {cycle}: outcome with no cell to explain it: {got:?}")),
+                    None => report.violation(format!(
+                        "cycle {cycle}: outcome with no cell to explain it: {got:?}"
+                    )),
                 }
                 if got.status != CellStatus::Ok || got.header.first() {
                     message_bytes.clear();
@@ -255,15 +279,21 @@ where
                     message_bytes.extend_from_slice(&got.payload);
                     if got.header.last() {
                         match by_key.get(&key(&got.header)) {
-                            Some(&i) if delivered[i] => report.violation(format!("cycle {cycle}: message {i} delivered twice")),
+                            Some(&i) if delivered[i] => report
+                                .violation(format!("cycle {cycle}: message {i} delivered twice")),
                             Some(&i) if msgs[i].payload != message_bytes => {
-                                report.violation(format!("cycle {cycle}: message {i} delivered with different bytes"))
+                                report.violation(format!(
+                                    "cycle {cycle}: message {i} delivered with different bytes"
+                                ))
                             }
                             Some(&i) => {
                                 delivered[i] = true;
                                 delivered_index += 1;
                             }
-                            None => report.violation(format!("cycle {cycle}: a message that was never sent was delivered: {:?}", got.header)),
+                            None => report.violation(format!(
+                                "cycle {cycle}: a message that was never sent was delivered: {:?}",
+                                got.header
+                            )),
                         }
                         message_bytes.clear();
                     }
@@ -285,14 +315,24 @@ where
     report.messages_delivered = delivered_index;
     report.link_busy_cycles = first_link.map(|f| last_link - f + 1).unwrap_or(0);
     if !expected_outcomes.is_empty() {
-        report.violation(format!("{} outcome(s) the model expects never came out", expected_outcomes.len()));
+        report.violation(format!(
+            "{} outcome(s) the model expects never came out",
+            expected_outcomes.len()
+        ));
     }
     if options.link_error_rate == 0.0 {
         if report.cells_on_link != golden.len() {
-            report.violation(format!("{} cells crossed the link, the golden encoder made {}", report.cells_on_link, golden.len()));
+            report.violation(format!(
+                "{} cells crossed the link, the golden encoder made {}",
+                report.cells_on_link,
+                golden.len()
+            ));
         }
         if delivered_index != msgs.len() {
-            report.violation(format!("{delivered_index} of {} messages delivered", msgs.len()));
+            report.violation(format!(
+                "{delivered_index} of {} messages delivered",
+                msgs.len()
+            ));
         }
     }
     report

@@ -3,6 +3,6 @@
 //! The runners are generic over [`nic_cosim::Stepper`], so the same stimulus and the same
 //! scoreboards run on the Verilator model and on RustHDL direct stepping.
 
+pub mod bench;
 pub mod datapath;
 pub mod paired;
-pub mod bench;

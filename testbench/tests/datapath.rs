@@ -11,7 +11,12 @@ fn verilated() -> VerilatedCellDatapath {
 
 #[test]
 fn clean_traffic_is_delivered_intact_with_gaps_and_backpressure() {
-    for (seed, idle, backpressure, cell_payload_messages) in [(1, 0.0, 0.0, 300), (2, 0.3, 0.0, 300), (3, 0.0, 0.4, 300), (4, 0.3, 0.4, 300)] {
+    for (seed, idle, backpressure, cell_payload_messages) in [
+        (1, 0.0, 0.0, 300),
+        (2, 0.3, 0.0, 300),
+        (3, 0.0, 0.4, 300),
+        (4, 0.3, 0.4, 300),
+    ] {
         let options = DatapathOptions {
             seed,
             idle,
@@ -23,7 +28,10 @@ fn clean_traffic_is_delivered_intact_with_gaps_and_backpressure() {
         let report = run_datapath(&mut verilated(), &options);
         assert!(report.passed(), "seed {seed}: {:#?}", report.violations);
         assert_eq!(report.messages_delivered, options.messages);
-        assert_eq!(report.outcomes.get("Ok").copied().unwrap_or(0), report.cells_on_link);
+        assert_eq!(
+            report.outcomes.get("Ok").copied().unwrap_or(0),
+            report.cells_on_link
+        );
     }
 }
 
@@ -39,8 +47,17 @@ fn link_errors_are_caught_and_match_the_model() {
     };
     let report = run_datapath(&mut verilated(), &options);
     assert!(report.passed(), "{:#?}", report.violations);
-    let failed: usize = report.outcomes.iter().filter(|(k, _)| *k != "Ok").map(|(_, v)| v).sum();
-    assert!(failed > 0, "no link error was detected: {:?}", report.outcomes);
+    let failed: usize = report
+        .outcomes
+        .iter()
+        .filter(|(k, _)| *k != "Ok")
+        .map(|(_, v)| v)
+        .sum();
+    assert!(
+        failed > 0,
+        "no link error was detected: {:?}",
+        report.outcomes
+    );
 }
 
 /// At least 10,000 cycles of mixed traffic (idle gaps, back-pressure, link errors): the
@@ -58,10 +75,21 @@ fn verilator_and_rusthdl_agree_every_cycle() {
     };
     let mut paired = Paired::new(RustHdlCellDatapath::new(), verilated());
     let report = run_datapath(&mut paired, &options);
-    assert!(paired.divergence.is_none(), "backends diverged: {:#?}", paired.divergence);
-    assert!(paired.cycles_compared >= 10_000, "only {} cycles compared", paired.cycles_compared);
+    assert!(
+        paired.divergence.is_none(),
+        "backends diverged: {:#?}",
+        paired.divergence
+    );
+    assert!(
+        paired.cycles_compared >= 10_000,
+        "only {} cycles compared",
+        paired.cycles_compared
+    );
     assert!(report.passed(), "{:#?}", report.violations);
-    println!("lockstep: {} cycles identical, {:?}", paired.cycles_compared, report.outcomes);
+    println!(
+        "lockstep: {} cycles identical, {:?}",
+        paired.cycles_compared, report.outcomes
+    );
 }
 
 /// The scoreboard must fail a wrong design: feed it a segmenter output with a corrupted
@@ -89,8 +117,21 @@ fn scoreboard_catches_a_corrupted_link() {
             self.0.close_trace()
         }
     }
-    let options = DatapathOptions { seed: 5, messages: 30, idle: 0.0, backpressure: 0.0, ..Default::default() };
+    let options = DatapathOptions {
+        seed: 5,
+        messages: 30,
+        idle: 0.0,
+        backpressure: 0.0,
+        ..Default::default()
+    };
     let report = run_datapath(&mut Corrupting(verilated()), &options);
     assert!(!report.passed(), "a corrupted link went unnoticed");
-    assert!(report.violations.iter().any(|v| v.contains("differs from the golden encoder")), "{:#?}", report.violations);
+    assert!(
+        report
+            .violations
+            .iter()
+            .any(|v| v.contains("differs from the golden encoder")),
+        "{:#?}",
+        report.violations
+    );
 }

@@ -16,7 +16,10 @@ fn options() -> DatapathOptions {
     }
 }
 
-fn traced<S>(mut sim: S, test: &str) -> (std::path::PathBuf, nic_testbench::datapath::DatapathReport)
+fn traced<S>(
+    mut sim: S,
+    test: &str,
+) -> (std::path::PathBuf, nic_testbench::datapath::DatapathReport)
 where
     S: Stepper<Inputs = nic_cosim::CellDatapathInputs, Outputs = nic_cosim::CellDatapathOutputs>,
 {
@@ -30,7 +33,10 @@ where
 
 #[test]
 fn both_backends_write_vcds_that_agree_and_show_every_cell() {
-    let (vpath, report) = traced(VerilatedCellDatapath::new().unwrap_or_else(|e| panic!("{e}")), "waves_test-verilator");
+    let (vpath, report) = traced(
+        VerilatedCellDatapath::new().unwrap_or_else(|e| panic!("{e}")),
+        "waves_test-verilator",
+    );
     let (rpath, _) = traced(RustHdlCellDatapath::new(), "waves_test-rusthdl");
     let v = Waveform::load(&vpath).expect("Verilator VCD loads");
     let r = Waveform::load(&rpath).expect("RustHDL VCD loads");
@@ -55,8 +61,20 @@ fn both_backends_write_vcds_that_agree_and_show_every_cell() {
 
     // The two simulators' waveforms agree on every port, every cycle.
     let ports = [
-        "s_msg_ready", "s_payload_ready", "link_data", "link_valid", "link_last", "m_valid", "m_last", "m_data",
-        "m_bytes", "m_status", "m_src_qp", "m_psn", "m_offset", "stat_cells_ok",
+        "s_msg_ready",
+        "s_payload_ready",
+        "link_data",
+        "link_valid",
+        "link_last",
+        "m_valid",
+        "m_last",
+        "m_data",
+        "m_bytes",
+        "m_status",
+        "m_src_qp",
+        "m_psn",
+        "m_offset",
+        "stat_cells_ok",
     ];
     compare(&v, &r, &ports, "clock").unwrap_or_else(|m| panic!("waveforms differ: {m}"));
 }
