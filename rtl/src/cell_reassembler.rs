@@ -95,6 +95,9 @@ pub struct CellReassembler {
     /// Index of the cell's last payload word (precomputed for the packet CRC byte count).
     final_payload_index: DFF<Bits<14>>,
     crc_position: DFF<Bits<14>>,
+    // Position flags of the current word, kept a clock ahead (off the status path).
+    index_is_3: DFF<Bit>,
+    at_crc_position: DFF<Bit>,
     payload_words: DFF<Bits<14>>,
     last_word_bytes: DFF<Bits<4>>,
     cur_hdr0: DFF<Bits<64>>,
@@ -224,6 +227,8 @@ impl CellReassembler {
             payload_end: Default::default(),
             final_payload_index: Default::default(),
             crc_position: Default::default(),
+            index_is_3: Default::default(),
+            at_crc_position: Default::default(),
             payload_words: Default::default(),
             last_word_bytes: Default::default(),
             cur_hdr0: Default::default(),
@@ -322,6 +327,8 @@ impl Logic for CellReassembler {
             payload_end,
             final_payload_index,
             crc_position,
+            index_is_3,
+            at_crc_position,
             payload_words,
             last_word_bytes,
             cur_hdr0,
@@ -484,9 +491,8 @@ impl Logic for CellReassembler {
         }
 
         // Status of a cell ending with this word.
-        self.structure_bad.next = self.flushing.q.val()
-            | (self.word_index.q.val() < 3)
-            | (self.word_index.q.val() != self.crc_position.q.val());
+        // The CRC position is at least word 3, so this also rejects cells of under 4 words.
+        self.structure_bad.next = self.flushing.q.val() | !self.at_crc_position.q.val();
         self.crc_bad.next = self.s_cell_data.val().get_bits::<32>(0) != self.cell_crc.crc.val();
         self.crc_word_reserved.next = self.s_cell_data.val().get_bits::<32>(32) != 0;
         self.offset.next = self.ctx_offset.q.val();
@@ -500,7 +506,7 @@ impl Logic for CellReassembler {
         self.remaining_below_cell_payload.d.next =
             self.remaining_reg.q.val() < self.cell_payload.val();
         self.length_bad.next =
-            (self.word_index.q.val() == 3) | (self.last.val() != self.ends_message.q.val());
+            self.index_is_3.q.val() | (self.last.val() != self.ends_message.q.val());
         if self.remaining_below_cell_payload.q.val() {
             if self.cell_length.val() != self.remaining_reg.q.val() {
                 self.length_bad.next = true;
@@ -545,6 +551,13 @@ impl Logic for CellReassembler {
 
         if self.accept.val() & !self.flushing.q.val() {
             self.word_index.d.next = self.word_index.q.val() + 1;
+            self.index_is_3.d.next = self.word_index.q.val() == 2;
+            // The CRC position is known from word 1 on (computed from word 0).
+            self.at_crc_position.d.next =
+                (self.word_index.q.val() + 1) == self.crc_position.q.val();
+            if self.at_start.val() {
+                self.at_crc_position.d.next = false;
+            }
         }
         if self.accept.val() {
             if self.at_start.val() {
@@ -646,6 +659,8 @@ impl Logic for CellReassembler {
         }
         if self.cell_end.val() {
             self.word_index.d.next = 0.into();
+            self.index_is_3.d.next = false;
+            self.at_crc_position.d.next = false;
             self.flushing.d.next = false;
             if self.silent_now.val() {
                 self.cells_dropped.d.next = self.cells_dropped.q.val() + 1;
@@ -695,6 +710,8 @@ impl Logic for CellReassembler {
 
         if self.reset.val() {
             self.word_index.d.next = 0.into();
+            self.index_is_3.d.next = false;
+            self.at_crc_position.d.next = false;
             self.flushing.d.next = false;
             self.wptr.d.next = 0.into();
             self.committed_wptr.d.next = 0.into();

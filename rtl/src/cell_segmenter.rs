@@ -107,6 +107,8 @@ pub struct CellSegmenter {
     words_left_reg: DFF<Bits<13>>,
     /// The next payload word is the message's last (kept ahead of time, off the CRC path).
     final_word_reg: DFF<Bit>,
+    /// Packet CRC byte count of the next payload word (8, or the message's last bytes).
+    packet_bytes_reg: DFF<Bits<4>>,
     // Next cell's length, precomputed during the current cell (off the critical path).
     rem_after_reg: DFF<Bits<32>>,
     next_length_reg: DFF<Bits<16>>,
@@ -199,6 +201,7 @@ impl CellSegmenter {
             cell_seq_reg: Default::default(),
             words_left_reg: Default::default(),
             final_word_reg: Default::default(),
+            packet_bytes_reg: Default::default(),
             rem_after_reg: Default::default(),
             next_length_reg: Default::default(),
             next_last_reg: Default::default(),
@@ -262,6 +265,7 @@ impl Logic for CellSegmenter {
             cell_seq_reg,
             words_left_reg,
             final_word_reg,
+            packet_bytes_reg,
             rem_after_reg,
             next_length_reg,
             next_last_reg,
@@ -315,11 +319,8 @@ impl Logic for CellSegmenter {
         self.clear_pending.d.next = false;
         self.packet_crc.s_clear.next = false;
         self.packet_crc.s_valid.next = false;
-        self.packet_crc.s_bytes.next = 8.into();
+        self.packet_crc.s_bytes.next = self.packet_bytes_reg.q.val();
         self.packet_crc.s_data.next = self.payload_masked.val();
-        if self.final_payload_word.val() {
-            self.packet_crc.s_bytes.next = self.last_bytes_reg.q.val();
-        }
         self.out_last_reg.d.next = self.out_last_reg.q.val() & !self.load.val();
         match self.state.q.val() {
             SegmenterState::Idle => {
@@ -371,6 +372,10 @@ impl Logic for CellSegmenter {
                     self.final_word_reg.d.next = self.last_cell_reg.q.val()
                         & (self.cell_length_reg.q.val() != 0)
                         & (self.cell_length_reg.q.val() <= 8);
+                    self.packet_bytes_reg.d.next = 8.into();
+                    if self.last_cell_reg.q.val() & (self.cell_length_reg.q.val() <= 8) {
+                        self.packet_bytes_reg.d.next = self.last_bytes_reg.q.val();
+                    }
                     self.state.d.next = SegmenterState::Header1;
                 }
             }
@@ -418,6 +423,10 @@ impl Logic for CellSegmenter {
                     self.words_left_reg.d.next = self.words_left_reg.q.val() - 1;
                     self.final_word_reg.d.next =
                         self.last_cell_reg.q.val() & (self.words_left_reg.q.val() == 2);
+                    self.packet_bytes_reg.d.next = 8.into();
+                    if self.last_cell_reg.q.val() & (self.words_left_reg.q.val() == 2) {
+                        self.packet_bytes_reg.d.next = self.last_bytes_reg.q.val();
+                    }
                     if self.s_payload_last.val() != self.final_payload_word.val() {
                         self.last_errors_reg.d.next = self.last_errors_reg.q.val() + 1;
                     }
