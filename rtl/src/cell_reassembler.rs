@@ -168,6 +168,7 @@ pub struct CellReassembler {
     cell_length: Signal<Local, Bits<32>>,
     length_bad: Signal<Local, Bit>,
     status: Signal<Local, Bits<3>>,
+    cell_ok: Signal<Local, Bit>,
     handshake: Signal<Local, Bit>,
     output_free: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
@@ -292,6 +293,7 @@ impl CellReassembler {
             cell_length: Default::default(),
             length_bad: Default::default(),
             status: Default::default(),
+            cell_ok: Default::default(),
             handshake: Default::default(),
             output_free: Default::default(),
             pop: Default::default(),
@@ -541,6 +543,16 @@ impl Logic for CellReassembler {
         if self.structure_bad.val() {
             self.status.next = 2.into();
         }
+        // Every check passed: a flat AND of the flags (the status code is only stored).
+        self.cell_ok.next = !self.structure_bad.val()
+            & !self.crc_bad.val()
+            & !self.reserved_bad.q.val()
+            & !self.crc_word_reserved.val()
+            & !self.too_big.q.val()
+            & !self.sequence_bad.q.val()
+            & !self.mismatch.q.val()
+            & !self.length_bad.val()
+            & !(self.last.val() & (self.trailer_crc.q.val() != self.packet_crc.crc.val()));
         self.cell_end.next = self.accept.val() & self.s_cell_last.val();
         // Continuation cells of a failed message are dropped without an outcome.
         self.silent_now.next = self.silent.q.val();
@@ -679,7 +691,7 @@ impl Logic for CellReassembler {
                     self.cur_hdr1.d.next = 0.into();
                     self.cur_hdr2.d.next = 0.into();
                 }
-                if self.status.val() == 0 && !self.at_start.val() {
+                if self.cell_ok.val() {
                     self.cells_ok.d.next = self.cells_ok.q.val() + 1;
                     self.committed_wptr.d.next = self.wptr.q.val();
                     if self.buffer.write_enable.val() {

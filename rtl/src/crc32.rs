@@ -120,9 +120,9 @@ impl Logic for Crc32 {
             self.s_data.val() & (self.all_ones.val() >> (bit_cast::<7, 3>(self.pad.val()) << 3));
         self.step.data.next = self.masked.val();
         self.step.crc_in.next = self.state_reg.q.val();
+        self.step.restart.next = self.s_clear.val();
         self.state_next.next = self.state_reg.q.val();
         if self.s_clear.val() {
-            self.step.crc_in.next = self.init.val();
             self.state_next.next = self.init.val();
             self.pad_reg.d.next = 0.into();
         }

@@ -9,6 +9,8 @@
 //! Ports:
 //! - `crc_in` (in, 32): raw CRC register (not inverted; the initial value is all ones).
 //! - `data` (in, 64): eight bytes, byte 0 in bits 7:0 is processed first.
+//! - `restart` (in): use the initial value (all ones) instead of `crc_in`. Selected inside
+//!   the network, after the 32-input state half, so it adds no level to the 96-input path.
 //! - `crc_out` (out, 32): raw CRC register after those bytes.
 //!
 //! Latency: combinational. Cost: one 32 x 96 parity network (about 530 iCE40 LUTs).
@@ -65,6 +67,7 @@ pub struct StepMasks {
 pub struct Crc32Step {
     pub crc_in: Signal<In, Bits<32>>,
     pub data: Signal<In, Bits<64>>,
+    pub restart: Signal<In, Bit>,
     pub crc_out: Signal<Out, Bits<32>>,
 }
 
@@ -97,7 +100,12 @@ impl Crc32Step {
 
 impl Logic for Crc32Step {
     fn update(&mut self) {
-        let next = crc32_update(self.crc_in.val().to_u32(), self.data.val().to_u64(), 8);
+        let start = if self.restart.val() {
+            crate::crc32::CRC32_INIT
+        } else {
+            self.crc_in.val().to_u32()
+        };
+        let next = crc32_update(start, self.data.val().to_u64(), 8);
         self.crc_out.next = next.to_bits();
     }
 
@@ -109,8 +117,10 @@ impl Logic for Crc32Step {
         let m = Self::masks(8);
         let mut body = String::from("always @(*) begin\n");
         for i in 0..32 {
+            // The state half of the initial value, a constant per bit.
+            let init_bit = (crate::crc32::CRC32_INIT & m.state[i]).count_ones() & 1;
             body.push_str(&format!(
-                "    crc_out[{i}] = ^(crc_in & 32'h{:08x}) ^ ^(data & 64'h{:016x});\n",
+                "    crc_out[{i}] = (restart ? 1'b{init_bit} : ^(crc_in & 32'h{:08x})) ^ ^(data & 64'h{:016x});\n",
                 m.state[i], m.data[i]
             ));
         }
