@@ -27,9 +27,10 @@
 //! - `stat_cells_ok`, `stat_cells_failed`, `stat_cells_dropped` (32, wrapping).
 //!
 //! Latency: store and forward per cell: a cell's first beat is valid two clocks after its
-//! CRC word is accepted. Throughput: one word per clock in and out; the input waits at
-//! the start of a cell while the previous cell's outcome has not yet begun (so a short cell
-//! behind a long one waits for the long one to drain).
+//! CRC word is accepted (when the output is idle). Throughput: one word per clock in; the
+//! output takes one idle clock between cells (a cell in has at least four words that are
+//! not payload). The input waits at the start of a cell while the previous cell's outcome
+//! has not yet begun (so a short cell behind a long one waits for the long one to drain).
 //! Limits: one message context (a message's cells arrive contiguously, as the fabric
 //! guarantees); `cell_payload` a multiple of 8 in 8..=1024 (two cells fit the 256-word
 //! buffer, four iCE40 block RAMs).
@@ -145,6 +146,7 @@ pub struct CellReassembler {
     act_offset: DFF<Bits<32>>,
     act_immediate: DFF<Bits<32>>,
     act_beats_left: DFF<Bits<8>>,
+    act_last_beat: DFF<Bit>,
     act_has_words: DFF<Bit>,
     act_last_bytes: DFF<Bits<4>>,
     rptr: DFF<Bits<8>>,
@@ -271,6 +273,7 @@ impl CellReassembler {
             act_offset: Default::default(),
             act_immediate: Default::default(),
             act_beats_left: Default::default(),
+            act_last_beat: Default::default(),
             act_has_words: Default::default(),
             act_last_bytes: Default::default(),
             rptr: Default::default(),
@@ -372,6 +375,7 @@ impl Logic for CellReassembler {
             act_offset,
             act_immediate,
             act_beats_left,
+            act_last_beat,
             act_has_words,
             act_last_bytes,
             rptr,
@@ -385,9 +389,11 @@ impl Logic for CellReassembler {
 
         // ---------------- Output side ----------------
         self.handshake.next = self.act_valid.q.val() & self.m_ready.val();
-        self.m_last.next = self.act_beats_left.q.val() == 1;
-        self.output_free.next =
-            !self.act_valid.q.val() | (self.handshake.val() & self.m_last.val());
+        self.m_last.next = self.act_last_beat.q.val();
+        // A finished cell moves to the output only once the output is idle: one output
+        // clock per cell, against at least four header/CRC clocks per cell on the input,
+        // and it keeps `m_ready` out of the input's ready path.
+        self.output_free.next = !self.act_valid.q.val();
         self.pop.next = self.handshake.val() & self.act_has_words.q.val();
         self.buffer.read_address.next = self.rptr.q.val();
         if self.pop.val() {
@@ -396,6 +402,7 @@ impl Logic for CellReassembler {
         }
         if self.handshake.val() {
             self.act_beats_left.d.next = self.act_beats_left.q.val() - 1;
+            self.act_last_beat.d.next = self.act_beats_left.q.val() == 2;
             if self.m_last.val() {
                 self.act_valid.d.next = false;
             }
@@ -417,8 +424,10 @@ impl Logic for CellReassembler {
             self.act_immediate.d.next = self.done_immediate.q.val();
             self.act_has_words.d.next = self.done_words.q.val() != 0;
             self.act_beats_left.d.next = 1.into();
+            self.act_last_beat.d.next = true;
             if self.done_words.q.val() != 0 {
                 self.act_beats_left.d.next = self.done_words.q.val();
+                self.act_last_beat.d.next = self.done_words.q.val() == 1;
             }
             self.act_last_bytes.d.next = self.done_last_bytes.q.val();
         }
