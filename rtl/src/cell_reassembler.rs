@@ -153,6 +153,10 @@ pub struct CellReassembler {
     cells_ok: DFF<Bits<32>>,
     cells_failed: DFF<Bits<32>>,
     cells_dropped: DFF<Bits<32>>,
+    // One-clock pulses that advance the counters a clock later (off the check path).
+    count_ok: DFF<Bit>,
+    count_failed: DFF<Bit>,
+    count_dropped: DFF<Bit>,
     buffer: RAM<Bits<64>, BUFFER_ADDRESS_BITS>,
     cell_crc: Crc32,
     packet_crc: Crc32,
@@ -280,6 +284,9 @@ impl CellReassembler {
             cells_ok: Default::default(),
             cells_failed: Default::default(),
             cells_dropped: Default::default(),
+            count_ok: Default::default(),
+            count_failed: Default::default(),
+            count_dropped: Default::default(),
             buffer: Default::default(),
             cell_crc: Crc32::full_words(),
             packet_crc: Crc32::with_byte_enable(),
@@ -381,7 +388,10 @@ impl Logic for CellReassembler {
             rptr,
             cells_ok,
             cells_failed,
-            cells_dropped
+            cells_dropped,
+            count_ok,
+            count_failed,
+            count_dropped
         );
         clock!(self, clock, cell_crc, packet_crc);
         self.buffer.read_clock.next = self.clock.val();
@@ -420,16 +430,22 @@ impl Logic for CellReassembler {
                 self.act_stag_dma.d.next = self.ctx_stag_dma.q.val();
             }
             self.act_status.d.next = self.done_status.q.val();
-            self.act_offset.d.next = self.done_offset.q.val();
-            self.act_immediate.d.next = self.done_immediate.q.val();
-            self.act_has_words.d.next = self.done_words.q.val() != 0;
+            self.act_offset.d.next = 0.into();
+            self.act_immediate.d.next = 0.into();
+            self.act_has_words.d.next = false;
             self.act_beats_left.d.next = 1.into();
             self.act_last_beat.d.next = true;
-            if self.done_words.q.val() != 0 {
-                self.act_beats_left.d.next = self.done_words.q.val();
-                self.act_last_beat.d.next = self.done_words.q.val() == 1;
+            self.act_last_bytes.d.next = 0.into();
+            if self.done_status.q.val() == 0 {
+                self.act_offset.d.next = self.done_offset.q.val();
+                self.act_immediate.d.next = self.done_immediate.q.val();
+                self.act_has_words.d.next = self.done_words.q.val() != 0;
+                self.act_last_bytes.d.next = self.done_last_bytes.q.val();
+                if self.done_words.q.val() != 0 {
+                    self.act_beats_left.d.next = self.done_words.q.val();
+                    self.act_last_beat.d.next = self.done_words.q.val() == 1;
+                }
             }
-            self.act_last_bytes.d.next = self.done_last_bytes.q.val();
         }
         self.m_valid.next = self.act_valid.q.val();
         self.m_data.next = 0.into();
@@ -678,21 +694,44 @@ impl Logic for CellReassembler {
                 self.flushing.d.next = true;
             }
         }
+        self.count_ok.d.next = false;
+        self.count_failed.d.next = false;
+        self.count_dropped.d.next = false;
+        if self.count_ok.q.val() {
+            self.cells_ok.d.next = self.cells_ok.q.val() + 1;
+        }
+        if self.count_failed.q.val() {
+            self.cells_failed.d.next = self.cells_failed.q.val() + 1;
+        }
+        if self.count_dropped.q.val() {
+            self.cells_dropped.d.next = self.cells_dropped.q.val() + 1;
+        }
         if self.cell_end.val() {
             self.word_index.d.next = 0.into();
             self.index_is_3.d.next = false;
             self.at_crc_position.d.next = false;
             self.flushing.d.next = false;
             if self.silent_now.val() {
-                self.cells_dropped.d.next = self.cells_dropped.q.val() + 1;
+                self.count_dropped.d.next = true;
                 self.wptr.d.next = self.committed_wptr.q.val();
             } else {
+                // Loaded whatever the outcome, so that only a few registers wait on the
+                // checks: after a failure the context is Discarding (its fields unused until
+                // the next first cell reloads them), and the output zeroes the done fields
+                // of a failed cell.
                 self.done.d.next = true;
                 self.done_status.d.next = self.status.val();
-                self.done_offset.d.next = 0.into();
-                self.done_immediate.d.next = 0.into();
-                self.done_words.d.next = 0.into();
-                self.done_last_bytes.d.next = 0.into();
+                self.done_offset.d.next = self.offset.val();
+                self.done_immediate.d.next = self.immediate_reg.q.val();
+                self.done_words.d.next = bit_cast::<8, 14>(self.payload_words.q.val());
+                self.done_last_bytes.d.next = self.last_word_bytes.q.val();
+                self.ctx_next_seq.d.next = self.cur_hdr1.q.val().get_bits::<16>(32) + 1;
+                self.ctx_offset.d.next = self.offset_plus_length.q.val();
+                if self.first.val() {
+                    self.ctx_hdr0.d.next = self.cur_hdr0.q.val();
+                    self.ctx_hdr1.d.next = self.cur_hdr1.q.val();
+                    self.ctx_hdr2.d.next = self.cur_hdr2.q.val();
+                }
                 if self.at_start.val() {
                     // A one-word cell: truncated; its header word is all we have.
                     self.done_status.d.next = 2.into();
@@ -701,28 +740,14 @@ impl Logic for CellReassembler {
                     self.cur_hdr2.d.next = 0.into();
                 }
                 if self.cell_ok.val() {
-                    self.cells_ok.d.next = self.cells_ok.q.val() + 1;
+                    self.count_ok.d.next = true;
                     self.committed_wptr.d.next = self.wptr.q.val();
-                    if self.buffer.write_enable.val() {
-                        self.committed_wptr.d.next = self.wptr.q.val() + 1;
-                    }
-                    self.done_offset.d.next = self.offset.val();
-                    self.done_immediate.d.next = self.immediate_reg.q.val();
-                    self.done_words.d.next = bit_cast::<8, 14>(self.payload_words.q.val());
-                    self.done_last_bytes.d.next = self.last_word_bytes.q.val();
-                    self.ctx_next_seq.d.next = self.cur_hdr1.q.val().get_bits::<16>(32) + 1;
-                    self.ctx_offset.d.next = self.offset_plus_length.q.val();
-                    if self.first.val() {
-                        self.ctx_hdr0.d.next = self.cur_hdr0.q.val();
-                        self.ctx_hdr1.d.next = self.cur_hdr1.q.val();
-                        self.ctx_hdr2.d.next = self.cur_hdr2.q.val();
-                    }
                     self.msg_context.d.next = MessageContext::InMessage;
                     if self.last.val() {
                         self.msg_context.d.next = MessageContext::Idle;
                     }
                 } else {
-                    self.cells_failed.d.next = self.cells_failed.q.val() + 1;
+                    self.count_failed.d.next = true;
                     self.wptr.d.next = self.committed_wptr.q.val();
                     self.msg_context.d.next = MessageContext::Discarding;
                 }
@@ -743,6 +768,9 @@ impl Logic for CellReassembler {
             self.cells_ok.d.next = 0.into();
             self.cells_failed.d.next = 0.into();
             self.cells_dropped.d.next = 0.into();
+            self.count_ok.d.next = false;
+            self.count_failed.d.next = false;
+            self.count_dropped.d.next = false;
             self.m_valid.next = false;
         }
         self.stat_cells_ok.next = self.cells_ok.q.val();
