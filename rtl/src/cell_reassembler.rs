@@ -99,6 +99,8 @@ pub struct CellReassembler {
     // Position flags of the current word, kept a clock ahead (off the status path).
     index_is_3: DFF<Bit>,
     at_crc_position: DFF<Bit>,
+    in_payload_reg: DFF<Bit>,
+    at_final_payload: DFF<Bit>,
     payload_words: DFF<Bits<14>>,
     last_word_bytes: DFF<Bits<4>>,
     cur_hdr0: DFF<Bits<64>>,
@@ -236,6 +238,8 @@ impl CellReassembler {
             crc_position: Default::default(),
             index_is_3: Default::default(),
             at_crc_position: Default::default(),
+            in_payload_reg: Default::default(),
+            at_final_payload: Default::default(),
             payload_words: Default::default(),
             last_word_bytes: Default::default(),
             cur_hdr0: Default::default(),
@@ -341,6 +345,8 @@ impl Logic for CellReassembler {
             crc_position,
             index_is_3,
             at_crc_position,
+            in_payload_reg,
+            at_final_payload,
             payload_words,
             last_word_bytes,
             cur_hdr0,
@@ -480,9 +486,7 @@ impl Logic for CellReassembler {
         self.s_cell_ready.next = !self.reset.val()
             & (!self.at_start.val() | !self.done.q.val() | self.output_free.val());
         self.accept.next = self.s_cell_valid.val() & self.s_cell_ready.val();
-        self.in_payload.next = !self.flushing.q.val()
-            & (self.word_index.q.val() >= self.payload_start.q.val())
-            & (self.word_index.q.val() < self.payload_end.q.val());
+        self.in_payload.next = self.in_payload_reg.q.val();
         self.first.next = self.cur_hdr0.q.val().get_bit(8);
         self.last.next = self.cur_hdr0.q.val().get_bit(9);
         // Header decode of an arriving first word (word 0).
@@ -503,7 +507,7 @@ impl Logic for CellReassembler {
         self.packet_crc.s_valid.next = self.accept.val() & self.in_payload.val();
         self.packet_crc.s_data.next = self.s_cell_data.val();
         self.packet_crc.s_bytes.next = 8.into();
-        if self.word_index.q.val() == self.final_payload_index.q.val() {
+        if self.at_final_payload.q.val() {
             self.packet_crc.s_bytes.next = self.last_word_bytes.q.val();
         }
         self.buffer.write_address.next = self.wptr.q.val();
@@ -592,8 +596,16 @@ impl Logic for CellReassembler {
             // The CRC position is known from word 1 on (computed from word 0).
             self.at_crc_position.d.next =
                 (self.word_index.q.val() + 1) == self.crc_position.q.val();
+            self.in_payload_reg.d.next = ((self.word_index.q.val() + 1)
+                >= self.payload_start.q.val())
+                & ((self.word_index.q.val() + 1) < self.payload_end.q.val());
+            self.at_final_payload.d.next =
+                (self.word_index.q.val() + 1) == self.final_payload_index.q.val();
+            // Word 1 is a header word; the positions are known from word 1 on.
             if self.at_start.val() {
                 self.at_crc_position.d.next = false;
+                self.in_payload_reg.d.next = false;
+                self.at_final_payload.d.next = false;
             }
         }
         if self.accept.val() {
@@ -710,6 +722,8 @@ impl Logic for CellReassembler {
             self.word_index.d.next = 0.into();
             self.index_is_3.d.next = false;
             self.at_crc_position.d.next = false;
+            self.in_payload_reg.d.next = false;
+            self.at_final_payload.d.next = false;
             self.flushing.d.next = false;
             if self.silent_now.val() {
                 self.count_dropped.d.next = true;
@@ -758,6 +772,8 @@ impl Logic for CellReassembler {
             self.word_index.d.next = 0.into();
             self.index_is_3.d.next = false;
             self.at_crc_position.d.next = false;
+            self.in_payload_reg.d.next = false;
+            self.at_final_payload.d.next = false;
             self.flushing.d.next = false;
             self.wptr.d.next = 0.into();
             self.committed_wptr.d.next = 0.into();
