@@ -89,6 +89,8 @@ pub struct CellReassembler {
     pub stat_cells_dropped: Signal<Out, Bits<32>>,
     // Input side: position within the cell and what the header says about it.
     word_index: DFF<Bits<14>>,
+    /// Past the first word of a cell (power-up zero = at the start of a cell).
+    mid_cell: DFF<Bit>,
     flushing: DFF<Bit>,
     silent: DFF<Bit>,
     payload_start: DFF<Bits<14>>,
@@ -230,6 +232,7 @@ impl CellReassembler {
             stat_cells_failed: Default::default(),
             stat_cells_dropped: Default::default(),
             word_index: Default::default(),
+            mid_cell: Default::default(),
             flushing: Default::default(),
             silent: Default::default(),
             payload_start: Default::default(),
@@ -337,6 +340,7 @@ impl Logic for CellReassembler {
             self,
             clock,
             word_index,
+            mid_cell,
             flushing,
             silent,
             payload_start,
@@ -481,7 +485,7 @@ impl Logic for CellReassembler {
         self.m_immediate.next = self.act_immediate.q.val();
 
         // ---------------- Input side ----------------
-        self.at_start.next = (self.word_index.q.val() == 0) & !self.flushing.q.val();
+        self.at_start.next = !self.mid_cell.q.val();
         // A new cell may start once the previous cell's outcome has left the done slot.
         self.s_cell_ready.next = !self.reset.val()
             & (!self.at_start.val() | !self.done.q.val() | self.output_free.val());
@@ -592,6 +596,7 @@ impl Logic for CellReassembler {
 
         if self.accept.val() & !self.flushing.q.val() {
             self.word_index.d.next = self.word_index.q.val() + 1;
+            self.mid_cell.d.next = true;
             self.index_is_3.d.next = self.word_index.q.val() == 2;
             // The CRC position is known from word 1 on (computed from word 0).
             self.at_crc_position.d.next =
@@ -722,6 +727,7 @@ impl Logic for CellReassembler {
             self.word_index.d.next = 0.into();
             self.index_is_3.d.next = false;
             self.at_crc_position.d.next = false;
+            self.mid_cell.d.next = false;
             self.in_payload_reg.d.next = false;
             self.at_final_payload.d.next = false;
             self.flushing.d.next = false;
@@ -772,6 +778,7 @@ impl Logic for CellReassembler {
             self.word_index.d.next = 0.into();
             self.index_is_3.d.next = false;
             self.at_crc_position.d.next = false;
+            self.mid_cell.d.next = false;
             self.in_payload_reg.d.next = false;
             self.at_final_payload.d.next = false;
             self.flushing.d.next = false;
