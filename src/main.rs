@@ -89,8 +89,8 @@ enum BenchCommand {
     Datapath {
         #[arg(long, default_value_t = 7)]
         seed: u64,
-        /// Messages of the stimulus (up to 16 KiB each).
-        #[arg(long, default_value_t = 24)]
+        /// Messages of the stimulus (16 KiB each).
+        #[arg(long, default_value_t = 12)]
         messages: usize,
         /// Repeat the Verilator replay for at least this long.
         #[arg(long, default_value_t = 1.0)]

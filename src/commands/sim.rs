@@ -156,7 +156,7 @@ pub fn bench(seed: u64, messages: usize, min_seconds: f64) -> Result<(), String>
     let options = DatapathOptions {
         seed,
         messages,
-        max_length: 16 * 1024,
+        fixed_length: Some(16 * 1024),
         idle: 0.0,
         backpressure: 0.0,
         ..Default::default()
@@ -169,7 +169,10 @@ pub fn bench(seed: u64, messages: usize, min_seconds: f64) -> Result<(), String>
             b.scoreboard.violations
         ));
     }
-    println!("nic bench datapath: {} cycles of saturating traffic ({} messages up to 16 KiB), replayed on both backends", b.cycles, messages);
+    println!(
+        "nic bench datapath: {} cycles of saturating traffic ({messages} messages of 16 KiB, all opcodes), replayed on both backends",
+        b.cycles
+    );
     println!(
         "  Verilator        {:>12.0} cycles/s",
         b.verilator_cycles_per_s

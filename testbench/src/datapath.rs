@@ -26,6 +26,8 @@ pub struct DatapathOptions {
     pub messages: usize,
     /// Largest random payload, bytes.
     pub max_length: usize,
+    /// Every message exactly this long instead (benchmarks of long streams).
+    pub fixed_length: Option<usize>,
     /// Probability that the source offers nothing in a clock (idle gaps).
     pub idle: f64,
     /// Probability that the sink is not ready in a clock (back-pressure).
@@ -43,6 +45,7 @@ impl Default for DatapathOptions {
             seed: 1,
             messages: 100,
             max_length: 1000,
+            fixed_length: None,
             idle: 0.1,
             backpressure: 0.1,
             link_error_rate: 0.0,
@@ -85,7 +88,14 @@ impl DatapathReport {
 pub fn messages(options: &DatapathOptions) -> Vec<Message> {
     let mut rng = ChaCha8Rng::seed_from_u64(options.seed);
     (0..options.messages)
-        .map(|_| random_message(&mut rng, options.max_length))
+        .map(|_| {
+            let mut m = random_message(&mut rng, options.max_length);
+            if let Some(n) = options.fixed_length {
+                m.payload = (0..n).map(|_| rng.gen()).collect();
+                m.dma_length = n as u32;
+            }
+            m
+        })
         .collect()
 }
 

@@ -135,3 +135,31 @@ fn scoreboard_catches_a_corrupted_link() {
         report.violations
     );
 }
+
+/// The segmenter keeps the link busy: long messages stream at the format's limit, the only
+/// idle link clocks being two per message (descriptor, packet CRC un-shift). A count of
+/// clocks, not a timing measurement.
+#[test]
+fn long_messages_stream_at_the_format_limit() {
+    let options = DatapathOptions {
+        seed: 9,
+        messages: 6,
+        fixed_length: Some(16 * 1024),
+        idle: 0.0,
+        backpressure: 0.0,
+        ..Default::default()
+    };
+    let report = run_datapath(&mut verilated(), &options);
+    assert!(report.passed(), "{:#?}", report.violations);
+    assert!(
+        report.link_utilisation() >= 0.99,
+        "link busy {:.4} of its clocks",
+        report.link_utilisation()
+    );
+    let idle = report.link_busy_cycles - report.link_words;
+    assert!(
+        idle <= 2 * options.messages as u64,
+        "{idle} idle link clocks for {} messages",
+        options.messages
+    );
+}
