@@ -27,9 +27,10 @@
 //! - `stat_cells_ok`, `stat_cells_failed`, `stat_cells_dropped` (32, wrapping).
 //!
 //! Latency: store and forward per cell: a cell's first beat is valid two clocks after its
-//! CRC word is accepted (when the output is idle). Throughput: one word per clock in; the
-//! output takes one idle clock between cells (a cell in has at least four words that are
-//! not payload). The input waits at the start of a cell while the previous cell's outcome
+//! CRC word is accepted (when the output is idle; three for a message's last cell, whose
+//! packet CRC is decided a clock later). Throughput: one word per clock in, less one
+//! clock after each message's last cell; the output takes one idle clock between cells (a
+//! cell in has at least four words that are not payload). The input waits at the start of a cell while the previous cell's outcome
 //! has not yet begun (so a short cell behind a long one waits for the long one to drain).
 //! Limits: one message context (a message's cells arrive contiguously, as the fabric
 //! guarantees); `cell_payload` a multiple of 8 in 8..=1024 (two cells fit the 256-word
@@ -117,6 +118,10 @@ pub struct CellReassembler {
     sequence_bad: DFF<Bit>,
     mismatch: DFF<Bit>,
     trailer_crc: DFF<Bits<32>>,
+    /// The packet CRC of a last cell is decided the clock after its CRC word (the
+    /// compare gets a clock of its own); the next cell waits that one clock.
+    packet_check_pending: DFF<Bit>,
+    packet_crc_match: DFF<Bit>,
     // The length check, pipelined over the header words (ready from word 4; a cell that
     // ends at word 3 with a sound structure is a length error whatever its header says).
     offset_plus_length: DFF<Bits<32>>,
@@ -256,6 +261,8 @@ impl CellReassembler {
             sequence_bad: Default::default(),
             mismatch: Default::default(),
             trailer_crc: Default::default(),
+            packet_check_pending: Default::default(),
+            packet_crc_match: Default::default(),
             offset_plus_length: Default::default(),
             remaining_reg: Default::default(),
             remaining_below_cell_payload: Default::default(),
@@ -364,6 +371,8 @@ impl Logic for CellReassembler {
             sequence_bad,
             mismatch,
             trailer_crc,
+            packet_check_pending,
+            packet_crc_match,
             offset_plus_length,
             remaining_reg,
             remaining_below_cell_payload,
@@ -488,7 +497,9 @@ impl Logic for CellReassembler {
         self.at_start.next = !self.mid_cell.q.val();
         // A new cell may start once the previous cell's outcome has left the done slot.
         self.s_cell_ready.next = !self.reset.val()
-            & (!self.at_start.val() | !self.done.q.val() | self.output_free.val());
+            & (!self.at_start.val()
+                | ((!self.done.q.val() | self.output_free.val())
+                    & !self.packet_check_pending.q.val()));
         self.accept.next = self.s_cell_valid.val() & self.s_cell_ready.val();
         self.in_payload.next = self.in_payload_reg.q.val();
         self.first.next = self.cur_hdr0.q.val().get_bit(8);
@@ -552,9 +563,6 @@ impl Logic for CellReassembler {
         self.status.next = 0.into();
         // The trailer's packet CRC, compared once the CRC's byte-enable un-shift is done
         // (two clocks after the last payload word; the cell CRC word comes after both).
-        if self.last.val() & (self.trailer_crc.q.val() != self.packet_crc.crc.val()) {
-            self.status.next = 1.into();
-        }
         if self.length_bad.val() {
             self.status.next = 2.into();
         }
@@ -576,7 +584,8 @@ impl Logic for CellReassembler {
         if self.structure_bad.val() {
             self.status.next = 2.into();
         }
-        // Every check passed: a flat AND of the flags (the status code is only stored).
+        // Every check but the packet CRC passed: a flat AND of the flags (the status code
+        // is only stored). The packet CRC of a last cell is decided a clock later.
         self.cell_ok.next = !self.structure_bad.val()
             & !self.crc_bad.val()
             & !self.reserved_bad.q.val()
@@ -584,8 +593,8 @@ impl Logic for CellReassembler {
             & !self.too_big.q.val()
             & !self.sequence_bad.q.val()
             & !self.mismatch.q.val()
-            & !self.length_bad.val()
-            & !(self.last.val() & (self.trailer_crc.q.val() != self.packet_crc.crc.val()));
+            & !self.length_bad.val();
+        self.packet_crc_match.d.next = self.trailer_crc.q.val() == self.packet_crc.crc.val();
         self.cell_end.next = self.accept.val() & self.s_cell_last.val();
         // Continuation cells of a failed message are dropped without an outcome.
         self.silent_now.next = self.silent.q.val();
@@ -760,11 +769,14 @@ impl Logic for CellReassembler {
                     self.cur_hdr2.d.next = 0.into();
                 }
                 if self.cell_ok.val() {
-                    self.count_ok.d.next = true;
-                    self.committed_wptr.d.next = self.wptr.q.val();
-                    self.msg_context.d.next = MessageContext::InMessage;
                     if self.last.val() {
-                        self.msg_context.d.next = MessageContext::Idle;
+                        // Decided next clock by the packet CRC.
+                        self.packet_check_pending.d.next = true;
+                        self.done.d.next = false;
+                    } else {
+                        self.count_ok.d.next = true;
+                        self.committed_wptr.d.next = self.wptr.q.val();
+                        self.msg_context.d.next = MessageContext::InMessage;
                     }
                 } else {
                     self.count_failed.d.next = true;
@@ -774,7 +786,24 @@ impl Logic for CellReassembler {
             }
         }
 
+        if self.packet_check_pending.q.val() {
+            // No cell starts in this clock (the input waits), so nothing else commits.
+            self.packet_check_pending.d.next = false;
+            self.done.d.next = true;
+            if self.packet_crc_match.q.val() {
+                self.done_status.d.next = 0.into();
+                self.count_ok.d.next = true;
+                self.committed_wptr.d.next = self.wptr.q.val();
+                self.msg_context.d.next = MessageContext::Idle;
+            } else {
+                self.done_status.d.next = 1.into();
+                self.count_failed.d.next = true;
+                self.wptr.d.next = self.committed_wptr.q.val();
+                self.msg_context.d.next = MessageContext::Discarding;
+            }
+        }
         if self.reset.val() {
+            self.packet_check_pending.d.next = false;
             self.word_index.d.next = 0.into();
             self.index_is_3.d.next = false;
             self.at_crc_position.d.next = false;
