@@ -122,6 +122,9 @@ pub struct CellReassembler {
     /// compare gets a clock of its own); the next cell waits that one clock.
     packet_check_pending: DFF<Bit>,
     packet_crc_match: DFF<Bit>,
+    /// Reserved, cell-length bound, sequence and consistency checks all passed (set by
+    /// word 2, registered for word 4 on; a cell ending at word 3 fails its length check).
+    header_checks_ok: DFF<Bit>,
     // The length check, pipelined over the header words (ready from word 4; a cell that
     // ends at word 3 with a sound structure is a length error whatever its header says).
     offset_plus_length: DFF<Bits<32>>,
@@ -263,6 +266,7 @@ impl CellReassembler {
             trailer_crc: Default::default(),
             packet_check_pending: Default::default(),
             packet_crc_match: Default::default(),
+            header_checks_ok: Default::default(),
             offset_plus_length: Default::default(),
             remaining_reg: Default::default(),
             remaining_below_cell_payload: Default::default(),
@@ -373,6 +377,7 @@ impl Logic for CellReassembler {
             trailer_crc,
             packet_check_pending,
             packet_crc_match,
+            header_checks_ok,
             offset_plus_length,
             remaining_reg,
             remaining_below_cell_payload,
@@ -586,13 +591,14 @@ impl Logic for CellReassembler {
         }
         // Every check but the packet CRC passed: a flat AND of the flags (the status code
         // is only stored). The packet CRC of a last cell is decided a clock later.
-        self.cell_ok.next = !self.structure_bad.val()
-            & !self.crc_bad.val()
-            & !self.reserved_bad.q.val()
-            & !self.crc_word_reserved.val()
+        self.header_checks_ok.d.next = !self.reserved_bad.q.val()
             & !self.too_big.q.val()
             & !self.sequence_bad.q.val()
-            & !self.mismatch.q.val()
+            & !self.mismatch.q.val();
+        self.cell_ok.next = !self.structure_bad.val()
+            & !self.crc_bad.val()
+            & !self.crc_word_reserved.val()
+            & self.header_checks_ok.q.val()
             & !self.length_bad.val();
         self.packet_crc_match.d.next = self.trailer_crc.q.val() == self.packet_crc.crc.val();
         self.cell_end.next = self.accept.val() & self.s_cell_last.val();
