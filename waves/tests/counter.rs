@@ -1,5 +1,5 @@
 //! Write a VCD while stepping a RustHDL counter directly, read it back, and compare it
-//! with the Verilator run of the same block (fixtures/counter_verilator.vcd).
+//! with the Verilator run of the same block (fixtures/counter_verilator.vcd.expect).
 
 mod common;
 use common::*;
@@ -13,7 +13,7 @@ use std::time::Instant;
 const CYCLES: usize = 20;
 const VERILATOR_FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/tests/fixtures/counter_verilator.vcd"
+    "/tests/fixtures/counter_verilator.vcd.expect"
 );
 
 /// A path of this test's own under the target directory.

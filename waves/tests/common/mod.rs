@@ -1,5 +1,5 @@
 //! Blocks the tests step directly: a 4-bit counter (also run through Verilator for
-//! fixtures/counter_verilator.vcd) and a block with enum, struct and wide signals.
+//! fixtures/counter_verilator.vcd.expect) and a block with enum, struct and wide signals.
 
 use nic_waves::{settle, RustHdlVcd};
 use rust_hdl::prelude::*;
