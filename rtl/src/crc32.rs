@@ -20,6 +20,7 @@
 //! removes the padding from the result, in the clock after. Eight parallel byte-count
 //! networks (the classic 64-bit Ethernet CRC) cost about 2000 iCE40 LUTs at 91 MHz; this
 //! costs about 1300 LUTs at 105 MHz on HX8K, and about 530 without byte enables.
+//!
 //! Latency: `full_words`: a word absorbed at edge t shows in `crc` after edge t.
 //! `with_byte_enable`: after edge t+1 (the un-shift is registered).
 //! Throughput: 8 bytes per clock, no gaps.
