@@ -174,6 +174,8 @@ pub struct CellReassembler {
     packet_crc: Crc32,
     // Combinational intermediates.
     accept: Signal<Local, Bit>,
+    accept_start: Signal<Local, Bit>,
+    accept_mid: Signal<Local, Bit>,
     at_start: Signal<Local, Bit>,
     in_payload: Signal<Local, Bit>,
     cell_end: Signal<Local, Bit>,
@@ -309,6 +311,8 @@ impl CellReassembler {
             cell_crc: Crc32::full_words(),
             packet_crc: Crc32::with_byte_enable(),
             accept: Default::default(),
+            accept_start: Default::default(),
+            accept_mid: Default::default(),
             at_start: Default::default(),
             in_payload: Default::default(),
             cell_end: Default::default(),
@@ -505,7 +509,13 @@ impl Logic for CellReassembler {
             & (!self.at_start.val()
                 | ((!self.done.q.val() | self.output_free.val())
                     & !self.packet_check_pending.q.val()));
-        self.accept.next = self.s_cell_valid.val() & self.s_cell_ready.val();
+        // A word inside a cell is never held back, so everything that only happens inside
+        // a cell (most of the enables) waits on `s_cell_valid` and a register alone; only the
+        // first word of a cell waits on the output side.
+        self.accept_mid.next = self.s_cell_valid.val() & self.mid_cell.q.val() & !self.reset.val();
+        self.accept_start.next =
+            self.s_cell_valid.val() & !self.mid_cell.q.val() & self.s_cell_ready.val();
+        self.accept.next = self.accept_start.val() | self.accept_mid.val();
         self.in_payload.next = self.in_payload_reg.q.val();
         self.first.next = self.cur_hdr0.q.val().get_bit(8);
         self.last.next = self.cur_hdr0.q.val().get_bit(9);
@@ -518,13 +528,12 @@ impl Logic for CellReassembler {
             self.start_payload.next = 5.into();
         }
 
-        self.cell_crc.s_clear.next = self.accept.val() & self.at_start.val();
+        self.cell_crc.s_clear.next = self.accept_start.val();
         self.cell_crc.s_valid.next = self.accept.val();
         self.cell_crc.s_data.next = self.s_cell_data.val();
         self.cell_crc.s_bytes.next = 8.into();
-        self.packet_crc.s_clear.next =
-            self.accept.val() & self.at_start.val() & self.s_cell_data.val().get_bit(8);
-        self.packet_crc.s_valid.next = self.accept.val() & self.in_payload.val();
+        self.packet_crc.s_clear.next = self.accept_start.val() & self.s_cell_data.val().get_bit(8);
+        self.packet_crc.s_valid.next = self.accept_mid.val() & self.in_payload.val();
         self.packet_crc.s_data.next = self.s_cell_data.val();
         self.packet_crc.s_bytes.next = 8.into();
         if self.at_final_payload.q.val() {
@@ -532,8 +541,7 @@ impl Logic for CellReassembler {
         }
         self.buffer.write_address.next = self.wptr.q.val();
         self.buffer.write_data.next = self.s_cell_data.val();
-        self.buffer.write_enable.next = !self.reset.val()
-            & self.accept.val()
+        self.buffer.write_enable.next = self.accept_mid.val()
             & self.in_payload.val()
             & !self.silent.q.val()
             & !self.too_big.q.val();
@@ -628,41 +636,39 @@ impl Logic for CellReassembler {
                 self.at_final_payload.d.next = false;
             }
         }
-        if self.accept.val() {
-            if self.at_start.val() {
-                self.cur_hdr0.d.next = self.s_cell_data.val();
-                self.cur_hdr1.d.next = 0.into();
-                self.cur_hdr2.d.next = 0.into();
-                self.silent.d.next = self.silent_now.val();
-                self.payload_start.d.next = self.start_payload.val();
-                self.payload_end.d.next = self.start_payload.val() + self.start_words.val();
-                self.final_payload_index.d.next =
-                    self.start_payload.val() + self.start_words.val() - 1;
-                self.crc_position.d.next = self.start_payload.val() + self.start_words.val();
-                if self.s_cell_data.val().get_bit(9) {
-                    self.crc_position.d.next =
-                        self.start_payload.val() + self.start_words.val() + 1;
-                }
-                self.payload_words.d.next = self.start_words.val();
-                self.last_word_bytes.d.next = 8.into();
-                if self.s_cell_data.val().get_bits::<3>(16) != 0 {
-                    self.last_word_bytes.d.next =
-                        bit_cast::<4, 3>(self.s_cell_data.val().get_bits::<3>(16));
-                }
-                self.reserved_bad.d.next = self.s_cell_data.val().get_bits::<4>(12) != 0;
-                self.too_big.d.next = bit_cast::<32, 16>(self.s_cell_data.val().get_bits::<16>(16))
-                    > self.cell_payload.val();
-                self.mismatch.d.next = !self.s_cell_data.val().get_bit(8)
-                    & (((self.s_cell_data.val() ^ self.ctx_hdr0.q.val())
-                        & self.hdr0_compare_mask.val())
-                        != 0);
-                self.sequence_bad.d.next = false;
-                self.immediate_reg.d.next = 0.into();
-                if self.s_cell_data.val().get_bit(8) {
-                    self.ctx_vaddr.d.next = 0.into();
-                    self.ctx_stag_dma.d.next = 0.into();
-                }
+        if self.accept_start.val() {
+            self.cur_hdr0.d.next = self.s_cell_data.val();
+            self.cur_hdr1.d.next = 0.into();
+            self.cur_hdr2.d.next = 0.into();
+            self.silent.d.next = self.silent_now.val();
+            self.payload_start.d.next = self.start_payload.val();
+            self.payload_end.d.next = self.start_payload.val() + self.start_words.val();
+            self.final_payload_index.d.next = self.start_payload.val() + self.start_words.val() - 1;
+            self.crc_position.d.next = self.start_payload.val() + self.start_words.val();
+            if self.s_cell_data.val().get_bit(9) {
+                self.crc_position.d.next = self.start_payload.val() + self.start_words.val() + 1;
             }
+            self.payload_words.d.next = self.start_words.val();
+            self.last_word_bytes.d.next = 8.into();
+            if self.s_cell_data.val().get_bits::<3>(16) != 0 {
+                self.last_word_bytes.d.next =
+                    bit_cast::<4, 3>(self.s_cell_data.val().get_bits::<3>(16));
+            }
+            self.reserved_bad.d.next = self.s_cell_data.val().get_bits::<4>(12) != 0;
+            self.too_big.d.next = bit_cast::<32, 16>(self.s_cell_data.val().get_bits::<16>(16))
+                > self.cell_payload.val();
+            self.mismatch.d.next = !self.s_cell_data.val().get_bit(8)
+                & (((self.s_cell_data.val() ^ self.ctx_hdr0.q.val())
+                    & self.hdr0_compare_mask.val())
+                    != 0);
+            self.sequence_bad.d.next = false;
+            self.immediate_reg.d.next = 0.into();
+            if self.s_cell_data.val().get_bit(8) {
+                self.ctx_vaddr.d.next = 0.into();
+                self.ctx_stag_dma.d.next = 0.into();
+            }
+        }
+        if self.accept_mid.val() {
             if self.word_index.q.val() == 1 {
                 self.cur_hdr1.d.next = self.s_cell_data.val();
                 if self.s_cell_data.val().get_bits::<16>(48) != 0 {
