@@ -24,7 +24,9 @@
 //! [`Stepper::step`] applies the inputs with the clock low, lets the logic settle, samples
 //! the outputs (so a registered output shows the value from before this cycle's edge and a
 //! combinational one reacts to these inputs), then runs one clock cycle: rising edge,
-//! settle, falling edge, settle.
+//! settle, falling edge, settle. (The Verilator shim folds the falling edge into the next
+//! step's input evaluation, two `eval()` calls per cycle: every block is clocked on the
+//! rising edge only, so the outputs are the same.)
 //!
 //! # Waves
 //! Both backends write VCD with timescale 1 ps and a 10 ns clock ([`CYCLE_PS`]): cycle `n`

@@ -177,7 +177,6 @@ pub struct CellReassembler {
     accept_start: Signal<Local, Bit>,
     accept_mid: Signal<Local, Bit>,
     at_start: Signal<Local, Bit>,
-    in_payload: Signal<Local, Bit>,
     cell_end: Signal<Local, Bit>,
     structure_bad: Signal<Local, Bit>,
     crc_bad: Signal<Local, Bit>,
@@ -314,7 +313,6 @@ impl CellReassembler {
             accept_start: Default::default(),
             accept_mid: Default::default(),
             at_start: Default::default(),
-            in_payload: Default::default(),
             cell_end: Default::default(),
             structure_bad: Default::default(),
             crc_bad: Default::default(),
@@ -516,7 +514,6 @@ impl Logic for CellReassembler {
         self.accept_start.next =
             self.s_cell_valid.val() & !self.mid_cell.q.val() & self.s_cell_ready.val();
         self.accept.next = self.accept_start.val() | self.accept_mid.val();
-        self.in_payload.next = self.in_payload_reg.q.val();
         self.first.next = self.cur_hdr0.q.val().get_bit(8);
         self.last.next = self.cur_hdr0.q.val().get_bit(9);
         // Header decode of an arriving first word (word 0).
@@ -533,7 +530,7 @@ impl Logic for CellReassembler {
         self.cell_crc.s_data.next = self.s_cell_data.val();
         self.cell_crc.s_bytes.next = 8.into();
         self.packet_crc.s_clear.next = self.accept_start.val() & self.s_cell_data.val().get_bit(8);
-        self.packet_crc.s_valid.next = self.accept_mid.val() & self.in_payload.val();
+        self.packet_crc.s_valid.next = self.accept_mid.val() & self.in_payload_reg.q.val();
         self.packet_crc.s_data.next = self.s_cell_data.val();
         self.packet_crc.s_bytes.next = 8.into();
         if self.at_final_payload.q.val() {
@@ -542,7 +539,7 @@ impl Logic for CellReassembler {
         self.buffer.write_address.next = self.wptr.q.val();
         self.buffer.write_data.next = self.s_cell_data.val();
         self.buffer.write_enable.next = self.accept_mid.val()
-            & self.in_payload.val()
+            & self.in_payload_reg.q.val()
             & !self.silent.q.val()
             & !self.too_big.q.val();
         if self.buffer.write_enable.val() {

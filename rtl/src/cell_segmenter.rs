@@ -131,7 +131,6 @@ pub struct CellSegmenter {
     emit: Signal<Local, Bit>,
     word: Signal<Local, Bits<64>>,
     flags: Signal<Local, Bits<8>>,
-    final_payload_word: Signal<Local, Bit>,
     payload_masked: Signal<Local, Bits<64>>,
     pad_bytes: Signal<Local, Bits<3>>,
     after_header: Signal<Local, SegmenterState>,
@@ -219,7 +218,6 @@ impl CellSegmenter {
             emit: Default::default(),
             word: Default::default(),
             flags: Default::default(),
-            final_payload_word: Default::default(),
             payload_masked: Default::default(),
             pad_bytes: Default::default(),
             after_header: Default::default(),
@@ -289,9 +287,8 @@ impl Logic for CellSegmenter {
         }
         // The output register takes a new word when it is empty or being read.
         self.load.next = !self.out_valid_reg.q.val() | self.m_cell_ready.val();
-        self.final_payload_word.next = self.final_word_reg.q.val();
         self.payload_masked.next = self.s_payload_data.val();
-        if self.final_payload_word.val() {
+        if self.final_word_reg.q.val() {
             self.payload_masked.next =
                 self.s_payload_data.val() & (self.all_ones.val() >> self.pad_shift_reg.q.val());
         }
@@ -427,7 +424,7 @@ impl Logic for CellSegmenter {
                     if self.last_cell_reg.q.val() & (self.words_left_reg.q.val() == 2) {
                         self.packet_bytes_reg.d.next = self.last_bytes_reg.q.val();
                     }
-                    if self.s_payload_last.val() != self.final_payload_word.val() {
+                    if self.s_payload_last.val() != self.final_word_reg.q.val() {
                         self.last_errors_reg.d.next = self.last_errors_reg.q.val() + 1;
                     }
                     if self.words_left_reg.q.val() == 1 {
