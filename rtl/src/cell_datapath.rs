@@ -39,6 +39,7 @@ pub struct CellDatapath {
     pub s_msg_immediate: Signal<In, Bits<32>>,
     pub s_msg_has_immediate: Signal<In, Bit>,
     pub s_msg_invalidate: Signal<In, Bit>,
+    pub s_msg_resync: Signal<In, Bit>,
     pub s_payload_data: Signal<In, Bits<64>>,
     pub s_payload_valid: Signal<In, Bit>,
     pub s_payload_ready: Signal<Out, Bit>,
@@ -98,6 +99,7 @@ impl CellDatapath {
             s_msg_immediate: Default::default(),
             s_msg_has_immediate: Default::default(),
             s_msg_invalidate: Default::default(),
+            s_msg_resync: Default::default(),
             s_payload_data: Default::default(),
             s_payload_valid: Default::default(),
             s_payload_ready: Default::default(),
@@ -166,6 +168,7 @@ impl Logic for CellDatapath {
         self.segmenter.s_msg_immediate.next = self.s_msg_immediate.val();
         self.segmenter.s_msg_has_immediate.next = self.s_msg_has_immediate.val();
         self.segmenter.s_msg_invalidate.next = self.s_msg_invalidate.val();
+        self.segmenter.s_msg_resync.next = self.s_msg_resync.val();
         self.segmenter.s_payload_data.next = self.s_payload_data.val();
         self.segmenter.s_payload_valid.next = self.s_payload_valid.val();
         self.s_payload_ready.next = self.segmenter.s_payload_ready.val();

@@ -39,6 +39,7 @@ pub fn random_message<R: Rng>(rng: &mut R, max_len: usize) -> Message {
         dma_length: len as u32,
         immediate: rng.gen_bool(0.3).then(|| rng.gen()),
         invalidate: rng.gen_bool(0.2),
+        resync: rng.gen_bool(0.1),
         payload: (0..len).map(|_| rng.gen()).collect(),
     }
 }

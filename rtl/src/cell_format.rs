@@ -67,7 +67,10 @@ pub mod flag {
     pub const LAST: u8 = 1 << 1;
     pub const IMMEDIATE: u8 = 1 << 2;
     pub const INVALIDATE: u8 = 1 << 3;
-    pub const RESERVED_MASK: u8 = 0xF0;
+    /// First message of a queue pair after its reset: the receiver restarts its
+    /// expected packet sequence number from this message's (see docs/nic-architecture.md).
+    pub const RESYNC: u8 = 1 << 4;
+    pub const RESERVED_MASK: u8 = 0xE0;
 }
 
 /// Opcodes (header byte 0). Opcodes `0x10..=0x1F` carry the RETH on their first cell.
@@ -180,6 +183,8 @@ pub struct Message {
     pub dma_length: u32,
     pub immediate: Option<u32>,
     pub invalidate: bool,
+    /// Sets the RESYNC flag on every cell of the message.
+    pub resync: bool,
     pub payload: Vec<u8>,
 }
 
@@ -353,6 +358,9 @@ pub fn encode_message(msg: &Message, cell_payload: usize) -> Result<Vec<Vec<u64>
         if msg.invalidate {
             flags |= flag::INVALIDATE;
         }
+        if msg.resync {
+            flags |= flag::RESYNC;
+        }
         let header = CellHeader {
             opcode: msg.opcode,
             flags,
@@ -450,7 +458,7 @@ pub fn decode_cell(words: &[u64], cell_payload: usize) -> Result<DecodedCell, Ce
             CellStatus::Malformed,
             "flags",
             offset::FLAGS,
-            format!("reserved flag bits 4..7 set: {:#04x}", header.flags),
+            format!("reserved flag bits 5..7 set: {:#04x}", header.flags),
         ));
     }
     if (words[1] >> 48) != 0 {
@@ -675,6 +683,7 @@ mod tests {
             dma_length: len as u32,
             immediate: Some(0xcafe_f00d),
             invalidate: false,
+            resync: false,
             payload: (0..len).map(|i| (i * 7 + 1) as u8).collect(),
         }
     }

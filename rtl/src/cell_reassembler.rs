@@ -651,7 +651,7 @@ impl Logic for CellReassembler {
                 self.last_word_bytes.d.next =
                     bit_cast::<4, 3>(self.s_cell_data.val().get_bits::<3>(16));
             }
-            self.reserved_bad.d.next = self.s_cell_data.val().get_bits::<4>(12) != 0;
+            self.reserved_bad.d.next = self.s_cell_data.val().get_bits::<3>(13) != 0;
             self.too_big.d.next = bit_cast::<32, 16>(self.s_cell_data.val().get_bits::<16>(16))
                 > self.cell_payload.val();
             self.mismatch.d.next = !self.s_cell_data.val().get_bit(8)

@@ -67,6 +67,7 @@ pub struct CellSegmenter {
     pub s_msg_immediate: Signal<In, Bits<32>>,
     pub s_msg_has_immediate: Signal<In, Bit>,
     pub s_msg_invalidate: Signal<In, Bit>,
+    pub s_msg_resync: Signal<In, Bit>,
     pub s_payload_data: Signal<In, Bits<64>>,
     pub s_payload_valid: Signal<In, Bit>,
     pub s_payload_ready: Signal<Out, Bit>,
@@ -93,6 +94,7 @@ pub struct CellSegmenter {
     immediate_reg: DFF<Bits<32>>,
     has_immediate_reg: DFF<Bit>,
     invalidate_reg: DFF<Bit>,
+    resync_reg: DFF<Bit>,
     /// Zero-fill shift of the message's last payload word (8 x pad bytes).
     pad_shift_reg: DFF<Bits<7>>,
     /// Valid bytes of the message's last payload word (1..=8).
@@ -165,6 +167,7 @@ impl CellSegmenter {
             s_msg_immediate: Default::default(),
             s_msg_has_immediate: Default::default(),
             s_msg_invalidate: Default::default(),
+            s_msg_resync: Default::default(),
             s_payload_data: Default::default(),
             s_payload_valid: Default::default(),
             s_payload_ready: Default::default(),
@@ -190,6 +193,7 @@ impl CellSegmenter {
             immediate_reg: Default::default(),
             has_immediate_reg: Default::default(),
             invalidate_reg: Default::default(),
+            resync_reg: Default::default(),
             pad_shift_reg: Default::default(),
             last_bytes_reg: Default::default(),
             first_reg: Default::default(),
@@ -253,6 +257,7 @@ impl Logic for CellSegmenter {
             immediate_reg,
             has_immediate_reg,
             invalidate_reg,
+            resync_reg,
             pad_shift_reg,
             last_bytes_reg,
             first_reg,
@@ -297,7 +302,8 @@ impl Logic for CellSegmenter {
         self.flags.next = bit_cast::<8, 1>(self.first_reg.q.val().into())
             | (bit_cast::<8, 1>(self.last_cell_reg.q.val().into()) << 1)
             | (bit_cast::<8, 1>(self.has_immediate_reg.q.val().into()) << 2)
-            | (bit_cast::<8, 1>(self.invalidate_reg.q.val().into()) << 3);
+            | (bit_cast::<8, 1>(self.invalidate_reg.q.val().into()) << 3)
+            | (bit_cast::<8, 1>(self.resync_reg.q.val().into()) << 4);
         self.after_header.next = SegmenterState::CellCrc;
         if self.last_cell_reg.q.val() {
             self.after_header.next = SegmenterState::Trailer;
@@ -336,6 +342,7 @@ impl Logic for CellSegmenter {
                     self.immediate_reg.d.next = self.s_msg_immediate.val();
                     self.has_immediate_reg.d.next = self.s_msg_has_immediate.val();
                     self.invalidate_reg.d.next = self.s_msg_invalidate.val();
+                    self.resync_reg.d.next = self.s_msg_resync.val();
                     self.pad_shift_reg.d.next = bit_cast::<7, 3>(self.pad_bytes.val()) << 3;
                     self.last_bytes_reg.d.next = 8.into();
                     if self.s_msg_length.val().get_bits::<3>(0) != 0 {
@@ -572,6 +579,7 @@ mod tests {
                 uut.s_msg_immediate.next = (m.immediate.unwrap_or(0) as u64).to_bits();
                 uut.s_msg_has_immediate.next = m.immediate.is_some();
                 uut.s_msg_invalidate.next = m.invalidate;
+                uut.s_msg_resync.next = m.resync;
             }
             let offer_word = next_word < words.len() && (!gaps || rng.gen_bool(0.7));
             uut.s_payload_valid.next = offer_word;

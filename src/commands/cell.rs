@@ -47,6 +47,9 @@ pub struct EncodeArgs {
     /// Set the INVALIDATE flag.
     #[arg(long)]
     invalidate: bool,
+    /// Set the RESYNC flag (first message of a queue pair after its reset).
+    #[arg(long)]
+    resync: bool,
     /// Payload as hex bytes in wire order (e.g. 48656c6c6f).
     #[arg(long, conflicts_with = "payload_len")]
     payload_hex: Option<String>,
@@ -137,6 +140,7 @@ fn encode(a: EncodeArgs) -> Result<(), String> {
         dma_length: a.dma_length.unwrap_or(payload.len() as u32),
         immediate,
         invalidate: a.invalidate,
+        resync: a.resync,
         payload,
     };
     let cells = encode_message(&msg, a.cell_payload).map_err(|e| e.to_string())?;
@@ -226,7 +230,7 @@ fn decode(a: DecodeArgs) -> Result<(), String> {
             Ok(c) => {
                 let h = &c.header;
                 println!(
-                    "cell {index} (line {}): {} ({:#04x}) flags {}{}{}{} length {} dest {}:{} src {}:{} psn {:#08x} cell {} message {} bytes, cell CRC {:#010x} ok",
+                    "cell {index} (line {}): {} ({:#04x}) flags {}{}{}{}{} length {} dest {}:{} src {}:{} psn {:#08x} cell {} message {} bytes, cell CRC {:#010x} ok",
                     line_no + 1,
                     opcode::name(h.opcode),
                     h.opcode,
@@ -234,6 +238,7 @@ fn decode(a: DecodeArgs) -> Result<(), String> {
                     if h.last() { "LAST " } else { "" },
                     if h.flags & 4 != 0 { "IMMEDIATE " } else { "" },
                     if h.flags & 8 != 0 { "INVALIDATE " } else { "" },
+                    if h.flags & 16 != 0 { "RESYNC " } else { "" },
                     h.cell_length,
                     h.dest_node,
                     h.dest_qp,

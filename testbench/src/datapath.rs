@@ -216,6 +216,7 @@ where
             inputs.s_msg_immediate = m.immediate.unwrap_or(0);
             inputs.s_msg_has_immediate = m.immediate.is_some();
             inputs.s_msg_invalidate = m.invalidate;
+            inputs.s_msg_resync = m.resync;
         }
         let offer_word = next_word < words.len() && !rng.gen_bool(options.idle);
         inputs.s_payload_valid = offer_word;
