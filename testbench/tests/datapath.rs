@@ -102,7 +102,7 @@ fn scoreboard_catches_a_corrupted_link() {
         type Outputs = nic_cosim::CellDatapathOutputs;
         fn step(&mut self, inputs: &Self::Inputs) -> Self::Outputs {
             let mut i = *inputs;
-            if self.0.cycle() == 500 {
+            if (500..520).contains(&self.0.cycle()) {
                 i.link_error_mask = 1 << 40;
             }
             self.0.step(&i)

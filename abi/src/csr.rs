@@ -1,0 +1,82 @@
+//! CSR offsets (byte addresses of 64-bit registers); `docs/csr-map.md` describes each.
+
+pub const NIC_ID: u16 = 0x0000;
+pub const NIC_ID_VALUE: u64 = 0x4E49_4331_0001_0000;
+pub const NIC_CONFIG: u16 = 0x0008;
+pub const NODE_ID: u16 = 0x0010;
+pub const ENABLE: u16 = 0x0018;
+pub const CQ_BASE: u16 = 0x0020;
+pub const CQ_SIZE_LOG2: u16 = 0x0028;
+pub const CQ_PI: u16 = 0x0030;
+pub const CQ_CI: u16 = 0x0038;
+pub const RETRY_TIMEOUT: u16 = 0x0040;
+pub const RETRY_LIMIT: u16 = 0x0048;
+pub const NACK_SENT: u16 = 0x0100;
+pub const NACK_RECEIVED: u16 = 0x0140;
+pub const STAT_MESSAGES_SENT: u16 = 0x0180;
+pub const STAT_MESSAGES_RECEIVED: u16 = 0x0188;
+pub const STAT_RETRANSMISSIONS: u16 = 0x0190;
+pub const STAT_DROPPED: u16 = 0x0198;
+pub const STAT_CELLS_FAILED: u16 = 0x01A0;
+
+/// `ENABLE` bits.
+pub const ENABLE_SEND_RECV: u64 = 1 << 0;
+pub const ENABLE_RDMA: u64 = 1 << 1;
+
+/// Reset values.
+pub const RETRY_TIMEOUT_RESET: u64 = 4096;
+pub const RETRY_LIMIT_RESET: u64 = 7;
+pub const EXC_TIMEOUT_RESET: u64 = 65536;
+
+/// Per queue pair registers: `qp_base(q) + QP_*`.
+pub const QP_BASE: u16 = 0x1000;
+pub const QP_STRIDE: u16 = 0x80;
+pub const QP_SQ_BASE: u16 = 0x00;
+pub const QP_SQ_SIZE_LOG2: u16 = 0x08;
+pub const QP_SQ_PI: u16 = 0x10;
+pub const QP_SQ_CI: u16 = 0x18;
+pub const QP_RQ_BASE: u16 = 0x20;
+pub const QP_RQ_SIZE_LOG2: u16 = 0x28;
+pub const QP_RQ_PI: u16 = 0x30;
+pub const QP_RQ_CI: u16 = 0x38;
+pub const QP_REMOTE: u16 = 0x40;
+pub const QP_CTRL: u16 = 0x48;
+pub const QP_STATUS: u16 = 0x50;
+
+/// `QP_CTRL` bits.
+pub const QP_CTRL_ENABLE: u64 = 1 << 0;
+pub const QP_CTRL_RESET: u64 = 1 << 1;
+/// `QP_CTRL` bits 31:8: start PSN written with a reset.
+pub const QP_CTRL_START_PSN_SHIFT: u32 = 8;
+
+/// Byte offset of register `reg` of queue pair `qp`.
+pub const fn qp(qp: usize, reg: u16) -> u16 {
+    QP_BASE + QP_STRIDE * qp as u16 + reg
+}
+
+/// TPT management and the exception queue.
+pub const TPT_INDEX: u16 = 0x4000;
+pub const TPT_WORD0: u16 = 0x4008;
+pub const TPT_VADDR: u16 = 0x4010;
+pub const TPT_LENGTH: u16 = 0x4018;
+pub const TPT_PADDR: u16 = 0x4020;
+pub const TPT_COMMAND: u16 = 0x4028;
+pub const TPT_STATUS: u16 = 0x4030;
+pub const EXC_HEAD0: u16 = 0x4100;
+pub const EXC_HEAD1: u16 = 0x4108;
+pub const EXC_HEAD2: u16 = 0x4110;
+pub const EXC_ANSWER: u16 = 0x4118;
+pub const EXC_TIMEOUT: u16 = 0x4120;
+
+/// `TPT_COMMAND` values.
+pub const TPT_COMMAND_WRITE: u64 = 1;
+pub const TPT_COMMAND_INVALIDATE: u64 = 2;
+pub const TPT_COMMAND_READ: u64 = 3;
+
+/// `TPT_WORD0` bits.
+pub const TPT_VALID: u64 = 1 << 0;
+pub const TPT_REMOTE_READ: u64 = 1 << 1;
+pub const TPT_REMOTE_WRITE: u64 = 1 << 2;
+pub const TPT_ATOMIC: u64 = 1 << 3;
+pub const TPT_ONE_SHOT: u64 = 1 << 4;
+pub const TPT_KEY_SHIFT: u32 = 8;
