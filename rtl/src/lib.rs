@@ -23,3 +23,7 @@ pub mod cell_reassembler;
 pub use cell_reassembler::CellReassembler;
 pub mod cell_datapath;
 pub use cell_datapath::CellDatapath;
+pub mod tx_arbiter;
+pub use tx_arbiter::TxArbiter;
+pub mod response_generator;
+pub use response_generator::ResponseGenerator;

@@ -301,7 +301,8 @@ mod tests {
             if !self.offering && !self.in_payload() && self.next < self.msgs.len() {
                 self.offering = rng.gen_bool(self.p_msg);
             }
-            let word = (self.in_payload() && rng.gen_bool(self.p_word)).then(|| self.words[self.word]);
+            let word =
+                (self.in_payload() && rng.gen_bool(self.p_word)).then(|| self.words[self.word]);
             (self.offering.then(|| self.msgs[self.next].clone()), word)
         }
         fn granted(&mut self, rng: &mut ChaCha8Rng) {
@@ -504,7 +505,12 @@ mod tests {
             settle(&mut uut);
             let valid = [offers[REQ].0.is_some(), offers[RESP].0.is_some()];
             let offer = model.offer(valid);
-            assert_eq!(uut.m_msg_valid.val(), offer.is_some(), "m_msg_valid, cycle {}", obs.cycles);
+            assert_eq!(
+                uut.m_msg_valid.val(),
+                offer.is_some(),
+                "m_msg_valid, cycle {}",
+                obs.cycles
+            );
             let ready = uut.m_msg_ready.val();
             let locked_now = model.locked;
             let open = locked_now.is_none();
@@ -515,11 +521,26 @@ mod tests {
             if let Some(src) = offer {
                 let (m, len) = out_message(&uut);
                 let want = offers[src].0.as_ref().unwrap();
-                assert_eq!((m.clone(), len), (Message { payload: vec![], ..want.clone() }, want.payload.len()));
+                assert_eq!(
+                    (m.clone(), len),
+                    (
+                        Message {
+                            payload: vec![],
+                            ..want.clone()
+                        },
+                        want.payload.len()
+                    )
+                );
                 if ready {
-                    assert!(src == REQ && uut.s_req_msg_ready.val() || src == RESP && uut.s_resp_msg_ready.val());
+                    assert!(
+                        src == REQ && uut.s_req_msg_ready.val()
+                            || src == RESP && uut.s_resp_msg_ready.val()
+                    );
                     obs.grants.push(src);
-                    if valid[1 - src] && obs.grants.len() >= 2 && obs.grants[obs.grants.len() - 2] == src {
+                    if valid[1 - src]
+                        && obs.grants.len() >= 2
+                        && obs.grants[obs.grants.len() - 2] == src
+                    {
                         bypass += 1;
                     } else {
                         bypass = 1;
@@ -588,7 +609,11 @@ mod tests {
         assert_eq!(obs.out.len(), req.len() + resp.len());
         let mut next = [0usize; 2];
         for (i, (src, m)) in obs.grants.iter().zip(&obs.out).enumerate() {
-            let want = if *src == REQ { &req[next[*src]] } else { &resp[next[*src]] };
+            let want = if *src == REQ {
+                &req[next[*src]]
+            } else {
+                &resp[next[*src]]
+            };
             assert_eq!(m, want, "message {i} (source {src}) differs");
             next[*src] += 1;
         }
@@ -627,7 +652,11 @@ mod tests {
                 p_payload_ready,
             );
             check_integrity(&obs, &req, &resp);
-            assert!(obs.max_bypass <= 2, "a source waited {} grants", obs.max_bypass);
+            assert!(
+                obs.max_bypass <= 2,
+                "a source waited {} grants",
+                obs.max_bypass
+            );
             total_cycles += obs.cycles;
         }
         assert!(total_cycles > 10_000, "only {total_cycles} cycles");
@@ -666,7 +695,11 @@ mod tests {
         let obs = run(rng.gen(), req.clone(), resp.clone(), 1.0, 1.0, 1.0, 1.0);
         check_integrity(&obs, &req, &resp);
         assert_eq!(obs.payload_stalls, 0);
-        let words: usize = req.iter().chain(&resp).map(|m| m.payload.len().div_ceil(8)).sum();
+        let words: usize = req
+            .iter()
+            .chain(&resp)
+            .map(|m| m.payload.len().div_ceil(8))
+            .sum();
         assert_eq!(obs.cycles as usize, words + req.len() + resp.len());
     }
 
@@ -719,9 +752,11 @@ mod tests {
     #[test]
     fn with_segmenter_cells_match_encoder() {
         let mut rng = ChaCha8Rng::seed_from_u64(0x7a_0004);
-        for (cell_payload, p_offer, p_word, p_cell_ready) in
-            [(256, 1.0, 1.0, 1.0), (64, 0.4, 0.7, 0.6), (8, 0.7, 0.9, 0.8)]
-        {
+        for (cell_payload, p_offer, p_word, p_cell_ready) in [
+            (256, 1.0, 1.0, 1.0),
+            (64, 0.4, 0.7, 0.6),
+            (8, 0.7, 0.9, 0.8),
+        ] {
             let mut uut = ArbiterSegmenter {
                 clock: Default::default(),
                 reset: Default::default(),
@@ -730,8 +765,16 @@ mod tests {
             };
             uut.connect_all();
             let mut sources = [
-                Source::new(random_messages(&mut rng, 40, 2 * cell_payload + 9), p_offer, p_word),
-                Source::new(random_messages(&mut rng, 40, 2 * cell_payload + 9), p_offer, p_word),
+                Source::new(
+                    random_messages(&mut rng, 40, 2 * cell_payload + 9),
+                    p_offer,
+                    p_word,
+                ),
+                Source::new(
+                    random_messages(&mut rng, 40, 2 * cell_payload + 9),
+                    p_offer,
+                    p_word,
+                ),
             ];
             let expected_cells: usize = sources
                 .iter()
@@ -753,7 +796,10 @@ mod tests {
                 }
                 uut.seg.m_cell_ready.next = rng.gen_bool(p_cell_ready);
                 settle(&mut uut);
-                let msg_ready = [uut.arb.s_req_msg_ready.val(), uut.arb.s_resp_msg_ready.val()];
+                let msg_ready = [
+                    uut.arb.s_req_msg_ready.val(),
+                    uut.arb.s_resp_msg_ready.val(),
+                ];
                 let payload_ready = [
                     uut.arb.s_req_payload_ready.val(),
                     uut.arb.s_resp_payload_ready.val(),
