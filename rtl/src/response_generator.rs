@@ -44,9 +44,9 @@
 //! for that QP fills it and is sent after it); a NACK or response keeps its slot busy
 //! until the message (and its payload's last word) has been handed over.
 //!
-//! Latency: an owe accepted at edge t into an idle generator is served at edge t+1, its
-//! message is valid after edge t+3 (clock t+3). The READ request is valid on the clock
-//! after the message was accepted; payload words leave in the clock they arrive.
+//! Latency: an owe accepted at edge t into an idle generator is picked at edge t+1 and
+//! its message is valid from edge t+2 on. The READ request is valid on the clock after the
+//! message was accepted; payload words leave in the clock they arrive (combinational).
 //! Throughput: a message every 3 clocks when downstream is always ready (ACK / NACK);
 //! payload at one word per clock, plus one request turnaround per burst.
 //! Limits: `queue_pairs` in 1..=64; slot state in two 64-entry RAMs (58 and 64 bits).
