@@ -54,6 +54,8 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
+pub mod cell_link;
+pub mod host_memory;
 pub mod selftest;
 
 /// The generated code (`OUT_DIR/cosim_generated.rs`), re-exported at the crate root.
