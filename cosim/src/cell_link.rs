@@ -7,7 +7,35 @@
 //! `s_cell_*`), steps both NICs, then reports their outputs to [`CellLink::observe`].
 //! Cells are never reordered (SPEC: order between a source and a destination is kept).
 
+use nic_rtl::cell_format::{encode_message, opcode, CellHeader, Message};
 use std::collections::VecDeque;
+
+/// The PORT_DOWN syndrome (nic-abi `Syndrome::PortDown`; AETH style, see
+/// docs/nic-architecture.md).
+pub const PORT_DOWN_SYNDROME: u8 = 0x66;
+
+/// The NACK cell the fabric answers with when `request` (the header of a request's first
+/// cell) is addressed to an unplugged or powered-off NIC: opcode NACK, source and
+/// destination swapped, the request's PSN, AETH syndrome PORT_DOWN in the immediate.
+pub fn port_down_nack(request: &CellHeader) -> Vec<u64> {
+    let nack = Message {
+        opcode: opcode::NACK,
+        dest_node: request.src_node,
+        src_node: request.dest_node,
+        dest_qp: request.src_qp,
+        src_qp: request.dest_qp,
+        psn: request.psn,
+        immediate: Some(PORT_DOWN_SYNDROME as u32),
+        ..Default::default()
+    };
+    let mut cells = encode_message(&nack, 8).expect("an empty NACK always encodes");
+    cells.pop().expect("one cell")
+}
+
+/// Whether a cell opcode is a request (answered by the responder) rather than a response.
+pub fn is_request(op: u8) -> bool {
+    op < opcode::RDMA_READ_RESPONSE
+}
 
 /// What the link drives in one cycle.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -76,6 +104,20 @@ impl CellLink {
 
     pub fn is_empty(&self) -> bool {
         self.queue.is_empty()
+    }
+
+    /// Put a whole cell into the link (the fabric's own cells, e.g. [`port_down_nack`]);
+    /// call only between the sender's cells.
+    pub fn inject_cell(&mut self, words: &[u64]) {
+        for (i, w) in words.iter().enumerate() {
+            self.queue
+                .push_back((self.cycle + self.latency, *w, i + 1 == words.len()));
+        }
+    }
+
+    /// Whether the sender is between cells (no cell partly through the link's input).
+    pub fn at_cell_boundary(&self) -> bool {
+        self.word_in_cell == 0
     }
 
     /// Drop everything in flight (a NIC at one end was reset or unplugged).
@@ -185,6 +227,29 @@ mod tests {
             cells[2],
             (0..7).map(|i| (2u64 << 32) | i).collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn port_down_nack_decodes_and_answers_the_request() {
+        use nic_rtl::cell_format::decode_cell;
+        let request = CellHeader {
+            opcode: opcode::RDMA_WRITE,
+            dest_node: 3,
+            src_node: 1,
+            dest_qp: 2,
+            src_qp: 5,
+            psn: 0x12_3456,
+            ..Default::default()
+        };
+        let cell = port_down_nack(&request);
+        let decoded = decode_cell(&cell, 256).expect("a well-formed cell");
+        assert_eq!(decoded.header.opcode, opcode::NACK);
+        assert_eq!((decoded.header.dest_node, decoded.header.dest_qp), (1, 5));
+        assert_eq!((decoded.header.src_node, decoded.header.src_qp), (3, 2));
+        assert_eq!(decoded.header.psn, 0x12_3456);
+        assert_eq!(decoded.immediate, Some(PORT_DOWN_SYNDROME as u32));
+        assert!(is_request(opcode::SEND) && is_request(opcode::ATOMIC_FETCH_ADD));
+        assert!(!is_request(opcode::ACK) && !is_request(opcode::RDMA_READ_RESPONSE));
     }
 
     #[test]
