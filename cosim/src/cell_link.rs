@@ -1,5 +1,6 @@
 //! A one-way cell link between two NICs' network ports: a FIFO with a fixed latency, a
-//! capacity (back-pressure when full), and fault hooks (drop a cell, flip bits of a word)
+//! capacity (back-pressure when full), and fault hooks (drop a cell, flip bits of a word,
+//! planned by cell number)
 //! for reliability tests.
 //!
 //! Like [`crate::host_memory::HostMemory`], each cycle the testbench takes the link's
@@ -64,8 +65,9 @@ pub struct CellLink {
     cycle: u64,
     queue: VecDeque<(u64, u64, bool)>,
     driven: LinkOutputs,
-    /// Faults for the next cells entering, oldest first.
-    pub faults: VecDeque<LinkFault>,
+    /// Faults planned by the number of the cell they hit (counting cells entering the
+    /// link from 0).
+    pub faults: std::collections::BTreeMap<u64, LinkFault>,
     current_fault: Option<LinkFault>,
     word_in_cell: usize,
     /// Cells that entered the link.
@@ -87,7 +89,7 @@ impl CellLink {
             cycle: 0,
             queue: VecDeque::new(),
             driven: LinkOutputs::default(),
-            faults: VecDeque::new(),
+            faults: Default::default(),
             current_fault: None,
             word_in_cell: 0,
             cells_in: 0,
@@ -158,8 +160,8 @@ impl CellLink {
         }
         if self.driven.sender_ready && sender_valid {
             if self.word_in_cell == 0 {
+                self.current_fault = self.faults.remove(&self.cells_in);
                 self.cells_in += 1;
-                self.current_fault = self.faults.pop_front();
                 match self.current_fault {
                     Some(LinkFault::Drop) => self.cells_dropped += 1,
                     Some(LinkFault::Corrupt { .. }) => self.cells_corrupted += 1,
@@ -255,11 +257,14 @@ mod tests {
     #[test]
     fn drops_and_corrupts_whole_cells() {
         let mut link = CellLink::new(1, 16);
-        link.faults.push_back(LinkFault::Drop);
-        link.faults.push_back(LinkFault::Corrupt {
-            word: 1,
-            mask: 0x100,
-        });
+        link.faults.insert(0, LinkFault::Drop);
+        link.faults.insert(
+            1,
+            LinkFault::Corrupt {
+                word: 1,
+                mask: 0x100,
+            },
+        );
         let cells = run(&mut link, &[3, 3, 3], 1);
         assert_eq!(cells.len(), 2, "the first cell is dropped");
         assert_eq!(cells[0][1], ((1u64 << 32) | 1) ^ 0x100);
