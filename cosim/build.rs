@@ -1,7 +1,7 @@
 //! Build script of nic-cosim: one Verilator model per exported block, a generated C++ shim
 //! per model, and the generated Rust of both backends (`OUT_DIR/cosim_generated.rs`).
 //!
-//! For every block of `nic_rtl::export::exported_blocks(&DatapathConfig::default())`
+//! For every block of `nic_rtl::export::cosim_blocks()`
 //! (plus this crate's own self-test block, `src/selftest.rs`):
 //! 1. its Verilog goes to `OUT_DIR/verilator/<module>/<module>.v` and
 //!    `verilator --cc --build --trace -O3 --prefix V<module>` builds the model archive in
@@ -79,7 +79,7 @@ fn run() -> Result<(), BuildError> {
             .map(|p| (p.name.clone(), p.input, p.width))
             .collect();
         BlockSpec::new(
-            b.name,
+            &b.name,
             &b.module,
             &b.verilog,
             &ports,
@@ -87,7 +87,7 @@ fn run() -> Result<(), BuildError> {
             &b.rust_constructor,
         )
     };
-    let blocks = nic_rtl::export::exported_blocks(&nic_rtl::export::DatapathConfig::default())
+    let blocks = nic_rtl::export::cosim_blocks()
         .iter()
         .map(to_spec)
         .collect::<Result<Vec<_>, _>>()?;

@@ -5,7 +5,7 @@
 //! `nic-testbench` (runs and scoreboards), `nic-waves` (VCD).
 
 use clap::{Parser, Subcommand};
-use nic_rtl::export::DatapathConfig;
+use nic_rtl::NicConfig;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -29,17 +29,20 @@ enum Command {
         /// Output directory.
         #[arg(long, default_value = "target/verilog/default")]
         out: PathBuf,
-        /// Payload bytes per cell (a multiple of 8, 8..=1024).
-        #[arg(long, default_value_t = nic_rtl::DEFAULT_CELL_PAYLOAD)]
-        cell_payload: usize,
+        /// NIC configuration: key=value pairs, e.g. "queue_pairs=8,cell_payload=512,tpt_entries=256"
+        /// (defaults: queue_pairs=4, cell_payload=256, tpt_entries=none).
+        #[arg(long, default_value = "", value_parser = parse_config)]
+        config: NicConfig,
     },
     /// Lint every block with Verilator -Wall through the waiver file; non-zero exit on any warning.
     Lint {
         /// Where the Verilog and lint logs are written.
         #[arg(long, default_value = "target/verilog/lint")]
         dir: PathBuf,
-        #[arg(long, default_value_t = nic_rtl::DEFAULT_CELL_PAYLOAD)]
-        cell_payload: usize,
+        /// NIC configuration: key=value pairs, e.g. "queue_pairs=8,cell_payload=512,tpt_entries=256"
+        /// (defaults: queue_pairs=4, cell_payload=256, tpt_entries=none).
+        #[arg(long, default_value = "", value_parser = parse_config)]
+        config: NicConfig,
     },
     /// Synthesise every block for iCE40 HX8K (yosys + nextpnr): LUTs, FFs, BRAMs, Fmax.
     Synth {
@@ -52,8 +55,10 @@ enum Command {
         /// Clock target for nextpnr, MHz.
         #[arg(long, default_value_t = 100.0)]
         target_mhz: f64,
-        #[arg(long, default_value_t = nic_rtl::DEFAULT_CELL_PAYLOAD)]
-        cell_payload: usize,
+        /// NIC configuration: key=value pairs, e.g. "queue_pairs=8,cell_payload=512,tpt_entries=256"
+        /// (defaults: queue_pairs=4, cell_payload=256, tpt_entries=none).
+        #[arg(long, default_value = "", value_parser = parse_config)]
+        config: NicConfig,
     },
     /// Run a co-simulation with scoreboards.
     #[command(subcommand)]
@@ -98,22 +103,21 @@ enum BenchCommand {
     },
 }
 
-fn config(cell_payload: usize) -> Result<DatapathConfig, String> {
-    nic_rtl::cell_format::check_cell_payload(cell_payload)
-        .map_err(|e| format!("--cell-payload: {e}"))?;
-    Ok(DatapathConfig { cell_payload })
+fn parse_config(text: &str) -> Result<NicConfig, String> {
+    text.parse()
 }
 
 fn run(cli: Cli) -> Result<(), String> {
     match cli.command {
-        Command::Verilog { out, cell_payload } => {
-            for (block, path) in commands::verilog::write_all(&out, &config(cell_payload)?)? {
+        Command::Verilog { out, config } => {
+            println!("# {config}");
+            for (block, path) in commands::verilog::write_all(&out, &config)? {
                 println!("{:<24} {}", block.module, path.display());
             }
             Ok(())
         }
-        Command::Lint { dir, cell_payload } => {
-            let warnings = commands::lint::lint_all(&dir, &config(cell_payload)?)?;
+        Command::Lint { dir, config } => {
+            let warnings = commands::lint::lint_all(&dir, &config)?;
             if warnings > 0 {
                 return Err(format!("{warnings} unwaived lint warning(s)"));
             }
@@ -123,9 +127,8 @@ fn run(cli: Cli) -> Result<(), String> {
             out,
             blocks,
             target_mhz,
-            cell_payload,
-        } => commands::synth::synth_all(&out, &config(cell_payload)?, &blocks, target_mhz)
-            .map(|_| ()),
+            config,
+        } => commands::synth::synth_all(&out, &config, &blocks, target_mhz).map(|_| ()),
         Command::Cell(cmd) => commands::cell::run(cmd),
         Command::Sim(SimCommand::Datapath(args)) => commands::sim::run(&args).map(|_| ()),
         Command::Bench(BenchCommand::Datapath {
@@ -143,7 +146,7 @@ fn run(cli: Cli) -> Result<(), String> {
 
 /// The main job: export, lint, co-simulate with a waveform; prints where everything is.
 fn flow(out: &std::path::Path, waves: bool, seed: u64) -> Result<(), String> {
-    let cfg = DatapathConfig::default();
+    let cfg = NicConfig::default();
     println!("== 1. Verilog (one module per block) -> {}", out.display());
     for (block, path) in commands::verilog::write_all(out, &cfg)? {
         println!("   {:<24} {}", block.module, path.display());

@@ -120,7 +120,9 @@ fn bad_arguments_are_errors_not_panics() {
         vec!["cell", "encode", "--opcode", "FLY"],
         vec!["cell", "encode", "--psn", "16777216"],
         vec!["cell", "encode", "--payload-hex", "abc"],
-        vec!["verilog", "--cell-payload", "7"],
+        vec!["verilog", "--config", "cell_payload=7"],
+        vec!["verilog", "--config", "queue_pairs=99"],
+        vec!["synth", "--config", "tpt_entries=3"],
         vec!["sim", "datapath", "--idle", "1.5"],
     ] {
         let o = nic(&args);

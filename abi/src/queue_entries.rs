@@ -31,11 +31,17 @@ impl WqeOpcode {
     }
 
     pub fn has_immediate(self) -> bool {
-        matches!(self, WqeOpcode::SendImmediate | WqeOpcode::RdmaWriteImmediate)
+        matches!(
+            self,
+            WqeOpcode::SendImmediate | WqeOpcode::RdmaWriteImmediate
+        )
     }
 
     pub fn is_atomic(self) -> bool {
-        matches!(self, WqeOpcode::AtomicCompareSwap | WqeOpcode::AtomicFetchAdd)
+        matches!(
+            self,
+            WqeOpcode::AtomicCompareSwap | WqeOpcode::AtomicFetchAdd
+        )
     }
 
     /// RDMA and atomics need the remote side's RDMA enable (and TPT check).

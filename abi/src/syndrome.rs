@@ -125,13 +125,19 @@ mod tests {
         for (i, s) in Syndrome::NACKS.iter().enumerate() {
             assert_eq!(Syndrome::from_code(*s as u8), Some(*s));
             assert_eq!(s.counter_index(), Some(i));
-            assert_eq!(CompletionStatus::from_code(*s as u8), CompletionStatus::Remote(*s));
+            assert_eq!(
+                CompletionStatus::from_code(*s as u8),
+                CompletionStatus::Remote(*s)
+            );
         }
         assert_eq!(Syndrome::Ack.counter_index(), None);
         assert_eq!(Syndrome::from_code(0x67), None);
         for c in 0..=4u8 {
             assert_eq!(CompletionStatus::from_code(c).code(), c);
         }
-        assert_eq!(CompletionStatus::from_code(0x99), CompletionStatus::Unknown(0x99));
+        assert_eq!(
+            CompletionStatus::from_code(0x99),
+            CompletionStatus::Unknown(0x99)
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! [`lockstep`].
 //!
 //! # Generated per block
-//! For every block of `nic_rtl::export::exported_blocks(&DatapathConfig::default())` the
+//! For every block of `nic_rtl::export::cosim_blocks()` the
 //! build script generates, from its port list, with `<Camel>` the CamelCase of the block
 //! name (`crc32` -> `Crc32`, `cell_segmenter` -> `CellSegmenter`):
 //! - `<Camel>Inputs` and `<Camel>Outputs`: `#[repr(C)]` structs with one field per port
@@ -54,6 +54,8 @@ use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
+pub mod cell_link;
+pub mod host_memory;
 pub mod selftest;
 
 /// The generated code (`OUT_DIR/cosim_generated.rs`), re-exported at the crate root.

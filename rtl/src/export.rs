@@ -3,6 +3,7 @@
 //! RustHDL's `generate_verilog` names the top module `top`; [`rename_top`] renames it so
 //! that several blocks can sit in one synthesis or Verilator build.
 
+use crate::NicConfig;
 use rust_hdl::prelude::*;
 
 /// Direction and width of one port of an exported module.
@@ -20,7 +21,7 @@ pub struct Port {
 /// side of each model).
 #[derive(Clone, Debug)]
 pub struct ExportedBlock {
-    pub name: &'static str,
+    pub name: String,
     pub module: String,
     pub verilog: String,
     pub ports: Vec<Port>,
@@ -28,28 +29,14 @@ pub struct ExportedBlock {
     pub rust_constructor: String,
 }
 
-/// Configuration of the exported datapath.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DatapathConfig {
-    /// Payload bytes per cell (multiple of 8).
-    pub cell_payload: usize,
-}
-
-impl Default for DatapathConfig {
-    fn default() -> Self {
-        DatapathConfig {
-            cell_payload: crate::DEFAULT_CELL_PAYLOAD,
-        }
-    }
-}
-
 /// Connect `block`, generate its Verilog and rename the modules after `name`.
 pub fn export_block<U: Block>(
-    name: &'static str,
+    name: impl Into<String>,
     mut block: U,
     rust_type: &'static str,
     rust_constructor: String,
 ) -> ExportedBlock {
+    let name = name.into();
     block.connect_all();
     let module = format!("nic_{name}");
     let verilog = rename_top(&generate_verilog(&block), &module);
@@ -137,10 +124,20 @@ pub fn top_ports(verilog: &str, module: &str) -> Vec<Port> {
     ports
 }
 
-/// Every exported block of the datapath, in dependency order (leaf blocks first, the
-/// datapath top last).
-pub fn exported_blocks(config: &DatapathConfig) -> Vec<ExportedBlock> {
-    let cp = config.cell_payload;
+/// Every exported block for `config`, in dependency order (leaf blocks first, the tops
+/// last): what `nic verilog`, `nic lint` and `nic synth` work on.
+pub fn exported_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
+    datapath_blocks(config.cell_payload)
+}
+
+/// The blocks the co-simulation crate builds Verilator models of: the datapath blocks and
+/// the NIC tops the test suite runs, at the default cell payload.
+pub fn cosim_blocks() -> Vec<ExportedBlock> {
+    datapath_blocks(crate::DEFAULT_CELL_PAYLOAD)
+}
+
+/// The cell datapath's blocks: CRC, segmenter, reassembler, and the datapath top.
+pub fn datapath_blocks(cp: usize) -> Vec<ExportedBlock> {
     vec![
         export_block(
             "crc32",
@@ -175,7 +172,7 @@ mod tests {
 
     #[test]
     fn modules_are_renamed_and_ports_listed() {
-        let blocks = exported_blocks(&DatapathConfig::default());
+        let blocks = exported_blocks(&NicConfig::default());
         let crc = blocks.iter().find(|b| b.name == "crc32").unwrap();
         assert!(crc.verilog.contains("module nic_crc32(clock,"));
         assert!(crc.verilog.contains("module nic_crc32__state_reg("));

@@ -23,6 +23,8 @@ pub mod cell_reassembler;
 pub use cell_reassembler::CellReassembler;
 pub mod cell_datapath;
 pub use cell_datapath::CellDatapath;
+pub mod nic_config;
+pub use nic_config::NicConfig;
 pub mod tx_arbiter;
 pub use tx_arbiter::TxArbiter;
 pub mod response_generator;

@@ -1,7 +1,7 @@
 //! `nic lint`: Verilator `--lint-only -Wall` on every exported block through the one waiver file.
 
 use super::verilog::write_all;
-use nic_rtl::export::DatapathConfig;
+use nic_rtl::NicConfig;
 use std::path::{Path, PathBuf};
 
 /// The project's single lint waiver file; every waiver in it states its reason.
@@ -10,7 +10,7 @@ pub fn waiver_file() -> PathBuf {
 }
 
 /// Export, then lint each block; prints every unwaived warning. Returns the number of warnings.
-pub fn lint_all(dir: &Path, config: &DatapathConfig) -> Result<usize, String> {
+pub fn lint_all(dir: &Path, config: &NicConfig) -> Result<usize, String> {
     let waiver = waiver_file();
     let mut total = 0;
     for (block, path) in write_all(dir, config)? {

@@ -1,7 +1,7 @@
 //! `nic synth`: yosys `synth_ice40` + `nextpnr-ice40 --hx8k` on every exported block.
 
 use super::verilog::write_all;
-use nic_rtl::export::DatapathConfig;
+use nic_rtl::NicConfig;
 use nic_synth::{render_table, synth_ice40, write_json, Port, SynthInput, SynthReport};
 use std::path::{Path, PathBuf};
 
@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// the other blocks ran.
 pub fn synth_all(
     out: &Path,
-    config: &DatapathConfig,
+    config: &NicConfig,
     only: &[String],
     target_mhz: f64,
 ) -> Result<(Vec<SynthReport>, PathBuf), String> {
@@ -25,9 +25,9 @@ pub fn synth_all(
     for name in only {
         if !blocks
             .iter()
-            .any(|(b, _)| b.name == name || &b.module == name)
+            .any(|(b, _)| &b.name == name || &b.module == name)
         {
-            let known: Vec<&str> = blocks.iter().map(|(b, _)| b.name).collect();
+            let known: Vec<&str> = blocks.iter().map(|(b, _)| b.name.as_str()).collect();
             return Err(format!(
                 "no block named '{name}'; blocks: {}",
                 known.join(", ")
@@ -37,7 +37,7 @@ pub fn synth_all(
     let mut reports = vec![];
     let mut failures = vec![];
     for (block, path) in &blocks {
-        if !only.is_empty() && !only.iter().any(|n| n == block.name || n == &block.module) {
+        if !only.is_empty() && !only.iter().any(|n| n == &block.name || n == &block.module) {
             continue;
         }
         eprintln!("synth {} ...", block.module);

@@ -1,0 +1,331 @@
+//! The host-memory model behind a NIC's DMA port (docs/nic-architecture.md, "Host memory
+//! rules"): two read ports (tx, rx) and one write port, 64-bit little-endian words at
+//! 8-aligned 32-bit physical addresses.
+//!
+//! Each cycle the testbench asks [`HostMemory::drive`] for the inputs it gives the NIC
+//! (ready and read data, decided from the model's state only, never from the NIC's outputs
+//! of the same cycle), steps the NIC, then hands the NIC's outputs to
+//! [`HostMemory::observe`], which applies the handshakes that happened. Read data comes
+//! back `latency` cycles after a request is accepted, in order per port; `stall` is the
+//! chance that a ready is withheld in a cycle (back-pressure). A write is visible to every
+//! read accepted after it. Accesses outside the memory or not 8-aligned are not performed;
+//! they are recorded as [`DmaFault`]s (read data is then zero) for the scoreboards.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::collections::VecDeque;
+
+/// The NIC's DMA outputs in one cycle (what the host memory receives).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DmaRequests {
+    pub read: [ReadRequestSide; 2],
+    pub wr_valid: bool,
+    pub wr_addr: u32,
+    pub wr_data: u64,
+    pub wr_strobe: u8,
+}
+
+/// One read port as seen from the host: the NIC's request and its data ready.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadRequestSide {
+    pub req_valid: bool,
+    pub req_addr: u32,
+    pub req_words: u16,
+    pub data_ready: bool,
+}
+
+/// The host memory's DMA outputs in one cycle (what the NIC receives).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DmaResponses {
+    pub read: [ReadResponseSide; 2],
+    pub wr_ready: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadResponseSide {
+    pub req_ready: bool,
+    pub data_valid: bool,
+    pub data: u64,
+    pub data_last: bool,
+}
+
+/// Index of the transmit and receive read ports in [`DmaRequests::read`].
+pub const TX_READ: usize = 0;
+pub const RX_READ: usize = 1;
+
+/// A DMA access the model refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DmaFault {
+    pub cycle: u64,
+    pub what: &'static str,
+    pub addr: u32,
+    pub words: u16,
+}
+
+/// One accepted write, for scoreboards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmaWrite {
+    pub cycle: u64,
+    pub addr: u32,
+    pub data: u64,
+    pub strobe: u8,
+}
+
+/// Timing of the model.
+#[derive(Clone, Copy, Debug)]
+pub struct HostMemoryTiming {
+    /// Cycles from an accepted read request to its first data beat (>= 1).
+    pub latency: u32,
+    /// Probability per cycle and port that ready / data valid is withheld.
+    pub stall: f64,
+    pub seed: u64,
+}
+
+impl Default for HostMemoryTiming {
+    fn default() -> Self {
+        HostMemoryTiming {
+            latency: 4,
+            stall: 0.0,
+            seed: 1,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+struct ReadPort {
+    /// Beats in flight: (cycle available, data, last).
+    beats: VecDeque<(u64, u64, bool)>,
+}
+
+pub struct HostMemory {
+    bytes: Vec<u8>,
+    timing: HostMemoryTiming,
+    rng: ChaCha8Rng,
+    ports: [ReadPort; 2],
+    cycle: u64,
+    driven: DmaResponses,
+    /// Accepted writes since the last [`HostMemory::take_writes`].
+    writes: Vec<DmaWrite>,
+    /// Refused accesses since construction.
+    pub faults: Vec<DmaFault>,
+    /// Beats of data in flight are capped so a NIC that never takes data cannot grow the
+    /// model without bound.
+    max_beats_in_flight: usize,
+}
+
+impl HostMemory {
+    /// `size` bytes of zeroed memory (a multiple of 8).
+    pub fn new(size: usize, timing: HostMemoryTiming) -> Self {
+        assert!(
+            size % 8 == 0 && size > 0,
+            "HostMemory: size must be a positive multiple of 8, got {size}"
+        );
+        assert!(
+            timing.latency >= 1,
+            "HostMemory: latency must be at least 1 cycle"
+        );
+        assert!(
+            (0.0..1.0).contains(&timing.stall),
+            "HostMemory: stall must be in 0..1, got {}",
+            timing.stall
+        );
+        HostMemory {
+            bytes: vec![0; size],
+            timing,
+            rng: ChaCha8Rng::seed_from_u64(timing.seed),
+            ports: Default::default(),
+            cycle: 0,
+            driven: DmaResponses::default(),
+            writes: vec![],
+            faults: vec![],
+            max_beats_in_flight: 1 << 17,
+        }
+    }
+
+    pub fn size(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Zero the memory and drop reads in flight (a host reboot).
+    pub fn clear(&mut self) {
+        self.bytes.iter_mut().for_each(|b| *b = 0);
+        self.ports = Default::default();
+    }
+
+    pub fn read_u64(&self, addr: u32) -> u64 {
+        let a = addr as usize;
+        u64::from_le_bytes(self.bytes[a..a + 8].try_into().unwrap())
+    }
+
+    pub fn write_u64(&mut self, addr: u32, value: u64) {
+        let a = addr as usize;
+        self.bytes[a..a + 8].copy_from_slice(&value.to_le_bytes());
+    }
+
+    pub fn read_bytes(&self, addr: u32, len: usize) -> &[u8] {
+        &self.bytes[addr as usize..addr as usize + len]
+    }
+
+    pub fn write_bytes(&mut self, addr: u32, data: &[u8]) {
+        self.bytes[addr as usize..addr as usize + data.len()].copy_from_slice(data);
+    }
+
+    /// Writes accepted since the last call, oldest first.
+    pub fn take_writes(&mut self) -> Vec<DmaWrite> {
+        std::mem::take(&mut self.writes)
+    }
+
+    fn in_range(&self, addr: u32, words: u32) -> bool {
+        addr % 8 == 0 && (addr as u64 + 8 * words as u64) <= self.bytes.len() as u64
+    }
+
+    /// The inputs to give the NIC this cycle.
+    pub fn drive(&mut self) -> DmaResponses {
+        let mut out = DmaResponses::default();
+        for (p, port) in self.ports.iter().enumerate() {
+            let stalled = self.timing.stall > 0.0 && self.rng.gen_bool(self.timing.stall);
+            out.read[p].req_ready = port.beats.len() < self.max_beats_in_flight
+                && !(self.timing.stall > 0.0 && self.rng.gen_bool(self.timing.stall));
+            if let Some(&(at, data, last)) = port.beats.front() {
+                if at <= self.cycle && !stalled {
+                    out.read[p].data_valid = true;
+                    out.read[p].data = data;
+                    out.read[p].data_last = last;
+                }
+            }
+        }
+        out.wr_ready = !(self.timing.stall > 0.0 && self.rng.gen_bool(self.timing.stall));
+        self.driven = out;
+        out
+    }
+
+    /// Apply this cycle's handshakes, given the NIC's outputs, and advance one cycle.
+    pub fn observe(&mut self, nic: &DmaRequests) {
+        let driven = self.driven;
+        for p in 0..2 {
+            let req = nic.read[p];
+            if driven.read[p].data_valid && req.data_ready {
+                self.ports[p].beats.pop_front();
+            }
+            if driven.read[p].req_ready && req.req_valid {
+                let words = req.req_words as u32;
+                let ok = words > 0 && self.in_range(req.req_addr, words);
+                if !ok {
+                    self.faults.push(DmaFault {
+                        cycle: self.cycle,
+                        what: if p == TX_READ { "tx read" } else { "rx read" },
+                        addr: req.req_addr,
+                        words: req.req_words,
+                    });
+                }
+                // Beats are sampled now: a write accepted later is not seen by this read.
+                let start = self.cycle + self.timing.latency as u64;
+                for i in 0..words {
+                    let addr = req.req_addr.wrapping_add(8 * i);
+                    let data = if ok { self.read_u64(addr) } else { 0 };
+                    self.ports[p]
+                        .beats
+                        .push_back((start + i as u64, data, i + 1 == words));
+                }
+            }
+        }
+        if driven.wr_ready && nic.wr_valid {
+            if self.in_range(nic.wr_addr, 1) {
+                let a = nic.wr_addr as usize;
+                for b in 0..8 {
+                    if nic.wr_strobe >> b & 1 != 0 {
+                        self.bytes[a + b] = (nic.wr_data >> (8 * b)) as u8;
+                    }
+                }
+                self.writes.push(DmaWrite {
+                    cycle: self.cycle,
+                    addr: nic.wr_addr,
+                    data: nic.wr_data,
+                    strobe: nic.wr_strobe,
+                });
+            } else {
+                self.faults.push(DmaFault {
+                    cycle: self.cycle,
+                    what: "write",
+                    addr: nic.wr_addr,
+                    words: 1,
+                });
+            }
+        }
+        self.cycle += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_all(mem: &mut HostMemory, port: usize, addr: u32, words: u16) -> Vec<u64> {
+        let mut got = vec![];
+        let mut requested = false;
+        for _ in 0..1000 {
+            let d = mem.drive();
+            let mut req = DmaRequests::default();
+            req.read[port].req_valid = !requested;
+            req.read[port].req_addr = addr;
+            req.read[port].req_words = words;
+            req.read[port].data_ready = true;
+            if d.read[port].req_ready && !requested {
+                requested = true;
+            }
+            if d.read[port].data_valid {
+                got.push(d.read[port].data);
+                if d.read[port].data_last {
+                    mem.observe(&req);
+                    return got;
+                }
+            }
+            mem.observe(&req);
+        }
+        panic!("read did not finish");
+    }
+
+    #[test]
+    fn reads_what_was_written_with_latency_and_stalls() {
+        let mut mem = HostMemory::new(
+            4096,
+            HostMemoryTiming {
+                latency: 3,
+                stall: 0.3,
+                seed: 7,
+            },
+        );
+        for i in 0..16u32 {
+            mem.write_u64(64 + 8 * i, 0x1111 * i as u64);
+        }
+        for port in [TX_READ, RX_READ] {
+            let got = read_all(&mut mem, port, 64, 16);
+            assert_eq!(got, (0..16u64).map(|i| 0x1111 * i).collect::<Vec<_>>());
+        }
+        assert!(mem.faults.is_empty());
+    }
+
+    #[test]
+    fn byte_strobes_and_faults() {
+        let mut mem = HostMemory::new(64, HostMemoryTiming::default());
+        let mut done = 0;
+        while done < 2 {
+            let d = mem.drive();
+            let req = DmaRequests {
+                wr_valid: true,
+                wr_addr: if done == 0 { 8 } else { 64 },
+                wr_data: 0x8877_6655_4433_2211,
+                wr_strobe: 0b0000_0101,
+                ..Default::default()
+            };
+            if d.wr_ready {
+                done += 1;
+            }
+            mem.observe(&req);
+        }
+        assert_eq!(mem.read_u64(8), 0x33_0011);
+        assert_eq!(mem.faults.len(), 1, "{:?}", mem.faults);
+        assert_eq!(mem.faults[0].addr, 64);
+        assert_eq!(mem.take_writes().len(), 1);
+    }
+}
