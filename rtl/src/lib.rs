@@ -25,3 +25,5 @@ pub mod cell_datapath;
 pub use cell_datapath::CellDatapath;
 pub mod dma_write_arbiter;
 pub use dma_write_arbiter::DmaWriteArbiter;
+pub mod dma_read_arbiter;
+pub use dma_read_arbiter::DmaReadArbiter;
