@@ -27,3 +27,5 @@ pub mod dma_write_arbiter;
 pub use dma_write_arbiter::DmaWriteArbiter;
 pub mod dma_read_arbiter;
 pub use dma_read_arbiter::DmaReadArbiter;
+pub mod completion_queue;
+pub use completion_queue::CompletionQueue;
