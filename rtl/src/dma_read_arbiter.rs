@@ -394,8 +394,8 @@ mod tests {
     /// Every client got exactly the words of its requests, in order, `last` on each
     /// burst's final word; requests were issued in each client's order.
     fn check(r: &Run, reqs: [&[Req]; 2]) {
-        for c in 0..2 {
-            let want: Vec<(u64, bool)> = reqs[c]
+        for (c, client_reqs) in reqs.iter().enumerate() {
+            let want: Vec<(u64, bool)> = client_reqs
                 .iter()
                 .flat_map(|&(addr, words)| {
                     (0..words as u32).map(move |i| (word_at(addr + 8 * i), i + 1 == words as u32))
@@ -411,7 +411,7 @@ mod tests {
                 .filter(|(g, _)| *g as usize == c)
                 .map(|(_, q)| *q)
                 .collect();
-            assert_eq!(&issued[..], reqs[c], "client {c}: requests");
+            assert_eq!(&issued[..], *client_reqs, "client {c}: requests");
         }
     }
 

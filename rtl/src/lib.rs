@@ -29,3 +29,5 @@ pub mod dma_read_arbiter;
 pub use dma_read_arbiter::DmaReadArbiter;
 pub mod completion_queue;
 pub use completion_queue::CompletionQueue;
+pub mod nic_csr;
+pub use nic_csr::NicCsr;
