@@ -26,7 +26,9 @@
 //! entry `n - 2^size` is unconsumed; a full ring stalls both ports until `cfg_cq_ci`
 //! advances. The taken request's fields are registered and written as four beats, words
 //! 0, 1, 2, 3 at consecutive addresses, word 3 (immediate and sequence `n + 1`) last; when
-//! word 3 is accepted `cq_pi` increments.
+//! word 3 is accepted `cq_pi` increments. The fields are written as given (`is_receive`
+//! comes from the request, not from the port it arrived on). One CQE is in flight at a
+//! time.
 //!
 //! Latency: request taken at edge t, word 0 shown from edge t+1. Throughput: one CQE per
 //! 5 clocks with host memory ready (one clock to take the request, four beats). The room

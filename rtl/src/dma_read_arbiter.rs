@@ -25,9 +25,10 @@
 //!
 //! Latency: none on either path (requests and data pass through combinationally; a
 //! client's `ready` depends on host memory's and, for requests, on the other client's
-//! `valid`). Throughput: a burst streams one word per clock; between bursts one clock
-//! (the last beat's clock, then the next request's). No starvation: a waiting client is
-//! served after at most one burst of the other.
+//! `valid`). Throughput: a burst streams one word per clock; each burst costs one more
+//! clock, its request (issued the clock after the previous burst's last word) plus host
+//! memory's latency. No starvation: a waiting client is served after at most one burst of
+//! the other.
 //! Limits: relies on host memory ending every burst with `s_data_last` (it returns exactly
 //! `words` beats); data beats arriving while no burst is outstanding are not accepted.
 

@@ -22,7 +22,7 @@
 //!
 //! Latency: none (combinational pass-through; `s_*_ready` depends on `m_wr_ready` and on
 //! both clients' `valid`). Throughput: one beat per clock. No starvation: a waiting
-//! client moves at most one beat of the other client after the beat it waits behind.
+//! client's beat moves after at most one beat of the other client.
 
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;

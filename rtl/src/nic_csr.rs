@@ -42,13 +42,13 @@
 //!
 //! Latency: a global access is taken the clock it is offered (`csr_ready` is high while
 //! nothing is in progress) and a read's response comes on the next clock, so one access
-//! per clock. A forwarded access keeps `csr_ready` low from the clock after it is taken
-//! until the clock after the last side port has taken it (write) or answered (read); a
-//! read's response comes in that clock. Side-port requests come from registers, one
-//! clock after the access was taken.
+//! per clock. A forwarded access is shown on the side ports from the next clock (from
+//! registers); `csr_ready` is low from then up to and including the clock in which the
+//! last side port takes it (write) or answers (read); a read's response comes on the
+//! clock after that, together with `csr_ready`.
 //! Limits: an engine (or the TPT) that never takes or never answers a forwarded access
-//! hangs the CSR port; answers nobody waits for are ignored. `csr_wdata` is stored as
-//! given (the driver writes `CQ_SIZE_LOG2` 0..=16).
+//! hangs the CSR port; answers nobody waits for are ignored. `CQ_SIZE_LOG2` keeps all 5
+//! bits without a range check (the driver writes 0..=16).
 
 use crate::cell_format::{check_cell_payload, MAX_CELL_PAYLOAD};
 use crate::sim::ClockedBlock;
