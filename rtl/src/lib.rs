@@ -37,3 +37,5 @@ pub mod completion_queue;
 pub use completion_queue::CompletionQueue;
 pub mod nic_csr;
 pub use nic_csr::NicCsr;
+pub mod tpt;
+pub use tpt::Tpt;
