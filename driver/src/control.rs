@@ -5,7 +5,7 @@
 //! | byte | content |
 //! | --- | --- |
 //! | 0 | [`MAGIC_VERSION`]: bits 7:4 the magic `0xA`, bits 3:0 the format version (1) |
-//! | 1 | kind: 1 BOOTING, 2 ACK, 3 RDMA_READY, 4 TPT_UPDATE, 5 TPT_REMOVE, 6 HEARTBEAT |
+//! | 1 | kind: 1 BOOTING, 2 ACK, 3 RDMA_READY, 4 TPT_UPDATE, 5 TPT_REMOVE, 6 HEARTBEAT, 7 PROBE |
 //!
 //! followed by the kind's body:
 //!
@@ -17,6 +17,7 @@
 //! | TPT_UPDATE | u16 count (1..=[`MAX_UPDATE_ENTRIES`]), then per entry 21 bytes: u32 handle, u64 logical address, u32 physical address, u32 length, u8 protection (1 read-only, 2 write-only, 3 read-write) | 4 + 21 n |
 //! | TPT_REMOVE | u16 count (1..=[`MAX_REMOVE_HANDLES`]), then u32 handles | 4 + 4 n |
 //! | HEARTBEAT | nothing (the baseline of 000 [0006]) | 2 |
+//! | PROBE | u32 incarnation of the sender | 6 |
 //!
 //! No message is longer than [`MAX_CONTROL_BYTES`], the size of a control receive buffer.
 //! The *incarnation* is a number a driver draws anew at every boot (like the start PSN):
@@ -58,6 +59,9 @@ pub enum ControlKind {
     TptRemove = 5,
     /// The baseline's periodic liveness message (000 [0006]).
     Heartbeat = 6,
+    /// "Fence and acknowledge me as for a BOOTING, but I have not rebooted": sent by a
+    /// joined node to a node it found down (see [`crate::rejoin`]).
+    Probe = 7,
 }
 
 impl ControlKind {
@@ -70,6 +74,7 @@ impl ControlKind {
             4 => ControlKind::TptUpdate,
             5 => ControlKind::TptRemove,
             6 => ControlKind::Heartbeat,
+            7 => ControlKind::Probe,
             _ => return None,
         })
     }
@@ -231,6 +236,13 @@ pub enum ControlMessage {
     TptRemove(TptRemove),
     /// The sender is alive (heartbeat baseline only).
     Heartbeat,
+    /// The sender (which has not rebooted: incarnation `incarnation`) found the receiver
+    /// down; the receiver handles it as a BOOTING (clear, fence, ACK) but, if it is itself
+    /// booting, does not count it as the sender's answer.
+    Probe {
+        /// The sender's incarnation.
+        incarnation: u32,
+    },
 }
 
 impl ControlMessage {
@@ -243,6 +255,7 @@ impl ControlMessage {
             ControlMessage::TptUpdate(_) => ControlKind::TptUpdate,
             ControlMessage::TptRemove(_) => ControlKind::TptRemove,
             ControlMessage::Heartbeat => ControlKind::Heartbeat,
+            ControlMessage::Probe { .. } => ControlKind::Probe,
         }
     }
 
@@ -250,7 +263,9 @@ impl ControlMessage {
     pub fn encode(&self) -> Vec<u8> {
         let mut b = vec![MAGIC_VERSION, self.kind() as u8];
         match self {
-            ControlMessage::Booting { incarnation } | ControlMessage::RdmaReady { incarnation } => {
+            ControlMessage::Booting { incarnation }
+            | ControlMessage::RdmaReady { incarnation }
+            | ControlMessage::Probe { incarnation } => {
                 b.extend_from_slice(&incarnation.to_le_bytes())
             }
             ControlMessage::Ack {
@@ -298,6 +313,9 @@ impl ControlMessage {
                 incarnation: r.u32()?,
             },
             ControlKind::RdmaReady => ControlMessage::RdmaReady {
+                incarnation: r.u32()?,
+            },
+            ControlKind::Probe => ControlMessage::Probe {
                 incarnation: r.u32()?,
             },
             ControlKind::Ack => {
@@ -431,6 +449,7 @@ mod tests {
             prop::collection::vec(any::<u32>(), 1..=MAX_REMOVE_HANDLES)
                 .prop_map(|v| ControlMessage::TptRemove(TptRemove::new(v).unwrap())),
             Just(ControlMessage::Heartbeat),
+            any::<u32>().prop_map(|incarnation| ControlMessage::Probe { incarnation }),
         ]
     }
 
@@ -517,7 +536,7 @@ mod tests {
         assert_eq!(d(&[0x51, 1, 0, 0, 0, 0]), Err(BadMagic { byte: 0x51 }));
         assert_eq!(d(&[0xA2, 1, 0, 0, 0, 0]), Err(UnsupportedVersion { version: 2 }));
         assert_eq!(d(&[0xA1, 0]), Err(UnknownKind { kind: 0 }));
-        assert_eq!(d(&[0xA1, 7]), Err(UnknownKind { kind: 7 }));
+        assert_eq!(d(&[0xA1, 8]), Err(UnknownKind { kind: 8 }));
         assert_eq!(d(&[0xA1, 1, 0, 0]), Err(Truncated { needed: 6, got: 4 }));
         assert_eq!(d(&[0xA1, 2, 2, 0, 0, 0, 0]), Err(ReservedFlags { flags: 2 }));
         assert_eq!(

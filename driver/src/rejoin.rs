@@ -52,13 +52,17 @@
 //!   nothing at all is asked again at every timeout; with
 //!   [`RejoinConfig::give_up_after`] set it is counted as a NACK after that many rounds
 //!   (default: never, as in 000: RDMA waits until every node has answered).
-//! - *Probing.* After joining, the machine keeps sending BOOTING at every timeout to the
+//! - *Probing.* After joining, the machine keeps sending PROBE at every timeout to the
 //!   nodes that NACKed (its boot or later operations), until they answer with ACK or
-//!   BOOTING ([`RejoinConfig::probe_down_nodes`]). 000 treats a hardware NACK as "that node's
-//!   NIC is off or uninitialised": such a node boots and sends BOOTING itself. The probe also
-//!   re-admits a node that was only cut off (a link down and up again) and so never
-//!   rebooted; note that such a node is outside 000's model: while it was cut off it may hold
-//!   TPT entries from this node's previous boot.
+//!   BOOTING ([`RejoinConfig::probe_down_nodes`]). A node receiving PROBE handles it as a
+//!   BOOTING (clear, stop updates, bar, fence, ACK; RDMA_READY admits the sender again) but
+//!   a booting node does not count it as an answer: unlike a BOOTING, its sender has not
+//!   rebooted and may still have writes in flight from before the receiver's boot (the
+//!   simulation found exactly this when probes were plain BOOTINGs). 000 treats a hardware
+//!   NACK as "that node's NIC is off or uninitialised": such a node boots and sends BOOTING
+//!   itself. The probe also re-admits a node that was only cut off (a link down and up
+//!   again) and so never rebooted; note that such a node is outside 000's model: while it
+//!   was cut off it may hold TPT entries from this node's previous boot.
 
 use bitvec::prelude::*;
 use nic_abi::Syndrome;
@@ -500,7 +504,8 @@ impl RejoinMachine {
     fn on_control(&mut self, now: Tick, x: usize, message: ControlMessage, out: &mut Vec<Action>) {
         let node = x as NodeId;
         match message {
-            ControlMessage::Booting { incarnation } => {
+            ControlMessage::Booting { incarnation } | ControlMessage::Probe { incarnation } => {
+                let crossing = matches!(message, ControlMessage::Booting { .. });
                 // Fig. 8 S26: clear, stop updates, bar; then fence before the ACK (S27).
                 out.push(Action::ClearRemoteTpt { node });
                 self.stop_updates(x, out);
@@ -513,7 +518,7 @@ impl RejoinMachine {
                 self.accept_tpt.set(x, true);
                 self.ack_joined.set(x, false);
                 self.probe.set(x, false);
-                if let Phase::Joining { .. } = self.phase {
+                if let (Phase::Joining { .. }, true) = (self.phase, crossing) {
                     // A crossing BOOTING is that node's answer (Fig. 7 S17).
                     self.answered.set(x, true);
                     self.answer[x] = Some(Answer::Booting);
@@ -590,6 +595,7 @@ impl RejoinMachine {
         }
     }
 
+
     fn on_nack(&mut self, now: Tick, x: usize, out: &mut Vec<Action>) {
         let node = x as NodeId;
         match self.role[x] {
@@ -632,6 +638,9 @@ impl RejoinMachine {
         let booting = ControlMessage::Booting {
             incarnation: self.incarnation,
         };
+        let probe_message = ControlMessage::Probe {
+            incarnation: self.incarnation,
+        };
         match self.phase {
             Phase::Joining { rounds } => {
                 let rounds = rounds + 1;
@@ -665,7 +674,7 @@ impl RejoinMachine {
                     self.ready_sent.set(x, false);
                     out.push(Action::Send {
                         to: x as NodeId,
-                        message: booting.clone(),
+                        message: probe_message.clone(),
                     });
                 }
                 if self.probe.any() {
@@ -831,7 +840,7 @@ mod tests {
         // Probing node 2 continues.
         assert_eq!(a.last(), Some(&Action::SetTimer { at: 250 }));
         let a = m.handle(250, Event::Timeout).unwrap();
-        assert_eq!(sends(&a), vec![(2, ControlMessage::Booting { incarnation: 77 })]);
+        assert_eq!(sends(&a), vec![(2, ControlMessage::Probe { incarnation: 77 })]);
     }
 
     #[test]
