@@ -16,7 +16,7 @@
 //! | RDMA_READY | u32 incarnation of the sender | 6 |
 //! | TPT_UPDATE | u16 count (1..=[`MAX_UPDATE_ENTRIES`]), then per entry 21 bytes: u32 handle, u64 logical address, u32 physical address, u32 length, u8 protection (1 read-only, 2 write-only, 3 read-write) | 4 + 21 n |
 //! | TPT_REMOVE | u16 count (1..=[`MAX_REMOVE_HANDLES`]), then u32 handles | 4 + 4 n |
-//! | HEARTBEAT | nothing (the baseline of 000 [0006]) | 2 |
+//! | HEARTBEAT | nothing (the baseline of 000 \[0006\]) | 2 |
 //! | PROBE | u32 incarnation of the sender | 6 |
 //!
 //! No message is longer than [`MAX_CONTROL_BYTES`], the size of a control receive buffer.
@@ -57,7 +57,7 @@ pub enum ControlKind {
     TptUpdate = 4,
     /// Handles deregistered from the sender's local TPT part.
     TptRemove = 5,
-    /// The baseline's periodic liveness message (000 [0006]).
+    /// The baseline's periodic liveness message (000 \[0006\]).
     Heartbeat = 6,
     /// "Fence and acknowledge me as for a BOOTING, but I have not rebooted": sent by a
     /// joined node to a node it found down (see [`crate::rejoin`]).
@@ -484,7 +484,7 @@ mod tests {
         #[test]
         fn trailing_bytes_are_refused(m in message(), extra in 1usize..8) {
             let mut bytes = m.encode();
-            bytes.extend(std::iter::repeat(0).take(extra));
+            bytes.extend(std::iter::repeat_n(0, extra));
             prop_assert_eq!(
                 ControlMessage::decode(&bytes),
                 Err(ControlError::TrailingBytes { kind: m.kind(), extra })

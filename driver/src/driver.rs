@@ -19,6 +19,10 @@
 //! application posted with [`Driver::post_receive`] (host memory access is instant), or held
 //! until it posts one. So control messages never consume application buffers, and a SEND is
 //! limited to `recv_buffer_bytes` (a cluster-wide setting, like the maximum node count).
+//! Held messages keep their bounce buffers: an application that never posts receives for
+//! a node's SENDs eventually leaves that queue pair without buffers, and then the NIC
+//! answers that node's messages, control messages included, with RECEIVER_NOT_READY (not a
+//! barring NACK: the sender's protocol resends).
 //!
 //! # Host memory
 //!
@@ -135,7 +139,7 @@ impl DriverConfig {
                 return bad(format!("{name} must be in 1..={}, got {v}", nic_abi::MAX_RING_SIZE_LOG2));
             }
         }
-        if self.recv_buffer_bytes % 8 != 0
+        if !self.recv_buffer_bytes.is_multiple_of(8)
             || (self.recv_buffer_bytes as usize) < MAX_CONTROL_BYTES
             || self.recv_buffer_bytes > nic_abi::MAX_MESSAGE_LENGTH
         {
@@ -145,7 +149,7 @@ impl DriverConfig {
                 self.recv_buffer_bytes
             ));
         }
-        if self.arena_base % 64 != 0 {
+        if !self.arena_base.is_multiple_of(64) {
             return bad(format!("arena_base {:#x} must be 64-aligned", self.arena_base));
         }
         let needed = self.arena_needed();

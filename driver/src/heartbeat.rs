@@ -1,5 +1,5 @@
 //! The baseline the rejoin protocol is measured against: the heartbeat scheme that source
-//! document 000 describes as prior art in paragraph [0006].
+//! document 000 describes as prior art in paragraph \[0006\].
 //!
 //! Every node sends HEARTBEAT to every other node each `period`. A node declares a peer
 //! down when it has heard nothing from it for `timeout`: it bars the peer, stops TPT updates
@@ -10,7 +10,7 @@
 //! Its weakness, which the tests demonstrate, is 000's point: a node that reboots faster
 //! than `timeout` is never declared down, so its peers keep the TPT entries of its previous
 //! boot and their RDMA writes land in its new memory. Hardware NACKs are ignored (in
-//! [0006] only the heartbeat process tracks membership); TPT messages are applied from any
+//! \[0006\] only the heartbeat process tracks membership); TPT messages are applied from any
 //! node currently considered up; BOOTING, ACK and RDMA_READY are ignored.
 
 use bitvec::prelude::*;

@@ -9,10 +9,12 @@
 //! | [`control`] | control messages exchanged as SEND payloads, and their wire format |
 //! | [`tpt`] | the software TPT (000 Fig. 3), registration (Fig. 5), transfer checks (Fig. 6) |
 //! | [`rejoin`] | the rejoin protocol (000 Figs. 7-8) as a pure state machine |
-//! | [`heartbeat`] | the heartbeat baseline of 000 [0006], same events and actions |
+//! | [`heartbeat`] | the heartbeat baseline of 000 \[0006\], same events and actions |
 //! | [`membership`] | either protocol behind one type |
 //! | [`driver`] | [`Driver`]: one NIC, its queues, completions and the protocol glue |
 //! | [`verbs`] | the verbs a process uses on a [`Driver`] and their errors |
+
+#![warn(missing_docs)]
 
 pub mod control;
 pub mod driver;

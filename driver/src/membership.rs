@@ -1,5 +1,5 @@
 //! The membership protocol a driver runs, chosen by configuration: the rejoin protocol of
-//! 000 ([`crate::rejoin`]) or the heartbeat baseline of 000 [0006] ([`crate::heartbeat`]).
+//! 000 ([`crate::rejoin`]) or the heartbeat baseline of 000 \[0006\] ([`crate::heartbeat`]).
 //! Both take the same [`Event`]s and return the same [`Action`]s.
 
 use crate::heartbeat::{HeartbeatConfig, HeartbeatMachine};
@@ -11,7 +11,7 @@ use crate::NodeId;
 pub enum Protocol {
     /// The rejoin protocol of 000 Figs. 7-8.
     Rejoin(RejoinConfig),
-    /// The heartbeat baseline of 000 [0006].
+    /// The heartbeat baseline of 000 \[0006\].
     Heartbeat(HeartbeatConfig),
 }
 

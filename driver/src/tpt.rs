@@ -508,14 +508,14 @@ impl Tpt {
         remote: RegionRef,
     ) -> Result<CheckedTransfer, ProtectionError> {
         let t = self.check_transfer(node, local, remote, 8, Access::Write, Access::ReadWrite)?;
-        if t.local_physical % 8 != 0 {
+        if !t.local_physical.is_multiple_of(8) {
             return Err(ProtectionError::Misaligned {
                 side: Side::Local,
                 handle: local.handle,
                 physical: t.local_physical,
             });
         }
-        if t.remote_physical % 8 != 0 {
+        if !t.remote_physical.is_multiple_of(8) {
             return Err(ProtectionError::Misaligned {
                 side: Side::Remote,
                 handle: remote.handle,

@@ -131,13 +131,13 @@ impl<A: NicAccess> Driver<A> {
     }
 
     fn aligned(t: &CheckedTransfer) -> Result<(), VerbsError> {
-        if t.local_physical % 8 != 0 {
+        if !t.local_physical.is_multiple_of(8) {
             return Err(VerbsError::Misaligned {
                 side: Side::Local,
                 physical: t.local_physical,
             });
         }
-        if t.remote_physical % 8 != 0 {
+        if !t.remote_physical.is_multiple_of(8) {
             return Err(VerbsError::Misaligned {
                 side: Side::Remote,
                 physical: t.remote_physical,
@@ -201,7 +201,7 @@ impl<A: NicAccess> Driver<A> {
             return Err(VerbsError::ReservedImmediate);
         }
         let physical = self.tpt.check_local(local, length, Access::Read)?;
-        if physical % 8 != 0 {
+        if !physical.is_multiple_of(8) {
             return Err(VerbsError::Misaligned {
                 side: Side::Local,
                 physical,

@@ -30,7 +30,7 @@ use nic_abi::Syndrome;
 use nic_driver::control::{ControlMessage, TptRemove, TptUpdate};
 use nic_driver::heartbeat::HeartbeatConfig;
 use nic_driver::membership::{Membership, Protocol};
-use nic_driver::rejoin::{Action, Event, RejoinConfig};
+use nic_driver::rejoin::{Action, Event, PeerRole, RejoinConfig};
 use nic_driver::tpt::{Protection, RegionRef, Tpt, TptEntry};
 use nic_driver::NodeId;
 use proptest::prelude::*;
@@ -174,6 +174,10 @@ struct Sim {
     stale_landed: usize,
     writes_landed: usize,
     rejoins: usize,
+    /// Power-offs of a node that had not finished its own rejoin.
+    off_while_joining: usize,
+    /// Power-offs of a node some live peer was fencing for or waiting on.
+    off_while_peers_rejoin: usize,
 }
 
 fn protocol(sc: &Scenario, node: usize) -> Protocol {
@@ -225,6 +229,8 @@ impl Sim {
             stale_landed: 0,
             writes_landed: 0,
             rejoins: 0,
+            off_while_joining: 0,
+            off_while_peers_rejoin: 0,
             sc,
         }
     }
@@ -293,6 +299,19 @@ impl Sim {
         match ev {
             Ev::PowerOff { node } => {
                 self.trace(format!("node {node} POWER OFF"));
+                if self.nodes[node].alive && !self.nodes[node].joined {
+                    self.off_while_joining += 1;
+                }
+                let peers_mid_rejoin = self.nodes.iter().any(|p| match &p.machine {
+                    Some(Membership::Rejoin(m)) if p.alive => matches!(
+                        m.role(node as NodeId),
+                        Some(PeerRole::Fencing { .. } | PeerRole::Acked { .. })
+                    ),
+                    _ => false,
+                });
+                if self.nodes[node].alive && peers_mid_rejoin {
+                    self.off_while_peers_rejoin += 1;
+                }
                 let nd = &mut self.nodes[node];
                 nd.alive = false;
                 nd.machine = None;
@@ -773,6 +792,7 @@ fn sixty_four_nodes_with_reboots_and_a_dead_node() {
 fn reboots_in_the_middle_of_rejoin() {
     // Short down times and a slow network: nodes reboot while their peers are still
     // fencing for them, and while they are themselves waiting for answers.
+    let (mut own, mut peers) = (0, 0);
     for seed in 0..20 {
         let mut sc = Scenario::new(6, Mode::Rejoin, 1000 + seed);
         sc.reboots = 10;
@@ -781,7 +801,10 @@ fn reboots_in_the_middle_of_rejoin() {
         sc.faults_end = 1500;
         let sim = run(sc);
         assert_ok(&sim);
+        own += sim.off_while_joining;
+        peers += sim.off_while_peers_rejoin;
     }
+    assert!(own > 5 && peers > 5, "reboots mid-rejoin: own {own}, while peers fence {peers}");
 }
 
 /// Found by the property test when probes were plain BOOTINGs: node 4 found node 3 down
