@@ -471,6 +471,10 @@ fn configuration_and_nic_are_checked() {
         Driver::new(LoneNic(with_tpt), c.clone()),
         Err(DriverError::HardwareTptPresent { entries: 256 })
     ));
+    // The access trait is object safe: a driver over a boxed trait object.
+    let boxed: Box<dyn nic_driver::NicAccess> = Box::new(nic());
+    let mut dynamic = Driver::new(boxed, c.clone()).unwrap();
+    dynamic.boot(0).unwrap();
     let mut d = Driver::new(nic(), c).unwrap();
     let l = RegionRef::new(0, 0);
     assert_eq!(d.rdma_write(1, l, l, 8, None, 0), Err(VerbsError::NotBooted));
