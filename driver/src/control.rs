@@ -441,8 +441,10 @@ mod tests {
     fn message() -> impl Strategy<Value = ControlMessage> {
         prop_oneof![
             any::<u32>().prop_map(|incarnation| ControlMessage::Booting { incarnation }),
-            (any::<u32>(), any::<bool>())
-                .prop_map(|(incarnation, joined)| ControlMessage::Ack { incarnation, joined }),
+            (any::<u32>(), any::<bool>()).prop_map(|(incarnation, joined)| ControlMessage::Ack {
+                incarnation,
+                joined
+            }),
             any::<u32>().prop_map(|incarnation| ControlMessage::RdmaReady { incarnation }),
             prop::collection::vec(entry(), 1..=MAX_UPDATE_ENTRIES)
                 .prop_map(|v| ControlMessage::TptUpdate(TptUpdate::new(v).unwrap())),
@@ -521,8 +523,8 @@ mod tests {
         assert_eq!(
             u,
             [
-                0xA1, 4, 1, 0, 0x11, 0, 0, 0, 0x33, 0x22, 0, 0, 0, 0, 0, 0, 0x44, 0, 0, 0, 0x55,
-                0, 0, 0, 2
+                0xA1, 4, 1, 0, 0x11, 0, 0, 0, 0x33, 0x22, 0, 0, 0, 0, 0, 0, 0x44, 0, 0, 0, 0x55, 0,
+                0, 0, 2
             ]
         );
         assert_eq!(ControlMessage::Heartbeat.encode(), [0xA1, 6]);
@@ -534,11 +536,17 @@ mod tests {
         let d = ControlMessage::decode;
         assert_eq!(d(&[]), Err(Truncated { needed: 1, got: 0 }));
         assert_eq!(d(&[0x51, 1, 0, 0, 0, 0]), Err(BadMagic { byte: 0x51 }));
-        assert_eq!(d(&[0xA2, 1, 0, 0, 0, 0]), Err(UnsupportedVersion { version: 2 }));
+        assert_eq!(
+            d(&[0xA2, 1, 0, 0, 0, 0]),
+            Err(UnsupportedVersion { version: 2 })
+        );
         assert_eq!(d(&[0xA1, 0]), Err(UnknownKind { kind: 0 }));
         assert_eq!(d(&[0xA1, 8]), Err(UnknownKind { kind: 8 }));
         assert_eq!(d(&[0xA1, 1, 0, 0]), Err(Truncated { needed: 6, got: 4 }));
-        assert_eq!(d(&[0xA1, 2, 2, 0, 0, 0, 0]), Err(ReservedFlags { flags: 2 }));
+        assert_eq!(
+            d(&[0xA1, 2, 2, 0, 0, 0, 0]),
+            Err(ReservedFlags { flags: 2 })
+        );
         assert_eq!(
             d(&[0xA1, 4, 0, 0]),
             Err(BadCount {
@@ -556,7 +564,10 @@ mod tests {
             })
         );
         // A count larger than the bytes present.
-        assert_eq!(d(&[0xA1, 5, 2, 0, 1, 0, 0, 0]), Err(Truncated { needed: 12, got: 8 }));
+        assert_eq!(
+            d(&[0xA1, 5, 2, 0, 1, 0, 0, 0]),
+            Err(Truncated { needed: 12, got: 8 })
+        );
         let mut u = ControlMessage::TptUpdate(
             TptUpdate::new(vec![TptEntry {
                 handle: 1,
@@ -595,7 +606,10 @@ mod tests {
         assert_eq!(b.len(), 3);
         assert!(b.iter().all(|m| m.encode().len() <= MAX_CONTROL_BYTES));
         assert!(TptUpdate::batches(&[]).unwrap().is_empty());
-        assert!(matches!(TptUpdate::new(vec![]), Err(ControlError::BadCount { .. })));
+        assert!(matches!(
+            TptUpdate::new(vec![]),
+            Err(ControlError::BadCount { .. })
+        ));
         assert!(matches!(
             TptUpdate::new(vec![TptEntry { length: 0, ..e }]),
             Err(ControlError::BadEntry { entry: 0, .. })

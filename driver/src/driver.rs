@@ -43,7 +43,9 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use bitvec::prelude::*;
-use nic_abi::{csr, CompletionStatus, Cqe, Rqe, Wqe, WqeOpcode, CQE_BYTES, PSN_MASK, RQE_BYTES, WQE_BYTES};
+use nic_abi::{
+    csr, CompletionStatus, Cqe, Rqe, Wqe, WqeOpcode, CQE_BYTES, PSN_MASK, RQE_BYTES, WQE_BYTES,
+};
 use thiserror::Error;
 
 use crate::control::{ControlMessage, TptUpdate, MAX_CONTROL_BYTES};
@@ -132,11 +134,22 @@ impl DriverConfig {
             ));
         }
         if self.node() as usize >= self.node_count {
-            return bad(format!("node {} must be below node_count {}", self.node(), self.node_count));
+            return bad(format!(
+                "node {} must be below node_count {}",
+                self.node(),
+                self.node_count
+            ));
         }
-        for (name, v) in [("sq_log2", self.sq_log2), ("rq_log2", self.rq_log2), ("cq_log2", self.cq_log2)] {
+        for (name, v) in [
+            ("sq_log2", self.sq_log2),
+            ("rq_log2", self.rq_log2),
+            ("cq_log2", self.cq_log2),
+        ] {
             if !(1..=nic_abi::MAX_RING_SIZE_LOG2).contains(&v) {
-                return bad(format!("{name} must be in 1..={}, got {v}", nic_abi::MAX_RING_SIZE_LOG2));
+                return bad(format!(
+                    "{name} must be in 1..={}, got {v}",
+                    nic_abi::MAX_RING_SIZE_LOG2
+                ));
             }
         }
         if !self.recv_buffer_bytes.is_multiple_of(8)
@@ -150,7 +163,10 @@ impl DriverConfig {
             ));
         }
         if !self.arena_base.is_multiple_of(64) {
-            return bad(format!("arena_base {:#x} must be 64-aligned", self.arena_base));
+            return bad(format!(
+                "arena_base {:#x} must be 64-aligned",
+                self.arena_base
+            ));
         }
         let needed = self.arena_needed();
         if needed > self.arena_len as u64 {
@@ -428,19 +444,28 @@ impl<A: NicAccess> Driver<A> {
         self.csr(csr::NODE_ID, self.node as u64);
         // Stale entries of an earlier boot could carry the sequence numbers expected next.
         let cq_bytes = (1usize << c.cq_log2) * CQE_BYTES as usize;
-        self.nic.mem_write(self.cq_base as u64, &vec![0u8; cq_bytes]);
+        self.nic
+            .mem_write(self.cq_base as u64, &vec![0u8; cq_bytes]);
         self.csr(csr::CQ_SIZE_LOG2, c.cq_log2 as u64);
         self.csr(csr::CQ_BASE, self.cq_base as u64);
         for q in 0..c.node_count {
-            let Some(qp) = self.qps[q].as_ref() else { continue };
+            let Some(qp) = self.qps[q].as_ref() else {
+                continue;
+            };
             let (sq_base, rq_base, start) = (qp.sq_base, qp.rq_base, qp.sq_pi);
             let ctrl = csr::qp(q, csr::QP_CTRL);
-            self.csr(ctrl, csr::QP_CTRL_RESET | (start as u64) << csr::QP_CTRL_START_PSN_SHIFT);
+            self.csr(
+                ctrl,
+                csr::QP_CTRL_RESET | (start as u64) << csr::QP_CTRL_START_PSN_SHIFT,
+            );
             self.csr(csr::qp(q, csr::QP_SQ_BASE), sq_base as u64);
             self.csr(csr::qp(q, csr::QP_SQ_SIZE_LOG2), c.sq_log2 as u64);
             self.csr(csr::qp(q, csr::QP_RQ_BASE), rq_base as u64);
             self.csr(csr::qp(q, csr::QP_RQ_SIZE_LOG2), c.rq_log2 as u64);
-            self.csr(csr::qp(q, csr::QP_REMOTE), q as u64 | (self.node as u64) << 16);
+            self.csr(
+                csr::qp(q, csr::QP_REMOTE),
+                q as u64 | (self.node as u64) << 16,
+            );
             for _ in 0..1u32 << c.rq_log2 {
                 self.post_bounce(q);
             }
@@ -570,8 +595,12 @@ impl<A: NicAccess> Driver<A> {
     fn post_bounce(&mut self, q: usize) {
         let bytes = self.config.recv_buffer_bytes;
         let rq_size = 1u32 << self.config.rq_log2;
-        let Some(qp) = self.qps[q].as_mut() else { return };
-        let Some(buffer) = qp.free_bounce.pop() else { return };
+        let Some(qp) = self.qps[q].as_mut() else {
+            return;
+        };
+        let Some(buffer) = qp.free_bounce.pop() else {
+            return;
+        };
         let rqe = Rqe {
             buffer_addr: qp.bounce_base + buffer * bytes,
             buffer_length: bytes,
@@ -584,7 +613,12 @@ impl<A: NicAccess> Driver<A> {
 
     /// Tells the NIC about receive buffers posted on queue pair `q`.
     pub(crate) fn ring_rq_doorbell(&mut self, q: usize) {
-        if let Some(pi) = self.qps.get(q).and_then(|qp| qp.as_ref()).map(|qp| qp.rq_pi) {
+        if let Some(pi) = self
+            .qps
+            .get(q)
+            .and_then(|qp| qp.as_ref())
+            .map(|qp| qp.rq_pi)
+        {
             self.csr(csr::qp(q, csr::QP_RQ_PI), pi as u64);
         }
     }
@@ -604,7 +638,9 @@ impl<A: NicAccess> Driver<A> {
     /// checked that there is room.
     pub(crate) fn post_wqe(&mut self, node: NodeId, mut wqe: Wqe, kind: SendKind, op: u64) {
         let size = 1u32 << self.config.sq_log2;
-        let Some(qp) = self.qps[node as usize].as_mut() else { return };
+        let Some(qp) = self.qps[node as usize].as_mut() else {
+            return;
+        };
         let index = qp.sq_pi;
         let slot = index % size;
         wqe.wr_id = ((node as u64) << 32) | index as u64;
@@ -638,11 +674,15 @@ impl<A: NicAccess> Driver<A> {
     fn flush_backlog(&mut self, node: NodeId) {
         let size = 1u32 << self.config.sq_log2;
         loop {
-            let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else { return };
+            let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
+                return;
+            };
             if (qp.sq_pi.wrapping_sub(qp.sq_ci) & PSN_MASK) >= size {
                 return;
             }
-            let Some((message, op)) = qp.backlog.pop_front() else { return };
+            let Some((message, op)) = qp.backlog.pop_front() else {
+                return;
+            };
             let slot = qp.sq_pi % size;
             let staging = qp.staging_base + slot * MAX_CONTROL_BYTES as u32;
             let bytes = message.encode();
@@ -693,7 +733,9 @@ impl<A: NicAccess> Driver<A> {
             return self.on_receive(q, cqe, status, rq_doorbells);
         }
         let size = 1u32 << self.config.sq_log2;
-        let Some(qp) = self.qps[q].as_mut() else { return Ok(()) };
+        let Some(qp) = self.qps[q].as_mut() else {
+            return Ok(());
+        };
         if cqe.wqe_index != qp.sq_ci {
             return Err(DriverError::CompletionOutOfOrder {
                 qp: cqe.qp,
@@ -712,7 +754,10 @@ impl<A: NicAccess> Driver<A> {
         };
         self.complete_op(node, record.op);
         if let CompletionStatus::Remote(syndrome) = status {
-            self.events.push_back(Event::HardwareNack { from: node, syndrome });
+            self.events.push_back(Event::HardwareNack {
+                from: node,
+                syndrome,
+            });
         }
         match record.kind {
             SendKind::Control => {
@@ -742,21 +787,29 @@ impl<A: NicAccess> Driver<A> {
         let rq_size = 1u32 << self.config.rq_log2;
         let bytes = self.config.recv_buffer_bytes;
         if cqe.wr_id >= rq_size as u64 {
-            return Err(DriverError::UnknownReceiveBuffer { qp: cqe.qp, wr_id: cqe.wr_id });
+            return Err(DriverError::UnknownReceiveBuffer {
+                qp: cqe.qp,
+                wr_id: cqe.wr_id,
+            });
         }
         let slot = cqe.wr_id as u32;
         let is_control = cqe.has_immediate
             && cqe.immediate == CONTROL_IMMEDIATE
             && cqe.opcode == WqeOpcode::SendImmediate as u8;
         if is_control {
-            let Some(qp) = self.qps[q].as_ref() else { return Ok(()) };
+            let Some(qp) = self.qps[q].as_ref() else {
+                return Ok(());
+            };
             let len = (cqe.byte_count.min(bytes)) as usize;
             let mut buf = vec![0u8; len];
             let addr = qp.bounce_base as u64 + (slot * bytes) as u64;
             self.nic.mem_read(addr, &mut buf);
             match (status, ControlMessage::decode(&buf)) {
                 (CompletionStatus::Success, Ok(message)) => {
-                    self.events.push_back(Event::ControlReceived { from: node, message })
+                    self.events.push_back(Event::ControlReceived {
+                        from: node,
+                        message,
+                    })
                 }
                 _ => self.stats.control_malformed += 1,
             }
@@ -786,11 +839,15 @@ impl<A: NicAccess> Driver<A> {
         let q = node as usize;
         let bytes = self.config.recv_buffer_bytes;
         loop {
-            let Some(qp) = self.qps[q].as_mut() else { return };
+            let Some(qp) = self.qps[q].as_mut() else {
+                return;
+            };
             if qp.held.is_empty() || qp.app_recvs.is_empty() {
                 return;
             }
-            let (Some(h), Some(r)) = (qp.held.pop_front(), qp.app_recvs.pop_front()) else { return };
+            let (Some(h), Some(r)) = (qp.held.pop_front(), qp.app_recvs.pop_front()) else {
+                return;
+            };
             let src = qp.bounce_base as u64 + (h.slot * bytes) as u64;
             let opcode = WqeOpcode::from_code(h.opcode).unwrap_or(WqeOpcode::Send);
             let carries_data = matches!(opcode, WqeOpcode::Send | WqeOpcode::SendImmediate);
@@ -863,7 +920,11 @@ impl<A: NicAccess> Driver<A> {
             Action::Unbar { node } => self.barred.set(node as usize, false),
             Action::SetTimer { at } => self.deadline = Some(at),
             Action::ApplyTptUpdate { from, update } => {
-                if self.tpt.apply_remote_update(from, update.entries()).is_err() {
+                if self
+                    .tpt
+                    .apply_remote_update(from, update.entries())
+                    .is_err()
+                {
                     self.stats.tpt_update_refused += 1;
                 }
             }

@@ -206,10 +206,30 @@ mod tests {
             timeout: 25,
         })
         .unwrap();
-        let a = m.handle(0, Event::Boot { node_count: 2, incarnation: 0 }).unwrap();
-        assert_eq!(a[0], Action::SetEnables { send_recv: true, rdma: true });
         let a = m
-            .handle(3, Event::ControlReceived { from: 1, message: ControlMessage::Heartbeat })
+            .handle(
+                0,
+                Event::Boot {
+                    node_count: 2,
+                    incarnation: 0,
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            a[0],
+            Action::SetEnables {
+                send_recv: true,
+                rdma: true
+            }
+        );
+        let a = m
+            .handle(
+                3,
+                Event::ControlReceived {
+                    from: 1,
+                    message: ControlMessage::Heartbeat,
+                },
+            )
             .unwrap();
         assert_eq!(
             a,
@@ -219,16 +239,38 @@ mod tests {
                 Action::PushLocalTpt { node: 1 }
             ]
         );
-        assert!(m.handle(10, Event::Timeout).unwrap().iter().all(|a| !matches!(a, Action::Bar { .. })));
-        assert!(m.handle(20, Event::Timeout).unwrap().iter().all(|a| !matches!(a, Action::Bar { .. })));
+        assert!(m
+            .handle(10, Event::Timeout)
+            .unwrap()
+            .iter()
+            .all(|a| !matches!(a, Action::Bar { .. })));
+        assert!(m
+            .handle(20, Event::Timeout)
+            .unwrap()
+            .iter()
+            .all(|a| !matches!(a, Action::Bar { .. })));
         let a = m.handle(30, Event::Timeout).unwrap();
-        assert!(a.contains(&Action::Bar { node: 1 }) && a.contains(&Action::ClearRemoteTpt { node: 1 }));
+        assert!(
+            a.contains(&Action::Bar { node: 1 }) && a.contains(&Action::ClearRemoteTpt { node: 1 })
+        );
         assert!(!m.is_up(1));
     }
 
     #[test]
     fn bad_config_is_refused() {
-        assert!(HeartbeatMachine::new(HeartbeatConfig { node: 0, max_nodes: 2, period: 10, timeout: 10 }).is_err());
-        assert!(HeartbeatMachine::new(HeartbeatConfig { node: 2, max_nodes: 2, period: 1, timeout: 10 }).is_err());
+        assert!(HeartbeatMachine::new(HeartbeatConfig {
+            node: 0,
+            max_nodes: 2,
+            period: 10,
+            timeout: 10
+        })
+        .is_err());
+        assert!(HeartbeatMachine::new(HeartbeatConfig {
+            node: 2,
+            max_nodes: 2,
+            period: 1,
+            timeout: 10
+        })
+        .is_err());
     }
 }

@@ -595,7 +595,6 @@ impl RejoinMachine {
         }
     }
 
-
     fn on_nack(&mut self, now: Tick, x: usize, out: &mut Vec<Action>) {
         let node = x as NodeId;
         match self.role[x] {
@@ -787,7 +786,8 @@ mod tests {
     }
 
     fn rx(m: &mut RejoinMachine, from: NodeId, message: ControlMessage) -> Vec<Action> {
-        m.handle(1, Event::ControlReceived { from, message }).unwrap()
+        m.handle(1, Event::ControlReceived { from, message })
+            .unwrap()
     }
 
     fn sends(a: &[Action]) -> Vec<(NodeId, ControlMessage)> {
@@ -819,35 +819,81 @@ mod tests {
         );
         assert_eq!(a.last(), Some(&Action::SetTimer { at: 100 }));
         // An ACK for another incarnation is not an answer.
-        assert!(rx(&mut m, 1, ControlMessage::Ack { incarnation: 76, joined: true }).is_empty());
-        let a = rx(&mut m, 1, ControlMessage::Ack { incarnation: 77, joined: true });
+        assert!(rx(
+            &mut m,
+            1,
+            ControlMessage::Ack {
+                incarnation: 76,
+                joined: true
+            }
+        )
+        .is_empty());
+        let a = rx(
+            &mut m,
+            1,
+            ControlMessage::Ack {
+                incarnation: 77,
+                joined: true,
+            },
+        );
         assert_eq!(a, vec![Action::ClearRemoteTpt { node: 1 }]);
         // Timeout: BOOTING again to node 2 only.
-        assert!(m.handle(99, Event::Timeout).unwrap().is_empty(), "early timeout ignored");
+        assert!(
+            m.handle(99, Event::Timeout).unwrap().is_empty(),
+            "early timeout ignored"
+        );
         let a = m.handle(100, Event::Timeout).unwrap();
-        assert_eq!(sends(&a), vec![(2, ControlMessage::Booting { incarnation: 77 })]);
+        assert_eq!(
+            sends(&a),
+            vec![(2, ControlMessage::Booting { incarnation: 77 })]
+        );
         // Node 2 is down: the fabric NACKs. Counted, barred, not sent RDMA_READY.
         let a = m
-            .handle(150, Event::HardwareNack { from: 2, syndrome: Syndrome::PortDown })
+            .handle(
+                150,
+                Event::HardwareNack {
+                    from: 2,
+                    syndrome: Syndrome::PortDown,
+                },
+            )
             .unwrap();
         assert!(m.is_joined());
-        assert!(a.contains(&Action::SetEnables { send_recv: true, rdma: true }));
-        assert_eq!(sends(&a), vec![(1, ControlMessage::RdmaReady { incarnation: 77 })]);
+        assert!(a.contains(&Action::SetEnables {
+            send_recv: true,
+            rdma: true
+        }));
+        assert_eq!(
+            sends(&a),
+            vec![(1, ControlMessage::RdmaReady { incarnation: 77 })]
+        );
         assert!(a.contains(&Action::Unbar { node: 1 }));
         assert!(a.contains(&Action::PushLocalTpt { node: 1 }));
-        assert_eq!(a.iter().filter(|x| **x == Action::RejoinComplete).count(), 1);
+        assert_eq!(
+            a.iter().filter(|x| **x == Action::RejoinComplete).count(),
+            1
+        );
         assert!(m.is_barred(2) && !m.is_barred(1));
         // Probing node 2 continues.
         assert_eq!(a.last(), Some(&Action::SetTimer { at: 250 }));
         let a = m.handle(250, Event::Timeout).unwrap();
-        assert_eq!(sends(&a), vec![(2, ControlMessage::Probe { incarnation: 77 })]);
+        assert_eq!(
+            sends(&a),
+            vec![(2, ControlMessage::Probe { incarnation: 77 })]
+        );
     }
 
     #[test]
     fn peer_fences_before_ack_and_pushes_after_ready() {
         let mut m = RejoinMachine::new(RejoinConfig::new(1, 4, 100)).unwrap();
         boot(&mut m, 2, 5);
-        rx(&mut m, 0, ControlMessage::Ack { incarnation: 5, joined: true });
+        rx(
+            &mut m,
+            0,
+            ControlMessage::Ack {
+                incarnation: 5,
+                joined: true,
+            },
+        );
         assert!(m.is_joined() && !m.is_barred(0) && m.updates_enabled(0));
         // Node 0 reboots.
         let a = rx(&mut m, 0, ControlMessage::Booting { incarnation: 9 });
@@ -866,14 +912,23 @@ mod tests {
         assert_eq!(
             a,
             vec![
-                Action::Send { to: 0, message: ControlMessage::Ack { incarnation: 9, joined: true } },
+                Action::Send {
+                    to: 0,
+                    message: ControlMessage::Ack {
+                        incarnation: 9,
+                        joined: true
+                    }
+                },
                 Action::Unbar { node: 0 },
                 Action::ResumeTptUpdates { node: 0 },
                 Action::PushLocalTpt { node: 0 },
             ]
         );
         // A stale FenceDrained is ignored.
-        assert!(m.handle(4, Event::FenceDrained { node: 0 }).unwrap().is_empty());
+        assert!(m
+            .handle(4, Event::FenceDrained { node: 0 })
+            .unwrap()
+            .is_empty());
     }
 
     #[test]
@@ -887,9 +942,20 @@ mod tests {
         assert!(sends(&a).contains(&(1, ControlMessage::RdmaReady { incarnation: 1 })));
         assert!(!a.iter().any(|x| matches!(x, Action::Unbar { .. })));
         let a = m.handle(2, Event::FenceDrained { node: 1 }).unwrap();
-        assert_eq!(sends(&a), vec![(1, ControlMessage::Ack { incarnation: 2, joined: true })]);
+        assert_eq!(
+            sends(&a),
+            vec![(
+                1,
+                ControlMessage::Ack {
+                    incarnation: 2,
+                    joined: true
+                }
+            )]
+        );
         let a = rx(&mut m, 1, ControlMessage::RdmaReady { incarnation: 2 });
-        assert!(a.contains(&Action::Unbar { node: 1 }) && a.contains(&Action::PushLocalTpt { node: 1 }));
+        assert!(
+            a.contains(&Action::Unbar { node: 1 }) && a.contains(&Action::PushLocalTpt { node: 1 })
+        );
     }
 
     #[test]
@@ -897,13 +963,30 @@ mod tests {
         let mut m = RejoinMachine::new(RejoinConfig::new(0, 3, 100)).unwrap();
         boot(&mut m, 3, 1);
         let upd = ControlMessage::TptRemove(TptRemove::new(vec![1]).unwrap());
-        assert!(rx(&mut m, 1, upd.clone()).is_empty(), "meant for an earlier boot");
-        rx(&mut m, 1, ControlMessage::Ack { incarnation: 1, joined: true });
+        assert!(
+            rx(&mut m, 1, upd.clone()).is_empty(),
+            "meant for an earlier boot"
+        );
+        rx(
+            &mut m,
+            1,
+            ControlMessage::Ack {
+                incarnation: 1,
+                joined: true,
+            },
+        );
         assert_eq!(rx(&mut m, 1, upd.clone()).len(), 1);
         rx(&mut m, 2, ControlMessage::Booting { incarnation: 3 });
         assert_eq!(rx(&mut m, 2, upd.clone()).len(), 1);
         // Node 1 is found down: refused again.
-        m.handle(5, Event::HardwareNack { from: 1, syndrome: Syndrome::PortDown }).unwrap();
+        m.handle(
+            5,
+            Event::HardwareNack {
+                from: 1,
+                syndrome: Syndrome::PortDown,
+            },
+        )
+        .unwrap();
         assert!(rx(&mut m, 1, upd).is_empty());
     }
 
@@ -914,7 +997,13 @@ mod tests {
         let mut m = RejoinMachine::new(c).unwrap();
         boot(&mut m, 2, 1);
         assert!(m
-            .handle(1, Event::HardwareNack { from: 1, syndrome: Syndrome::ReceiverNotReady })
+            .handle(
+                1,
+                Event::HardwareNack {
+                    from: 1,
+                    syndrome: Syndrome::ReceiverNotReady
+                }
+            )
             .unwrap()
             .is_empty());
         assert_eq!(sends(&m.handle(10, Event::Timeout).unwrap()).len(), 1);
@@ -940,24 +1029,59 @@ mod tests {
         let mut m = RejoinMachine::new(RejoinConfig::new(1, 4, 1)).unwrap();
         assert_eq!(m.handle(0, Event::Timeout), Err(MembershipError::NotBooted));
         assert_eq!(
-            m.handle(0, Event::Boot { node_count: 5, incarnation: 0 }),
-            Err(MembershipError::BadNodeCount { node_count: 5, node: 1, max_nodes: 4 })
+            m.handle(
+                0,
+                Event::Boot {
+                    node_count: 5,
+                    incarnation: 0
+                }
+            ),
+            Err(MembershipError::BadNodeCount {
+                node_count: 5,
+                node: 1,
+                max_nodes: 4
+            })
         );
         assert_eq!(
-            m.handle(0, Event::Boot { node_count: 1, incarnation: 0 }),
-            Err(MembershipError::BadNodeCount { node_count: 1, node: 1, max_nodes: 4 })
+            m.handle(
+                0,
+                Event::Boot {
+                    node_count: 1,
+                    incarnation: 0
+                }
+            ),
+            Err(MembershipError::BadNodeCount {
+                node_count: 1,
+                node: 1,
+                max_nodes: 4
+            })
         );
         boot(&mut m, 3, 0);
         assert_eq!(
-            m.handle(0, Event::Boot { node_count: 3, incarnation: 0 }),
+            m.handle(
+                0,
+                Event::Boot {
+                    node_count: 3,
+                    incarnation: 0
+                }
+            ),
             Err(MembershipError::AlreadyBooted)
         );
         assert_eq!(
             m.handle(0, Event::FenceDrained { node: 3 }),
-            Err(MembershipError::NodeOutOfRange { node: 3, node_count: 3 })
+            Err(MembershipError::NodeOutOfRange {
+                node: 3,
+                node_count: 3
+            })
         );
         assert_eq!(
-            m.handle(0, Event::ControlReceived { from: 1, message: ControlMessage::Heartbeat }),
+            m.handle(
+                0,
+                Event::ControlReceived {
+                    from: 1,
+                    message: ControlMessage::Heartbeat
+                }
+            ),
             Err(MembershipError::FromSelf { node: 1 })
         );
     }

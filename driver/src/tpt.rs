@@ -203,7 +203,9 @@ pub enum TptError {
         length: u32,
     },
     /// The physical range leaves 32-bit host memory.
-    #[error("region {handle:#x}: physical range {physical:#x} + {length} is beyond 32-bit host memory")]
+    #[error(
+        "region {handle:#x}: physical range {physical:#x} + {length} is beyond 32-bit host memory"
+    )]
     PhysicalOverflow {
         /// The region's handle.
         handle: u32,
@@ -421,7 +423,11 @@ impl Tpt {
 
     /// Applies a `TPT_REMOVE` from `from`; handles it does not hold are ignored (removal is
     /// idempotent). Returns how many entries were removed.
-    pub fn apply_remote_remove(&mut self, from: NodeId, handles: &[u32]) -> Result<usize, TptError> {
+    pub fn apply_remote_remove(
+        &mut self,
+        from: NodeId,
+        handles: &[u32],
+    ) -> Result<usize, TptError> {
         let i = self.remote_index(from)?;
         Ok(handles
             .iter()
@@ -586,8 +592,10 @@ mod tests {
     fn table() -> Tpt {
         let mut t = Tpt::new(0, 4, 0x100).unwrap();
         // Node 0: a readable source and a writable sink.
-        t.register(0x1000, 0x8000, 0x100, Protection::ReadOnly).unwrap();
-        t.register(0x2000, 0x9000, 0x100, Protection::WriteOnly).unwrap();
+        t.register(0x1000, 0x8000, 0x100, Protection::ReadOnly)
+            .unwrap();
+        t.register(0x2000, 0x9000, 0x100, Protection::WriteOnly)
+            .unwrap();
         // Node 1's regions as node 0 knows them.
         t.apply_remote_update(
             1,
@@ -656,7 +664,10 @@ mod tests {
         ));
         assert_eq!(
             Tpt::new(3, 3, 0).err(),
-            Some(TptError::NodeOutOfRange { node: 3, max_nodes: 3 })
+            Some(TptError::NodeOutOfRange {
+                node: 3,
+                max_nodes: 3
+            })
         );
         assert_eq!(t.clear_remote(0), Err(TptError::SelfNode { node: 0 }));
         assert!(matches!(
@@ -795,7 +806,11 @@ mod tests {
             })
         );
         assert!(matches!(
-            t.check_atomic(1, RegionRef::new(0x101, 0x2001), RegionRef::new(9, 0x7200_0004)),
+            t.check_atomic(
+                1,
+                RegionRef::new(0x101, 0x2001),
+                RegionRef::new(9, 0x7200_0004)
+            ),
             Err(ProtectionError::Misaligned {
                 side: Side::Local,
                 ..

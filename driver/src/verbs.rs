@@ -12,7 +12,9 @@ use thiserror::Error;
 
 use crate::control::{ControlMessage, TptRemove, TptUpdate};
 use crate::driver::{AppRecv, SendKind, CONTROL_IMMEDIATE};
-use crate::tpt::{Access, CheckedTransfer, Protection, ProtectionError, RegionRef, Side, TptEntry, TptError};
+use crate::tpt::{
+    Access, CheckedTransfer, Protection, ProtectionError, RegionRef, Side, TptEntry, TptError,
+};
 use crate::{Driver, NicAccess, NodeId};
 
 /// A completed application work request.
@@ -315,7 +317,15 @@ impl<A: NicAccess> Driver<A> {
         swap: u64,
         wr_id: u64,
     ) -> Result<(), VerbsError> {
-        self.post_atomic(node, local, remote, WqeOpcode::AtomicCompareSwap, compare, swap, wr_id)
+        self.post_atomic(
+            node,
+            local,
+            remote,
+            WqeOpcode::AtomicCompareSwap,
+            compare,
+            swap,
+            wr_id,
+        )
     }
 
     /// Posts an atomic fetch-and-add of `add` to the 8 bytes at `remote` on `node`; the
@@ -328,7 +338,15 @@ impl<A: NicAccess> Driver<A> {
         add: u64,
         wr_id: u64,
     ) -> Result<(), VerbsError> {
-        self.post_atomic(node, local, remote, WqeOpcode::AtomicFetchAdd, add, 0, wr_id)
+        self.post_atomic(
+            node,
+            local,
+            remote,
+            WqeOpcode::AtomicFetchAdd,
+            add,
+            0,
+            wr_id,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]

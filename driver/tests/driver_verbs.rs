@@ -52,7 +52,11 @@ impl Cluster {
 
     fn boot(&mut self, node: usize, incarnation: u32) {
         let n = self.drivers.len();
-        let mut d = Driver::new(self.fabric.nic(node), config(node as NodeId, n, incarnation)).unwrap();
+        let mut d = Driver::new(
+            self.fabric.nic(node),
+            config(node as NodeId, n, incarnation),
+        )
+        .unwrap();
         d.boot(self.now).unwrap();
         self.drivers[node] = Some(d);
     }
@@ -108,23 +112,35 @@ fn boot_programs_the_nic_and_joins_when_peers_are_down() {
         assert_eq!(s.writes_to(csr::ENABLE), vec![0, csr::ENABLE_SEND_RECV]);
         assert_eq!(s.writes_to(csr::CQ_BASE), vec![ARENA as u64]);
         assert_eq!(s.writes_to(csr::CQ_SIZE_LOG2), vec![6]);
-        assert!(s.writes_to(csr::qp(0, csr::QP_REMOTE)).is_empty(), "no queue pair to itself");
+        assert!(
+            s.writes_to(csr::qp(0, csr::QP_REMOTE)).is_empty(),
+            "no queue pair to itself"
+        );
         for q in 1..3 {
             assert_eq!(s.writes_to(csr::qp(q, csr::QP_REMOTE)), vec![q as u64]);
             let ctrl = s.writes_to(csr::qp(q, csr::QP_CTRL));
             assert_eq!(ctrl[0] & csr::QP_CTRL_RESET, csr::QP_CTRL_RESET);
             let start = (ctrl[0] >> csr::QP_CTRL_START_PSN_SHIFT) as u32;
             assert_eq!(*ctrl.last().unwrap(), csr::QP_CTRL_ENABLE);
-            assert_eq!(s.writes_to(csr::qp(q, csr::QP_RQ_PI)), vec![8], "eight bounce buffers posted");
+            assert_eq!(
+                s.writes_to(csr::qp(q, csr::QP_RQ_PI)),
+                vec![8],
+                "eight bounce buffers posted"
+            );
             // BOOTING went out as a control SEND_IMMEDIATE.
-            assert_eq!(s.writes_to(csr::qp(q, csr::QP_SQ_PI)), vec![(start + 1) as u64]);
+            assert_eq!(
+                s.writes_to(csr::qp(q, csr::QP_SQ_PI)),
+                vec![(start + 1) as u64]
+            );
             let wqe = s.wqe(q, start);
             assert_eq!(wqe.opcode, WqeOpcode::SendImmediate as u8);
             assert_eq!(wqe.immediate, CONTROL_IMMEDIATE);
             let payload = s.read(wqe.local_addr, wqe.length as usize);
             assert_eq!(
                 ControlMessage::decode(&payload),
-                Ok(ControlMessage::Booting { incarnation: 0xABCD })
+                Ok(ControlMessage::Booting {
+                    incarnation: 0xABCD
+                })
             );
         }
     });
@@ -144,10 +160,22 @@ fn boot_programs_the_nic_and_joins_when_peers_are_down() {
 fn three_nodes_rejoin_register_and_transfer() {
     let mut c = joined_cluster(3);
     // Registration reaches every node's copy (Fig. 5).
-    let src = c.d(0).register(0x10_0000, APP, 256, Protection::ReadOnly).unwrap();
-    let dst = c.d(1).register(0x20_0000, APP, 256, Protection::ReadWrite).unwrap();
-    let sink = c.d(0).register(0x30_0000, APP + 0x1000, 256, Protection::WriteOnly).unwrap();
-    let gone = c.d(2).register(0x40_0000, APP, 64, Protection::ReadWrite).unwrap();
+    let src = c
+        .d(0)
+        .register(0x10_0000, APP, 256, Protection::ReadOnly)
+        .unwrap();
+    let dst = c
+        .d(1)
+        .register(0x20_0000, APP, 256, Protection::ReadWrite)
+        .unwrap();
+    let sink = c
+        .d(0)
+        .register(0x30_0000, APP + 0x1000, 256, Protection::WriteOnly)
+        .unwrap();
+    let gone = c
+        .d(2)
+        .register(0x40_0000, APP, 64, Protection::ReadWrite)
+        .unwrap();
     c.settle();
     c.d(2).deregister(gone.handle).unwrap();
     c.settle();
@@ -156,52 +184,127 @@ fn three_nodes_rejoin_register_and_transfer() {
             if p == x {
                 continue;
             }
-            let copy: Vec<TptEntry> = c.d(p).tpt().remote_entries(x as NodeId).unwrap().copied().collect();
+            let copy: Vec<TptEntry> = c
+                .d(p)
+                .tpt()
+                .remote_entries(x as NodeId)
+                .unwrap()
+                .copied()
+                .collect();
             let truth: Vec<TptEntry> = c.d(x).tpt().local_entries().copied().collect();
             assert_eq!(copy, truth, "node {p}'s copy of node {x}");
         }
     }
     // RDMA WRITE: the WQE carries node 1's physical address; the bytes land there.
-    c.fabric.with(0, |s| s.write(APP, &(0u8..64).collect::<Vec<_>>()));
+    c.fabric
+        .with(0, |s| s.write(APP, &(0u8..64).collect::<Vec<_>>()));
     c.d(0)
-        .rdma_write(1, RegionRef::new(src.handle, src.logical), RegionRef::new(dst.handle, dst.logical + 8), 64, None, 7)
+        .rdma_write(
+            1,
+            RegionRef::new(src.handle, src.logical),
+            RegionRef::new(dst.handle, dst.logical + 8),
+            64,
+            None,
+            7,
+        )
         .unwrap();
     c.settle();
-    assert_eq!(c.fabric.with(1, |s| s.read(APP + 8, 64)), (0u8..64).collect::<Vec<_>>());
+    assert_eq!(
+        c.fabric.with(1, |s| s.read(APP + 8, 64)),
+        (0u8..64).collect::<Vec<_>>()
+    );
     assert_eq!(
         c.take(0),
-        vec![Completion::Send { wr_id: 7, node: 1, opcode: WqeOpcode::RdmaWrite, status: CompletionStatus::Success }]
+        vec![Completion::Send {
+            wr_id: 7,
+            node: 1,
+            opcode: WqeOpcode::RdmaWrite,
+            status: CompletionStatus::Success
+        }]
     );
     // RDMA READ back into node 0's sink.
     c.d(0)
-        .rdma_read(1, RegionRef::new(sink.handle, sink.logical), RegionRef::new(dst.handle, dst.logical + 8), 16, 8)
+        .rdma_read(
+            1,
+            RegionRef::new(sink.handle, sink.logical),
+            RegionRef::new(dst.handle, dst.logical + 8),
+            16,
+            8,
+        )
         .unwrap();
     // Atomics on node 1's word at logical +128.
-    c.fabric.with(1, |s| s.write(APP + 128, &40u64.to_le_bytes()));
+    c.fabric
+        .with(1, |s| s.write(APP + 128, &40u64.to_le_bytes()));
     let word = RegionRef::new(dst.handle, dst.logical + 128);
-    c.d(0).fetch_add(1, RegionRef::new(sink.handle, sink.logical + 64), word, 2, 9).unwrap();
-    c.d(0).compare_swap(1, RegionRef::new(sink.handle, sink.logical + 72), word, 42, 1000, 10).unwrap();
+    c.d(0)
+        .fetch_add(
+            1,
+            RegionRef::new(sink.handle, sink.logical + 64),
+            word,
+            2,
+            9,
+        )
+        .unwrap();
+    c.d(0)
+        .compare_swap(
+            1,
+            RegionRef::new(sink.handle, sink.logical + 72),
+            word,
+            42,
+            1000,
+            10,
+        )
+        .unwrap();
     c.settle();
-    assert_eq!(c.fabric.with(0, |s| s.read(APP + 0x1000, 16)), (0u8..16).collect::<Vec<_>>());
-    assert_eq!(c.fabric.with(0, |s| s.read(APP + 0x1040, 8)), 40u64.to_le_bytes());
-    assert_eq!(c.fabric.with(0, |s| s.read(APP + 0x1048, 8)), 42u64.to_le_bytes());
-    assert_eq!(c.fabric.with(1, |s| s.read(APP + 128, 8)), 1000u64.to_le_bytes());
+    assert_eq!(
+        c.fabric.with(0, |s| s.read(APP + 0x1000, 16)),
+        (0u8..16).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        c.fabric.with(0, |s| s.read(APP + 0x1040, 8)),
+        40u64.to_le_bytes()
+    );
+    assert_eq!(
+        c.fabric.with(0, |s| s.read(APP + 0x1048, 8)),
+        42u64.to_le_bytes()
+    );
+    assert_eq!(
+        c.fabric.with(1, |s| s.read(APP + 128, 8)),
+        1000u64.to_le_bytes()
+    );
     let ids: Vec<u64> = c
         .take(0)
         .iter()
         .map(|x| match x {
-            Completion::Send { wr_id, status: CompletionStatus::Success, .. } => *wr_id,
+            Completion::Send {
+                wr_id,
+                status: CompletionStatus::Success,
+                ..
+            } => *wr_id,
             other => panic!("{other:?}"),
         })
         .collect();
     assert_eq!(ids, vec![8, 9, 10]);
     // SEND / RECEIVE: a message that arrives before the buffer is held, then delivered.
     c.fabric.with(0, |s| s.write(APP, b"hello, node 1!\0\0"));
-    c.d(0).post_send(1, RegionRef::new(src.handle, src.logical), 14, Some(0x55), 11).unwrap();
+    c.d(0)
+        .post_send(
+            1,
+            RegionRef::new(src.handle, src.logical),
+            14,
+            Some(0x55),
+            11,
+        )
+        .unwrap();
     c.settle();
     assert!(c.take(1).is_empty(), "no application buffer posted yet");
-    let inbox = c.d(1).register(0x50_0000, APP + 0x2000, 64, Protection::WriteOnly).unwrap();
-    c.d(1).post_receive(0, RegionRef::new(inbox.handle, inbox.logical), 64, 12).unwrap();
+    let inbox = c
+        .d(1)
+        .register(0x50_0000, APP + 0x2000, 64, Protection::WriteOnly)
+        .unwrap();
+    c.d(1)
+        .post_receive(0, RegionRef::new(inbox.handle, inbox.logical), 64, 12)
+        .unwrap();
     c.settle();
     assert_eq!(
         c.take(1),
@@ -214,74 +317,162 @@ fn three_nodes_rejoin_register_and_transfer() {
             status: CompletionStatus::Success
         }]
     );
-    assert_eq!(c.fabric.with(1, |s| s.read(APP + 0x2000, 14)), b"hello, node 1!");
+    assert_eq!(
+        c.fabric.with(1, |s| s.read(APP + 0x2000, 14)),
+        b"hello, node 1!"
+    );
     // A message longer than the posted buffer: truncated, reported.
-    c.d(1).post_receive(0, RegionRef::new(inbox.handle, inbox.logical), 4, 13).unwrap();
-    c.d(0).post_send(1, RegionRef::new(src.handle, src.logical), 14, None, 14).unwrap();
+    c.d(1)
+        .post_receive(0, RegionRef::new(inbox.handle, inbox.logical), 4, 13)
+        .unwrap();
+    c.d(0)
+        .post_send(1, RegionRef::new(src.handle, src.logical), 14, None, 14)
+        .unwrap();
     c.settle();
     assert!(matches!(
         c.take(1).as_slice(),
-        [Completion::Receive { wr_id: 13, status: CompletionStatus::LocalLengthError, byte_count: 14, .. }]
+        [Completion::Receive {
+            wr_id: 13,
+            status: CompletionStatus::LocalLengthError,
+            byte_count: 14,
+            ..
+        }]
     ));
 }
 
 #[test]
 fn bad_arguments_are_refused_and_send_nothing() {
     let mut c = joined_cluster(3);
-    let src = c.d(0).register(0x10_0000, APP, 256, Protection::ReadOnly).unwrap();
-    let odd = c.d(0).register(0x11_0000, APP + 4, 64, Protection::ReadWrite).unwrap();
-    let dst = c.d(1).register(0x20_0000, APP, 256, Protection::WriteOnly).unwrap();
+    let src = c
+        .d(0)
+        .register(0x10_0000, APP, 256, Protection::ReadOnly)
+        .unwrap();
+    let odd = c
+        .d(0)
+        .register(0x11_0000, APP + 4, 64, Protection::ReadWrite)
+        .unwrap();
+    let dst = c
+        .d(1)
+        .register(0x20_0000, APP, 256, Protection::WriteOnly)
+        .unwrap();
     c.settle();
     let before = c.fabric.with(0, |s| s.csr_writes.len());
     let l = RegionRef::new(src.handle, src.logical);
     let r = RegionRef::new(dst.handle, dst.logical);
     let d = c.d(0);
-    assert_eq!(d.rdma_write(0, l, r, 8, None, 1), Err(VerbsError::InvalidNode { node: 0 }));
-    assert_eq!(d.rdma_write(3, l, r, 8, None, 1), Err(VerbsError::InvalidNode { node: 3 }));
-    assert_eq!(d.rdma_write(1, l, r, 65537, None, 1), Err(VerbsError::TooLong { length: 65537, max: 65536 }));
+    assert_eq!(
+        d.rdma_write(0, l, r, 8, None, 1),
+        Err(VerbsError::InvalidNode { node: 0 })
+    );
+    assert_eq!(
+        d.rdma_write(3, l, r, 8, None, 1),
+        Err(VerbsError::InvalidNode { node: 3 })
+    );
+    assert_eq!(
+        d.rdma_write(1, l, r, 65537, None, 1),
+        Err(VerbsError::TooLong {
+            length: 65537,
+            max: 65536
+        })
+    );
     assert_eq!(
         d.rdma_write(1, l, RegionRef::new(999, 0), 8, None, 1),
-        Err(VerbsError::Protection(ProtectionError::UnknownRemoteHandle { node: 1, handle: 999 }))
+        Err(VerbsError::Protection(
+            ProtectionError::UnknownRemoteHandle {
+                node: 1,
+                handle: 999
+            }
+        ))
     );
     assert_eq!(
         d.rdma_write(2, l, r, 8, None, 1),
-        Err(VerbsError::Protection(ProtectionError::UnknownRemoteHandle { node: 2, handle: dst.handle }))
+        Err(VerbsError::Protection(
+            ProtectionError::UnknownRemoteHandle {
+                node: 2,
+                handle: dst.handle
+            }
+        ))
     );
     assert!(matches!(
-        d.rdma_write(1, l, RegionRef::new(dst.handle, dst.logical + 250), 8, None, 1),
-        Err(VerbsError::Protection(ProtectionError::OutOfBounds { side: Side::Remote, .. }))
+        d.rdma_write(
+            1,
+            l,
+            RegionRef::new(dst.handle, dst.logical + 250),
+            8,
+            None,
+            1
+        ),
+        Err(VerbsError::Protection(ProtectionError::OutOfBounds {
+            side: Side::Remote,
+            ..
+        }))
     ));
     assert!(matches!(
         d.rdma_read(1, l, r, 8, 1),
-        Err(VerbsError::Protection(ProtectionError::MissingRight { side: Side::Local, needed: Access::Write, .. }))
+        Err(VerbsError::Protection(ProtectionError::MissingRight {
+            side: Side::Local,
+            needed: Access::Write,
+            ..
+        }))
     ));
     assert!(matches!(
         d.fetch_add(1, RegionRef::new(odd.handle, odd.logical + 4), r, 1, 1),
-        Err(VerbsError::Protection(ProtectionError::MissingRight { side: Side::Remote, .. }))
+        Err(VerbsError::Protection(ProtectionError::MissingRight {
+            side: Side::Remote,
+            ..
+        }))
     ));
     assert_eq!(
         d.rdma_write(1, RegionRef::new(odd.handle, odd.logical), r, 8, None, 1),
-        Err(VerbsError::Misaligned { side: Side::Local, physical: APP + 4 })
+        Err(VerbsError::Misaligned {
+            side: Side::Local,
+            physical: APP + 4
+        })
     );
     assert_eq!(
         d.post_send(1, RegionRef::new(odd.handle, odd.logical), 8, None, 1),
-        Err(VerbsError::Misaligned { side: Side::Local, physical: APP + 4 })
+        Err(VerbsError::Misaligned {
+            side: Side::Local,
+            physical: APP + 4
+        })
     );
-    assert_eq!(d.post_send(1, l, 8, Some(CONTROL_IMMEDIATE), 1), Err(VerbsError::ReservedImmediate));
-    assert_eq!(d.post_send(1, l, 1025, None, 1), Err(VerbsError::TooLong { length: 1025, max: 1024 }));
+    assert_eq!(
+        d.post_send(1, l, 8, Some(CONTROL_IMMEDIATE), 1),
+        Err(VerbsError::ReservedImmediate)
+    );
+    assert_eq!(
+        d.post_send(1, l, 1025, None, 1),
+        Err(VerbsError::TooLong {
+            length: 1025,
+            max: 1024
+        })
+    );
     assert!(matches!(
         d.post_receive(1, l, 8, 1),
-        Err(VerbsError::Protection(ProtectionError::MissingRight { needed: Access::Write, .. }))
+        Err(VerbsError::Protection(ProtectionError::MissingRight {
+            needed: Access::Write,
+            ..
+        }))
     ));
     assert!(matches!(d.deregister(12345), Err(VerbsError::Tpt(_))));
-    assert!(matches!(d.register(0, APP, 0, Protection::ReadOnly), Err(VerbsError::Tpt(_))));
-    assert_eq!(c.fabric.with(0, |s| s.csr_writes.len()), before, "a refused verb wrote nothing");
+    assert!(matches!(
+        d.register(0, APP, 0, Protection::ReadOnly),
+        Err(VerbsError::Tpt(_))
+    ));
+    assert_eq!(
+        c.fabric.with(0, |s| s.csr_writes.len()),
+        before,
+        "a refused verb wrote nothing"
+    );
     // Ring full: the NIC holds its queue; eight work requests fit, the ninth is refused.
     c.fabric.with(0, |s| s.hold = true);
     for i in 0..8 {
         c.d(0).rdma_write(1, l, r, 8, None, i).unwrap();
     }
-    assert_eq!(c.d(0).rdma_write(1, l, r, 8, None, 8), Err(VerbsError::RingFull { node: 1 }));
+    assert_eq!(
+        c.d(0).rdma_write(1, l, r, 8, None, 8),
+        Err(VerbsError::RingFull { node: 1 })
+    );
     assert_eq!(c.d(0).outstanding(1), 8);
     c.fabric.with(0, |s| s.hold = false);
     c.settle();
@@ -292,53 +483,92 @@ fn bad_arguments_are_refused_and_send_nothing() {
 #[test]
 fn a_hardware_nack_bars_the_node_until_it_rejoins() {
     let mut c = joined_cluster(3);
-    let src = c.d(0).register(0x10_0000, APP, 256, Protection::ReadOnly).unwrap();
-    let old = c.d(2).register(0x20_0000, APP, 256, Protection::WriteOnly).unwrap();
+    let src = c
+        .d(0)
+        .register(0x10_0000, APP, 256, Protection::ReadOnly)
+        .unwrap();
+    let old = c
+        .d(2)
+        .register(0x20_0000, APP, 256, Protection::WriteOnly)
+        .unwrap();
     c.settle();
     let l = RegionRef::new(src.handle, src.logical);
     c.fabric.power(2, false);
     c.drivers[2] = None;
-    c.d(0).rdma_write(2, l, RegionRef::new(old.handle, old.logical), 8, None, 1).unwrap();
+    c.d(0)
+        .rdma_write(2, l, RegionRef::new(old.handle, old.logical), 8, None, 1)
+        .unwrap();
     c.settle();
     assert!(matches!(
         c.take(0).as_slice(),
-        [Completion::Send { wr_id: 1, status: CompletionStatus::Remote(Syndrome::PortDown), .. }]
+        [Completion::Send {
+            wr_id: 1,
+            status: CompletionStatus::Remote(Syndrome::PortDown),
+            ..
+        }]
     ));
     assert!(c.d(0).is_barred(2));
     assert_eq!(
-        c.d(0).rdma_write(2, l, RegionRef::new(old.handle, old.logical), 8, None, 2),
+        c.d(0)
+            .rdma_write(2, l, RegionRef::new(old.handle, old.logical), 8, None, 2),
         Err(VerbsError::NodeBarred { node: 2 })
     );
-    assert_eq!(c.d(0).tpt().remote_entries(2).unwrap().count(), 0, "node 2's part cleared");
+    assert_eq!(
+        c.d(0).tpt().remote_entries(2).unwrap().count(),
+        0,
+        "node 2's part cleared"
+    );
     // Node 2 boots again with new memory: admitted again, its new regions known, the old
     // handle is not.
     c.fabric.power(2, true);
     c.boot(2, 99);
-    let new = c.d(2).register(0x20_0000, APP + 0x800, 256, Protection::WriteOnly).unwrap();
+    let new = c
+        .d(2)
+        .register(0x20_0000, APP + 0x800, 256, Protection::WriteOnly)
+        .unwrap();
     c.settle();
     assert!(c.d(2).is_joined() && !c.d(0).is_barred(2));
     assert_eq!(c.d(0).tpt().remote(2, new.handle), Ok(&new));
     assert!(c.d(0).tpt().remote(2, old.handle).is_err());
-    c.d(0).rdma_write(2, l, RegionRef::new(new.handle, new.logical), 8, None, 3).unwrap();
+    c.d(0)
+        .rdma_write(2, l, RegionRef::new(new.handle, new.logical), 8, None, 3)
+        .unwrap();
     c.settle();
     assert!(matches!(
         c.take(0).as_slice(),
-        [Completion::Send { wr_id: 3, status: CompletionStatus::Success, .. }]
+        [Completion::Send {
+            wr_id: 3,
+            status: CompletionStatus::Success,
+            ..
+        }]
     ));
 }
 
 #[test]
 fn the_fence_holds_the_ack_until_earlier_writes_complete() {
     let mut c = joined_cluster(3);
-    let src = c.d(0).register(0x10_0000, APP, 256, Protection::ReadOnly).unwrap();
-    let dst = c.d(1).register(0x20_0000, APP, 256, Protection::WriteOnly).unwrap();
+    let src = c
+        .d(0)
+        .register(0x10_0000, APP, 256, Protection::ReadOnly)
+        .unwrap();
+    let dst = c
+        .d(1)
+        .register(0x20_0000, APP, 256, Protection::WriteOnly)
+        .unwrap();
     c.settle();
     c.fabric.with(0, |s| {
         s.write(APP, &[0xEE; 8]);
         s.hold = true;
     });
     c.d(0)
-        .rdma_write(1, RegionRef::new(src.handle, src.logical), RegionRef::new(dst.handle, dst.logical), 8, None, 5)
+        .rdma_write(
+            1,
+            RegionRef::new(src.handle, src.logical),
+            RegionRef::new(dst.handle, dst.logical),
+            8,
+            None,
+            5,
+        )
         .unwrap();
     // Node 1 reboots while node 0's write is still in flight.
     c.fabric.power(1, true);
@@ -353,7 +583,11 @@ fn the_fence_holds_the_ack_until_earlier_writes_complete() {
     assert!(c.d(0).is_barred(1));
     assert_eq!(c.d(0).outstanding(1), 1);
     let q1 = c.fabric.with(0, |s| s.qps[1].clone());
-    assert_eq!(q1.sq_pi.wrapping_sub(q1.sq_ci), 1, "only the write is queued: no ACK yet");
+    assert_eq!(
+        q1.sq_pi.wrapping_sub(q1.sq_ci),
+        1,
+        "only the write is queued: no ACK yet"
+    );
     assert!(!c.d(1).is_joined());
     // The NIC goes on: the stale write reaches node 1's new boot, RDMA disabled: NACKed,
     // nothing written. Then the fence drains, the ACK goes out, node 1 joins.
@@ -361,7 +595,11 @@ fn the_fence_holds_the_ack_until_earlier_writes_complete() {
     c.settle();
     assert!(matches!(
         c.take(0).as_slice(),
-        [Completion::Send { wr_id: 5, status: CompletionStatus::Remote(Syndrome::RdmaDisabled), .. }]
+        [Completion::Send {
+            wr_id: 5,
+            status: CompletionStatus::Remote(Syndrome::RdmaDisabled),
+            ..
+        }]
     ));
     assert_eq!(c.fabric.with(1, |s| s.read(APP, 8)), [0u8; 8]);
     assert!(c.d(1).is_joined() && !c.d(0).is_barred(1) && !c.d(1).is_barred(0));
@@ -411,7 +649,16 @@ fn hand_written_completions_drive_the_protocol() {
     assert_eq!(d.nic().0.writes_to(csr::qp(1, csr::QP_RQ_PI)), vec![8, 9]);
     assert_eq!(d.nic().0.writes_to(csr::CQ_CI), vec![1]);
     // Node 1's ACK for this boot: joined.
-    deliver_control(&mut d, 1, 1, &ControlMessage::Ack { incarnation: 5, joined: true }.encode());
+    deliver_control(
+        &mut d,
+        1,
+        1,
+        &ControlMessage::Ack {
+            incarnation: 5,
+            joined: true,
+        }
+        .encode(),
+    );
     d.poll(2).unwrap();
     assert!(d.is_joined() && !d.is_barred(1));
     let s = &d.nic().0;
@@ -442,10 +689,17 @@ fn hand_written_completions_drive_the_protocol() {
     assert!(d.nic().0.push_cqe(bad));
     assert_eq!(
         d.poll(4),
-        Err(DriverError::CompletionOutOfOrder { qp: 1, expected: (start + 1) & 0xFF_FFFF, got: start + 5 })
+        Err(DriverError::CompletionOutOfOrder {
+            qp: 1,
+            expected: (start + 1) & 0xFF_FFFF,
+            got: start + 5
+        })
     );
     let mut d = lone(2);
-    assert!(d.nic().0.push_cqe(Cqe { qp: 0, ..Cqe::default() }));
+    assert!(d.nic().0.push_cqe(Cqe {
+        qp: 0,
+        ..Cqe::default()
+    }));
     assert_eq!(d.poll(1), Err(DriverError::UnknownQueuePair { qp: 0 }));
 }
 
@@ -453,13 +707,22 @@ fn hand_written_completions_drive_the_protocol() {
 fn configuration_and_nic_are_checked() {
     let nic = || LoneNic(NicState::new(0, 8));
     let mut c = config(0, 9, 0);
-    assert!(matches!(Driver::new(nic(), c.clone()), Err(DriverError::BadConfig(_))));
+    assert!(matches!(
+        Driver::new(nic(), c.clone()),
+        Err(DriverError::BadConfig(_))
+    ));
     c.node_count = 3;
     c.arena_len = 4096;
-    assert!(matches!(Driver::new(nic(), c.clone()), Err(DriverError::ArenaTooSmall { .. })));
+    assert!(matches!(
+        Driver::new(nic(), c.clone()),
+        Err(DriverError::ArenaTooSmall { .. })
+    ));
     c.arena_len = ARENA_LEN;
     c.recv_buffer_bytes = 1000;
-    assert!(matches!(Driver::new(nic(), c.clone()), Err(DriverError::BadConfig(_))));
+    assert!(matches!(
+        Driver::new(nic(), c.clone()),
+        Err(DriverError::BadConfig(_))
+    ));
     c.recv_buffer_bytes = 1024;
     assert!(matches!(
         Driver::new(LoneNic(NicState::new(0, 2)), c.clone()),
@@ -477,7 +740,10 @@ fn configuration_and_nic_are_checked() {
     dynamic.boot(0).unwrap();
     let mut d = Driver::new(nic(), c).unwrap();
     let l = RegionRef::new(0, 0);
-    assert_eq!(d.rdma_write(1, l, l, 8, None, 0), Err(VerbsError::NotBooted));
+    assert_eq!(
+        d.rdma_write(1, l, l, 8, None, 0),
+        Err(VerbsError::NotBooted)
+    );
     d.boot(0).unwrap();
     assert_eq!(d.boot(0), Err(DriverError::AlreadyBooted));
 }
@@ -494,9 +760,8 @@ fn drivers_converge_after_random_reboots() {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let n = 4;
         let mut c = Cluster::new(n);
-        let mut epoch = vec![0u32; n];
+        let mut epoch = vec![1u32; n];
         for i in 0..n {
-            epoch[i] = 1;
             c.boot(i, (seed as u32) << 8 | i as u32);
         }
         // wr_id -> (target, target's epoch when issued)
@@ -514,7 +779,9 @@ fn drivers_converge_after_random_reboots() {
                 1..=3 => {
                     let k = c.d(node).tpt().local_len() as u32;
                     let phys = APP + 0x1000 * (k % 64);
-                    c.d(node).register(0x100_0000 + phys as u64, phys, 512, Protection::ReadWrite).unwrap();
+                    c.d(node)
+                        .register(0x100_0000 + phys as u64, phys, 512, Protection::ReadWrite)
+                        .unwrap();
                 }
                 4 => {
                     let h = c.d(node).tpt().local_entries().nth(1).map(|e| e.handle);
@@ -530,7 +797,14 @@ fn drivers_converge_after_random_reboots() {
                     if let (Some(l), Some(r)) = (local, remote) {
                         let wr = next_wr;
                         next_wr += 1;
-                        let res = d.rdma_write(x as NodeId, RegionRef::new(l.handle, l.logical), RegionRef::new(r.handle, r.logical), 64, None, wr);
+                        let res = d.rdma_write(
+                            x as NodeId,
+                            RegionRef::new(l.handle, l.logical),
+                            RegionRef::new(r.handle, r.logical),
+                            64,
+                            None,
+                            wr,
+                        );
                         match res {
                             Ok(()) => {
                                 issued.insert(wr, (x, epoch[x]));
@@ -550,14 +824,19 @@ fn drivers_converge_after_random_reboots() {
                 let done = c.d(i).poll(now).unwrap();
                 for comp in done {
                     match comp {
-                        Completion::Send { wr_id, status: CompletionStatus::Success, .. } => {
+                        Completion::Send {
+                            wr_id,
+                            status: CompletionStatus::Success,
+                            ..
+                        } => {
                             succeeded += 1;
                             let (x, e) = issued[&wr_id];
                             assert_eq!(e, epoch[x], "seed {seed}: write {wr_id} issued against an earlier boot of node {x} succeeded");
                         }
-                        Completion::Send { status: CompletionStatus::Remote(Syndrome::RdmaDisabled), .. } => {
-                            refused_by_target += 1
-                        }
+                        Completion::Send {
+                            status: CompletionStatus::Remote(Syndrome::RdmaDisabled),
+                            ..
+                        } => refused_by_target += 1,
                         _ => {}
                     }
                 }
@@ -572,14 +851,25 @@ fn drivers_converge_after_random_reboots() {
                     continue;
                 }
                 assert!(!c.d(p).is_barred(x as NodeId), "seed {seed}: {p} bars {x}");
-                let copy: Vec<TptEntry> = c.d(p).tpt().remote_entries(x as NodeId).unwrap().copied().collect();
+                let copy: Vec<TptEntry> = c
+                    .d(p)
+                    .tpt()
+                    .remote_entries(x as NodeId)
+                    .unwrap()
+                    .copied()
+                    .collect();
                 let truth: Vec<TptEntry> = c.d(x).tpt().local_entries().copied().collect();
                 assert_eq!(copy, truth, "seed {seed}: node {p}'s copy of node {x}");
             }
         }
         for i in 0..n {
             for comp in c.take(i) {
-                if let Completion::Send { wr_id, status: CompletionStatus::Success, .. } = comp {
+                if let Completion::Send {
+                    wr_id,
+                    status: CompletionStatus::Success,
+                    ..
+                } = comp
+                {
                     let (x, e) = issued[&wr_id];
                     assert_eq!(e, epoch[x], "seed {seed}: stale write {wr_id} succeeded");
                 }
@@ -587,5 +877,8 @@ fn drivers_converge_after_random_reboots() {
         }
     }
     assert!(succeeded > 50, "only {succeeded} writes succeeded");
-    assert!(refused_by_target > 0, "no write ever reached a rebooted node");
+    assert!(
+        refused_by_target > 0,
+        "no write ever reached a rebooted node"
+    );
 }

@@ -95,7 +95,11 @@ const FABRIC: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 enum Req {
     Control(ControlMessage),
-    Write { handle: u32, physical: u32, length: u32 },
+    Write {
+        handle: u32,
+        physical: u32,
+        length: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -290,7 +294,9 @@ impl Sim {
                 break;
             }
             self.now = at;
-            let Some(ev) = self.events.remove(&id) else { continue };
+            let Some(ev) = self.events.remove(&id) else {
+                continue;
+            };
             self.step(ev);
         }
     }
@@ -336,7 +342,10 @@ impl Sim {
                 }
             }
             Ev::Work { node, epoch } => {
-                if self.nodes[node].alive && self.nodes[node].epoch == epoch && self.now < self.sc.workload_end {
+                if self.nodes[node].alive
+                    && self.nodes[node].epoch == epoch
+                    && self.now < self.sc.workload_end
+                {
                     self.work(node);
                     let next = self.now + self.rng.gen_range(1..=2 * WORK_PERIOD);
                     self.schedule(next, Ev::Work { node, epoch });
@@ -347,7 +356,10 @@ impl Sim {
     }
 
     fn boot(&mut self, node: usize) {
-        self.trace(format!("node {node} BOOT epoch {}", self.nodes[node].epoch + 1));
+        self.trace(format!(
+            "node {node} BOOT epoch {}",
+            self.nodes[node].epoch + 1
+        ));
         self.rejoins += 1;
         let n = self.sc.n;
         let epoch = self.nodes[node].epoch + 1;
@@ -357,7 +369,9 @@ impl Sim {
         let mut tpt = Tpt::new(node as NodeId, 64, first_handle).unwrap();
         // A source region for writes, registered before anything else (host memory is new).
         let base_phys = (node as u32) << 24;
-        let source = tpt.register(0x1000_0000, base_phys, 4096, Protection::ReadOnly).unwrap();
+        let source = tpt
+            .register(0x1000_0000, base_phys, 4096, Protection::ReadOnly)
+            .unwrap();
         let nd = &mut self.nodes[node];
         *nd = Node {
             alive: true,
@@ -380,7 +394,13 @@ impl Sim {
             next_phys: base_phys + 4096,
         };
         let actions = machine
-            .handle(self.now, Event::Boot { node_count: n, incarnation })
+            .handle(
+                self.now,
+                Event::Boot {
+                    node_count: n,
+                    incarnation,
+                },
+            )
             .unwrap();
         self.nodes[node].machine = Some(machine);
         self.execute(node, actions);
@@ -397,7 +417,10 @@ impl Sim {
     }
 
     fn feed(&mut self, node: usize, event: Event) {
-        self.trace(format!("node {node} (epoch {}) <- {event:?}", self.nodes[node].epoch));
+        self.trace(format!(
+            "node {node} (epoch {}) <- {event:?}",
+            self.nodes[node].epoch
+        ));
         if let Event::ControlReceived {
             from,
             message: ControlMessage::Booting { .. },
@@ -406,7 +429,9 @@ impl Sim {
             let x = *from as usize;
             self.nodes[node].booting_seen[x] = Some(self.nodes[node].next_op[x]);
         }
-        let Some(m) = self.nodes[node].machine.as_mut() else { return };
+        let Some(m) = self.nodes[node].machine.as_mut() else {
+            return;
+        };
         let actions = m.handle(self.now, event).unwrap();
         self.execute(node, actions);
     }
@@ -495,7 +520,8 @@ impl Sim {
                 Action::StopTptUpdates { node: x } => self.nodes[node].updates[x as usize] = false,
                 Action::ResumeTptUpdates { node: x } => self.nodes[node].updates[x as usize] = true,
                 Action::PushLocalTpt { node: x } => {
-                    let entries: Vec<TptEntry> = self.nodes[node].tpt.local_entries().copied().collect();
+                    let entries: Vec<TptEntry> =
+                        self.nodes[node].tpt.local_entries().copied().collect();
                     for m in TptUpdate::batches(&entries).unwrap() {
                         self.send(node, x as usize, Req::Control(m));
                     }
@@ -517,10 +543,16 @@ impl Sim {
                     self.schedule(at, Ev::Timer { node, epoch });
                 }
                 Action::ApplyTptUpdate { from, update } => {
-                    self.nodes[node].tpt.apply_remote_update(from, update.entries()).unwrap();
+                    self.nodes[node]
+                        .tpt
+                        .apply_remote_update(from, update.entries())
+                        .unwrap();
                 }
                 Action::ApplyTptRemove { from, remove } => {
-                    self.nodes[node].tpt.apply_remote_remove(from, remove.handles()).unwrap();
+                    self.nodes[node]
+                        .tpt
+                        .apply_remote_remove(from, remove.handles())
+                        .unwrap();
                 }
                 Action::RejoinComplete => self.nodes[node].joined = true,
             }
@@ -577,9 +609,19 @@ impl Sim {
                 match req.clone() {
                     Req::Control(m) => {
                         self.respond(&msg, Resp::Ack);
-                        self.feed(dst, Event::ControlReceived { from: src as NodeId, message: m });
+                        self.feed(
+                            dst,
+                            Event::ControlReceived {
+                                from: src as NodeId,
+                                message: m,
+                            },
+                        );
                     }
-                    Req::Write { handle, physical, length } => {
+                    Req::Write {
+                        handle,
+                        physical,
+                        length,
+                    } => {
                         if !d.rdma {
                             return self.respond(&msg, Resp::Nack(Syndrome::RdmaDisabled));
                         }
@@ -587,7 +629,8 @@ impl Sim {
                         let ok = d.history.get(&handle).is_some_and(|e| {
                             e.protection.allows(nic_driver::tpt::Access::Write)
                                 && physical >= e.physical
-                                && physical as u64 + length as u64 <= e.physical as u64 + e.length as u64
+                                && physical as u64 + length as u64
+                                    <= e.physical as u64 + e.length as u64
                         });
                         if !ok {
                             self.stale_landed += 1;
@@ -609,7 +652,8 @@ impl Sim {
                 }
                 let resp = *resp;
                 let lost = msg.src_epoch != FABRIC
-                    && (!self.nodes[responder].alive || self.nodes[responder].epoch != msg.src_epoch);
+                    && (!self.nodes[responder].alive
+                        || self.nodes[responder].epoch != msg.src_epoch);
                 if lost {
                     // The responder lost power with the response on its link: the
                     // requester's NIC retries until its limit.
@@ -620,11 +664,20 @@ impl Sim {
                     self.schedule(at, Ev::Deliver(m));
                     return;
                 }
-                if self.nodes[requester].outstanding[responder].remove(&msg.op).is_none() {
+                if self.nodes[requester].outstanding[responder]
+                    .remove(&msg.op)
+                    .is_none()
+                {
                     return;
                 }
                 if let Resp::Nack(s) = resp {
-                    self.feed(requester, Event::HardwareNack { from: responder as NodeId, syndrome: s });
+                    self.feed(
+                        requester,
+                        Event::HardwareNack {
+                            from: responder as NodeId,
+                            syndrome: s,
+                        },
+                    );
                 }
                 if let Some(ev) = self.fence_drained(requester, responder) {
                     self.feed(requester, ev);
@@ -641,7 +694,11 @@ impl Sim {
             let len = 8 * self.rng.gen_range(1..=64u32);
             let phys = self.nodes[node].next_phys;
             self.nodes[node].next_phys += len;
-            let prot = [Protection::WriteOnly, Protection::ReadWrite, Protection::ReadOnly][self.rng.gen_range(0..3)];
+            let prot = [
+                Protection::WriteOnly,
+                Protection::ReadWrite,
+                Protection::ReadOnly,
+            ][self.rng.gen_range(0..3)];
             let e = self.nodes[node]
                 .tpt
                 .register(0x2000_0000 + phys as u64, phys, len, prot)
@@ -674,7 +731,9 @@ impl Sim {
             }
         } else {
             // An RDMA write to a random admitted node, checked by Fig. 6.
-            let peers: Vec<usize> = (0..n).filter(|&x| x != node && !self.nodes[node].barred[x]).collect();
+            let peers: Vec<usize> = (0..n)
+                .filter(|&x| x != node && !self.nodes[node].barred[x])
+                .collect();
             if peers.is_empty() {
                 return;
             }
@@ -737,7 +796,12 @@ impl Sim {
                         np.barred[x], np.updates[x]
                     ));
                 }
-                let copy: Vec<TptEntry> = np.tpt.remote_entries(x as NodeId).unwrap().copied().collect();
+                let copy: Vec<TptEntry> = np
+                    .tpt
+                    .remote_entries(x as NodeId)
+                    .unwrap()
+                    .copied()
+                    .collect();
                 let truth: Vec<TptEntry> = self.nodes[x].tpt.local_entries().copied().collect();
                 if copy != truth {
                     return Err(format!(
@@ -804,7 +868,10 @@ fn reboots_in_the_middle_of_rejoin() {
         own += sim.off_while_joining;
         peers += sim.off_while_peers_rejoin;
     }
-    assert!(own > 5 && peers > 5, "reboots mid-rejoin: own {own}, while peers fence {peers}");
+    assert!(
+        own > 5 && peers > 5,
+        "reboots mid-rejoin: own {own}, while peers fence {peers}"
+    );
 }
 
 /// Found by the property test when probes were plain BOOTINGs: node 4 found node 3 down
@@ -871,7 +938,10 @@ fn heartbeat_baseline_lands_stale_writes_where_rejoin_does_not() {
             }
         }
     }
-    assert!(stale_baseline > 0, "the baseline should have let stale writes land");
+    assert!(
+        stale_baseline > 0,
+        "the baseline should have let stale writes land"
+    );
 }
 
 #[test]

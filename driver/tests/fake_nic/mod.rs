@@ -137,7 +137,9 @@ impl NicState {
             }
             csr::CQ_SIZE_LOG2 => self.cq_log2 = value as u32,
             csr::CQ_CI => self.cq_ci = value as u32,
-            _ if o >= csr::QP_BASE && o < csr::QP_BASE + csr::QP_STRIDE * self.queue_pairs as u16 => {
+            _ if o >= csr::QP_BASE
+                && o < csr::QP_BASE + csr::QP_STRIDE * self.queue_pairs as u16 =>
+            {
                 let q = ((o - csr::QP_BASE) / csr::QP_STRIDE) as usize;
                 let qp = &mut self.qps[q];
                 match (o - csr::QP_BASE) % csr::QP_STRIDE {
@@ -232,7 +234,9 @@ enum Outcome {
 impl Fabric {
     pub fn new(nodes: usize, queue_pairs: usize) -> Self {
         Fabric {
-            nics: Rc::new(RefCell::new((0..nodes).map(|i| NicState::new(i, queue_pairs)).collect())),
+            nics: Rc::new(RefCell::new(
+                (0..nodes).map(|i| NicState::new(i, queue_pairs)).collect(),
+            )),
         }
     }
 
@@ -291,7 +295,14 @@ impl Fabric {
         let dst = (s.qps[q].remote & 0xFFFF) as usize;
         let dst_qp = ((s.qps[q].remote >> 16) & 0xFFFF) as usize;
         let Some(opcode) = WqeOpcode::from_code(wqe.opcode) else {
-            return Self::complete(&mut nics[src], q, index, &wqe, dst, CompletionStatus::BadOpcode);
+            return Self::complete(
+                &mut nics[src],
+                q,
+                index,
+                &wqe,
+                dst,
+                CompletionStatus::BadOpcode,
+            );
         };
         let outcome = if dst >= nics.len() || !nics[dst].powered {
             Outcome::Done(CompletionStatus::Remote(Syndrome::PortDown))
@@ -304,7 +315,14 @@ impl Fabric {
         }
     }
 
-    fn complete(s: &mut NicState, q: usize, index: u32, wqe: &Wqe, dst: usize, status: CompletionStatus) -> bool {
+    fn complete(
+        s: &mut NicState,
+        q: usize,
+        index: u32,
+        wqe: &Wqe,
+        dst: usize,
+        status: CompletionStatus,
+    ) -> bool {
         let cqe = Cqe {
             opcode: wqe.opcode,
             status: status.code(),
@@ -346,7 +364,13 @@ impl Fabric {
         if dst_qp >= nics[dst].queue_pairs || !nics[dst].qps[dst_qp].enabled {
             return Outcome::Done(RetryExceeded);
         }
-        let payload = if matches!(opcode, WqeOpcode::Send | WqeOpcode::SendImmediate | WqeOpcode::RdmaWrite | WqeOpcode::RdmaWriteImmediate) {
+        let payload = if matches!(
+            opcode,
+            WqeOpcode::Send
+                | WqeOpcode::SendImmediate
+                | WqeOpcode::RdmaWrite
+                | WqeOpcode::RdmaWriteImmediate
+        ) {
             nics[src].read(wqe.local_addr, wqe.length as usize)
         } else {
             Vec::new()
@@ -361,7 +385,9 @@ impl Fabric {
                 if rq.rq_ci == rq.rq_pi {
                     return Outcome::Done(Remote(Syndrome::ReceiverNotReady));
                 }
-                let rqe = Rqe::from_words(&d.words::<4>(rq.rq_base + (rq.rq_ci % (1 << rq.rq_log2)) * 32));
+                let rqe = Rqe::from_words(
+                    &d.words::<4>(rq.rq_base + (rq.rq_ci % (1 << rq.rq_log2)) * 32),
+                );
                 d.qps[dst_qp].rq_ci = (rq.rq_ci + 1) & PSN_MASK;
                 let mut status = Success;
                 if opcode == WqeOpcode::RdmaWriteImmediate {
