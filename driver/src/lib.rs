@@ -4,17 +4,82 @@
 //! register (CSR) and host-memory interface, so the same code drives the Verilated
 //! model, the RustHDL model, or a real device.
 //!
-//! Status: the foundation issue only fixes this seam; verbs, the software TPT and the
-//! rejoin protocol arrive with the driver issue.
+//! | module | concern |
+//! | --- | --- |
+//! | [`control`] | control messages exchanged as SEND payloads, and their wire format |
+//! | [`tpt`] | the software TPT (000 Fig. 3), registration (Fig. 5), transfer checks (Fig. 6) |
+//! | [`rejoin`] | the rejoin protocol (000 Figs. 7-8) as a pure state machine |
+//! | [`heartbeat`] | the heartbeat baseline of 000 \[0006\], same events and actions |
+//! | [`membership`] | either protocol behind one type |
+//! | [`driver`] | [`Driver`]: one NIC, its queues, completions and the protocol glue |
+//! | [`verbs`] | the verbs a process uses on a [`Driver`] and their errors |
+
+#![warn(missing_docs)]
+
+pub mod control;
+pub mod driver;
+pub mod heartbeat;
+pub mod membership;
+pub mod rejoin;
+pub mod tpt;
+pub mod verbs;
+
+pub use driver::{Driver, DriverConfig, DriverError};
+pub use verbs::{Completion, VerbsError};
+
+/// A node number (the NIC's `NODE_ID`, 16 bits).
+pub type NodeId = u16;
 
 /// Register and host-memory access to one NIC, as a driver sees it.
+///
+/// Object safe. Semantics every implementation keeps:
+/// - **CSR writes are posted**: `csr_write` returns at once, and writes take effect in the
+///   order they were made (a doorbell written after a WQE's memory write sees the WQE).
+/// - **CSR reads are slow** in co-simulation (each one runs the model until the response
+///   comes back) and on real hardware (a PCIe round trip): the driver reads CSRs only at
+///   initialisation, never on a hot path; it learns about progress from completion queue
+///   entries in host memory.
+/// - **Host memory access is instant** and coherent with the NIC's DMA: what `mem_write`
+///   stores is what the NIC reads next, and what the NIC has written is what `mem_read` sees.
+/// - Physical addresses are 32 bits (`nic_abi::HOST_ADDRESS_BITS`); CSR offsets are the
+///   byte offsets of `nic_abi::csr`.
 pub trait NicAccess {
-    /// Read a 64-bit control/status register at byte offset `offset`.
+    /// Read a 64-bit control/status register at byte offset `offset` (slow: see above).
     fn csr_read(&mut self, offset: u32) -> u64;
-    /// Write a 64-bit control/status register at byte offset `offset`.
+    /// Write a 64-bit control/status register at byte offset `offset` (posted, in order).
     fn csr_write(&mut self, offset: u32, value: u64);
     /// Copy host memory at physical address `addr` into `buf`.
     fn mem_read(&mut self, addr: u64, buf: &mut [u8]);
     /// Copy `data` into host memory at physical address `addr`.
     fn mem_write(&mut self, addr: u64, data: &[u8]);
+}
+
+impl<T: NicAccess + ?Sized> NicAccess for &mut T {
+    fn csr_read(&mut self, offset: u32) -> u64 {
+        (**self).csr_read(offset)
+    }
+    fn csr_write(&mut self, offset: u32, value: u64) {
+        (**self).csr_write(offset, value)
+    }
+    fn mem_read(&mut self, addr: u64, buf: &mut [u8]) {
+        (**self).mem_read(addr, buf)
+    }
+    fn mem_write(&mut self, addr: u64, data: &[u8]) {
+        (**self).mem_write(addr, data)
+    }
+}
+
+impl<T: NicAccess + ?Sized> NicAccess for Box<T> {
+    fn csr_read(&mut self, offset: u32) -> u64 {
+        (**self).csr_read(offset)
+    }
+    fn csr_write(&mut self, offset: u32, value: u64) {
+        (**self).csr_write(offset, value)
+    }
+    fn mem_read(&mut self, addr: u64, buf: &mut [u8]) {
+        (**self).mem_read(addr, buf)
+    }
+    fn mem_write(&mut self, addr: u64, data: &[u8]) {
+        (**self).mem_write(addr, data)
+    }
 }

@@ -1,0 +1,622 @@
+//! Control messages the drivers exchange as SEND payloads (source document 000, Figs. 4, 7, 8).
+//!
+//! Wire format: little-endian, one message per SEND. Every message starts with two bytes:
+//!
+//! | byte | content |
+//! | --- | --- |
+//! | 0 | [`MAGIC_VERSION`]: bits 7:4 the magic `0xA`, bits 3:0 the format version (1) |
+//! | 1 | kind: 1 BOOTING, 2 ACK, 3 RDMA_READY, 4 TPT_UPDATE, 5 TPT_REMOVE, 6 HEARTBEAT, 7 PROBE |
+//!
+//! followed by the kind's body:
+//!
+//! | kind | body | total |
+//! | --- | --- | --- |
+//! | BOOTING | u32 incarnation of the sender | 6 |
+//! | ACK | u8 flags (bit 0 `joined`, others zero), u32 incarnation being acknowledged | 7 |
+//! | RDMA_READY | u32 incarnation of the sender | 6 |
+//! | TPT_UPDATE | u16 count (1..=[`MAX_UPDATE_ENTRIES`]), then per entry 21 bytes: u32 handle, u64 logical address, u32 physical address, u32 length, u8 protection (1 read-only, 2 write-only, 3 read-write) | 4 + 21 n |
+//! | TPT_REMOVE | u16 count (1..=[`MAX_REMOVE_HANDLES`]), then u32 handles | 4 + 4 n |
+//! | HEARTBEAT | nothing (the baseline of 000 \[0006\]) | 2 |
+//! | PROBE | u32 incarnation of the sender | 6 |
+//!
+//! No message is longer than [`MAX_CONTROL_BYTES`], the size of a control receive buffer.
+//! The *incarnation* is a number a driver draws anew at every boot (like the start PSN):
+//! an ACK echoes the incarnation of the BOOTING it answers, so an ACK meant for an earlier
+//! boot of the same node is recognised and ignored (see [`crate::rejoin`]).
+
+use thiserror::Error;
+
+use crate::tpt::{Protection, TptEntry, TptError};
+
+/// First byte of every control message: magic `0xA` (bits 7:4) and version 1 (bits 3:0).
+pub const MAGIC_VERSION: u8 = 0xA1;
+/// The magic nibble.
+pub const MAGIC: u8 = 0xA;
+/// The format version this crate writes and reads.
+pub const VERSION: u8 = 1;
+/// Largest encoded control message in bytes (the control receive buffer size).
+pub const MAX_CONTROL_BYTES: usize = 1024;
+/// Bytes of one TPT entry on the wire.
+pub const ENTRY_BYTES: usize = 21;
+/// Most entries one TPT_UPDATE carries.
+pub const MAX_UPDATE_ENTRIES: usize = (MAX_CONTROL_BYTES - 4) / ENTRY_BYTES;
+/// Most handles one TPT_REMOVE carries.
+pub const MAX_REMOVE_HANDLES: usize = (MAX_CONTROL_BYTES - 4) / 4;
+
+/// The kinds of control message, with their wire codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum ControlKind {
+    /// "I have booted": sent by a booting driver to every node (Fig. 7 S16).
+    Booting = 1,
+    /// The driver-level answer to BOOTING, sent after fencing (Fig. 8 S27).
+    Ack = 2,
+    /// "My RDMA is enabled" (Fig. 7 S21).
+    RdmaReady = 3,
+    /// Entries of the sender's local TPT part (Fig. 5 S3, Fig. 8 S30).
+    TptUpdate = 4,
+    /// Handles deregistered from the sender's local TPT part.
+    TptRemove = 5,
+    /// The baseline's periodic liveness message (000 \[0006\]).
+    Heartbeat = 6,
+    /// "Fence and acknowledge me as for a BOOTING, but I have not rebooted": sent by a
+    /// joined node to a node it found down (see [`crate::rejoin`]).
+    Probe = 7,
+}
+
+impl ControlKind {
+    /// The kind with wire code `code`.
+    pub fn from_code(code: u8) -> Option<Self> {
+        Some(match code {
+            1 => ControlKind::Booting,
+            2 => ControlKind::Ack,
+            3 => ControlKind::RdmaReady,
+            4 => ControlKind::TptUpdate,
+            5 => ControlKind::TptRemove,
+            6 => ControlKind::Heartbeat,
+            7 => ControlKind::Probe,
+            _ => return None,
+        })
+    }
+}
+
+/// What is wrong with a control message (decoding) or a batch (construction).
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum ControlError {
+    /// The message ends before its kind's fields do.
+    #[error("truncated control message: {needed} bytes needed, {got} present")]
+    Truncated {
+        /// Bytes the message needs.
+        needed: usize,
+        /// Bytes present.
+        got: usize,
+    },
+    /// The first byte's magic nibble is not `0xA`.
+    #[error("bad magic byte {byte:#04x} (expected {MAGIC_VERSION:#04x})")]
+    BadMagic {
+        /// The first byte.
+        byte: u8,
+    },
+    /// A version this crate does not read.
+    #[error("unsupported control format version {version} (this driver reads {VERSION})")]
+    UnsupportedVersion {
+        /// The version nibble.
+        version: u8,
+    },
+    /// An unknown kind code.
+    #[error("unknown control message kind {kind:#04x}")]
+    UnknownKind {
+        /// The kind byte.
+        kind: u8,
+    },
+    /// A list count of zero or above the kind's maximum.
+    #[error("bad count {count} in {kind:?} (1..={max})")]
+    BadCount {
+        /// The kind.
+        kind: ControlKind,
+        /// The count.
+        count: usize,
+        /// The largest count allowed.
+        max: usize,
+    },
+    /// Bytes after the message's last field.
+    #[error("{extra} trailing bytes after a {kind:?} message")]
+    TrailingBytes {
+        /// The kind.
+        kind: ControlKind,
+        /// How many bytes follow the message.
+        extra: usize,
+    },
+    /// Reserved ACK flag bits set.
+    #[error("reserved ACK flag bits set: {flags:#04x}")]
+    ReservedFlags {
+        /// The flags byte.
+        flags: u8,
+    },
+    /// A protection code other than 1, 2, 3.
+    #[error("entry {entry}: unknown protection code {code}")]
+    BadProtection {
+        /// Index of the entry in the message.
+        entry: usize,
+        /// The code.
+        code: u8,
+    },
+    /// An entry that describes no valid region.
+    #[error("entry {entry}: {source}")]
+    BadEntry {
+        /// Index of the entry in the message.
+        entry: usize,
+        /// Why it is invalid.
+        source: TptError,
+    },
+}
+
+/// A TPT_UPDATE body: 1 to [`MAX_UPDATE_ENTRIES`] valid entries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TptUpdate(Vec<TptEntry>);
+
+impl TptUpdate {
+    /// A batch of `entries`; refuses an empty or oversized batch and invalid entries.
+    pub fn new(entries: Vec<TptEntry>) -> Result<Self, ControlError> {
+        if entries.is_empty() || entries.len() > MAX_UPDATE_ENTRIES {
+            return Err(ControlError::BadCount {
+                kind: ControlKind::TptUpdate,
+                count: entries.len(),
+                max: MAX_UPDATE_ENTRIES,
+            });
+        }
+        for (i, e) in entries.iter().enumerate() {
+            e.validate()
+                .map_err(|source| ControlError::BadEntry { entry: i, source })?;
+        }
+        Ok(TptUpdate(entries))
+    }
+
+    /// As many messages as it takes to carry `entries` (none for no entries).
+    pub fn batches(entries: &[TptEntry]) -> Result<Vec<ControlMessage>, ControlError> {
+        entries
+            .chunks(MAX_UPDATE_ENTRIES)
+            .map(|c| TptUpdate::new(c.to_vec()).map(ControlMessage::TptUpdate))
+            .collect()
+    }
+
+    /// The entries.
+    pub fn entries(&self) -> &[TptEntry] {
+        &self.0
+    }
+}
+
+/// A TPT_REMOVE body: 1 to [`MAX_REMOVE_HANDLES`] handles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TptRemove(Vec<u32>);
+
+impl TptRemove {
+    /// A batch of `handles`; refuses an empty or oversized batch.
+    pub fn new(handles: Vec<u32>) -> Result<Self, ControlError> {
+        if handles.is_empty() || handles.len() > MAX_REMOVE_HANDLES {
+            return Err(ControlError::BadCount {
+                kind: ControlKind::TptRemove,
+                count: handles.len(),
+                max: MAX_REMOVE_HANDLES,
+            });
+        }
+        Ok(TptRemove(handles))
+    }
+
+    /// The handles.
+    pub fn handles(&self) -> &[u32] {
+        &self.0
+    }
+}
+
+/// A control message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ControlMessage {
+    /// The sender has booted (incarnation `incarnation`); RDMA to it is disabled.
+    Booting {
+        /// The sender's incarnation.
+        incarnation: u32,
+    },
+    /// The sender has fenced every operation it issued to the receiver and cleared the
+    /// receiver's TPT part: the answer to the receiver's BOOTING of `incarnation`.
+    Ack {
+        /// The incarnation of the BOOTING being answered.
+        incarnation: u32,
+        /// Whether the sender has finished its own rejoin (its RDMA is enabled).
+        joined: bool,
+    },
+    /// The sender's RDMA is enabled: peers may push their TPT parts and access it.
+    RdmaReady {
+        /// The sender's incarnation.
+        incarnation: u32,
+    },
+    /// Entries added to (or replaced in) the sender's local TPT part.
+    TptUpdate(TptUpdate),
+    /// Handles removed from the sender's local TPT part.
+    TptRemove(TptRemove),
+    /// The sender is alive (heartbeat baseline only).
+    Heartbeat,
+    /// The sender (which has not rebooted: incarnation `incarnation`) found the receiver
+    /// down; the receiver handles it as a BOOTING (clear, fence, ACK) but, if it is itself
+    /// booting, does not count it as the sender's answer.
+    Probe {
+        /// The sender's incarnation.
+        incarnation: u32,
+    },
+}
+
+impl ControlMessage {
+    /// The message's kind.
+    pub fn kind(&self) -> ControlKind {
+        match self {
+            ControlMessage::Booting { .. } => ControlKind::Booting,
+            ControlMessage::Ack { .. } => ControlKind::Ack,
+            ControlMessage::RdmaReady { .. } => ControlKind::RdmaReady,
+            ControlMessage::TptUpdate(_) => ControlKind::TptUpdate,
+            ControlMessage::TptRemove(_) => ControlKind::TptRemove,
+            ControlMessage::Heartbeat => ControlKind::Heartbeat,
+            ControlMessage::Probe { .. } => ControlKind::Probe,
+        }
+    }
+
+    /// The wire form (at most [`MAX_CONTROL_BYTES`] bytes).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = vec![MAGIC_VERSION, self.kind() as u8];
+        match self {
+            ControlMessage::Booting { incarnation }
+            | ControlMessage::RdmaReady { incarnation }
+            | ControlMessage::Probe { incarnation } => {
+                b.extend_from_slice(&incarnation.to_le_bytes())
+            }
+            ControlMessage::Ack {
+                incarnation,
+                joined,
+            } => {
+                b.push(*joined as u8);
+                b.extend_from_slice(&incarnation.to_le_bytes());
+            }
+            ControlMessage::TptUpdate(u) => {
+                b.extend_from_slice(&(u.0.len() as u16).to_le_bytes());
+                for e in &u.0 {
+                    b.extend_from_slice(&e.handle.to_le_bytes());
+                    b.extend_from_slice(&e.logical.to_le_bytes());
+                    b.extend_from_slice(&e.physical.to_le_bytes());
+                    b.extend_from_slice(&e.length.to_le_bytes());
+                    b.push(e.protection.code());
+                }
+            }
+            ControlMessage::TptRemove(r) => {
+                b.extend_from_slice(&(r.0.len() as u16).to_le_bytes());
+                for h in &r.0 {
+                    b.extend_from_slice(&h.to_le_bytes());
+                }
+            }
+            ControlMessage::Heartbeat => {}
+        }
+        b
+    }
+
+    /// Parses a wire form; every malformation is a [`ControlError`] naming what is wrong.
+    pub fn decode(bytes: &[u8]) -> Result<Self, ControlError> {
+        let mut r = Reader { bytes, pos: 0 };
+        let mv = r.u8()?;
+        if mv >> 4 != MAGIC {
+            return Err(ControlError::BadMagic { byte: mv });
+        }
+        if mv & 0xF != VERSION {
+            return Err(ControlError::UnsupportedVersion { version: mv & 0xF });
+        }
+        let code = r.u8()?;
+        let kind = ControlKind::from_code(code).ok_or(ControlError::UnknownKind { kind: code })?;
+        let msg = match kind {
+            ControlKind::Booting => ControlMessage::Booting {
+                incarnation: r.u32()?,
+            },
+            ControlKind::RdmaReady => ControlMessage::RdmaReady {
+                incarnation: r.u32()?,
+            },
+            ControlKind::Probe => ControlMessage::Probe {
+                incarnation: r.u32()?,
+            },
+            ControlKind::Ack => {
+                let flags = r.u8()?;
+                if flags & !1 != 0 {
+                    return Err(ControlError::ReservedFlags { flags });
+                }
+                ControlMessage::Ack {
+                    joined: flags & 1 != 0,
+                    incarnation: r.u32()?,
+                }
+            }
+            ControlKind::TptUpdate => {
+                let count = r.count(kind, MAX_UPDATE_ENTRIES)?;
+                r.need(count * ENTRY_BYTES)?;
+                let mut entries = Vec::with_capacity(count);
+                for entry in 0..count {
+                    let handle = r.u32()?;
+                    let logical = r.u64()?;
+                    let physical = r.u32()?;
+                    let length = r.u32()?;
+                    let code = r.u8()?;
+                    let protection = Protection::from_code(code)
+                        .ok_or(ControlError::BadProtection { entry, code })?;
+                    let e = TptEntry {
+                        handle,
+                        logical,
+                        physical,
+                        length,
+                        protection,
+                    };
+                    e.validate()
+                        .map_err(|source| ControlError::BadEntry { entry, source })?;
+                    entries.push(e);
+                }
+                ControlMessage::TptUpdate(TptUpdate(entries))
+            }
+            ControlKind::TptRemove => {
+                let count = r.count(kind, MAX_REMOVE_HANDLES)?;
+                r.need(count * 4)?;
+                let handles = (0..count).map(|_| r.u32()).collect::<Result<_, _>>()?;
+                ControlMessage::TptRemove(TptRemove(handles))
+            }
+            ControlKind::Heartbeat => ControlMessage::Heartbeat,
+        };
+        let extra = bytes.len() - r.pos;
+        if extra != 0 {
+            return Err(ControlError::TrailingBytes { kind, extra });
+        }
+        Ok(msg)
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Reader<'_> {
+    fn need(&self, n: usize) -> Result<(), ControlError> {
+        if self.bytes.len() - self.pos < n {
+            Err(ControlError::Truncated {
+                needed: self.pos + n,
+                got: self.bytes.len(),
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    fn take<const N: usize>(&mut self) -> Result<[u8; N], ControlError> {
+        self.need(N)?;
+        let mut a = [0u8; N];
+        a.copy_from_slice(&self.bytes[self.pos..self.pos + N]);
+        self.pos += N;
+        Ok(a)
+    }
+
+    fn u8(&mut self) -> Result<u8, ControlError> {
+        Ok(self.take::<1>()?[0])
+    }
+
+    fn u32(&mut self) -> Result<u32, ControlError> {
+        Ok(u32::from_le_bytes(self.take()?))
+    }
+
+    fn u64(&mut self) -> Result<u64, ControlError> {
+        Ok(u64::from_le_bytes(self.take()?))
+    }
+
+    fn count(&mut self, kind: ControlKind, max: usize) -> Result<usize, ControlError> {
+        let count = u16::from_le_bytes(self.take()?) as usize;
+        if count == 0 || count > max {
+            return Err(ControlError::BadCount { kind, count, max });
+        }
+        Ok(count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn entry() -> impl Strategy<Value = TptEntry> {
+        (
+            any::<u32>(),
+            any::<u64>(),
+            any::<u32>(),
+            1u32..,
+            prop::sample::select(Protection::ALL.to_vec()),
+        )
+            .prop_map(|(handle, logical, physical, length, protection)| TptEntry {
+                handle,
+                logical,
+                physical,
+                length,
+                protection,
+            })
+            .prop_filter("valid region", |e| e.validate().is_ok())
+    }
+
+    fn message() -> impl Strategy<Value = ControlMessage> {
+        prop_oneof![
+            any::<u32>().prop_map(|incarnation| ControlMessage::Booting { incarnation }),
+            (any::<u32>(), any::<bool>()).prop_map(|(incarnation, joined)| ControlMessage::Ack {
+                incarnation,
+                joined
+            }),
+            any::<u32>().prop_map(|incarnation| ControlMessage::RdmaReady { incarnation }),
+            prop::collection::vec(entry(), 1..=MAX_UPDATE_ENTRIES)
+                .prop_map(|v| ControlMessage::TptUpdate(TptUpdate::new(v).unwrap())),
+            prop::collection::vec(any::<u32>(), 1..=MAX_REMOVE_HANDLES)
+                .prop_map(|v| ControlMessage::TptRemove(TptRemove::new(v).unwrap())),
+            Just(ControlMessage::Heartbeat),
+            any::<u32>().prop_map(|incarnation| ControlMessage::Probe { incarnation }),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip(m in message()) {
+            let bytes = m.encode();
+            prop_assert!(bytes.len() <= MAX_CONTROL_BYTES);
+            prop_assert_eq!(ControlMessage::decode(&bytes), Ok(m));
+        }
+
+        /// Every strict prefix of a valid message is refused as truncated (or, for the
+        /// empty prefix and a prefix that ends inside the count, also truncated).
+        #[test]
+        fn every_prefix_is_truncated(m in message(), cut in any::<prop::sample::Index>()) {
+            let bytes = m.encode();
+            let n = cut.index(bytes.len());
+            prop_assert!(
+                matches!(ControlMessage::decode(&bytes[..n]), Err(ControlError::Truncated { .. })),
+                "prefix of {} bytes", n
+            );
+        }
+
+        /// Arbitrary bytes never panic the decoder, and what it accepts re-encodes identically.
+        #[test]
+        fn decoder_is_total(bytes in prop::collection::vec(any::<u8>(), 0..64)) {
+            if let Ok(m) = ControlMessage::decode(&bytes) {
+                prop_assert_eq!(m.encode(), bytes);
+            }
+        }
+
+        #[test]
+        fn trailing_bytes_are_refused(m in message(), extra in 1usize..8) {
+            let mut bytes = m.encode();
+            bytes.extend(std::iter::repeat_n(0, extra));
+            prop_assert_eq!(
+                ControlMessage::decode(&bytes),
+                Err(ControlError::TrailingBytes { kind: m.kind(), extra })
+            );
+        }
+    }
+
+    #[test]
+    fn known_encodings() {
+        assert_eq!(
+            ControlMessage::Booting {
+                incarnation: 0x0403_0201
+            }
+            .encode(),
+            [0xA1, 1, 1, 2, 3, 4]
+        );
+        assert_eq!(
+            ControlMessage::Ack {
+                incarnation: 5,
+                joined: true
+            }
+            .encode(),
+            [0xA1, 2, 1, 5, 0, 0, 0]
+        );
+        let e = TptEntry {
+            handle: 0x11,
+            logical: 0x2233,
+            physical: 0x44,
+            length: 0x55,
+            protection: Protection::WriteOnly,
+        };
+        let u = ControlMessage::TptUpdate(TptUpdate::new(vec![e]).unwrap()).encode();
+        assert_eq!(u.len(), 4 + ENTRY_BYTES);
+        assert_eq!(
+            u,
+            [
+                0xA1, 4, 1, 0, 0x11, 0, 0, 0, 0x33, 0x22, 0, 0, 0, 0, 0, 0, 0x44, 0, 0, 0, 0x55, 0,
+                0, 0, 2
+            ]
+        );
+        assert_eq!(ControlMessage::Heartbeat.encode(), [0xA1, 6]);
+    }
+
+    #[test]
+    fn malformed_messages_name_the_fault() {
+        use ControlError::*;
+        let d = ControlMessage::decode;
+        assert_eq!(d(&[]), Err(Truncated { needed: 1, got: 0 }));
+        assert_eq!(d(&[0x51, 1, 0, 0, 0, 0]), Err(BadMagic { byte: 0x51 }));
+        assert_eq!(
+            d(&[0xA2, 1, 0, 0, 0, 0]),
+            Err(UnsupportedVersion { version: 2 })
+        );
+        assert_eq!(d(&[0xA1, 0]), Err(UnknownKind { kind: 0 }));
+        assert_eq!(d(&[0xA1, 8]), Err(UnknownKind { kind: 8 }));
+        assert_eq!(d(&[0xA1, 1, 0, 0]), Err(Truncated { needed: 6, got: 4 }));
+        assert_eq!(
+            d(&[0xA1, 2, 2, 0, 0, 0, 0]),
+            Err(ReservedFlags { flags: 2 })
+        );
+        assert_eq!(
+            d(&[0xA1, 4, 0, 0]),
+            Err(BadCount {
+                kind: ControlKind::TptUpdate,
+                count: 0,
+                max: MAX_UPDATE_ENTRIES
+            })
+        );
+        assert_eq!(
+            d(&[0xA1, 5, 0xFF, 0xFF]),
+            Err(BadCount {
+                kind: ControlKind::TptRemove,
+                count: 0xFFFF,
+                max: MAX_REMOVE_HANDLES
+            })
+        );
+        // A count larger than the bytes present.
+        assert_eq!(
+            d(&[0xA1, 5, 2, 0, 1, 0, 0, 0]),
+            Err(Truncated { needed: 12, got: 8 })
+        );
+        let mut u = ControlMessage::TptUpdate(
+            TptUpdate::new(vec![TptEntry {
+                handle: 1,
+                logical: 0,
+                physical: 0,
+                length: 8,
+                protection: Protection::ReadOnly,
+            }])
+            .unwrap(),
+        )
+        .encode();
+        u[24] = 9;
+        assert_eq!(d(&u), Err(BadProtection { entry: 0, code: 9 }));
+        u[24] = 1;
+        u[20..24].copy_from_slice(&0u32.to_le_bytes());
+        assert_eq!(
+            d(&u),
+            Err(BadEntry {
+                entry: 0,
+                source: TptError::ZeroLength { handle: 1 }
+            })
+        );
+    }
+
+    #[test]
+    fn batches_split_and_refuse_bad_input() {
+        let e = TptEntry {
+            handle: 1,
+            logical: 0,
+            physical: 0,
+            length: 8,
+            protection: Protection::ReadOnly,
+        };
+        let many = vec![e; MAX_UPDATE_ENTRIES * 2 + 1];
+        let b = TptUpdate::batches(&many).unwrap();
+        assert_eq!(b.len(), 3);
+        assert!(b.iter().all(|m| m.encode().len() <= MAX_CONTROL_BYTES));
+        assert!(TptUpdate::batches(&[]).unwrap().is_empty());
+        assert!(matches!(
+            TptUpdate::new(vec![]),
+            Err(ControlError::BadCount { .. })
+        ));
+        assert!(matches!(
+            TptUpdate::new(vec![TptEntry { length: 0, ..e }]),
+            Err(ControlError::BadEntry { entry: 0, .. })
+        ));
+        assert!(matches!(
+            TptRemove::new(vec![0; MAX_REMOVE_HANDLES + 1]),
+            Err(ControlError::BadCount { .. })
+        ));
+    }
+}

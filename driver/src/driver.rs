@@ -1,0 +1,939 @@
+//! [`Driver`]: one NIC, its queues in host memory, completion polling, and the glue that
+//! carries out the membership protocol's actions.
+//!
+//! # Queue-pair plan
+//!
+//! Node `i` uses queue pair `q` to talk to node `q`, connected to node `q`'s queue pair `i`
+//! (`QP_REMOTE = q | i << 16`); queue pair `i` itself stays disabled. So every pair of nodes
+//! has exactly one reliable connection, and the NIC needs at least `node_count` queue pairs.
+//! **Control messages travel on that same queue pair**, as SEND_IMMEDIATE with the immediate
+//! [`CONTROL_IMMEDIATE`]: they are ordered with the data operations to the same node, which
+//! the protocol relies on (000: "RDMA and SEND between the same source and destination use
+//! the same path and do not overtake each other").
+//!
+//! # Receive buffers
+//!
+//! The driver owns every receive queue: it posts its own bounce buffers of
+//! [`DriverConfig::recv_buffer_bytes`] each. A control message is decoded there and the
+//! buffer posted again at once; an application message is copied into the next buffer the
+//! application posted with [`Driver::post_receive`] (host memory access is instant), or held
+//! until it posts one. So control messages never consume application buffers, and a SEND is
+//! limited to `recv_buffer_bytes` (a cluster-wide setting, like the maximum node count).
+//! Held messages keep their bounce buffers: an application that never posts receives for
+//! a node's SENDs eventually leaves that queue pair without buffers, and then the NIC
+//! answers that node's messages, control messages included, with RECEIVER_NOT_READY (not a
+//! barring NACK: the sender's protocol resends).
+//!
+//! # Host memory
+//!
+//! The driver's structures live in an arena of host physical memory
+//! ([`DriverConfig::arena_base`], [`DriverConfig::arena_len`]), laid out in this order, each
+//! part 64-aligned: the completion ring; then per peer queue pair its send ring, its receive
+//! ring, one control staging buffer of [`crate::control::MAX_CONTROL_BYTES`] per send slot
+//! and its bounce buffers. [`DriverConfig::arena_needed`] computes the size.
+//!
+//! # Work requests in flight
+//!
+//! Every operation sent to a node (application or control) gets a sequence number per
+//! destination and stays outstanding until its completion; a fence ([`Action::StartFence`])
+//! waits for every operation issued before it. When a send queue is full, control messages
+//! wait in a per-node backlog (sent in order as slots free up) and application posts are
+//! refused with [`crate::VerbsError::RingFull`].
+
+use std::collections::{BTreeSet, VecDeque};
+
+use bitvec::prelude::*;
+use nic_abi::{
+    csr, CompletionStatus, Cqe, Rqe, Wqe, WqeOpcode, CQE_BYTES, PSN_MASK, RQE_BYTES, WQE_BYTES,
+};
+use thiserror::Error;
+
+use crate::control::{ControlMessage, TptUpdate, MAX_CONTROL_BYTES};
+use crate::membership::{Membership, Protocol};
+use crate::rejoin::{Action, Event, MembershipError, Tick};
+use crate::tpt::{Tpt, TptError};
+use crate::verbs::Completion;
+use crate::{NicAccess, NodeId};
+
+/// The immediate data that marks a SEND_IMMEDIATE as a driver control message.
+/// Applications may not use it.
+pub const CONTROL_IMMEDIATE: u32 = 0x4354_524C; // "CTRL"
+
+/// Configuration of one driver instance (one NIC, one boot).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DriverConfig {
+    /// The membership protocol and its configuration (this node's number and the maximum
+    /// node count are taken from it).
+    pub protocol: Protocol,
+    /// Nodes in the cluster: 0..node_count (at most the maximum node count and the NIC's
+    /// queue pairs).
+    pub node_count: usize,
+    /// This boot's incarnation: draw it anew at every boot (it also seeds the start PSNs).
+    pub incarnation: u32,
+    /// First TPT handle of this boot (draw it anew at every boot too).
+    pub first_handle: u32,
+    /// Start of the driver's host-memory arena (8-aligned).
+    pub arena_base: u32,
+    /// Size of the arena in bytes.
+    pub arena_len: u32,
+    /// log2 of the send ring size per queue pair (1..=16).
+    pub sq_log2: u32,
+    /// log2 of the receive ring size per queue pair (1..=16).
+    pub rq_log2: u32,
+    /// log2 of the completion ring size (1..=16).
+    pub cq_log2: u32,
+    /// Bytes per receive bounce buffer: the largest SEND (multiple of 8, at least
+    /// `MAX_CONTROL_BYTES`, at most `MAX_MESSAGE_LENGTH`).
+    pub recv_buffer_bytes: u32,
+}
+
+impl DriverConfig {
+    /// A configuration with 16-entry send and receive rings, a 256-entry completion ring
+    /// and 4 KiB receive buffers.
+    pub fn new(protocol: Protocol, node_count: usize, arena_base: u32, arena_len: u32) -> Self {
+        DriverConfig {
+            protocol,
+            node_count,
+            incarnation: 0,
+            first_handle: 0,
+            arena_base,
+            arena_len,
+            sq_log2: 4,
+            rq_log2: 4,
+            cq_log2: 8,
+            recv_buffer_bytes: 4096,
+        }
+    }
+
+    /// This node's number.
+    pub fn node(&self) -> NodeId {
+        self.protocol.node()
+    }
+
+    fn per_qp_bytes(&self) -> u64 {
+        let sq = (1u64 << self.sq_log2) * WQE_BYTES as u64;
+        let rq = (1u64 << self.rq_log2) * RQE_BYTES as u64;
+        let staging = (1u64 << self.sq_log2) * MAX_CONTROL_BYTES as u64;
+        let bounce = (1u64 << self.rq_log2) * self.recv_buffer_bytes as u64;
+        align64(sq) + align64(rq) + align64(staging) + align64(bounce)
+    }
+
+    /// Bytes of arena this configuration needs.
+    pub fn arena_needed(&self) -> u64 {
+        let cq = align64((1u64 << self.cq_log2) * CQE_BYTES as u64);
+        cq + self.per_qp_bytes() * self.node_count.saturating_sub(1) as u64
+    }
+
+    fn check(&self) -> Result<(), DriverError> {
+        let bad = |m: String| Err(DriverError::BadConfig(m));
+        if self.node_count == 0 || self.node_count > self.protocol.max_nodes() {
+            return bad(format!(
+                "node_count {} must be in 1..={} (the maximum node count)",
+                self.node_count,
+                self.protocol.max_nodes()
+            ));
+        }
+        if self.node() as usize >= self.node_count {
+            return bad(format!(
+                "node {} must be below node_count {}",
+                self.node(),
+                self.node_count
+            ));
+        }
+        for (name, v) in [
+            ("sq_log2", self.sq_log2),
+            ("rq_log2", self.rq_log2),
+            ("cq_log2", self.cq_log2),
+        ] {
+            if !(1..=nic_abi::MAX_RING_SIZE_LOG2).contains(&v) {
+                return bad(format!(
+                    "{name} must be in 1..={}, got {v}",
+                    nic_abi::MAX_RING_SIZE_LOG2
+                ));
+            }
+        }
+        if !self.recv_buffer_bytes.is_multiple_of(8)
+            || (self.recv_buffer_bytes as usize) < MAX_CONTROL_BYTES
+            || self.recv_buffer_bytes > nic_abi::MAX_MESSAGE_LENGTH
+        {
+            return bad(format!(
+                "recv_buffer_bytes must be a multiple of 8 in {MAX_CONTROL_BYTES}..={}, got {}",
+                nic_abi::MAX_MESSAGE_LENGTH,
+                self.recv_buffer_bytes
+            ));
+        }
+        if !self.arena_base.is_multiple_of(64) {
+            return bad(format!(
+                "arena_base {:#x} must be 64-aligned",
+                self.arena_base
+            ));
+        }
+        let needed = self.arena_needed();
+        if needed > self.arena_len as u64 {
+            return Err(DriverError::ArenaTooSmall {
+                needed,
+                have: self.arena_len,
+            });
+        }
+        if self.arena_base as u64 + needed > crate::tpt::HOST_PHYSICAL_SPAN {
+            return bad("the arena leaves 32-bit host memory".into());
+        }
+        Ok(())
+    }
+}
+
+fn align64(x: u64) -> u64 {
+    (x + 63) & !63
+}
+
+/// Errors of driver set-up and completion processing.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum DriverError {
+    /// A configuration value is unusable.
+    #[error("bad driver configuration: {0}")]
+    BadConfig(String),
+    /// The arena cannot hold the rings and buffers.
+    #[error("arena too small: {needed} bytes needed, {have} given")]
+    ArenaTooSmall {
+        /// Bytes needed.
+        needed: u64,
+        /// Bytes given.
+        have: u32,
+    },
+    /// `NIC_ID` does not read as this NIC.
+    #[error("NIC_ID reads {found:#x}, expected {:#x}", csr::NIC_ID_VALUE)]
+    BadNicId {
+        /// The value read.
+        found: u64,
+    },
+    /// The NIC has fewer queue pairs than the cluster has nodes.
+    #[error("the NIC has {have} queue pairs; {needed} nodes need {needed}")]
+    TooFewQueuePairs {
+        /// Queue pairs needed.
+        needed: usize,
+        /// Queue pairs the NIC has.
+        have: usize,
+    },
+    /// The NIC has a hardware TPT; this driver implements 000's design without one.
+    #[error("the NIC has a hardware TPT ({entries} entries): this driver keeps the TPT in software (000) and would leave it empty")]
+    HardwareTptPresent {
+        /// Entries of the hardware TPT.
+        entries: usize,
+    },
+    /// `boot` was called twice.
+    #[error("the driver has already booted; a reboot starts a new driver")]
+    AlreadyBooted,
+    /// The membership machine refused an event.
+    #[error(transparent)]
+    Membership(#[from] MembershipError),
+    /// The TPT refused a registration or an update.
+    #[error(transparent)]
+    Tpt(#[from] TptError),
+    /// A completion names a queue pair the driver does not use.
+    #[error("completion for queue pair {qp}, which is not in use")]
+    UnknownQueuePair {
+        /// The queue pair.
+        qp: u8,
+    },
+    /// A receive completion names no bounce buffer of the driver.
+    #[error("queue pair {qp}: receive completion with unknown buffer id {wr_id:#x}")]
+    UnknownReceiveBuffer {
+        /// The queue pair.
+        qp: u8,
+        /// The work-request id in the completion.
+        wr_id: u64,
+    },
+    /// A send completion does not complete the oldest outstanding work request.
+    #[error("queue pair {qp}: send completion for index {got:#x}, expected {expected:#x}")]
+    CompletionOutOfOrder {
+        /// The queue pair.
+        qp: u8,
+        /// The index expected.
+        expected: u32,
+        /// The index completed.
+        got: u32,
+    },
+}
+
+/// Counters of events the driver tolerated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DriverStats {
+    /// Control messages that failed to decode (dropped).
+    pub control_malformed: u64,
+    /// TPT updates the TPT refused (dropped).
+    pub tpt_update_refused: u64,
+    /// Control sends that completed with an error status.
+    pub control_send_errors: u64,
+    /// Completions processed.
+    pub completions: u64,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum SendKind {
+    Control,
+    App { wr_id: u64, opcode: WqeOpcode },
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct SendRecord {
+    pub(crate) kind: SendKind,
+    pub(crate) op: u64,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct AppRecv {
+    pub(crate) wr_id: u64,
+    pub(crate) physical: u32,
+    pub(crate) length: u32,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct HeldRecv {
+    slot: u32,
+    opcode: u8,
+    byte_count: u32,
+    immediate: Option<u32>,
+    status: CompletionStatus,
+}
+
+/// Per peer queue pair state.
+#[derive(Clone, Debug)]
+pub(crate) struct QueuePair {
+    pub(crate) sq_base: u32,
+    rq_base: u32,
+    staging_base: u32,
+    bounce_base: u32,
+    /// Next send index (PSN) to post.
+    pub(crate) sq_pi: u32,
+    /// Oldest send index not completed.
+    pub(crate) sq_ci: u32,
+    pub(crate) slots: Vec<Option<SendRecord>>,
+    rq_pi: u32,
+    free_bounce: Vec<u32>,
+    pub(crate) backlog: VecDeque<(ControlMessage, u64)>,
+    pub(crate) app_recvs: VecDeque<AppRecv>,
+    held: VecDeque<HeldRecv>,
+}
+
+/// The driver of one NIC (one boot of it).
+pub struct Driver<A: NicAccess> {
+    pub(crate) nic: A,
+    pub(crate) config: DriverConfig,
+    pub(crate) node: NodeId,
+    pub(crate) membership: Membership,
+    pub(crate) tpt: Tpt,
+    pub(crate) booted: bool,
+    pub(crate) joined: bool,
+    rdma_enabled: bool,
+    pub(crate) barred: BitVec,
+    pub(crate) updates: BitVec,
+    pub(crate) qps: Vec<Option<QueuePair>>,
+    cq_base: u32,
+    cq_next: u32,
+    next_op: Vec<u64>,
+    outstanding: Vec<BTreeSet<u64>>,
+    fence: Vec<Option<u64>>,
+    deadline: Option<Tick>,
+    pub(crate) ready: VecDeque<Completion>,
+    events: VecDeque<Event>,
+    pub(crate) stats: DriverStats,
+}
+
+fn mix(mut z: u64) -> u64 {
+    // splitmix64 finaliser: spreads the incarnation over the start PSNs.
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl<A: NicAccess> Driver<A> {
+    /// Checks the configuration and the NIC (two CSR reads: `NIC_ID`, `NIC_CONFIG`); nothing
+    /// is written until [`Driver::boot`].
+    pub fn new(mut nic: A, config: DriverConfig) -> Result<Self, DriverError> {
+        config.check()?;
+        let id = nic.csr_read(csr::NIC_ID as u32);
+        if id != csr::NIC_ID_VALUE {
+            return Err(DriverError::BadNicId { found: id });
+        }
+        let nic_config = nic.csr_read(csr::NIC_CONFIG as u32);
+        let have = (nic_config & 0xFF) as usize;
+        if have < config.node_count {
+            return Err(DriverError::TooFewQueuePairs {
+                needed: config.node_count,
+                have,
+            });
+        }
+        let tpt_log2 = (nic_config >> 24) & 0xFF;
+        if tpt_log2 != 0 {
+            return Err(DriverError::HardwareTptPresent {
+                entries: 1usize << tpt_log2.min(32),
+            });
+        }
+        let node = config.node();
+        let max = config.protocol.max_nodes();
+        let membership = Membership::new(config.protocol.clone())?;
+        let tpt = Tpt::new(node, max, config.first_handle)?;
+        // Lay out the arena.
+        let mut at = config.arena_base as u64;
+        let cq_base = at as u32;
+        at += align64((1u64 << config.cq_log2) * CQE_BYTES as u64);
+        let mut qps = vec![None; config.node_count];
+        for (q, slot) in qps.iter_mut().enumerate() {
+            if q == node as usize {
+                continue;
+            }
+            let sq_base = at as u32;
+            at += align64((1u64 << config.sq_log2) * WQE_BYTES as u64);
+            let rq_base = at as u32;
+            at += align64((1u64 << config.rq_log2) * RQE_BYTES as u64);
+            let staging_base = at as u32;
+            at += align64((1u64 << config.sq_log2) * MAX_CONTROL_BYTES as u64);
+            let bounce_base = at as u32;
+            at += align64((1u64 << config.rq_log2) * config.recv_buffer_bytes as u64);
+            let start = (mix(((config.incarnation as u64) << 16) | q as u64) as u32) & PSN_MASK;
+            *slot = Some(QueuePair {
+                sq_base,
+                rq_base,
+                staging_base,
+                bounce_base,
+                sq_pi: start,
+                sq_ci: start,
+                slots: vec![None; 1 << config.sq_log2],
+                rq_pi: 0,
+                free_bounce: (0..1u32 << config.rq_log2).rev().collect(),
+                backlog: VecDeque::new(),
+                app_recvs: VecDeque::new(),
+                held: VecDeque::new(),
+            });
+        }
+        Ok(Driver {
+            nic,
+            node,
+            membership,
+            tpt,
+            booted: false,
+            joined: false,
+            rdma_enabled: false,
+            barred: bitvec![1; max],
+            updates: bitvec![0; max],
+            qps,
+            cq_base,
+            cq_next: 0,
+            next_op: vec![0; max],
+            outstanding: vec![BTreeSet::new(); max],
+            fence: vec![None; max],
+            deadline: None,
+            ready: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: DriverStats::default(),
+            config,
+        })
+    }
+
+    /// Programs the NIC (node id, completion ring, one queue pair per peer, reset with a
+    /// start PSN drawn from the incarnation), posts the receive buffers and starts the
+    /// membership protocol (000 Fig. 7: SEND/RECEIVE on, RDMA off, BOOTING to every node).
+    pub fn boot(&mut self, now: Tick) -> Result<(), DriverError> {
+        if self.booted {
+            return Err(DriverError::AlreadyBooted);
+        }
+        self.booted = true;
+        let c = self.config.clone();
+        self.csr(csr::ENABLE, 0);
+        self.csr(csr::NODE_ID, self.node as u64);
+        // Stale entries of an earlier boot could carry the sequence numbers expected next.
+        let cq_bytes = (1usize << c.cq_log2) * CQE_BYTES as usize;
+        self.nic
+            .mem_write(self.cq_base as u64, &vec![0u8; cq_bytes]);
+        self.csr(csr::CQ_SIZE_LOG2, c.cq_log2 as u64);
+        self.csr(csr::CQ_BASE, self.cq_base as u64);
+        for q in 0..c.node_count {
+            let Some(qp) = self.qps[q].as_ref() else {
+                continue;
+            };
+            let (sq_base, rq_base, start) = (qp.sq_base, qp.rq_base, qp.sq_pi);
+            let ctrl = csr::qp(q, csr::QP_CTRL);
+            self.csr(
+                ctrl,
+                csr::QP_CTRL_RESET | (start as u64) << csr::QP_CTRL_START_PSN_SHIFT,
+            );
+            self.csr(csr::qp(q, csr::QP_SQ_BASE), sq_base as u64);
+            self.csr(csr::qp(q, csr::QP_SQ_SIZE_LOG2), c.sq_log2 as u64);
+            self.csr(csr::qp(q, csr::QP_RQ_BASE), rq_base as u64);
+            self.csr(csr::qp(q, csr::QP_RQ_SIZE_LOG2), c.rq_log2 as u64);
+            self.csr(
+                csr::qp(q, csr::QP_REMOTE),
+                q as u64 | (self.node as u64) << 16,
+            );
+            for _ in 0..1u32 << c.rq_log2 {
+                self.post_bounce(q);
+            }
+            let rq_pi = self.qps[q].as_ref().map_or(0, |qp| qp.rq_pi);
+            self.csr(csr::qp(q, csr::QP_RQ_PI), rq_pi as u64);
+            self.csr(ctrl, csr::QP_CTRL_ENABLE);
+        }
+        self.events.push_back(Event::Boot {
+            node_count: c.node_count,
+            incarnation: c.incarnation,
+        });
+        self.run(now)
+    }
+
+    /// Processes every completion the NIC has written, runs the protocol (and its timer at
+    /// `now`) and returns the application's completions, oldest first. Writes `CQ_CI` once
+    /// if anything was consumed; never reads a CSR.
+    pub fn poll(&mut self, now: Tick) -> Result<Vec<Completion>, DriverError> {
+        let size = 1u32 << self.config.cq_log2;
+        let start = self.cq_next;
+        let mut rq_doorbells = BitVec::<usize>::repeat(false, self.config.node_count);
+        let mut result = Ok(());
+        loop {
+            let addr = self.cq_base as u64 + ((self.cq_next % size) * CQE_BYTES) as u64;
+            let cqe = Cqe::from_words(&self.read_words::<4>(addr));
+            if cqe.sequence != self.cq_next.wrapping_add(1) {
+                break;
+            }
+            self.cq_next = self.cq_next.wrapping_add(1);
+            self.stats.completions += 1;
+            if let Err(e) = self.on_cqe(&cqe, &mut rq_doorbells) {
+                result = Err(e);
+                break;
+            }
+        }
+        if self.cq_next != start {
+            self.csr(csr::CQ_CI, self.cq_next as u64);
+        }
+        for q in rq_doorbells.iter_ones() {
+            self.ring_rq_doorbell(q);
+        }
+        result?;
+        if self.deadline.is_some_and(|d| now >= d) {
+            self.deadline = None;
+            self.events.push_back(Event::Timeout);
+        }
+        self.run(now)?;
+        Ok(self.ready.drain(..).collect())
+    }
+
+    /// Whether this node has joined (its RDMA is enabled).
+    pub fn is_joined(&self) -> bool {
+        self.joined
+    }
+
+    /// Whether RDMA is enabled on this NIC.
+    pub fn rdma_enabled(&self) -> bool {
+        self.rdma_enabled
+    }
+
+    /// Whether RDMA to `node` is barred.
+    pub fn is_barred(&self, node: NodeId) -> bool {
+        self.barred.get(node as usize).map(|b| *b).unwrap_or(true)
+    }
+
+    /// Whether TPT updates go to `node`.
+    pub fn updates_enabled(&self, node: NodeId) -> bool {
+        self.updates.get(node as usize).map(|b| *b).unwrap_or(false)
+    }
+
+    /// Operations sent to `node` that have not completed yet.
+    pub fn outstanding(&self, node: NodeId) -> usize {
+        self.outstanding.get(node as usize).map_or(0, |s| s.len())
+    }
+
+    /// The software TPT.
+    pub fn tpt(&self) -> &Tpt {
+        &self.tpt
+    }
+
+    /// The membership machine.
+    pub fn membership(&self) -> &Membership {
+        &self.membership
+    }
+
+    /// This node's number.
+    pub fn node(&self) -> NodeId {
+        self.node
+    }
+
+    /// Counters of tolerated faults.
+    pub fn stats(&self) -> DriverStats {
+        self.stats
+    }
+
+    /// The pending protocol timer.
+    pub fn deadline(&self) -> Option<Tick> {
+        self.deadline
+    }
+
+    /// The NIC access object.
+    pub fn nic(&mut self) -> &mut A {
+        &mut self.nic
+    }
+
+    pub(crate) fn csr(&mut self, offset: u16, value: u64) {
+        self.nic.csr_write(offset as u32, value);
+    }
+
+    fn read_words<const N: usize>(&mut self, addr: u64) -> [u64; N] {
+        let mut bytes = vec![0u8; N * 8];
+        self.nic.mem_read(addr, &mut bytes);
+        let mut w = [0u64; N];
+        for (i, c) in bytes.chunks_exact(8).enumerate() {
+            w[i] = u64::from_le_bytes(c.try_into().unwrap_or([0; 8]));
+        }
+        w
+    }
+
+    fn write_words(&mut self, addr: u64, words: &[u64]) {
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        self.nic.mem_write(addr, &bytes);
+    }
+
+    /// Posts a free bounce buffer on the receive ring of queue pair `q`. The RQE's work
+    /// request id is the buffer's number, so a completion names its buffer.
+    fn post_bounce(&mut self, q: usize) {
+        let bytes = self.config.recv_buffer_bytes;
+        let rq_size = 1u32 << self.config.rq_log2;
+        let Some(qp) = self.qps[q].as_mut() else {
+            return;
+        };
+        let Some(buffer) = qp.free_bounce.pop() else {
+            return;
+        };
+        let rqe = Rqe {
+            buffer_addr: qp.bounce_base + buffer * bytes,
+            buffer_length: bytes,
+            wr_id: buffer as u64,
+        };
+        let addr = qp.rq_base as u64 + ((qp.rq_pi % rq_size) * RQE_BYTES) as u64;
+        qp.rq_pi = qp.rq_pi.wrapping_add(1) & PSN_MASK;
+        self.write_words(addr, &rqe.to_words());
+    }
+
+    /// Tells the NIC about receive buffers posted on queue pair `q`.
+    pub(crate) fn ring_rq_doorbell(&mut self, q: usize) {
+        if let Some(pi) = self
+            .qps
+            .get(q)
+            .and_then(|qp| qp.as_ref())
+            .map(|qp| qp.rq_pi)
+        {
+            self.csr(csr::qp(q, csr::QP_RQ_PI), pi as u64);
+        }
+    }
+
+    /// Whether the send queue to `node` can take an application work request now.
+    pub(crate) fn sq_has_room(&self, node: NodeId) -> bool {
+        match self.qps.get(node as usize).and_then(|q| q.as_ref()) {
+            Some(qp) => {
+                qp.backlog.is_empty()
+                    && (qp.sq_pi.wrapping_sub(qp.sq_ci) & PSN_MASK) < 1 << self.config.sq_log2
+            }
+            None => false,
+        }
+    }
+
+    /// Writes a WQE into the send ring of `node` and rings the doorbell. The caller has
+    /// checked that there is room.
+    pub(crate) fn post_wqe(&mut self, node: NodeId, mut wqe: Wqe, kind: SendKind, op: u64) {
+        let size = 1u32 << self.config.sq_log2;
+        let Some(qp) = self.qps[node as usize].as_mut() else {
+            return;
+        };
+        let index = qp.sq_pi;
+        let slot = index % size;
+        wqe.wr_id = ((node as u64) << 32) | index as u64;
+        qp.slots[slot as usize] = Some(SendRecord { kind, op });
+        qp.sq_pi = index.wrapping_add(1) & PSN_MASK;
+        let (addr, pi) = (qp.sq_base as u64 + (slot * WQE_BYTES) as u64, qp.sq_pi);
+        self.write_words(addr, &wqe.to_words());
+        self.csr(csr::qp(node as usize, csr::QP_SQ_PI), pi as u64);
+    }
+
+    /// A new operation sequence number for `node`, outstanding until completed.
+    pub(crate) fn new_op(&mut self, node: NodeId) -> u64 {
+        let n = node as usize;
+        let op = self.next_op[n];
+        self.next_op[n] += 1;
+        self.outstanding[n].insert(op);
+        op
+    }
+
+    fn send_control(&mut self, node: NodeId, message: ControlMessage) {
+        if self.qps.get(node as usize).is_none_or(|q| q.is_none()) {
+            return; // the protocol only sends to other nodes of the cluster
+        }
+        let op = self.new_op(node);
+        if let Some(qp) = self.qps[node as usize].as_mut() {
+            qp.backlog.push_back((message, op));
+        }
+        self.flush_backlog(node);
+    }
+
+    fn flush_backlog(&mut self, node: NodeId) {
+        let size = 1u32 << self.config.sq_log2;
+        loop {
+            let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
+                return;
+            };
+            if (qp.sq_pi.wrapping_sub(qp.sq_ci) & PSN_MASK) >= size {
+                return;
+            }
+            let Some((message, op)) = qp.backlog.pop_front() else {
+                return;
+            };
+            let slot = qp.sq_pi % size;
+            let staging = qp.staging_base + slot * MAX_CONTROL_BYTES as u32;
+            let bytes = message.encode();
+            self.nic.mem_write(staging as u64, &bytes);
+            let wqe = Wqe {
+                opcode: WqeOpcode::SendImmediate as u8,
+                length: bytes.len() as u32,
+                local_addr: staging,
+                immediate: CONTROL_IMMEDIATE,
+                ..Wqe::default()
+            };
+            self.post_wqe(node, wqe, SendKind::Control, op);
+        }
+    }
+
+    /// Sends `message` to every node that receives TPT updates.
+    pub(crate) fn broadcast_update(&mut self, message: ControlMessage) {
+        let to: Vec<usize> = self.updates.iter_ones().collect();
+        for x in to {
+            self.send_control(x as NodeId, message.clone());
+        }
+    }
+
+    fn complete_op(&mut self, node: NodeId, op: u64) {
+        let n = node as usize;
+        self.outstanding[n].remove(&op);
+        self.check_fence(node);
+    }
+
+    fn check_fence(&mut self, node: NodeId) {
+        let n = node as usize;
+        if let Some(target) = self.fence[n] {
+            if self.outstanding[n].first().is_none_or(|&o| o >= target) {
+                self.fence[n] = None;
+                self.events.push_back(Event::FenceDrained { node });
+            }
+        }
+    }
+
+    fn on_cqe(&mut self, cqe: &Cqe, rq_doorbells: &mut BitVec) -> Result<(), DriverError> {
+        let q = cqe.qp as usize;
+        if q >= self.qps.len() || self.qps[q].is_none() {
+            return Err(DriverError::UnknownQueuePair { qp: cqe.qp });
+        }
+        let node = q as NodeId;
+        let status = CompletionStatus::from_code(cqe.status);
+        if cqe.is_receive {
+            return self.on_receive(q, cqe, status, rq_doorbells);
+        }
+        let size = 1u32 << self.config.sq_log2;
+        let Some(qp) = self.qps[q].as_mut() else {
+            return Ok(());
+        };
+        if cqe.wqe_index != qp.sq_ci {
+            return Err(DriverError::CompletionOutOfOrder {
+                qp: cqe.qp,
+                expected: qp.sq_ci,
+                got: cqe.wqe_index,
+            });
+        }
+        let record = qp.slots[(qp.sq_ci % size) as usize].take();
+        qp.sq_ci = qp.sq_ci.wrapping_add(1) & PSN_MASK;
+        let Some(record) = record else {
+            return Err(DriverError::CompletionOutOfOrder {
+                qp: cqe.qp,
+                expected: qp.sq_ci,
+                got: cqe.wqe_index,
+            });
+        };
+        self.complete_op(node, record.op);
+        if let CompletionStatus::Remote(syndrome) = status {
+            self.events.push_back(Event::HardwareNack {
+                from: node,
+                syndrome,
+            });
+        }
+        match record.kind {
+            SendKind::Control => {
+                if status != CompletionStatus::Success {
+                    self.stats.control_send_errors += 1;
+                }
+            }
+            SendKind::App { wr_id, opcode } => self.ready.push_back(Completion::Send {
+                wr_id,
+                node,
+                opcode,
+                status,
+            }),
+        }
+        self.flush_backlog(node);
+        Ok(())
+    }
+
+    fn on_receive(
+        &mut self,
+        q: usize,
+        cqe: &Cqe,
+        status: CompletionStatus,
+        rq_doorbells: &mut BitVec,
+    ) -> Result<(), DriverError> {
+        let node = q as NodeId;
+        let rq_size = 1u32 << self.config.rq_log2;
+        let bytes = self.config.recv_buffer_bytes;
+        if cqe.wr_id >= rq_size as u64 {
+            return Err(DriverError::UnknownReceiveBuffer {
+                qp: cqe.qp,
+                wr_id: cqe.wr_id,
+            });
+        }
+        let slot = cqe.wr_id as u32;
+        let is_control = cqe.has_immediate
+            && cqe.immediate == CONTROL_IMMEDIATE
+            && cqe.opcode == WqeOpcode::SendImmediate as u8;
+        if is_control {
+            let Some(qp) = self.qps[q].as_ref() else {
+                return Ok(());
+            };
+            let len = (cqe.byte_count.min(bytes)) as usize;
+            let mut buf = vec![0u8; len];
+            let addr = qp.bounce_base as u64 + (slot * bytes) as u64;
+            self.nic.mem_read(addr, &mut buf);
+            match (status, ControlMessage::decode(&buf)) {
+                (CompletionStatus::Success, Ok(message)) => {
+                    self.events.push_back(Event::ControlReceived {
+                        from: node,
+                        message,
+                    })
+                }
+                _ => self.stats.control_malformed += 1,
+            }
+            if let Some(qp) = self.qps[q].as_mut() {
+                qp.free_bounce.push(slot);
+            }
+            self.post_bounce(q);
+            rq_doorbells.set(q, true);
+            return Ok(());
+        }
+        let held = HeldRecv {
+            slot,
+            opcode: cqe.opcode,
+            byte_count: cqe.byte_count,
+            immediate: cqe.has_immediate.then_some(cqe.immediate),
+            status,
+        };
+        if let Some(qp) = self.qps[q].as_mut() {
+            qp.held.push_back(held);
+        }
+        self.deliver_held(node, rq_doorbells);
+        Ok(())
+    }
+
+    /// Copies held application messages from `node` into posted application buffers.
+    pub(crate) fn deliver_held(&mut self, node: NodeId, rq_doorbells: &mut BitVec) {
+        let q = node as usize;
+        let bytes = self.config.recv_buffer_bytes;
+        loop {
+            let Some(qp) = self.qps[q].as_mut() else {
+                return;
+            };
+            if qp.held.is_empty() || qp.app_recvs.is_empty() {
+                return;
+            }
+            let (Some(h), Some(r)) = (qp.held.pop_front(), qp.app_recvs.pop_front()) else {
+                return;
+            };
+            let src = qp.bounce_base as u64 + (h.slot * bytes) as u64;
+            let opcode = WqeOpcode::from_code(h.opcode).unwrap_or(WqeOpcode::Send);
+            let carries_data = matches!(opcode, WqeOpcode::Send | WqeOpcode::SendImmediate);
+            let mut status = h.status;
+            if carries_data && status == CompletionStatus::Success {
+                let n = h.byte_count.min(r.length).min(bytes) as usize;
+                let mut buf = vec![0u8; n];
+                self.nic.mem_read(src, &mut buf);
+                self.nic.mem_write(r.physical as u64, &buf);
+                if h.byte_count > r.length {
+                    status = CompletionStatus::LocalLengthError;
+                }
+            }
+            self.ready.push_back(Completion::Receive {
+                wr_id: r.wr_id,
+                node,
+                opcode,
+                byte_count: h.byte_count,
+                immediate: h.immediate,
+                status,
+            });
+            if let Some(qp) = self.qps[q].as_mut() {
+                qp.free_bounce.push(h.slot);
+            }
+            self.post_bounce(q);
+            if q < rq_doorbells.len() {
+                rq_doorbells.set(q, true);
+            }
+        }
+    }
+
+    /// Runs queued protocol events and carries out their actions.
+    pub(crate) fn run(&mut self, now: Tick) -> Result<(), DriverError> {
+        while let Some(event) = self.events.pop_front() {
+            let actions = self.membership.handle(now, event)?;
+            for a in actions {
+                self.act(a)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn act(&mut self, action: Action) -> Result<(), DriverError> {
+        match action {
+            Action::SetEnables { send_recv, rdma } => {
+                self.rdma_enabled = rdma;
+                let v = if send_recv { csr::ENABLE_SEND_RECV } else { 0 }
+                    | if rdma { csr::ENABLE_RDMA } else { 0 };
+                self.csr(csr::ENABLE, v);
+            }
+            Action::Send { to, message } => self.send_control(to, message),
+            Action::ClearRemoteTpt { node } => {
+                self.tpt.clear_remote(node)?;
+            }
+            Action::StopTptUpdates { node } => self.updates.set(node as usize, false),
+            Action::ResumeTptUpdates { node } => self.updates.set(node as usize, true),
+            Action::PushLocalTpt { node } => {
+                let entries: Vec<_> = self.tpt.local_entries().copied().collect();
+                // Local entries are valid and batches are sized: this cannot fail.
+                for m in TptUpdate::batches(&entries).unwrap_or_default() {
+                    self.send_control(node, m);
+                }
+            }
+            Action::StartFence { node } => {
+                // Every operation numbered below `next_op` was issued before the fence.
+                self.fence[node as usize] = Some(self.next_op[node as usize]);
+                self.check_fence(node);
+            }
+            Action::Bar { node } => self.barred.set(node as usize, true),
+            Action::Unbar { node } => self.barred.set(node as usize, false),
+            Action::SetTimer { at } => self.deadline = Some(at),
+            Action::ApplyTptUpdate { from, update } => {
+                if self
+                    .tpt
+                    .apply_remote_update(from, update.entries())
+                    .is_err()
+                {
+                    self.stats.tpt_update_refused += 1;
+                }
+            }
+            Action::ApplyTptRemove { from, remove } => {
+                // Removal is idempotent; `from` was checked by the membership machine.
+                let _ = self.tpt.apply_remote_remove(from, remove.handles());
+            }
+            Action::RejoinComplete => self.joined = true,
+        }
+        Ok(())
+    }
+}

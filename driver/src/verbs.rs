@@ -1,0 +1,377 @@
+//! The verbs a process uses on a [`Driver`]: memory registration, SEND / RECEIVE, RDMA
+//! WRITE / READ, atomics; completions come back from [`Driver::poll`].
+//!
+//! Every verb checks its arguments first (node, length, barring, the software TPT of 000
+//! Fig. 6, alignment, ring space) and on any failure returns a [`VerbsError`] having written
+//! nothing to the NIC. Addresses are logical addresses inside registered regions
+//! ([`RegionRef`]); the driver translates them, and for RDMA the work request carries the
+//! destination's *physical* address from the remote TPT part (000: no hardware TPT).
+
+use nic_abi::{CompletionStatus, Wqe, WqeOpcode, MAX_MESSAGE_LENGTH};
+use thiserror::Error;
+
+use crate::control::{ControlMessage, TptRemove, TptUpdate};
+use crate::driver::{AppRecv, SendKind, CONTROL_IMMEDIATE};
+use crate::tpt::{
+    Access, CheckedTransfer, Protection, ProtectionError, RegionRef, Side, TptEntry, TptError,
+};
+use crate::{Driver, NicAccess, NodeId};
+
+/// A completed application work request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Completion {
+    /// A send-side work request (SEND, RDMA, atomic) completed.
+    Send {
+        /// The application's work-request id.
+        wr_id: u64,
+        /// The destination node.
+        node: NodeId,
+        /// The operation.
+        opcode: WqeOpcode,
+        /// Success, a local error or the responder's NACK.
+        status: CompletionStatus,
+    },
+    /// A posted receive completed: a SEND or an RDMA WRITE with immediate arrived.
+    Receive {
+        /// The application's work-request id of the receive.
+        wr_id: u64,
+        /// The sender.
+        node: NodeId,
+        /// The sender's operation.
+        opcode: WqeOpcode,
+        /// The message length (what was copied is at most the buffer length).
+        byte_count: u32,
+        /// The immediate data, if any.
+        immediate: Option<u32>,
+        /// Success, or `LocalLengthError` when the buffer was shorter than the message.
+        status: CompletionStatus,
+    },
+}
+
+/// Why a verb was refused; nothing was sent.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+pub enum VerbsError {
+    /// [`Driver::boot`] has not been called.
+    #[error("the driver has not booted")]
+    NotBooted,
+    /// The node is not another node of the cluster.
+    #[error("node {node} is not another node of the cluster")]
+    InvalidNode {
+        /// The node.
+        node: NodeId,
+    },
+    /// RDMA to the node is barred (it is rejoining, or it NACKed: 000).
+    #[error("RDMA to node {node} is barred until it rejoins")]
+    NodeBarred {
+        /// The node.
+        node: NodeId,
+    },
+    /// The TPT check failed (000 Fig. 6).
+    #[error("protection error: {0}")]
+    Protection(#[from] ProtectionError),
+    /// Registration refused.
+    #[error(transparent)]
+    Tpt(#[from] TptError),
+    /// The send queue to the node is full (or control messages are waiting for it).
+    #[error("send queue to node {node} is full")]
+    RingFull {
+        /// The node.
+        node: NodeId,
+    },
+    /// Longer than a work request may be.
+    #[error("length {length} exceeds {max}")]
+    TooLong {
+        /// The length asked for.
+        length: u32,
+        /// The limit.
+        max: u32,
+    },
+    /// A physical address the NIC would access is not 8-aligned.
+    #[error("{side:?} physical address {physical:#x} is not 8-aligned (the NIC's DMA needs it)")]
+    Misaligned {
+        /// Which side.
+        side: Side,
+        /// The physical address.
+        physical: u32,
+    },
+    /// The immediate value is reserved for driver control messages.
+    #[error("immediate {CONTROL_IMMEDIATE:#x} is reserved for driver control messages")]
+    ReservedImmediate,
+}
+
+impl<A: NicAccess> Driver<A> {
+    fn check_peer(&self, node: NodeId) -> Result<(), VerbsError> {
+        if !self.booted {
+            return Err(VerbsError::NotBooted);
+        }
+        if node == self.node || node as usize >= self.config.node_count {
+            return Err(VerbsError::InvalidNode { node });
+        }
+        Ok(())
+    }
+
+    fn check_rdma_peer(&self, node: NodeId, length: u32) -> Result<(), VerbsError> {
+        self.check_peer(node)?;
+        if length > MAX_MESSAGE_LENGTH {
+            return Err(VerbsError::TooLong {
+                length,
+                max: MAX_MESSAGE_LENGTH,
+            });
+        }
+        if self.is_barred(node) {
+            return Err(VerbsError::NodeBarred { node });
+        }
+        Ok(())
+    }
+
+    fn check_room(&self, node: NodeId) -> Result<(), VerbsError> {
+        if self.sq_has_room(node) {
+            Ok(())
+        } else {
+            Err(VerbsError::RingFull { node })
+        }
+    }
+
+    fn aligned(t: &CheckedTransfer) -> Result<(), VerbsError> {
+        if !t.local_physical.is_multiple_of(8) {
+            return Err(VerbsError::Misaligned {
+                side: Side::Local,
+                physical: t.local_physical,
+            });
+        }
+        if !t.remote_physical.is_multiple_of(8) {
+            return Err(VerbsError::Misaligned {
+                side: Side::Remote,
+                physical: t.remote_physical,
+            });
+        }
+        Ok(())
+    }
+
+    fn post_app(&mut self, node: NodeId, opcode: WqeOpcode, wr_id: u64, wqe: Wqe) {
+        let op = self.new_op(node);
+        let wqe = Wqe {
+            opcode: opcode as u8,
+            ..wqe
+        };
+        self.post_wqe(node, wqe, SendKind::App { wr_id, opcode }, op);
+    }
+
+    /// Registers memory (000 Fig. 5): the region at logical `logical`, physical `physical`,
+    /// `length` bytes, goes into the local TPT part and a TPT_UPDATE goes to every node that
+    /// receives updates. Returns the entry (its handle names the region).
+    pub fn register(
+        &mut self,
+        logical: u64,
+        physical: u32,
+        length: u32,
+        protection: Protection,
+    ) -> Result<TptEntry, VerbsError> {
+        let entry = self.tpt.register(logical, physical, length, protection)?;
+        if let Ok(update) = TptUpdate::new(vec![entry]) {
+            self.broadcast_update(ControlMessage::TptUpdate(update));
+        }
+        Ok(entry)
+    }
+
+    /// Deregisters region `handle`: removed from the local part, TPT_REMOVE to every node
+    /// that receives updates.
+    pub fn deregister(&mut self, handle: u32) -> Result<TptEntry, VerbsError> {
+        let entry = self.tpt.deregister(handle)?;
+        if let Ok(remove) = TptRemove::new(vec![handle]) {
+            self.broadcast_update(ControlMessage::TptRemove(remove));
+        }
+        Ok(entry)
+    }
+
+    /// Posts a SEND (with `immediate`: SEND_IMMEDIATE) of `length` bytes at `local` (read
+    /// right needed) to `node`. At most [`crate::DriverConfig::recv_buffer_bytes`] bytes.
+    pub fn post_send(
+        &mut self,
+        node: NodeId,
+        local: RegionRef,
+        length: u32,
+        immediate: Option<u32>,
+        wr_id: u64,
+    ) -> Result<(), VerbsError> {
+        self.check_peer(node)?;
+        let max = self.config.recv_buffer_bytes;
+        if length > max {
+            return Err(VerbsError::TooLong { length, max });
+        }
+        if immediate == Some(CONTROL_IMMEDIATE) {
+            return Err(VerbsError::ReservedImmediate);
+        }
+        let physical = self.tpt.check_local(local, length, Access::Read)?;
+        if !physical.is_multiple_of(8) {
+            return Err(VerbsError::Misaligned {
+                side: Side::Local,
+                physical,
+            });
+        }
+        self.check_room(node)?;
+        let opcode = if immediate.is_some() {
+            WqeOpcode::SendImmediate
+        } else {
+            WqeOpcode::Send
+        };
+        let wqe = Wqe {
+            length,
+            local_addr: physical,
+            immediate: immediate.unwrap_or(0),
+            ..Wqe::default()
+        };
+        self.post_app(node, opcode, wr_id, wqe);
+        Ok(())
+    }
+
+    /// Posts a receive buffer of `length` bytes at `local` (write right needed) for messages
+    /// from `node`. A message that already arrived is delivered into it at once (its
+    /// completion comes with the next [`Driver::poll`]).
+    pub fn post_receive(
+        &mut self,
+        node: NodeId,
+        local: RegionRef,
+        length: u32,
+        wr_id: u64,
+    ) -> Result<(), VerbsError> {
+        self.check_peer(node)?;
+        let physical = self.tpt.check_local(local, length, Access::Write)?;
+        if let Some(qp) = self.qps[node as usize].as_mut() {
+            qp.app_recvs.push_back(AppRecv {
+                wr_id,
+                physical,
+                length,
+            });
+        }
+        let mut doorbells = bitvec::bitvec![0; self.config.node_count];
+        self.deliver_held(node, &mut doorbells);
+        for q in doorbells.iter_ones() {
+            self.ring_rq_doorbell(q);
+        }
+        Ok(())
+    }
+
+    /// Posts an RDMA WRITE of `length` bytes from `local` to `remote` on `node` (000 Fig. 6
+    /// check); with `immediate`, RDMA_WRITE_IMMEDIATE (it consumes a receive at `node`).
+    pub fn rdma_write(
+        &mut self,
+        node: NodeId,
+        local: RegionRef,
+        remote: RegionRef,
+        length: u32,
+        immediate: Option<u32>,
+        wr_id: u64,
+    ) -> Result<(), VerbsError> {
+        self.check_rdma_peer(node, length)?;
+        let t = self.tpt.check_rdma_write(node, local, remote, length)?;
+        Self::aligned(&t)?;
+        self.check_room(node)?;
+        let opcode = if immediate.is_some() {
+            WqeOpcode::RdmaWriteImmediate
+        } else {
+            WqeOpcode::RdmaWrite
+        };
+        let wqe = Wqe {
+            length,
+            local_addr: t.local_physical,
+            remote_vaddr: t.remote_physical as u64,
+            immediate: immediate.unwrap_or(0),
+            ..Wqe::default()
+        };
+        self.post_app(node, opcode, wr_id, wqe);
+        Ok(())
+    }
+
+    /// Posts an RDMA READ of `length` bytes from `remote` on `node` into `local`.
+    pub fn rdma_read(
+        &mut self,
+        node: NodeId,
+        local: RegionRef,
+        remote: RegionRef,
+        length: u32,
+        wr_id: u64,
+    ) -> Result<(), VerbsError> {
+        self.check_rdma_peer(node, length)?;
+        let t = self.tpt.check_rdma_read(node, local, remote, length)?;
+        Self::aligned(&t)?;
+        self.check_room(node)?;
+        let wqe = Wqe {
+            length,
+            local_addr: t.local_physical,
+            remote_vaddr: t.remote_physical as u64,
+            ..Wqe::default()
+        };
+        self.post_app(node, WqeOpcode::RdmaRead, wr_id, wqe);
+        Ok(())
+    }
+
+    /// Posts an atomic compare-and-swap of the 8 bytes at `remote` on `node`: if they equal
+    /// `compare` they become `swap`; the original value lands at `local`.
+    pub fn compare_swap(
+        &mut self,
+        node: NodeId,
+        local: RegionRef,
+        remote: RegionRef,
+        compare: u64,
+        swap: u64,
+        wr_id: u64,
+    ) -> Result<(), VerbsError> {
+        self.post_atomic(
+            node,
+            local,
+            remote,
+            WqeOpcode::AtomicCompareSwap,
+            compare,
+            swap,
+            wr_id,
+        )
+    }
+
+    /// Posts an atomic fetch-and-add of `add` to the 8 bytes at `remote` on `node`; the
+    /// original value lands at `local`.
+    pub fn fetch_add(
+        &mut self,
+        node: NodeId,
+        local: RegionRef,
+        remote: RegionRef,
+        add: u64,
+        wr_id: u64,
+    ) -> Result<(), VerbsError> {
+        self.post_atomic(
+            node,
+            local,
+            remote,
+            WqeOpcode::AtomicFetchAdd,
+            add,
+            0,
+            wr_id,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn post_atomic(
+        &mut self,
+        node: NodeId,
+        local: RegionRef,
+        remote: RegionRef,
+        opcode: WqeOpcode,
+        compare_add: u64,
+        swap: u64,
+        wr_id: u64,
+    ) -> Result<(), VerbsError> {
+        self.check_rdma_peer(node, 8)?;
+        let t = self.tpt.check_atomic(node, local, remote)?;
+        self.check_room(node)?;
+        let wqe = Wqe {
+            length: 8,
+            local_addr: t.local_physical,
+            remote_vaddr: t.remote_physical as u64,
+            compare_add,
+            swap,
+            ..Wqe::default()
+        };
+        self.post_app(node, opcode, wr_id, wqe);
+        Ok(())
+    }
+}

@@ -1,0 +1,884 @@
+//! The driver and its verbs against in-test fake NICs (`fake_nic`): CSR programming, the
+//! rejoin protocol end to end over a fabric of fakes, every verb's work request, typed
+//! refusals that send nothing, hardware NACKs, fences, and hand-written completions.
+
+mod fake_nic;
+
+use fake_nic::{Fabric, FabricNic, LoneNic, NicState};
+use nic_abi::{csr, CompletionStatus, Cqe, Rqe, Syndrome, WqeOpcode};
+use nic_driver::control::ControlMessage;
+use nic_driver::driver::CONTROL_IMMEDIATE;
+use nic_driver::membership::Protocol;
+use nic_driver::rejoin::RejoinConfig;
+use nic_driver::tpt::{Access, Protection, ProtectionError, RegionRef, Side, TptEntry};
+use nic_driver::{Completion, Driver, DriverConfig, DriverError, NodeId, VerbsError};
+
+const ARENA: u32 = 0x1_0000;
+const ARENA_LEN: u32 = 0x8_0000;
+const APP: u32 = 0x9_0000;
+
+fn config(node: NodeId, n: usize, incarnation: u32) -> DriverConfig {
+    let mut c = DriverConfig::new(
+        Protocol::Rejoin(RejoinConfig::new(node, 8, 50)),
+        n,
+        ARENA,
+        ARENA_LEN,
+    );
+    c.sq_log2 = 3;
+    c.rq_log2 = 3;
+    c.cq_log2 = 6;
+    c.recv_buffer_bytes = 1024;
+    c.incarnation = incarnation;
+    c.first_handle = incarnation << 16;
+    c
+}
+
+struct Cluster {
+    fabric: Fabric,
+    drivers: Vec<Option<Driver<FabricNic>>>,
+    completions: Vec<Vec<Completion>>,
+    now: u64,
+}
+
+impl Cluster {
+    fn new(n: usize) -> Self {
+        Cluster {
+            fabric: Fabric::new(n, 8),
+            drivers: (0..n).map(|_| None).collect(),
+            completions: vec![Vec::new(); n],
+            now: 0,
+        }
+    }
+
+    fn boot(&mut self, node: usize, incarnation: u32) {
+        let n = self.drivers.len();
+        let mut d = Driver::new(
+            self.fabric.nic(node),
+            config(node as NodeId, n, incarnation),
+        )
+        .unwrap();
+        d.boot(self.now).unwrap();
+        self.drivers[node] = Some(d);
+    }
+
+    fn d(&mut self, node: usize) -> &mut Driver<FabricNic> {
+        self.drivers[node].as_mut().unwrap()
+    }
+
+    /// Runs the fabric and polls every driver until nothing moves.
+    fn settle(&mut self) {
+        for _ in 0..500 {
+            let mut moved = self.fabric.step();
+            for (i, d) in self.drivers.iter_mut().enumerate() {
+                if let Some(d) = d {
+                    let c = d.poll(self.now).unwrap();
+                    moved += c.len();
+                    self.completions[i].extend(c);
+                }
+            }
+            self.now += 10;
+            if moved == 0 && self.fabric.step() == 0 {
+                return;
+            }
+        }
+        panic!("the cluster did not settle");
+    }
+
+    fn take(&mut self, node: usize) -> Vec<Completion> {
+        std::mem::take(&mut self.completions[node])
+    }
+}
+
+fn joined_cluster(n: usize) -> Cluster {
+    let mut c = Cluster::new(n);
+    for i in 0..n {
+        c.boot(i, 10 + i as u32);
+    }
+    c.settle();
+    for i in 0..n {
+        assert!(c.d(i).is_joined(), "node {i} joined");
+    }
+    c
+}
+
+#[test]
+fn boot_programs_the_nic_and_joins_when_peers_are_down() {
+    let mut c = Cluster::new(3);
+    c.fabric.power(1, false);
+    c.fabric.power(2, false);
+    c.boot(0, 0xABCD);
+    c.fabric.with(0, |s| {
+        assert_eq!(s.writes_to(csr::NODE_ID), vec![0]);
+        assert_eq!(s.writes_to(csr::ENABLE), vec![0, csr::ENABLE_SEND_RECV]);
+        assert_eq!(s.writes_to(csr::CQ_BASE), vec![ARENA as u64]);
+        assert_eq!(s.writes_to(csr::CQ_SIZE_LOG2), vec![6]);
+        assert!(
+            s.writes_to(csr::qp(0, csr::QP_REMOTE)).is_empty(),
+            "no queue pair to itself"
+        );
+        for q in 1..3 {
+            assert_eq!(s.writes_to(csr::qp(q, csr::QP_REMOTE)), vec![q as u64]);
+            let ctrl = s.writes_to(csr::qp(q, csr::QP_CTRL));
+            assert_eq!(ctrl[0] & csr::QP_CTRL_RESET, csr::QP_CTRL_RESET);
+            let start = (ctrl[0] >> csr::QP_CTRL_START_PSN_SHIFT) as u32;
+            assert_eq!(*ctrl.last().unwrap(), csr::QP_CTRL_ENABLE);
+            assert_eq!(
+                s.writes_to(csr::qp(q, csr::QP_RQ_PI)),
+                vec![8],
+                "eight bounce buffers posted"
+            );
+            // BOOTING went out as a control SEND_IMMEDIATE.
+            assert_eq!(
+                s.writes_to(csr::qp(q, csr::QP_SQ_PI)),
+                vec![(start + 1) as u64]
+            );
+            let wqe = s.wqe(q, start);
+            assert_eq!(wqe.opcode, WqeOpcode::SendImmediate as u8);
+            assert_eq!(wqe.immediate, CONTROL_IMMEDIATE);
+            let payload = s.read(wqe.local_addr, wqe.length as usize);
+            assert_eq!(
+                ControlMessage::decode(&payload),
+                Ok(ControlMessage::Booting {
+                    incarnation: 0xABCD
+                })
+            );
+        }
+    });
+    assert!(!c.d(0).is_joined());
+    c.settle();
+    // Both peers are down: their PORT_DOWN NACKs are answers; RDMA on, both barred.
+    assert!(c.d(0).is_joined() && c.d(0).rdma_enabled());
+    assert!(c.d(0).is_barred(1) && c.d(0).is_barred(2));
+    c.fabric.with(0, |s| {
+        assert_eq!(s.enable(), csr::ENABLE_SEND_RECV | csr::ENABLE_RDMA);
+        assert_eq!(s.csr_reads, 2, "only NIC_ID and NIC_CONFIG are read");
+        assert_eq!(*s.writes_to(csr::CQ_CI).last().unwrap(), s.cq_pi as u64);
+    });
+}
+
+#[test]
+fn three_nodes_rejoin_register_and_transfer() {
+    let mut c = joined_cluster(3);
+    // Registration reaches every node's copy (Fig. 5).
+    let src = c
+        .d(0)
+        .register(0x10_0000, APP, 256, Protection::ReadOnly)
+        .unwrap();
+    let dst = c
+        .d(1)
+        .register(0x20_0000, APP, 256, Protection::ReadWrite)
+        .unwrap();
+    let sink = c
+        .d(0)
+        .register(0x30_0000, APP + 0x1000, 256, Protection::WriteOnly)
+        .unwrap();
+    let gone = c
+        .d(2)
+        .register(0x40_0000, APP, 64, Protection::ReadWrite)
+        .unwrap();
+    c.settle();
+    c.d(2).deregister(gone.handle).unwrap();
+    c.settle();
+    for p in 0..3 {
+        for x in 0..3 {
+            if p == x {
+                continue;
+            }
+            let copy: Vec<TptEntry> = c
+                .d(p)
+                .tpt()
+                .remote_entries(x as NodeId)
+                .unwrap()
+                .copied()
+                .collect();
+            let truth: Vec<TptEntry> = c.d(x).tpt().local_entries().copied().collect();
+            assert_eq!(copy, truth, "node {p}'s copy of node {x}");
+        }
+    }
+    // RDMA WRITE: the WQE carries node 1's physical address; the bytes land there.
+    c.fabric
+        .with(0, |s| s.write(APP, &(0u8..64).collect::<Vec<_>>()));
+    c.d(0)
+        .rdma_write(
+            1,
+            RegionRef::new(src.handle, src.logical),
+            RegionRef::new(dst.handle, dst.logical + 8),
+            64,
+            None,
+            7,
+        )
+        .unwrap();
+    c.settle();
+    assert_eq!(
+        c.fabric.with(1, |s| s.read(APP + 8, 64)),
+        (0u8..64).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        c.take(0),
+        vec![Completion::Send {
+            wr_id: 7,
+            node: 1,
+            opcode: WqeOpcode::RdmaWrite,
+            status: CompletionStatus::Success
+        }]
+    );
+    // RDMA READ back into node 0's sink.
+    c.d(0)
+        .rdma_read(
+            1,
+            RegionRef::new(sink.handle, sink.logical),
+            RegionRef::new(dst.handle, dst.logical + 8),
+            16,
+            8,
+        )
+        .unwrap();
+    // Atomics on node 1's word at logical +128.
+    c.fabric
+        .with(1, |s| s.write(APP + 128, &40u64.to_le_bytes()));
+    let word = RegionRef::new(dst.handle, dst.logical + 128);
+    c.d(0)
+        .fetch_add(
+            1,
+            RegionRef::new(sink.handle, sink.logical + 64),
+            word,
+            2,
+            9,
+        )
+        .unwrap();
+    c.d(0)
+        .compare_swap(
+            1,
+            RegionRef::new(sink.handle, sink.logical + 72),
+            word,
+            42,
+            1000,
+            10,
+        )
+        .unwrap();
+    c.settle();
+    assert_eq!(
+        c.fabric.with(0, |s| s.read(APP + 0x1000, 16)),
+        (0u8..16).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        c.fabric.with(0, |s| s.read(APP + 0x1040, 8)),
+        40u64.to_le_bytes()
+    );
+    assert_eq!(
+        c.fabric.with(0, |s| s.read(APP + 0x1048, 8)),
+        42u64.to_le_bytes()
+    );
+    assert_eq!(
+        c.fabric.with(1, |s| s.read(APP + 128, 8)),
+        1000u64.to_le_bytes()
+    );
+    let ids: Vec<u64> = c
+        .take(0)
+        .iter()
+        .map(|x| match x {
+            Completion::Send {
+                wr_id,
+                status: CompletionStatus::Success,
+                ..
+            } => *wr_id,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(ids, vec![8, 9, 10]);
+    // SEND / RECEIVE: a message that arrives before the buffer is held, then delivered.
+    c.fabric.with(0, |s| s.write(APP, b"hello, node 1!\0\0"));
+    c.d(0)
+        .post_send(
+            1,
+            RegionRef::new(src.handle, src.logical),
+            14,
+            Some(0x55),
+            11,
+        )
+        .unwrap();
+    c.settle();
+    assert!(c.take(1).is_empty(), "no application buffer posted yet");
+    let inbox = c
+        .d(1)
+        .register(0x50_0000, APP + 0x2000, 64, Protection::WriteOnly)
+        .unwrap();
+    c.d(1)
+        .post_receive(0, RegionRef::new(inbox.handle, inbox.logical), 64, 12)
+        .unwrap();
+    c.settle();
+    assert_eq!(
+        c.take(1),
+        vec![Completion::Receive {
+            wr_id: 12,
+            node: 0,
+            opcode: WqeOpcode::SendImmediate,
+            byte_count: 14,
+            immediate: Some(0x55),
+            status: CompletionStatus::Success
+        }]
+    );
+    assert_eq!(
+        c.fabric.with(1, |s| s.read(APP + 0x2000, 14)),
+        b"hello, node 1!"
+    );
+    // A message longer than the posted buffer: truncated, reported.
+    c.d(1)
+        .post_receive(0, RegionRef::new(inbox.handle, inbox.logical), 4, 13)
+        .unwrap();
+    c.d(0)
+        .post_send(1, RegionRef::new(src.handle, src.logical), 14, None, 14)
+        .unwrap();
+    c.settle();
+    assert!(matches!(
+        c.take(1).as_slice(),
+        [Completion::Receive {
+            wr_id: 13,
+            status: CompletionStatus::LocalLengthError,
+            byte_count: 14,
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn bad_arguments_are_refused_and_send_nothing() {
+    let mut c = joined_cluster(3);
+    let src = c
+        .d(0)
+        .register(0x10_0000, APP, 256, Protection::ReadOnly)
+        .unwrap();
+    let odd = c
+        .d(0)
+        .register(0x11_0000, APP + 4, 64, Protection::ReadWrite)
+        .unwrap();
+    let dst = c
+        .d(1)
+        .register(0x20_0000, APP, 256, Protection::WriteOnly)
+        .unwrap();
+    c.settle();
+    let before = c.fabric.with(0, |s| s.csr_writes.len());
+    let l = RegionRef::new(src.handle, src.logical);
+    let r = RegionRef::new(dst.handle, dst.logical);
+    let d = c.d(0);
+    assert_eq!(
+        d.rdma_write(0, l, r, 8, None, 1),
+        Err(VerbsError::InvalidNode { node: 0 })
+    );
+    assert_eq!(
+        d.rdma_write(3, l, r, 8, None, 1),
+        Err(VerbsError::InvalidNode { node: 3 })
+    );
+    assert_eq!(
+        d.rdma_write(1, l, r, 65537, None, 1),
+        Err(VerbsError::TooLong {
+            length: 65537,
+            max: 65536
+        })
+    );
+    assert_eq!(
+        d.rdma_write(1, l, RegionRef::new(999, 0), 8, None, 1),
+        Err(VerbsError::Protection(
+            ProtectionError::UnknownRemoteHandle {
+                node: 1,
+                handle: 999
+            }
+        ))
+    );
+    assert_eq!(
+        d.rdma_write(2, l, r, 8, None, 1),
+        Err(VerbsError::Protection(
+            ProtectionError::UnknownRemoteHandle {
+                node: 2,
+                handle: dst.handle
+            }
+        ))
+    );
+    assert!(matches!(
+        d.rdma_write(
+            1,
+            l,
+            RegionRef::new(dst.handle, dst.logical + 250),
+            8,
+            None,
+            1
+        ),
+        Err(VerbsError::Protection(ProtectionError::OutOfBounds {
+            side: Side::Remote,
+            ..
+        }))
+    ));
+    assert!(matches!(
+        d.rdma_read(1, l, r, 8, 1),
+        Err(VerbsError::Protection(ProtectionError::MissingRight {
+            side: Side::Local,
+            needed: Access::Write,
+            ..
+        }))
+    ));
+    assert!(matches!(
+        d.fetch_add(1, RegionRef::new(odd.handle, odd.logical + 4), r, 1, 1),
+        Err(VerbsError::Protection(ProtectionError::MissingRight {
+            side: Side::Remote,
+            ..
+        }))
+    ));
+    assert_eq!(
+        d.rdma_write(1, RegionRef::new(odd.handle, odd.logical), r, 8, None, 1),
+        Err(VerbsError::Misaligned {
+            side: Side::Local,
+            physical: APP + 4
+        })
+    );
+    assert_eq!(
+        d.post_send(1, RegionRef::new(odd.handle, odd.logical), 8, None, 1),
+        Err(VerbsError::Misaligned {
+            side: Side::Local,
+            physical: APP + 4
+        })
+    );
+    assert_eq!(
+        d.post_send(1, l, 8, Some(CONTROL_IMMEDIATE), 1),
+        Err(VerbsError::ReservedImmediate)
+    );
+    assert_eq!(
+        d.post_send(1, l, 1025, None, 1),
+        Err(VerbsError::TooLong {
+            length: 1025,
+            max: 1024
+        })
+    );
+    assert!(matches!(
+        d.post_receive(1, l, 8, 1),
+        Err(VerbsError::Protection(ProtectionError::MissingRight {
+            needed: Access::Write,
+            ..
+        }))
+    ));
+    assert!(matches!(d.deregister(12345), Err(VerbsError::Tpt(_))));
+    assert!(matches!(
+        d.register(0, APP, 0, Protection::ReadOnly),
+        Err(VerbsError::Tpt(_))
+    ));
+    assert_eq!(
+        c.fabric.with(0, |s| s.csr_writes.len()),
+        before,
+        "a refused verb wrote nothing"
+    );
+    // Ring full: the NIC holds its queue; eight work requests fit, the ninth is refused.
+    c.fabric.with(0, |s| s.hold = true);
+    for i in 0..8 {
+        c.d(0).rdma_write(1, l, r, 8, None, i).unwrap();
+    }
+    assert_eq!(
+        c.d(0).rdma_write(1, l, r, 8, None, 8),
+        Err(VerbsError::RingFull { node: 1 })
+    );
+    assert_eq!(c.d(0).outstanding(1), 8);
+    c.fabric.with(0, |s| s.hold = false);
+    c.settle();
+    assert_eq!(c.take(0).len(), 8);
+    assert_eq!(c.d(0).outstanding(1), 0);
+}
+
+#[test]
+fn a_hardware_nack_bars_the_node_until_it_rejoins() {
+    let mut c = joined_cluster(3);
+    let src = c
+        .d(0)
+        .register(0x10_0000, APP, 256, Protection::ReadOnly)
+        .unwrap();
+    let old = c
+        .d(2)
+        .register(0x20_0000, APP, 256, Protection::WriteOnly)
+        .unwrap();
+    c.settle();
+    let l = RegionRef::new(src.handle, src.logical);
+    c.fabric.power(2, false);
+    c.drivers[2] = None;
+    c.d(0)
+        .rdma_write(2, l, RegionRef::new(old.handle, old.logical), 8, None, 1)
+        .unwrap();
+    c.settle();
+    assert!(matches!(
+        c.take(0).as_slice(),
+        [Completion::Send {
+            wr_id: 1,
+            status: CompletionStatus::Remote(Syndrome::PortDown),
+            ..
+        }]
+    ));
+    assert!(c.d(0).is_barred(2));
+    assert_eq!(
+        c.d(0)
+            .rdma_write(2, l, RegionRef::new(old.handle, old.logical), 8, None, 2),
+        Err(VerbsError::NodeBarred { node: 2 })
+    );
+    assert_eq!(
+        c.d(0).tpt().remote_entries(2).unwrap().count(),
+        0,
+        "node 2's part cleared"
+    );
+    // Node 2 boots again with new memory: admitted again, its new regions known, the old
+    // handle is not.
+    c.fabric.power(2, true);
+    c.boot(2, 99);
+    let new = c
+        .d(2)
+        .register(0x20_0000, APP + 0x800, 256, Protection::WriteOnly)
+        .unwrap();
+    c.settle();
+    assert!(c.d(2).is_joined() && !c.d(0).is_barred(2));
+    assert_eq!(c.d(0).tpt().remote(2, new.handle), Ok(&new));
+    assert!(c.d(0).tpt().remote(2, old.handle).is_err());
+    c.d(0)
+        .rdma_write(2, l, RegionRef::new(new.handle, new.logical), 8, None, 3)
+        .unwrap();
+    c.settle();
+    assert!(matches!(
+        c.take(0).as_slice(),
+        [Completion::Send {
+            wr_id: 3,
+            status: CompletionStatus::Success,
+            ..
+        }]
+    ));
+}
+
+#[test]
+fn the_fence_holds_the_ack_until_earlier_writes_complete() {
+    let mut c = joined_cluster(3);
+    let src = c
+        .d(0)
+        .register(0x10_0000, APP, 256, Protection::ReadOnly)
+        .unwrap();
+    let dst = c
+        .d(1)
+        .register(0x20_0000, APP, 256, Protection::WriteOnly)
+        .unwrap();
+    c.settle();
+    c.fabric.with(0, |s| {
+        s.write(APP, &[0xEE; 8]);
+        s.hold = true;
+    });
+    c.d(0)
+        .rdma_write(
+            1,
+            RegionRef::new(src.handle, src.logical),
+            RegionRef::new(dst.handle, dst.logical),
+            8,
+            None,
+            5,
+        )
+        .unwrap();
+    // Node 1 reboots while node 0's write is still in flight.
+    c.fabric.power(1, true);
+    c.boot(1, 77);
+    for _ in 0..5 {
+        c.fabric.step();
+        let now = c.now;
+        c.d(0).poll(now).unwrap();
+        c.d(1).poll(now).unwrap();
+    }
+    // Node 0 got BOOTING: it bars node 1 and fences; no ACK while the write is outstanding.
+    assert!(c.d(0).is_barred(1));
+    assert_eq!(c.d(0).outstanding(1), 1);
+    let q1 = c.fabric.with(0, |s| s.qps[1].clone());
+    assert_eq!(
+        q1.sq_pi.wrapping_sub(q1.sq_ci),
+        1,
+        "only the write is queued: no ACK yet"
+    );
+    assert!(!c.d(1).is_joined());
+    // The NIC goes on: the stale write reaches node 1's new boot, RDMA disabled: NACKed,
+    // nothing written. Then the fence drains, the ACK goes out, node 1 joins.
+    c.fabric.with(0, |s| s.hold = false);
+    c.settle();
+    assert!(matches!(
+        c.take(0).as_slice(),
+        [Completion::Send {
+            wr_id: 5,
+            status: CompletionStatus::Remote(Syndrome::RdmaDisabled),
+            ..
+        }]
+    ));
+    assert_eq!(c.fabric.with(1, |s| s.read(APP, 8)), [0u8; 8]);
+    assert!(c.d(1).is_joined() && !c.d(0).is_barred(1) && !c.d(1).is_barred(0));
+}
+
+/// A lone fake NIC: the test writes completion entries and messages by hand.
+fn lone(node_count: usize) -> Driver<LoneNic> {
+    let mut d = Driver::new(LoneNic(NicState::new(0, 8)), config(0, node_count, 5)).unwrap();
+    d.boot(0).unwrap();
+    d
+}
+
+/// The receive queue entry the driver posted at index `i` of queue pair `q`.
+fn rqe(d: &mut Driver<LoneNic>, q: usize, i: u32) -> Rqe {
+    let s = &d.nic().0;
+    let base = s.qps[q].rq_base;
+    Rqe::from_words(&s.words::<4>(base + (i % 8) * 32))
+}
+
+fn deliver_control(d: &mut Driver<LoneNic>, q: usize, index: u32, bytes: &[u8]) {
+    let r = rqe(d, q, index);
+    let s = &mut d.nic().0;
+    s.write(r.buffer_addr, bytes);
+    assert!(s.push_cqe(Cqe {
+        opcode: WqeOpcode::SendImmediate as u8,
+        status: 0,
+        qp: q as u8,
+        is_receive: true,
+        has_immediate: true,
+        byte_count: bytes.len() as u32,
+        wqe_index: index,
+        src_node: q as u16,
+        src_qp: 0,
+        wr_id: r.wr_id,
+        immediate: CONTROL_IMMEDIATE,
+        sequence: 0,
+    }));
+}
+
+#[test]
+fn hand_written_completions_drive_the_protocol() {
+    let mut d = lone(2);
+    // A garbled control message is counted and its buffer posted again.
+    deliver_control(&mut d, 1, 0, &[0xA1, 0x99]);
+    assert!(d.poll(1).unwrap().is_empty());
+    assert_eq!(d.stats().control_malformed, 1);
+    assert_eq!(d.nic().0.writes_to(csr::qp(1, csr::QP_RQ_PI)), vec![8, 9]);
+    assert_eq!(d.nic().0.writes_to(csr::CQ_CI), vec![1]);
+    // Node 1's ACK for this boot: joined.
+    deliver_control(
+        &mut d,
+        1,
+        1,
+        &ControlMessage::Ack {
+            incarnation: 5,
+            joined: true,
+        }
+        .encode(),
+    );
+    d.poll(2).unwrap();
+    assert!(d.is_joined() && !d.is_barred(1));
+    let s = &d.nic().0;
+    assert_eq!(s.enable(), csr::ENABLE_SEND_RECV | csr::ENABLE_RDMA);
+    let start = s.qps[1].sq_ci;
+    let ready = s.wqe(1, start + 1);
+    assert_eq!(
+        ControlMessage::decode(&s.read(ready.local_addr, ready.length as usize)),
+        Ok(ControlMessage::RdmaReady { incarnation: 5 })
+    );
+    // The BOOTING's send completion: mapped to the control record, no application completion.
+    let booting = s.wqe(1, start);
+    let cqe = Cqe {
+        opcode: booting.opcode,
+        qp: 1,
+        byte_count: booting.length,
+        wqe_index: start,
+        src_node: 1,
+        wr_id: booting.wr_id,
+        ..Cqe::default()
+    };
+    assert!(d.nic().0.push_cqe(cqe));
+    assert!(d.poll(3).unwrap().is_empty());
+    assert_eq!(d.outstanding(1), 1, "RDMA_READY still outstanding");
+    // A completion out of order, and one for a queue pair not in use: typed errors.
+    let mut bad = cqe;
+    bad.wqe_index = start + 5;
+    assert!(d.nic().0.push_cqe(bad));
+    assert_eq!(
+        d.poll(4),
+        Err(DriverError::CompletionOutOfOrder {
+            qp: 1,
+            expected: (start + 1) & 0xFF_FFFF,
+            got: start + 5
+        })
+    );
+    let mut d = lone(2);
+    assert!(d.nic().0.push_cqe(Cqe {
+        qp: 0,
+        ..Cqe::default()
+    }));
+    assert_eq!(d.poll(1), Err(DriverError::UnknownQueuePair { qp: 0 }));
+}
+
+#[test]
+fn configuration_and_nic_are_checked() {
+    let nic = || LoneNic(NicState::new(0, 8));
+    let mut c = config(0, 9, 0);
+    assert!(matches!(
+        Driver::new(nic(), c.clone()),
+        Err(DriverError::BadConfig(_))
+    ));
+    c.node_count = 3;
+    c.arena_len = 4096;
+    assert!(matches!(
+        Driver::new(nic(), c.clone()),
+        Err(DriverError::ArenaTooSmall { .. })
+    ));
+    c.arena_len = ARENA_LEN;
+    c.recv_buffer_bytes = 1000;
+    assert!(matches!(
+        Driver::new(nic(), c.clone()),
+        Err(DriverError::BadConfig(_))
+    ));
+    c.recv_buffer_bytes = 1024;
+    assert!(matches!(
+        Driver::new(LoneNic(NicState::new(0, 2)), c.clone()),
+        Err(DriverError::TooFewQueuePairs { needed: 3, have: 2 })
+    ));
+    let mut with_tpt = NicState::new(0, 8);
+    with_tpt.tpt_log2 = 8;
+    assert!(matches!(
+        Driver::new(LoneNic(with_tpt), c.clone()),
+        Err(DriverError::HardwareTptPresent { entries: 256 })
+    ));
+    // The access trait is object safe: a driver over a boxed trait object.
+    let boxed: Box<dyn nic_driver::NicAccess> = Box::new(nic());
+    let mut dynamic = Driver::new(boxed, c.clone()).unwrap();
+    dynamic.boot(0).unwrap();
+    let mut d = Driver::new(nic(), c).unwrap();
+    let l = RegionRef::new(0, 0);
+    assert_eq!(
+        d.rdma_write(1, l, l, 8, None, 0),
+        Err(VerbsError::NotBooted)
+    );
+    d.boot(0).unwrap();
+    assert_eq!(d.boot(0), Err(DriverError::AlreadyBooted));
+}
+
+/// Drivers on a fabric of fakes, with random reboots (between a post and its execution
+/// too), registrations, deregistrations and writes: no write issued against an earlier
+/// boot of its target succeeds, and at the end every node has joined, admits every other
+/// and holds exact copies of their TPT parts.
+#[test]
+fn drivers_converge_after_random_reboots() {
+    use rand::{Rng, SeedableRng};
+    let (mut succeeded, mut refused_by_target) = (0, 0);
+    for seed in 0..12u64 {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let n = 4;
+        let mut c = Cluster::new(n);
+        let mut epoch = vec![1u32; n];
+        for i in 0..n {
+            c.boot(i, (seed as u32) << 8 | i as u32);
+        }
+        // wr_id -> (target, target's epoch when issued)
+        let mut issued: std::collections::HashMap<u64, (usize, u32)> = Default::default();
+        let mut next_wr = 0u64;
+        for round in 0..60 {
+            let node = rng.gen_range(0..n);
+            match rng.gen_range(0..10) {
+                0 if round < 45 => {
+                    c.fabric.power(node, true);
+                    epoch[node] += 1;
+                    let inc = rng.gen();
+                    c.boot(node, inc);
+                }
+                1..=3 => {
+                    let k = c.d(node).tpt().local_len() as u32;
+                    let phys = APP + 0x1000 * (k % 64);
+                    c.d(node)
+                        .register(0x100_0000 + phys as u64, phys, 512, Protection::ReadWrite)
+                        .unwrap();
+                }
+                4 => {
+                    let h = c.d(node).tpt().local_entries().nth(1).map(|e| e.handle);
+                    if let Some(h) = h {
+                        c.d(node).deregister(h).unwrap();
+                    }
+                }
+                _ => {
+                    let x = (node + rng.gen_range(1..n)) % n;
+                    let d = c.d(node);
+                    let local = d.tpt().local_entries().next().copied();
+                    let remote = d.tpt().remote_entries(x as NodeId).unwrap().next().copied();
+                    if let (Some(l), Some(r)) = (local, remote) {
+                        let wr = next_wr;
+                        next_wr += 1;
+                        let res = d.rdma_write(
+                            x as NodeId,
+                            RegionRef::new(l.handle, l.logical),
+                            RegionRef::new(r.handle, r.logical),
+                            64,
+                            None,
+                            wr,
+                        );
+                        match res {
+                            Ok(()) => {
+                                issued.insert(wr, (x, epoch[x]));
+                            }
+                            Err(VerbsError::NodeBarred { .. } | VerbsError::RingFull { .. }) => {}
+                            Err(e) => panic!("seed {seed}: {e}"),
+                        }
+                    }
+                }
+            }
+            // Sometimes let the fabric run only partly: posts stay in flight across reboots.
+            if rng.gen_bool(0.7) {
+                c.fabric.step();
+            }
+            for i in 0..n {
+                let now = c.now;
+                let done = c.d(i).poll(now).unwrap();
+                for comp in done {
+                    match comp {
+                        Completion::Send {
+                            wr_id,
+                            status: CompletionStatus::Success,
+                            ..
+                        } => {
+                            succeeded += 1;
+                            let (x, e) = issued[&wr_id];
+                            assert_eq!(e, epoch[x], "seed {seed}: write {wr_id} issued against an earlier boot of node {x} succeeded");
+                        }
+                        Completion::Send {
+                            status: CompletionStatus::Remote(Syndrome::RdmaDisabled),
+                            ..
+                        } => refused_by_target += 1,
+                        _ => {}
+                    }
+                }
+            }
+            c.now += 10;
+        }
+        c.settle();
+        for p in 0..n {
+            assert!(c.d(p).is_joined(), "seed {seed}: node {p} joined");
+            for x in 0..n {
+                if p == x {
+                    continue;
+                }
+                assert!(!c.d(p).is_barred(x as NodeId), "seed {seed}: {p} bars {x}");
+                let copy: Vec<TptEntry> = c
+                    .d(p)
+                    .tpt()
+                    .remote_entries(x as NodeId)
+                    .unwrap()
+                    .copied()
+                    .collect();
+                let truth: Vec<TptEntry> = c.d(x).tpt().local_entries().copied().collect();
+                assert_eq!(copy, truth, "seed {seed}: node {p}'s copy of node {x}");
+            }
+        }
+        for i in 0..n {
+            for comp in c.take(i) {
+                if let Completion::Send {
+                    wr_id,
+                    status: CompletionStatus::Success,
+                    ..
+                } = comp
+                {
+                    let (x, e) = issued[&wr_id];
+                    assert_eq!(e, epoch[x], "seed {seed}: stale write {wr_id} succeeded");
+                }
+            }
+        }
+    }
+    assert!(succeeded > 50, "only {succeeded} writes succeeded");
+    assert!(
+        refused_by_target > 0,
+        "no write ever reached a rebooted node"
+    );
+}
