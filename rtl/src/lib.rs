@@ -23,3 +23,5 @@ pub mod cell_reassembler;
 pub use cell_reassembler::CellReassembler;
 pub mod cell_datapath;
 pub use cell_datapath::CellDatapath;
+pub mod send_queue_engine;
+pub use send_queue_engine::SendQueueEngine;
