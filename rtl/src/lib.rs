@@ -39,3 +39,5 @@ pub mod nic_csr;
 pub use nic_csr::NicCsr;
 pub mod tpt;
 pub use tpt::Tpt;
+pub mod send_queue_engine;
+pub use send_queue_engine::SendQueueEngine;
