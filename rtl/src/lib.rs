@@ -23,3 +23,5 @@ pub mod cell_reassembler;
 pub use cell_reassembler::CellReassembler;
 pub mod cell_datapath;
 pub use cell_datapath::CellDatapath;
+pub mod nack_generator;
+pub use nack_generator::NackGenerator;
