@@ -25,3 +25,5 @@ pub mod cell_datapath;
 pub use cell_datapath::CellDatapath;
 pub mod nack_generator;
 pub use nack_generator::NackGenerator;
+pub mod receive_queue_engine;
+pub use receive_queue_engine::ReceiveQueueEngine;
