@@ -27,3 +27,4 @@ pub mod nack_generator;
 pub use nack_generator::NackGenerator;
 pub mod receive_queue_engine;
 pub use receive_queue_engine::ReceiveQueueEngine;
+pub mod receive_queue_model;

@@ -874,7 +874,8 @@ impl Logic for ReceiveQueueEngine {
             & (self.range_end.val() <= self.range_limit.val());
 
         // ---- Decision ----
-        self.qp_ok.next = self.qp_exists.q.val() & self.qp_enabled.q.val() & self.source_match.q.val();
+        self.qp_ok.next =
+            self.qp_exists.q.val() & self.qp_enabled.q.val() & self.source_match.q.val();
         self.nack.opcode.next = self.s_rx_opcode.val();
         self.nack.qp_exists.next = self.qp_exists.q.val();
         self.nack.qp_enabled.next = self.qp_enabled.q.val();
@@ -1000,26 +1001,38 @@ impl Logic for ReceiveQueueEngine {
             ResponderState::Lookup => {
                 self.node_ok.d.next = self.lk_node_ok.val();
                 self.qp_exists.d.next = self.lk_exists.val();
-                self.qp_enabled.d.next =
-                    self.enable_bits.q.val().get_bit(self.ctx_qp.q.val().index());
+                self.qp_enabled.d.next = self
+                    .enable_bits
+                    .q
+                    .val()
+                    .get_bit(self.ctx_qp.q.val().index());
                 self.source_match.d.next = self.lk_source_match.val();
                 self.expected_reg.d.next = self.lk_expected.val();
                 self.rq_ci_reg.d.next = self.lk_rq_ci.val();
                 self.rq_empty.d.next = self.rq_pi_ram.read_data.val() == self.lk_rq_ci.val();
                 self.rqe_addr.d.next = self.lk_rqe_addr.val();
-                self.synced_reg.d.next =
-                    self.synced_bits.q.val().get_bit(self.ctx_qp.q.val().index());
+                self.synced_reg.d.next = self
+                    .synced_bits
+                    .q
+                    .val()
+                    .get_bit(self.ctx_qp.q.val().index());
                 self.nak_reg.d.next = self.nak_bits.q.val().get_bit(self.ctx_qp.q.val().index());
-                self.atomic_match.d.next =
-                    self.atomic_bits.q.val().get_bit(self.ctx_qp.q.val().index())
-                        & (self.atomic_psn_ram.read_data.val() == self.s_rx_psn.val());
+                self.atomic_match.d.next = self
+                    .atomic_bits
+                    .q
+                    .val()
+                    .get_bit(self.ctx_qp.q.val().index())
+                    & (self.atomic_psn_ram.read_data.val() == self.s_rx_psn.val());
                 self.value_reg.d.next = self.atomic_value_ram.read_data.val();
-                self.expect_match.d.next =
-                    self.expect_bits.q.val().get_bit(self.ctx_qp.q.val().index())
-                        & (self.lk_exp_psn.val() == self.s_rx_psn.val())
-                        & (self.expect_psn_ram.read_data.val().get_bit(24)
-                            == (self.s_rx_opcode.val() == 0x21))
-                        & (self.lk_exp_addr.val().get_bits::<3>(0) == 0);
+                self.expect_match.d.next = self
+                    .expect_bits
+                    .q
+                    .val()
+                    .get_bit(self.ctx_qp.q.val().index())
+                    & (self.lk_exp_psn.val() == self.s_rx_psn.val())
+                    & (self.expect_psn_ram.read_data.val().get_bit(24)
+                        == (self.s_rx_opcode.val() == 0x21))
+                    & (self.lk_exp_addr.val().get_bits::<3>(0) == 0);
                 if self.rx_is_response.val() {
                     self.ctx_base.d.next = self.lk_exp_addr.val();
                     self.ctx_limit.d.next = self.lk_exp_length.val();
@@ -1042,9 +1055,17 @@ impl Logic for ReceiveQueueEngine {
                 self.state.d.next = ResponderState::Stream;
                 if self.lk_node_ok.val()
                     & self.lk_exists.val()
-                    & self.enable_bits.q.val().get_bit(self.ctx_qp.q.val().index())
+                    & self
+                        .enable_bits
+                        .q
+                        .val()
+                        .get_bit(self.ctx_qp.q.val().index())
                     & self.lk_source_match.val()
-                    & self.synced_bits.q.val().get_bit(self.ctx_qp.q.val().index())
+                    & self
+                        .synced_bits
+                        .q
+                        .val()
+                        .get_bit(self.ctx_qp.q.val().index())
                     & !self.nak_bits.q.val().get_bit(self.ctx_qp.q.val().index())
                     & self.rx_is_request.val()
                     & !self.slot_busy.val().get_bit(self.ctx_qp.q.val().index())
@@ -1127,8 +1148,7 @@ impl Logic for ReceiveQueueEngine {
                         self.mode.d.next = MessageMode::ExecWrite;
                     }
                     if self.nack.in_sequence.val()
-                        & ((self.nack.action.val() == 3)
-                            | (self.nack.action.val() == 0))
+                        & ((self.nack.action.val() == 3) | (self.nack.action.val() == 0))
                     {
                         // Resync, and the PSN a NACK or a READ consumes now.
                         self.resp_we.next = true;
@@ -1199,8 +1219,7 @@ impl Logic for ReceiveQueueEngine {
                     self.state.d.next = ResponderState::Stream;
                     if self.in_end.q.val() {
                         self.state.d.next = ResponderState::Idle;
-                        if (self.mode.q.val() == MessageMode::ExecWrite) & self.hdr_consumes.val()
-                        {
+                        if (self.mode.q.val() == MessageMode::ExecWrite) & self.hdr_consumes.val() {
                             self.state.d.next = ResponderState::Complete;
                         }
                     }
@@ -1346,14 +1365,17 @@ impl Logic for ReceiveQueueEngine {
         if self.csr_reset.val() & (self.s_csr_qp.val() == self.ctx_qp.q.val()) {
             self.abort.d.next = true;
         }
-        self.csr_synced.next = self.synced_bits.q.val().get_bit(self.csr_rd_qp.q.val().index());
+        self.csr_synced.next = self
+            .synced_bits
+            .q
+            .val()
+            .get_bit(self.csr_rd_qp.q.val().index());
         self.csr_status.next =
             bit_cast::<64, 24>(self.resp_ram.read_data.val().get_bits::<24>(24)) << 24;
         if self.csr_synced.val() {
-            self.csr_status.next = (bit_cast::<64, 24>(
-                self.resp_ram.read_data.val().get_bits::<24>(24),
-            ) << 24)
-                | (bits::<64>(1) << 48);
+            self.csr_status.next =
+                (bit_cast::<64, 24>(self.resp_ram.read_data.val().get_bits::<24>(24)) << 24)
+                    | (bits::<64>(1) << 48);
         }
         self.m_csr_rdata_valid.next = self.csr_rd_pending.q.val();
         self.m_csr_rdata.next = 0.into();
@@ -1491,14 +1513,14 @@ impl Logic for ReceiveQueueEngine {
         if self.atomic_we.val() {
             self.atomic_set_mask.next = self.ctx_mask.val();
         }
-        self.enable_bits.d.next = (self.enable_bits.q.val() & !self.enable_clear_mask.val())
-            | self.enable_set_mask.val();
+        self.enable_bits.d.next =
+            (self.enable_bits.q.val() & !self.enable_clear_mask.val()) | self.enable_set_mask.val();
         self.synced_bits.d.next =
             (self.synced_bits.q.val() & !self.reset_mask.val()) | self.synced_set_mask.val();
         self.nak_bits.d.next =
             (self.nak_bits.q.val() & !self.nak_clear_mask.val()) | self.nak_set_mask.val();
-        self.expect_bits.d.next = (self.expect_bits.q.val() & !self.expect_clear_mask.val())
-            | self.expect_set_mask.val();
+        self.expect_bits.d.next =
+            (self.expect_bits.q.val() & !self.expect_clear_mask.val()) | self.expect_set_mask.val();
         self.atomic_bits.d.next =
             (self.atomic_bits.q.val() & !self.reset_mask.val()) | self.atomic_set_mask.val();
 
@@ -1646,6 +1668,900 @@ impl ClockedBlock for ReceiveQueueEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cell_faults::corrupt_stream;
+    use crate::cell_format::{encode_message, flag, opcode, CellOutcome, Message, ReassemblyModel};
+    use crate::receive_queue_model::*;
+    use crate::sim::{settle, tick};
+    use nic_abi::{Syndrome, PSN_MASK};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use std::collections::{HashMap, VecDeque};
+
+    const NODE: u16 = 5;
+    const REMOTE_NODE: u16 = 9;
+    /// Host memory map of the tests.
+    const RQ_RINGS: u32 = 0x0001_0000;
+    const RDMA_AREA: u32 = 0x0010_0000;
+    const RECV_AREA: u32 = 0x0020_0000;
+    const RESPONSE_AREA: u32 = 0x0030_0000;
+
+    /// The TPT of the tests: key 0xEE is refused, key 0xA5 translates to a misaligned
+    /// address, anything else maps `vaddr` to `vaddr + (index & 0xF) * 0x1000` in the
+    /// low 32 bits (refused beyond 2^32).
+    fn test_tpt(l: &TptLookup) -> Option<u32> {
+        let key = l.stag & 0xFF;
+        if key == 0xEE || l.vaddr + l.length as u64 > 1 << 32 {
+            return None;
+        }
+        let p = (l.vaddr as u32).wrapping_add((l.stag >> 8 & 0xF) * 0x1000);
+        Some(if key == 0xA5 { p | 4 } else { p })
+    }
+
+    #[derive(Clone, Copy, Debug)]
+    struct CsrOp {
+        write: bool,
+        qp: usize,
+        reg: u8,
+        data: u64,
+    }
+
+    /// Drives a `ReceiveQueueEngine` cycle by cycle: received cells in, a host memory
+    /// behind the DMA ports, a TPT, CSR and expect ports, random ready on every output.
+    struct Bench {
+        uut: ReceiveQueueEngine,
+        rng: ChaCha8Rng,
+        /// Random valid gaps and back-pressure on every handshake.
+        pressure: bool,
+        mem: HashMap<u32, u64>,
+        outcomes: Vec<CellOutcome>,
+        /// (outcome index, data, bytes, last)
+        beats: VecDeque<(usize, u64, u8, bool)>,
+        rx_presenting: bool,
+        csr_ops: VecDeque<CsrOp>,
+        csr_expected: VecDeque<(CsrOp, u64)>,
+        csr_results: Vec<(CsrOp, u64, u64)>,
+        expects: VecDeque<(usize, Expectation)>,
+        reads: VecDeque<(u64, Vec<u64>)>,
+        read_beats: VecDeque<(u64, bool)>,
+        rd_presenting: bool,
+        tpt: Option<TptFunction>,
+        tpt_answers: VecDeque<(u64, bool, u32)>,
+        slow_tpt: bool,
+        cycle: u64,
+        writes: Vec<DmaWrite>,
+        write_cycles: Vec<u64>,
+        owed: Vec<Owed>,
+        acks: Vec<AckEvent>,
+        completions: Vec<Completion>,
+        lookups: Vec<TptLookup>,
+        /// Clocks where a beat was presented and not taken.
+        rx_stalls: u64,
+    }
+
+    impl Bench {
+        fn new(queue_pairs: usize, tpt: Option<TptFunction>, seed: u64, pressure: bool) -> Self {
+            let mut uut = ReceiveQueueEngine::new(queue_pairs, tpt.is_some());
+            uut.connect_all();
+            let mut b = Bench {
+                uut,
+                rng: ChaCha8Rng::seed_from_u64(seed),
+                pressure,
+                mem: HashMap::new(),
+                outcomes: vec![],
+                beats: VecDeque::new(),
+                rx_presenting: false,
+                csr_ops: VecDeque::new(),
+                csr_expected: VecDeque::new(),
+                csr_results: vec![],
+                expects: VecDeque::new(),
+                reads: VecDeque::new(),
+                read_beats: VecDeque::new(),
+                rd_presenting: false,
+                tpt,
+                tpt_answers: VecDeque::new(),
+                slow_tpt: false,
+                cycle: 0,
+                writes: vec![],
+                write_cycles: vec![],
+                owed: vec![],
+                acks: vec![],
+                completions: vec![],
+                lookups: vec![],
+                rx_stalls: 0,
+            };
+            b.uut.cfg_node_id.next = (NODE as u64).to_bits();
+            b.uut.cfg_enable_send_recv.next = true;
+            b.uut.cfg_enable_rdma.next = true;
+            b.uut.reset.next = true;
+            b.cycle();
+            b.uut.reset.next = false;
+            b.quiesce(200);
+            b
+        }
+
+        fn push_outcome(&mut self, o: &CellOutcome) {
+            let idx = self.outcomes.len();
+            self.outcomes.push(o.clone());
+            if o.payload.is_empty() {
+                self.beats.push_back((idx, 0, 0, true));
+            } else {
+                let n = o.payload.len().div_ceil(8);
+                for (k, chunk) in o.payload.chunks(8).enumerate() {
+                    let mut b = [0u8; 8];
+                    b[..chunk.len()].copy_from_slice(chunk);
+                    self.beats.push_back((
+                        idx,
+                        u64::from_le_bytes(b),
+                        chunk.len() as u8,
+                        k + 1 == n,
+                    ));
+                }
+            }
+        }
+
+        fn chance(&mut self, p: f64) -> bool {
+            !self.pressure || self.rng.gen_bool(p)
+        }
+
+        fn drive_rx(&mut self) {
+            if !self.rx_presenting && !self.beats.is_empty() && self.chance(0.8) {
+                self.rx_presenting = true;
+            }
+            let u = &mut self.uut;
+            u.s_rx_valid.next = self.rx_presenting;
+            if let Some(&(idx, data, bytes, last)) = self.beats.front() {
+                let o = &self.outcomes[idx];
+                let h = &o.header;
+                u.s_rx_data.next = data.to_bits();
+                u.s_rx_bytes.next = (bytes as u64).to_bits();
+                u.s_rx_last.next = last;
+                u.s_rx_status.next = (o.status as u64).to_bits();
+                u.s_rx_opcode.next = (h.opcode as u64).to_bits();
+                u.s_rx_flags.next = (h.flags as u64).to_bits();
+                u.s_rx_cell_length.next = (h.cell_length as u64).to_bits();
+                u.s_rx_dest_node.next = (h.dest_node as u64).to_bits();
+                u.s_rx_src_node.next = (h.src_node as u64).to_bits();
+                u.s_rx_dest_qp.next = (h.dest_qp as u64).to_bits();
+                u.s_rx_src_qp.next = (h.src_qp as u64).to_bits();
+                u.s_rx_cell_seq.next = (h.cell_seq as u64).to_bits();
+                u.s_rx_psn.next = ((h.psn & PSN_MASK) as u64).to_bits();
+                u.s_rx_msg_length.next = (h.message_length as u64).to_bits();
+                u.s_rx_vaddr.next = o.reth.vaddr.to_bits();
+                u.s_rx_stag.next = (o.reth.stag as u64).to_bits();
+                u.s_rx_dma_length.next = (o.reth.dma_length as u64).to_bits();
+                u.s_rx_offset.next = (o.offset as u64).to_bits();
+                u.s_rx_immediate.next = (o.immediate as u64).to_bits();
+            }
+        }
+
+        /// One clock: drive inputs, settle, record handshakes, clock edge.
+        fn cycle(&mut self) {
+            self.drive_rx();
+            let wr_ready = self.chance(0.7);
+            let owe_ready = self.chance(0.6);
+            let ack_ready = self.chance(0.6);
+            let cpl_ready = self.chance(0.5);
+            let rq_req_ready = self.chance(0.5);
+            let tpt_req_ready = self.chance(0.5);
+            let csr_offer = !self.csr_ops.is_empty() && self.chance(0.7);
+            let expect_offer = !self.expects.is_empty() && self.chance(0.7);
+            if !self.rd_presenting && !self.read_beats.is_empty() && self.chance(0.7) {
+                self.rd_presenting = true;
+            }
+            let read_due = self.reads.front().is_some_and(|r| r.0 <= self.cycle);
+            if read_due && self.read_beats.is_empty() && !self.rd_presenting {
+                let (_, words) = self.reads.pop_front().unwrap();
+                let n = words.len();
+                for (i, w) in words.into_iter().enumerate() {
+                    self.read_beats.push_back((w, i + 1 == n));
+                }
+            }
+            let tpt_due = self.tpt_answers.front().is_some_and(|a| a.0 <= self.cycle);
+            let u = &mut self.uut;
+            u.m_wr_ready.next = wr_ready;
+            u.m_owe_ready.next = owe_ready;
+            u.m_ack_ready.next = ack_ready;
+            u.m_cpl_ready.next = cpl_ready;
+            u.m_rqrd_req_ready.next = rq_req_ready;
+            u.m_tpt_req_ready.next = tpt_req_ready;
+            u.s_csr_valid.next = csr_offer;
+            if let Some(op) = self.csr_ops.front() {
+                u.s_csr_write.next = op.write;
+                u.s_csr_qp.next = (op.qp as u64 & 63).to_bits();
+                u.s_csr_reg.next = (op.reg as u64).to_bits();
+                u.s_csr_wdata.next = op.data.to_bits();
+            }
+            u.s_expect_valid.next = expect_offer;
+            if let Some((qp, e)) = self.expects.front() {
+                u.s_expect_qp.next = (*qp as u64).to_bits();
+                u.s_expect_psn.next = (e.psn as u64).to_bits();
+                u.s_expect_addr.next = (e.addr as u64).to_bits();
+                u.s_expect_length.next = (e.length as u64).to_bits();
+                u.s_expect_atomic.next = e.atomic;
+            }
+            u.s_rqrd_valid.next = self.rd_presenting;
+            if let Some(&(w, last)) = self.read_beats.front() {
+                u.s_rqrd_data.next = w.to_bits();
+                u.s_rqrd_last.next = last;
+            }
+            u.s_tpt_resp_valid.next = tpt_due;
+            if let Some(&(_, ok, paddr)) = self.tpt_answers.front() {
+                u.s_tpt_resp_ok.next = ok;
+                u.s_tpt_resp_paddr.next = (paddr as u64).to_bits();
+            }
+            settle(u);
+            // Handshakes.
+            if u.s_rx_valid.val() {
+                if u.s_rx_ready.val() {
+                    self.beats.pop_front();
+                    self.rx_presenting = false;
+                } else {
+                    self.rx_stalls += 1;
+                }
+            }
+            if u.m_wr_valid.val() && u.m_wr_ready.val() {
+                let w = DmaWrite::new(
+                    u.m_wr_addr.val().to_u32(),
+                    u.m_wr_data.val().to_u64(),
+                    u.m_wr_strobe.val().to_u64() as u8,
+                );
+                assert_eq!(w.addr % 8, 0, "misaligned write {w:?}");
+                assert_ne!(w.strobe, 0, "write without strobes");
+                let old = *self.mem.get(&w.addr).unwrap_or(&0);
+                let mask = strobe_mask(w.strobe);
+                self.mem.insert(w.addr, (old & !mask) | w.data);
+                self.writes.push(w);
+                self.write_cycles.push(self.cycle);
+            }
+            if u.m_owe_valid.val() && u.m_owe_ready.val() {
+                self.owed.push(
+                    Owed {
+                        qp: u.m_owe_qp.val().to_u64() as u8,
+                        kind: u.m_owe_kind.val().to_u64() as u8,
+                        psn: u.m_owe_psn.val().to_u32(),
+                        syndrome: u.m_owe_syndrome.val().to_u64() as u8,
+                        addr: u.m_owe_addr.val().to_u32(),
+                        length: u.m_owe_length.val().to_u32(),
+                        value: u.m_owe_value.val().to_u64(),
+                        dest_node: u.m_owe_dest_node.val().to_u64() as u16,
+                        dest_qp: u.m_owe_dest_qp.val().to_u64() as u16,
+                    }
+                    .normalised(),
+                );
+            }
+            if u.m_ack_valid.val() && u.m_ack_ready.val() {
+                self.acks.push(AckEvent {
+                    qp: u.m_ack_qp.val().to_u64() as u8,
+                    psn: u.m_ack_psn.val().to_u32(),
+                    syndrome: u.m_ack_syndrome.val().to_u64() as u8,
+                    response: u.m_ack_response.val(),
+                });
+            }
+            if u.m_cpl_valid.val() && u.m_cpl_ready.val() {
+                assert!(u.m_cpl_is_receive.val());
+                self.completions.push(Completion {
+                    opcode: u.m_cpl_opcode.val().to_u64() as u8,
+                    status: u.m_cpl_status.val().to_u64() as u8,
+                    qp: u.m_cpl_qp.val().to_u64() as u8,
+                    has_immediate: u.m_cpl_has_immediate.val(),
+                    byte_count: u.m_cpl_byte_count.val().to_u32(),
+                    wqe_index: u.m_cpl_wqe_index.val().to_u32(),
+                    src_node: u.m_cpl_src_node.val().to_u64() as u16,
+                    src_qp: u.m_cpl_src_qp.val().to_u64() as u16,
+                    wr_id: u.m_cpl_wr_id.val().to_u64(),
+                    immediate: u.m_cpl_immediate.val().to_u32(),
+                });
+            }
+            if u.m_rqrd_req_valid.val() && u.m_rqrd_req_ready.val() {
+                let addr = u.m_rqrd_req_addr.val().to_u32();
+                let words = u.m_rqrd_req_words.val().to_u64() as u32;
+                assert_eq!(addr % 8, 0, "misaligned read");
+                assert!(words >= 1);
+                let data = (0..words)
+                    .map(|i| *self.mem.get(&addr.wrapping_add(8 * i)).unwrap_or(&0))
+                    .collect();
+                let latency = if self.pressure {
+                    self.rng.gen_range(1..12)
+                } else {
+                    1
+                };
+                self.reads.push_back((self.cycle + latency, data));
+            }
+            if u.s_rqrd_valid.val() && u.s_rqrd_ready.val() {
+                self.read_beats.pop_front();
+                self.rd_presenting = false;
+            }
+            if tpt_due {
+                self.tpt_answers.pop_front();
+            }
+            if u.m_tpt_req_valid.val() && u.m_tpt_req_ready.val() {
+                let l = TptLookup {
+                    stag: u.m_tpt_req_stag.val().to_u32(),
+                    vaddr: u.m_tpt_req_vaddr.val().to_u64(),
+                    length: u.m_tpt_req_length.val().to_u32(),
+                    access: u.m_tpt_req_access.val().to_u64() as u8,
+                    invalidate: u.m_tpt_req_invalidate.val(),
+                    qp: u.m_tpt_req_qp.val().to_u64() as u8,
+                };
+                let tpt = self.tpt.expect("TPT lookup from an engine without a TPT");
+                let answer = tpt(&l);
+                let latency = if self.slow_tpt || (self.pressure && self.rng.gen_bool(0.05)) {
+                    self.rng.gen_range(100..400)
+                } else if self.pressure {
+                    self.rng.gen_range(1..20)
+                } else {
+                    1
+                };
+                self.tpt_answers.push_back((
+                    self.cycle + latency,
+                    answer.is_some(),
+                    answer.unwrap_or(0xDEAD_BEE8),
+                ));
+                self.lookups.push(l);
+            }
+            if u.s_csr_valid.val() && u.s_csr_ready.val() {
+                let op = self.csr_ops.pop_front().unwrap();
+                if !op.write {
+                    self.csr_expected.push_back((op, op.data));
+                }
+            }
+            if u.m_csr_rdata_valid.val() {
+                let (op, want) = self
+                    .csr_expected
+                    .pop_front()
+                    .expect("read data without a read");
+                self.csr_results
+                    .push((op, u.m_csr_rdata.val().to_u64(), want));
+            }
+            if u.s_expect_valid.val() && u.s_expect_ready.val() {
+                self.expects.pop_front();
+            }
+            tick(u);
+            self.cycle += 1;
+        }
+
+        fn quiet(&self) -> bool {
+            let u = &self.uut;
+            self.beats.is_empty()
+                && self.csr_ops.is_empty()
+                && self.csr_expected.is_empty()
+                && self.expects.is_empty()
+                && self.reads.is_empty()
+                && self.read_beats.is_empty()
+                && self.tpt_answers.is_empty()
+                && u.state.q.val() == ResponderState::Idle
+                && !u.wr_valid.q.val()
+        }
+
+        /// Run until everything queued has been taken and the engine is idle.
+        fn quiesce(&mut self, limit: u64) {
+            let start = self.cycle;
+            while !self.quiet() {
+                assert!(
+                    self.cycle - start < limit,
+                    "engine not idle after {limit} clocks (state {:?}, {} beats left)",
+                    self.uut.state.q.val(),
+                    self.beats.len()
+                );
+                self.cycle();
+            }
+            for _ in 0..2 {
+                self.cycle();
+            }
+        }
+
+        fn csr_write(&mut self, model: &mut ResponderModel, qp: usize, reg: u8, data: u64) {
+            model.csr_write(qp, reg, data);
+            self.csr_ops.push_back(CsrOp {
+                write: true,
+                qp,
+                reg,
+                data,
+            });
+        }
+
+        /// Queue a read whose expected value is the model's now.
+        fn csr_read(&mut self, model: &ResponderModel, qp: usize, reg: u8) {
+            self.csr_ops.push_back(CsrOp {
+                write: false,
+                qp,
+                reg,
+                data: model.csr_read(qp, reg),
+            });
+        }
+
+        fn host_write(&mut self, model: &mut ResponderModel, addr: u32, data: u64) {
+            self.mem.insert(addr, data);
+            model.mem.insert(addr, data);
+        }
+
+        fn set_slot_busy(&mut self, model: &mut ResponderModel, busy: u64) {
+            model.slot_busy = busy;
+            self.uut.slot_busy.next = busy.to_bits();
+        }
+
+        fn set_enables(&mut self, model: &mut ResponderModel, send_recv: bool, rdma: bool) {
+            model.enable_send_recv = send_recv;
+            model.enable_rdma = rdma;
+            self.uut.cfg_enable_send_recv.next = send_recv;
+            self.uut.cfg_enable_rdma.next = rdma;
+        }
+
+        /// Compare everything the engine produced with the model.
+        fn compare(&self, model: &ResponderModel, context: &str) {
+            fn same<T: PartialEq + std::fmt::Debug>(what: &str, got: &[T], want: &[T], ctx: &str) {
+                if let Some(i) = (0..got.len().max(want.len())).find(|&i| got.get(i) != want.get(i))
+                {
+                    panic!(
+                        "{ctx}: {what} #{i} differs: engine {:?}, model {:?} ({} vs {} in all)",
+                        got.get(i),
+                        want.get(i),
+                        got.len(),
+                        want.len()
+                    );
+                }
+            }
+            let owed: Vec<Owed> = model.owed.iter().map(|o| o.normalised()).collect();
+            same("write", &self.writes, &model.writes, context);
+            same("owed response", &self.owed, &owed, context);
+            same("ack event", &self.acks, &model.acks, context);
+            same("completion", &self.completions, &model.completions, context);
+            same("TPT lookup", &self.lookups, &model.lookups, context);
+            for (op, got, want) in &self.csr_results {
+                assert_eq!(got, want, "{context}: CSR read {op:?}");
+            }
+            let u = &self.uut;
+            assert_eq!(
+                u.stat_messages_received.val().to_u32(),
+                model.messages_received,
+                "{context}: stat_messages_received"
+            );
+            assert_eq!(
+                u.stat_dropped.val().to_u32(),
+                model.dropped,
+                "{context}: stat_dropped"
+            );
+            let nacks = [
+                u.stat_nack_received_0.val().to_u32(),
+                u.stat_nack_received_1.val().to_u32(),
+                u.stat_nack_received_2.val().to_u32(),
+                u.stat_nack_received_3.val().to_u32(),
+                u.stat_nack_received_4.val().to_u32(),
+                u.stat_nack_received_5.val().to_u32(),
+                u.stat_nack_received_6.val().to_u32(),
+                u.stat_nack_received_7.val().to_u32(),
+            ];
+            assert_eq!(nacks, model.nack_received, "{context}: stat_nack_received");
+        }
+    }
+
+    /// Configure QP `qp`: its receive ring, remote, enable (with a reset first).
+    fn setup_qp(b: &mut Bench, m: &mut ResponderModel, qp: usize, size_log2: u8) {
+        b.csr_write(m, qp, REG_QP_CTRL, 3);
+        b.csr_write(m, qp, REG_RQ_BASE, (RQ_RINGS + 0x1000 * qp as u32) as u64);
+        b.csr_write(m, qp, REG_RQ_SIZE_LOG2, size_log2 as u64);
+        let remote = REMOTE_NODE as u64 | (0x100 + qp as u64) << 16;
+        b.csr_write(m, qp, REG_QP_REMOTE, remote);
+    }
+
+    /// Post a receive buffer on QP `qp` (when the ring has room); returns whether it did.
+    fn post_receive(b: &mut Bench, m: &mut ResponderModel, qp: usize, rqe: Rqe) -> bool {
+        let q = m.qps[qp].clone();
+        let size = 1u32 << q.rq_size_log2;
+        if (q.rq_pi.wrapping_sub(q.rq_ci) & PSN_MASK) >= size {
+            return false;
+        }
+        let at = q.rq_base + (q.rq_pi % size) * 32;
+        for (i, w) in rqe.to_words().iter().enumerate() {
+            b.host_write(m, at + 8 * i as u32, *w);
+        }
+        b.csr_write(m, qp, REG_RQ_PI, ((q.rq_pi + 1) & PSN_MASK) as u64);
+        true
+    }
+
+    use nic_abi::Rqe;
+
+    /// Feed outcomes to both the engine and the model.
+    fn feed(b: &mut Bench, m: &mut ResponderModel, outcomes: &[CellOutcome]) {
+        for o in outcomes {
+            m.outcome(o);
+            b.push_outcome(o);
+        }
+    }
+
+    /// Cells of `msgs` through the reassembler model.
+    fn outcomes_of(
+        reasm: &mut ReassemblyModel,
+        msgs: &[Message],
+        cell_payload: usize,
+    ) -> Vec<CellOutcome> {
+        msgs.iter()
+            .flat_map(|msg| encode_message(msg, cell_payload).unwrap())
+            .filter_map(|c| reasm.push_cell(&c))
+            .collect()
+    }
+
+    /// A random message for the responder, shaped by the model's state so that most
+    /// requests are in sequence and well formed, and every rule gets its share.
+    fn random_message(rng: &mut ChaCha8Rng, m: &ResponderModel, cell_payload: usize) -> Message {
+        let qps = m.queue_pairs;
+        let qp = if rng.gen_bool(0.04) {
+            rng.gen_range(qps..qps + 3)
+        } else {
+            rng.gen_range(0..qps)
+        };
+        let q = m.qps.get(qp).cloned().unwrap_or_default();
+        let (mut src_node, mut src_qp) = (q.remote as u16, (q.remote >> 16) as u16);
+        if rng.gen_bool(0.03) {
+            src_node ^= 1;
+        }
+        if rng.gen_bool(0.03) {
+            src_qp ^= 2;
+        }
+        let dest_node = if rng.gen_bool(0.03) { NODE ^ 4 } else { NODE };
+        let ops: [(u8, u32); 12] = [
+            (opcode::SEND, 18),
+            (opcode::SEND_IMMEDIATE, 8),
+            (opcode::RDMA_WRITE, 18),
+            (opcode::RDMA_WRITE_IMMEDIATE, 8),
+            (opcode::RDMA_READ_REQUEST, 9),
+            (opcode::ATOMIC_COMPARE_SWAP, 6),
+            (opcode::ATOMIC_FETCH_ADD, 6),
+            (opcode::RDMA_READ_RESPONSE, 8),
+            (opcode::ATOMIC_RESPONSE, 4),
+            (opcode::ACK, 4),
+            (opcode::NACK, 4),
+            (0x05, 1),
+        ];
+        let total: u32 = ops.iter().map(|o| o.1).sum();
+        let mut pick = rng.gen_range(0..total);
+        let op = ops
+            .iter()
+            .find(|o| {
+                if pick < o.1 {
+                    true
+                } else {
+                    pick -= o.1;
+                    false
+                }
+            })
+            .unwrap()
+            .0;
+        let atomic = op == opcode::ATOMIC_COMPARE_SWAP || op == opcode::ATOMIC_FETCH_ADD;
+        let r: f64 = rng.gen();
+        let mut psn = if !q.synced {
+            rng.gen_range(0..PSN_MASK + 1)
+        } else if r < 0.72 {
+            q.expected_psn
+        } else if r < 0.84 {
+            q.expected_psn.wrapping_sub(rng.gen_range(1..=10)) & PSN_MASK
+        } else if r < 0.95 {
+            (q.expected_psn + rng.gen_range(1..=5)) & PSN_MASK
+        } else {
+            rng.gen_range(0..PSN_MASK + 1)
+        };
+        if atomic && rng.gen_bool(0.3) {
+            if let Some((p, _)) = q.atomic {
+                psn = p;
+            }
+        }
+        let resync = if q.synced {
+            rng.gen_bool(0.03)
+        } else {
+            rng.gen_bool(0.5)
+        };
+        let mut immediate = None;
+        let len = match op {
+            opcode::SEND
+            | opcode::SEND_IMMEDIATE
+            | opcode::RDMA_WRITE
+            | opcode::RDMA_WRITE_IMMEDIATE => {
+                let r: f64 = rng.gen();
+                if r < 0.1 {
+                    0
+                } else if r < 0.4 {
+                    rng.gen_range(1..=16)
+                } else {
+                    rng.gen_range(17..=3 * cell_payload + 17)
+                }
+            }
+            opcode::RDMA_READ_REQUEST | opcode::ACK | opcode::NACK => 0,
+            opcode::RDMA_READ_RESPONSE => match q.expect {
+                Some(e) if rng.gen_bool(0.8) => {
+                    if rng.gen_bool(0.8) {
+                        e.length as usize
+                    } else {
+                        e.length as usize + rng.gen_range(1..40)
+                    }
+                }
+                _ => rng.gen_range(0..200),
+            },
+            opcode::ATOMIC_RESPONSE => 8,
+            _ if atomic => {
+                if rng.gen_bool(0.95) {
+                    16
+                } else {
+                    8
+                }
+            }
+            _ => rng.gen_range(0..40),
+        };
+        if matches!(op, opcode::RDMA_READ_RESPONSE | opcode::ATOMIC_RESPONSE) {
+            if let Some(e) = q.expect {
+                if rng.gen_bool(0.85) {
+                    psn = e.psn;
+                }
+            }
+        }
+        match op {
+            opcode::SEND_IMMEDIATE | opcode::RDMA_WRITE_IMMEDIATE => immediate = Some(rng.gen()),
+            opcode::SEND if rng.gen_bool(0.1) => immediate = Some(rng.gen()),
+            opcode::ACK => immediate = Some(0),
+            opcode::NACK => {
+                let codes = [
+                    0x20u32, 0x60, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x00,
+                ];
+                immediate = Some(codes[rng.gen_range(0..codes.len())]);
+            }
+            _ => {}
+        }
+        let r: f64 = rng.gen();
+        let vaddr: u64 = if r < 0.85 {
+            (RDMA_AREA + (rng.gen_range(0..0x1000u32) * 8)) as u64
+        } else if r < 0.9 {
+            (RDMA_AREA + rng.gen_range(0..0x8000u32)) as u64
+        } else if r < 0.96 {
+            0xFFFF_F000 + rng.gen_range(0..0x200u64) * 8
+        } else {
+            1 << 40 | (RDMA_AREA as u64)
+        };
+        let dma_length = match op {
+            opcode::RDMA_READ_REQUEST => rng.gen_range(0..2048),
+            _ if atomic => {
+                if rng.gen_bool(0.95) {
+                    8
+                } else {
+                    16
+                }
+            }
+            _ => {
+                if rng.gen_bool(0.95) {
+                    len as u32
+                } else {
+                    len as u32 + 8
+                }
+            }
+        };
+        let key = match rng.gen_range(0..20) {
+            0 | 1 => 0xEE,
+            2 => 0xA5,
+            _ => rng.gen_range(0..0xA0),
+        };
+        let stag = rng.gen_range(0..0x10_0000u32) << 8 | key;
+        let mut payload: Vec<u8> = (0..len).map(|_| rng.gen()).collect();
+        if atomic && len == 16 && rng.gen_bool(0.5) {
+            // A compare value that matches memory now and then.
+            let now = m.read_word(vaddr as u32);
+            payload[..8].copy_from_slice(&now.to_le_bytes());
+        }
+        Message {
+            opcode: op,
+            dest_node,
+            src_node,
+            dest_qp: qp as u16,
+            src_qp,
+            psn,
+            vaddr,
+            stag,
+            dma_length,
+            immediate,
+            invalidate: rng.gen_bool(0.1),
+            resync,
+            payload,
+        }
+    }
+
+    /// Seeded random traffic against the model: every opcode, payloads of 0..several
+    /// cells, duplicates, gaps, failed cells, disabled enables, empty receive queues,
+    /// short and misaligned receive buffers, busy slots, expect events, CSR traffic and QP
+    /// resets between (and inside) messages. Returns the clocks run.
+    fn random_run(
+        seed: u64,
+        queue_pairs: usize,
+        tpt: bool,
+        cell_payload: usize,
+        steps: usize,
+        pressure: bool,
+    ) -> u64 {
+        let tpt = tpt.then_some(test_tpt as TptFunction);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut b = Bench::new(queue_pairs, tpt, seed ^ 0x5eed, pressure);
+        let mut m = ResponderModel::new(queue_pairs, NODE, tpt);
+        let mut reasm = ReassemblyModel::new(cell_payload);
+        for qp in 0..queue_pairs {
+            setup_qp(&mut b, &mut m, qp, rng.gen_range(1..4));
+            b.csr_write(&mut m, qp, REG_QP_CTRL, 1);
+        }
+        // Some data in the RDMA area, for atomics to find.
+        for i in 0..64u32 {
+            let v = rng.gen();
+            b.host_write(&mut m, RDMA_AREA + 8 * rng.gen_range(0..0x1000u32), v);
+            let _ = i;
+        }
+        b.quiesce(10_000);
+        let mut held_back: Vec<CellOutcome> = vec![];
+        let mut buffers = 0u32;
+        for step in 0..steps {
+            let what = rng.gen_range(0..100);
+            let qp = rng.gen_range(0..queue_pairs);
+            match what {
+                0..=54 => {
+                    let n = rng.gen_range(1..6);
+                    let msgs: Vec<Message> = (0..n)
+                        .map(|_| random_message(&mut rng, &m, cell_payload))
+                        .collect();
+                    let mut cells: Vec<Vec<u64>> = msgs
+                        .iter()
+                        .flat_map(|msg| encode_message(msg, cell_payload).unwrap())
+                        .collect();
+                    if rng.gen_bool(0.15) {
+                        cells = corrupt_stream(&mut rng, cells, 0.15);
+                    }
+                    let mut outcomes = std::mem::take(&mut held_back);
+                    outcomes.extend(cells.iter().filter_map(|c| reasm.push_cell(c)));
+                    if outcomes.len() > 1 && rng.gen_bool(0.2) {
+                        // Leave the rest for later: CSR traffic lands inside a message.
+                        let at = rng.gen_range(1..outcomes.len());
+                        held_back = outcomes.split_off(at);
+                    }
+                    feed(&mut b, &mut m, &outcomes);
+                }
+                55..=67 => {
+                    for _ in 0..rng.gen_range(1..4) {
+                        buffers += 1;
+                        let misaligned = rng.gen_bool(0.03);
+                        let rqe = Rqe {
+                            buffer_addr: RECV_AREA
+                                + (buffers % 256) * 0x1000
+                                + 4 * misaligned as u32,
+                            buffer_length: if rng.gen_bool(0.5) {
+                                rng.gen_range(0..64)
+                            } else {
+                                rng.gen_range(64..(4 * cell_payload as u32).clamp(65, 0x1000))
+                            },
+                            wr_id: rng.gen(),
+                        };
+                        post_receive(&mut b, &mut m, qp, rqe);
+                    }
+                }
+                68..=77 => {
+                    let e = Expectation {
+                        psn: if m.qps[qp].synced && rng.gen_bool(0.5) {
+                            m.qps[qp].expected_psn
+                        } else {
+                            rng.gen_range(0..PSN_MASK + 1)
+                        },
+                        addr: RESPONSE_AREA
+                            + rng.gen_range(0..0x200) * 8
+                            + 4 * rng.gen_bool(0.03) as u32,
+                        length: rng.gen_range(0..3 * cell_payload as u32),
+                        atomic: rng.gen_bool(0.3),
+                    };
+                    let e = if e.atomic {
+                        Expectation { length: 8, ..e }
+                    } else {
+                        e
+                    };
+                    let q = if rng.gen_bool(0.05) {
+                        queue_pairs + 1
+                    } else {
+                        qp
+                    };
+                    m.expect(q, e);
+                    b.expects.push_back((q & 63, e));
+                }
+                78..=86 => {
+                    let busy = if rng.gen_bool(0.5) {
+                        0
+                    } else {
+                        rng.gen::<u64>() & rng.gen::<u64>()
+                    };
+                    b.set_slot_busy(&mut m, busy);
+                    let (sr, rdma) = (rng.gen_bool(0.9), rng.gen_bool(0.85));
+                    b.set_enables(&mut m, sr, rdma);
+                }
+                87..=93 => {
+                    for reg in [
+                        REG_RQ_BASE,
+                        REG_RQ_SIZE_LOG2,
+                        REG_RQ_PI,
+                        REG_RQ_CI,
+                        REG_QP_STATUS,
+                        REG_QP_REMOTE,
+                        REG_QP_CTRL,
+                        0,
+                        15,
+                    ] {
+                        b.csr_read(&m, qp, reg);
+                    }
+                    b.csr_read(&m, queue_pairs, REG_QP_STATUS);
+                }
+                94..=96 => {
+                    // QP reset (the requester then sends RESYNC messages).
+                    b.csr_write(&mut m, qp, REG_QP_CTRL, 3);
+                }
+                97 => {
+                    b.csr_write(&mut m, qp, REG_QP_CTRL, 0);
+                }
+                98 => {
+                    b.csr_write(&mut m, qp, REG_QP_CTRL, 1);
+                }
+                _ => {
+                    let remote =
+                        REMOTE_NODE as u64 | (0x100 + qp as u64 + rng.gen_range(0..2)) << 16;
+                    b.csr_write(&mut m, qp, REG_QP_REMOTE, remote);
+                }
+            }
+            b.quiesce(100_000);
+            b.compare(&m, &format!("seed {seed:#x} step {step}"));
+        }
+        feed(&mut b, &mut m, &held_back);
+        b.quiesce(100_000);
+        b.compare(&m, &format!("seed {seed:#x} end"));
+        let mut kinds: HashMap<(u8, u8), usize> = HashMap::new();
+        for o in &m.owed {
+            *kinds.entry((o.kind, o.syndrome)).or_default() += 1;
+        }
+        let mut kinds: Vec<_> = kinds.into_iter().collect();
+        kinds.sort();
+        let statuses: Vec<u8> = m.completions.iter().map(|c| c.status).collect();
+        eprintln!(
+            "seed {seed:#x}: {} clocks, {} writes, {} completions (status 1: {}, 3: {}), {} acks ({} responses), {} lookups, {} dropped, {} messages; owed (kind, syndrome) {kinds:?}; rx stalls {}",
+            b.cycle,
+            m.writes.len(),
+            m.completions.len(),
+            statuses.iter().filter(|s| **s == 1).count(),
+            statuses.iter().filter(|s| **s == 3).count(),
+            m.acks.len(),
+            m.acks.iter().filter(|a| a.response).count(),
+            m.lookups.len(),
+            m.dropped,
+            m.messages_received,
+            b.rx_stalls,
+        );
+        assert!(m.writes.len() > 50, "only {} writes", m.writes.len());
+        b.cycle
+    }
+
+    #[test]
+    fn matches_model_without_tpt() {
+        let mut cycles = 0;
+        for seed in [1u64, 2, 3] {
+            cycles += random_run(seed, 4, false, 64, 400, true);
+        }
+        cycles += random_run(4, 1, false, 32, 200, true);
+        cycles += random_run(5, 3, false, 256, 200, false);
+        assert!(cycles > 50_000, "{cycles} clocks");
+    }
+
+    #[test]
+    fn matches_model_with_tpt() {
+        let mut cycles = 0;
+        for seed in [11u64, 12] {
+            cycles += random_run(seed, 4, true, 64, 400, true);
+        }
+        cycles += random_run(13, 64, true, 8, 200, true);
+        assert!(cycles > 30_000, "{cycles} clocks");
+    }
+
+    #[test]
+    fn synthesises() {
+        let mut uut = ReceiveQueueEngine::new(8, true);
+        uut.connect_all();
+        let v = generate_verilog(&uut);
+        yosys_validate("nic_rtl_receive_queue_engine", &v)
+            .expect("yosys accepts ReceiveQueueEngine");
+    }
 
     #[test]
     fn exports_verilog() {
@@ -1653,10 +2569,20 @@ mod tests {
             let mut uut = ReceiveQueueEngine::new(qps, tpt);
             uut.connect_all();
             let v = generate_verilog(&uut);
-            std::fs::write(format!("/tmp/receive_queue_engine_{qps}_{tpt}.v"), v).unwrap();
+            assert!(v.contains("module top"));
+            std::fs::write(format!("/tmp/nic_receive_queue_engine_{qps}_{tpt}.v"), v).unwrap();
         }
-        let mut seg = crate::CellSegmenter::new(256);
-        seg.connect_all();
-        std::fs::write("/tmp/nic_seg_probe.v", generate_verilog(&seg)).unwrap();
+    }
+
+    #[test]
+    #[should_panic(expected = "queue_pairs must be between 1 and 64, got 0")]
+    fn rejects_zero_queue_pairs() {
+        ReceiveQueueEngine::new(0, false);
+    }
+
+    #[test]
+    #[should_panic(expected = "queue_pairs must be between 1 and 64, got 65")]
+    fn rejects_too_many_queue_pairs() {
+        ReceiveQueueEngine::new(65, true);
     }
 }
