@@ -41,3 +41,8 @@ pub mod tpt;
 pub use tpt::Tpt;
 pub mod send_queue_engine;
 pub use send_queue_engine::SendQueueEngine;
+pub mod nack_generator;
+pub use nack_generator::NackGenerator;
+pub mod receive_queue_engine;
+pub use receive_queue_engine::ReceiveQueueEngine;
+pub mod receive_queue_model;

@@ -1,0 +1,637 @@
+//! `NackGenerator`: the responder's decision for a request message ("NACK generator").
+//!
+//! Combinational (no clock). Follows the responder rules 1-7 of `docs/nic-architecture.md`
+//! ("Reliability"); syndromes after InfiniBand's AETH (RNR NAK, NAK codes 0-3) plus this
+//! design's 0x64-0x66 ([`nic_abi::Syndrome`]). [`crate::ReceiveQueueEngine`] evaluates it on
+//! a request's first cell, once the inputs it needs are known.
+//!
+//! Inputs:
+//! - `opcode` (8): the cell opcode. SEND 0x00 / SEND_IMMEDIATE 0x01 are sends;
+//!   RDMA_WRITE 0x10 / RDMA_WRITE_IMMEDIATE 0x11 writes; RDMA_READ_REQUEST 0x12 the read;
+//!   0x13 / 0x14 the atomics. Any other opcode is not a request (dropped).
+//! - `qp_exists` (`dest_qp < queue_pairs`), `qp_enabled` (QP_CTRL bit 0), `source_match`
+//!   (source node and QP equal `QP_REMOTE`).
+//! - `psn`, `expected_psn` (24), `synced`, `resync` (the cell's RESYNC flag), `nak_sent`.
+//! - `atomic_match`: the QP's saved atomic is valid and its PSN equals `psn`.
+//! - `enable_send_recv`, `enable_rdma` (the `ENABLE` register).
+//! - `vaddr_low` (3, the RETH address's low bits), `msg_length` (32), `dma_length` (32).
+//! - `access_ok`: the TPT check passed (with a TPT) or the range `vaddr .. vaddr + length`
+//!   lies below 2^32 (without one). Only looked at when `check_access` is high.
+//! - `rq_empty`: no receive buffer posted (`RQ_PI == RQ_CI`).
+//! - `length_error`: the receive buffer cannot hold the SEND (shorter than the message, or
+//!   not 8-aligned). Known only after the receive queue entry was read; 0 before.
+//! - `slot_busy`: the QP's owed-response slot holds a NACK or a response.
+//!
+//! Outputs:
+//! - `action` (2): [`ACTION_EXECUTE`] (0), [`ACTION_DUPLICATE`] (1: answer again, do not
+//!   apply), [`ACTION_DROP`] (2: no effect at all), [`ACTION_NACK`] (3).
+//! - `syndrome` (8): the NACK's syndrome; with [`ACTION_EXECUTE`] either 0 or
+//!   INVALID_REQUEST (0x61, a SEND longer than its buffer: written as far as it fits,
+//!   completed with status 0x01 and NACKed after its last cell). 0 otherwise.
+//! - `resynced`: the PSN is taken as the expected one (rule 2: not synced, or RESYNC and
+//!   not one of the `SEND_WINDOW` PSNs just before the expected one).
+//! - `in_sequence`: `psn` equals the expected PSN (after the resync).
+//! - `check_access`: the decision reached the access check of rule 5 (an RDMA or atomic
+//!   request whose earlier checks passed): `access_ok` matters, so the engine looks it up.
+//! - `count_dropped`: the drop is counted in `STAT_DROPPED` (every drop except the silent
+//!   discard of requests ahead of the expected PSN after the SEQUENCE_ERROR NACK was sent).
+//!
+//! Rule order (the first rule that applies decides):
+//! 1. QP missing, disabled or source mismatch → drop (counted). Opcode that is not a
+//!    request → drop (counted).
+//! 2. PSN, after the resync: ahead (`(expected - psn) mod 2^24 >= 2^23`) → NACK
+//!    SEQUENCE_ERROR (0x60), or a silent drop while `nak_sent`. Duplicate
+//!    (`1..2^23` behind) → answer again: SEND / WRITE an ACK, an atomic whose PSN is the
+//!    saved one its saved value (otherwise drop, counted), a READ goes on through rules
+//!    3-5 and is executed again (`ACTION_DUPLICATE` when it passes).
+//! 3. SEND/RECV disabled → NACK REMOTE_OPERATIONAL_ERROR (0x63).
+//! 4. RDMA opcode while RDMA is disabled → NACK RDMA_DISABLED (0x65).
+//! 5. RDMA opcode: address not 8-aligned, an atomic whose `dma_length` is not 8 or whose
+//!    payload is not 16 bytes, a WRITE whose `msg_length` differs from `dma_length` → NACK
+//!    INVALID_REQUEST (0x61); then `!access_ok` → NACK REMOTE_ACCESS_ERROR (0x62).
+//! 6. SEND or RDMA_WRITE_IMMEDIATE with `rq_empty` → NACK RECEIVER_NOT_READY (0x20).
+//! 7. Execute (`syndrome` INVALID_REQUEST with `length_error` on a SEND).
+//!
+//! Finally the owed-slot rule: a result that owes anything but an ACK (a NACK, a read or
+//! atomic response, the NACK of a too-long SEND) while `slot_busy` becomes a counted drop.
+//!
+//! Latency: combinational. Limits: none (no parameters).
+
+use rust_hdl::prelude::*;
+
+/// `action`: apply the request.
+pub const ACTION_EXECUTE: u64 = 0;
+/// `action`: a duplicate, answered again but not applied.
+pub const ACTION_DUPLICATE: u64 = 1;
+/// `action`: no effect, no answer.
+pub const ACTION_DROP: u64 = 2;
+/// `action`: answer with a NACK (`syndrome`).
+pub const ACTION_NACK: u64 = 3;
+
+#[derive(LogicBlock, Default)]
+pub struct NackGenerator {
+    pub opcode: Signal<In, Bits<8>>,
+    pub qp_exists: Signal<In, Bit>,
+    pub qp_enabled: Signal<In, Bit>,
+    pub source_match: Signal<In, Bit>,
+    pub psn: Signal<In, Bits<24>>,
+    pub expected_psn: Signal<In, Bits<24>>,
+    pub synced: Signal<In, Bit>,
+    pub resync: Signal<In, Bit>,
+    pub nak_sent: Signal<In, Bit>,
+    pub atomic_match: Signal<In, Bit>,
+    pub enable_send_recv: Signal<In, Bit>,
+    pub enable_rdma: Signal<In, Bit>,
+    pub vaddr_low: Signal<In, Bits<3>>,
+    pub msg_length: Signal<In, Bits<32>>,
+    pub dma_length: Signal<In, Bits<32>>,
+    pub access_ok: Signal<In, Bit>,
+    pub rq_empty: Signal<In, Bit>,
+    pub length_error: Signal<In, Bit>,
+    pub slot_busy: Signal<In, Bit>,
+    pub action: Signal<Out, Bits<2>>,
+    pub syndrome: Signal<Out, Bits<8>>,
+    pub resynced: Signal<Out, Bit>,
+    pub in_sequence: Signal<Out, Bit>,
+    pub check_access: Signal<Out, Bit>,
+    pub count_dropped: Signal<Out, Bit>,
+    // Opcode classes.
+    is_send: Signal<Local, Bit>,
+    is_write: Signal<Local, Bit>,
+    is_read: Signal<Local, Bit>,
+    is_atomic: Signal<Local, Bit>,
+    is_rdma: Signal<Local, Bit>,
+    consumes: Signal<Local, Bit>,
+    // PSN classification.
+    behind: Signal<Local, Bits<24>>,
+    in_window: Signal<Local, Bit>,
+    resync_now: Signal<Local, Bit>,
+    effective: Signal<Local, Bits<24>>,
+    distance: Signal<Local, Bits<24>>,
+    sequential: Signal<Local, Bit>,
+    ahead: Signal<Local, Bit>,
+    // Rule 5's static part.
+    request_ok: Signal<Local, Bit>,
+    // The decision before the owed-slot rule.
+    verdict: Signal<Local, Bits<2>>,
+    code: Signal<Local, Bits<8>>,
+    counted: Signal<Local, Bit>,
+    reached_access: Signal<Local, Bit>,
+    owes: Signal<Local, Bit>,
+}
+
+impl NackGenerator {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Logic for NackGenerator {
+    #[hdl_gen]
+    fn update(&mut self) {
+        self.is_send.next = (self.opcode.val() == 0x00) | (self.opcode.val() == 0x01);
+        self.is_write.next = (self.opcode.val() == 0x10) | (self.opcode.val() == 0x11);
+        self.is_read.next = self.opcode.val() == 0x12;
+        self.is_atomic.next = (self.opcode.val() == 0x13) | (self.opcode.val() == 0x14);
+        self.is_rdma.next = self.is_write.val() | self.is_read.val() | self.is_atomic.val();
+        self.consumes.next = self.is_send.val() | (self.opcode.val() == 0x11);
+        // Rule 2: resync, then classify against the (possibly new) expected PSN.
+        self.behind.next = self.expected_psn.val() - self.psn.val();
+        self.in_window.next = (self.behind.val() != 0) & (self.behind.val() <= 8);
+        self.resync_now.next = !self.synced.val() | (self.resync.val() & !self.in_window.val());
+        self.effective.next = self.expected_psn.val();
+        if self.resync_now.val() {
+            self.effective.next = self.psn.val();
+        }
+        self.distance.next = self.effective.val() - self.psn.val();
+        self.sequential.next = self.distance.val() == 0;
+        self.ahead.next = self.distance.val().get_bit(23);
+        self.request_ok.next = (self.vaddr_low.val() == 0)
+            & (!self.is_atomic.val()
+                | ((self.dma_length.val() == 8) & (self.msg_length.val() == 16)))
+            & (!self.is_write.val() | (self.msg_length.val() == self.dma_length.val()));
+        self.verdict.next = 2.into();
+        self.code.next = 0.into();
+        self.counted.next = true;
+        self.reached_access.next = false;
+        if !(self.qp_exists.val() & self.qp_enabled.val() & self.source_match.val()) {
+            // Rule 1: dropped, counted.
+        } else if !(self.is_send.val() | self.is_rdma.val()) {
+            // Not a request opcode: dropped, counted.
+        } else if self.ahead.val() {
+            if self.nak_sent.val() {
+                self.counted.next = false;
+            } else {
+                self.verdict.next = 3.into();
+                self.code.next = 0x60.into();
+            }
+        } else if !self.sequential.val() & !self.is_read.val() {
+            if self.is_atomic.val() {
+                if self.atomic_match.val() {
+                    self.verdict.next = 1.into();
+                }
+            } else {
+                self.verdict.next = 1.into();
+            }
+        } else {
+            // In sequence, or a duplicate READ (executed again): rules 3-7.
+            self.reached_access.next = self.is_rdma.val()
+                & self.enable_send_recv.val()
+                & self.enable_rdma.val()
+                & self.request_ok.val();
+            if !self.enable_send_recv.val() {
+                self.verdict.next = 3.into();
+                self.code.next = 0x63.into();
+            } else if self.is_rdma.val() & !self.enable_rdma.val() {
+                self.verdict.next = 3.into();
+                self.code.next = 0x65.into();
+            } else if self.is_rdma.val() & !self.request_ok.val() {
+                self.verdict.next = 3.into();
+                self.code.next = 0x61.into();
+            } else if self.is_rdma.val() & !self.access_ok.val() {
+                self.verdict.next = 3.into();
+                self.code.next = 0x62.into();
+            } else if self.consumes.val() & self.rq_empty.val() {
+                self.verdict.next = 3.into();
+                self.code.next = 0x20.into();
+            } else {
+                self.verdict.next = 0.into();
+                if !self.sequential.val() {
+                    self.verdict.next = 1.into();
+                }
+                if self.is_send.val() & self.length_error.val() {
+                    self.code.next = 0x61.into();
+                }
+            }
+        }
+        // The owed-slot rule: anything but an ACK needs a free slot.
+        self.owes.next = (self.code.val() != 0)
+            | ((self.verdict.val() != 2) & (self.is_read.val() | self.is_atomic.val()));
+        self.action.next = self.verdict.val();
+        self.syndrome.next = self.code.val();
+        self.count_dropped.next = (self.verdict.val() == 2) & self.counted.val();
+        if self.owes.val() & self.slot_busy.val() {
+            self.action.next = 2.into();
+            self.syndrome.next = 0.into();
+            self.count_dropped.next = true;
+        }
+        self.resynced.next = self.resync_now.val();
+        self.in_sequence.next = self.sequential.val();
+        self.check_access.next = self.reached_access.val();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::settle;
+    use nic_abi::{psn_distance, Syndrome, PSN_MASK, SEND_WINDOW};
+    use proptest::prelude::*;
+
+    /// Every input of the generator, as plain Rust values.
+    #[derive(Clone, Copy, Debug, Default)]
+    pub(crate) struct Inputs {
+        pub opcode: u8,
+        pub qp_exists: bool,
+        pub qp_enabled: bool,
+        pub source_match: bool,
+        pub psn: u32,
+        pub expected_psn: u32,
+        pub synced: bool,
+        pub resync: bool,
+        pub nak_sent: bool,
+        pub atomic_match: bool,
+        pub enable_send_recv: bool,
+        pub enable_rdma: bool,
+        pub vaddr_low: u8,
+        pub msg_length: u32,
+        pub dma_length: u32,
+        pub access_ok: bool,
+        pub rq_empty: bool,
+        pub length_error: bool,
+        pub slot_busy: bool,
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) enum Decision {
+        Execute { length_error: bool },
+        Duplicate,
+        Drop { counted: bool },
+        Nack(Syndrome),
+    }
+
+    /// The responder rules written out as a plain sequence of early returns (independent
+    /// of the RTL's if-chain), returning the decision before and after the slot rule.
+    pub(crate) fn reference(i: &Inputs) -> (Decision, bool /* check_access */) {
+        use Decision::*;
+        let op = i.opcode;
+        let send = op == 0x00 || op == 0x01;
+        let write = op == 0x10 || op == 0x11;
+        let read = op == 0x12;
+        let atomic = op == 0x13 || op == 0x14;
+        let rdma = write || read || atomic;
+        let needs_rqe = send || op == 0x11;
+        let decide = || -> (Decision, bool) {
+            if !(i.qp_exists && i.qp_enabled && i.source_match) || !(send || rdma) {
+                return (Drop { counted: true }, false);
+            }
+            let back = psn_distance(i.expected_psn, i.psn);
+            let replayed_resync = i.resync && (1..=SEND_WINDOW).contains(&back);
+            let expected = if !i.synced || (i.resync && !replayed_resync) {
+                i.psn
+            } else {
+                i.expected_psn
+            };
+            let d = psn_distance(expected, i.psn);
+            if d >= 1 << 23 {
+                return if i.nak_sent {
+                    (Drop { counted: false }, false)
+                } else {
+                    (Nack(Syndrome::SequenceError), false)
+                };
+            }
+            let duplicate = d != 0;
+            if duplicate && !read {
+                if atomic && !i.atomic_match {
+                    return (Drop { counted: true }, false);
+                }
+                return (Duplicate, false);
+            }
+            if !i.enable_send_recv {
+                return (Nack(Syndrome::RemoteOperationalError), false);
+            }
+            if rdma && !i.enable_rdma {
+                return (Nack(Syndrome::RdmaDisabled), false);
+            }
+            if rdma {
+                let aligned = i.vaddr_low == 0;
+                let lengths = if atomic {
+                    i.dma_length == 8 && i.msg_length == 16
+                } else if write {
+                    i.msg_length == i.dma_length
+                } else {
+                    true
+                };
+                if !aligned || !lengths {
+                    return (Nack(Syndrome::InvalidRequest), false);
+                }
+                if !i.access_ok {
+                    return (Nack(Syndrome::RemoteAccessError), true);
+                }
+            }
+            if needs_rqe && i.rq_empty {
+                return (Nack(Syndrome::ReceiverNotReady), rdma);
+            }
+            if duplicate {
+                (Duplicate, rdma)
+            } else {
+                (
+                    Execute {
+                        length_error: send && i.length_error,
+                    },
+                    rdma,
+                )
+            }
+        };
+        let (d, check) = decide();
+        let owes_more_than_ack = match d {
+            Nack(_) => true,
+            Execute { length_error } => length_error || read || atomic,
+            Duplicate => read || atomic,
+            Drop { .. } => false,
+        };
+        if owes_more_than_ack && i.slot_busy {
+            (Drop { counted: true }, check)
+        } else {
+            (d, check)
+        }
+    }
+
+    fn apply(uut: &mut NackGenerator, i: &Inputs) {
+        uut.opcode.next = (i.opcode as u64).to_bits();
+        uut.qp_exists.next = i.qp_exists;
+        uut.qp_enabled.next = i.qp_enabled;
+        uut.source_match.next = i.source_match;
+        uut.psn.next = (i.psn as u64).to_bits();
+        uut.expected_psn.next = (i.expected_psn as u64).to_bits();
+        uut.synced.next = i.synced;
+        uut.resync.next = i.resync;
+        uut.nak_sent.next = i.nak_sent;
+        uut.atomic_match.next = i.atomic_match;
+        uut.enable_send_recv.next = i.enable_send_recv;
+        uut.enable_rdma.next = i.enable_rdma;
+        uut.vaddr_low.next = (i.vaddr_low as u64).to_bits();
+        uut.msg_length.next = (i.msg_length as u64).to_bits();
+        uut.dma_length.next = (i.dma_length as u64).to_bits();
+        uut.access_ok.next = i.access_ok;
+        uut.rq_empty.next = i.rq_empty;
+        uut.length_error.next = i.length_error;
+        uut.slot_busy.next = i.slot_busy;
+        settle(uut);
+    }
+
+    fn check(uut: &mut NackGenerator, i: &Inputs) {
+        apply(uut, i);
+        let (want, want_check) = reference(i);
+        let action = uut.action.val().to_u64();
+        let syndrome = uut.syndrome.val().to_u64() as u8;
+        let got = match action {
+            ACTION_EXECUTE => {
+                assert!(
+                    syndrome == 0 || syndrome == Syndrome::InvalidRequest as u8,
+                    "{i:?}: execute with syndrome {syndrome:#x}"
+                );
+                Decision::Execute {
+                    length_error: syndrome != 0,
+                }
+            }
+            ACTION_DUPLICATE => Decision::Duplicate,
+            ACTION_DROP => Decision::Drop {
+                counted: uut.count_dropped.val(),
+            },
+            _ => Decision::Nack(Syndrome::from_code(syndrome).expect("known syndrome")),
+        };
+        assert_eq!(got, want, "decision for {i:?}");
+        if action != ACTION_DROP {
+            assert_eq!(uut.check_access.val(), want_check, "check_access for {i:?}");
+        }
+        if action != ACTION_EXECUTE && action != ACTION_NACK {
+            assert!(
+                syndrome == 0,
+                "{i:?}: syndrome {syndrome:#x} with action {action}"
+            );
+        }
+        if !matches!(got, Decision::Drop { .. }) {
+            // The PSN outputs the engine uses for its state update.
+            let back = psn_distance(i.expected_psn, i.psn);
+            let resync = !i.synced || (i.resync && !(1..=SEND_WINDOW).contains(&back));
+            assert_eq!(uut.resynced.val(), resync, "resynced for {i:?}");
+            let expected = if resync { i.psn } else { i.expected_psn };
+            assert_eq!(
+                uut.in_sequence.val(),
+                expected == i.psn,
+                "in_sequence {i:?}"
+            );
+        }
+    }
+
+    const OPCODES: [u8; 11] = [
+        0x00, 0x01, 0x10, 0x11, 0x12, 0x13, 0x14, 0x20, 0x30, 0x31, 0x05,
+    ];
+
+    /// PSN relations that matter: expected, just behind, the end of the RESYNC window,
+    /// just past it, the last duplicate, the first ahead, just ahead; with wrap-around.
+    fn psn_cases() -> Vec<(u32, u32)> {
+        let mut v = vec![];
+        for expected in [0u32, 5, 0x80_0000, PSN_MASK] {
+            for back in [0u32, 1, 8, 9, (1 << 23) - 1, 1 << 23, PSN_MASK] {
+                v.push((expected.wrapping_sub(back) & PSN_MASK, expected));
+            }
+        }
+        v
+    }
+
+    /// Every combination of the 13 boolean inputs, for every opcode class and PSN
+    /// relation, with request shapes that pass and fail rule 5.
+    #[test]
+    fn matches_reference_exhaustively() {
+        let mut uut = NackGenerator::new();
+        uut.connect_all();
+        let mut n = 0u64;
+        for &opcode in &OPCODES {
+            // (vaddr_low, msg_length, dma_length): a good request, then the bad shapes.
+            let shapes: &[(u8, u32, u32)] = match opcode {
+                0x13 | 0x14 => &[(0, 16, 8), (4, 16, 8), (0, 16, 16), (0, 8, 8)],
+                0x10 | 0x11 => &[(0, 40, 40), (1, 40, 40), (0, 40, 48)],
+                0x12 => &[(0, 0, 64), (2, 0, 64)],
+                _ => &[(0, 100, 0)],
+            };
+            for &(psn, expected_psn) in &psn_cases() {
+                for &(vaddr_low, msg_length, dma_length) in shapes {
+                    for bits in 0u32..1 << 13 {
+                        let b = |k: u32| bits >> k & 1 != 0;
+                        let i = Inputs {
+                            opcode,
+                            qp_exists: b(0) || b(1) || b(2), // rule 1 fails in 1/8 only
+                            qp_enabled: !(b(0) && b(1) && !b(2)),
+                            source_match: !(b(0) && !b(1) && b(2)),
+                            psn,
+                            expected_psn,
+                            synced: b(3),
+                            resync: b(4),
+                            nak_sent: b(5),
+                            atomic_match: b(6),
+                            enable_send_recv: b(7),
+                            enable_rdma: b(8),
+                            vaddr_low,
+                            msg_length,
+                            dma_length,
+                            access_ok: b(9),
+                            rq_empty: b(10),
+                            length_error: b(11),
+                            slot_busy: b(12),
+                        };
+                        check(&mut uut, &i);
+                        n += 1;
+                    }
+                }
+            }
+        }
+        assert!(n > 1_000_000, "{n} cases");
+    }
+
+    /// Rule 1's three checks one at a time (the exhaustive test folds them).
+    #[test]
+    fn each_queue_pair_check_drops() {
+        let mut uut = NackGenerator::new();
+        uut.connect_all();
+        for k in 0..3 {
+            let i = Inputs {
+                opcode: 0x10,
+                qp_exists: k != 0,
+                qp_enabled: k != 1,
+                source_match: k != 2,
+                synced: true,
+                enable_send_recv: true,
+                enable_rdma: true,
+                msg_length: 8,
+                dma_length: 8,
+                access_ok: true,
+                ..Default::default()
+            };
+            check(&mut uut, &i);
+            assert_eq!(uut.action.val().to_u64(), ACTION_DROP);
+            assert!(uut.count_dropped.val());
+        }
+    }
+
+    /// Each syndrome the generator produces, from an otherwise executable request.
+    #[test]
+    fn each_syndrome_has_a_case() {
+        let mut uut = NackGenerator::new();
+        uut.connect_all();
+        let good = Inputs {
+            opcode: 0x11,
+            qp_exists: true,
+            qp_enabled: true,
+            source_match: true,
+            psn: 10,
+            expected_psn: 10,
+            synced: true,
+            enable_send_recv: true,
+            enable_rdma: true,
+            msg_length: 64,
+            dma_length: 64,
+            access_ok: true,
+            ..Default::default()
+        };
+        check(&mut uut, &good);
+        assert_eq!(uut.action.val().to_u64(), ACTION_EXECUTE);
+        let cases: [(Inputs, Syndrome); 6] = [
+            (Inputs { psn: 12, ..good }, Syndrome::SequenceError),
+            (
+                Inputs {
+                    enable_send_recv: false,
+                    ..good
+                },
+                Syndrome::RemoteOperationalError,
+            ),
+            (
+                Inputs {
+                    enable_rdma: false,
+                    ..good
+                },
+                Syndrome::RdmaDisabled,
+            ),
+            (
+                Inputs {
+                    vaddr_low: 4,
+                    ..good
+                },
+                Syndrome::InvalidRequest,
+            ),
+            (
+                Inputs {
+                    access_ok: false,
+                    ..good
+                },
+                Syndrome::RemoteAccessError,
+            ),
+            (
+                Inputs {
+                    rq_empty: true,
+                    ..good
+                },
+                Syndrome::ReceiverNotReady,
+            ),
+        ];
+        for (i, s) in cases {
+            check(&mut uut, &i);
+            assert_eq!(uut.action.val().to_u64(), ACTION_NACK, "{s}");
+            assert_eq!(uut.syndrome.val().to_u64() as u8, s as u8, "{s}");
+        }
+        let send = Inputs {
+            opcode: 0x00,
+            length_error: true,
+            ..good
+        };
+        check(&mut uut, &send);
+        assert_eq!(uut.action.val().to_u64(), ACTION_EXECUTE);
+        assert_eq!(
+            uut.syndrome.val().to_u64() as u8,
+            Syndrome::InvalidRequest as u8
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        /// Random PSNs, lengths and flags: any 24-bit distance, any length pair.
+        #[test]
+        fn matches_reference_on_random_inputs(
+            opcode in prop::sample::select(OPCODES.to_vec()),
+            bits in any::<u32>(),
+            psn in 0u32..=PSN_MASK,
+            expected_psn in 0u32..=PSN_MASK,
+            near in any::<bool>(),
+            back in 0u32..20,
+            vaddr_low in 0u8..8,
+            msg_length in prop_oneof![Just(16u32), Just(8), any::<u32>()],
+            dma_length in prop_oneof![Just(8u32), Just(16), any::<u32>()],
+        ) {
+            let b = |k: u32| bits >> k & 1 != 0;
+            let psn = if near { expected_psn.wrapping_sub(back) & PSN_MASK } else { psn };
+            let i = Inputs {
+                opcode,
+                qp_exists: b(0) || b(13),
+                qp_enabled: b(1) || b(14),
+                source_match: b(2) || b(15),
+                psn,
+                expected_psn,
+                synced: b(3),
+                resync: b(4),
+                nak_sent: b(5),
+                atomic_match: b(6),
+                enable_send_recv: b(7) || b(16),
+                enable_rdma: b(8) || b(17),
+                vaddr_low: if b(18) { 0 } else { vaddr_low },
+                msg_length: if b(19) { dma_length } else { msg_length },
+                dma_length,
+                access_ok: b(9),
+                rq_empty: b(10),
+                length_error: b(11),
+                slot_busy: b(12),
+            };
+            let mut uut = NackGenerator::new();
+            uut.connect_all();
+            check(&mut uut, &i);
+        }
+    }
+
+    #[test]
+    fn synthesises() {
+        let mut uut = NackGenerator::new();
+        uut.connect_all();
+        let v = generate_verilog(&uut);
+        yosys_validate("nic_rtl_nack_generator", &v).expect("yosys accepts NackGenerator");
+    }
+}
