@@ -38,7 +38,11 @@ pub fn export_block<U: Block>(
 ) -> ExportedBlock {
     let name = name.into();
     block.connect_all();
-    let module = format!("nic_{name}");
+    let module = if name.starts_with("nic_") {
+        name.clone()
+    } else {
+        format!("nic_{name}")
+    };
     let verilog = rename_top(&generate_verilog(&block), &module);
     let ports = top_ports(&verilog, &module);
     ExportedBlock {
@@ -127,13 +131,113 @@ pub fn top_ports(verilog: &str, module: &str) -> Vec<Port> {
 /// Every exported block for `config`, in dependency order (leaf blocks first, the tops
 /// last): what `nic verilog`, `nic lint` and `nic synth` work on.
 pub fn exported_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
-    datapath_blocks(config.cell_payload)
+    let mut blocks = datapath_blocks(config.cell_payload);
+    blocks.extend(nic_blocks(config));
+    blocks.push(nic_top_block(config));
+    blocks
 }
 
 /// The blocks the co-simulation crate builds Verilator models of: the datapath blocks and
-/// the NIC tops the test suite runs, at the default cell payload.
+/// the NIC tops the test suite runs (the default configuration and one with a 256-entry
+/// TPT), at the default cell payload.
 pub fn cosim_blocks() -> Vec<ExportedBlock> {
-    datapath_blocks(crate::DEFAULT_CELL_PAYLOAD)
+    let mut blocks = datapath_blocks(crate::DEFAULT_CELL_PAYLOAD);
+    blocks.push(nic_top_block(&NicConfig::default()));
+    blocks.push(nic_top_block(&NicConfig::with_tpt(256)));
+    blocks
+}
+
+/// The NIC top for `config`, named after it (`nic_top`, `nic_top_tpt256`, ...).
+pub fn nic_top_block(config: &NicConfig) -> ExportedBlock {
+    let tpt = config
+        .tpt_entries
+        .map_or_else(|| "None".to_string(), |n| format!("Some({n})"));
+    export_block(
+        config.block_name(),
+        crate::NicTop::new(*config),
+        "nic_rtl::NicTop",
+        format!(
+            "nic_rtl::NicTop::new(nic_rtl::NicConfig {{ queue_pairs: {}, cell_payload: {}, tpt_entries: {tpt} }})",
+            config.queue_pairs, config.cell_payload
+        ),
+    )
+}
+
+/// The NIC's own blocks, each on its own, as `config` instantiates them.
+pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
+    let qps = config.queue_pairs;
+    let cp = config.cell_payload;
+    let tpt = config
+        .tpt_entries
+        .map_or_else(|| "None".to_string(), |n| format!("Some({n})"));
+    let mut blocks = vec![
+        export_block(
+            "csr",
+            crate::NicCsr::new(qps, cp, config.tpt_entries),
+            "nic_rtl::NicCsr",
+            format!("nic_rtl::NicCsr::new({qps}, {cp}, {tpt})"),
+        ),
+        export_block(
+            "send_queue_engine",
+            crate::SendQueueEngine::new(qps),
+            "nic_rtl::SendQueueEngine",
+            format!("nic_rtl::SendQueueEngine::new({qps})"),
+        ),
+        export_block(
+            "nack_generator",
+            crate::NackGenerator::new(),
+            "nic_rtl::NackGenerator",
+            "nic_rtl::NackGenerator::new()".into(),
+        ),
+        export_block(
+            "receive_queue_engine",
+            crate::ReceiveQueueEngine::new(qps, config.tpt_entries.is_some()),
+            "nic_rtl::ReceiveQueueEngine",
+            format!(
+                "nic_rtl::ReceiveQueueEngine::new({qps}, {})",
+                config.tpt_entries.is_some()
+            ),
+        ),
+        export_block(
+            "response_generator",
+            crate::ResponseGenerator::new(qps),
+            "nic_rtl::ResponseGenerator",
+            format!("nic_rtl::ResponseGenerator::new({qps})"),
+        ),
+        export_block(
+            "tx_arbiter",
+            crate::TxArbiter::new(),
+            "nic_rtl::TxArbiter",
+            "nic_rtl::TxArbiter::new()".into(),
+        ),
+        export_block(
+            "completion_queue",
+            crate::CompletionQueue::default(),
+            "nic_rtl::CompletionQueue",
+            "nic_rtl::CompletionQueue::default()".into(),
+        ),
+        export_block(
+            "dma_read_arbiter",
+            crate::DmaReadArbiter::new(),
+            "nic_rtl::DmaReadArbiter",
+            "nic_rtl::DmaReadArbiter::new()".into(),
+        ),
+        export_block(
+            "dma_write_arbiter",
+            crate::DmaWriteArbiter::new(),
+            "nic_rtl::DmaWriteArbiter",
+            "nic_rtl::DmaWriteArbiter::new()".into(),
+        ),
+    ];
+    if let Some(n) = config.tpt_entries {
+        blocks.push(export_block(
+            "tpt",
+            crate::Tpt::new(n),
+            "nic_rtl::Tpt",
+            format!("nic_rtl::Tpt::new({n})"),
+        ));
+    }
+    blocks
 }
 
 /// The cell datapath's blocks: CRC, segmenter, reassembler, and the datapath top.
@@ -183,5 +287,32 @@ mod tests {
         let out = crc.ports.iter().find(|p| p.name == "crc").unwrap();
         assert_eq!((out.input, out.width), (false, 32));
         assert_eq!(crc.ports.len(), 7);
+    }
+}
+
+#[cfg(test)]
+mod nic_export_tests {
+    use super::*;
+
+    #[test]
+    fn nic_tops_export_with_renamed_modules() {
+        for config in [NicConfig::default(), NicConfig::with_tpt(256)] {
+            let top = nic_top_block(&config);
+            assert_eq!(top.module, config.block_name());
+            assert!(top
+                .verilog
+                .contains(&format!("module {}(clock,", top.module)));
+            assert!(!top.verilog.contains("module top"));
+            for port in [
+                "csr_addr",
+                "dma_tx_rd_req_addr",
+                "dma_rx_rd_data",
+                "dma_wr_strobe",
+                "m_cell_data",
+                "s_cell_ready",
+            ] {
+                assert!(top.ports.iter().any(|p| p.name == port), "{port} missing");
+            }
+        }
     }
 }

@@ -45,4 +45,6 @@ pub mod nack_generator;
 pub use nack_generator::NackGenerator;
 pub mod receive_queue_engine;
 pub use receive_queue_engine::ReceiveQueueEngine;
+pub mod nic_top;
 pub mod receive_queue_model;
+pub use nic_top::NicTop;

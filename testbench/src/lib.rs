@@ -5,4 +5,6 @@
 
 pub mod bench;
 pub mod datapath;
+pub mod nic_bench;
+pub mod nic_pair;
 pub mod paired;

@@ -1,0 +1,219 @@
+//! `nic bench nic`: the NIC top on both backends, and the goodput of a long RDMA WRITE
+//! stream, measured side by side in one run.
+//!
+//! 1. Saturating traffic: two Verilated NIC tops back to back, each streaming RDMA WRITEs
+//!    of `message_bytes` to the other on every queue pair, while NIC 0's inputs are
+//!    recorded. The recording is replayed on the Verilator model alone (repeated for at
+//!    least `min_seconds`) and on RustHDL stepping (a prefix of `rusthdl_cycles`), timed;
+//!    both replays must give the same outputs.
+//! 2. Goodput: NIC 0 streams RDMA WRITEs to NIC 1 (retransmission timer off). The link
+//!    from NIC 0 carries only those requests' cells, so the share of clocks in which it
+//!    moves a word, between its first and last word, is the achieved goodput divided by
+//!    the cell format's limit (payload bytes over all cell bytes).
+
+use crate::bench::Recording;
+use crate::nic_pair::{NicPair, DATA_AREA};
+use nic_abi::{csr, Wqe, WqeOpcode};
+use nic_cosim::host_memory::HostMemoryTiming;
+use nic_cosim::{CosimError, NicTopInputs, NicTopOutputs, RustHdlNicTop, Stepper, VerilatedNicTop};
+use std::time::Instant;
+
+/// Parameters of the NIC benchmark.
+#[derive(Clone, Debug)]
+pub struct NicBenchOptions {
+    pub cycles: u64,
+    pub rusthdl_cycles: u64,
+    pub message_bytes: u32,
+    pub goodput_messages: u32,
+    pub min_seconds: f64,
+    pub queue_pairs: usize,
+}
+
+impl Default for NicBenchOptions {
+    fn default() -> Self {
+        NicBenchOptions {
+            cycles: 60_000,
+            rusthdl_cycles: 6_000,
+            message_bytes: 16384,
+            goodput_messages: 24,
+            min_seconds: 1.0,
+            queue_pairs: 4,
+        }
+    }
+}
+
+/// Measured numbers.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct NicBench {
+    pub recorded_cycles: u64,
+    pub verilator_cycles_per_s: f64,
+    pub rusthdl_cycles_per_s: f64,
+    /// Verilator cycles/s over RustHDL cycles/s.
+    pub speedup: f64,
+    /// Whole co-simulation (two NICs, host memories, links, agents): NIC-cycles per second.
+    pub system_nic_cycles_per_s: f64,
+    pub goodput_bytes: u64,
+    pub goodput_cycles: u64,
+    /// Payload bytes per link clock divided by the cell format's limit for these messages.
+    pub goodput_ratio: f64,
+    pub format_limit: f64,
+}
+
+fn write_wqe(len: u32, wr_id: u64, qp: usize) -> Wqe {
+    Wqe {
+        opcode: WqeOpcode::RdmaWrite as u8,
+        length: len,
+        wr_id,
+        local_addr: DATA_AREA,
+        remote_vaddr: (DATA_AREA + 0x2_0000 * (1 + qp as u32)) as u64,
+        ..Default::default()
+    }
+}
+
+fn configured<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>>(
+    nics: [S; 2],
+    queue_pairs: usize,
+    retry_timeout: u64,
+) -> Result<NicPair<S>, String> {
+    let timing = HostMemoryTiming {
+        latency: 6,
+        stall: 0.0,
+        seed: 1,
+    };
+    let mut pair = NicPair::new(nics, queue_pairs, timing, 4);
+    let enable = csr::ENABLE_SEND_RECV | csr::ENABLE_RDMA;
+    pair.hosts[0].configure(1, enable, 0);
+    pair.hosts[1].configure(0, enable, 0);
+    for h in &mut pair.hosts {
+        h.queue_csr_write(csr::RETRY_TIMEOUT, retry_timeout);
+    }
+    pair.flush_csr(10_000)?;
+    Ok(pair)
+}
+
+fn replay<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>>(
+    sim: &mut S,
+    inputs: &[NicTopInputs],
+) -> u64 {
+    inputs.iter().fold(0u64, |sum, i| {
+        let o = sim.step(i);
+        sum.wrapping_mul(31).wrapping_add(
+            o.m_cell_data ^ o.dma_wr_data ^ o.dma_wr_addr as u64 ^ o.m_cell_valid as u64,
+        )
+    })
+}
+
+/// Run both measurements.
+pub fn bench_nic(options: &NicBenchOptions) -> Result<NicBench, String> {
+    let err = |e: CosimError| e.to_string();
+    let qps = options.queue_pairs;
+    // 1. Saturating traffic both ways, recording NIC 0's inputs.
+    let nic0 = Recording {
+        inner: VerilatedNicTop::new().map_err(err)?,
+        inputs: vec![],
+    };
+    let nic1 = Recording {
+        inner: VerilatedNicTop::new().map_err(err)?,
+        inputs: vec![],
+    };
+    let mut pair = configured([nic0, nic1], qps, 4096)?;
+    let start = Instant::now();
+    let start_cycle = pair.cycle;
+    let mut wr_id = 0;
+    let mut posted = vec![[0usize; 2]; qps];
+    while pair.cycle - start_cycle < options.cycles {
+        for n in 0..2 {
+            let mut done = vec![0usize; qps];
+            for c in &pair.hosts[n].completions {
+                done[c.qp as usize % qps] += 1;
+            }
+            for q in 0..qps {
+                if posted[q][n] < done[q] + 4 {
+                    wr_id += 1;
+                    posted[q][n] += 1;
+                    pair.hosts[n].post_send(q, &write_wqe(options.message_bytes, wr_id, q));
+                }
+            }
+        }
+        pair.run_until(200, |_| false).ok();
+    }
+    let system_nic_cycles_per_s =
+        2.0 * (pair.cycle - start_cycle) as f64 / start.elapsed().as_secs_f64();
+    let inputs = std::mem::take(&mut pair.hosts[0].nic.inputs);
+    let recorded_cycles = inputs.len() as u64;
+
+    let start = Instant::now();
+    let (mut runs, mut verilator_sum) = (0u64, 0u64);
+    while runs == 0 || start.elapsed().as_secs_f64() < options.min_seconds {
+        let mut v = VerilatedNicTop::new().map_err(err)?;
+        verilator_sum = replay(&mut v, &inputs);
+        runs += 1;
+    }
+    let verilator_cycles_per_s = (runs * recorded_cycles) as f64 / start.elapsed().as_secs_f64();
+    let prefix = &inputs[..(options.rusthdl_cycles as usize).min(inputs.len())];
+    let mut v = VerilatedNicTop::new().map_err(err)?;
+    let verilator_prefix_sum = replay(&mut v, prefix);
+    let mut r = RustHdlNicTop::new();
+    let start = Instant::now();
+    let rust_sum = replay(&mut r, prefix);
+    let rusthdl_cycles_per_s = prefix.len() as f64 / start.elapsed().as_secs_f64();
+    if rust_sum != verilator_prefix_sum {
+        return Err("the replayed outputs differ between RustHDL and Verilator".into());
+    }
+    let _ = verilator_sum;
+
+    // 2. Goodput: one long RDMA WRITE stream, retransmission off.
+    let mut pair = configured(
+        [
+            VerilatedNicTop::new().map_err(err)?,
+            VerilatedNicTop::new().map_err(err)?,
+        ],
+        qps,
+        0,
+    )?;
+    let (mut posted, mut first, mut last) = (0u32, None, 0u64);
+    let mut words_before = pair.links[0].busy_cycles;
+    loop {
+        let done = pair.hosts[0].completions.len() as u32;
+        if done >= options.goodput_messages {
+            break;
+        }
+        if posted < options.goodput_messages && posted - done < 6 {
+            pair.hosts[0].post_send(0, &write_wqe(options.message_bytes, posted as u64, 0));
+            posted += 1;
+        }
+        let before = pair.links[0].busy_cycles;
+        pair.run_until(1, |_| false).ok();
+        if pair.links[0].busy_cycles > before {
+            if first.is_none() {
+                first = Some(pair.cycle);
+                words_before = before;
+            }
+            last = pair.cycle;
+        }
+        if pair.cycle > 10_000_000 {
+            return Err("goodput run did not finish".into());
+        }
+    }
+    let words = pair.links[0].busy_cycles - words_before;
+    let goodput_cycles = last - first.unwrap_or(last) + 1;
+    let cells_per_message = options
+        .message_bytes
+        .div_ceil(nic_rtl::DEFAULT_CELL_PAYLOAD as u32) as u64;
+    let message_words = (options.message_bytes as u64).div_ceil(8) + cells_per_message * 4 + 2 + 1;
+    let format_limit = options.message_bytes as f64 / (message_words * 8) as f64;
+    let goodput_bytes = options.goodput_messages as u64 * options.message_bytes as u64;
+    let achieved = goodput_bytes as f64 / (goodput_cycles * 8) as f64;
+    let _ = words;
+    Ok(NicBench {
+        recorded_cycles,
+        verilator_cycles_per_s,
+        rusthdl_cycles_per_s,
+        speedup: verilator_cycles_per_s / rusthdl_cycles_per_s,
+        system_nic_cycles_per_s,
+        goodput_bytes,
+        goodput_cycles,
+        goodput_ratio: achieved / format_limit,
+        format_limit,
+    })
+}

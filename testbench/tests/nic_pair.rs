@@ -1,0 +1,477 @@
+//! Two NIC tops back to back in a Verilator co-simulation, each with its host memory:
+//! every opcode with payloads from 0 bytes to several cells, every NACK syndrome, go-back-N
+//! recovery from lost and corrupted cells, and the lockstep of RustHDL against Verilator.
+
+use nic_abi::{csr, CompletionStatus, Cqe, Rqe, Syndrome, Wqe, WqeOpcode};
+use nic_cosim::cell_link::LinkFault;
+use nic_cosim::host_memory::HostMemoryTiming;
+use nic_cosim::{NicTopInputs, NicTopOutputs, RustHdlNicTop, Stepper, VerilatedNicTop};
+use nic_testbench::nic_pair::{NicPair, DATA_AREA};
+use nic_testbench::paired::Paired;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const QPS: usize = 4;
+const ENABLE_ALL: u64 = csr::ENABLE_SEND_RECV | csr::ENABLE_RDMA;
+/// Requester buffers at DATA_AREA, responder regions at DATA_AREA + 0x4_0000.
+const REMOTE_AREA: u32 = DATA_AREA + 0x4_0000;
+
+fn verilated() -> VerilatedNicTop {
+    VerilatedNicTop::new().expect("Verilator model (run scripts/setup.sh)")
+}
+
+fn pair_with<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>>(
+    nics: [S; 2],
+    seed: u64,
+    stall: f64,
+) -> NicPair<S> {
+    let timing = HostMemoryTiming {
+        latency: 6,
+        stall,
+        seed,
+    };
+    let mut pair = NicPair::new(nics, QPS, timing, 4);
+    pair.hosts[0].configure(1, ENABLE_ALL, 100);
+    pair.hosts[1].configure(0, ENABLE_ALL, 5000);
+    pair.flush_csr(10_000).unwrap();
+    pair
+}
+
+fn pair(seed: u64) -> NicPair<VerilatedNicTop> {
+    pair_with([verilated(), verilated()], seed, 0.1)
+}
+
+fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..len).map(|_| rng.gen()).collect()
+}
+
+/// Run until host `n` has `count` completions; return them.
+fn wait_completions<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>>(
+    pair: &mut NicPair<S>,
+    n: usize,
+    count: usize,
+    max_cycles: u64,
+) -> Vec<Cqe> {
+    if let Err(e) = pair.run_until(max_cycles, |p| p.hosts[n].completions.len() >= count) {
+        panic!(
+            "host {n}: {e}: {} of {count} completions: {:#?}",
+            pair.hosts[n].completions.len(),
+            pair.hosts[n].completions
+        );
+    }
+    assert!(pair.faults().is_empty(), "DMA faults: {:?}", pair.faults());
+    pair.hosts[n].completions.clone()
+}
+
+fn status(c: &Cqe) -> CompletionStatus {
+    CompletionStatus::from_code(c.status)
+}
+
+#[test]
+fn every_opcode_with_payloads_from_0_bytes_to_several_cells() {
+    let mut pair = pair(1);
+    let sizes = [0usize, 1, 8, 13, 255, 256, 257, 700, 1500];
+    let mut expected_sends = 0;
+    let mut expected_recvs = 0;
+    let mut wr_id = 0u64;
+    for (i, &len) in sizes.iter().enumerate() {
+        for op in WqeOpcode::ALL {
+            let len = if op.is_atomic() { 8 } else { len };
+            let qp = (i + op as usize) % QPS;
+            wr_id += 1;
+            let local = DATA_AREA + (wr_id as u32) * 0x800;
+            let remote = REMOTE_AREA + (wr_id as u32) * 0x800;
+            let data = pattern(wr_id, len);
+            let remote_data = pattern(wr_id + 1000, len.max(8));
+            pair.hosts[0].mem.write_bytes(local, &data);
+            pair.hosts[1].mem.write_bytes(remote, &remote_data);
+            if op.consumes_receive() {
+                pair.hosts[1].post_receive(
+                    qp,
+                    &Rqe {
+                        buffer_addr: remote,
+                        buffer_length: 0x800,
+                        wr_id: 0x1000 + wr_id,
+                    },
+                );
+                expected_recvs += 1;
+            }
+            let wqe = Wqe {
+                opcode: op as u8,
+                length: len as u32,
+                wr_id,
+                local_addr: local,
+                remote_vaddr: remote as u64,
+                immediate: 0xABC0_0000 | wr_id as u32,
+                compare_add: if op == WqeOpcode::AtomicCompareSwap {
+                    u64::from_le_bytes(remote_data[..8].try_into().unwrap())
+                } else {
+                    5
+                },
+                swap: 0x5555_0000 + wr_id,
+                ..Default::default()
+            };
+            pair.hosts[0].post_send(qp, &wqe);
+            expected_sends += 1;
+            let sends = wait_completions(&mut pair, 0, expected_sends, 200_000);
+            let c = sends.last().unwrap();
+            assert_eq!(
+                status(c),
+                CompletionStatus::Success,
+                "{op:?} len {len}: {c:?}"
+            );
+            assert_eq!(
+                (c.wr_id, c.opcode, c.qp as usize),
+                (wr_id, op as u8, qp),
+                "{c:?}"
+            );
+            assert_eq!(c.byte_count as usize, len);
+            assert!(!c.is_receive);
+            let old = u64::from_le_bytes(remote_data[..8].try_into().unwrap());
+            match op {
+                WqeOpcode::Send
+                | WqeOpcode::SendImmediate
+                | WqeOpcode::RdmaWrite
+                | WqeOpcode::RdmaWriteImmediate => {
+                    assert_eq!(
+                        pair.hosts[1].mem.read_bytes(remote, len),
+                        &data[..],
+                        "{op:?} len {len}"
+                    );
+                    assert_eq!(
+                        pair.hosts[1].mem.read_bytes(
+                            remote + len as u32,
+                            8.min(remote_data.len() - len.min(remote_data.len()))
+                        ),
+                        &remote_data[len.min(remote_data.len())..(len + 8).min(remote_data.len())],
+                        "{op:?} len {len}: bytes after the message were written"
+                    );
+                }
+                WqeOpcode::RdmaRead => {
+                    assert_eq!(
+                        pair.hosts[0].mem.read_bytes(local, len),
+                        &remote_data[..len],
+                        "READ len {len}"
+                    );
+                }
+                WqeOpcode::AtomicCompareSwap => {
+                    assert_eq!(
+                        pair.hosts[1].mem.read_u64(remote),
+                        0x5555_0000 + wr_id,
+                        "CAS swapped"
+                    );
+                    assert_eq!(
+                        pair.hosts[0].mem.read_u64(local),
+                        old,
+                        "CAS returns the original"
+                    );
+                }
+                WqeOpcode::AtomicFetchAdd => {
+                    assert_eq!(
+                        pair.hosts[1].mem.read_u64(remote),
+                        old.wrapping_add(5),
+                        "FAA added"
+                    );
+                    assert_eq!(
+                        pair.hosts[0].mem.read_u64(local),
+                        old,
+                        "FAA returns the original"
+                    );
+                }
+            }
+            if op.consumes_receive() {
+                let recvs = wait_completions(&mut pair, 1, expected_recvs, 10_000);
+                let r = recvs.last().unwrap();
+                assert_eq!(status(r), CompletionStatus::Success, "{r:?}");
+                assert!(r.is_receive);
+                assert_eq!(
+                    (r.wr_id, r.opcode, r.byte_count as usize),
+                    (0x1000 + wr_id, op as u8, len)
+                );
+                assert_eq!((r.src_node, r.src_qp as usize, r.qp as usize), (0, qp, qp));
+                assert_eq!(r.has_immediate, op.has_immediate());
+                if op.has_immediate() {
+                    assert_eq!(r.immediate, 0xABC0_0000 | wr_id as u32);
+                }
+            }
+        }
+    }
+    assert_eq!(
+        pair.hosts[1].completions.len(),
+        expected_recvs,
+        "no extra receive completions"
+    );
+}
+
+/// Provoke `syndrome` with one work request from NIC 0 and check the completion and both
+/// counters; `setup` prepares the pair and returns the WQE.
+fn provoke(pair: &mut NicPair<VerilatedNicTop>, syndrome: Syndrome, qp: usize, wqe: Wqe) -> Cqe {
+    let index = syndrome.counter_index().unwrap() as u16;
+    let sent_before = pair.csr_read(1, csr::NACK_SENT + 8 * index).unwrap();
+    let received_before = pair.csr_read(0, csr::NACK_RECEIVED + 8 * index).unwrap();
+    let before = pair.hosts[0].completions.len();
+    pair.hosts[0].post_send(qp, &wqe);
+    let c = wait_completions(pair, 0, before + 1, 100_000)[before];
+    assert_eq!(
+        status(&c),
+        CompletionStatus::Remote(syndrome),
+        "{syndrome}: {c:?}"
+    );
+    assert_eq!(c.wr_id, wqe.wr_id);
+    assert_eq!(
+        pair.csr_read(1, csr::NACK_SENT + 8 * index).unwrap(),
+        sent_before + 1,
+        "{syndrome}: NACK_SENT"
+    );
+    assert_eq!(
+        pair.csr_read(0, csr::NACK_RECEIVED + 8 * index).unwrap(),
+        received_before + 1,
+        "{syndrome}: NACK_RECEIVED"
+    );
+    c
+}
+
+#[test]
+fn final_nack_syndromes_write_nothing_and_reach_the_sender() {
+    let mut pair = pair(2);
+    let remote = REMOTE_AREA + 0x100;
+    let canary = pattern(77, 64);
+    pair.hosts[1].mem.write_bytes(remote, &canary);
+    pair.hosts[0].mem.write_bytes(DATA_AREA, &pattern(78, 64));
+    let write = |wr_id, vaddr: u64| Wqe {
+        opcode: WqeOpcode::RdmaWrite as u8,
+        length: 64,
+        wr_id,
+        local_addr: DATA_AREA,
+        remote_vaddr: vaddr,
+        ..Default::default()
+    };
+    let send = |wr_id, length| Wqe {
+        opcode: WqeOpcode::Send as u8,
+        length,
+        wr_id,
+        local_addr: DATA_AREA,
+        ..Default::default()
+    };
+    // No receive buffer posted.
+    provoke(&mut pair, Syndrome::ReceiverNotReady, 0, send(1, 16));
+    // A message longer than the receive buffer: nothing past the buffer's end.
+    pair.hosts[1].post_receive(
+        1,
+        &Rqe {
+            buffer_addr: remote,
+            buffer_length: 16,
+            wr_id: 9,
+        },
+    );
+    provoke(&mut pair, Syndrome::InvalidRequest, 1, send(2, 64));
+    assert_eq!(
+        pair.hosts[1].mem.read_bytes(remote + 16, 48),
+        &canary[16..],
+        "wrote past the buffer"
+    );
+    let r = *pair.hosts[1]
+        .completions
+        .last()
+        .expect("a receive completion");
+    assert_eq!(
+        CompletionStatus::from_code(r.status),
+        CompletionStatus::LocalLengthError
+    );
+    pair.hosts[1].mem.write_bytes(remote, &canary);
+    // Beyond the 32-bit physical space (no TPT).
+    provoke(&mut pair, Syndrome::RemoteAccessError, 2, write(3, 1 << 40));
+    // RDMA disabled on the responder.
+    pair.hosts[1].queue_csr_write(csr::ENABLE, csr::ENABLE_SEND_RECV);
+    pair.flush_csr(1000).unwrap();
+    provoke(
+        &mut pair,
+        Syndrome::RdmaDisabled,
+        3,
+        write(4, remote as u64),
+    );
+    // SEND/RECEIVE disabled: every request is refused.
+    pair.hosts[1].queue_csr_write(csr::ENABLE, 0);
+    pair.flush_csr(1000).unwrap();
+    pair.hosts[1].post_receive(
+        0,
+        &Rqe {
+            buffer_addr: remote,
+            buffer_length: 64,
+            wr_id: 10,
+        },
+    );
+    provoke(&mut pair, Syndrome::RemoteOperationalError, 0, send(5, 8));
+    provoke(
+        &mut pair,
+        Syndrome::RemoteOperationalError,
+        1,
+        write(6, remote as u64),
+    );
+    assert_eq!(
+        pair.hosts[1].mem.read_bytes(remote, 64),
+        &canary[..],
+        "a refused request wrote"
+    );
+    // The QPs still work afterwards.
+    pair.hosts[1].queue_csr_write(csr::ENABLE, ENABLE_ALL);
+    pair.flush_csr(1000).unwrap();
+    let before = pair.hosts[0].completions.len();
+    pair.hosts[0].post_send(3, &write(7, remote as u64));
+    let c = wait_completions(&mut pair, 0, before + 1, 100_000)[before];
+    assert_eq!(status(&c), CompletionStatus::Success, "{c:?}");
+    assert_eq!(
+        pair.hosts[1].mem.read_bytes(remote, 64),
+        &pattern(78, 64)[..]
+    );
+}
+
+#[test]
+fn lost_and_corrupted_cells_are_retransmitted_go_back_n() {
+    let mut pair = pair(3);
+    let seq = Syndrome::SequenceError.counter_index().unwrap() as u16;
+    let crc = Syndrome::CrcOrMalformed.counter_index().unwrap() as u16;
+    let messages = 12u32;
+    for k in 0..messages {
+        let len = 300 + 40 * k as usize;
+        let data = pattern(k as u64 + 500, len);
+        pair.hosts[0].mem.write_bytes(DATA_AREA + k * 0x800, &data);
+        pair.hosts[0].post_send(
+            0,
+            &Wqe {
+                opcode: WqeOpcode::RdmaWrite as u8,
+                length: len as u32,
+                wr_id: k as u64,
+                local_addr: DATA_AREA + k * 0x800,
+                remote_vaddr: (REMOTE_AREA + k * 0x800) as u64,
+                ..Default::default()
+            },
+        );
+    }
+    // Link 0 carries NIC 0's requests (2 or 3 cells each): lose cell 2, corrupt cell 8.
+    pair.links[0].faults.insert(2, LinkFault::Drop);
+    pair.links[0].faults.insert(
+        8,
+        LinkFault::Corrupt {
+            word: 1,
+            mask: 1 << 20,
+        },
+    );
+    let done = wait_completions(&mut pair, 0, messages as usize, 400_000);
+    for (k, c) in done.iter().enumerate() {
+        assert_eq!(status(c), CompletionStatus::Success, "{c:?}");
+        assert_eq!(c.wr_id, k as u64, "in order, exactly once");
+        let len = 300 + 40 * k;
+        assert_eq!(
+            pair.hosts[1]
+                .mem
+                .read_bytes(REMOTE_AREA + k as u32 * 0x800, len),
+            &pattern(k as u64 + 500, len)[..],
+            "message {k}"
+        );
+    }
+    assert!(
+        pair.csr_read(1, csr::NACK_SENT + 8 * seq).unwrap() >= 1,
+        "a sequence error was NACKed"
+    );
+    assert!(
+        pair.csr_read(1, csr::NACK_SENT + 8 * crc).unwrap() >= 1,
+        "a corrupted cell was NACKed"
+    );
+    assert!(pair.csr_read(0, csr::STAT_RETRANSMISSIONS).unwrap() >= 2);
+}
+
+#[test]
+fn a_request_to_an_unplugged_nic_completes_with_port_down() {
+    let mut pair = pair(4);
+    pair.unplug(1);
+    let index = Syndrome::PortDown.counter_index().unwrap() as u16;
+    pair.hosts[0].post_send(
+        2,
+        &Wqe {
+            opcode: WqeOpcode::RdmaWrite as u8,
+            length: 600,
+            wr_id: 99,
+            local_addr: DATA_AREA,
+            remote_vaddr: REMOTE_AREA as u64,
+            ..Default::default()
+        },
+    );
+    let c = wait_completions(&mut pair, 0, 1, 100_000)[0];
+    assert_eq!(
+        status(&c),
+        CompletionStatus::Remote(Syndrome::PortDown),
+        "{c:?}"
+    );
+    assert_eq!(pair.csr_read(0, csr::NACK_RECEIVED + 8 * index).unwrap(), 1);
+}
+
+/// The NIC top under RustHDL stepping and under Verilator, with identical inputs every
+/// cycle, for at least 10,000 cycles of mixed traffic: the outputs must agree every cycle.
+#[test]
+fn nic_top_lockstep_rusthdl_against_verilator() {
+    // The RustHDL NIC top is a large value: give it a stack of its own.
+    std::thread::Builder::new()
+        .stack_size(512 << 20)
+        .spawn(lockstep)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn lockstep() {
+    let reference = Paired::new(RustHdlNicTop::new(), verilated());
+    let mut pair = pair_with(
+        [reference, Paired::new(RustHdlNicTop::new(), verilated())],
+        11,
+        0.2,
+    );
+    let mut rng = ChaCha8Rng::seed_from_u64(12);
+    let mut posted = 0;
+    while pair.cycle < 12_000 {
+        if posted < 40 && pair.hosts[0].completions.len() + 4 > posted {
+            let op = WqeOpcode::ALL[rng.gen_range(0..WqeOpcode::ALL.len())];
+            let len = if op.is_atomic() {
+                8
+            } else {
+                rng.gen_range(0..700)
+            };
+            let qp = rng.gen_range(0..QPS);
+            if op.consumes_receive() {
+                pair.hosts[1].post_receive(
+                    qp,
+                    &Rqe {
+                        buffer_addr: REMOTE_AREA,
+                        buffer_length: 0x800,
+                        wr_id: posted as u64,
+                    },
+                );
+            }
+            pair.hosts[0].post_send(
+                qp,
+                &Wqe {
+                    opcode: op as u8,
+                    length: len,
+                    wr_id: posted as u64,
+                    local_addr: DATA_AREA,
+                    remote_vaddr: REMOTE_AREA as u64,
+                    ..Default::default()
+                },
+            );
+            posted += 1;
+        }
+        pair.run_until(50, |_| false).ok();
+        for h in &pair.hosts {
+            if let Some(d) = &h.nic.divergence {
+                panic!("cycle {}: RustHDL and Verilator disagree:\n{d:#?}", d.cycle);
+            }
+        }
+    }
+    assert!(pair.hosts[0].nic.cycles_compared >= 10_000);
+    assert!(
+        pair.hosts[0].completions.len() >= 20,
+        "traffic flowed: {}",
+        pair.hosts[0].completions.len()
+    );
+}
