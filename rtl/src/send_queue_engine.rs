@@ -43,7 +43,8 @@
 //!
 //! Structure: the per-QP state lives in six 64-entry RAMs (synchronous read) owned by one
 //! read-modify-write engine, which executes one operation every two clocks, by priority:
-//! CSR access, acknowledgement handling, transmit, timer scan. Three machines use it:
+//! CSR access, acknowledgement handling, transmit, timer scan. Besides the CSR port, two
+//! machines use it:
 //! - transmit: round robin over the QPs whose eligibility bit is set (a 64-bit register
 //!   the engine keeps in step with the table: enabled, `sq_next != sq_pi`, fewer than
 //!   `SEND_WINDOW` outstanding, not waiting, not draining), claim (read), fetch the WQE
@@ -56,12 +57,16 @@
 //!   `sq_una`; it never waits on the transmit path. When idle it scans one QP's timer per
 //!   operation.
 //!
-//! Latency: a doorbell on an idle QP leads to `m_expect_valid`/`m_msg_valid` about
-//! 10 clocks plus one WQE read (8 words) later; the payload request follows the
-//! message's grant by one clock. An acknowledgement event is accepted within two clocks
-//! when no completion is in progress; each completion takes about 8 clocks plus the
-//! rx-port read latency. Throughput: payload one word per clock; between messages the
-//! claim, WQE fetch and commit (about 12 clocks plus two read latencies).
+//! Latency (L = DMA read latency in clocks; measured with L = 3 in `latency_figures`): a
+//! doorbell on an idle QP leads to `m_msg_valid` (or `m_expect_valid`) 16 + L clocks
+//! later (19); the payload request follows the message's grant by one clock. An
+//! acknowledgement event is accepted within two clocks when no completion run is in
+//! progress; its first completion request follows 7 + L clocks later (10), each further
+//! one about 8 + L clocks after the previous one is accepted. A timeout fires between
+//! `cfg_retry_timeout` and `cfg_retry_timeout + 2 * queue_pairs` clocks (more when the
+//! table engine is busy) after the QP's last progress.
+//! Throughput: payload one word per clock, without bubbles; between messages the claim,
+//! WQE fetch (8 words) and commit: one short message every 22 clocks (about 16 + 2L).
 //! Limits: `queue_pairs` in 1..=64; one message in flight on the transmit path;
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
@@ -1054,7 +1059,9 @@ impl Logic for SendQueueEngine {
                         self.rdata_reg.d.next = self.csr_value.val();
                     }
                     SqOp::CsrWrite => {
-                        if self.qp_valid.val() {
+                        // Writes to QPs beyond `queue_pairs` are ignored.
+                        self.ex_ok.next = self.qp_valid.val();
+                        if self.ex_ok.val() {
                             if self.csr_reg_reg.q.val() == 0 {
                                 self.wr_base.next = self.csr_wdata_reg.q.val();
                             }
@@ -1176,7 +1183,9 @@ impl Logic for SendQueueEngine {
                         }
                     }
                     SqOp::Timer => {
-                        if self.qp_valid.val() & self.rd_outstanding.val() {
+                        // The timer runs while messages are outstanding.
+                        self.ex_ok.next = self.qp_valid.val() & self.rd_outstanding.val();
+                        if self.ex_ok.val() {
                             if self.tx_on_qp.val() {
                                 // Still being transmitted: not yet waiting for an answer.
                                 self.wr_tstart.next = self.now.q.val();
@@ -1777,7 +1786,7 @@ mod tests {
         if w.length > MAX_MESSAGE_LENGTH || (op.is_atomic() && w.length != 8) {
             return CompletionStatus::LOCAL_LENGTH_ERROR;
         }
-        if w.local_addr % 8 != 0 || (op.is_rdma() && w.remote_vaddr % 8 != 0) {
+        if !w.local_addr.is_multiple_of(8) || (op.is_rdma() && !w.remote_vaddr.is_multiple_of(8)) {
             return CompletionStatus::LOCAL_ADDRESS_ERROR;
         }
         SUCCESS
@@ -2303,7 +2312,7 @@ mod tests {
         }
         fn request(&mut self, addr: u32, words: u32, ready_at: u64) {
             assert!(
-                words >= 1 && addr % 8 == 0,
+                words >= 1 && addr.is_multiple_of(8),
                 "bad DMA request {addr:#x} x {words}"
             );
             self.bursts.push_back(Burst {
@@ -2506,6 +2515,8 @@ mod tests {
         held_cplrd: Option<(u32, u32)>,
         timer_fires: usize,
         local_evals: usize,
+        /// Most messages outstanding on one QP so far.
+        max_outstanding: u32,
     }
 
     impl Bench {
@@ -2546,6 +2557,7 @@ mod tests {
                 held_cplrd: None,
                 timer_fires: 0,
                 local_evals: 0,
+                max_outstanding: 0,
             };
             b.set_cfg(0x0042, 0, 7);
             b.uut.reset.next = true;
@@ -2722,6 +2734,12 @@ mod tests {
                     self.cycle
                 );
             }
+            let most =
+                m.qp.iter()
+                    .map(|s| psn_distance(s.next, s.una))
+                    .max()
+                    .unwrap();
+            self.max_outstanding = self.max_outstanding.max(most);
             if u.eng_state.q.val() != SqEngineState::Exec {
                 return;
             }
@@ -3184,5 +3202,803 @@ mod tests {
             assert_eq!(b.uut.stat_requests_sent.val().to_u32(), 8);
             assert_eq!(b.read_csr(2, SQ_CI), 0x108);
         }
+    }
+
+    /// A long RDMA WRITE on QP 0 does not hold back the other QPs by more than one message.
+    #[test]
+    fn round_robin_long_message_does_not_starve_other_qps() {
+        for (seed, knobs) in [(2, SMOOTH), (3, ROUGH)] {
+            let mut b = Bench::new(3, seed, knobs);
+            for q in 0..3 {
+                b.setup_qp(q, ring(q), 4, 0x10 + q as u32, 0);
+            }
+            let long = |i: u64| Wqe {
+                opcode: WqeOpcode::RdmaWrite as u8,
+                length: 4096,
+                wr_id: i,
+                local_addr: 0x0050_0000,
+                remote_vaddr: 0x8000,
+                ..Default::default()
+            };
+            b.post(0, &[long(0), long(1), long(2), long(3)]);
+            b.run_until(|b| b.cur.is_some(), 2000); // QP 0's first payload is streaming
+            b.post(1, &[send(8, 1), send(8, 2), send(8, 3)]);
+            b.post(2, &[send(16, 1), send(16, 2)]);
+            b.run_until(|b| b.sent.len() == 9, 60_000);
+            let order: Vec<u16> = b.sent.iter().map(|m| m.src_qp).collect();
+            assert_eq!(order, [0, 1, 2, 0, 1, 2, 0, 1, 0]);
+        }
+    }
+
+    /// At most SEND_WINDOW messages are outstanding; acknowledgements open the window,
+    /// events outside `[sq_una, sq_next)` are ignored.
+    #[test]
+    fn window_limit_and_stale_events() {
+        let start = 0xFF_FFFC; // the PSNs wrap through 0
+        let mut b = Bench::new(1, 4, ROUGH);
+        b.setup_qp(0, ring(0), 4, 0x99, start);
+        let wqes: Vec<Wqe> = (0..12).map(|i| send(24, i)).collect();
+        b.post(0, &wqes);
+        b.run(3000);
+        let first8: Vec<u32> = (0..8).map(|i| psn_add(start, i)).collect();
+        assert_eq!(b.psns(0), first8);
+        // Stale: before sq_una, and sq_next itself.
+        b.push_ack(AckEvent::ack(0, psn_add(start, PSN_MASK)));
+        b.push_ack(AckEvent::ack(0, psn_add(start, 8)));
+        b.push_ack(AckEvent::nack(
+            0,
+            psn_add(start, 9),
+            Syndrome::SequenceError,
+        ));
+        b.settle_down();
+        assert!(b.cpls.is_empty());
+        assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 0);
+        b.push_ack(AckEvent::ack(0, psn_add(start, 2)));
+        b.run(3000);
+        assert_eq!(
+            b.cpl_list(0),
+            (0..3)
+                .map(|i| (psn_add(start, i), SUCCESS))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(
+            b.psns(0),
+            (0..11).map(|i| psn_add(start, i)).collect::<Vec<_>>()
+        );
+        b.push_ack(AckEvent::ack(0, psn_add(start, 10)));
+        b.run_until(|b| b.sent.len() == 12, 5000);
+        b.push_ack(AckEvent::ack(0, psn_add(start, 11)));
+        b.settle_down();
+        assert_eq!(
+            b.cpl_list(0),
+            (0..12)
+                .map(|i| (psn_add(start, i), SUCCESS))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(b.sent.len(), 12);
+        assert_eq!(b.read_csr(0, SQ_CI), psn_add(start, 12) as u64);
+    }
+
+    /// An RDMA READ or atomic is sent only when nothing is outstanding, after its expect
+    /// event, and nothing follows it until its response.
+    #[test]
+    fn read_and_atomic_wait_for_an_empty_queue_and_their_response() {
+        let mut b = Bench::new(2, 5, ROUGH);
+        b.setup_qp(1, ring(1), 3, 0x1, 0x50);
+        let read = Wqe {
+            opcode: WqeOpcode::RdmaRead as u8,
+            length: 64,
+            wr_id: 7,
+            local_addr: 0x0060_0000,
+            remote_vaddr: 0x4000,
+            ..Default::default()
+        };
+        let cas = Wqe {
+            opcode: WqeOpcode::AtomicCompareSwap as u8,
+            length: 8,
+            wr_id: 8,
+            local_addr: 0x0060_0100,
+            remote_vaddr: 0x4008,
+            compare_add: 1,
+            swap: 2,
+            ..Default::default()
+        };
+        b.post(1, &[send(8, 1), read, send(8, 2), cas, send(8, 3)]);
+        b.run(2000);
+        assert_eq!(b.psns(1), [0x50]);
+        assert!(b.expects.is_empty());
+        b.push_ack(AckEvent::ack(1, 0x50));
+        b.run(2000);
+        assert_eq!(b.psns(1), [0x50, 0x51]);
+        assert_eq!(b.expects.len(), 1);
+        let status = b.read_csr(1, QP_STATUS);
+        assert_eq!(
+            (status & 0xFF_FFFF, status >> 49 & 1),
+            (0x52, 1),
+            "waiting for the READ response"
+        );
+        b.push_ack(AckEvent::response(1, 0x51));
+        b.run(2000);
+        assert_eq!(b.psns(1), [0x50, 0x51, 0x52]);
+        assert_eq!(b.read_csr(1, QP_STATUS) >> 49 & 1, 0);
+        assert_eq!(b.expects.len(), 1, "the atomic waits for 0x52");
+        b.push_ack(AckEvent::ack(1, 0x52));
+        b.run(2000);
+        assert_eq!(b.psns(1), [0x50, 0x51, 0x52, 0x53]);
+        assert_eq!(b.expects.len(), 2);
+        assert_eq!(b.sent[3].payload, [1, 2]);
+        b.push_ack(AckEvent::response(1, 0x53));
+        b.run(2000);
+        assert_eq!(b.psns(1), [0x50, 0x51, 0x52, 0x53, 0x54]);
+        b.push_ack(AckEvent::ack(1, 0x54));
+        b.settle_down();
+        assert_eq!(
+            b.cpl_list(1),
+            (0x50..0x55).map(|p| (p, SUCCESS)).collect::<Vec<_>>()
+        );
+        let expects: Vec<(u32, u32, u32, bool)> = b
+            .expects
+            .iter()
+            .map(|e| (e.psn, e.addr, e.length, e.atomic))
+            .collect();
+        assert_eq!(
+            expects,
+            [(0x51, 0x0060_0000, 64, false), (0x53, 0x0060_0100, 8, true)]
+        );
+    }
+
+    /// A SEQUENCE_ERROR NACK completes the WQEs before its PSN and re-sends the same PSNs
+    /// with the same fields and payload.
+    #[test]
+    fn go_back_n_after_sequence_error() {
+        for (seed, knobs) in [(6, SMOOTH), (7, ROUGH)] {
+            let mut b = Bench::new(1, seed, knobs);
+            b.setup_qp(0, ring(0), 4, 0x2, 10);
+            let wqes: Vec<Wqe> = [30, 200, 64, 9, 1000]
+                .iter()
+                .enumerate()
+                .map(|(i, &len)| Wqe {
+                    opcode: WqeOpcode::RdmaWrite as u8,
+                    length: len,
+                    wr_id: i as u64,
+                    local_addr: 0x0070_0000 + 0x1000 * i as u32,
+                    remote_vaddr: 0x9000,
+                    ..Default::default()
+                })
+                .collect();
+            b.post(0, &wqes);
+            b.run_until(|b| b.sent.len() == 5, 20_000);
+            let first = b.sent.clone();
+            b.push_ack(AckEvent::nack(0, 12, Syndrome::SequenceError));
+            b.run_until(|b| b.sent.len() == 8, 20_000);
+            b.settle_down();
+            assert_eq!(b.cpl_list(0), [(10, SUCCESS), (11, SUCCESS)]);
+            assert_eq!(&b.sent[5..], &first[2..], "the same messages again");
+            assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 1);
+            let status = b.read_csr(0, QP_STATUS);
+            assert_eq!(
+                (status & 0xFF_FFFF, status >> 52 & 15),
+                (15, 1),
+                "sq_next, retry count"
+            );
+            // CRC_OR_MALFORMED is retried the same way.
+            b.push_ack(AckEvent::nack(0, 14, Syndrome::CrcOrMalformed));
+            b.run_until(|b| b.sent.len() == 9, 20_000);
+            assert_eq!(b.sent[8], first[4]);
+            b.push_ack(AckEvent::ack(0, 14));
+            b.settle_down();
+            assert_eq!(
+                b.cpl_list(0),
+                (10..15).map(|p| (p, SUCCESS)).collect::<Vec<_>>()
+            );
+            assert_eq!(
+                b.read_csr(0, QP_STATUS) >> 52 & 15,
+                0,
+                "acknowledgement clears the count"
+            );
+            assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 2);
+        }
+    }
+
+    /// Without answers the timer goes back N; after RETRY_LIMIT retransmissions the oldest
+    /// WQE completes with RETRY_EXCEEDED and the next one goes on (with RESYNC).
+    #[test]
+    fn timeout_retransmission_and_retry_exceeded() {
+        let mut b = Bench::new(2, 8, SMOOTH);
+        b.set_cfg(0x42, 300, 2);
+        b.setup_qp(1, ring(1), 4, 0x3, 0x200);
+        b.post(1, &[send(16, 1), send(16, 2)]);
+        b.run_until(|b| b.cpls.len() == 2, 20_000);
+        b.settle_down();
+        assert_eq!(
+            b.cpl_list(1),
+            [(0x200, RETRY_EXCEEDED), (0x201, RETRY_EXCEEDED)]
+        );
+        assert_eq!(
+            b.psns(1),
+            [0x200, 0x201, 0x200, 0x201, 0x200, 0x201, 0x201, 0x201, 0x201]
+        );
+        let resync: Vec<bool> = b.sent.iter().map(|m| m.resync).collect();
+        assert_eq!(
+            resync,
+            [true, false, true, false, true, false, true, true, true]
+        );
+        assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 6);
+        // Each retransmission round waits the timeout after the previous one.
+        for i in [2, 4, 7, 8] {
+            let gap = b.sent_cycle[i] - b.sent_cycle[i - 1];
+            assert!((300..400).contains(&gap), "round {i} after {gap} clocks");
+        }
+        // A timeout of 0 never fires.
+        b.set_cfg(0x42, 0, 2);
+        b.post(1, &[send(16, 3)]);
+        b.run(3000);
+        assert_eq!(b.psns(1).len(), 10);
+        assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 6);
+    }
+
+    /// A NACK that is not retried completes its WQE with the syndrome (the WQEs before it
+    /// with success) and the queue goes on.
+    #[test]
+    fn final_nack_completes_with_the_syndrome_and_the_next_wqe_proceeds() {
+        let mut b = Bench::new(1, 9, ROUGH);
+        b.setup_qp(0, ring(0), 4, 0x4, 0);
+        b.post(0, &[send(8, 1), send(8, 2), send(8, 3), send(8, 4)]);
+        b.run_until(|b| b.sent.len() == 4, 20_000);
+        b.push_ack(AckEvent::nack(0, 1, Syndrome::RemoteAccessError));
+        b.settle_down();
+        assert_eq!(b.cpl_list(0), [(0, SUCCESS), (1, 0x62)]);
+        b.push_ack(AckEvent::nack(0, 2, Syndrome::ReceiverNotReady));
+        b.push_ack(AckEvent::ack(0, 3));
+        b.settle_down();
+        assert_eq!(
+            b.cpl_list(0),
+            [(0, SUCCESS), (1, 0x62), (2, 0x20), (3, SUCCESS)]
+        );
+        b.post(0, &[send(8, 5)]);
+        b.run_until(|b| b.sent.len() == 5, 20_000);
+        assert_eq!((b.sent[4].psn, b.sent[4].resync), (4, false));
+        assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 0);
+    }
+
+    /// QP_CTRL reset: all pointers at the start PSN, RESYNC on the first message (and its
+    /// retransmissions), old events stale.
+    #[test]
+    fn qp_reset_with_start_psn_and_resync() {
+        let mut b = Bench::new(2, 10, ROUGH);
+        b.setup_qp(0, ring(0), 4, 0x5, 0xFF_FFFE);
+        for reg in [SQ_PI, SQ_CI, QP_STATUS] {
+            assert_eq!(b.read_csr(0, reg), 0xFF_FFFE);
+        }
+        assert_eq!(b.read_csr(0, QP_CTRL), 1);
+        b.post(0, &[send(8, 1), send(8, 2), send(8, 3), send(8, 4)]);
+        b.run_until(|b| b.sent.len() == 4, 20_000);
+        assert_eq!(b.psns(0), [0xFF_FFFE, 0xFF_FFFF, 0, 1]);
+        let resync: Vec<bool> = b.sent.iter().map(|m| m.resync).collect();
+        assert_eq!(resync, [true, false, false, false]);
+        b.push_ack(AckEvent::ack(0, 0xFF_FFFF));
+        b.settle_down();
+        assert_eq!(b.cpl_list(0), [(0xFF_FFFE, SUCCESS), (0xFF_FFFF, SUCCESS)]);
+        // Reset while 0 and 1 are outstanding.
+        b.setup_qp(0, ring(0), 4, 0x5, 0x12_3456);
+        b.flush_csr();
+        b.push_ack(AckEvent::ack(0, 1));
+        b.settle_down();
+        assert_eq!(b.cpls.len(), 2, "an event from before the reset is stale");
+        for reg in [SQ_PI, SQ_CI, QP_STATUS] {
+            assert_eq!(b.read_csr(0, reg), 0x12_3456);
+        }
+        b.post(0, &[send(8, 5), send(8, 6)]);
+        b.run_until(|b| b.sent.len() == 6, 20_000);
+        b.push_ack(AckEvent::nack(0, 0x12_3456, Syndrome::SequenceError));
+        b.run_until(|b| b.sent.len() == 8, 20_000);
+        let tail: Vec<(u32, bool)> = b.sent[4..].iter().map(|m| (m.psn, m.resync)).collect();
+        assert_eq!(
+            tail,
+            [
+                (0x12_3456, true),
+                (0x12_3457, false),
+                (0x12_3456, true),
+                (0x12_3457, false)
+            ]
+        );
+        b.push_ack(AckEvent::ack(0, 0x12_3456));
+        b.settle_down();
+        b.post(0, &[send(8, 7)]);
+        b.push_ack(AckEvent::ack(0, 0x12_3457));
+        b.run_until(|b| b.sent.len() == 9, 20_000);
+        assert!(
+            !b.sent[8].resync,
+            "RESYNC clears once the first message is acknowledged"
+        );
+        b.push_ack(AckEvent::ack(0, 0x12_3458));
+        b.settle_down();
+        assert_eq!(b.cpls.len(), 5);
+    }
+
+    /// A QP reset while a WQE is being fetched drops what was fetched (the ring slot now
+    /// holds another WQE); a reset during a run of completions ends the run after the
+    /// completion in progress.
+    #[test]
+    fn reset_during_fetch_and_during_completions() {
+        let knobs = Knobs {
+            latency: (40, 40),
+            ..SMOOTH
+        };
+        let mut b = Bench::new(2, 15, knobs);
+        b.setup_qp(0, ring(0), 4, 0x9, 0x10);
+        b.post(0, &[send(8, 1)]);
+        b.run_until(|b| b.uut.tx_state.q.val() == SqTxState::FetchData, 1000);
+        b.setup_qp(0, ring(0), 4, 0x9, 0x30); // same ring slot as 0x10
+        b.post(0, &[send(16, 2)]);
+        b.run_until(|b| b.sent.len() == 1, 2000);
+        let m = &b.sent[0];
+        assert_eq!((m.psn, m.resync, m.length), (0x30, true, 16));
+        b.post(0, &[send(8, 3), send(8, 4), send(8, 5), send(8, 6)]);
+        b.run_until(|b| b.sent.len() == 5, 5000);
+        b.push_ack(AckEvent::ack(0, 0x34));
+        b.run_until(|b| b.cpls.len() == 2, 2000);
+        b.setup_qp(0, ring(0), 4, 0x9, 0x50);
+        b.settle_down();
+        // The reset overtakes 0x31's table update: the run ends with 0x31.
+        assert_eq!(b.cpl_list(0), [(0x30, SUCCESS), (0x31, SUCCESS)]);
+        assert_eq!(b.read_csr(0, SQ_CI), 0x50);
+        assert_eq!(b.sent.len(), 5);
+    }
+
+    /// Bad WQEs complete locally, in order, once the queue has drained, without a message;
+    /// the message after one carries RESYNC (the responder never saw its PSN).
+    #[test]
+    fn bad_wqes_complete_locally_in_order() {
+        let mut b = Bench::new(1, 11, ROUGH);
+        b.setup_qp(0, ring(0), 3, 0x6, 0x40);
+        let bad_opcode = Wqe {
+            opcode: 0x15,
+            ..send(8, 2)
+        };
+        let misaligned = Wqe {
+            local_addr: 0x0012_3403,
+            ..send(8, 3)
+        };
+        let too_long = send(MAX_MESSAGE_LENGTH + 1, 4);
+        let atomic_len = Wqe {
+            opcode: WqeOpcode::AtomicFetchAdd as u8,
+            length: 4,
+            ..send(8, 5)
+        };
+        let vaddr = Wqe {
+            opcode: WqeOpcode::RdmaWrite as u8,
+            remote_vaddr: 0x1001,
+            ..send(8, 6)
+        };
+        let max = send(MAX_MESSAGE_LENGTH, 8);
+        b.post(
+            0,
+            &[
+                send(8, 1),
+                bad_opcode,
+                send(8, 7),
+                misaligned,
+                too_long,
+                atomic_len,
+                vaddr,
+                max,
+            ],
+        );
+        b.run(2000);
+        assert_eq!(
+            b.psns(0),
+            [0x40],
+            "the bad WQE waits until 0x40 is acknowledged"
+        );
+        assert!(b.cpls.is_empty());
+        b.push_ack(AckEvent::ack(0, 0x40));
+        b.run_until(|b| b.sent.len() == 2, 20_000);
+        assert_eq!(
+            b.cpl_list(0),
+            [(0x40, SUCCESS), (0x41, CompletionStatus::BAD_OPCODE)]
+        );
+        assert_eq!((b.sent[1].psn, b.sent[1].resync), (0x42, true));
+        b.push_ack(AckEvent::ack(0, 0x42));
+        b.run_until(|b| b.sent.len() == 3, 40_000);
+        assert_eq!(
+            (b.sent[2].psn, b.sent[2].resync, b.sent[2].length),
+            (0x47, true, 65536)
+        );
+        b.push_ack(AckEvent::ack(0, 0x47));
+        b.settle_down();
+        assert_eq!(
+            b.cpl_list(0),
+            [
+                (0x40, SUCCESS),
+                (0x41, CompletionStatus::BAD_OPCODE),
+                (0x42, SUCCESS),
+                (0x43, CompletionStatus::LOCAL_ADDRESS_ERROR),
+                (0x44, CompletionStatus::LOCAL_LENGTH_ERROR),
+                (0x45, CompletionStatus::LOCAL_LENGTH_ERROR),
+                (0x46, CompletionStatus::LOCAL_ADDRESS_ERROR),
+                (0x47, SUCCESS),
+            ]
+        );
+        assert_eq!(b.cpls[1].wr_id, 2);
+    }
+
+    /// CSR side port: read back, field widths, read-only and unmapped registers, QPs
+    /// beyond `queue_pairs`.
+    #[test]
+    fn csr_registers() {
+        let mut b = Bench::new(3, 12, ROUGH);
+        b.csr(true, 1, SQ_BASE, 0xFFFF_FFFF_DEAD_BEC0);
+        b.csr(true, 1, SQ_SIZE_LOG2, 0x3F);
+        b.csr(true, 1, SQ_PI, 0x1234_5678);
+        b.csr(true, 1, QP_REMOTE, 0xAAAA_BBBB);
+        b.csr(true, 1, SQ_CI, 0x77);
+        b.csr(true, 1, QP_STATUS, 0x77);
+        b.csr(true, 3, SQ_BASE, 0x1000);
+        assert_eq!(b.read_csr(1, SQ_BASE), 0xDEAD_BEC0);
+        assert_eq!(b.read_csr(1, SQ_SIZE_LOG2), 0x1F);
+        assert_eq!(b.read_csr(1, SQ_PI), 0x34_5678);
+        assert_eq!(b.read_csr(1, QP_REMOTE), 0xAAAA_BBBB);
+        assert_eq!(b.read_csr(1, SQ_CI), 0);
+        assert_eq!(b.read_csr(1, QP_STATUS), 0);
+        assert_eq!(b.read_csr(1, QP_CTRL), 0);
+        assert_eq!(b.read_csr(3, SQ_BASE), 0, "QP beyond queue_pairs");
+        for reg in RQ_BASE..=RQ_CI {
+            assert_eq!(b.read_csr(1, reg), 0);
+        }
+        for reg in 11..16 {
+            assert_eq!(b.read_csr(1, reg), 0);
+        }
+        b.csr(true, 2, QP_CTRL, 1);
+        assert_eq!(b.read_csr(2, QP_CTRL), 1);
+        b.csr(true, 2, QP_CTRL, 0x1234_5602);
+        assert_eq!(
+            b.read_csr(2, QP_CTRL),
+            0,
+            "reset reads as 0, enable from the same write"
+        );
+        assert_eq!(b.read_csr(2, SQ_CI), 0x12_3456);
+        assert_eq!(b.read_csr(2, SQ_PI), 0x12_3456);
+        // Back-to-back accesses are answered in order.
+        for reg in [SQ_BASE, SQ_SIZE_LOG2, SQ_PI, QP_REMOTE] {
+            b.csr(false, 1, reg, 0);
+        }
+        let before = b.csr_reads.len();
+        b.run_until(|b| b.csr_reads.len() == before + 4, 1000);
+        assert_eq!(
+            &b.csr_reads[before..],
+            [0xDEAD_BEC0, 0x1F, 0x34_5678, 0xAAAA_BBBB]
+        );
+    }
+
+    /// The payload of a long RDMA WRITE streams at one word per clock; messages follow each
+    /// other with a short gap (claim, WQE fetch, commit).
+    #[test]
+    fn payload_streams_one_word_per_clock() {
+        let mut b = Bench::new(1, 13, SMOOTH);
+        b.setup_qp(0, ring(0), 2, 0x7, 0);
+        let big = |len: u32, i: u64| Wqe {
+            opcode: WqeOpcode::RdmaWrite as u8,
+            length: len,
+            wr_id: i,
+            local_addr: 0x0040_0000,
+            remote_vaddr: 0x1000,
+            ..Default::default()
+        };
+        b.post(0, &[big(65536, 1), big(65533, 2), big(8, 3)]);
+        b.run_until(|b| b.sent.len() == 3, 40_000);
+        let beats = &b.payload_cycles;
+        assert_eq!(beats.len(), 8192 + 8192 + 1);
+        assert_eq!(
+            beats[8191] - beats[0],
+            8191,
+            "first message without bubbles"
+        );
+        assert_eq!(
+            beats[16383] - beats[8192],
+            8191,
+            "second message without bubbles"
+        );
+        let gap = beats[8192] - beats[8191];
+        let gap2 = beats[16384] - beats[16383];
+        assert!(
+            gap <= 30 && gap2 <= 30,
+            "clocks between messages' payloads: {gap}, {gap2}"
+        );
+    }
+
+    /// The figures in the doc comment: doorbell to message, clocks per short message,
+    /// acknowledgement to completion (DMA latency 3 clocks, no gaps, no back-pressure).
+    #[test]
+    fn latency_figures() {
+        let knobs = Knobs {
+            latency: (3, 3),
+            ..SMOOTH
+        };
+        let mut b = Bench::new(1, 14, knobs);
+        b.setup_qp(0, ring(0), 4, 0x8, 0);
+        b.post(0, &[send(8, 1)]);
+        b.flush_csr();
+        let doorbell = b.cycle - 1; // the doorbell's table write
+        b.run_until(|b| b.sent.len() == 1, 1000);
+        let to_message = b.sent_cycle[0] - doorbell;
+        let acked = b.cycle;
+        b.push_ack(AckEvent::ack(0, 0));
+        b.run_until(|b| b.cpls.len() == 1, 1000);
+        let to_completion = b.cycle - acked;
+        // Eight back-to-back one-word SENDs.
+        b.post(0, &(2..10).map(|i| send(8, i)).collect::<Vec<_>>());
+        b.run_until(|b| b.sent.len() == 9, 5000);
+        let per_message = (b.sent_cycle[8] - b.sent_cycle[1]) / 7;
+        eprintln!("doorbell to message {to_message}, per message {per_message}, ack to completion {to_completion}");
+        assert!(to_message <= 25 && per_message <= 25 && to_completion <= 20);
+    }
+
+    #[test]
+    fn synthesises() {
+        let mut uut = SendQueueEngine::new(4);
+        uut.connect_all();
+        yosys_validate("nic_rtl_send_queue_engine", &generate_verilog(&uut))
+            .expect("yosys accepts SendQueueEngine");
+    }
+
+    #[test]
+    #[should_panic(expected = "queue_pairs must be between 1 and 64, got 0")]
+    fn rejects_zero_queue_pairs() {
+        SendQueueEngine::new(0);
+    }
+
+    #[test]
+    #[should_panic(expected = "queue_pairs must be between 1 and 64, got 65")]
+    fn rejects_too_many_queue_pairs() {
+        SendQueueEngine::new(65);
+    }
+
+    // ------------------------------------------------------------------------------------
+    // Random closed loop: a driver posting random WQEs (including bad ones) on every QP, a
+    // responder losing, refusing and corrupting requests and losing acknowledgements, the
+    // model in lockstep, every handshake with idle gaps and back-pressure.
+    // ------------------------------------------------------------------------------------
+
+    /// One closed-loop run.
+    #[derive(Clone, Copy)]
+    struct LoopCfg {
+        seed: u64,
+        queue_pairs: usize,
+        knobs: Knobs,
+        per_qp: usize,
+        max_len: u32,
+        /// Clocks between a request's arrival and its answer.
+        delay: (u64, u64),
+        timeout: u32,
+        /// Only SEND and RDMA WRITE (no READ or atomic draining the queue), rings of at
+        /// least 8 WQEs: the send window can fill up.
+        streaming_only: bool,
+    }
+
+    struct LoopStats {
+        max_outstanding: u32,
+        cycles: u64,
+        messages: usize,
+        completions: usize,
+        timer_fires: usize,
+        statuses: HashMap<u8, usize>,
+    }
+
+    fn closed_loop(cfg: LoopCfg) -> LoopStats {
+        let LoopCfg {
+            seed,
+            queue_pairs,
+            knobs,
+            per_qp,
+            max_len,
+            ..
+        } = cfg;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5E9D);
+        let mut b = Bench::new(queue_pairs, seed, knobs);
+        b.set_cfg(0x1234, cfg.timeout, 7);
+        let mut resp = Responder::new(queue_pairs);
+        resp.delay = cfg.delay;
+        let mut drv: Vec<DriverQp> = (0..queue_pairs)
+            .map(|q| DriverQp {
+                start: rng.gen::<u32>() & PSN_MASK,
+                size: rng.gen_range(if cfg.streaming_only { 3 } else { 1 }..=5),
+                base: 0x0001_0000 + 0x1000 * q as u32,
+                wqes: (0..per_qp)
+                    .map(|_| loop {
+                        let w = random_wqe(&mut rng, max_len);
+                        if !(cfg.streaming_only && needs_response(&w)) {
+                            break w;
+                        }
+                    })
+                    .collect(),
+                posted: 0,
+                completed: 0,
+            })
+            .collect();
+        for (q, d) in drv.iter().enumerate() {
+            b.setup_qp(q, d.base, d.size, 0x0001_0000 * q as u32 + 0x77, d.start);
+        }
+        let mut statuses = HashMap::new();
+        let mut last_ack = 0;
+        let budget = 400_000;
+        while drv.iter().any(|d| d.completed < d.wqes.len()) {
+            assert!(b.cycle < budget, "closed loop did not finish (seed {seed})");
+            // Driver: post a few WQEs where the ring has room, ring the doorbell.
+            if rng.gen_bool(0.05) {
+                let q = rng.gen_range(0..queue_pairs);
+                let d = &mut drv[q];
+                let room = (1usize << d.size) - (d.posted - d.completed);
+                let k = rng.gen_range(1..=9).min(room).min(d.wqes.len() - d.posted);
+                if k > 0 {
+                    for _ in 0..k {
+                        let index = psn_add(d.start, d.posted as u32);
+                        let addr = d.base + ((index & ((1 << d.size) - 1)) << 6);
+                        b.mem.write_wqe(addr, &d.wqes[d.posted]);
+                        d.posted += 1;
+                    }
+                    let pi = psn_add(d.start, d.posted as u32);
+                    b.csr(true, q, SQ_PI, pi as u64);
+                }
+            }
+            // Occasional register reads (checked against the model).
+            if rng.gen_bool(0.003) {
+                let reg = [
+                    SQ_BASE, SQ_PI, SQ_CI, QP_REMOTE, QP_CTRL, QP_STATUS, RQ_BASE,
+                ][rng.gen_range(0..7)];
+                b.csr(false, rng.gen_range(0..64), reg, 0);
+            }
+            // Responder.
+            while let Some(m) = b.new_msgs.pop_front() {
+                assert!((m.src_qp as usize) < queue_pairs);
+                for ev in resp.receive(&m, &mut rng) {
+                    let t = (b.cycle + rng.gen_range(resp.delay.0..=resp.delay.1)).max(last_ack);
+                    last_ack = t;
+                    b.acks.push_back((t, ev));
+                }
+            }
+            // Completions: in order, each once, status consistent with the responder.
+            while let Some(c) = b.new_cpls.pop_front() {
+                let d = &mut drv[c.qp];
+                let index = psn_add(d.start, d.completed as u32);
+                assert_eq!(c.wqe_index, index, "QP {} completion order", c.qp);
+                let w = &d.wqes[d.completed];
+                assert_eq!(
+                    (c.opcode, c.byte_count, c.wr_id),
+                    (w.opcode, w.length, w.wr_id)
+                );
+                let local = wqe_status(w);
+                let fate = resp.qps[c.qp].fates.get(&index);
+                if local != SUCCESS {
+                    assert_eq!(c.status, local, "local status");
+                } else if c.status == SUCCESS {
+                    assert_eq!(
+                        fate,
+                        Some(&Fate::Applied),
+                        "QP {} PSN {index:#x} completed but not applied",
+                        c.qp
+                    );
+                } else if c.status != RETRY_EXCEEDED {
+                    assert_eq!(
+                        fate,
+                        Some(&Fate::Refused(c.status)),
+                        "QP {} PSN {index:#x}",
+                        c.qp
+                    );
+                }
+                *statuses.entry(c.status).or_insert(0) += 1;
+                d.completed += 1;
+            }
+            b.step();
+        }
+        b.settle_down();
+        assert!(b.model.exp_txrd.is_empty() && b.model.exp_cplrd.is_empty());
+        for (q, d) in drv.iter().enumerate() {
+            let una = psn_add(d.start, d.wqes.len() as u32);
+            assert_eq!(b.read_csr(q, SQ_CI), una as u64);
+            assert_eq!(b.read_csr(q, QP_STATUS) & 0xFF_FFFF, una as u64);
+        }
+        LoopStats {
+            max_outstanding: b.max_outstanding,
+            cycles: b.cycle,
+            messages: b.sent.len(),
+            completions: b.cpls.len(),
+            timer_fires: b.timer_fires,
+            statuses,
+        }
+    }
+
+    #[test]
+    fn matches_model_in_closed_loop_with_gaps_and_backpressure() {
+        let base = LoopCfg {
+            seed: 0,
+            queue_pairs: 4,
+            knobs: ROUGH,
+            per_qp: 40,
+            max_len: 300,
+            delay: (3, 80),
+            timeout: 1500,
+            streaming_only: false,
+        };
+        let slow = Knobs {
+            gaps: true,
+            backpressure: false,
+            latency: (1, 30),
+        };
+        let pressed = Knobs {
+            gaps: false,
+            backpressure: true,
+            latency: (1, 4),
+        };
+        let mut total = 0;
+        for cfg in [
+            LoopCfg { seed: 0x51, ..base },
+            LoopCfg {
+                seed: 0x52,
+                knobs: SMOOTH,
+                ..base
+            },
+            LoopCfg {
+                seed: 0x53,
+                queue_pairs: 3,
+                knobs: slow,
+                per_qp: 30,
+                max_len: 2000,
+                ..base
+            },
+            LoopCfg {
+                seed: 0x54,
+                queue_pairs: 2,
+                knobs: pressed,
+                max_len: 64,
+                ..base
+            },
+            LoopCfg {
+                seed: 0x55,
+                queue_pairs: 64,
+                per_qp: 3,
+                max_len: 200,
+                ..base
+            },
+            LoopCfg {
+                seed: 0x56,
+                queue_pairs: 1,
+                per_qp: 60,
+                max_len: 500,
+                ..base
+            },
+            // Slow answers and short messages: the send window fills up.
+            LoopCfg {
+                seed: 0x57,
+                knobs: SMOOTH,
+                max_len: 16,
+                delay: (300, 900),
+                timeout: 4000,
+                streaming_only: true,
+                ..base
+            },
+        ] {
+            let st = closed_loop(cfg);
+            eprintln!(
+                "seed {:#x}: {} QPs, {} clocks, {} messages, {} completions, {} timeouts, \
+                 at most {} outstanding, statuses {:?}",
+                cfg.seed,
+                cfg.queue_pairs,
+                st.cycles,
+                st.messages,
+                st.completions,
+                st.timer_fires,
+                st.max_outstanding,
+                st.statuses
+            );
+            assert_eq!(st.completions, cfg.queue_pairs * cfg.per_qp);
+            assert!(st.messages >= st.completions * 3 / 4);
+            assert!(st.max_outstanding <= SEND_WINDOW);
+            if cfg.seed == 0x57 {
+                assert_eq!(st.max_outstanding, SEND_WINDOW, "the window was reached");
+            }
+            total += st.cycles;
+        }
+        assert!(total > 50_000);
     }
 }
