@@ -246,6 +246,8 @@ pub struct ReceiveQueueEngine {
     // ---- Control ----
     state: DFF<ResponderState>,
     mode: DFF<MessageMode>,
+    /// The mode of the message in its end sequence.
+    end_mode: DFF<MessageMode>,
     /// The current message's QP was reset: abandon it.
     abort: DFF<Bit>,
     /// In the end-of-message sequence (decides where Owe and AckEvent go next).
@@ -559,6 +561,7 @@ impl ReceiveQueueEngine {
             stat_nack_received_7: Default::default(),
             state: Default::default(),
             mode: Default::default(),
+            end_mode: Default::default(),
             abort: Default::default(),
             in_end: Default::default(),
             outcome_start: Default::default(),
@@ -738,6 +741,7 @@ impl Logic for ReceiveQueueEngine {
             clock,
             state,
             mode,
+            end_mode,
             abort,
             in_end,
             outcome_start,
@@ -1219,7 +1223,9 @@ impl Logic for ReceiveQueueEngine {
                     self.state.d.next = ResponderState::Stream;
                     if self.in_end.q.val() {
                         self.state.d.next = ResponderState::Idle;
-                        if (self.mode.q.val() == MessageMode::ExecWrite) & self.hdr_consumes.val() {
+                        if (self.end_mode.q.val() == MessageMode::ExecWrite)
+                            & self.hdr_consumes.val()
+                        {
                             self.state.d.next = ResponderState::Complete;
                         }
                     }
@@ -1238,7 +1244,7 @@ impl Logic for ReceiveQueueEngine {
                 if !self.wr_valid.q.val() {
                     self.state.d.next = ResponderState::Idle;
                     if !self.abort.q.val() {
-                        match self.mode.q.val() {
+                        match self.end_mode.q.val() {
                             MessageMode::ExecWrite => {
                                 self.state.d.next = ResponderState::Commit;
                             }
@@ -1288,7 +1294,7 @@ impl Logic for ReceiveQueueEngine {
                     self.resp_we.next = true;
                     self.resp_wdata.next = bit_cast::<48, 24>(self.commit_ci.val())
                         | (bit_cast::<48, 24>(self.commit_expected.val()) << 24);
-                    self.atomic_we.next = self.mode.q.val() == MessageMode::ExecAtomic;
+                    self.atomic_we.next = self.end_mode.q.val() == MessageMode::ExecAtomic;
                     self.state.d.next = ResponderState::Owe;
                 }
             }
@@ -1334,8 +1340,12 @@ impl Logic for ReceiveQueueEngine {
             if self.s_rx_last.val() {
                 self.state.d.next = ResponderState::Idle;
                 if self.rx_ok.val() & self.rx_last_cell.val() {
+                    // The message ends: its mode moves to the end sequence, and nothing
+                    // streams until the next first cell is decided.
                     self.message_count.next = true;
                     self.immediate_reg.d.next = self.s_rx_immediate.val();
+                    self.end_mode.d.next = self.eff_mode.val();
+                    self.mode.d.next = MessageMode::Discard;
                     if self.eff_mode.val() != MessageMode::Discard {
                         self.in_end.d.next = true;
                         self.state.d.next = ResponderState::Drain;
@@ -2589,7 +2599,8 @@ mod tests {
         fn settle(&mut self) {
             self.b.quiesce(100_000);
             self.steps += 1;
-            self.b.compare(&self.m, &format!("directed step {}", self.steps));
+            self.b
+                .compare(&self.m, &format!("directed step {}", self.steps));
         }
 
         /// A request from QP `qp`'s configured remote.
@@ -2619,7 +2630,10 @@ mod tests {
         }
 
         fn send_cells(&mut self, cells: &[Vec<u64>]) {
-            let o: Vec<CellOutcome> = cells.iter().filter_map(|c| self.reasm.push_cell(c)).collect();
+            let o: Vec<CellOutcome> = cells
+                .iter()
+                .filter_map(|c| self.reasm.push_cell(c))
+                .collect();
             feed(&mut self.b, &mut self.m, &o);
             self.settle();
         }
@@ -2691,7 +2705,14 @@ mod tests {
         nack(&mut d, msg, Syndrome::RdmaDisabled, 108, 109);
         // REMOTE_OPERATIONAL_ERROR: every request refused, receive buffer or not.
         d.b.set_enables(&mut d.m, false, true);
-        d.post(0, Rqe { buffer_addr: RECV_AREA, buffer_length: 64, wr_id: 1 });
+        d.post(
+            0,
+            Rqe {
+                buffer_addr: RECV_AREA,
+                buffer_length: 64,
+                wr_id: 1,
+            },
+        );
         let msg = d.msg(opcode::SEND, 0, 109, 40);
         nack(&mut d, msg, Syndrome::RemoteOperationalError, 109, 110);
         let msg = d.msg(opcode::RDMA_WRITE, 0, 110, 40);
@@ -2704,7 +2725,10 @@ mod tests {
         bad[6] ^= 1 << 3;
         d.send_cells(&[bad.clone()]);
         let o = d.last_owed();
-        assert_eq!((o.kind, o.syndrome, o.psn), (OWE_NACK, Syndrome::CrcOrMalformed as u8, 111));
+        assert_eq!(
+            (o.kind, o.syndrome, o.psn),
+            (OWE_NACK, Syndrome::CrcOrMalformed as u8, 111)
+        );
         let owed = d.b.owed.len();
         d.send_cells(&[bad]);
         assert_eq!(d.b.owed.len(), owed, "a second CRC NACK in the same gap");
@@ -2726,7 +2750,10 @@ mod tests {
         w.stag = 0x300 | 0xEE;
         d.send(&[w]);
         let o = d.last_owed();
-        assert_eq!((o.syndrome, o.psn), (Syndrome::RemoteAccessError as u8, 500));
+        assert_eq!(
+            (o.syndrome, o.psn),
+            (Syndrome::RemoteAccessError as u8, 500)
+        );
         let mut w = d.msg(opcode::RDMA_WRITE, 1, 501, 24);
         w.stag = 0x300 | 0xA5;
         d.send(&[w]);
@@ -2767,38 +2794,84 @@ mod tests {
         for i in 0..64 {
             d.b.host_write(&mut d.m, RECV_AREA + 8 * i, canary);
         }
-        d.post(0, Rqe { buffer_addr: RECV_AREA, buffer_length: 100, wr_id: 77 });
+        d.post(
+            0,
+            Rqe {
+                buffer_addr: RECV_AREA,
+                buffer_length: 100,
+                wr_id: 77,
+            },
+        );
         let send = d.msg(opcode::SEND, 0, 7, 300);
         d.send(&[send.clone()]);
-        let span: Vec<(u32, u8)> = d.b.writes.iter().map(|w| (w.addr - RECV_AREA, w.strobe)).collect();
-        let want: Vec<(u32, u8)> = (0..13).map(|k| (8 * k, if k == 12 { 0x0F } else { 0xFF })).collect();
+        let span: Vec<(u32, u8)> =
+            d.b.writes
+                .iter()
+                .map(|w| (w.addr - RECV_AREA, w.strobe))
+                .collect();
+        let want: Vec<(u32, u8)> = (0..13)
+            .map(|k| (8 * k, if k == 12 { 0x0F } else { 0xFF }))
+            .collect();
         assert_eq!(span, want);
         for i in 0..100u32 {
             let w = d.b.mem[&(RECV_AREA + (i & !7))];
             assert_eq!((w >> (8 * (i % 8))) as u8, send.payload[i as usize]);
         }
-        assert_eq!(d.b.mem[&(RECV_AREA + 96)] >> 32, canary >> 32, "byte 100 on written");
+        assert_eq!(
+            d.b.mem[&(RECV_AREA + 96)] >> 32,
+            canary >> 32,
+            "byte 100 on written"
+        );
         for i in 13..64 {
             assert_eq!(d.b.mem[&(RECV_AREA + 8 * i)], canary, "word {i}");
         }
         let c = d.b.completions[0];
-        assert_eq!((c.status, c.byte_count, c.wr_id, c.wqe_index), (1, 300, 77, 0));
+        assert_eq!(
+            (c.status, c.byte_count, c.wr_id, c.wqe_index),
+            (1, 300, 77, 0)
+        );
         let o = d.last_owed();
-        assert_eq!((o.kind, o.syndrome, o.psn), (OWE_NACK, Syndrome::InvalidRequest as u8, 7));
+        assert_eq!(
+            (o.kind, o.syndrome, o.psn),
+            (OWE_NACK, Syndrome::InvalidRequest as u8, 7)
+        );
         assert_eq!(d.m.csr_read(0, REG_RQ_CI), 1);
         // A misaligned buffer: nothing written, status LOCAL_ADDRESS_ERROR.
-        d.post(0, Rqe { buffer_addr: RECV_AREA + 0x804, buffer_length: 400, wr_id: 78 });
+        d.post(
+            0,
+            Rqe {
+                buffer_addr: RECV_AREA + 0x804,
+                buffer_length: 400,
+                wr_id: 78,
+            },
+        );
         d.send(&[d.msg(opcode::SEND, 0, 8, 20)]);
         assert_eq!(d.b.writes.len(), 13);
         assert_eq!(d.b.completions[1].status, 3);
         assert_eq!(d.last_owed().syndrome, Syndrome::InvalidRequest as u8);
         // A SEND that fits, with immediate data, completes with success.
-        d.post(0, Rqe { buffer_addr: RECV_AREA + 0x1000, buffer_length: 64, wr_id: 79 });
+        d.post(
+            0,
+            Rqe {
+                buffer_addr: RECV_AREA + 0x1000,
+                buffer_length: 64,
+                wr_id: 79,
+            },
+        );
         let mut s = d.msg(opcode::SEND_IMMEDIATE, 0, 9, 64);
         s.immediate = Some(0xABCD);
         d.send(&[s]);
         let c = d.b.completions[2];
-        assert_eq!((c.status, c.opcode, c.has_immediate, c.immediate, c.wqe_index), (0, 1, true, 0xABCD, 2));
+        assert_eq!(
+            (
+                c.status,
+                c.opcode,
+                c.has_immediate,
+                c.immediate,
+                c.wqe_index
+            ),
+            (0, 1, true, 0xABCD, 2)
+        );
         assert_eq!((c.src_node, c.src_qp), (REMOTE_NODE, 0x100));
         assert_eq!(d.last_owed().kind, OWE_ACK);
     }
@@ -2850,7 +2923,12 @@ mod tests {
     #[test]
     fn responses_are_written_within_the_expectation() {
         let mut d = Directed::new(2, false, 64, true);
-        let e = Expectation { psn: 300, addr: RESPONSE_AREA, length: 20, atomic: false };
+        let e = Expectation {
+            psn: 300,
+            addr: RESPONSE_AREA,
+            length: 20,
+            atomic: false,
+        };
         d.m.expect(1, e);
         d.b.expects.push_back((1, e));
         d.settle();
@@ -2858,16 +2936,33 @@ mod tests {
         d.send(&[r.clone()]);
         let strobes: Vec<u8> = d.b.writes.iter().map(|w| w.strobe).collect();
         assert_eq!(strobes, [0xFF, 0xFF, 0x0F]);
-        assert_eq!(d.b.acks, [AckEvent { qp: 1, psn: 300, syndrome: 0, response: true }]);
+        assert_eq!(
+            d.b.acks,
+            [AckEvent {
+                qp: 1,
+                psn: 300,
+                syndrome: 0,
+                response: true
+            }]
+        );
         // Again: the expectation is gone.
         d.send(&[r.clone()]);
         assert_eq!(d.b.acks.len(), 1);
-        let e = Expectation { psn: 301, addr: RESPONSE_AREA + 64, length: 8, atomic: true };
+        let e = Expectation {
+            psn: 301,
+            addr: RESPONSE_AREA + 64,
+            length: 8,
+            atomic: true,
+        };
         d.m.expect(1, e);
         d.b.expects.push_back((1, e));
         r.psn = 301;
         d.send(&[r]);
-        assert_eq!(d.b.acks.len(), 1, "a READ response matched an atomic expectation");
+        assert_eq!(
+            d.b.acks.len(),
+            1,
+            "a READ response matched an atomic expectation"
+        );
         d.send(&[d.msg(opcode::ATOMIC_RESPONSE, 1, 301, 8)]);
         assert_eq!(d.b.acks.len(), 2);
         assert_eq!(d.b.writes.last().unwrap().addr, RESPONSE_AREA + 64);
@@ -2877,7 +2972,15 @@ mod tests {
         let mut nack = d.msg(opcode::NACK, 0, 56, 0);
         nack.immediate = Some(Syndrome::RdmaDisabled as u32);
         d.send(&[ack, nack]);
-        assert_eq!(d.b.acks[2], AckEvent { qp: 0, psn: 55, syndrome: 0, response: false });
+        assert_eq!(
+            d.b.acks[2],
+            AckEvent {
+                qp: 0,
+                psn: 55,
+                syndrome: 0,
+                response: false
+            }
+        );
         assert_eq!(d.b.acks[3].syndrome, 0x65);
         assert_eq!(d.b.uut.stat_nack_received_6.val().to_u32(), 1);
     }
@@ -2887,7 +2990,14 @@ mod tests {
     #[test]
     fn qp_reset_abandons_the_message_in_progress() {
         let mut d = Directed::new(2, false, 64, true);
-        d.post(1, Rqe { buffer_addr: RECV_AREA, buffer_length: 1000, wr_id: 5 });
+        d.post(
+            1,
+            Rqe {
+                buffer_addr: RECV_AREA,
+                buffer_length: 1000,
+                wr_id: 5,
+            },
+        );
         d.settle();
         let msg = d.msg(opcode::SEND, 1, 20, 250);
         let o = outcomes_of(&mut d.reasm, &[msg], 64);
@@ -2925,7 +3035,12 @@ mod tests {
                 d.b.csr_write(&mut d.m, qp, REG_RQ_PI, k);
             }
             d.b.csr_read(&d.m, qp, REG_RQ_PI);
-            let e = Expectation { psn: k as u32, addr: RESPONSE_AREA, length: 8, atomic: k % 3 == 0 };
+            let e = Expectation {
+                psn: k as u32,
+                addr: RESPONSE_AREA,
+                length: 8,
+                atomic: k % 3 == 0,
+            };
             d.m.expect(qp, e);
             d.b.expects.push_back((qp, e));
         }
@@ -2933,8 +3048,15 @@ mod tests {
         while !d.b.csr_ops.is_empty() || !d.b.csr_expected.is_empty() || !d.b.expects.is_empty() {
             d.b.cycle();
         }
-        assert!(d.b.cycle - start <= 62, "{} clocks for 60 CSR accesses", d.b.cycle - start);
-        assert!(!d.b.beats.is_empty(), "the stream ended before the CSR accesses");
+        assert!(
+            d.b.cycle - start <= 62,
+            "{} clocks for 60 CSR accesses",
+            d.b.cycle - start
+        );
+        assert!(
+            !d.b.beats.is_empty(),
+            "the stream ended before the CSR accesses"
+        );
         d.settle();
         let c = &d.b.write_cycles;
         assert_eq!(c.len(), 512);
@@ -3104,7 +3226,10 @@ mod tests {
         }
         eprintln!("reassembler: {cycles} clocks, {first_cell_stalls} first-cell stalls");
         assert_eq!(stalls, 0, "the engine held up continuation cells");
-        assert!(first_cell_stalls <= 3 * 3, "{first_cell_stalls} clocks deciding 3 messages");
+        assert!(
+            first_cell_stalls <= 3 * 3,
+            "{first_cell_stalls} clocks deciding 3 messages"
+        );
         assert_eq!(uut.reassembler.stat_cells_ok.val().to_u32(), 24);
     }
 
@@ -3112,7 +3237,14 @@ mod tests {
     #[test]
     fn reset_clears_the_queue_pairs() {
         let mut d = Directed::new(3, false, 64, false);
-        d.post(2, Rqe { buffer_addr: RECV_AREA, buffer_length: 64, wr_id: 5 });
+        d.post(
+            2,
+            Rqe {
+                buffer_addr: RECV_AREA,
+                buffer_length: 64,
+                wr_id: 5,
+            },
+        );
         d.send(&[d.msg(opcode::SEND, 2, 9, 8)]);
         assert_eq!(d.m.csr_read(2, REG_RQ_CI), 1);
         d.b.uut.reset.next = true;
@@ -3121,7 +3253,13 @@ mod tests {
         let mut fresh = ResponderModel::new(3, NODE, None);
         fresh.mem = d.m.mem.clone();
         for qp in 0..3 {
-            for reg in [REG_RQ_BASE, REG_RQ_SIZE_LOG2, REG_RQ_PI, REG_RQ_CI, REG_QP_STATUS] {
+            for reg in [
+                REG_RQ_BASE,
+                REG_RQ_SIZE_LOG2,
+                REG_RQ_PI,
+                REG_RQ_CI,
+                REG_QP_STATUS,
+            ] {
                 d.b.csr_read(&fresh, qp, reg);
             }
         }
