@@ -69,14 +69,18 @@
 //! - A QP reset (QP_CTRL bit 1) of the QP whose message is in progress abandons that
 //!   message (no further writes, no completion, no answer not yet begun).
 //!
-//! Latency: a message's first cell is decided three clocks after it is presented
-//! (lookup of the per-QP RAMs, decision), plus the TPT lookup and the receive queue entry
-//! read when they are needed; its first payload word leaves on `m_wr` the clock after it
-//! is accepted. After a message's last cell: the writes drain, then the state update,
-//! the owed answer and the completion each take a clock plus their handshake.
-//! Throughput: continuation cells are taken without a decision: one payload word per
-//! clock for as long as `m_wr_ready` is high. CSR accesses and expect events are served
-//! while a message streams (one per clock).
+//! Latency: a message's first cell, presented at clock t, is looked up (t+1), decided
+//! (t+2) and its first beat taken at t+3 (plus the TPT lookup and the receive queue entry
+//! read when the decision needs them); a payload word leaves on `m_wr` the clock after it
+//! is taken. After a message's last beat: its writes drain, then the state update, the
+//! owed answer and the completion each take a clock plus their handshake (7 clocks in all
+//! between two back-to-back RDMA WRITEs with every ready high).
+//! Throughput: continuation cells are taken without a decision, one payload word per
+//! clock for as long as `m_wr_ready` is high (tested: 4 x 4 KiB writes in 2069 clocks;
+//! behind a `CellReassembler` it never holds up a continuation cell). CSR accesses (one
+//! per clock, read data the clock after) and expect events are served while a message
+//! streams or waits for the TPT; the CSR port waits only in the clocks the engine itself
+//! reads or updates the per-QP RAMs.
 //! Limits: `queue_pairs` in 1..=64; one message in progress (the reassembler delivers a
 //! message's cells contiguously); host addresses wrap at 2^32.
 
@@ -2803,7 +2807,7 @@ mod tests {
             },
         );
         let send = d.msg(opcode::SEND, 0, 7, 300);
-        d.send(&[send.clone()]);
+        d.send(std::slice::from_ref(&send));
         let span: Vec<(u32, u8)> =
             d.b.writes
                 .iter()
@@ -3288,14 +3292,26 @@ mod tests {
             .expect("yosys accepts ReceiveQueueEngine");
     }
 
+    /// The Verilog of two configurations, in `target/verilog/rtl-tests/` for
+    /// `verilator --lint-only -Wall` with `rtl/lint/verilator_waiver.vlt`.
     #[test]
     fn exports_verilog() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/verilog/rtl-tests");
+        std::fs::create_dir_all(&dir).unwrap();
         for (qps, tpt) in [(4usize, false), (64, true)] {
             let mut uut = ReceiveQueueEngine::new(qps, tpt);
             uut.connect_all();
             let v = generate_verilog(&uut);
             assert!(v.contains("module top"));
-            std::fs::write(format!("/tmp/nic_receive_queue_engine_{qps}_{tpt}.v"), v).unwrap();
+            let mut nack = NackGenerator::new();
+            nack.connect_all();
+            std::fs::write(dir.join("nic_nack_generator.v"), generate_verilog(&nack)).unwrap();
+            let name = format!(
+                "nic_receive_queue_engine_{qps}qp_{}.v",
+                if tpt { "tpt" } else { "notpt" }
+            );
+            std::fs::write(dir.join(name), v).unwrap();
         }
     }
 
