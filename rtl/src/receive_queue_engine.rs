@@ -3283,6 +3283,22 @@ mod tests {
         assert_eq!(d.b.uut.stat_dropped.val().to_u32(), 1);
     }
 
+    /// A longer soak over many seeds and configurations (`cargo test --release -p nic-rtl
+    /// receive_queue_engine::tests::soak -- --ignored`).
+    #[test]
+    #[ignore]
+    fn soak() {
+        let seeds: u64 = std::env::var("RQ_SOAK_SEEDS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(24);
+        for seed in 100..100 + seeds {
+            let qps = [1usize, 2, 5, 64][seed as usize % 4];
+            let cell_payload = [8usize, 16, 64, 256][(seed as usize / 4) % 4];
+            random_run(seed, qps, seed % 3 == 0, cell_payload, 300, seed % 5 != 0);
+        }
+    }
+
     #[test]
     fn synthesises() {
         let mut uut = ReceiveQueueEngine::new(8, true);
