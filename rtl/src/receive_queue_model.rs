@@ -434,7 +434,9 @@ impl ResponderModel {
             opcode::RDMA_READ_RESPONSE | opcode::ATOMIC_RESPONSE => {
                 let atomic = h.opcode == opcode::ATOMIC_RESPONSE;
                 match (qp_ok, qp_ok.then(|| self.qps[qp].expect).flatten()) {
-                    (true, Some(e)) if e.psn == h.psn && e.atomic == atomic && e.addr % 8 == 0 => {
+                    (true, Some(e))
+                        if e.psn == h.psn && e.atomic == atomic && e.addr.is_multiple_of(8) =>
+                    {
                         self.current_qp = Some(qp);
                         self.mode = Mode::Write {
                             base: e.addr,
@@ -544,7 +546,7 @@ impl ResponderModel {
             } else {
                 true
             };
-            if o.reth.vaddr % 8 != 0 || !shape {
+            if !o.reth.vaddr.is_multiple_of(8) || !shape {
                 return nack(self, Syndrome::InvalidRequest);
             }
             let length = if atomic { 8 } else { o.reth.dma_length };
@@ -573,7 +575,7 @@ impl ResponderModel {
                     };
                     self.lookups.push(lookup);
                     match tpt(&lookup) {
-                        Some(p) if p % 8 == 0 => {
+                        Some(p) if p.is_multiple_of(8) => {
                             paddr = p;
                             true
                         }
@@ -625,7 +627,7 @@ impl ResponderModel {
             buffer_length = self.read_word(at.wrapping_add(8)) as u32;
             wr_id = self.read_word(at.wrapping_add(16));
             if send {
-                if buffer % 8 != 0 {
+                if !buffer.is_multiple_of(8) {
                     status = 0x03;
                     buffer_length = 0;
                 } else if h.message_length > buffer_length {
@@ -668,7 +670,7 @@ impl ResponderModel {
             dest_qp: src_qp,
             ..Default::default()
         };
-        let completion = consumes.then(|| Completion {
+        let completion = consumes.then_some(Completion {
             opcode: op,
             status,
             qp: qp as u8,
