@@ -723,7 +723,21 @@ fn rust_struct(s: &mut String, b: &BlockSpec, kind: &str, ports: &[PortSpec], in
     s.push_str("        }\n    }\n}\n\n");
 }
 
-fn rust_block(s: &mut String, b: &BlockSpec) {
+/// Whether two blocks have the same ports (names and widths, in order).
+fn same_ports(a: &BlockSpec, b: &BlockSpec) -> bool {
+    let same = |x: &[PortSpec], y: &[PortSpec]| {
+        x.len() == y.len()
+            && x.iter()
+                .zip(y)
+                .all(|(p, q)| p.name == q.name && p.width == q.width)
+    };
+    same(&a.inputs, &b.inputs) && same(&a.outputs, &b.outputs)
+}
+
+/// `shares`: an earlier block with the same ports, whose `Inputs` / `Outputs` structs this
+/// block reuses (type aliases), so that code written for one configuration of a block (the
+/// NIC top without and with a TPT) drives the other.
+fn rust_block(s: &mut String, b: &BlockSpec, shares: Option<&BlockSpec>) {
     let cm = &b.camel;
     let c = b.c_stem();
     writeln!(
@@ -732,8 +746,20 @@ fn rust_block(s: &mut String, b: &BlockSpec) {
         b.name, b.module
     )
     .unwrap();
-    rust_struct(s, b, "Inputs", &b.inputs, true);
-    rust_struct(s, b, "Outputs", &b.outputs, false);
+    match shares {
+        Some(o) => {
+            writeln!(
+                s,
+                "/// Block `{}` has the ports of `{}`: it shares its input and output structs.\npub type {cm}Inputs = {}Inputs;\n/// See [`{cm}Inputs`].\npub type {cm}Outputs = {}Outputs;\n",
+                b.name, o.name, o.camel, o.camel
+            )
+            .unwrap();
+        }
+        None => {
+            rust_struct(s, b, "Inputs", &b.inputs, true);
+            rust_struct(s, b, "Outputs", &b.outputs, false);
+        }
+    }
 
     writeln!(
         s,
@@ -861,8 +887,10 @@ pub fn rust_file(
         .unwrap();
     }
     s.push_str("}\n\n");
-    for b in blocks.iter().chain(extra) {
-        rust_block(&mut s, b);
+    let all: Vec<&BlockSpec> = blocks.iter().chain(extra).collect();
+    for (i, b) in all.iter().enumerate() {
+        let shares = all[..i].iter().copied().find(|o| same_ports(o, b));
+        rust_block(&mut s, b, shares);
     }
 
     s.push_str("/// Names of the exported blocks that have generated types (and, unless\n/// [`verilator_version`] is `None`, Verilator models), in `exported_blocks` order.\npub const BLOCKS: &[&str] = &[");

@@ -5,7 +5,9 @@
 use nic_abi::{csr, CompletionStatus, Cqe, Rqe, Syndrome, Wqe, WqeOpcode};
 use nic_cosim::cell_link::LinkFault;
 use nic_cosim::host_memory::HostMemoryTiming;
-use nic_cosim::{NicTopInputs, NicTopOutputs, RustHdlNicTop, Stepper, VerilatedNicTop};
+use nic_cosim::{
+    NicTopInputs, NicTopOutputs, RustHdlNicTop, Stepper, VerilatedNicTop, VerilatedNicTopTpt256,
+};
 use nic_testbench::nic_pair::{NicPair, DATA_AREA};
 use nic_testbench::paired::Paired;
 use rand::{Rng, SeedableRng};
@@ -206,7 +208,12 @@ fn every_opcode_with_payloads_from_0_bytes_to_several_cells() {
 
 /// Provoke `syndrome` with one work request from NIC 0 and check the completion and both
 /// counters; `setup` prepares the pair and returns the WQE.
-fn provoke(pair: &mut NicPair<VerilatedNicTop>, syndrome: Syndrome, qp: usize, wqe: Wqe) -> Cqe {
+fn provoke<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>>(
+    pair: &mut NicPair<S>,
+    syndrome: Syndrome,
+    qp: usize,
+    wqe: Wqe,
+) -> Cqe {
     let index = syndrome.counter_index().unwrap() as u16;
     let sent_before = pair.csr_read(1, csr::NACK_SENT + 8 * index).unwrap();
     let received_before = pair.csr_read(0, csr::NACK_RECEIVED + 8 * index).unwrap();
@@ -473,5 +480,150 @@ fn lockstep() {
         pair.hosts[0].completions.len() >= 20,
         "traffic flowed: {}",
         pair.hosts[0].completions.len()
+    );
+}
+
+/// Write TPT entry `index` of NIC `n` through the CSRs.
+fn tpt_write<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>>(
+    pair: &mut NicPair<S>,
+    n: usize,
+    index: u32,
+    word0: u64,
+    vaddr: u64,
+    length: u64,
+    paddr: u32,
+) {
+    let h = &mut pair.hosts[n];
+    h.queue_csr_write(csr::TPT_INDEX, index as u64);
+    h.queue_csr_write(csr::TPT_WORD0, word0);
+    h.queue_csr_write(csr::TPT_VADDR, vaddr);
+    h.queue_csr_write(csr::TPT_LENGTH, length);
+    h.queue_csr_write(csr::TPT_PADDR, paddr as u64);
+    h.queue_csr_write(csr::TPT_COMMAND, csr::TPT_COMMAND_WRITE);
+    pair.flush_csr(1000).unwrap();
+}
+
+/// The hardware TPT on the responder: checks in the order valid, key, rights, bounds;
+/// one-shot entries; an unknown STag goes to the exception queue and waits for the driver.
+#[test]
+fn hardware_tpt_checks_translates_and_punts_unknown_stags() {
+    let mut pair = pair_with(
+        [
+            VerilatedNicTopTpt256::new().unwrap(),
+            VerilatedNicTopTpt256::new().unwrap(),
+        ],
+        5,
+        0.1,
+    );
+    let config = pair.csr_read(1, csr::NIC_CONFIG).unwrap();
+    assert_eq!(
+        (config >> 24) & 0xFF,
+        8,
+        "NIC_CONFIG reports log2(256) TPT entries: {config:#x}"
+    );
+    let base: u64 = 0x7000_0000_0000;
+    let key = 0x3C;
+    let rw = csr::TPT_VALID
+        | csr::TPT_REMOTE_WRITE
+        | csr::TPT_REMOTE_READ
+        | csr::TPT_ATOMIC
+        | (key << csr::TPT_KEY_SHIFT);
+    tpt_write(&mut pair, 1, 5, rw, base, 4096, REMOTE_AREA);
+    tpt_write(
+        &mut pair,
+        1,
+        6,
+        csr::TPT_VALID | csr::TPT_REMOTE_WRITE | csr::TPT_ONE_SHOT | (key << csr::TPT_KEY_SHIFT),
+        base,
+        4096,
+        REMOTE_AREA + 0x2000,
+    );
+    let data = pattern(90, 100);
+    pair.hosts[0].mem.write_bytes(DATA_AREA, &data);
+    let canary = pattern(91, 0x3000);
+    pair.hosts[1].mem.write_bytes(REMOTE_AREA, &canary);
+    let stag = |index: u32, key: u64| (index << 8) | key as u32;
+    let wqe = |op: WqeOpcode, wr_id, stag, vaddr| Wqe {
+        opcode: op as u8,
+        length: if op.is_atomic() { 8 } else { 100 },
+        wr_id,
+        local_addr: DATA_AREA,
+        remote_vaddr: vaddr,
+        stag,
+        ..Default::default()
+    };
+    let ok = |pair: &mut NicPair<VerilatedNicTopTpt256>, w: Wqe| {
+        let before = pair.hosts[0].completions.len();
+        pair.hosts[0].post_send(0, &w);
+        wait_completions(pair, 0, before + 1, 100_000)[before]
+    };
+    // Translated: vaddr base + 64 lands at REMOTE_AREA + 64.
+    let c = ok(
+        &mut pair,
+        wqe(WqeOpcode::RdmaWrite, 1, stag(5, key), base + 64),
+    );
+    assert_eq!(status(&c), CompletionStatus::Success, "{c:?}");
+    assert_eq!(
+        pair.hosts[1].mem.read_bytes(REMOTE_AREA + 64, 100),
+        &data[..]
+    );
+    // Key, bounds, rights: refused, nothing written.
+    provoke(
+        &mut pair,
+        Syndrome::RemoteAccessError,
+        0,
+        wqe(WqeOpcode::RdmaWrite, 2, stag(5, key + 1), base + 1024),
+    );
+    provoke(
+        &mut pair,
+        Syndrome::RemoteAccessError,
+        0,
+        wqe(WqeOpcode::RdmaWrite, 3, stag(5, key), base + 4096 - 64),
+    );
+    provoke(
+        &mut pair,
+        Syndrome::RemoteAccessError,
+        0,
+        wqe(WqeOpcode::RdmaRead, 4, stag(6, key), base),
+    );
+    assert_eq!(
+        pair.hosts[1].mem.read_bytes(REMOTE_AREA + 1024, 0x1000),
+        &canary[1024..0x1400]
+    );
+    // One-shot: the first use succeeds, the second is refused.
+    let c = ok(
+        &mut pair,
+        wqe(WqeOpcode::RdmaWrite, 5, stag(6, key), base + 8),
+    );
+    assert_eq!(status(&c), CompletionStatus::Success, "{c:?}");
+    provoke(
+        &mut pair,
+        Syndrome::RemoteAccessError,
+        0,
+        wqe(WqeOpcode::RdmaWrite, 6, stag(6, key), base + 8),
+    );
+    // An STag not valid here: punted to the exception queue; the driver translates it.
+    pair.hosts[0].post_send(0, &wqe(WqeOpcode::RdmaWrite, 7, stag(9, 1), 0x1234_0000));
+    let before = pair.hosts[0].completions.len();
+    let mut head = 0;
+    for _ in 0..200 {
+        head = pair.csr_read(1, csr::EXC_HEAD0).unwrap();
+        if head & 1 != 0 {
+            break;
+        }
+    }
+    assert_eq!(head & 1, 1, "the unknown STag reached the exception queue");
+    assert_eq!(
+        head >> 32,
+        stag(9, 1) as u64,
+        "EXC_HEAD0 names the STag: {head:#x}"
+    );
+    assert_eq!(pair.csr_read(1, csr::EXC_HEAD1).unwrap(), 0x1234_0000);
+    pair.hosts[1].queue_csr_write(csr::EXC_ANSWER, 1 | ((REMOTE_AREA as u64 + 0x800) << 32));
+    let c = wait_completions(&mut pair, 0, before + 1, 100_000)[before];
+    assert_eq!(status(&c), CompletionStatus::Success, "{c:?}");
+    assert_eq!(
+        pair.hosts[1].mem.read_bytes(REMOTE_AREA + 0x800, 100),
+        &data[..]
     );
 }
