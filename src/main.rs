@@ -101,6 +101,25 @@ enum BenchCommand {
         #[arg(long, default_value_t = 1.0)]
         min_seconds: f64,
     },
+    /// The NIC top: Verilator vs RustHDL cycles/s under saturating RDMA WRITE traffic both
+    /// ways (one recorded stimulus), and the goodput of a long RDMA WRITE stream.
+    Nic {
+        /// Cycles of saturating traffic to record.
+        #[arg(long, default_value_t = 60_000)]
+        cycles: u64,
+        /// Cycles of the recording replayed on RustHDL (the slow backend).
+        #[arg(long, default_value_t = 6_000)]
+        rusthdl_cycles: u64,
+        /// RDMA WRITE length, bytes (<= 65536).
+        #[arg(long, default_value_t = 16384)]
+        message_bytes: u32,
+        /// Messages of the goodput stream.
+        #[arg(long, default_value_t = 24)]
+        goodput_messages: u32,
+        /// Repeat the Verilator replay for at least this long.
+        #[arg(long, default_value_t = 1.0)]
+        min_seconds: f64,
+    },
 }
 
 fn parse_config(text: &str) -> Result<NicConfig, String> {
@@ -136,6 +155,20 @@ fn run(cli: Cli) -> Result<(), String> {
             messages,
             min_seconds,
         }) => commands::sim::bench(seed, messages, min_seconds),
+        Command::Bench(BenchCommand::Nic {
+            cycles,
+            rusthdl_cycles,
+            message_bytes,
+            goodput_messages,
+            min_seconds,
+        }) => commands::sim::bench_nic(&nic_testbench::nic_bench::NicBenchOptions {
+            cycles,
+            rusthdl_cycles,
+            message_bytes,
+            goodput_messages,
+            min_seconds,
+            ..Default::default()
+        }),
         Command::Flow {
             out,
             no_waves,
