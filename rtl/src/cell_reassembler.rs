@@ -24,14 +24,23 @@
 //!   `m_msg_length`), and for good cells the message's RETH (`m_vaddr`, `m_stag`,
 //!   `m_dma_length`), the cell's byte offset in the message (`m_offset`) and, on the last
 //!   cell, the immediate data (`m_immediate`); these three are zero for failed cells.
-//! - `stat_cells_ok`, `stat_cells_failed`, `stat_cells_dropped` (32, wrapping).
+//! - `stat_cells_ok`, `stat_cells_failed`, `stat_cells_dropped` (32, wrapping): a cell
+//!   shows in them three clocks after its CRC word is accepted (a dropped cell, two).
 //!
 //! Latency: store and forward per cell: a cell's first beat is valid two clocks after its
 //! CRC word is accepted (when the output is idle; three for a message's last cell, whose
 //! packet CRC is decided a clock later). Throughput: one word per clock in, less one
 //! clock after each message's last cell; the output takes one idle clock between cells (a
-//! cell in has at least four words that are not payload). The input waits at the start of a cell while the previous cell's outcome
-//! has not yet begun (so a short cell behind a long one waits for the long one to drain).
+//! cell in has at least four words that are not payload). The input waits at the start of
+//! a cell while the previous cell's outcome has not yet begun (so a short cell behind a
+//! long one waits for the long one to drain).
+//! Timing: the input's ready and every wide load wait on registers set a clock ahead
+//! (`start_blocked`, the header-word and position flags) and `s_cell_valid`; header words
+//! 0 and 1 are compared with the message context register to register, a clock after they
+//! arrive; a cell's verdict (buffer commit, message context, counters) is applied the
+//! clock after its last word. About 2520 iCE40 LUTs, 1360 flip-flops and
+//! four block RAMs; 112 to 116 MHz on HX8K (nextpnr-ice40 seeds 1 to 3, in the timing
+//! wrapper of `nic synth`), limited by the CRC XOR networks.
 //! Limits: one message context (a message's cells arrive contiguously, as the fabric
 //! guarantees); `cell_payload` a multiple of 8 in 8..=1024 (two cells fit the 256-word
 //! buffer, four iCE40 block RAMs).
@@ -40,10 +49,66 @@ use crate::cell_format::{check_cell_payload, MAX_CELL_PAYLOAD};
 use crate::crc32::Crc32;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
-use rust_hdl::widgets::prelude::RAM;
 
 /// Address bits of the payload buffer (256 words of 64 bits).
 pub const BUFFER_ADDRESS_BITS: usize = 8;
+
+/// The payload buffer: 256 words of 64 bits with one write port and one registered read
+/// port on one clock (four iCE40 block RAMs). The same as rust-hdl's `RAM`, except that
+/// the memory is marked `no_rw_check`: yosys then leaves out its read-during-write
+/// emulation (a 64-bit bypass register, its output mux and a read/write address compare
+/// behind `m_ready`, about 200 cells). The reassembler never uses a word read in the
+/// clock it is written: it reads only the words of the outcome being delivered, and the
+/// cell being written starts after them (two cells of at most 128 words fit).
+#[derive(LogicBlock, Default)]
+struct PayloadBuffer {
+    pub clock: Signal<In, Clock>,
+    pub read_address: Signal<In, Bits<BUFFER_ADDRESS_BITS>>,
+    pub read_data: Signal<Out, Bits<64>>,
+    pub write_address: Signal<In, Bits<BUFFER_ADDRESS_BITS>>,
+    pub write_data: Signal<In, Bits<64>>,
+    pub write_enable: Signal<In, Bit>,
+    _sim: Box<std::collections::BTreeMap<Bits<BUFFER_ADDRESS_BITS>, Bits<64>>>,
+}
+
+impl Logic for PayloadBuffer {
+    fn update(&mut self) {
+        if self.clock.pos_edge() {
+            self.read_data.next = *self
+                ._sim
+                .get(&self.read_address.val())
+                .unwrap_or(&Bits::default());
+            if self.write_enable.val() {
+                self._sim
+                    .insert(self.write_address.val(), self.write_data.val());
+            }
+        }
+    }
+
+    fn connect(&mut self) {
+        self.read_data.connect();
+    }
+
+    fn hdl(&self) -> Verilog {
+        Verilog::Custom(format!(
+            "\
+(* no_rw_check *)
+reg [63:0] mem [{top}:0];
+
+always @(posedge clock) begin
+    read_data <= mem[read_address];
+end
+
+always @(posedge clock) begin
+    if (write_enable) begin
+        mem[write_address] <= write_data;
+    end
+end
+",
+            top = (1 << BUFFER_ADDRESS_BITS) - 1
+        ))
+    }
+}
 
 /// Where the current message stands.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
@@ -90,22 +155,42 @@ pub struct CellReassembler {
     pub stat_cells_dropped: Signal<Out, Bits<32>>,
     // Input side: position within the cell and what the header says about it.
     word_index: DFF<Bits<14>>,
+    /// The current word is word 1, 2, 3, 4 of its cell (one-hot, set a clock ahead like
+    /// the position flags, so that the wide loads of header words wait on `s_cell_valid`
+    /// and one register).
+    at_word1: DFF<Bit>,
+    at_word2: DFF<Bit>,
+    at_word3: DFF<Bit>,
+    at_word4: DFF<Bit>,
     /// Past the first word of a cell (power-up zero = at the start of a cell).
     mid_cell: DFF<Bit>,
+    /// A new cell may not start in this clock (decided a clock ahead, so that
+    /// `s_cell_ready` and the start-of-cell enables wait on registers only).
+    start_blocked: DFF<Bit>,
     flushing: DFF<Bit>,
     silent: DFF<Bit>,
-    payload_start: DFF<Bits<14>>,
-    payload_end: DFF<Bits<14>>,
-    /// Index of the cell's last payload word (precomputed for the packet CRC byte count).
-    final_payload_index: DFF<Bits<14>>,
-    crc_position: DFF<Bits<14>>,
-    // Position flags of the current word, kept a clock ahead (off the status path).
-    index_is_3: DFF<Bit>,
-    at_crc_position: DFF<Bit>,
-    in_payload_reg: DFF<Bit>,
-    at_final_payload: DFF<Bit>,
+    // Cell geometry from word 0 (`has_reth`, `trailer_adjust` as it arrives, the rest a
+    // clock later: valid from word 2 on): word indices, less one, of the trailer (the
+    // payload end) and of the last payload word, so that each position flag is an
+    // equality against `word_index`.
+    has_reth: DFF<Bit>,
+    /// Header words (3, or 5 with the RETH) less one, plus one for a partial last payload
+    /// word: the trailer index less one is this plus the full payload words.
+    trailer_adjust: DFF<Bits<3>>,
+    trailer_index_m1: DFF<Bits<14>>,
+    final_payload_index_m1: DFF<Bits<14>>,
     payload_words: DFF<Bits<14>>,
     last_word_bytes: DFF<Bits<4>>,
+    // Position flags of the current word, kept a clock ahead (off the status path).
+    at_crc_position: DFF<Bit>,
+    /// The current word is the trailer (packet CRC, immediate) of a last cell.
+    at_trailer: DFF<Bit>,
+    in_payload_reg: DFF<Bit>,
+    /// The current word is payload to store and add to the packet CRC (in a cell that is
+    /// neither dropped nor too big).
+    store_payload: DFF<Bit>,
+    /// Byte count for the packet CRC of the current word (8, or the last word's count).
+    packet_bytes: DFF<Bits<4>>,
     cur_hdr0: DFF<Bits<64>>,
     cur_hdr1: DFF<Bits<64>>,
     cur_hdr2: DFF<Bits<64>>,
@@ -116,21 +201,31 @@ pub struct CellReassembler {
     reserved_bad: DFF<Bit>,
     too_big: DFF<Bit>,
     sequence_bad: DFF<Bit>,
-    mismatch: DFF<Bit>,
+    /// Header word 0, 1, 2 differs from the message's first cell (one flag per word;
+    /// words 0 and 1 are compared a clock after they arrive, register to register).
+    hdr0_mismatch: DFF<Bit>,
+    hdr1_mismatch: DFF<Bit>,
+    hdr2_mismatch: DFF<Bit>,
     trailer_crc: DFF<Bits<32>>,
     /// The packet CRC of a last cell is decided the clock after its CRC word (the
     /// compare gets a clock of its own); the next cell waits that one clock.
     packet_check_pending: DFF<Bit>,
     packet_crc_match: DFF<Bit>,
+    /// A cell other than a message's last ended in the previous clock: its verdict
+    /// (`verdict_ok`) is committed now (buffer pointer, message context, counters).
+    verdict_pending: DFF<Bit>,
+    /// Every check but the packet CRC passed, for the cell ended in the previous clock.
+    verdict_ok: DFF<Bit>,
     /// Reserved, cell-length bound, sequence and consistency checks all passed (set by
     /// word 2, registered for word 4 on; a cell ending at word 3 fails its length check).
     header_checks_ok: DFF<Bit>,
     // The length check, pipelined over the header words (ready from word 4; a cell that
     // ends at word 3 with a sound structure is a length error whatever its header says).
     offset_plus_length: DFF<Bits<32>>,
-    remaining_reg: DFF<Bits<32>>,
-    remaining_below_cell_payload: DFF<Bit>,
     ends_message: DFF<Bit>,
+    /// The cell ends past its message (offset + cell length > message length).
+    ends_past_message: DFF<Bit>,
+    length_ne_cell_payload: DFF<Bit>,
     // Message context.
     msg_context: DFF<MessageContext>,
     ctx_hdr0: DFF<Bits<64>>,
@@ -169,7 +264,7 @@ pub struct CellReassembler {
     count_ok: DFF<Bit>,
     count_failed: DFF<Bit>,
     count_dropped: DFF<Bit>,
-    buffer: RAM<Bits<64>, BUFFER_ADDRESS_BITS>,
+    buffer: PayloadBuffer,
     cell_crc: Crc32,
     packet_crc: Crc32,
     // Combinational intermediates.
@@ -178,23 +273,36 @@ pub struct CellReassembler {
     accept_mid: Signal<Local, Bit>,
     at_start: Signal<Local, Bit>,
     cell_end: Signal<Local, Bit>,
+    report_end: Signal<Local, Bit>,
+    ends_with_packet_check: Signal<Local, Bit>,
     structure_bad: Signal<Local, Bit>,
     crc_bad: Signal<Local, Bit>,
     crc_word_reserved: Signal<Local, Bit>,
     first: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
+    past_word_1: Signal<Local, Bit>,
+    next_in_payload: Signal<Local, Bit>,
+    at_trailer_m1: Signal<Local, Bit>,
+    at_payload_start_m1: Signal<Local, Bit>,
     offset: Signal<Local, Bits<32>>,
     cell_length: Signal<Local, Bits<32>>,
     length_bad: Signal<Local, Bit>,
+    header_mismatch: Signal<Local, Bit>,
+    status_registered: Signal<Local, Bits<3>>,
     status: Signal<Local, Bits<3>>,
     cell_ok: Signal<Local, Bit>,
+    verdict_good: Signal<Local, Bit>,
+    done_next: Signal<Local, Bit>,
+    act_valid_next: Signal<Local, Bit>,
     handshake: Signal<Local, Bit>,
     output_free: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
-    start_length: Signal<Local, Bits<16>>,
+    hdr_length: Signal<Local, Bits<16>>,
+    hdr_full_words: Signal<Local, Bits<14>>,
+    hdr_partial_word: Signal<Local, Bit>,
+    start_reth: Signal<Local, Bit>,
+    start_partial_word: Signal<Local, Bit>,
     silent_now: Signal<Local, Bit>,
-    start_words: Signal<Local, Bits<14>>,
-    start_payload: Signal<Local, Bits<14>>,
     cell_payload: Constant<Bits<32>>,
     hdr0_compare_mask: Constant<Bits<64>>,
     hdr1_compare_mask: Constant<Bits<64>>,
@@ -241,19 +349,25 @@ impl CellReassembler {
             stat_cells_failed: Default::default(),
             stat_cells_dropped: Default::default(),
             word_index: Default::default(),
+            at_word1: Default::default(),
+            at_word2: Default::default(),
+            at_word3: Default::default(),
+            at_word4: Default::default(),
             mid_cell: Default::default(),
+            start_blocked: Default::default(),
             flushing: Default::default(),
             silent: Default::default(),
-            payload_start: Default::default(),
-            payload_end: Default::default(),
-            final_payload_index: Default::default(),
-            crc_position: Default::default(),
-            index_is_3: Default::default(),
-            at_crc_position: Default::default(),
-            in_payload_reg: Default::default(),
-            at_final_payload: Default::default(),
+            has_reth: Default::default(),
+            trailer_adjust: Default::default(),
+            trailer_index_m1: Default::default(),
+            final_payload_index_m1: Default::default(),
             payload_words: Default::default(),
             last_word_bytes: Default::default(),
+            at_crc_position: Default::default(),
+            at_trailer: Default::default(),
+            in_payload_reg: Default::default(),
+            store_payload: Default::default(),
+            packet_bytes: Default::default(),
             cur_hdr0: Default::default(),
             cur_hdr1: Default::default(),
             cur_hdr2: Default::default(),
@@ -263,15 +377,19 @@ impl CellReassembler {
             reserved_bad: Default::default(),
             too_big: Default::default(),
             sequence_bad: Default::default(),
-            mismatch: Default::default(),
+            hdr0_mismatch: Default::default(),
+            hdr1_mismatch: Default::default(),
+            hdr2_mismatch: Default::default(),
             trailer_crc: Default::default(),
             packet_check_pending: Default::default(),
             packet_crc_match: Default::default(),
+            verdict_pending: Default::default(),
+            verdict_ok: Default::default(),
             header_checks_ok: Default::default(),
             offset_plus_length: Default::default(),
-            remaining_reg: Default::default(),
-            remaining_below_cell_payload: Default::default(),
             ends_message: Default::default(),
+            ends_past_message: Default::default(),
+            length_ne_cell_payload: Default::default(),
             msg_context: Default::default(),
             ctx_hdr0: Default::default(),
             ctx_hdr1: Default::default(),
@@ -314,23 +432,36 @@ impl CellReassembler {
             accept_mid: Default::default(),
             at_start: Default::default(),
             cell_end: Default::default(),
+            report_end: Default::default(),
+            ends_with_packet_check: Default::default(),
             structure_bad: Default::default(),
             crc_bad: Default::default(),
             crc_word_reserved: Default::default(),
             first: Default::default(),
             last: Default::default(),
+            past_word_1: Default::default(),
+            next_in_payload: Default::default(),
+            at_trailer_m1: Default::default(),
+            at_payload_start_m1: Default::default(),
             offset: Default::default(),
             cell_length: Default::default(),
             length_bad: Default::default(),
+            header_mismatch: Default::default(),
+            status_registered: Default::default(),
             status: Default::default(),
             cell_ok: Default::default(),
+            verdict_good: Default::default(),
+            done_next: Default::default(),
+            act_valid_next: Default::default(),
             handshake: Default::default(),
             output_free: Default::default(),
             pop: Default::default(),
-            start_length: Default::default(),
+            hdr_length: Default::default(),
+            hdr_full_words: Default::default(),
+            hdr_partial_word: Default::default(),
+            start_reth: Default::default(),
+            start_partial_word: Default::default(),
             silent_now: Default::default(),
-            start_words: Default::default(),
-            start_payload: Default::default(),
             cell_payload: Constant::new((cell_payload as u64).to_bits()),
             // hdr0: compare opcode, flags other than FIRST/LAST, nodes; not the cell length.
             hdr0_compare_mask: Constant::new(0xFFFF_FFFF_0000_FCFFu64.to_bits()),
@@ -353,19 +484,25 @@ impl Logic for CellReassembler {
             self,
             clock,
             word_index,
+            at_word1,
+            at_word2,
+            at_word3,
+            at_word4,
             mid_cell,
+            start_blocked,
             flushing,
             silent,
-            payload_start,
-            payload_end,
-            final_payload_index,
-            crc_position,
-            index_is_3,
-            at_crc_position,
-            in_payload_reg,
-            at_final_payload,
+            has_reth,
+            trailer_adjust,
+            trailer_index_m1,
+            final_payload_index_m1,
             payload_words,
             last_word_bytes,
+            at_crc_position,
+            at_trailer,
+            in_payload_reg,
+            store_payload,
+            packet_bytes,
             cur_hdr0,
             cur_hdr1,
             cur_hdr2,
@@ -375,15 +512,19 @@ impl Logic for CellReassembler {
             reserved_bad,
             too_big,
             sequence_bad,
-            mismatch,
+            hdr0_mismatch,
+            hdr1_mismatch,
+            hdr2_mismatch,
             trailer_crc,
             packet_check_pending,
             packet_crc_match,
+            verdict_pending,
+            verdict_ok,
             header_checks_ok,
             offset_plus_length,
-            remaining_reg,
-            remaining_below_cell_payload,
             ends_message,
+            ends_past_message,
+            length_ne_cell_payload,
             msg_context,
             ctx_hdr0,
             ctx_hdr1,
@@ -419,9 +560,7 @@ impl Logic for CellReassembler {
             count_failed,
             count_dropped
         );
-        clock!(self, clock, cell_crc, packet_crc);
-        self.buffer.read_clock.next = self.clock.val();
-        self.buffer.write_clock.next = self.clock.val();
+        clock!(self, clock, cell_crc, packet_crc, buffer);
 
         // ---------------- Output side ----------------
         self.handshake.next = self.act_valid.q.val() & self.m_ready.val();
@@ -502,27 +641,39 @@ impl Logic for CellReassembler {
 
         // ---------------- Input side ----------------
         self.at_start.next = !self.mid_cell.q.val();
-        // A new cell may start once the previous cell's outcome has left the done slot.
-        self.s_cell_ready.next = !self.reset.val()
-            & (!self.at_start.val()
-                | ((!self.done.q.val() | self.output_free.val())
-                    & !self.packet_check_pending.q.val()));
-        // A word inside a cell is never held back, so everything that only happens inside
-        // a cell (most of the enables) waits on `s_cell_valid` and a register alone; only the
-        // first word of a cell waits on the output side.
+        // A new cell may start unless `start_blocked` (decided a clock ahead, below) says
+        // that the previous cell's outcome still holds the done slot or awaits its packet
+        // CRC. A word inside a cell is never held back, so everything that only happens
+        // inside a cell (most of the enables) waits on `s_cell_valid` and a register alone.
+        self.s_cell_ready.next =
+            !self.reset.val() & (self.mid_cell.q.val() | !self.start_blocked.q.val());
         self.accept_mid.next = self.s_cell_valid.val() & self.mid_cell.q.val() & !self.reset.val();
-        self.accept_start.next =
-            self.s_cell_valid.val() & !self.mid_cell.q.val() & self.s_cell_ready.val();
+        self.accept_start.next = self.s_cell_valid.val()
+            & !self.mid_cell.q.val()
+            & !self.start_blocked.q.val()
+            & !self.reset.val();
         self.accept.next = self.accept_start.val() | self.accept_mid.val();
         self.first.next = self.cur_hdr0.q.val().get_bit(8);
         self.last.next = self.cur_hdr0.q.val().get_bit(9);
-        // Header decode of an arriving first word (word 0).
-        self.start_length.next = self.s_cell_data.val().get_bits::<16>(16);
-        self.start_words.next = bit_cast::<14, 16>(self.start_length.val() >> 3)
-            + (self.start_length.val().get_bits::<3>(0) != 0);
-        self.start_payload.next = 3.into();
-        if self.s_cell_data.val().get_bit(8) & (self.s_cell_data.val().get_bits::<4>(4) == 1) {
-            self.start_payload.next = 5.into();
+        self.past_word_1.next = self.mid_cell.q.val() & !self.at_word1.q.val();
+
+        // Cell geometry from the stored word 0, registered (ready from word 2 on): the
+        // trailer is at header words + payload words, each index one adder of the full
+        // payload words and the small `trailer_adjust` (from word 0 as it arrived).
+        self.start_reth.next =
+            self.s_cell_data.val().get_bit(8) & (self.s_cell_data.val().get_bits::<4>(4) == 1);
+        self.start_partial_word.next = self.s_cell_data.val().get_bits::<3>(16) != 0;
+        self.hdr_length.next = self.cur_hdr0.q.val().get_bits::<16>(16);
+        self.hdr_full_words.next = bit_cast::<14, 16>(self.hdr_length.val() >> 3);
+        self.hdr_partial_word.next = self.hdr_length.val().get_bits::<3>(0) != 0;
+        self.payload_words.d.next = self.hdr_full_words.val() + self.hdr_partial_word.val();
+        self.trailer_index_m1.d.next =
+            self.hdr_full_words.val() + bit_cast::<14, 3>(self.trailer_adjust.q.val());
+        self.final_payload_index_m1.d.next =
+            self.hdr_full_words.val() + bit_cast::<14, 3>(self.trailer_adjust.q.val()) - 1;
+        self.last_word_bytes.d.next = 8.into();
+        if self.hdr_length.val().get_bits::<3>(0) != 0 {
+            self.last_word_bytes.d.next = bit_cast::<4, 3>(self.hdr_length.val().get_bits::<3>(0));
         }
 
         self.cell_crc.s_clear.next = self.accept_start.val();
@@ -530,23 +681,18 @@ impl Logic for CellReassembler {
         self.cell_crc.s_data.next = self.s_cell_data.val();
         self.cell_crc.s_bytes.next = 8.into();
         self.packet_crc.s_clear.next = self.accept_start.val() & self.s_cell_data.val().get_bit(8);
-        self.packet_crc.s_valid.next = self.accept_mid.val() & self.in_payload_reg.q.val();
+        self.packet_crc.s_valid.next = self.s_cell_valid.val() & self.store_payload.q.val();
         self.packet_crc.s_data.next = self.s_cell_data.val();
-        self.packet_crc.s_bytes.next = 8.into();
-        if self.at_final_payload.q.val() {
-            self.packet_crc.s_bytes.next = self.last_word_bytes.q.val();
-        }
+        self.packet_crc.s_bytes.next = self.packet_bytes.q.val();
         self.buffer.write_address.next = self.wptr.q.val();
         self.buffer.write_data.next = self.s_cell_data.val();
-        self.buffer.write_enable.next = self.accept_mid.val()
-            & self.in_payload_reg.q.val()
-            & !self.silent.q.val()
-            & !self.too_big.q.val();
+        self.buffer.write_enable.next = self.s_cell_valid.val() & self.store_payload.q.val();
         if self.buffer.write_enable.val() {
             self.wptr.d.next = self.wptr.q.val() + 1;
         }
 
-        // Status of a cell ending with this word.
+        // Status of a cell ending with this word. Only the cell CRC and the reserved half
+        // of the CRC word come from the word itself; the rest is registered.
         // The CRC position is at least word 3, so this also rejects cells of under 4 words.
         self.structure_bad.next = self.flushing.q.val() | !self.at_crc_position.q.val();
         self.crc_bad.next = self.s_cell_data.val().get_bits::<32>(0) != self.cell_crc.crc.val();
@@ -556,36 +702,51 @@ impl Logic for CellReassembler {
             self.offset.next = 0.into();
         }
         // Cell length must be min(cell_payload, message length - offset); LAST must mark
-        // the end of the message.
-        self.cell_length.next = bit_cast::<32, 16>(self.cur_hdr0.q.val().get_bits::<16>(16));
+        // the end of the message. That is: the cell ends the message (a length over
+        // cell_payload is too big, reported first), or it is cell_payload long and ends
+        // before the message does. (This holds where the length check decides the status:
+        // the header matches the first cell's, so the offset is within the message, and
+        // offset + length does not wrap, as in the model.) The compares are registered
+        // and known from word 4 (the message length is word 2; word 3 is a length error).
+        self.cell_length.next = bit_cast::<32, 16>(self.hdr_length.val());
         self.offset_plus_length.d.next = self.offset.val() + self.cell_length.val();
-        self.remaining_below_cell_payload.d.next =
-            self.remaining_reg.q.val() < self.cell_payload.val();
-        self.length_bad.next =
-            self.index_is_3.q.val() | (self.last.val() != self.ends_message.q.val());
-        if self.remaining_below_cell_payload.q.val() {
-            if self.cell_length.val() != self.remaining_reg.q.val() {
-                self.length_bad.next = true;
-            }
-        } else if self.cell_length.val() != self.cell_payload.val() {
-            self.length_bad.next = true;
-        }
-        self.status.next = 0.into();
-        // The trailer's packet CRC, compared once the CRC's byte-enable un-shift is done
-        // (two clocks after the last payload word; the cell CRC word comes after both).
+        self.ends_past_message.d.next =
+            self.offset_plus_length.q.val() > self.cur_hdr2.q.val().get_bits::<32>(32);
+        self.length_ne_cell_payload.d.next = self.cell_length.val() != self.cell_payload.val();
+        self.length_bad.next = self.at_word3.q.val()
+            | (self.last.val() != self.ends_message.q.val())
+            | (!self.ends_message.q.val()
+                & (self.length_ne_cell_payload.q.val() | self.ends_past_message.q.val()));
+        // Header consistency with the message's first cell. Words 0 and 1 are compared
+        // register to register in the clock after they arrive (the context is loaded by
+        // then, at the previous cell's verdict); word 2 as it arrives, as a cell may end
+        // at word 3.
+        self.hdr0_mismatch.d.next =
+            ((self.cur_hdr0.q.val() ^ self.ctx_hdr0.q.val()) & self.hdr0_compare_mask.val()) != 0;
+        self.hdr1_mismatch.d.next =
+            ((self.cur_hdr1.q.val() ^ self.ctx_hdr1.q.val()) & self.hdr1_compare_mask.val()) != 0;
+        self.header_mismatch.next = !self.first.val()
+            & (self.hdr0_mismatch.q.val()
+                | self.hdr1_mismatch.q.val()
+                | self.hdr2_mismatch.q.val());
+        self.status_registered.next = 0.into();
         if self.length_bad.val() {
-            self.status.next = 2.into();
+            self.status_registered.next = 2.into();
         }
-        if self.mismatch.q.val() {
-            self.status.next = 4.into();
+        if self.header_mismatch.val() {
+            self.status_registered.next = 4.into();
         }
         if self.sequence_bad.q.val() {
-            self.status.next = 3.into();
+            self.status_registered.next = 3.into();
         }
         if self.too_big.q.val() {
-            self.status.next = 2.into();
+            self.status_registered.next = 2.into();
         }
-        if self.reserved_bad.q.val() | self.crc_word_reserved.val() {
+        if self.reserved_bad.q.val() {
+            self.status_registered.next = 4.into();
+        }
+        self.status.next = self.status_registered.val();
+        if self.crc_word_reserved.val() {
             self.status.next = 4.into();
         }
         if self.crc_bad.val() {
@@ -599,7 +760,7 @@ impl Logic for CellReassembler {
         self.header_checks_ok.d.next = !self.reserved_bad.q.val()
             & !self.too_big.q.val()
             & !self.sequence_bad.q.val()
-            & !self.mismatch.q.val();
+            & !self.header_mismatch.val();
         self.cell_ok.next = !self.structure_bad.val()
             & !self.crc_bad.val()
             & !self.crc_word_reserved.val()
@@ -607,76 +768,85 @@ impl Logic for CellReassembler {
             & !self.length_bad.val();
         self.packet_crc_match.d.next = self.trailer_crc.q.val() == self.packet_crc.crc.val();
         self.cell_end.next = self.accept.val() & self.s_cell_last.val();
-        // Continuation cells of a failed message are dropped without an outcome.
+        // Continuation cells of a failed message are dropped without an outcome. The
+        // message context lags a cell's verdict by a clock, so a verdict due now is
+        // forwarded.
         self.silent_now.next = self.silent.q.val();
         if self.at_start.val() {
-            self.silent_now.next = (self.msg_context.q.val() == MessageContext::Discarding)
-                & !self.s_cell_data.val().get_bit(8);
+            self.silent_now.next = !self.s_cell_data.val().get_bit(8)
+                & ((!self.verdict_pending.q.val()
+                    & (self.msg_context.q.val() == MessageContext::Discarding))
+                    | (self.verdict_pending.q.val() & !self.verdict_ok.q.val()));
         }
+        self.report_end.next = self.cell_end.val() & !self.silent_now.val();
+        // A message's last cell (after its word 0, which a one-word cell lacks) waits a
+        // clock for its packet CRC, whatever its other checks say.
+        self.ends_with_packet_check.next = self.last.val() & !self.at_start.val();
 
+        // Position flags of the next word: word i + 1 is at position p when i == p - 1.
+        // Words 0..=2 are header words: their flags, computed at words 0 and 1 (before the
+        // geometry registers hold this cell's values), stay clear.
+        self.at_trailer_m1.next = self.word_index.q.val() == self.trailer_index_m1.q.val();
+        self.at_payload_start_m1.next = self.at_word2.q.val();
+        if self.has_reth.q.val() {
+            self.at_payload_start_m1.next = self.at_word4.q.val();
+        }
+        // Payload: from the payload start up to (not including) the trailer position.
+        self.next_in_payload.next = self.past_word_1.val()
+            & !self.at_trailer_m1.val()
+            & (self.in_payload_reg.q.val() | self.at_payload_start_m1.val());
         if self.accept.val() & !self.flushing.q.val() {
             self.word_index.d.next = self.word_index.q.val() + 1;
+            self.at_word1.d.next = self.at_start.val();
+            self.at_word2.d.next = self.at_word1.q.val();
+            self.at_word3.d.next = self.at_word2.q.val();
+            self.at_word4.d.next = self.at_word3.q.val();
             self.mid_cell.d.next = true;
-            self.index_is_3.d.next = self.word_index.q.val() == 2;
-            // The CRC position is known from word 1 on (computed from word 0).
-            self.at_crc_position.d.next =
-                (self.word_index.q.val() + 1) == self.crc_position.q.val();
-            self.in_payload_reg.d.next = ((self.word_index.q.val() + 1)
-                >= self.payload_start.q.val())
-                & ((self.word_index.q.val() + 1) < self.payload_end.q.val());
-            self.at_final_payload.d.next =
-                (self.word_index.q.val() + 1) == self.final_payload_index.q.val();
-            // Word 1 is a header word; the positions are known from word 1 on.
-            if self.at_start.val() {
-                self.at_crc_position.d.next = false;
-                self.in_payload_reg.d.next = false;
-                self.at_final_payload.d.next = false;
+            // The CRC word follows the trailer on a last cell, else the payload.
+            self.at_crc_position.d.next = self.past_word_1.val()
+                & ((self.last.val() & self.at_trailer.q.val())
+                    | (!self.last.val() & self.at_trailer_m1.val()));
+            self.at_trailer.d.next =
+                self.past_word_1.val() & self.at_trailer_m1.val() & self.last.val();
+            self.in_payload_reg.d.next = self.next_in_payload.val();
+            self.store_payload.d.next =
+                self.next_in_payload.val() & !self.silent.q.val() & !self.too_big.q.val();
+            self.packet_bytes.d.next = 8.into();
+            if self.past_word_1.val()
+                & (self.word_index.q.val() == self.final_payload_index_m1.q.val())
+            {
+                self.packet_bytes.d.next = self.last_word_bytes.q.val();
             }
         }
         if self.accept_start.val() {
             self.cur_hdr0.d.next = self.s_cell_data.val();
             self.cur_hdr1.d.next = 0.into();
             self.cur_hdr2.d.next = 0.into();
+            self.has_reth.d.next = self.start_reth.val();
+            self.trailer_adjust.d.next = 2.into();
+            if self.start_reth.val() {
+                self.trailer_adjust.d.next = 4.into();
+            }
+            if self.start_partial_word.val() {
+                self.trailer_adjust.d.next = 3.into();
+                if self.start_reth.val() {
+                    self.trailer_adjust.d.next = 5.into();
+                }
+            }
             self.silent.d.next = self.silent_now.val();
-            self.payload_start.d.next = self.start_payload.val();
-            self.payload_end.d.next = self.start_payload.val() + self.start_words.val();
-            self.final_payload_index.d.next = self.start_payload.val() + self.start_words.val() - 1;
-            self.crc_position.d.next = self.start_payload.val() + self.start_words.val();
-            if self.s_cell_data.val().get_bit(9) {
-                self.crc_position.d.next = self.start_payload.val() + self.start_words.val() + 1;
-            }
-            self.payload_words.d.next = self.start_words.val();
-            self.last_word_bytes.d.next = 8.into();
-            if self.s_cell_data.val().get_bits::<3>(16) != 0 {
-                self.last_word_bytes.d.next =
-                    bit_cast::<4, 3>(self.s_cell_data.val().get_bits::<3>(16));
-            }
             self.reserved_bad.d.next = self.s_cell_data.val().get_bits::<3>(13) != 0;
             self.too_big.d.next = bit_cast::<32, 16>(self.s_cell_data.val().get_bits::<16>(16))
                 > self.cell_payload.val();
-            self.mismatch.d.next = !self.s_cell_data.val().get_bit(8)
-                & (((self.s_cell_data.val() ^ self.ctx_hdr0.q.val())
-                    & self.hdr0_compare_mask.val())
-                    != 0);
+            self.hdr2_mismatch.d.next = false;
             self.sequence_bad.d.next = false;
-            self.immediate_reg.d.next = 0.into();
-            if self.s_cell_data.val().get_bit(8) {
-                self.ctx_vaddr.d.next = 0.into();
-                self.ctx_stag_dma.d.next = 0.into();
-            }
         }
-        if self.accept_mid.val() {
-            if self.word_index.q.val() == 1 {
+        // Header words 1..=4 and the trailer: loads wait on `s_cell_valid` and a flag set a
+        // clock ahead (inside a cell no word is held back).
+        if self.s_cell_valid.val() {
+            if self.at_word1.q.val() {
                 self.cur_hdr1.d.next = self.s_cell_data.val();
                 if self.s_cell_data.val().get_bits::<16>(48) != 0 {
                     self.reserved_bad.d.next = true;
-                }
-                if !self.first.val()
-                    & (((self.s_cell_data.val() ^ self.ctx_hdr1.q.val())
-                        & self.hdr1_compare_mask.val())
-                        != 0)
-                {
-                    self.mismatch.d.next = true;
                 }
                 self.sequence_bad.d.next =
                     (self.msg_context.q.val() == MessageContext::InMessage) == self.first.val();
@@ -688,43 +858,41 @@ impl Logic for CellReassembler {
                     self.sequence_bad.d.next = true;
                 }
             }
-            if self.word_index.q.val() == 2 {
+            if self.at_word2.q.val() {
                 self.cur_hdr2.d.next = self.s_cell_data.val();
-                self.remaining_reg.d.next =
-                    self.s_cell_data.val().get_bits::<32>(32) - self.offset.val();
                 self.ends_message.d.next =
                     self.offset_plus_length.q.val() == self.s_cell_data.val().get_bits::<32>(32);
                 if self.s_cell_data.val().get_bits::<8>(24) != 0 {
                     self.reserved_bad.d.next = true;
                 }
-                if !self.first.val() & (self.s_cell_data.val() != self.ctx_hdr2.q.val()) {
-                    self.mismatch.d.next = true;
-                }
+                self.hdr2_mismatch.d.next = self.s_cell_data.val() != self.ctx_hdr2.q.val();
             }
-            if (self.payload_start.q.val() == 5) & !self.flushing.q.val() & !self.silent.q.val() {
-                if self.word_index.q.val() == 3 {
+            // The RETH of a message is loaded by its first cell (zero without one). A
+            // first cell that ends before word 4 has failed; so has one still sending
+            // words while flushing.
+            if self.first.val() & self.at_word3.q.val() {
+                self.ctx_vaddr.d.next = 0.into();
+                if self.has_reth.q.val() {
                     self.ctx_vaddr.d.next = self.s_cell_data.val();
                 }
-                if self.word_index.q.val() == 4 {
+            }
+            if self.first.val() & self.at_word4.q.val() {
+                self.ctx_stag_dma.d.next = 0.into();
+                if self.has_reth.q.val() {
                     self.ctx_stag_dma.d.next = self.s_cell_data.val();
                 }
             }
-            if self.last.val()
-                & !self.flushing.q.val()
-                & (self.word_index.q.val() == self.payload_end.q.val())
-                & (self.word_index.q.val() >= 3)
-            {
+            if self.at_trailer.q.val() {
                 // Trailer: packet CRC and immediate.
                 self.trailer_crc.d.next = self.s_cell_data.val().get_bits::<32>(0);
+                self.immediate_reg.d.next = 0.into();
                 if self.cur_hdr0.q.val().get_bit(10) {
                     self.immediate_reg.d.next = self.s_cell_data.val().get_bits::<32>(32);
                 }
             }
-            if !self.s_cell_last.val()
-                & !self.flushing.q.val()
-                & (self.word_index.q.val() >= 3)
-                & (self.word_index.q.val() == self.crc_position.q.val())
-            {
+        }
+        if self.accept_mid.val() {
+            if !self.s_cell_last.val() & !self.flushing.q.val() & self.at_crc_position.q.val() {
                 // The header's length ends here but the cell goes on: too long.
                 self.flushing.d.next = true;
             }
@@ -741,84 +909,108 @@ impl Logic for CellReassembler {
         if self.count_dropped.q.val() {
             self.cells_dropped.d.next = self.cells_dropped.q.val() + 1;
         }
+        self.verdict_pending.d.next = false;
+        self.packet_check_pending.d.next = false;
         if self.cell_end.val() {
             self.word_index.d.next = 0.into();
-            self.index_is_3.d.next = false;
+            self.at_word1.d.next = false;
+            self.at_word2.d.next = false;
+            self.at_word3.d.next = false;
+            self.at_word4.d.next = false;
             self.at_crc_position.d.next = false;
+            self.at_trailer.d.next = false;
             self.mid_cell.d.next = false;
             self.in_payload_reg.d.next = false;
-            self.at_final_payload.d.next = false;
+            self.store_payload.d.next = false;
             self.flushing.d.next = false;
+            // Loaded at every cell end, whatever the outcome, so that only a few registers
+            // wait on the checks: the done slot is empty while a cell arrives (a dropped
+            // cell leaves it so), and the output zeroes the done fields of a failed cell.
+            self.done_status.d.next = self.status.val();
+            self.done_offset.d.next = self.offset.val();
+            self.done_immediate.d.next = 0.into();
+            if self.last.val() {
+                self.done_immediate.d.next = self.immediate_reg.q.val();
+            }
+            self.done_words.d.next = bit_cast::<8, 14>(self.payload_words.q.val());
+            self.done_last_bytes.d.next = self.last_word_bytes.q.val();
             if self.silent_now.val() {
                 self.count_dropped.d.next = true;
                 self.wptr.d.next = self.committed_wptr.q.val();
             } else {
-                // Loaded whatever the outcome, so that only a few registers wait on the
-                // checks: after a failure the context is Discarding (its fields unused until
-                // the next first cell reloads them), and the output zeroes the done fields
-                // of a failed cell.
-                self.done.d.next = true;
-                self.done_status.d.next = self.status.val();
-                self.done_offset.d.next = self.offset.val();
-                self.done_immediate.d.next = self.immediate_reg.q.val();
-                self.done_words.d.next = bit_cast::<8, 14>(self.payload_words.q.val());
-                self.done_last_bytes.d.next = self.last_word_bytes.q.val();
-                self.ctx_next_seq.d.next = self.cur_hdr1.q.val().get_bits::<16>(32) + 1;
-                self.ctx_offset.d.next = self.offset_plus_length.q.val();
-                if self.first.val() {
-                    self.ctx_hdr0.d.next = self.cur_hdr0.q.val();
-                    self.ctx_hdr1.d.next = self.cur_hdr1.q.val();
-                    self.ctx_hdr2.d.next = self.cur_hdr2.q.val();
-                }
-                if self.at_start.val() {
-                    // A one-word cell: truncated; its header word is all we have.
-                    self.done_status.d.next = 2.into();
-                    self.cur_hdr0.d.next = self.s_cell_data.val();
-                    self.cur_hdr1.d.next = 0.into();
-                    self.cur_hdr2.d.next = 0.into();
-                }
-                if self.cell_ok.val() {
-                    if self.last.val() {
-                        // Decided next clock by the packet CRC.
-                        self.packet_check_pending.d.next = true;
-                        self.done.d.next = false;
-                    } else {
-                        self.count_ok.d.next = true;
-                        self.committed_wptr.d.next = self.wptr.q.val();
-                        self.msg_context.d.next = MessageContext::InMessage;
-                    }
+                // The verdict is committed in the next clock.
+                self.verdict_ok.d.next = self.cell_ok.val();
+                if self.ends_with_packet_check.val() {
+                    // The outcome waits for the packet CRC (next clock).
+                    self.packet_check_pending.d.next = true;
                 } else {
-                    self.count_failed.d.next = true;
-                    self.wptr.d.next = self.committed_wptr.q.val();
-                    self.msg_context.d.next = MessageContext::Discarding;
+                    self.done.d.next = true;
+                    self.verdict_pending.d.next = true;
                 }
             }
         }
 
-        if self.packet_check_pending.q.val() {
-            // No cell starts in this clock (the input waits), so nothing else commits.
-            self.packet_check_pending.d.next = false;
-            self.done.d.next = true;
-            if self.packet_crc_match.q.val() {
-                self.done_status.d.next = 0.into();
+        // The verdict of the cell that ended in the previous clock. No payload word
+        // arrives in this clock (at most the next cell's word 0), so the buffer pointers
+        // are free to move.
+        self.verdict_good.next = self.verdict_ok.q.val()
+            & (!self.packet_check_pending.q.val() | self.packet_crc_match.q.val());
+        if self.verdict_pending.q.val() | self.packet_check_pending.q.val() {
+            // The header registers still hold the cell's header in this clock. After a
+            // failure the context is Discarding: these fields are unused until the next
+            // first cell's verdict reloads them.
+            self.ctx_next_seq.d.next = self.cur_hdr1.q.val().get_bits::<16>(32) + 1;
+            self.ctx_offset.d.next = self.offset_plus_length.q.val();
+            if self.first.val() {
+                self.ctx_hdr0.d.next = self.cur_hdr0.q.val();
+                self.ctx_hdr1.d.next = self.cur_hdr1.q.val();
+                self.ctx_hdr2.d.next = self.cur_hdr2.q.val();
+            }
+            if self.verdict_good.val() {
                 self.count_ok.d.next = true;
                 self.committed_wptr.d.next = self.wptr.q.val();
-                self.msg_context.d.next = MessageContext::Idle;
+                self.msg_context.d.next = MessageContext::InMessage;
+                if self.packet_check_pending.q.val() {
+                    self.msg_context.d.next = MessageContext::Idle;
+                }
             } else {
-                self.done_status.d.next = 1.into();
                 self.count_failed.d.next = true;
                 self.wptr.d.next = self.committed_wptr.q.val();
                 self.msg_context.d.next = MessageContext::Discarding;
             }
         }
+        if self.packet_check_pending.q.val() {
+            // No cell starts in this clock (the input waits), so nothing else fills `done`.
+            self.done.d.next = true;
+            if self.verdict_ok.q.val() & !self.packet_crc_match.q.val() {
+                self.done_status.d.next = 1.into();
+            }
+        }
+
+        // Whether a cell may start in the next clock: as the done slot, the output and the
+        // packet check will then stand (mirrors their updates above, on their inputs).
+        self.done_next.next = self.packet_check_pending.q.val()
+            | (self.report_end.val() & !self.ends_with_packet_check.val())
+            | (self.done.q.val() & self.act_valid.q.val());
+        self.act_valid_next.next = (self.done.q.val() & !self.act_valid.q.val())
+            | (self.act_valid.q.val() & !(self.m_ready.val() & self.act_last_beat.q.val()));
+        self.start_blocked.d.next = (self.report_end.val() & self.ends_with_packet_check.val())
+            | (self.done_next.val() & self.act_valid_next.val());
+
         if self.reset.val() {
             self.packet_check_pending.d.next = false;
+            self.verdict_pending.d.next = false;
+            self.start_blocked.d.next = false;
             self.word_index.d.next = 0.into();
-            self.index_is_3.d.next = false;
+            self.at_word1.d.next = false;
+            self.at_word2.d.next = false;
+            self.at_word3.d.next = false;
+            self.at_word4.d.next = false;
             self.at_crc_position.d.next = false;
+            self.at_trailer.d.next = false;
             self.mid_cell.d.next = false;
             self.in_payload_reg.d.next = false;
-            self.at_final_payload.d.next = false;
+            self.store_payload.d.next = false;
             self.flushing.d.next = false;
             self.wptr.d.next = 0.into();
             self.committed_wptr.d.next = 0.into();
