@@ -203,7 +203,10 @@ pub fn bench_nic(options: &nic_testbench::nic_bench::NicBenchOptions) -> Result<
         "nic bench nic: {} cycles of saturating RDMA WRITE traffic ({} bytes, {} QPs, both directions), NIC 0's inputs replayed on both backends",
         b.recorded_cycles, options.message_bytes, options.queue_pairs
     );
-    println!("  Verilator        {:>12.0} cycles/s", b.verilator_cycles_per_s);
+    println!(
+        "  Verilator        {:>12.0} cycles/s",
+        b.verilator_cycles_per_s
+    );
     println!(
         "  RustHDL stepping {:>12.0} cycles/s   ({} cycles)",
         b.rusthdl_cycles_per_s,

@@ -270,37 +270,7 @@ pub fn synth_ice40(input: &SynthInput, out_dir: &Path) -> Result<SynthReport, Sy
 
     // 1. The block alone: resource counts.
     let read = format!("read_verilog {}", yosys_quote(&verilog));
-    write_file(
-        &dir.join(files::BLOCK_SCRIPT),
-        &format!(
-            "# nic-synth: resources of {module} alone\n{read}\nsynth_ice40 -top {module} -json {netlist}\n\
-             tee -q -o {} stat -json\ntee -q -o {} stat\n",
-            files::STAT_JSON,
-            files::STAT_TXT
-        ),
-    )?;
-    run_yosys(&dir, files::BLOCK_SCRIPT, files::BLOCK_LOG)?;
-    let stat_path = dir.join(files::STAT_JSON);
-    let counts =
-        parse_stat_json(&read_file(&stat_path)?, module).map_err(|detail| SynthError::Parse {
-            what: "cell counts",
-            path: stat_path.clone(),
-            detail,
-        })?;
-    let netlist_path = dir.join(&netlist);
-    let netlist_ports =
-        parse_netlist_ports(&read_file(&netlist_path)?, module).map_err(|detail| {
-            SynthError::Parse {
-                what: "module ports",
-                path: netlist_path.clone(),
-                detail,
-            }
-        })?;
-    check_ports(&input.ports, &netlist_ports).map_err(|detail| SynthError::PortMismatch {
-        module: module.clone(),
-        netlist: netlist_path.clone(),
-        detail,
-    })?;
+    let counts = block_resources(input, &dir, &read, &netlist)?;
 
     // 2. The block in its timing wrapper: Fmax.
     write_file(&dir.join(&wrap_file), &timing_wrapper(module, &input.ports))?;
@@ -353,6 +323,66 @@ pub fn synth_ice40(input: &SynthInput, out_dir: &Path) -> Result<SynthReport, Sy
         &dir.join(files::SYNTH_REPORT),
     )?;
     Ok(report)
+}
+
+/// Resource counts of `input`'s block alone (yosys `synth_ice40`, no place and route):
+/// what the test suite checks for blocks too large to place, and step 1 of
+/// [`synth_ice40`]. Logs and the netlist go to `out_dir/<module>/`.
+pub fn synth_ice40_resources(input: &SynthInput, out_dir: &Path) -> Result<CellCounts, SynthError> {
+    input.validate()?;
+    let module = &input.module;
+    let dir = absolute(&out_dir.join(module))?;
+    fs::create_dir_all(&dir).map_err(|source| SynthError::Io {
+        path: dir.clone(),
+        source,
+    })?;
+    let verilog = absolute(&input.verilog)?;
+    let read = format!("read_verilog {}", yosys_quote(&verilog));
+    block_resources(input, &dir, &read, &format!("{module}.json"))
+}
+
+/// Synthesise the block alone in `dir` (`read` reads its Verilog), check its ports
+/// against the netlist, and return its cell counts.
+fn block_resources(
+    input: &SynthInput,
+    dir: &Path,
+    read: &str,
+    netlist: &str,
+) -> Result<CellCounts, SynthError> {
+    let module = &input.module;
+    write_file(
+        &dir.join(files::BLOCK_SCRIPT),
+        &format!(
+            "# nic-synth: resources of {module} alone\n{read}\nsynth_ice40 -top {module} -json {netlist}\n\
+             tee -q -o {} stat -json\ntee -q -o {} stat\n",
+            files::STAT_JSON,
+            files::STAT_TXT
+        ),
+    )?;
+    run_yosys(dir, files::BLOCK_SCRIPT, files::BLOCK_LOG)?;
+    let stat_path = dir.join(files::STAT_JSON);
+    let counts =
+        parse_stat_json(&read_file(&stat_path)?, module).map_err(|detail| SynthError::Parse {
+            what: "cell counts",
+            path: stat_path.clone(),
+            detail,
+        })?;
+    let netlist_path = dir.join(netlist);
+    let netlist_ports =
+        parse_netlist_ports(&read_file(&netlist_path)?, module).map_err(|detail| {
+            SynthError::Parse {
+                what: "module ports",
+                path: netlist_path.clone(),
+                detail,
+            }
+        })?;
+    check_ports(&input.ports, &netlist_ports).map_err(|detail| SynthError::PortMismatch {
+        module: module.clone(),
+        netlist: netlist_path.clone(),
+        detail,
+    })?;
+
+    Ok(counts)
 }
 
 /// `yosys -s <script>` in `dir`, logging to `dir/<log>`; on failure the error carries

@@ -22,7 +22,8 @@ pub mod report;
 pub mod tool;
 
 pub use ice40::{
-    synth_ice40, timing_wrapper, Port, SynthError, SynthInput, CLOCK_PORT, DEFAULT_TARGET_MHZ,
+    synth_ice40, synth_ice40_resources, timing_wrapper, Port, SynthError, SynthInput, CLOCK_PORT,
+    DEFAULT_TARGET_MHZ,
 };
 pub use lint::{lint, LintReport, LintWarning};
 pub use report::{render_table, write_json, SynthReport};
