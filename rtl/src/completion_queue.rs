@@ -125,7 +125,7 @@ pub struct CompletionQueue {
     /// The producer index once the CQE in flight (if any, and counted) is written.
     pi_after: Signal<Local, Bits<32>>,
     /// Sequence of the next CQE, `pi + 1` (wrapping at 32 bits).
-    sequence: Signal<Local, Bits<32>>,
+    cqe_sequence: Signal<Local, Bits<32>>,
     /// `pi_after - cfg_cq_ci`: entries the driver has not consumed.
     used: Signal<Local, Bits<32>>,
     all_ones: Constant<Bits<32>>,
@@ -193,7 +193,7 @@ impl CompletionQueue {
             sel_immediate: Default::default(),
             high_mask: Default::default(),
             slot: Default::default(),
-            sequence: Default::default(),
+            cqe_sequence: Default::default(),
             pi_after: Default::default(),
             used: Default::default(),
             all_ones: Constant::new(u32::MAX.to_bits()),
@@ -227,7 +227,7 @@ impl Logic for CompletionQueue {
         );
         self.high_mask.next = self.all_ones.val() << self.cfg_cq_size_log2.val();
         self.slot.next = self.pi.q.val() & !self.high_mask.val();
-        self.sequence.next = self.pi.q.val() + 1;
+        self.cqe_sequence.next = self.pi.q.val() + 1;
         // Request side: round robin, only while idle with room in the ring.
         self.grant_recv.next =
             self.s_recv_cpl_valid.val() & (!self.s_send_cpl_valid.val() | self.prefer_recv.q.val());
@@ -266,7 +266,7 @@ impl Logic for CompletionQueue {
             self.word1.d.next = self.sel_word1.val();
             self.word2.d.next = self.sel_word2.val();
             self.word3.d.next = bit_cast::<64, 32>(self.sel_immediate.val())
-                | (bit_cast::<64, 32>(self.sequence.val()) << 32);
+                | (bit_cast::<64, 32>(self.cqe_sequence.val()) << 32);
             self.addr.d.next = self.cfg_cq_base.val() + (self.slot.val() << 5);
             self.beat.d.next = 0.into();
             self.uncounted.d.next = false;

@@ -153,10 +153,20 @@ pub fn bench_nic(options: &NicBenchOptions) -> Result<NicBench, String> {
     let prefix = &inputs[..(options.rusthdl_cycles as usize).min(inputs.len())];
     let mut v = VerilatedNicTop::new().map_err(err)?;
     let verilator_prefix_sum = replay(&mut v, prefix);
-    let mut r = RustHdlNicTop::new();
-    let start = Instant::now();
-    let rust_sum = replay(&mut r, prefix);
-    let rusthdl_cycles_per_s = prefix.len() as f64 / start.elapsed().as_secs_f64();
+    // The RustHDL NIC top is a large value: it gets a stack of its own.
+    let owned = prefix.to_vec();
+    let (rust_sum, seconds) = std::thread::Builder::new()
+        .stack_size(512 << 20)
+        .spawn(move || {
+            let mut r = RustHdlNicTop::new();
+            let start = Instant::now();
+            let sum = replay(&mut r, &owned);
+            (sum, start.elapsed().as_secs_f64())
+        })
+        .map_err(|e| format!("starting the RustHDL replay: {e}"))?
+        .join()
+        .map_err(|_| "the RustHDL replay panicked".to_string())?;
+    let rusthdl_cycles_per_s = prefix.len() as f64 / seconds;
     if rust_sum != verilator_prefix_sum {
         return Err("the replayed outputs differ between RustHDL and Verilator".into());
     }
