@@ -155,9 +155,18 @@ fn verilog_writes_one_renamed_module_per_block_and_lint_is_clean() {
     assert!(l.status.success(), "lint: {}", text(&l));
     let modules = std::fs::read_dir(&dir)
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "v"))
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "v")
+        })
         .count();
-    assert!(modules >= 14, "the datapath and NIC blocks and the NIC top: {modules}");
+    assert!(
+        modules >= 14,
+        "the datapath and NIC blocks and the NIC top: {modules}"
+    );
     assert_eq!(text(&l).matches("clean").count(), modules, "{}", text(&l));
 }
 
