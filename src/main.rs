@@ -60,9 +60,15 @@ enum Command {
         #[arg(long, default_value = "", value_parser = parse_config)]
         config: NicConfig,
     },
-    /// Run a co-simulation with scoreboards.
-    #[command(subcommand)]
-    Sim(SimCommand),
+    /// Run a co-simulation with scoreboards: `nic sim --scenario FILE.toml` (hosts, fabric,
+    /// drivers, reboots), or `nic sim datapath`.
+    #[command(args_conflicts_with_subcommands = true)]
+    Sim {
+        #[command(flatten)]
+        scenario: commands::scenario::ScenarioArgs,
+        #[command(subcommand)]
+        command: Option<SimCommand>,
+    },
     /// Benchmarks: both backends on the same stimulus, measured in one run.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -149,7 +155,19 @@ fn run(cli: Cli) -> Result<(), String> {
             config,
         } => commands::synth::synth_all(&out, &config, &blocks, target_mhz).map(|_| ()),
         Command::Cell(cmd) => commands::cell::run(cmd),
-        Command::Sim(SimCommand::Datapath(args)) => commands::sim::run(&args).map(|_| ()),
+        Command::Sim {
+            command: Some(SimCommand::Datapath(args)),
+            ..
+        } => commands::sim::run(&args).map(|_| ()),
+        Command::Sim {
+            command: None,
+            scenario,
+        } => match &scenario.scenario {
+            Some(path) => commands::scenario::run(path, &scenario).map(|_| ()),
+            None => {
+                Err("nic sim: give --scenario FILE.toml or a subcommand (nic sim --help)".into())
+            }
+        },
         Command::Bench(BenchCommand::Datapath {
             seed,
             messages,

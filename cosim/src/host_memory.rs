@@ -34,6 +34,17 @@ pub struct ReadRequestSide {
     pub data_ready: bool,
 }
 
+/// A DMA read request the model accepted (recorded when
+/// [`HostMemory::record_reads`] is on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DmaRead {
+    pub cycle: u64,
+    /// [`TX_READ`] or [`RX_READ`].
+    pub port: usize,
+    pub addr: u32,
+    pub words: u16,
+}
+
 /// The host memory's DMA outputs in one cycle (what the NIC receives).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DmaResponses {
@@ -106,6 +117,8 @@ pub struct HostMemory {
     driven: DmaResponses,
     /// Accepted writes since the last [`HostMemory::take_writes`].
     writes: Vec<DmaWrite>,
+    /// Accepted reads since the last [`HostMemory::take_reads`], when recording.
+    reads: Option<Vec<DmaRead>>,
     /// Refused accesses since construction.
     pub faults: Vec<DmaFault>,
     /// Beats of data in flight are capped so a NIC that never takes data cannot grow the
@@ -137,6 +150,7 @@ impl HostMemory {
             cycle: 0,
             driven: DmaResponses::default(),
             writes: vec![],
+            reads: None,
             faults: vec![],
             max_beats_in_flight: 1 << 17,
         }
@@ -146,10 +160,24 @@ impl HostMemory {
         self.bytes.len()
     }
 
-    /// Zero the memory and drop reads in flight (a host reboot).
+    /// Zero the memory and drop reads in flight and unreported accesses (a host reboot).
     pub fn clear(&mut self) {
         self.bytes.iter_mut().for_each(|b| *b = 0);
         self.ports = Default::default();
+        self.writes.clear();
+        if let Some(r) = self.reads.as_mut() {
+            r.clear();
+        }
+    }
+
+    /// Record accepted read requests for [`HostMemory::take_reads`] (off by default).
+    pub fn record_reads(&mut self, on: bool) {
+        self.reads = on.then(Vec::new);
+    }
+
+    /// Read requests accepted since the last call, oldest first (empty when not recording).
+    pub fn take_reads(&mut self) -> Vec<DmaRead> {
+        self.reads.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     pub fn read_u64(&self, addr: u32) -> u64 {
@@ -214,6 +242,14 @@ impl HostMemory {
                     self.faults.push(DmaFault {
                         cycle: self.cycle,
                         what: if p == TX_READ { "tx read" } else { "rx read" },
+                        addr: req.req_addr,
+                        words: req.req_words,
+                    });
+                }
+                if let Some(r) = self.reads.as_mut() {
+                    r.push(DmaRead {
+                        cycle: self.cycle,
+                        port: p,
                         addr: req.req_addr,
                         words: req.req_words,
                     });

@@ -55,6 +55,9 @@ use std::path::{Path, PathBuf};
 use std::ptr::NonNull;
 
 pub mod cell_link;
+pub mod cluster;
+pub mod fabric;
+pub mod host;
 pub mod host_memory;
 pub mod selftest;
 
@@ -91,6 +94,9 @@ pub enum CosimError {
     /// Verilator could not open the trace file.
     #[error("the Verilator model V{module} could not open trace file {}", path.display())]
     TraceOpen { module: &'static str, path: PathBuf },
+    /// No model of the configuration asked for was built.
+    #[error("{0}")]
+    NoModel(String),
     /// Two backends disagreed (from [`lockstep_random`]; [`lockstep`] returns a typed
     /// [`Divergence`]).
     #[error("block {block}: {detail}")]

@@ -561,6 +561,15 @@ impl<A: NicAccess> Driver<A> {
         self.stats
     }
 
+    /// The send index (and so the PSN) the next work request to `node` will get, or `None`
+    /// for a node without a queue pair. Test benches use it to follow a request on the wire.
+    pub fn next_send_index(&self, node: NodeId) -> Option<u32> {
+        self.qps
+            .get(node as usize)
+            .and_then(|q| q.as_ref())
+            .map(|qp| qp.sq_pi)
+    }
+
     /// The pending protocol timer.
     pub fn deadline(&self) -> Option<Tick> {
         self.deadline

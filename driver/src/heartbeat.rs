@@ -7,6 +7,12 @@
 //! again: unbars it, resumes updates and pushes its local TPT part. A booting node enables
 //! SEND/RECEIVE **and RDMA** at once and considers every peer down until it hears from it.
 //!
+//! **Hold-down** ([`HeartbeatConfig::hold_down`]): what the prior art must add to be safe.
+//! A booting node stays silent, RDMA off, for `hold_down` before its first heartbeat; with
+//! `hold_down` longer than `timeout` plus a heartbeat period, every peer has declared it
+//! down (and dropped its old TPT part) before it can be reached again. It is also what
+//! makes the baseline slow to rejoin. `hold_down = 0` is the naive prior art.
+//!
 //! Its weakness, which the tests demonstrate, is 000's point: a node that reboots faster
 //! than `timeout` is never declared down, so its peers keep the TPT entries of its previous
 //! boot and their RDMA writes land in its new memory. Hardware NACKs are ignored (in
@@ -30,6 +36,18 @@ pub struct HeartbeatConfig {
     pub period: Tick,
     /// Silence after which a peer is declared down (longer than `period`).
     pub timeout: Tick,
+    /// Silence, RDMA off, after boot before the first heartbeat (0: none; see the module
+    /// docs).
+    pub hold_down: Tick,
+}
+
+impl HeartbeatConfig {
+    /// The hold-down that makes the baseline safe for `period` and `timeout`: a peer that
+    /// heard the node's last heartbeat just before it went down declares it down at most
+    /// `timeout + period` later (it checks once per period).
+    pub fn safe_hold_down(period: Tick, timeout: Tick) -> Tick {
+        timeout + 2 * period
+    }
 }
 
 impl HeartbeatConfig {
@@ -59,6 +77,8 @@ pub struct HeartbeatMachine {
     last_seen: Vec<Tick>,
     up: BitVec,
     next_beat: Tick,
+    /// End of the hold-down (`None` once it is over).
+    holding_until: Option<Tick>,
 }
 
 impl HeartbeatMachine {
@@ -73,6 +93,7 @@ impl HeartbeatMachine {
             last_seen: vec![0; n],
             up: bitvec![0; n],
             next_beat: 0,
+            holding_until: None,
         })
     }
 
@@ -86,9 +107,9 @@ impl HeartbeatMachine {
         self.up.get(node as usize).map(|b| *b).unwrap_or(false)
     }
 
-    /// Whether the machine has booted (it is joined from boot on).
+    /// Whether the machine has booted and its hold-down is over.
     pub fn is_joined(&self) -> bool {
-        self.booted
+        self.booted && self.holding_until.is_none()
     }
 
     fn others(&self) -> impl Iterator<Item = NodeId> + '_ {
@@ -126,15 +147,31 @@ impl HeartbeatMachine {
                 }
                 self.booted = true;
                 self.node_count = node_count;
-                // The prior art's weakness: RDMA on at once.
-                out.push(Action::SetEnables {
-                    send_recv: true,
-                    rdma: true,
-                });
-                out.push(Action::RejoinComplete);
-                self.beat(now, &mut out);
+                if self.config.hold_down > 0 {
+                    let until = now.saturating_add(self.config.hold_down);
+                    self.holding_until = Some(until);
+                    out.push(Action::SetEnables {
+                        send_recv: true,
+                        rdma: false,
+                    });
+                    out.push(Action::SetTimer { at: until });
+                } else {
+                    self.start(now, &mut out);
+                }
             }
             _ if !self.booted => return Err(MembershipError::NotBooted),
+            Event::Timeout if self.holding_until.is_some() => {
+                if self.holding_until.is_some_and(|t| now >= t) {
+                    self.holding_until = None;
+                    self.start(now, &mut out);
+                } else if let Some(at) = self.holding_until {
+                    out.push(Action::SetTimer { at });
+                }
+            }
+            // Silent during the hold-down: nothing heard counts yet.
+            Event::ControlReceived { from, .. } if self.holding_until.is_some() => {
+                self.check_node(from)?;
+            }
             Event::ControlReceived { from, message } => {
                 let x = self.check_node(from)?;
                 match message {
@@ -180,6 +217,16 @@ impl HeartbeatMachine {
         Ok(out)
     }
 
+    /// The prior art's weakness: RDMA on at once (after any hold-down).
+    fn start(&mut self, now: Tick, out: &mut Vec<Action>) {
+        out.push(Action::SetEnables {
+            send_recv: true,
+            rdma: true,
+        });
+        out.push(Action::RejoinComplete);
+        self.beat(now, out);
+    }
+
     fn beat(&mut self, now: Tick, out: &mut Vec<Action>) {
         let others: Vec<NodeId> = self.others().collect();
         for to in others {
@@ -204,6 +251,7 @@ mod tests {
             max_nodes: 4,
             period: 10,
             timeout: 25,
+            hold_down: 0,
         })
         .unwrap();
         let a = m
@@ -262,15 +310,75 @@ mod tests {
             node: 0,
             max_nodes: 2,
             period: 10,
-            timeout: 10
+            timeout: 10,
+            hold_down: 0,
         })
         .is_err());
         assert!(HeartbeatMachine::new(HeartbeatConfig {
             node: 2,
             max_nodes: 2,
             period: 1,
-            timeout: 10
+            timeout: 10,
+            hold_down: 0,
         })
         .is_err());
+    }
+
+    #[test]
+    fn hold_down_keeps_rdma_off_and_silent_until_it_ends() {
+        let mut m = HeartbeatMachine::new(HeartbeatConfig {
+            node: 0,
+            max_nodes: 2,
+            period: 10,
+            timeout: 25,
+            hold_down: HeartbeatConfig::safe_hold_down(10, 25),
+        })
+        .unwrap();
+        let a = m
+            .handle(
+                100,
+                Event::Boot {
+                    node_count: 2,
+                    incarnation: 0,
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            a,
+            vec![
+                Action::SetEnables {
+                    send_recv: true,
+                    rdma: false
+                },
+                Action::SetTimer { at: 145 }
+            ]
+        );
+        assert!(!m.is_joined());
+        let heard = Event::ControlReceived {
+            from: 1,
+            message: ControlMessage::Heartbeat,
+        };
+        assert!(m.handle(120, heard.clone()).unwrap().is_empty());
+        assert_eq!(
+            m.handle(130, Event::Timeout).unwrap(),
+            vec![Action::SetTimer { at: 145 }]
+        );
+        let a = m.handle(145, Event::Timeout).unwrap();
+        assert_eq!(
+            a[0],
+            Action::SetEnables {
+                send_recv: true,
+                rdma: true
+            }
+        );
+        assert!(a.contains(&Action::Send {
+            to: 1,
+            message: ControlMessage::Heartbeat
+        }));
+        assert!(m.is_joined());
+        assert!(
+            !m.is_up(1),
+            "heartbeats heard during the hold-down do not count"
+        );
     }
 }

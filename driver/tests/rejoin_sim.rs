@@ -192,6 +192,7 @@ fn protocol(sc: &Scenario, node: usize) -> Protocol {
             max_nodes: 64,
             period: HB_PERIOD,
             timeout: HB_TIMEOUT,
+            hold_down: 0,
         }),
     }
 }

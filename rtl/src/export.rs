@@ -144,6 +144,11 @@ pub fn cosim_blocks() -> Vec<ExportedBlock> {
     let mut blocks = datapath_blocks(crate::DEFAULT_CELL_PAYLOAD);
     blocks.push(nic_top_block(&NicConfig::default()));
     blocks.push(nic_top_block(&NicConfig::with_tpt(256)));
+    // The multi-host co-simulation: one queue pair per peer, up to MAX_QUEUE_PAIRS hosts.
+    blocks.push(nic_top_block(&NicConfig {
+        queue_pairs: nic_abi::MAX_QUEUE_PAIRS,
+        ..NicConfig::default()
+    }));
     blocks
 }
 

@@ -1,0 +1,187 @@
+//! A cluster: N [`Host`]s on one [`Fabric`], stepped together one clock at a time.
+//!
+//! Scenario-free: it knows hosts, ports and power, not workloads or timelines (those are
+//! the test bench's). Each [`Cluster::step`]:
+//! 1. takes every port's inputs from the fabric ([`Fabric::drive`]);
+//! 2. steps every powered host (NIC, host memory, CSR port; the driver's poll when due),
+//!    on [`ClusterConfig::threads`] threads: hosts are independent within a cycle;
+//! 3. hands the NICs' outputs to the fabric ([`Fabric::observe`]).
+//!
+//! Power and cables: [`Cluster::power_on`] starts a host's new epoch and brings its port up,
+//! [`Cluster::power_off`] takes both down, [`Cluster::unplug`] / [`Cluster::plug`] change
+//! only the port (the host keeps running, cut off).
+
+use crate::fabric::{Fabric, FabricConfig, PortDrive, PortOutputs};
+use crate::host::{Host, NicModel};
+use crate::{CosimError, RustHdlNicTop, RustHdlNicTopQp64, VerilatedNicTop, VerilatedNicTopQp64};
+
+/// Which simulator runs the NICs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub enum Backend {
+    /// The Verilator models (fast; the default).
+    #[default]
+    Verilator,
+    /// RustHDL stepped directly (needs a large stack to construct: run in a thread with
+    /// 512 MiB of stack).
+    RustHdl,
+}
+
+/// The queue pairs of the NIC models the co-simulation has: a cluster of `n` hosts takes
+/// the smallest with at least `n`.
+pub const MODEL_QUEUE_PAIRS: [usize; 2] = [4, 64];
+
+/// A NIC top model with at least `queue_pairs` queue pairs and no hardware TPT.
+pub fn nic_model(backend: Backend, queue_pairs: usize) -> Result<NicModel, CosimError> {
+    let small = queue_pairs <= MODEL_QUEUE_PAIRS[0];
+    if queue_pairs > MODEL_QUEUE_PAIRS[1] {
+        return Err(CosimError::NoModel(format!(
+            "no NIC model with {queue_pairs} queue pairs (the largest has {})",
+            MODEL_QUEUE_PAIRS[1]
+        )));
+    }
+    Ok(match (backend, small) {
+        (Backend::Verilator, true) => Box::new(VerilatedNicTop::new()?),
+        (Backend::Verilator, false) => Box::new(VerilatedNicTopQp64::new()?),
+        (Backend::RustHdl, true) => Box::new(RustHdlNicTop::new()),
+        (Backend::RustHdl, false) => Box::new(RustHdlNicTopQp64::new()),
+    })
+}
+
+/// Configuration of a [`Cluster`].
+#[derive(Clone, Debug)]
+pub struct ClusterConfig {
+    pub fabric: FabricConfig,
+    /// Threads stepping the hosts (1: the caller's thread only).
+    pub threads: usize,
+}
+
+/// Hosts on a fabric (see the module docs).
+pub struct Cluster {
+    hosts: Vec<Host>,
+    fabric: Fabric,
+    threads: usize,
+    cycle: u64,
+    outputs: Vec<Option<PortOutputs>>,
+    /// NIC-cycles stepped (powered hosts x cycles).
+    nic_cycles: u64,
+}
+
+impl Cluster {
+    /// `hosts[n]` must be node `n`; all start powered off with their ports down.
+    pub fn new(config: ClusterConfig, hosts: Vec<Host>) -> Result<Self, String> {
+        config.fabric.validate()?;
+        if hosts.len() != config.fabric.ports {
+            return Err(format!(
+                "{} hosts for a fabric of {} ports",
+                hosts.len(),
+                config.fabric.ports
+            ));
+        }
+        if let Some((n, h)) = hosts
+            .iter()
+            .enumerate()
+            .find(|(n, h)| h.node() as usize != *n)
+        {
+            return Err(format!("host {n} is configured as node {}", h.node()));
+        }
+        let mut fabric = Fabric::new(config.fabric);
+        for p in 0..hosts.len() {
+            fabric.set_port_up(p, false);
+        }
+        Ok(Cluster {
+            outputs: vec![None; hosts.len()],
+            hosts,
+            fabric,
+            threads: config.threads.max(1),
+            cycle: 0,
+            nic_cycles: 0,
+        })
+    }
+
+    pub fn cycle(&self) -> u64 {
+        self.cycle
+    }
+
+    /// NIC-cycles stepped so far.
+    pub fn nic_cycles(&self) -> u64 {
+        self.nic_cycles
+    }
+
+    pub fn hosts(&self) -> &[Host] {
+        &self.hosts
+    }
+
+    pub fn host(&self, n: usize) -> &Host {
+        &self.hosts[n]
+    }
+
+    pub fn host_mut(&mut self, n: usize) -> &mut Host {
+        &mut self.hosts[n]
+    }
+
+    pub fn hosts_mut(&mut self) -> &mut [Host] {
+        &mut self.hosts
+    }
+
+    pub fn fabric(&self) -> &Fabric {
+        &self.fabric
+    }
+
+    pub fn fabric_mut(&mut self) -> &mut Fabric {
+        &mut self.fabric
+    }
+
+    /// Power host `n` on now (a new epoch; a powered host is power-cycled) and plug it in.
+    pub fn power_on(&mut self, n: usize) {
+        self.fabric.set_port_up(n, false);
+        self.hosts[n].power_on(self.cycle);
+        self.fabric.set_port_up(n, true);
+    }
+
+    /// Power host `n` off: its port goes down.
+    pub fn power_off(&mut self, n: usize) {
+        self.hosts[n].power_off();
+        self.fabric.set_port_up(n, false);
+    }
+
+    /// Pull host `n`'s cable (the host keeps running).
+    pub fn unplug(&mut self, n: usize) {
+        self.fabric.set_port_up(n, false);
+    }
+
+    /// Plug host `n`'s cable back in.
+    pub fn plug(&mut self, n: usize) {
+        self.fabric.set_port_up(n, true);
+    }
+
+    /// One clock of the whole cluster.
+    pub fn step(&mut self) {
+        let now = self.cycle;
+        let drive: Vec<PortDrive> = self.fabric.drive().to_vec();
+        let threads = self.threads.min(self.hosts.len()).max(1);
+        if threads == 1 {
+            for (h, o) in self.hosts.iter_mut().zip(self.outputs.iter_mut()) {
+                *o = h.step(now, &drive[h.node() as usize]);
+            }
+        } else {
+            let chunk = self.hosts.len().div_ceil(threads);
+            std::thread::scope(|s| {
+                for (hosts, outs) in self
+                    .hosts
+                    .chunks_mut(chunk)
+                    .zip(self.outputs.chunks_mut(chunk))
+                {
+                    let drive = &drive;
+                    s.spawn(move || {
+                        for (h, o) in hosts.iter_mut().zip(outs.iter_mut()) {
+                            *o = h.step(now, &drive[h.node() as usize]);
+                        }
+                    });
+                }
+            });
+        }
+        self.nic_cycles += self.outputs.iter().filter(|o| o.is_some()).count() as u64;
+        self.fabric.observe(&self.outputs);
+        self.cycle += 1;
+    }
+}

@@ -1,0 +1,539 @@
+//! A simulated host: one NIC model, its host memory, and the driver of `nic-driver`
+//! running on it, with power cycles (SPEC.md, "Hosts").
+//!
+//! # Boot, epochs and reboots
+//! [`Host::power_on`] starts a boot, which is a new **epoch** (numbered from 1): host memory
+//! is zeroed, the NIC is held in reset for [`RESET_CYCLES`] cycles, then the host reads
+//! `NIC_ID` and `NIC_CONFIG` over the CSR port (the reads a driver makes first, done here in
+//! simulated time), constructs a fresh [`Driver`] with an incarnation and first TPT handle
+//! drawn from the host's seed and the epoch, and calls [`Driver::boot`]. From then on the
+//! driver is polled every [`HostConfig::poll_interval`] cycles. [`Host::power_off`] drops
+//! the driver (its state and the application's are lost) and stops stepping the NIC; the
+//! caller takes the host's fabric port down. A reboot is a power-off followed by a
+//! power-on.
+//!
+//! # The driver's view of the NIC ([`SimNic`])
+//! The driver reaches the NIC through a [`SharedNic`] handle implementing
+//! [`nic_driver::NicAccess`]: CSR writes are queued and performed over the CSR port one per
+//! cycle as the host steps (posted writes, in order); host memory is read and written
+//! directly (the host CPU). CSR reads are answered from the values read at boot; any other
+//! read steps this NIC alone, with its network ports idle, until the answer comes (the
+//! driver never does this after boot: it learns about progress from the completion ring).
+
+use crate::fabric::{PortDrive, PortOutputs};
+use crate::host_memory::{
+    DmaRead, DmaRequests, DmaWrite, HostMemory, HostMemoryTiming, ReadRequestSide, RX_READ, TX_READ,
+};
+use crate::{CosimError, NicTopInputs, NicTopOutputs, Stepper};
+use nic_abi::csr;
+use nic_driver::{Completion, Driver, DriverConfig, NicAccess};
+use std::collections::{BTreeMap, VecDeque};
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A NIC top model of any backend.
+pub type NicModel = Box<dyn Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs> + Send>;
+
+/// Cycles the NIC's reset is held at power-on.
+pub const RESET_CYCLES: u64 = 2;
+/// Cycles a CSR read may take before the host gives up on the NIC.
+pub const CSR_READ_TIMEOUT: u64 = 10_000;
+
+#[derive(Clone, Copy, Debug)]
+enum CsrOp {
+    Write { addr: u16, data: u64 },
+    Read { addr: u16 },
+}
+
+/// The NIC as the host sees it: the model, its host memory and the CSR port's queue.
+pub struct SimNic {
+    model: NicModel,
+    /// The host memory behind the NIC's DMA port.
+    pub mem: HostMemory,
+    inputs: NicTopInputs,
+    csr_queue: VecDeque<CsrOp>,
+    csr_reads_in_flight: VecDeque<u16>,
+    csr_results: VecDeque<(u16, u64)>,
+    csr_cache: BTreeMap<u16, u64>,
+    /// Outputs of the last step.
+    pub last_outputs: NicTopOutputs,
+    /// CSR writes performed since construction.
+    pub csr_writes: u64,
+}
+
+impl SimNic {
+    /// The model with a zeroed host memory of `memory_bytes`.
+    pub fn new(model: NicModel, memory_bytes: usize, timing: HostMemoryTiming) -> Self {
+        SimNic {
+            model,
+            mem: HostMemory::new(memory_bytes, timing),
+            inputs: NicTopInputs::default(),
+            csr_queue: VecDeque::new(),
+            csr_reads_in_flight: VecDeque::new(),
+            csr_results: VecDeque::new(),
+            csr_cache: BTreeMap::new(),
+            last_outputs: NicTopOutputs::default(),
+            csr_writes: 0,
+        }
+    }
+
+    /// The model (for traces).
+    pub fn model(&mut self) -> &mut NicModel {
+        &mut self.model
+    }
+
+    /// CSR accesses waiting for the port.
+    pub fn csr_pending(&self) -> usize {
+        self.csr_queue.len() + self.csr_reads_in_flight.len()
+    }
+
+    /// One clock: the NIC's inputs from the memory model, `port` (the fabric) and the CSR
+    /// queue; then the handshakes. `reset` holds the NIC in reset.
+    pub fn step(&mut self, port: &PortDrive, reset: bool) -> NicTopOutputs {
+        let d = self.mem.drive();
+        let i = &mut self.inputs;
+        i.reset = reset;
+        i.dma_tx_rd_req_ready = d.read[TX_READ].req_ready;
+        i.dma_tx_rd_data_valid = d.read[TX_READ].data_valid;
+        i.dma_tx_rd_data = d.read[TX_READ].data;
+        i.dma_tx_rd_data_last = d.read[TX_READ].data_last;
+        i.dma_rx_rd_req_ready = d.read[RX_READ].req_ready;
+        i.dma_rx_rd_data_valid = d.read[RX_READ].data_valid;
+        i.dma_rx_rd_data = d.read[RX_READ].data;
+        i.dma_rx_rd_data_last = d.read[RX_READ].data_last;
+        i.dma_wr_ready = d.wr_ready;
+        i.m_cell_ready = port.m_cell_ready;
+        i.s_cell_valid = port.s_cell_valid;
+        i.s_cell_data = port.s_cell_data;
+        i.s_cell_last = port.s_cell_last;
+        let offered = if reset { None } else { self.csr_queue.front() };
+        match offered {
+            Some(CsrOp::Write { addr, data }) => {
+                i.csr_valid = true;
+                i.csr_write = true;
+                i.csr_addr = *addr;
+                i.csr_wdata = *data;
+            }
+            Some(CsrOp::Read { addr }) => {
+                i.csr_valid = true;
+                i.csr_write = false;
+                i.csr_addr = *addr;
+                i.csr_wdata = 0;
+            }
+            None => i.csr_valid = false,
+        }
+        let out = self.model.step(&self.inputs);
+        self.mem.observe(&DmaRequests {
+            read: [
+                ReadRequestSide {
+                    req_valid: out.dma_tx_rd_req_valid,
+                    req_addr: out.dma_tx_rd_req_addr,
+                    req_words: out.dma_tx_rd_req_words,
+                    data_ready: out.dma_tx_rd_data_ready,
+                },
+                ReadRequestSide {
+                    req_valid: out.dma_rx_rd_req_valid,
+                    req_addr: out.dma_rx_rd_req_addr,
+                    req_words: out.dma_rx_rd_req_words,
+                    data_ready: out.dma_rx_rd_data_ready,
+                },
+            ],
+            wr_valid: out.dma_wr_valid,
+            wr_addr: out.dma_wr_addr,
+            wr_data: out.dma_wr_data,
+            wr_strobe: out.dma_wr_strobe,
+        });
+        if self.inputs.csr_valid && out.csr_ready {
+            match self.csr_queue.pop_front() {
+                Some(CsrOp::Read { addr }) => self.csr_reads_in_flight.push_back(addr),
+                Some(CsrOp::Write { .. }) => self.csr_writes += 1,
+                None => {}
+            }
+        }
+        if out.csr_rdata_valid {
+            if let Some(addr) = self.csr_reads_in_flight.pop_front() {
+                self.csr_results.push_back((addr, out.csr_rdata));
+            }
+        }
+        self.last_outputs = out;
+        out
+    }
+
+    /// Queue a CSR read whose answer [`SimNic::take_csr_result`] returns.
+    pub fn queue_csr_read(&mut self, addr: u16) {
+        self.csr_queue.push_back(CsrOp::Read { addr });
+    }
+
+    /// The oldest CSR read answer not taken yet.
+    pub fn take_csr_result(&mut self) -> Option<(u16, u64)> {
+        self.csr_results.pop_front()
+    }
+
+    /// Forget queued CSR accesses and answers (the NIC was reset or powered off).
+    fn reset_csr_port(&mut self) {
+        self.csr_queue.clear();
+        self.csr_reads_in_flight.clear();
+        self.csr_results.clear();
+        self.csr_cache.clear();
+    }
+}
+
+impl NicAccess for SimNic {
+    fn csr_read(&mut self, offset: u32) -> u64 {
+        let addr = offset as u16;
+        if let Some(v) = self.csr_cache.get(&addr) {
+            return *v;
+        }
+        // Not read at boot: step this NIC alone, network ports idle, until the answer.
+        self.queue_csr_read(addr);
+        let idle = PortDrive::default();
+        for _ in 0..CSR_READ_TIMEOUT {
+            self.step(&idle, false);
+            while let Some((a, v)) = self.take_csr_result() {
+                if a == addr && self.csr_queue.is_empty() {
+                    return v;
+                }
+            }
+        }
+        u64::MAX
+    }
+
+    fn csr_write(&mut self, offset: u32, value: u64) {
+        self.csr_queue.push_back(CsrOp::Write {
+            addr: offset as u16,
+            data: value,
+        });
+    }
+
+    fn mem_read(&mut self, addr: u64, buf: &mut [u8]) {
+        let end = (addr as usize).saturating_add(buf.len());
+        if end <= self.mem.size() {
+            buf.copy_from_slice(self.mem.read_bytes(addr as u32, buf.len()));
+        } else {
+            buf.fill(0);
+        }
+    }
+
+    fn mem_write(&mut self, addr: u64, data: &[u8]) {
+        let end = (addr as usize).saturating_add(data.len());
+        if end <= self.mem.size() {
+            self.mem.write_bytes(addr as u32, data);
+        }
+    }
+}
+
+/// A [`SimNic`] shared between the host (which steps it) and the driver (which programs
+/// it): the driver's [`NicAccess`].
+#[derive(Clone)]
+pub struct SharedNic(Arc<Mutex<SimNic>>);
+
+impl SharedNic {
+    fn lock(&self) -> MutexGuard<'_, SimNic> {
+        // A panic while holding the lock leaves a NIC that is still a valid object.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl NicAccess for SharedNic {
+    fn csr_read(&mut self, offset: u32) -> u64 {
+        self.lock().csr_read(offset)
+    }
+    fn csr_write(&mut self, offset: u32, value: u64) {
+        self.lock().csr_write(offset, value)
+    }
+    fn mem_read(&mut self, addr: u64, buf: &mut [u8]) {
+        self.lock().mem_read(addr, buf)
+    }
+    fn mem_write(&mut self, addr: u64, data: &[u8]) {
+        self.lock().mem_write(addr, data)
+    }
+}
+
+/// Configuration of one host.
+#[derive(Clone, Debug)]
+pub struct HostConfig {
+    /// The driver's configuration; `incarnation` and `first_handle` are drawn anew at every
+    /// boot from `seed` and the epoch.
+    pub driver: DriverConfig,
+    /// Bytes of host memory (the driver's arena must fit, after the application's regions).
+    pub memory_bytes: usize,
+    pub timing: HostMemoryTiming,
+    /// Cycles between two driver polls (>= 1).
+    pub poll_interval: u64,
+    /// Seeds the incarnations and handles of every boot.
+    pub seed: u64,
+}
+
+/// Where a host is in its power cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum HostPhase {
+    /// Powered off (NIC not stepped).
+    Off,
+    /// NIC held in reset.
+    Reset { until: u64 },
+    /// Reading NIC_ID and NIC_CONFIG.
+    Probe,
+    /// The driver runs.
+    Running,
+    /// The driver failed (see [`Host::failure`]); the NIC keeps running, undriven.
+    Failed,
+}
+
+/// Something that happened to a host, for the scoreboards and the report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HostEvent {
+    /// The driver of `epoch` booted at `cycle`.
+    Booted { epoch: u32, cycle: u64 },
+    /// The driver failed at `cycle`.
+    Failed {
+        epoch: u32,
+        cycle: u64,
+        error: String,
+    },
+}
+
+/// One host (see the module docs).
+pub struct Host {
+    node: u16,
+    config: HostConfig,
+    nic: SharedNic,
+    driver: Option<Driver<SharedNic>>,
+    phase: HostPhase,
+    epoch: u32,
+    boot_cycle: u64,
+    next_poll: u64,
+    completions: Vec<Completion>,
+    events: Vec<HostEvent>,
+    failure: Option<String>,
+}
+
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Host {
+    /// A powered-off host for node `config.driver.node()` with `model` as its NIC.
+    pub fn new(config: HostConfig, model: NicModel) -> Result<Self, String> {
+        if config.poll_interval == 0 {
+            return Err("host poll_interval must be at least 1 cycle".into());
+        }
+        let end = config.driver.arena_base as u64 + config.driver.arena_needed();
+        if end > config.memory_bytes as u64 {
+            return Err(format!(
+                "host {}: the driver's arena ends at {end:#x}, beyond the {:#x} bytes of host memory",
+                config.driver.node(),
+                config.memory_bytes
+            ));
+        }
+        let nic = SimNic::new(model, config.memory_bytes, config.timing);
+        Ok(Host {
+            node: config.driver.node(),
+            nic: SharedNic(Arc::new(Mutex::new(nic))),
+            config,
+            driver: None,
+            phase: HostPhase::Off,
+            epoch: 0,
+            boot_cycle: 0,
+            next_poll: 0,
+            completions: Vec::new(),
+            events: Vec::new(),
+            failure: None,
+        })
+    }
+
+    pub fn node(&self) -> u16 {
+        self.node
+    }
+
+    pub fn config(&self) -> &HostConfig {
+        &self.config
+    }
+
+    pub fn phase(&self) -> HostPhase {
+        self.phase
+    }
+
+    /// The current boot (0 before the first).
+    pub fn epoch(&self) -> u32 {
+        self.epoch
+    }
+
+    /// The cycle the current epoch's power-on happened.
+    pub fn boot_cycle(&self) -> u64 {
+        self.boot_cycle
+    }
+
+    /// Whether the NIC is powered (stepped).
+    pub fn is_powered(&self) -> bool {
+        self.phase != HostPhase::Off
+    }
+
+    /// The driver, once booted.
+    pub fn driver(&self) -> Option<&Driver<SharedNic>> {
+        self.driver.as_ref()
+    }
+
+    pub fn driver_mut(&mut self) -> Option<&mut Driver<SharedNic>> {
+        self.driver.as_mut()
+    }
+
+    /// Why the driver failed, if it did.
+    pub fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
+    }
+
+    /// Lock the NIC (its memory, its model) for inspection.
+    pub fn nic(&self) -> MutexGuard<'_, SimNic> {
+        self.nic.lock()
+    }
+
+    /// Application completions returned by the driver since the last call.
+    pub fn take_completions(&mut self) -> Vec<Completion> {
+        std::mem::take(&mut self.completions)
+    }
+
+    /// Host events since the last call.
+    pub fn take_events(&mut self) -> Vec<HostEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// Accepted DMA writes and reads since the last call.
+    pub fn take_dma(&mut self) -> (Vec<DmaWrite>, Vec<DmaRead>) {
+        let mut nic = self.nic.lock();
+        (nic.mem.take_writes(), nic.mem.take_reads())
+    }
+
+    /// Record DMA reads too (writes are always recorded).
+    pub fn record_dma_reads(&mut self, on: bool) {
+        self.nic.lock().mem.record_reads(on);
+    }
+
+    /// Write a VCD of the NIC from now on (one file per NIC, across reboots).
+    pub fn open_trace(&mut self, path: &Path) -> Result<(), CosimError> {
+        self.nic.lock().model().open_trace(path)
+    }
+
+    pub fn close_trace(&mut self) {
+        self.nic.lock().model().close_trace();
+    }
+
+    /// Start a new epoch at `now` (see the module docs). A powered host is power-cycled.
+    pub fn power_on(&mut self, now: u64) {
+        self.power_off();
+        self.epoch += 1;
+        self.boot_cycle = now;
+        self.failure = None;
+        let mut nic = self.nic.lock();
+        nic.mem.clear();
+        nic.reset_csr_port();
+        drop(nic);
+        self.phase = HostPhase::Reset {
+            until: now + RESET_CYCLES,
+        };
+    }
+
+    /// Power off: the driver and everything it knew are gone; the NIC stops.
+    pub fn power_off(&mut self) {
+        self.driver = None;
+        self.completions.clear();
+        self.phase = HostPhase::Off;
+    }
+
+    /// One cycle at time `now` (the fabric's cycle): `None` when powered off.
+    pub fn step(&mut self, now: u64, port: &PortDrive) -> Option<PortOutputs> {
+        let reset = match self.phase {
+            HostPhase::Off => return None,
+            HostPhase::Reset { until } => {
+                if now + 1 >= until {
+                    self.phase = HostPhase::Probe;
+                    let mut nic = self.nic.lock();
+                    nic.queue_csr_read(csr::NIC_ID);
+                    nic.queue_csr_read(csr::NIC_CONFIG);
+                }
+                true
+            }
+            _ => false,
+        };
+        let out = self.nic.lock().step(port, reset);
+        match self.phase {
+            HostPhase::Probe => self.probe(now),
+            HostPhase::Running if now >= self.next_poll => {
+                self.next_poll = now + self.config.poll_interval;
+                self.poll(now);
+            }
+            _ => {}
+        }
+        Some(PortOutputs {
+            m_cell_valid: out.m_cell_valid,
+            m_cell_data: out.m_cell_data,
+            m_cell_last: out.m_cell_last,
+            s_cell_ready: out.s_cell_ready,
+        })
+    }
+
+    /// Run the driver's poll now (also done every `poll_interval` by [`Host::step`]).
+    pub fn poll(&mut self, now: u64) {
+        let Some(driver) = self.driver.as_mut() else {
+            return;
+        };
+        match driver.poll(now) {
+            Ok(c) => self.completions.extend(c),
+            Err(e) => self.fail(now, e),
+        }
+    }
+
+    fn probe(&mut self, now: u64) {
+        let mut nic = self.nic.lock();
+        while let Some((addr, value)) = nic.take_csr_result() {
+            nic.csr_cache.insert(addr, value);
+        }
+        let done = [csr::NIC_ID, csr::NIC_CONFIG]
+            .iter()
+            .all(|a| nic.csr_cache.contains_key(a));
+        drop(nic);
+        if !done {
+            if now > self.boot_cycle + CSR_READ_TIMEOUT {
+                self.fail(
+                    now,
+                    format!("NIC_ID and NIC_CONFIG not answered in {CSR_READ_TIMEOUT} cycles"),
+                );
+            }
+            return;
+        }
+        let mut config = self.config.driver.clone();
+        let draw = mix(self.config.seed ^ (self.epoch as u64) << 32 ^ self.node as u64);
+        config.incarnation = draw as u32;
+        config.first_handle = (draw >> 32) as u32;
+        let booted = Driver::new(self.nic.clone(), config).and_then(|mut d| {
+            d.boot(now)?;
+            Ok(d)
+        });
+        match booted {
+            Ok(d) => {
+                self.driver = Some(d);
+                self.phase = HostPhase::Running;
+                self.next_poll = now + 1;
+                self.events.push(HostEvent::Booted {
+                    epoch: self.epoch,
+                    cycle: now,
+                });
+            }
+            Err(e) => self.fail(now, e),
+        }
+    }
+
+    fn fail(&mut self, now: u64, error: impl std::fmt::Display) {
+        let error = format!("host {} epoch {}: {error}", self.node, self.epoch);
+        self.events.push(HostEvent::Failed {
+            epoch: self.epoch,
+            cycle: now,
+            error: error.clone(),
+        });
+        self.failure = Some(error);
+        self.driver = None;
+        self.phase = HostPhase::Failed;
+    }
+}

@@ -1,0 +1,619 @@
+//! Scenario files: a multi-host co-simulation described in TOML (`nic sim --scenario`).
+//!
+//! ```toml
+//! name = "reboot-during-traffic"
+//! hosts = 4
+//! cycles = 60000
+//! protocol = "rejoin"          # or "heartbeat" (the baseline of 000 [0006])
+//!
+//! [workload]
+//! rate = 0.02                  # operations a host starts per cycle (0..1)
+//! mix = { rdma_write = 6, rdma_read = 2, send = 1, fetch_add = 1 }
+//! targets = [1]                # only these hosts are targeted (default: all)
+//!
+//! [[event]]
+//! at = 20000
+//! action = "reboot"            # power_on | power_off | reboot | unplug | plug
+//! host = 1                     # or hosts = [1, 2]
+//! ```
+//!
+//! Every table and key is listed in `docs/scenarios.md`. Unknown keys are refused; a
+//! malformed file gets an error naming the line and the field.
+
+use serde::{Deserialize, Serialize};
+use std::ops::Range;
+
+/// The membership protocol the drivers run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProtocolKind {
+    /// The rejoin protocol of 000 Figs. 7-8.
+    #[default]
+    Rejoin,
+    /// The heartbeat baseline of 000 [0006].
+    Heartbeat,
+}
+
+/// Which simulator runs the NICs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendKind {
+    #[default]
+    Verilator,
+    Rusthdl,
+}
+
+/// Where translation and protection happen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TptKind {
+    /// The driver's software TPT (000); the NIC has no TPT block.
+    #[default]
+    Software,
+    /// A NIC with the hardware TPT block.
+    Hardware,
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FabricSpec {
+    /// Cycles through the switch.
+    pub latency: u64,
+    /// Words of buffering per source.
+    pub input_capacity_words: usize,
+}
+
+impl Default for FabricSpec {
+    fn default() -> Self {
+        FabricSpec {
+            latency: 16,
+            input_capacity_words: 512,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DriverSpec {
+    /// Rejoin protocol: cycles before BOOTING is resent to nodes that have not answered.
+    pub resend_timeout: u64,
+    /// Cycles between two driver polls.
+    pub poll_interval: u64,
+    pub sq_log2: u32,
+    pub rq_log2: u32,
+    pub cq_log2: u32,
+    /// Bytes per receive buffer (the largest SEND).
+    pub recv_buffer_bytes: u32,
+}
+
+impl Default for DriverSpec {
+    fn default() -> Self {
+        DriverSpec {
+            resend_timeout: 4000,
+            poll_interval: 8,
+            sq_log2: 4,
+            rq_log2: 3,
+            cq_log2: 9,
+            recv_buffer_bytes: 1024,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HeartbeatSpec {
+    /// Cycles between two heartbeats.
+    pub period: u64,
+    /// Silence after which a peer is declared down.
+    pub timeout: u64,
+    /// Silence after boot before the first heartbeat; absent: the safe value
+    /// (`timeout + 2 * period`); 0: the naive prior art.
+    pub hold_down: Option<u64>,
+}
+
+impl Default for HeartbeatSpec {
+    fn default() -> Self {
+        HeartbeatSpec {
+            period: 5000,
+            timeout: 15000,
+            hold_down: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MemorySpec {
+    /// Host memory read latency in cycles.
+    pub latency: u32,
+    /// Chance per cycle that host memory withholds a ready (0..1).
+    pub stall: f64,
+}
+
+impl Default for MemorySpec {
+    fn default() -> Self {
+        MemorySpec {
+            latency: 8,
+            stall: 0.0,
+        }
+    }
+}
+
+/// Relative weights of the operations a host starts.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MixSpec {
+    pub rdma_write: u32,
+    pub rdma_read: u32,
+    pub send: u32,
+    pub fetch_add: u32,
+    pub compare_swap: u32,
+}
+
+impl Default for MixSpec {
+    fn default() -> Self {
+        MixSpec {
+            rdma_write: 6,
+            rdma_read: 2,
+            send: 1,
+            fetch_add: 1,
+            compare_swap: 0,
+        }
+    }
+}
+
+impl MixSpec {
+    pub fn total(&self) -> u32 {
+        self.rdma_write + self.rdma_read + self.send + self.fetch_add + self.compare_swap
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkloadSpec {
+    /// Chance per cycle that a joined host starts an operation (0..1).
+    pub rate: f64,
+    pub mix: MixSpec,
+    /// Payload sizes (rounded up to whole 8-byte words), 8..=max.
+    pub min_bytes: u32,
+    pub max_bytes: u32,
+    /// Hosts that are targeted (default: all).
+    pub targets: Option<Vec<usize>>,
+    /// Hosts that start operations (default: all).
+    pub sources: Option<Vec<usize>>,
+    /// Cycle from which no new operation starts (default: 3/4 of `cycles`), so that
+    /// everything drains before the end.
+    pub stop_at: Option<u64>,
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            rate: 0.01,
+            mix: MixSpec::default(),
+            min_bytes: 8,
+            max_bytes: 512,
+            targets: None,
+            sources: None,
+            stop_at: None,
+        }
+    }
+}
+
+/// A timed event's action.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventAction {
+    /// Power the host on (a new epoch; a powered host is power-cycled).
+    PowerOn,
+    /// Power the host off (its port goes down).
+    PowerOff,
+    /// Power off, then on again `down_cycles` later.
+    Reboot,
+    /// Pull the host's cable (it keeps running).
+    Unplug,
+    /// Plug the cable back in.
+    Plug,
+}
+
+/// One `[[event]]` table.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventSpec {
+    /// Cycle of the (first) occurrence.
+    pub at: u64,
+    pub action: EventAction,
+    /// The host (or use `hosts`).
+    pub host: Option<usize>,
+    pub hosts: Option<Vec<usize>>,
+    /// Reboot: cycles powered off (default 500).
+    pub down_cycles: Option<u64>,
+    /// Occurrences (default 1), `every` cycles apart.
+    pub repeat: Option<u32>,
+    pub every: Option<u64>,
+}
+
+/// A scenario file.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Hosts (nodes 0..hosts), 2..=64.
+    pub hosts: usize,
+    /// NIC queue pairs (default: the smallest model with at least `hosts`).
+    pub queue_pairs: Option<usize>,
+    /// Cycles to run.
+    pub cycles: u64,
+    #[serde(default)]
+    pub protocol: ProtocolKind,
+    #[serde(default)]
+    pub backend: BackendKind,
+    #[serde(default)]
+    pub tpt: TptKind,
+    #[serde(default)]
+    pub seed: u64,
+    /// Hosts that are not powered on at cycle 0 (the others are: a cold boot).
+    #[serde(default)]
+    pub initially_off: Vec<usize>,
+    /// Bound on rejoin: once faults stop, every live host is usable by all peers within
+    /// this many cycles (default 30000).
+    pub rejoin_bound: Option<u64>,
+    /// Threads stepping the NICs (default 1).
+    pub threads: Option<usize>,
+    #[serde(default)]
+    pub fabric: FabricSpec,
+    #[serde(default)]
+    pub driver: DriverSpec,
+    #[serde(default)]
+    pub heartbeat: HeartbeatSpec,
+    #[serde(default)]
+    pub memory: MemorySpec,
+    #[serde(default)]
+    pub workload: WorkloadSpec,
+    #[serde(default, rename = "event")]
+    pub events: Vec<toml::Spanned<EventSpec>>,
+}
+
+/// A scenario file that could not be used: where and what.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{file}: {message}")]
+pub struct ScenarioError {
+    pub file: String,
+    /// Line (1-based) of the offending field, when known.
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// One event occurrence, expanded from `[[event]]` tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct TimedEvent {
+    pub at: u64,
+    pub action: EventAction,
+    pub host: usize,
+    pub down_cycles: u64,
+}
+
+/// Default cycles a rebooting host stays powered off.
+pub const DEFAULT_DOWN_CYCLES: u64 = 500;
+/// Default bound on rejoin.
+pub const DEFAULT_REJOIN_BOUND: u64 = 30_000;
+/// The most hosts a scenario may have (the largest NIC model's queue pairs).
+pub const MAX_HOSTS: usize = 64;
+
+fn line_of(text: &str, span: Range<usize>) -> usize {
+    text[..span.start.min(text.len())].matches('\n').count() + 1
+}
+
+impl Scenario {
+    /// Parse and check a scenario; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Self, ScenarioError> {
+        let scenario: Scenario = toml::from_str(text).map_err(|e| ScenarioError {
+            file: file.to_string(),
+            line: e.span().map(|s| line_of(text, s)),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        scenario.check(text, file)?;
+        Ok(scenario)
+    }
+
+    /// Read, parse and check a scenario file.
+    pub fn load(path: &std::path::Path) -> Result<Self, ScenarioError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ScenarioError {
+            file: file.clone(),
+            line: None,
+            message: format!("cannot read the scenario: {e}"),
+        })?;
+        Self::parse(&text, &file)
+    }
+
+    fn check(&self, text: &str, file: &str) -> Result<(), ScenarioError> {
+        let err = |line: Option<usize>, message: String| ScenarioError {
+            file: file.to_string(),
+            line,
+            message: match line {
+                Some(l) => format!("line {l}: {message}"),
+                None => message,
+            },
+        };
+        let key_line = |key: &str| {
+            text.lines()
+                .position(|l| {
+                    let t = l.trim_start();
+                    t.starts_with(key) && t[key.len()..].trim_start().starts_with('=')
+                })
+                .map(|i| i + 1)
+        };
+        if !(2..=MAX_HOSTS).contains(&self.hosts) {
+            return Err(err(
+                key_line("hosts"),
+                format!(
+                    "field `hosts`: must be in 2..={MAX_HOSTS}, got {}",
+                    self.hosts
+                ),
+            ));
+        }
+        if let Some(q) = self.queue_pairs {
+            if q < self.hosts || q > MAX_HOSTS {
+                return Err(err(
+                    key_line("queue_pairs"),
+                    format!(
+                        "field `queue_pairs`: must be in {}..={MAX_HOSTS} (one per host), got {q}",
+                        self.hosts
+                    ),
+                ));
+            }
+        }
+        if self.tpt == TptKind::Hardware {
+            return Err(err(
+                key_line("tpt"),
+                "field `tpt`: \"hardware\" is not supported by the driver yet: it keeps the TPT in software as 000 designs it (see docs/scenarios.md); use \"software\"".into(),
+            ));
+        }
+        if self.cycles == 0 {
+            return Err(err(
+                key_line("cycles"),
+                "field `cycles`: must be positive".into(),
+            ));
+        }
+        let in_hosts = |list: &[usize], field: &str| -> Result<(), ScenarioError> {
+            match list.iter().find(|&&h| h >= self.hosts) {
+                Some(h) => Err(err(
+                    key_line(field),
+                    format!(
+                        "field `{field}`: host {h} does not exist (hosts are 0..{})",
+                        self.hosts
+                    ),
+                )),
+                None => Ok(()),
+            }
+        };
+        in_hosts(&self.initially_off, "initially_off")?;
+        let w = &self.workload;
+        if !(0.0..=1.0).contains(&w.rate) {
+            return Err(err(
+                key_line("rate"),
+                format!("field `workload.rate`: must be in 0..=1, got {}", w.rate),
+            ));
+        }
+        if w.rate > 0.0 && w.mix.total() == 0 {
+            return Err(err(
+                key_line("mix"),
+                "field `workload.mix`: every weight is 0".into(),
+            ));
+        }
+        if w.min_bytes == 0
+            || w.min_bytes > w.max_bytes
+            || w.max_bytes > self.driver.recv_buffer_bytes
+        {
+            return Err(err(
+                key_line("max_bytes").or(key_line("min_bytes")),
+                format!(
+                    "fields `workload.min_bytes`/`max_bytes`: need 1 <= min <= max <= driver.recv_buffer_bytes ({}), got {}..{}",
+                    self.driver.recv_buffer_bytes, w.min_bytes, w.max_bytes
+                ),
+            ));
+        }
+        if let Some(t) = &w.targets {
+            in_hosts(t, "targets")?;
+        }
+        if let Some(s) = &w.sources {
+            in_hosts(s, "sources")?;
+        }
+        if self.driver.poll_interval == 0 || self.driver.resend_timeout == 0 {
+            return Err(err(
+                key_line("poll_interval").or(key_line("resend_timeout")),
+                "fields `driver.poll_interval` and `driver.resend_timeout` must be positive".into(),
+            ));
+        }
+        if self.protocol == ProtocolKind::Heartbeat
+            && (self.heartbeat.period == 0 || self.heartbeat.timeout <= self.heartbeat.period)
+        {
+            return Err(err(
+                key_line("timeout").or(key_line("period")),
+                format!(
+                    "fields `heartbeat.period`/`timeout`: need 0 < period < timeout, got {} and {}",
+                    self.heartbeat.period, self.heartbeat.timeout
+                ),
+            ));
+        }
+        if let Err(e) = (nic_cosim::fabric::FabricConfig {
+            ports: self.hosts,
+            latency: self.fabric.latency,
+            input_capacity_words: self.fabric.input_capacity_words,
+        })
+        .validate()
+        {
+            return Err(err(key_line("latency"), format!("table `fabric`: {e}")));
+        }
+        if !(0.0..1.0).contains(&self.memory.stall) || self.memory.latency == 0 {
+            return Err(err(
+                key_line("stall").or(key_line("latency")),
+                "table `memory`: need latency >= 1 and stall in 0..1".into(),
+            ));
+        }
+        for ev in &self.events {
+            let line = Some(line_of(text, ev.span()));
+            let e = ev.get_ref();
+            let hosts = match (&e.host, &e.hosts) {
+                (Some(h), None) => vec![*h],
+                (None, Some(hs)) if !hs.is_empty() => hs.clone(),
+                _ => {
+                    return Err(err(
+                        line,
+                        "event: give exactly one of `host` or a non-empty `hosts`".into(),
+                    ))
+                }
+            };
+            if let Some(h) = hosts.iter().find(|&&h| h >= self.hosts) {
+                return Err(err(
+                    line,
+                    format!(
+                        "event field `host`: host {h} does not exist (hosts are 0..{})",
+                        self.hosts
+                    ),
+                ));
+            }
+            if e.repeat.unwrap_or(1) > 1 && e.every.unwrap_or(0) == 0 {
+                return Err(err(
+                    line,
+                    "event field `every`: a repeated event needs `every` > 0".into(),
+                ));
+            }
+            if e.down_cycles.is_some() && e.action != EventAction::Reboot {
+                return Err(err(
+                    line,
+                    "event field `down_cycles`: only a reboot has one".into(),
+                ));
+            }
+        }
+        if let Some(last) = self.timeline().iter().map(|e| e.at).max() {
+            if last >= self.cycles {
+                return Err(err(
+                    key_line("cycles"),
+                    format!(
+                        "field `cycles`: {} ends before the last event at cycle {last}",
+                        self.cycles
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every event occurrence, in time order (ties in file order).
+    pub fn timeline(&self) -> Vec<TimedEvent> {
+        let mut out = vec![];
+        for ev in &self.events {
+            let e = ev.get_ref();
+            let hosts = e
+                .host
+                .map(|h| vec![h])
+                .or(e.hosts.clone())
+                .unwrap_or_default();
+            for k in 0..e.repeat.unwrap_or(1) as u64 {
+                for &host in &hosts {
+                    out.push(TimedEvent {
+                        at: e.at + k * e.every.unwrap_or(0),
+                        action: e.action,
+                        host,
+                        down_cycles: e.down_cycles.unwrap_or(DEFAULT_DOWN_CYCLES),
+                    });
+                }
+            }
+        }
+        out.sort_by_key(|e| e.at);
+        out
+    }
+
+    /// The cycle at which hosts stop starting operations.
+    pub fn workload_stop(&self) -> u64 {
+        self.workload.stop_at.unwrap_or(self.cycles * 3 / 4)
+    }
+
+    pub fn rejoin_bound(&self) -> u64 {
+        self.rejoin_bound.unwrap_or(DEFAULT_REJOIN_BOUND)
+    }
+
+    /// Queue pairs of the NIC each host gets.
+    pub fn nic_queue_pairs(&self) -> usize {
+        let want = self.queue_pairs.unwrap_or(self.hosts);
+        *nic_cosim::cluster::MODEL_QUEUE_PAIRS
+            .iter()
+            .find(|&&q| q >= want)
+            .unwrap_or(&MAX_HOSTS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "t"
+hosts = 4
+cycles = 1000
+
+[workload]
+rate = 0.5
+
+[[event]]
+at = 100
+action = "reboot"
+host = 1
+repeat = 2
+every = 300
+
+[[event]]
+at = 50
+action = "unplug"
+hosts = [2, 3]
+"#;
+
+    #[test]
+    fn parses_and_expands_the_timeline() {
+        let s = Scenario::parse(GOOD, "good.toml").unwrap();
+        let t = s.timeline();
+        assert_eq!(t.len(), 4);
+        assert_eq!(
+            (t[0].at, t[0].action, t[0].host),
+            (50, EventAction::Unplug, 2)
+        );
+        assert_eq!((t[1].at, t[1].host), (50, 3));
+        assert_eq!((t[2].at, t[2].down_cycles), (100, DEFAULT_DOWN_CYCLES));
+        assert_eq!(t[3].at, 400);
+        assert_eq!(s.nic_queue_pairs(), 4);
+        assert_eq!(s.workload_stop(), 750);
+    }
+
+    fn error(text: &str) -> ScenarioError {
+        Scenario::parse(text, "bad.toml").unwrap_err()
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_field() {
+        let e = error(&GOOD.replace("rate = 0.5", "rate = \"fast\""));
+        assert_eq!(e.line, Some(7), "{e}");
+        assert!(e.message.contains("rate"), "{e}");
+        let e = error(&GOOD.replace("action = \"unplug\"", "action = \"explode\""));
+        assert_eq!(e.line, Some(18), "{e}");
+        assert!(e.message.contains("explode"), "{e}");
+        let e = error(&GOOD.replace("host = 1", "hots = 1"));
+        assert!(e.message.contains("hots"), "{e}");
+        let e = error(&GOOD.replace("hosts = [2, 3]", "hosts = [2, 9]"));
+        assert_eq!(e.line, Some(16), "{e}");
+        assert!(e.message.contains("host 9 does not exist"), "{e}");
+        let e = error(&GOOD.replace("hosts = 4", "hosts = 99"));
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.message.contains("`hosts`"), "{e}");
+        let e = error(&GOOD.replace("cycles = 1000", "cycles = 300"));
+        assert!(e.message.contains("last event"), "{e}");
+        let e = error("name = \"x\"\nhosts = 2\n");
+        assert!(e.message.contains("cycles"), "{e}");
+        let e = error(&GOOD.replace("name = \"t\"", "name = \"t\"\ntpt = \"hardware\""));
+        assert!(e.message.contains("tpt"), "{e}");
+        assert!(error("hosts = [").message.contains("line 1"));
+    }
+}

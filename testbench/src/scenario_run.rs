@@ -1,0 +1,552 @@
+//! Runs a [`Scenario`]: builds the hosts and the fabric, plays the timeline, drives the
+//! workload, keeps the scoreboards, and returns a [`Report`].
+//!
+//! Per cycle: timeline events due now; one cluster clock; host events (a boot registers
+//! the application's memory); every NIC's DMA accesses checked; every delivered cell shown
+//! to the wire scoreboard; the workload's completions and new operations. Every
+//! [`REJOIN_CHECK_INTERVAL`] cycles the rejoin tracker looks at the hosts still rejoining.
+//!
+//! **Rejoin latency** of a boot: from power-on to the first check at which the host is
+//! *usable by all peers*: its driver has joined, and every other live host (powered,
+//! running, plugged in, joined) neither bars it nor withholds TPT updates from it and
+//! holds a copy of its TPT local part equal to the original.
+//!
+//! End of run: every live host has finished rejoining (within [`Scenario::rejoin_bound`]
+//! of its boot or of the last event after it), every pair of live hosts agrees on each
+//! other's TPT parts, every operation of a live host has completed, and every successful
+//! SEND to a host still in the same epoch was delivered.
+
+use crate::scenario::{BackendKind, EventAction, ProtocolKind, Scenario, TimedEvent};
+use crate::scoreboard::{Scoreboard, StaleCounts, Violation};
+use crate::workload::{MemoryLayout, Workload, WorkloadStats};
+use nic_cosim::cluster::{nic_model, Backend, Cluster, ClusterConfig};
+use nic_cosim::fabric::{FabricConfig, FabricStats};
+use nic_cosim::host::{Host, HostConfig, HostEvent, HostPhase};
+use nic_cosim::host_memory::HostMemoryTiming;
+use nic_driver::heartbeat::HeartbeatConfig;
+use nic_driver::membership::Protocol;
+use nic_driver::rejoin::RejoinConfig;
+use nic_driver::DriverConfig;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Cycles between two looks of the rejoin tracker (the resolution of rejoin latencies).
+pub const REJOIN_CHECK_INTERVAL: u64 = 16;
+/// Maximum node count of the drivers (the bitmap size: the largest NIC model's queue pairs).
+pub const MAX_NODES: usize = 64;
+
+/// How to run a scenario (what the command line adds to the file).
+#[derive(Default)]
+pub struct RunOptions {
+    /// Write one VCD per NIC here (`nic<N>.vcd`).
+    pub waves_dir: Option<PathBuf>,
+    /// Override the scenario's protocol (the bench runs both on one file).
+    pub protocol: Option<ProtocolKind>,
+    /// Override the heartbeat hold-down.
+    pub hold_down: Option<u64>,
+    /// Override the threads stepping the NICs.
+    pub threads: Option<usize>,
+    /// Called every 1024 cycles with (cycle, total).
+    pub progress: Option<Box<dyn FnMut(u64, u64) + Send>>,
+}
+
+/// One boot of one host.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RejoinRecord {
+    pub host: usize,
+    pub epoch: u32,
+    pub power_on: u64,
+    /// The driver booted (after reset and the NIC probe).
+    pub driver_boot: Option<u64>,
+    /// The driver joined (RDMA enabled).
+    pub joined: Option<u64>,
+    /// Usable by all peers (see the module docs).
+    pub usable: Option<u64>,
+    /// `usable - power_on`.
+    pub latency: Option<u64>,
+    /// The host lost power before finishing.
+    pub interrupted: bool,
+}
+
+/// What a run produced (also written as JSON).
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub scenario: String,
+    pub protocol: ProtocolKind,
+    pub hosts: usize,
+    pub nic_queue_pairs: usize,
+    pub cycles: u64,
+    pub wall_seconds: f64,
+    /// NIC-cycles stepped (powered NICs x cycles) and their rate.
+    pub nic_cycles: u64,
+    pub nic_cycles_per_second: f64,
+    pub events: Vec<TimedEvent>,
+    pub workload: WorkloadStats,
+    pub rejoins: Vec<RejoinRecord>,
+    pub passed: bool,
+    pub violation_count: u64,
+    /// The first violations (at most 100).
+    pub violations: Vec<Violation>,
+    /// Findings per kind (violations, and under the baseline the counted findings too).
+    pub findings: std::collections::BTreeMap<String, u64>,
+    pub stale: StaleCounts,
+    pub fabric: FabricStats,
+    pub layout: MemoryLayout,
+}
+
+impl Report {
+    /// Rejoin latencies of the completed boots.
+    pub fn latencies(&self) -> Vec<u64> {
+        self.rejoins.iter().filter_map(|r| r.latency).collect()
+    }
+
+    /// A human summary (the CLI prints it).
+    pub fn summary(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "scenario {} ({:?}): {} hosts, {} cycles, {} NIC-cycles in {:.1} s ({:.0} NIC-cycles/s)",
+            self.scenario,
+            self.protocol,
+            self.hosts,
+            self.cycles,
+            self.nic_cycles,
+            self.wall_seconds,
+            self.nic_cycles_per_second
+        );
+        let posted: u64 = self.workload.posted.values().sum();
+        let _ = writeln!(s, "operations posted: {posted} {:?}", self.workload.posted);
+        for (kind, by) in &self.workload.completions {
+            let _ = writeln!(s, "  completions {kind}: {by:?}");
+        }
+        let _ = writeln!(
+            s,
+            "verified: {} writes, {} reads, {} atomics, {} messages delivered",
+            self.workload.writes_verified,
+            self.workload.reads_verified,
+            self.workload.atomics_verified,
+            self.workload.messages_delivered
+        );
+        if !self.workload.refused.is_empty() {
+            let _ = writeln!(s, "not started: {:?}", self.workload.refused);
+        }
+        let _ = writeln!(s, "rejoins (host epoch: latency in cycles):");
+        for r in &self.rejoins {
+            let what = match (r.latency, r.interrupted) {
+                (Some(l), _) => format!("{l}"),
+                (None, true) => "interrupted".into(),
+                (None, false) => "not finished".into(),
+            };
+            let _ = writeln!(
+                s,
+                "  host {:2} epoch {}: power-on {:>7}, {}",
+                r.host, r.epoch, r.power_on, what
+            );
+        }
+        let _ = writeln!(
+            s,
+            "stale requests delivered {}, stale writes landed {}, stale reads/atomics landed {}, unregistered writes {}, reads {}",
+            self.stale.stale_requests_delivered,
+            self.stale.stale_writes_landed,
+            self.stale.stale_reads_and_atomics_landed,
+            self.stale.unregistered_writes,
+            self.stale.unregistered_reads
+        );
+        let _ = writeln!(
+            s,
+            "fabric: {} cells, {} PORT_DOWN NACKs",
+            self.fabric.cells_out, self.fabric.port_down_nacks
+        );
+        if self.passed {
+            let _ = writeln!(s, "scoreboard: PASS");
+        } else {
+            let _ = writeln!(
+                s,
+                "scoreboard: FAIL, {} violations; the first:",
+                self.violation_count
+            );
+            for v in self.violations.iter().take(10) {
+                let _ = writeln!(s, "  {v}");
+            }
+        }
+        s
+    }
+}
+
+/// Why a run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Setup(String),
+    #[error(transparent)]
+    Cosim(#[from] nic_cosim::CosimError),
+}
+
+fn driver_config(
+    s: &Scenario,
+    protocol: ProtocolKind,
+    hold_down: Option<u64>,
+    node: usize,
+) -> DriverConfig {
+    let node16 = node as u16;
+    let proto = match protocol {
+        ProtocolKind::Rejoin => Protocol::Rejoin(RejoinConfig::new(
+            node16,
+            MAX_NODES,
+            s.driver.resend_timeout,
+        )),
+        ProtocolKind::Heartbeat => Protocol::Heartbeat(HeartbeatConfig {
+            node: node16,
+            max_nodes: MAX_NODES,
+            period: s.heartbeat.period,
+            timeout: s.heartbeat.timeout,
+            hold_down: hold_down.or(s.heartbeat.hold_down).unwrap_or(
+                HeartbeatConfig::safe_hold_down(s.heartbeat.period, s.heartbeat.timeout),
+            ),
+        }),
+    };
+    let mut c = DriverConfig::new(proto, s.hosts, 0, 0);
+    c.sq_log2 = s.driver.sq_log2;
+    c.rq_log2 = s.driver.rq_log2;
+    c.cq_log2 = s.driver.cq_log2;
+    c.recv_buffer_bytes = s.driver.recv_buffer_bytes;
+    c
+}
+
+struct RejoinTracker {
+    records: Vec<RejoinRecord>,
+    current: Vec<Option<usize>>,
+}
+
+impl RejoinTracker {
+    fn power_on(&mut self, host: usize, epoch: u32, cycle: u64) {
+        self.power_off(host);
+        self.current[host] = Some(self.records.len());
+        self.records.push(RejoinRecord {
+            host,
+            epoch,
+            power_on: cycle,
+            driver_boot: None,
+            joined: None,
+            usable: None,
+            latency: None,
+            interrupted: false,
+        });
+    }
+
+    fn power_off(&mut self, host: usize) {
+        if let Some(i) = self.current[host].take() {
+            if self.records[i].usable.is_none() {
+                self.records[i].interrupted = true;
+            }
+        }
+    }
+}
+
+fn live(cluster: &Cluster, h: usize) -> bool {
+    let host = cluster.host(h);
+    host.phase() == HostPhase::Running && cluster.fabric().is_port_up(h)
+}
+
+/// Whether host `t` is usable by every other live host.
+fn usable_by_all(cluster: &Cluster, t: usize) -> bool {
+    let Some(dt) = cluster.host(t).driver() else {
+        return false;
+    };
+    if !dt.is_joined() || !live(cluster, t) {
+        return false;
+    }
+    let local: BTreeSet<_> = dt
+        .tpt()
+        .local_entries()
+        .map(|e| {
+            (
+                e.handle,
+                e.logical,
+                e.physical,
+                e.length,
+                e.protection.code(),
+            )
+        })
+        .collect();
+    (0..cluster.hosts().len())
+        .filter(|&p| p != t && live(cluster, p))
+        .all(|p| {
+            let Some(dp) = cluster.host(p).driver() else {
+                return false;
+            };
+            let copy: Option<BTreeSet<_>> = dp.tpt().remote_entries(t as u16).ok().map(|it| {
+                it.map(|e| {
+                    (
+                        e.handle,
+                        e.logical,
+                        e.physical,
+                        e.length,
+                        e.protection.code(),
+                    )
+                })
+                .collect()
+            });
+            dp.is_joined()
+                && !dp.is_barred(t as u16)
+                && dp.updates_enabled(t as u16)
+                && copy.as_ref() == Some(&local)
+        })
+}
+
+/// Run `scenario` (see the module docs).
+pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report, RunError> {
+    let started = Instant::now();
+    let protocol = opts.protocol.unwrap_or(scenario.protocol);
+    let n = scenario.hosts;
+    let probe = driver_config(scenario, protocol, opts.hold_down, 0);
+    let mut workload = Workload::new(scenario, &probe);
+    let layout = workload.layout;
+    let backend = match scenario.backend {
+        BackendKind::Verilator => Backend::Verilator,
+        BackendKind::Rusthdl => Backend::RustHdl,
+    };
+    let qps = scenario.nic_queue_pairs();
+    let mut hosts = Vec::with_capacity(n);
+    for node in 0..n {
+        let mut driver = driver_config(scenario, protocol, opts.hold_down, node);
+        driver.arena_base = layout.arena_base;
+        driver.arena_len = layout.arena_len;
+        let config = HostConfig {
+            driver,
+            memory_bytes: layout.total as usize,
+            timing: HostMemoryTiming {
+                latency: scenario.memory.latency,
+                stall: scenario.memory.stall,
+                seed: scenario.seed ^ (node as u64) << 8,
+            },
+            poll_interval: scenario.driver.poll_interval,
+            seed: scenario.seed.wrapping_mul(0x100) ^ node as u64,
+        };
+        let mut host = Host::new(config, nic_model(backend, qps)?).map_err(RunError::Setup)?;
+        host.record_dma_reads(true);
+        if let Some(dir) = &opts.waves_dir {
+            host.open_trace(&dir.join(format!("nic{node}.vcd")))?;
+        }
+        hosts.push(host);
+    }
+    let fabric = FabricConfig {
+        ports: n,
+        latency: scenario.fabric.latency,
+        input_capacity_words: scenario.fabric.input_capacity_words,
+    };
+    let mut cluster = Cluster::new(
+        ClusterConfig {
+            fabric,
+            threads: opts.threads.or(scenario.threads).unwrap_or(1),
+        },
+        hosts,
+    )
+    .map_err(RunError::Setup)?;
+    cluster.fabric_mut().record_deliveries(true);
+    let strict = protocol == ProtocolKind::Rejoin;
+    let mut sb = Scoreboard::new(n, strict, nic_rtl::DEFAULT_CELL_PAYLOAD);
+    let mut rng = ChaCha8Rng::seed_from_u64(scenario.seed);
+    let mut tracker = RejoinTracker {
+        records: vec![],
+        current: vec![None; n],
+    };
+    let timeline = scenario.timeline();
+    // Power-ons that reboots schedule: (cycle, host).
+    let mut pending_on: Vec<(u64, usize)> = (0..n)
+        .filter(|h| !scenario.initially_off.contains(h))
+        .map(|h| (0, h))
+        .collect();
+    let mut next_event = 0;
+    let mut epochs = vec![0u32; n];
+    let bound = scenario.rejoin_bound();
+    for cycle in 0..scenario.cycles {
+        // Timeline.
+        let mut due: Vec<TimedEvent> = vec![];
+        while next_event < timeline.len() && timeline[next_event].at == cycle {
+            due.push(timeline[next_event]);
+            next_event += 1;
+        }
+        for e in due {
+            match e.action {
+                EventAction::PowerOn => pending_on.push((cycle, e.host)),
+                EventAction::PowerOff | EventAction::Reboot => {
+                    cluster.power_off(e.host);
+                    sb.power_off(e.host);
+                    workload.on_power_off(e.host);
+                    tracker.power_off(e.host);
+                    pending_on.retain(|&(_, h)| h != e.host);
+                    if e.action == EventAction::Reboot {
+                        pending_on.push((cycle + e.down_cycles.max(1), e.host));
+                    }
+                }
+                EventAction::Unplug => cluster.unplug(e.host),
+                EventAction::Plug => cluster.plug(e.host),
+            }
+        }
+        let mut k = 0;
+        while k < pending_on.len() {
+            if pending_on[k].0 <= cycle {
+                let h = pending_on.swap_remove(k).1;
+                workload.on_power_off(h);
+                cluster.power_on(h);
+                let epoch = cluster.host(h).epoch();
+                epochs[h] = epoch;
+                sb.new_epoch(h, epoch, layout.arena());
+                tracker.power_on(h, epoch, cycle);
+            } else {
+                k += 1;
+            }
+        }
+        cluster.step();
+        for h in 0..n {
+            for ev in cluster.host_mut(h).take_events() {
+                match ev {
+                    HostEvent::Booted { epoch, cycle } => {
+                        if let Some(i) = tracker.current[h] {
+                            tracker.records[i].driver_boot = Some(cycle);
+                        }
+                        workload.on_boot(&mut cluster, &mut sb, h, epoch);
+                    }
+                    HostEvent::Failed { cycle, error, .. } => {
+                        sb.violation(cycle, "driver", vec![h], None, error)
+                    }
+                }
+            }
+            if cluster.host(h).is_powered() {
+                let (writes, reads) = cluster.host_mut(h).take_dma();
+                if !writes.is_empty() || !reads.is_empty() {
+                    sb.check_dma(h, &writes, &reads);
+                }
+            }
+        }
+        for d in cluster.fabric_mut().take_deliveries() {
+            sb.on_delivery(&d, &epochs);
+        }
+        workload.step(&mut cluster, &mut sb, &mut rng);
+        if cycle % REJOIN_CHECK_INTERVAL == 0 {
+            for h in 0..n {
+                let Some(i) = tracker.current[h] else {
+                    continue;
+                };
+                let r = &mut tracker.records[i];
+                if r.usable.is_some() {
+                    continue;
+                }
+                if r.joined.is_none() && cluster.host(h).driver().is_some_and(|d| d.is_joined()) {
+                    r.joined = Some(cycle);
+                }
+                if usable_by_all(&cluster, h) {
+                    r.usable = Some(cycle);
+                    r.latency = Some(cycle - r.power_on);
+                    let disturbed = timeline.iter().any(|e| e.at > r.power_on && e.at <= cycle);
+                    if cycle - r.power_on > bound && !disturbed {
+                        let detail = format!(
+                            "host {h} epoch {} took {} cycles to become usable by all peers (bound {bound})",
+                            r.epoch,
+                            cycle - r.power_on
+                        );
+                        let at = r.power_on;
+                        if strict {
+                            sb.violation(at, "rejoin-bound", vec![h], None, detail);
+                        }
+                    }
+                }
+            }
+        }
+        if cycle % 1024 == 0 {
+            if let Some(p) = opts.progress.as_mut() {
+                p(cycle, scenario.cycles);
+            }
+        }
+    }
+    let end = cluster.cycle();
+    workload.finish(&cluster, &mut sb);
+    // End-of-run checks.
+    let last_event = timeline.last().map_or(0, |e| e.at);
+    for h in 0..n {
+        if !live(&cluster, h) {
+            continue;
+        }
+        if let Some(i) = tracker.current[h] {
+            let r = &tracker.records[i];
+            let since = r.power_on.max(last_event);
+            if r.usable.is_none() && end.saturating_sub(since) > bound && strict {
+                sb.violation(
+                    end,
+                    "rejoin-bound",
+                    vec![h],
+                    None,
+                    format!(
+                        "host {h} (epoch {}, powered on at cycle {}) is not usable by all peers {} cycles after the last event",
+                        r.epoch,
+                        r.power_on,
+                        end - since
+                    ),
+                );
+            }
+        }
+        let outstanding = workload.outstanding(h);
+        if outstanding > 0 && strict {
+            sb.violation(
+                end,
+                "completion",
+                vec![h],
+                None,
+                format!("host {h}: {outstanding} work requests never completed"),
+            );
+        }
+        for p in (0..n).filter(|&p| p != h && live(&cluster, p)) {
+            let (Some(dh), Some(dp)) = (cluster.host(h).driver(), cluster.host(p).driver()) else {
+                continue;
+            };
+            let owner: BTreeSet<_> = dp.tpt().local_entries().map(|e| e.handle).collect();
+            let copy: BTreeSet<_> = dh
+                .tpt()
+                .remote_entries(p as u16)
+                .map(|it| it.map(|e| e.handle).collect())
+                .unwrap_or_default();
+            if owner != copy && strict {
+                sb.violation(
+                    end,
+                    "tpt-disagree",
+                    vec![h, p],
+                    None,
+                    format!("host {h}'s copy of host {p}'s TPT part has handles {copy:x?}, the owner has {owner:x?}"),
+                );
+            }
+        }
+    }
+    for h in 0..n {
+        cluster.host_mut(h).close_trace();
+    }
+    if let Some(p) = opts.progress.as_mut() {
+        p(end, scenario.cycles);
+    }
+    let wall = started.elapsed().as_secs_f64();
+    Ok(Report {
+        scenario: scenario.name.clone(),
+        protocol,
+        hosts: n,
+        nic_queue_pairs: qps,
+        cycles: end,
+        wall_seconds: wall,
+        nic_cycles: cluster.nic_cycles(),
+        nic_cycles_per_second: cluster.nic_cycles() as f64 / wall.max(1e-9),
+        events: timeline,
+        workload: workload.stats.clone(),
+        rejoins: tracker.records,
+        passed: sb.passed(),
+        violation_count: sb.violation_count(),
+        violations: sb.violations().to_vec(),
+        findings: sb.by_kind.clone(),
+        stale: sb.counts(),
+        fabric: cluster.fabric().stats(),
+        layout,
+    })
+}

@@ -1,0 +1,486 @@
+//! The scoreboards of a multi-host run (SPEC.md, "Scoreboards on every run").
+//!
+//! [`Scoreboard`] watches three things the hosts cannot fake:
+//! - **Every DMA access** of every NIC to its host memory ([`Scoreboard::check_dma`]): a
+//!   write must land in the driver's arena (rings, bounce buffers) or in an application
+//!   region registered in the host's *current epoch* with write permission; a read must
+//!   touch the arena or a region of the current epoch. Anything else is an access to
+//!   unregistered memory.
+//! - **Every request cell the fabric delivers** ([`Scoreboard::on_delivery`]): an RDMA
+//!   WRITE, READ or atomic whose sender used a TPT entry of an *earlier epoch* of the target
+//!   (the sender's belief is recorded when it posts, [`Scoreboard::expect_request`]) is a
+//!   stale request. The target's answer decides whether it landed: an ACK covering its
+//!   PSN, a NACK for a later PSN, or a read/atomic response for it means the target
+//!   applied it (a **stale access landed**); a non-retryable NACK for it means the NIC
+//!   refused it.
+//! - **Data and completions**, reported by the workload ([`Scoreboard::violation`]).
+//!
+//! Under the rejoin protocol every finding is a [`Violation`] that fails the run. Under the
+//! heartbeat baseline, stale and unregistered accesses are what the comparison measures:
+//! they are counted ([`StaleCounts`]) instead.
+
+use nic_abi::{Syndrome, PSN_MASK};
+use nic_cosim::fabric::Delivery;
+use nic_cosim::host_memory::{DmaRead, DmaWrite};
+use nic_rtl::cell_format::{decode_cell, opcode, CellHeader};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+/// A region of host memory: physical range and whether the NIC may write it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryRange {
+    pub start: u32,
+    pub len: u32,
+    pub writable: bool,
+}
+
+impl MemoryRange {
+    fn covers(&self, addr: u32, bytes: u32) -> bool {
+        addr >= self.start && addr as u64 + bytes as u64 <= self.start as u64 + self.len as u64
+    }
+}
+
+/// One scoreboard finding.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    pub cycle: u64,
+    /// Short class: `unregistered-write`, `stale-access`, `data`, `completion`, ...
+    pub kind: String,
+    /// The hosts involved (target first where there is one).
+    pub hosts: Vec<usize>,
+    /// The physical address involved, if any.
+    pub address: Option<u64>,
+    pub detail: String,
+}
+
+impl std::fmt::Display for Violation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cycle {}: {} (hosts {:?}",
+            self.cycle, self.kind, self.hosts
+        )?;
+        if let Some(a) = self.address {
+            write!(f, ", address {a:#x}")?;
+        }
+        write!(f, "): {}", self.detail)
+    }
+}
+
+/// What the baseline comparison counts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct StaleCounts {
+    /// Stale requests that reached a target (the NIC then refused or applied them).
+    pub stale_requests_delivered: u64,
+    /// Stale RDMA WRITEs the target applied.
+    pub stale_writes_landed: u64,
+    /// Stale READs and atomics the target applied.
+    pub stale_reads_and_atomics_landed: u64,
+    /// DMA writes outside the arena and the current epoch's writable regions.
+    pub unregistered_writes: u64,
+    /// DMA reads outside the arena and the current epoch's regions.
+    pub unregistered_reads: u64,
+}
+
+/// A request the scoreboard follows on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExpectedRequest {
+    /// The target's epoch the sender's TPT entry came from.
+    pub believed_epoch: u32,
+    pub is_write: bool,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct StaleInFlight {
+    psn: u32,
+    is_write: bool,
+    cycle: u64,
+}
+
+/// Per-host memory map for the current epoch.
+#[derive(Clone, Debug, Default)]
+struct HostMap {
+    epoch: u32,
+    arena: Option<MemoryRange>,
+    regions: Vec<MemoryRange>,
+}
+
+/// See the module docs.
+pub struct Scoreboard {
+    /// `true`: findings are violations; `false` (baseline): stale findings are counted.
+    strict: bool,
+    cell_payload: usize,
+    maps: Vec<HostMap>,
+    /// `(src, dst, psn)` -> what the sender believed.
+    expected: HashMap<(usize, usize, u32), ExpectedRequest>,
+    /// `(requester, responder)` -> stale requests delivered, waiting for their answer.
+    stale: HashMap<(usize, usize), VecDeque<StaleInFlight>>,
+    counts: StaleCounts,
+    violations: Vec<Violation>,
+    violation_count: u64,
+    /// Kept in the report: the first this many violations.
+    pub keep: usize,
+    /// Findings per kind.
+    pub by_kind: BTreeMap<String, u64>,
+}
+
+/// `a` at or before `b` in PSN order (within half the PSN space).
+fn psn_le(a: u32, b: u32) -> bool {
+    (b.wrapping_sub(a) & PSN_MASK) < (PSN_MASK + 1) / 2
+}
+
+impl Scoreboard {
+    pub fn new(hosts: usize, strict: bool, cell_payload: usize) -> Self {
+        Scoreboard {
+            strict,
+            cell_payload,
+            maps: vec![HostMap::default(); hosts],
+            expected: HashMap::new(),
+            stale: HashMap::new(),
+            counts: StaleCounts::default(),
+            violations: Vec::new(),
+            violation_count: 0,
+            keep: 100,
+            by_kind: BTreeMap::new(),
+        }
+    }
+
+    /// Whether no violation was found.
+    pub fn passed(&self) -> bool {
+        self.violation_count == 0
+    }
+
+    pub fn violations(&self) -> &[Violation] {
+        &self.violations
+    }
+
+    pub fn violation_count(&self) -> u64 {
+        self.violation_count
+    }
+
+    pub fn counts(&self) -> StaleCounts {
+        self.counts
+    }
+
+    /// Record a finding (always a violation).
+    pub fn violation(
+        &mut self,
+        cycle: u64,
+        kind: &str,
+        hosts: Vec<usize>,
+        address: Option<u64>,
+        detail: String,
+    ) {
+        *self.by_kind.entry(kind.to_string()).or_default() += 1;
+        self.violation_count += 1;
+        if self.violations.len() < self.keep {
+            self.violations.push(Violation {
+                cycle,
+                kind: kind.to_string(),
+                hosts,
+                address,
+                detail,
+            });
+        }
+    }
+
+    /// A stale finding: a violation under the rejoin protocol, counted under the baseline.
+    fn stale_finding(
+        &mut self,
+        cycle: u64,
+        kind: &str,
+        hosts: Vec<usize>,
+        address: Option<u64>,
+        detail: String,
+    ) {
+        if self.strict {
+            self.violation(cycle, kind, hosts, address, detail);
+        } else {
+            *self.by_kind.entry(kind.to_string()).or_default() += 1;
+        }
+    }
+
+    /// Host `host` started epoch `epoch`: nothing is registered yet except the arena.
+    pub fn new_epoch(&mut self, host: usize, epoch: u32, arena: MemoryRange) {
+        self.maps[host] = HostMap {
+            epoch,
+            arena: Some(arena),
+            regions: vec![],
+        };
+        // Answers from the previous epoch will never come.
+        self.stale.retain(|&(_, responder), _| responder != host);
+        self.stale.retain(|&(requester, _), _| requester != host);
+        self.expected.retain(|&(src, _, _), _| src != host);
+    }
+
+    /// Host `host` powered off: its memory is gone.
+    pub fn power_off(&mut self, host: usize) {
+        self.maps[host].arena = None;
+        self.maps[host].regions.clear();
+    }
+
+    /// A region registered in the host's current epoch.
+    pub fn register(&mut self, host: usize, range: MemoryRange) {
+        self.maps[host].regions.push(range);
+    }
+
+    /// A region deregistered.
+    pub fn deregister(&mut self, host: usize, start: u32) {
+        self.maps[host].regions.retain(|r| r.start != start);
+    }
+
+    /// Check one host's DMA accesses of this cycle.
+    pub fn check_dma(&mut self, host: usize, writes: &[DmaWrite], reads: &[DmaRead]) {
+        for w in writes {
+            let map = &self.maps[host];
+            let bytes = 8 - (w.strobe.leading_zeros() + w.strobe.trailing_zeros()).min(8);
+            let addr = w.addr + w.strobe.trailing_zeros().min(7);
+            let ok = map
+                .arena
+                .iter()
+                .chain(map.regions.iter().filter(|r| r.writable))
+                .any(|r| r.covers(addr, bytes.max(1)));
+            if !ok {
+                self.counts.unregistered_writes += 1;
+                let epoch = map.epoch;
+                self.stale_finding(
+                    w.cycle,
+                    "unregistered-write",
+                    vec![host],
+                    Some(w.addr as u64),
+                    format!(
+                        "host {host}'s NIC wrote {:#018x} (strobe {:#04x}) outside its driver arena and every writable region registered in epoch {epoch}",
+                        w.data, w.strobe
+                    ),
+                );
+            }
+        }
+        for r in reads {
+            let map = &self.maps[host];
+            let bytes = 8 * r.words as u32;
+            let ok = map
+                .arena
+                .iter()
+                .chain(map.regions.iter())
+                .any(|m| m.covers(r.addr, bytes));
+            if !ok {
+                self.counts.unregistered_reads += 1;
+                let epoch = map.epoch;
+                self.stale_finding(
+                    r.cycle,
+                    "unregistered-read",
+                    vec![host],
+                    Some(r.addr as u64),
+                    format!(
+                        "host {host}'s NIC read {} words outside its driver arena and every region registered in epoch {epoch}",
+                        r.words
+                    ),
+                );
+            }
+        }
+    }
+
+    /// The sender `src` posted an RDMA or atomic request to `dst` with `psn`.
+    pub fn expect_request(&mut self, src: usize, dst: usize, psn: u32, req: ExpectedRequest) {
+        self.expected.insert((src, dst, psn & PSN_MASK), req);
+    }
+
+    /// The request completed at the sender: stop following it.
+    pub fn forget_request(&mut self, src: usize, dst: usize, psn: u32) {
+        self.expected.remove(&(src, dst, psn & PSN_MASK));
+    }
+
+    /// A cell the fabric delivered, given each host's current epoch.
+    pub fn on_delivery(&mut self, d: &Delivery, epochs: &[u32]) {
+        if d.words.len() < 3 {
+            return;
+        }
+        let h = CellHeader::from_words([d.words[0], d.words[1], d.words[2]]);
+        if !h.first() {
+            return;
+        }
+        match h.opcode {
+            opcode::RDMA_WRITE
+            | opcode::RDMA_WRITE_IMMEDIATE
+            | opcode::RDMA_READ_REQUEST
+            | opcode::ATOMIC_COMPARE_SWAP
+            | opcode::ATOMIC_FETCH_ADD => {
+                let Some(req) = self.expected.get(&(d.src, d.dst, h.psn)).copied() else {
+                    return;
+                };
+                if req.believed_epoch != epochs[d.dst] {
+                    self.counts.stale_requests_delivered += 1;
+                    self.stale
+                        .entry((d.src, d.dst))
+                        .or_default()
+                        .push_back(StaleInFlight {
+                            psn: h.psn,
+                            is_write: req.is_write,
+                            cycle: d.cycle,
+                        });
+                }
+            }
+            opcode::ACK | opcode::NACK | opcode::RDMA_READ_RESPONSE | opcode::ATOMIC_RESPONSE => {
+                // An answer from d.src (responder) to d.dst (requester).
+                let key = (d.dst, d.src);
+                let Some(q) = self.stale.get_mut(&key) else {
+                    return;
+                };
+                let mut landed = vec![];
+                match h.opcode {
+                    opcode::ACK => {
+                        while q.front().is_some_and(|s| psn_le(s.psn, h.psn)) {
+                            landed.extend(q.pop_front());
+                        }
+                    }
+                    opcode::NACK => {
+                        let syndrome = decode_cell(&d.words, self.cell_payload)
+                            .ok()
+                            .and_then(|c| c.immediate)
+                            .and_then(|i| Syndrome::from_code(i as u8));
+                        while q
+                            .front()
+                            .is_some_and(|s| s.psn != h.psn && psn_le(s.psn, h.psn))
+                        {
+                            landed.extend(q.pop_front());
+                        }
+                        let retry = syndrome.is_some_and(|s| s.is_retryable());
+                        if !retry && q.front().is_some_and(|s| s.psn == h.psn) {
+                            q.pop_front();
+                        }
+                    }
+                    _ => {
+                        if let Some(i) = q.iter().position(|s| s.psn == h.psn) {
+                            landed.extend(q.remove(i));
+                        }
+                    }
+                }
+                for s in landed {
+                    if s.is_write {
+                        self.counts.stale_writes_landed += 1;
+                    } else {
+                        self.counts.stale_reads_and_atomics_landed += 1;
+                    }
+                    self.stale_finding(
+                        d.cycle,
+                        "stale-access",
+                        vec![d.src, d.dst],
+                        None,
+                        format!(
+                            "host {} applied a {} from host {} (PSN {:#x}, delivered at cycle {}) made with a TPT entry of its previous epoch",
+                            d.src,
+                            if s.is_write { "RDMA WRITE" } else { "READ or atomic" },
+                            d.dst,
+                            s.psn,
+                            s.cycle
+                        ),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nic_rtl::cell_format::{encode_message, Message};
+    use std::sync::Arc;
+
+    fn delivery(op: u8, src: usize, dst: usize, psn: u32, imm: Option<u32>) -> Delivery {
+        let m = Message {
+            opcode: op,
+            src_node: src as u16,
+            dest_node: dst as u16,
+            psn,
+            immediate: imm,
+            payload: if op == opcode::RDMA_WRITE {
+                vec![1; 8]
+            } else {
+                vec![]
+            },
+            ..Default::default()
+        };
+        let words = encode_message(&m, 256).unwrap().remove(0);
+        Delivery {
+            cycle: 1,
+            src,
+            dst,
+            words: Arc::from(words),
+        }
+    }
+
+    #[test]
+    fn a_stale_write_counts_when_acked_not_when_refused() {
+        let mut sb = Scoreboard::new(2, false, 256);
+        let req = ExpectedRequest {
+            believed_epoch: 1,
+            is_write: true,
+        };
+        sb.expect_request(0, 1, 10, req);
+        sb.expect_request(0, 1, 11, req);
+        let epochs = [1, 2];
+        sb.on_delivery(&delivery(opcode::RDMA_WRITE, 0, 1, 10, None), &epochs);
+        sb.on_delivery(&delivery(opcode::RDMA_WRITE, 0, 1, 11, None), &epochs);
+        assert_eq!(sb.counts().stale_requests_delivered, 2);
+        // PSN 10 refused (RDMA disabled), then 11 acknowledged.
+        sb.on_delivery(
+            &delivery(opcode::NACK, 1, 0, 10, Some(Syndrome::RdmaDisabled as u32)),
+            &epochs,
+        );
+        assert_eq!(sb.counts().stale_writes_landed, 0);
+        sb.on_delivery(&delivery(opcode::ACK, 1, 0, 11, Some(0)), &epochs);
+        assert_eq!(sb.counts().stale_writes_landed, 1);
+        assert!(sb.passed(), "the baseline counts, it does not fail");
+        let mut strict = Scoreboard::new(2, true, 256);
+        strict.expect_request(0, 1, 5, req);
+        strict.on_delivery(&delivery(opcode::RDMA_WRITE, 0, 1, 5, None), &epochs);
+        strict.on_delivery(&delivery(opcode::ACK, 1, 0, 5, Some(0)), &epochs);
+        assert!(!strict.passed());
+        assert_eq!(strict.violations()[0].kind, "stale-access");
+        assert_eq!(strict.violations()[0].hosts, vec![1, 0]);
+    }
+
+    #[test]
+    fn dma_outside_registered_memory_is_a_violation() {
+        let mut sb = Scoreboard::new(1, true, 256);
+        sb.new_epoch(
+            0,
+            1,
+            MemoryRange {
+                start: 0x1000,
+                len: 0x1000,
+                writable: true,
+            },
+        );
+        sb.register(
+            0,
+            MemoryRange {
+                start: 0x8000,
+                len: 0x100,
+                writable: false,
+            },
+        );
+        let w = |addr| DmaWrite {
+            cycle: 3,
+            addr,
+            data: 0,
+            strobe: 0xff,
+        };
+        sb.check_dma(0, &[w(0x1ff8)], &[]);
+        assert!(sb.passed());
+        sb.check_dma(0, &[w(0x8000)], &[]);
+        sb.check_dma(0, &[w(0x2000)], &[]);
+        let r = DmaRead {
+            cycle: 4,
+            port: 0,
+            addr: 0x80f8,
+            words: 2,
+        };
+        sb.check_dma(0, &[], &[r]);
+        assert_eq!(sb.violation_count(), 3);
+        assert_eq!(sb.violations()[0].address, Some(0x8000));
+        assert!(sb.violations()[2].kind.contains("read"));
+    }
+}
