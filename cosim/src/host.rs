@@ -260,7 +260,8 @@ pub struct HostConfig {
     pub timing: HostMemoryTiming,
     /// Cycles between two driver polls (>= 1).
     pub poll_interval: u64,
-    /// Seeds the incarnations and handles of every boot.
+    /// Seeds the incarnations and handles of every boot (mixed with the node and the epoch,
+    /// so every host of a cluster may be given the same seed).
     pub seed: u64,
 }
 
@@ -458,6 +459,11 @@ impl Host {
             _ => false,
         };
         let out = self.nic.lock().step(port, reset);
+        if reset {
+            // A NIC in reset neither sends nor takes cells: whatever its outputs show
+            // before the reset takes effect is not a cell.
+            return Some(PortOutputs::default());
+        }
         match self.phase {
             HostPhase::Probe => self.probe(now),
             HostPhase::Running if now >= self.next_poll => {
@@ -504,7 +510,8 @@ impl Host {
             return;
         }
         let mut config = self.config.driver.clone();
-        let draw = mix(self.config.seed ^ (self.epoch as u64) << 32 ^ self.node as u64);
+        let draw =
+            mix(mix(self.config.seed) ^ (self.epoch as u64) << 32 ^ (self.node as u64) << 16);
         config.incarnation = draw as u32;
         config.first_handle = (draw >> 32) as u32;
         let booted = Driver::new(self.nic.clone(), config).and_then(|mut d| {

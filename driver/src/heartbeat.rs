@@ -6,6 +6,9 @@
 //! to it and clears its TPT part. When heartbeats from the peer resume it declares it up
 //! again: unbars it, resumes updates and pushes its local TPT part. A booting node enables
 //! SEND/RECEIVE **and RDMA** at once and considers every peer down until it hears from it.
+//! On hearing a peer that it considered down it answers with a heartbeat of its own before
+//! pushing its TPT part, so the peer applies the push (it takes TPT messages only from
+//! nodes it considers up).
 //!
 //! **Hold-down** ([`HeartbeatConfig::hold_down`]): what the prior art must add to be safe.
 //! A booting node stays silent, RDMA off, for `hold_down` before its first heartbeat; with
@@ -181,6 +184,12 @@ impl HeartbeatMachine {
                             self.up.set(x, true);
                             out.push(Action::Unbar { node: from });
                             out.push(Action::ResumeTptUpdates { node: from });
+                            // A heartbeat first, so the peer considers this node up
+                            // (and applies the push) even if its own next beat is late.
+                            out.push(Action::Send {
+                                to: from,
+                                message: ControlMessage::Heartbeat,
+                            });
                             out.push(Action::PushLocalTpt { node: from });
                         }
                     }
@@ -284,6 +293,10 @@ mod tests {
             vec![
                 Action::Unbar { node: 1 },
                 Action::ResumeTptUpdates { node: 1 },
+                Action::Send {
+                    to: 1,
+                    message: ControlMessage::Heartbeat
+                },
                 Action::PushLocalTpt { node: 1 }
             ]
         );

@@ -326,7 +326,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 seed: scenario.seed ^ (node as u64) << 8,
             },
             poll_interval: scenario.driver.poll_interval,
-            seed: scenario.seed.wrapping_mul(0x100) ^ node as u64,
+            seed: scenario.seed,
         };
         let mut host = Host::new(config, nic_model(backend, qps)?).map_err(RunError::Setup)?;
         host.record_dma_reads(true);
@@ -426,6 +426,25 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
             }
         }
         for d in cluster.fabric_mut().take_deliveries() {
+            if std::env::var_os("NIC_TRACE_CELLS").is_some() {
+                let h = nic_rtl::cell_format::CellHeader::from_words([
+                    d.words[0], d.words[1], d.words[2],
+                ]);
+                let imm = nic_rtl::cell_format::decode_cell(&d.words, 256)
+                    .ok()
+                    .and_then(|c| c.immediate);
+                eprintln!(
+                    "{} {}->{} {} psn {:#x} flags {:#x} imm {:x?} epochs {:?}",
+                    d.cycle,
+                    d.src,
+                    d.dst,
+                    nic_rtl::cell_format::opcode::name(h.opcode),
+                    h.psn,
+                    h.flags,
+                    imm,
+                    epochs
+                );
+            }
             sb.on_delivery(&d, &epochs);
         }
         workload.step(&mut cluster, &mut sb, &mut rng);

@@ -309,15 +309,16 @@ impl Scoreboard {
                     return;
                 };
                 if req.believed_epoch != epochs[d.dst] {
+                    let q = self.stale.entry((d.src, d.dst)).or_default();
+                    if q.iter().any(|s| s.psn == h.psn) {
+                        return; // a retransmission of a request already followed
+                    }
                     self.counts.stale_requests_delivered += 1;
-                    self.stale
-                        .entry((d.src, d.dst))
-                        .or_default()
-                        .push_back(StaleInFlight {
-                            psn: h.psn,
-                            is_write: req.is_write,
-                            cycle: d.cycle,
-                        });
+                    q.push_back(StaleInFlight {
+                        psn: h.psn,
+                        is_write: req.is_write,
+                        cycle: d.cycle,
+                    });
                 }
             }
             opcode::ACK | opcode::NACK | opcode::RDMA_READ_RESPONSE | opcode::ATOMIC_RESPONSE => {
@@ -327,6 +328,16 @@ impl Scoreboard {
                     return;
                 };
                 let mut landed = vec![];
+                if h.flags & nic_rtl::cell_format::flag::RESYNC != 0 {
+                    // The responder restarted its PSN sequence at h.psn: it never saw the
+                    // requests before it (docs/nic-architecture.md, rejoin support).
+                    while q
+                        .front()
+                        .is_some_and(|s| s.psn != h.psn && psn_le(s.psn, h.psn))
+                    {
+                        q.pop_front();
+                    }
+                }
                 match h.opcode {
                     opcode::ACK => {
                         while q.front().is_some_and(|s| psn_le(s.psn, h.psn)) {
@@ -367,7 +378,7 @@ impl Scoreboard {
                         vec![d.src, d.dst],
                         None,
                         format!(
-                            "host {} applied a {} from host {} (PSN {:#x}, delivered at cycle {}) made with a TPT entry of its previous epoch",
+                            "host {} acknowledged a {} from host {} (PSN {:#x}, delivered at cycle {}) made with a TPT entry of its previous epoch: the stale access landed, or the requester was told it did",
                             d.src,
                             if s.is_write { "RDMA WRITE" } else { "READ or atomic" },
                             d.dst,

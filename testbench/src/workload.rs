@@ -199,8 +199,20 @@ struct Op {
     seq: u32,
     /// Target physical address (WRITE, atomics) or offset in `R` (READ).
     remote: u32,
-    /// The value an atomic should return (`None`: unknown after a failed atomic).
-    expect: Option<u64>,
+    /// Atomics: how many atomics this host epoch posted to the counter before this one.
+    index: u64,
+}
+
+/// This host epoch's view of its counter in one target epoch. The counter may hold a
+/// count left by this host's previous epochs, so the first result sets the base; then
+/// the `k`th atomic returns `base + k` (one QP executes them in order, and only this host
+/// writes its counter).
+#[derive(Clone, Copy, Debug, Default)]
+struct CounterView {
+    posted: u64,
+    base: Option<u64>,
+    /// An atomic failed: whether it executed is unknown, so values are no longer checked.
+    uncertain: bool,
 }
 
 /// One host's application state for its current epoch.
@@ -211,8 +223,8 @@ struct HostApp {
     seq: u32,
     ops: HashMap<u64, Op>,
     busy: Vec<[bool; RING]>,
-    /// `(target, target epoch)` -> the counter value the next atomic will see.
-    counters: HashMap<(usize, u32), Option<u64>>,
+    /// `(target, target epoch)` -> this host's counter there.
+    counters: HashMap<(usize, u32), CounterView>,
     /// `(source, source epoch)` -> last sequence received.
     last_seq: HashMap<(usize, u32), u32>,
 }
@@ -491,7 +503,7 @@ impl Workload {
             len,
             seq,
             remote: 0,
-            expect: None,
+            index: 0,
         };
         let host = cluster.host_mut(h);
         let head = payload_head(h, epoch, seq);
@@ -534,14 +546,15 @@ impl Workload {
                 let off = h as u32 * l.slot;
                 op.remote = w.physical + off;
                 op.len = 8;
-                let counter = *app.counters.entry((t, target_epoch)).or_insert(Some(0));
-                op.expect = counter;
+                let counter = *app.counters.entry((t, target_epoch)).or_default();
+                op.index = counter.posted;
                 let remote = RegionRef::new(w.handle, W_LOGICAL + off as u64);
-                if kind == OpKind::FetchAdd {
-                    driver.fetch_add(node, local(atomic_off), remote, 1, wr_id)
-                } else {
-                    let c = counter.unwrap_or(0);
-                    driver.compare_swap(node, local(atomic_off), remote, c, c + 1, wr_id)
+                match (kind, counter.base) {
+                    (OpKind::CompareSwap, Some(base)) if !counter.uncertain => {
+                        let c = base + counter.posted;
+                        driver.compare_swap(node, local(atomic_off), remote, c, c + 1, wr_id)
+                    }
+                    _ => driver.fetch_add(node, local(atomic_off), remote, 1, wr_id),
                 }
             }
             _ => return,
@@ -551,8 +564,8 @@ impl Workload {
                 app.next_wr += 1;
                 app.seq += 1;
                 app.busy[t][k] = true;
-                if let (OpKind::FetchAdd | OpKind::CompareSwap, Some(c)) = (kind, op.expect) {
-                    app.counters.insert((t, target_epoch), Some(c + 1));
+                if matches!(kind, OpKind::FetchAdd | OpKind::CompareSwap) {
+                    app.counters.entry((t, target_epoch)).or_default().posted += 1;
                 }
                 if kind != OpKind::Send {
                     sb.expect_request(
@@ -615,7 +628,10 @@ impl Workload {
                 let epoch = app.epoch;
                 if status != CompletionStatus::Success {
                     if matches!(op.kind, OpKind::FetchAdd | OpKind::CompareSwap) {
-                        app.counters.insert((op.target, op.target_epoch), None);
+                        app.counters
+                            .entry((op.target, op.target_epoch))
+                            .or_default()
+                            .uncertain = true;
                     }
                     return;
                 }
@@ -670,19 +686,28 @@ impl Workload {
                     }
                     OpKind::FetchAdd | OpKind::CompareSwap => {
                         let got = cluster.host(h).nic().mem.read_u64(l.l_base + atomic_off);
-                        match op.expect {
-                            Some(want) if got != want => sb.violation(
+                        let app = self.apps[h].as_mut().expect("checked above");
+                        let view = app.counters.entry((t, op.target_epoch)).or_default();
+                        if view.uncertain {
+                            return;
+                        }
+                        let want = view
+                            .base
+                            .get_or_insert(got.wrapping_sub(op.index))
+                            .wrapping_add(op.index);
+                        if got != want {
+                            sb.violation(
                                 now,
                                 "data",
                                 vec![h, t],
                                 Some(op.remote as u64),
                                 format!(
-                                    "{:?} on host {t}'s counter returned {got}, expected {want}",
-                                    op.kind
+                                    "{:?} number {} on host {t}'s counter returned {got}, expected {want}",
+                                    op.kind, op.index
                                 ),
-                            ),
-                            Some(_) => self.stats.atomics_verified += 1,
-                            None => {}
+                            );
+                        } else {
+                            self.stats.atomics_verified += 1;
                         }
                     }
                     OpKind::Send => {
