@@ -126,6 +126,9 @@ enum BenchCommand {
         #[arg(long, default_value_t = 1.0)]
         min_seconds: f64,
     },
+    /// The rejoin protocol against the heartbeat baseline of 000 [0006]: rejoin latency,
+    /// stale writes landed, and co-simulation speed against the bare Verilator model.
+    Rejoin(commands::scenario::RejoinBenchArgs),
 }
 
 fn parse_config(text: &str) -> Result<NicConfig, String> {
@@ -187,6 +190,7 @@ fn run(cli: Cli) -> Result<(), String> {
             min_seconds,
             ..Default::default()
         }),
+        Command::Bench(BenchCommand::Rejoin(args)) => commands::scenario::bench_rejoin(&args),
         Command::Flow {
             out,
             no_waves,

@@ -59,6 +59,8 @@ pub struct SimNic {
     pub last_outputs: NicTopOutputs,
     /// CSR writes performed since construction.
     pub csr_writes: u64,
+    /// The inputs of every step, when recording (benchmarks replay them on a bare model).
+    pub recorded_inputs: Option<Vec<NicTopInputs>>,
 }
 
 impl SimNic {
@@ -74,6 +76,7 @@ impl SimNic {
             csr_cache: BTreeMap::new(),
             last_outputs: NicTopOutputs::default(),
             csr_writes: 0,
+            recorded_inputs: None,
         }
     }
 
@@ -123,6 +126,9 @@ impl SimNic {
             None => i.csr_valid = false,
         }
         let out = self.model.step(&self.inputs);
+        if let Some(r) = self.recorded_inputs.as_mut() {
+            r.push(self.inputs);
+        }
         self.mem.observe(&DmaRequests {
             read: [
                 ReadRequestSide {

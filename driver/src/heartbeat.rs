@@ -45,11 +45,14 @@ pub struct HeartbeatConfig {
 }
 
 impl HeartbeatConfig {
-    /// The hold-down that makes the baseline safe for `period` and `timeout`: a peer that
-    /// heard the node's last heartbeat just before it went down declares it down at most
-    /// `timeout + period` later (it checks once per period).
-    pub fn safe_hold_down(period: Tick, timeout: Tick) -> Tick {
-        timeout + 2 * period
+    /// The hold-down that makes the baseline safe: a peer that heard the node's last
+    /// heartbeat just before it went down declares it down at most `timeout + period` later
+    /// (it checks once per period; one more period of margin), and a request its NIC had
+    /// already sent may still be retransmitted for `retransmit_span` after that (the NIC's
+    /// retry limit times its retry timeout): 000 \[0007\], user-level processes cannot see
+    /// what the NIC still has in flight.
+    pub fn safe_hold_down(period: Tick, timeout: Tick, retransmit_span: Tick) -> Tick {
+        timeout + 2 * period + retransmit_span
     }
 }
 
@@ -344,7 +347,7 @@ mod tests {
             max_nodes: 2,
             period: 10,
             timeout: 25,
-            hold_down: HeartbeatConfig::safe_hold_down(10, 25),
+            hold_down: HeartbeatConfig::safe_hold_down(10, 25, 0),
         })
         .unwrap();
         let a = m

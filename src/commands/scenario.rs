@@ -100,3 +100,90 @@ pub fn run(path: &Path, args: &ScenarioArgs) -> Result<Report, String> {
         ))
     }
 }
+
+/// Options of `nic bench rejoin`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RejoinBenchArgs {
+    /// Cluster sizes, comma separated (2..=64).
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16,32,64")]
+    pub hosts: Vec<usize>,
+    /// Heartbeat period of the baseline, cycles.
+    #[arg(long, default_value_t = 2000)]
+    pub period: u64,
+    /// Heartbeat timeout of the baseline, cycles.
+    #[arg(long, default_value_t = 6000)]
+    pub timeout: u64,
+    /// Cycles the rebooting host stays off (below the timeout).
+    #[arg(long, default_value_t = 500)]
+    pub down_cycles: u64,
+    /// Threads stepping the NICs.
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
+    /// Where the JSON results go.
+    #[arg(long, default_value = "target/bench/rejoin.json")]
+    pub json: PathBuf,
+}
+
+/// `nic bench rejoin`: the table of the three modes per size.
+pub fn bench_rejoin(args: &RejoinBenchArgs) -> Result<(), String> {
+    use nic_testbench::rejoin_bench::{bench_rejoin, RejoinBenchOptions};
+    if let Some(n) = args.hosts.iter().find(|&&n| !(2..=64).contains(&n)) {
+        return Err(format!("--hosts: {n} is not in 2..=64"));
+    }
+    if args.down_cycles >= args.timeout || args.period == 0 || args.timeout <= args.period {
+        return Err("need 0 < --period < --timeout and --down-cycles < --timeout".into());
+    }
+    let o = RejoinBenchOptions {
+        hosts: args.hosts.clone(),
+        heartbeat_period: args.period,
+        heartbeat_timeout: args.timeout,
+        down_cycles: args.down_cycles,
+        threads: args.threads,
+        ..Default::default()
+    };
+    let hold = o.heartbeat_timeout
+        + 2 * o.heartbeat_period
+        + nic_testbench::scenario_run::retransmit_span();
+    println!(
+        "nic bench rejoin: host 1 reboots ({} cycles off) under RDMA traffic from every other host; baseline period {} timeout {}, safe hold-down {hold}",
+        o.down_cycles, o.heartbeat_period, o.heartbeat_timeout
+    );
+    let results = bench_rejoin(&o, |what| eprintln!("  running {what} ..."))?;
+    println!(
+        "{:>5}  {:<16} {:>10} {:>8} {:>9} {:>9}  {:>12}",
+        "hosts", "mode", "latency", "x rejoin", "stale wr", "stale r/a", "NIC-cycles/s"
+    );
+    for r in &results {
+        let base = r.modes[0].latency;
+        for m in &r.modes {
+            let lat = m.latency.map_or("never".to_string(), |l| l.to_string());
+            let ratio = match (m.latency, base) {
+                (Some(l), Some(b)) if b > 0 => format!("{:.1}", l as f64 / b as f64),
+                _ => "-".into(),
+            };
+            println!(
+                "{:>5}  {:<16} {:>10} {:>8} {:>9} {:>9}  {:>12.0}",
+                r.hosts,
+                m.mode,
+                lat,
+                ratio,
+                m.stale_writes_landed,
+                m.stale_reads_and_atomics_landed,
+                m.nic_cycles_per_second
+            );
+        }
+        println!(
+            "{:>5}  bare Verilator model {:.0} cycles/s on host 1's inputs; the system keeps {:.0}% (target >= 50%)",
+            r.hosts,
+            r.bare_model_cycles_per_second,
+            100.0 * r.system_share()
+        );
+    }
+    if let Some(dir) = args.json.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let json = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
+    std::fs::write(&args.json, json).map_err(|e| format!("{}: {e}", args.json.display()))?;
+    println!("results: {}", args.json.display());
+    Ok(())
+}

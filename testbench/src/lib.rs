@@ -8,6 +8,7 @@ pub mod datapath;
 pub mod nic_bench;
 pub mod nic_pair;
 pub mod paired;
+pub mod rejoin_bench;
 pub mod scenario;
 pub mod scenario_run;
 pub mod scoreboard;

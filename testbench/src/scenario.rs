@@ -107,7 +107,7 @@ pub struct HeartbeatSpec {
     /// Silence after which a peer is declared down.
     pub timeout: u64,
     /// Silence after boot before the first heartbeat; absent: the safe value
-    /// (`timeout + 2 * period`); 0: the naive prior art.
+    /// (`timeout + 2 * period` + the NIC's retransmission span); 0: the naive prior art.
     pub hold_down: Option<u64>,
 }
 

@@ -50,6 +50,11 @@ pub struct RunOptions {
     pub hold_down: Option<u64>,
     /// Override the threads stepping the NICs.
     pub threads: Option<usize>,
+    /// Fail on stale findings even under the baseline (`Some(true)`), or only count them
+    /// (`Some(false)`); default: fail under the rejoin protocol, count under the baseline.
+    pub strict: Option<bool>,
+    /// Record this host's NIC inputs (returned in [`Report::recorded_inputs`]).
+    pub record_host_inputs: Option<usize>,
     /// Called every 1024 cycles with (cycle, total).
     pub progress: Option<Box<dyn FnMut(u64, u64) + Send>>,
 }
@@ -96,6 +101,9 @@ pub struct Report {
     pub stale: StaleCounts,
     pub fabric: FabricStats,
     pub layout: MemoryLayout,
+    /// The NIC inputs of [`RunOptions::record_host_inputs`], every cycle it was powered.
+    #[serde(skip)]
+    pub recorded_inputs: Option<Vec<nic_cosim::NicTopInputs>>,
 }
 
 impl Report {
@@ -206,7 +214,11 @@ fn driver_config(
             period: s.heartbeat.period,
             timeout: s.heartbeat.timeout,
             hold_down: hold_down.or(s.heartbeat.hold_down).unwrap_or(
-                HeartbeatConfig::safe_hold_down(s.heartbeat.period, s.heartbeat.timeout),
+                HeartbeatConfig::safe_hold_down(
+                    s.heartbeat.period,
+                    s.heartbeat.timeout,
+                    retransmit_span(),
+                ),
             ),
         }),
     };
@@ -216,6 +228,12 @@ fn driver_config(
     c.cq_log2 = s.driver.cq_log2;
     c.recv_buffer_bytes = s.driver.recv_buffer_bytes;
     c
+}
+
+/// How long a NIC may keep retransmitting a request: (retry limit + 1) x retry timeout,
+/// at their reset values (the drivers keep them).
+pub fn retransmit_span() -> u64 {
+    (nic_abi::csr::RETRY_LIMIT_RESET + 1) * nic_abi::csr::RETRY_TIMEOUT_RESET
 }
 
 struct RejoinTracker {
@@ -330,6 +348,9 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         };
         let mut host = Host::new(config, nic_model(backend, qps)?).map_err(RunError::Setup)?;
         host.record_dma_reads(true);
+        if opts.record_host_inputs == Some(node) {
+            host.nic().recorded_inputs = Some(vec![]);
+        }
         if let Some(dir) = &opts.waves_dir {
             host.open_trace(&dir.join(format!("nic{node}.vcd")))?;
         }
@@ -349,7 +370,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     )
     .map_err(RunError::Setup)?;
     cluster.fabric_mut().record_deliveries(true);
-    let strict = protocol == ProtocolKind::Rejoin;
+    let strict = opts.strict.unwrap_or(protocol == ProtocolKind::Rejoin);
     let mut sb = Scoreboard::new(n, strict, nic_rtl::DEFAULT_CELL_PAYLOAD);
     let mut rng = ChaCha8Rng::seed_from_u64(scenario.seed);
     let mut tracker = RejoinTracker {
@@ -544,6 +565,10 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     for h in 0..n {
         cluster.host_mut(h).close_trace();
     }
+    let recorded_inputs = opts
+        .record_host_inputs
+        .filter(|&h| h < n)
+        .and_then(|h| cluster.host(h).nic().recorded_inputs.take());
     if let Some(p) = opts.progress.as_mut() {
         p(end, scenario.cycles);
     }
@@ -567,5 +592,6 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         stale: sb.counts(),
         fabric: cluster.fabric().stats(),
         layout,
+        recorded_inputs,
     })
 }
