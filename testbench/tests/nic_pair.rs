@@ -619,7 +619,11 @@ fn hardware_tpt_checks_translates_and_punts_unknown_stags() {
         "EXC_HEAD0 names the STag: {head:#x}"
     );
     assert_eq!(pair.csr_read(1, csr::EXC_HEAD1).unwrap(), 0x1234_0000);
-    pair.hosts[1].queue_csr_write(csr::EXC_ANSWER, 1 | ((REMOTE_AREA as u64 + 0x800) << 32));
+    // The answer echoes the head's tag (a late answer to an older head would be ignored).
+    pair.hosts[1].queue_csr_write(
+        csr::EXC_ANSWER,
+        csr::exc_answer(head, Some(REMOTE_AREA + 0x800)),
+    );
     let c = wait_completions(&mut pair, 0, before + 1, 100_000)[before];
     assert_eq!(status(&c), CompletionStatus::Success, "{c:?}");
     assert_eq!(
