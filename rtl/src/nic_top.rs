@@ -385,6 +385,7 @@ impl Logic for NicTop {
         self.tpt.s_tpt_req_access.next = self.rq.m_tpt_req_access.val();
         self.tpt.s_tpt_req_invalidate.next = self.rq.m_tpt_req_invalidate.val();
         self.tpt.s_tpt_req_qp.next = self.rq.m_tpt_req_qp.val();
+        self.tpt.s_tpt_req_commit.next = self.rq.m_tpt_req_commit.val();
         self.rq.s_tpt_resp_valid.next = self.tpt.m_tpt_resp_valid.val();
         self.rq.s_tpt_resp_ok.next = self.tpt.m_tpt_resp_ok.val();
         self.rq.s_tpt_resp_paddr.next = self.tpt.m_tpt_resp_paddr.val();

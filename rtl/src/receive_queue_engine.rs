@@ -45,7 +45,10 @@
 //!   (16), `m_cpl_wr_id` (64), `m_cpl_immediate` (32).
 //! - TPT lookup `m_tpt_req_valid/ready`, `m_tpt_req_stag` (32), `m_tpt_req_vaddr` (64),
 //!   `m_tpt_req_length` (32), `m_tpt_req_access` (3), `m_tpt_req_invalidate`,
-//!   `m_tpt_req_qp` (6); `s_tpt_resp_valid`, `s_tpt_resp_ok`, `s_tpt_resp_paddr` (32). Only
+//!   `m_tpt_req_qp` (6), `m_tpt_req_commit` (0 when the request is refused anyway if it
+//!   passes: a SEND-like request (RDMA_WRITE_IMMEDIATE) with no receive buffer posted,
+//!   RECEIVER_NOT_READY by rule 6, so the TPT must not use up a one-shot entry or honour
+//!   the invalidate flag for it); `s_tpt_resp_valid`, `s_tpt_resp_ok`, `s_tpt_resp_paddr` (32). Only
 //!   with `tpt_present`: without it `m_tpt_req_valid` stays 0, the physical address is the
 //!   low 32 bits of the virtual address, and a range beyond 2^32 is refused.
 //! - Counters (32, wrapping, cleared by reset): `stat_messages_received` (every message
@@ -239,6 +242,7 @@ pub struct ReceiveQueueEngine {
     pub m_tpt_req_access: Signal<Out, Bits<3>>,
     pub m_tpt_req_invalidate: Signal<Out, Bit>,
     pub m_tpt_req_qp: Signal<Out, Bits<6>>,
+    pub m_tpt_req_commit: Signal<Out, Bit>,
     pub s_tpt_resp_valid: Signal<In, Bit>,
     pub s_tpt_resp_ok: Signal<In, Bit>,
     pub s_tpt_resp_paddr: Signal<In, Bits<32>>,
@@ -569,6 +573,7 @@ impl ReceiveQueueEngine {
             m_tpt_req_access: Default::default(),
             m_tpt_req_invalidate: Default::default(),
             m_tpt_req_qp: Default::default(),
+            m_tpt_req_commit: Default::default(),
             s_tpt_resp_valid: Default::default(),
             s_tpt_resp_ok: Default::default(),
             s_tpt_resp_paddr: Default::default(),
@@ -1742,6 +1747,9 @@ impl Logic for ReceiveQueueEngine {
         }
         self.m_tpt_req_invalidate.next = self.s_rx_flags.val().get_bit(3);
         self.m_tpt_req_qp.next = self.ctx_qp.q.val();
+        // Rule 6 follows the TPT's rule 5: a request that RECEIVER_NOT_READY refuses
+        // (decided on the receive queue state read with its first cell) is checked only.
+        self.m_tpt_req_commit.next = !(self.rx_consumes.val() & self.rq_empty.q.val());
         self.stat_messages_received.next = self.messages_received.q.val();
         self.stat_dropped.next = self.dropped.q.val();
         self.stat_nack_received_0.next = self.nack_rx_0.q.val();
@@ -2078,6 +2086,7 @@ mod tests {
                     access: u.m_tpt_req_access.val().to_u64() as u8,
                     invalidate: u.m_tpt_req_invalidate.val(),
                     qp: u.m_tpt_req_qp.val().to_u64() as u8,
+                    commit: u.m_tpt_req_commit.val(),
                 };
                 let tpt = self.tpt.expect("TPT lookup from an engine without a TPT");
                 let answer = tpt(&l);
@@ -2935,6 +2944,47 @@ mod tests {
         assert_eq!(d.b.writes.len(), 3);
         assert_eq!(d.b.lookups.len(), 3);
         assert_eq!(d.b.lookups[2].access, 2);
+    }
+
+    /// Rule 6 (RECEIVER_NOT_READY) comes after the TPT check (rule 5): an
+    /// RDMA_WRITE_IMMEDIATE refused for want of a receive buffer asks the TPT to check
+    /// only (`m_tpt_req_commit` = 0), so a one-shot or invalidating STag is not used up by
+    /// a request that did nothing; the same request with a buffer posted commits.
+    #[test]
+    fn a_request_refused_after_the_tpt_check_does_not_commit_it() {
+        let mut d = Directed::new(1, true, 64, true);
+        let mut wi = d.msg(opcode::RDMA_WRITE_IMMEDIATE, 0, 300, 24);
+        wi.immediate = Some(0x55);
+        wi.invalidate = true;
+        d.send(&[wi.clone()]);
+        let o = d.last_owed();
+        assert_eq!(
+            (o.kind, o.syndrome, o.psn),
+            (OWE_NACK, Syndrome::ReceiverNotReady as u8, 300)
+        );
+        let l = *d.b.lookups.last().expect("a TPT lookup");
+        assert!(
+            l.invalidate && !l.commit,
+            "the refused request committed: {l:?}"
+        );
+        assert!(d.b.writes.is_empty());
+        d.post(
+            0,
+            Rqe {
+                buffer_addr: RECV_AREA,
+                buffer_length: 64,
+                wr_id: 3,
+            },
+        );
+        wi.psn = 301;
+        d.send(&[wi]);
+        assert_eq!(d.last_owed().kind, OWE_ACK);
+        let l = *d.b.lookups.last().unwrap();
+        assert!(l.invalidate && l.commit, "{l:?}");
+        assert_eq!(d.b.lookups.len(), 2);
+        // A plain RDMA WRITE needs no buffer: it always commits.
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 302, 24)]);
+        assert!(d.b.lookups.last().unwrap().commit);
     }
 
     /// A SEND longer than its receive buffer writes exactly the buffer, completes with

@@ -115,6 +115,9 @@ pub struct TptLookup {
     pub access: u8,
     pub invalidate: bool,
     pub qp: u8,
+    /// False when the request is refused anyway if it passes (RECEIVER_NOT_READY): the
+    /// TPT must not use up the entry.
+    pub commit: bool,
 }
 
 /// The TPT's answer: `Some(physical address)` when the check passes.
@@ -600,6 +603,7 @@ impl ResponderModel {
                         },
                         invalidate: h.flags & flag::INVALIDATE != 0,
                         qp: qp as u8,
+                        commit: !rnr,
                     };
                     self.lookups.push(lookup);
                     match tpt(&lookup) {

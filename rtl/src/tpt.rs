@@ -22,7 +22,9 @@
 //! - Lookup port from `ReceiveQueueEngine`: `s_tpt_req_valid` / `s_tpt_req_ready`,
 //!   `s_tpt_req_stag` (32: index = bits 31:8, key = bits 7:0), `s_tpt_req_vaddr` (64),
 //!   `s_tpt_req_length` (32), `s_tpt_req_access` (3: bit 0 remote read, 1 remote write, 2
-//!   atomic), `s_tpt_req_invalidate`, `s_tpt_req_qp` (6); response `m_tpt_resp_valid` (one
+//!   atomic), `s_tpt_req_invalidate`, `s_tpt_req_qp` (6), `s_tpt_req_commit` (1: the
+//!   request is executed if it passes; 0: check only, the responder refuses it anyway for
+//!   a later rule, so it must not use up the entry); response `m_tpt_resp_valid` (one
 //!   clock per accepted request, in request order; the contract has no ready for it),
 //!   `m_tpt_resp_ok`, `m_tpt_resp_paddr` (32, 0 when not ok). `ok` and `paddr` hold their
 //!   value between responses.
@@ -34,12 +36,15 @@
 //! wrap can make an out-of-range request pass). Any failure answers `ok = 0`. Success
 //! answers `ok = 1`, `paddr = physical base + (vaddr - base)` (32 bits, wrapping) and, when
 //! the entry is one-shot or the request has `invalidate` set, clears the entry's valid bit
-//! (only on success: a request that fails a check changes nothing).
+//! (only on success and only with `commit`: a request that fails a check, or that the
+//! responder refuses after it (RECEIVER_NOT_READY, rule 6 after the TPT's rule 5), changes
+//! nothing).
 //!
 //! Exception queue (003): one entry deep, which is all that in-order responses can use: the
 //! missed request is shown in `EXC_HEAD0..2` (`EXC_HEAD0`: bit 0 valid, 7:2 qp, 11:8
 //! access, 12 the request's invalidate flag (an addition: the contract leaves bit 12
-//! free), 23:16 the head's tag, 63:32 STag; `EXC_HEAD1` vaddr; `EXC_HEAD2` length; all
+//! free; with `commit` 0 it reads 0), 13 check only (`commit` 0: the driver must not use
+//! up a one-shot registration for it), 23:16 the head's tag, 63:32 STag; `EXC_HEAD1` vaddr; `EXC_HEAD2` length; all
 //! zero while no head is valid) and further lookups wait (`s_tpt_req_ready` low) until it
 //! is resolved. A write to `EXC_ANSWER` whose bits 23:16 equal the valid head's tag
 //! answers it (bit 0 = 1: `ok = 1`, `paddr` = bits 63:32; bit 0 = 0: `ok = 0`) and pops
@@ -160,6 +165,7 @@ pub struct Tpt {
     pub s_tpt_req_access: Signal<In, Bits<3>>,
     pub s_tpt_req_invalidate: Signal<In, Bit>,
     pub s_tpt_req_qp: Signal<In, Bits<6>>,
+    pub s_tpt_req_commit: Signal<In, Bit>,
     pub m_tpt_resp_valid: Signal<Out, Bit>,
     pub m_tpt_resp_ok: Signal<Out, Bit>,
     pub m_tpt_resp_paddr: Signal<Out, Bits<32>>,
@@ -187,6 +193,7 @@ pub struct Tpt {
     req_length: DFF<Bits<32>>,
     req_access: DFF<Bits<3>>,
     req_invalidate: DFF<Bit>,
+    req_commit: DFF<Bit>,
     req_qp: DFF<Bits<6>>,
     req_in_table: DFF<Bit>,
     /// Bank of the entry being read (selects the read data the clock after the address).
@@ -296,6 +303,7 @@ impl Tpt {
             s_tpt_req_access: Default::default(),
             s_tpt_req_invalidate: Default::default(),
             s_tpt_req_qp: Default::default(),
+            s_tpt_req_commit: Default::default(),
             m_tpt_resp_valid: Default::default(),
             m_tpt_resp_ok: Default::default(),
             m_tpt_resp_paddr: Default::default(),
@@ -319,6 +327,7 @@ impl Tpt {
             req_length: Default::default(),
             req_access: Default::default(),
             req_invalidate: Default::default(),
+            req_commit: Default::default(),
             req_qp: Default::default(),
             req_in_table: Default::default(),
             rd_bank: Default::default(),
@@ -423,6 +432,7 @@ impl Logic for Tpt {
             req_length,
             req_access,
             req_invalidate,
+            req_commit,
             req_qp,
             req_in_table,
             rd_bank,
@@ -591,6 +601,7 @@ impl Logic for Tpt {
                     self.req_length.d.next = self.s_tpt_req_length.val();
                     self.req_access.d.next = self.s_tpt_req_access.val();
                     self.req_invalidate.d.next = self.s_tpt_req_invalidate.val();
+                    self.req_commit.d.next = self.s_tpt_req_commit.val();
                     self.req_qp.d.next = self.s_tpt_req_qp.val();
                     self.req_in_table.d.next = self.req_index.val() < self.entries_c.val();
                     self.state.d.next = TptState::LookupRead;
@@ -624,6 +635,7 @@ impl Logic for Tpt {
                     self.resp_ok_next.next = self.check_ok.val();
                     self.resp_from_table.next = true;
                     if self.check_ok.val()
+                        & self.req_commit.q.val()
                         & (self.ent_meta.q.val().get_bit(4) | self.req_invalidate.q.val())
                     {
                         self.wr_index.next = self.req_stag.q.val().get_bits::<8>(8);
@@ -734,7 +746,9 @@ impl Logic for Tpt {
         self.head0.next = bits::<64>(1)
             | (bit_cast::<64, 6>(self.req_qp.q.val()) << 2)
             | (bit_cast::<64, 3>(self.req_access.q.val()) << 8)
-            | (bit_cast::<64, 1>(self.req_invalidate.q.val().into()) << 12)
+            | (bit_cast::<64, 1>((self.req_invalidate.q.val() & self.req_commit.q.val()).into())
+                << 12)
+            | (bit_cast::<64, 1>((!self.req_commit.q.val()).into()) << 13)
             | (bit_cast::<64, 8>(self.exc_tag.q.val()) << 16)
             | (bit_cast::<64, 32>(self.req_stag.q.val()) << 32);
         self.head_hidden.next = !self.exc_valid.q.val()
@@ -830,6 +844,8 @@ mod tests {
         access: u8,
         invalidate: bool,
         qp: u8,
+        /// 0: check only (refused afterwards by the responder).
+        commit: bool,
     }
 
     impl Request {
@@ -837,7 +853,8 @@ mod tests {
         fn head0(&self) -> u64 {
             1 | (self.qp as u64) << 2
                 | (self.access as u64) << 8
-                | (self.invalidate as u64) << 12
+                | ((self.invalidate && self.commit) as u64) << 12
+                | (!self.commit as u64) << 13
                 | (self.stag as u64) << 32
         }
     }
@@ -936,7 +953,7 @@ mod tests {
             if va < base || va + q.length as u128 > base + e.length as u128 {
                 return FAIL;
             }
-            if e.word0 & csr::TPT_ONE_SHOT != 0 || q.invalidate {
+            if q.commit && (e.word0 & csr::TPT_ONE_SHOT != 0 || q.invalidate) {
                 e.word0 &= !csr::TPT_VALID;
             }
             Lookup::Answer {
@@ -964,6 +981,7 @@ mod tests {
             uut.s_tpt_req_access.next = (q.access as u64).to_bits();
             uut.s_tpt_req_invalidate.next = q.invalidate;
             uut.s_tpt_req_qp.next = (q.qp as u64).to_bits();
+            uut.s_tpt_req_commit.next = q.commit;
         }
     }
 
@@ -1144,6 +1162,7 @@ mod tests {
             access,
             invalidate: false,
             qp: 5,
+            commit: true,
         }
     }
 
@@ -1310,6 +1329,17 @@ mod tests {
         assert_eq!(b.lookup(&req(4, 3, 0x2000, 8, ATOMIC)), FAIL);
         assert_eq!(b.lookup(&req(4, 2, 0x2000, 8, READ)), FAIL);
         assert_eq!(b.lookup(&req(4, 3, 0x2100, 8, READ)), FAIL);
+        // A check-only lookup (the responder refuses the request after the TPT check,
+        // RECEIVER_NOT_READY) passes and leaves it valid, however often.
+        let check_only = Request {
+            commit: false,
+            invalidate: true,
+            ..req(4, 3, 0x2010, 8, READ)
+        };
+        for _ in 0..2 {
+            assert_eq!(b.lookup(&check_only), ok(0x9010));
+            assert_eq!(b.read_entry(4), e, "a check-only lookup used up the entry");
+        }
         assert_eq!(b.lookup(&req(4, 3, 0x2010, 8, READ)), ok(0x9010));
         let mut cleared = e;
         cleared.word0 &= !csr::TPT_VALID;
@@ -1518,6 +1548,7 @@ mod tests {
             access: WRITE | ATOMIC,
             invalidate: true,
             qp: 63,
+            commit: true,
         };
         b.lookup_miss(&q);
         // Lookups wait while the head is pending; CSR commands do not.
@@ -1767,6 +1798,7 @@ mod tests {
             access,
             invalidate: rng.gen_bool(0.08),
             qp: rng.gen_range(0..64),
+            commit: rng.gen_bool(0.85),
         }
     }
 
