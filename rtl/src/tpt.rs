@@ -267,6 +267,8 @@ pub struct Tpt {
     wdata_meta: Signal<Local, Bits<13>>,
     word0: Signal<Local, Bits<64>>,
     head0: Signal<Local, Bits<64>>,
+    head_invalidate: Signal<Local, Bit>,
+    head_check_only: Signal<Local, Bit>,
     head_hidden: Signal<Local, Bit>,
     entries_c: Constant<Bits<24>>,
     sweep_last: Constant<Bits<8>>,
@@ -395,6 +397,8 @@ impl Tpt {
             wdata_meta: Default::default(),
             word0: Default::default(),
             head0: Default::default(),
+            head_invalidate: Default::default(),
+            head_check_only: Default::default(),
             head_hidden: Default::default(),
             entries_c: Constant::new((entries as u64).to_bits()),
             sweep_last: Constant::new(((entries.min(TPT_BANK_ENTRIES) - 1) as u64).to_bits()),
@@ -743,12 +747,15 @@ impl Logic for Tpt {
             | (bit_cast::<64, 8>(self.stage_meta.q.val().get_bits::<8>(5)) << 8);
         // The head registers read as zero while no head is valid (applied as an override
         // of the read data register, which maps onto its synchronous reset).
+        // (1-bit flags through their own signals: an inverted bit widened in the Verilog
+        // expression would set every upper bit.)
+        self.head_invalidate.next = self.req_invalidate.q.val() & self.req_commit.q.val();
+        self.head_check_only.next = !self.req_commit.q.val();
         self.head0.next = bits::<64>(1)
             | (bit_cast::<64, 6>(self.req_qp.q.val()) << 2)
             | (bit_cast::<64, 3>(self.req_access.q.val()) << 8)
-            | (bit_cast::<64, 1>((self.req_invalidate.q.val() & self.req_commit.q.val()).into())
-                << 12)
-            | (bit_cast::<64, 1>((!self.req_commit.q.val()).into()) << 13)
+            | (bit_cast::<64, 1>(self.head_invalidate.val().into()) << 12)
+            | (bit_cast::<64, 1>(self.head_check_only.val().into()) << 13)
             | (bit_cast::<64, 8>(self.exc_tag.q.val()) << 16)
             | (bit_cast::<64, 32>(self.req_stag.q.val()) << 32);
         self.head_hidden.next = !self.exc_valid.q.val()
