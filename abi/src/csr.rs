@@ -68,6 +68,39 @@ pub const EXC_HEAD2: u16 = 0x4110;
 pub const EXC_ANSWER: u16 = 0x4118;
 pub const EXC_TIMEOUT: u16 = 0x4120;
 
+/// `EXC_HEAD0` fields.
+pub const EXC_HEAD_VALID: u64 = 1 << 0;
+pub const EXC_HEAD_QP_SHIFT: u32 = 2;
+pub const EXC_HEAD_ACCESS_SHIFT: u32 = 8;
+pub const EXC_HEAD_INVALIDATE: u64 = 1 << 12;
+pub const EXC_HEAD_STAG_SHIFT: u32 = 32;
+/// The head's tag (`EXC_HEAD0` and `EXC_ANSWER` bits 23:16): a sequence number of the
+/// exceptions (it advances when a head is answered or times out, wraps at 256). An answer
+/// is applied only when it echoes the tag of the head it answers.
+pub const EXC_TAG_SHIFT: u32 = 16;
+pub const EXC_TAG_MASK: u64 = 0xFF << EXC_TAG_SHIFT;
+
+/// `EXC_ANSWER` fields: bit 0 translate (else refuse), the head's tag, 63:32 the physical
+/// address.
+pub const EXC_ANSWER_TRANSLATE: u64 = 1 << 0;
+pub const EXC_ANSWER_PADDR_SHIFT: u32 = 32;
+
+/// `TPT_STATUS` fields: bit 0 busy, 15:8 commands refused, 23:16 exception answers
+/// ignored (no head, or a tag that is not the head's).
+pub const TPT_STATUS_BUSY: u64 = 1 << 0;
+pub const TPT_STATUS_REFUSED_SHIFT: u32 = 8;
+pub const TPT_STATUS_STALE_ANSWERS_SHIFT: u32 = 16;
+
+/// The `EXC_ANSWER` value that answers the head read as `head0`: translate to `paddr`,
+/// or refuse (`None`).
+pub const fn exc_answer(head0: u64, paddr: Option<u32>) -> u64 {
+    let tag = head0 & EXC_TAG_MASK;
+    match paddr {
+        Some(p) => tag | EXC_ANSWER_TRANSLATE | (p as u64) << EXC_ANSWER_PADDR_SHIFT,
+        None => tag,
+    }
+}
+
 /// `TPT_COMMAND` values.
 pub const TPT_COMMAND_WRITE: u64 = 1;
 pub const TPT_COMMAND_INVALIDATE: u64 = 2;

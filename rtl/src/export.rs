@@ -301,8 +301,10 @@ mod nic_export_tests {
 
     #[test]
     fn nic_tops_export_with_renamed_modules() {
+        let mut tops = vec![];
         for config in [NicConfig::default(), NicConfig::with_tpt(256)] {
             let top = nic_top_block(&config);
+            tops.push(top.clone());
             assert_eq!(top.module, config.block_name());
             assert!(top
                 .verilog
@@ -319,5 +321,19 @@ mod nic_export_tests {
                 assert!(top.ports.iter().any(|p| p.name == port), "{port} missing");
             }
         }
+        // The same ports with and without a TPT (the co-simulation structs match); the
+        // TPT block exists only when configured.
+        assert_eq!(tops[0].ports, tops[1].ports);
+        let tpt_modules = |v: &str, prefix: &str| {
+            v.lines()
+                .filter(|l| l.starts_with(&format!("module {prefix}__tpt")))
+                .count()
+        };
+        assert_eq!(
+            tpt_modules(&tops[0].verilog, "nic_top"),
+            0,
+            "a TPT in the no-TPT top"
+        );
+        assert!(tpt_modules(&tops[1].verilog, "nic_top_tpt256") > 0);
     }
 }

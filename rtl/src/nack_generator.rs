@@ -21,6 +21,10 @@
 //! - `length_error`: the receive buffer cannot hold the SEND (shorter than the message, or
 //!   not 8-aligned). Known only after the receive queue entry was read; 0 before.
 //! - `slot_busy`: the QP's owed-response slot holds a NACK or a response.
+//! - `refused_valid`, `refused_psn` (24), `refused_syndrome` (8): the QP's last refused
+//!   PSN (a NACK that consumed its PSN: every syndrome but SEQUENCE_ERROR and
+//!   CRC_OR_MALFORMED) and its syndrome. The engine keeps it valid only while it lies
+//!   within `SEND_WINDOW` PSNs behind the expected one (see "Refused PSNs" below).
 //!
 //! Outputs:
 //! - `action` (2): [`ACTION_EXECUTE`] (0), [`ACTION_DUPLICATE`] (1: answer again, do not
@@ -33,6 +37,8 @@
 //! - `in_sequence`: `psn` equals the expected PSN (after the resync).
 //! - `check_access`: the decision reached the access check of rule 5 (an RDMA or atomic
 //!   request whose earlier checks passed): `access_ok` matters, so the engine looks it up.
+//! - `ack_psn` (24): the PSN the ACK of a duplicate SEND / WRITE names: `expected - 1`,
+//!   or `refused_psn - 1` when the duplicate lies before the refused PSN.
 //! - `count_dropped`: the drop is counted in `STAT_DROPPED` (every drop except the silent
 //!   discard of requests ahead of the expected PSN after the SEQUENCE_ERROR NACK was sent).
 //!
@@ -41,9 +47,10 @@
 //!    request → drop (counted).
 //! 2. PSN, after the resync: ahead (`(expected - psn) mod 2^24 >= 2^23`) → NACK
 //!    SEQUENCE_ERROR (0x60), or a silent drop while `nak_sent`. Duplicate
-//!    (`1..2^23` behind) → answer again: SEND / WRITE an ACK, an atomic whose PSN is the
-//!    saved one its saved value (otherwise drop, counted), a READ goes on through rules
-//!    3-5 and is executed again (`ACTION_DUPLICATE` when it passes).
+//!    (`1..2^23` behind) → answer again: the duplicate of the refused PSN its NACK again
+//!    (`refused_syndrome`, whatever the opcode); SEND / WRITE an ACK (`ack_psn`), an
+//!    atomic whose PSN is the saved one its saved value (otherwise drop, counted), a READ
+//!    goes on through rules 3-5 and is executed again (`ACTION_DUPLICATE` when it passes).
 //! 3. SEND/RECV disabled → NACK REMOTE_OPERATIONAL_ERROR (0x63).
 //! 4. RDMA opcode while RDMA is disabled → NACK RDMA_DISABLED (0x65).
 //! 5. RDMA opcode: address not 8-aligned, an atomic whose `dma_length` is not 8 or whose
@@ -54,6 +61,13 @@
 //!
 //! Finally the owed-slot rule: a result that owes anything but an ACK (a NACK, a read or
 //! atomic response, the NACK of a too-long SEND) while `slot_busy` becomes a counted drop.
+//!
+//! Refused PSNs: a refusal that consumes its PSN is final. Without a memory of it, a
+//! requester that timed out while the NACK was on its way (go-back-N to an older PSN,
+//! which makes it ignore the NACK) would retransmit the refused request, get a duplicate's
+//! ACK and complete the refused WQE with success. So the answer to a PSN never changes:
+//! its duplicate gets the same NACK (which acknowledges every PSN before it), and a
+//! duplicate before it an ACK that stops short of it.
 //!
 //! Latency: combinational. Limits: none (no parameters).
 
@@ -89,12 +103,16 @@ pub struct NackGenerator {
     pub rq_empty: Signal<In, Bit>,
     pub length_error: Signal<In, Bit>,
     pub slot_busy: Signal<In, Bit>,
+    pub refused_valid: Signal<In, Bit>,
+    pub refused_psn: Signal<In, Bits<24>>,
+    pub refused_syndrome: Signal<In, Bits<8>>,
     pub action: Signal<Out, Bits<2>>,
     pub syndrome: Signal<Out, Bits<8>>,
     pub resynced: Signal<Out, Bit>,
     pub in_sequence: Signal<Out, Bit>,
     pub check_access: Signal<Out, Bit>,
     pub count_dropped: Signal<Out, Bit>,
+    pub ack_psn: Signal<Out, Bits<24>>,
     // Opcode classes.
     is_send: Signal<Local, Bit>,
     is_write: Signal<Local, Bit>,
@@ -110,6 +128,10 @@ pub struct NackGenerator {
     distance: Signal<Local, Bits<24>>,
     sequential: Signal<Local, Bit>,
     ahead: Signal<Local, Bit>,
+    // The refused PSN: how far behind the expected one, named by this PSN, after it.
+    refused_back: Signal<Local, Bits<24>>,
+    refused_hit: Signal<Local, Bit>,
+    refused_before: Signal<Local, Bit>,
     // Rule 5's static part.
     request_ok: Signal<Local, Bit>,
     // The decision before the owed-slot rule.
@@ -146,6 +168,15 @@ impl Logic for NackGenerator {
         self.distance.next = self.effective.val() - self.psn.val();
         self.sequential.next = self.distance.val() == 0;
         self.ahead.next = self.distance.val().get_bit(23);
+        self.refused_back.next = self.expected_psn.val() - self.refused_psn.val();
+        self.refused_hit.next =
+            self.refused_valid.val() & (self.psn.val() == self.refused_psn.val());
+        self.refused_before.next =
+            self.refused_valid.val() & (self.behind.val() > self.refused_back.val());
+        self.ack_psn.next = self.expected_psn.val() - 1;
+        if self.refused_before.val() {
+            self.ack_psn.next = self.refused_psn.val() - 1;
+        }
         self.request_ok.next = (self.vaddr_low.val() == 0)
             & (!self.is_atomic.val()
                 | ((self.dma_length.val() == 8) & (self.msg_length.val() == 16)))
@@ -165,6 +196,10 @@ impl Logic for NackGenerator {
                 self.verdict.next = 3.into();
                 self.code.next = 0x60.into();
             }
+        } else if !self.sequential.val() & self.refused_hit.val() {
+            // The duplicate of a refused PSN: the same NACK again.
+            self.verdict.next = 3.into();
+            self.code.next = self.refused_syndrome.val();
         } else if !self.sequential.val() & !self.is_read.val() {
             if self.is_atomic.val() {
                 if self.atomic_match.val() {
@@ -250,6 +285,9 @@ mod tests {
         pub rq_empty: bool,
         pub length_error: bool,
         pub slot_busy: bool,
+        pub refused_valid: bool,
+        pub refused_psn: u32,
+        pub refused_syndrome: u8,
     }
 
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -291,6 +329,10 @@ mod tests {
                 };
             }
             let duplicate = d != 0;
+            if duplicate && i.refused_valid && i.psn == i.refused_psn {
+                let s = Syndrome::from_code(i.refused_syndrome).expect("a refusal");
+                return (Nack(s), false);
+            }
             if duplicate && !read {
                 if atomic && !i.atomic_match {
                     return (Drop { counted: true }, false);
@@ -367,6 +409,9 @@ mod tests {
         uut.rq_empty.next = i.rq_empty;
         uut.length_error.next = i.length_error;
         uut.slot_busy.next = i.slot_busy;
+        uut.refused_valid.next = i.refused_valid;
+        uut.refused_psn.next = (i.refused_psn as u64).to_bits();
+        uut.refused_syndrome.next = (i.refused_syndrome as u64).to_bits();
         settle(uut);
     }
 
@@ -399,6 +444,21 @@ mod tests {
             assert!(
                 syndrome == 0,
                 "{i:?}: syndrome {syndrome:#x} with action {action}"
+            );
+        }
+        if got == Decision::Duplicate && !matches!(i.opcode, 0x12..=0x14) {
+            // The ACK stops short of a refused PSN after the duplicate.
+            let back = psn_distance(i.expected_psn, i.psn);
+            let refused_back = psn_distance(i.expected_psn, i.refused_psn);
+            let acked = if i.refused_valid && back > refused_back {
+                i.refused_psn
+            } else {
+                i.expected_psn
+            };
+            assert_eq!(
+                uut.ack_psn.val().to_u64() as u32,
+                acked.wrapping_sub(1) & PSN_MASK,
+                "ack_psn for {i:?}"
             );
         }
         if !matches!(got, Decision::Drop { .. }) {
@@ -447,32 +507,38 @@ mod tests {
                 _ => &[(0, 100, 0)],
             };
             for &(psn, expected_psn) in &psn_cases() {
-                for &(vaddr_low, msg_length, dma_length) in shapes {
-                    for bits in 0u32..1 << 13 {
-                        let b = |k: u32| bits >> k & 1 != 0;
-                        let i = Inputs {
-                            opcode,
-                            qp_exists: b(0) || b(1) || b(2), // rule 1 fails in 1/8 only
-                            qp_enabled: !(b(0) && b(1) && !b(2)),
-                            source_match: !(b(0) && !b(1) && b(2)),
-                            psn,
-                            expected_psn,
-                            synced: b(3),
-                            resync: b(4),
-                            nak_sent: b(5),
-                            atomic_match: b(6),
-                            enable_send_recv: b(7),
-                            enable_rdma: b(8),
-                            vaddr_low,
-                            msg_length,
-                            dma_length,
-                            access_ok: b(9),
-                            rq_empty: b(10),
-                            length_error: b(11),
-                            slot_busy: b(12),
-                        };
-                        check(&mut uut, &i);
-                        n += 1;
+                // No refusal; this PSN refused; a later PSN refused (this one before it).
+                for refused in 0..3u32 {
+                    for &(vaddr_low, msg_length, dma_length) in shapes {
+                        for bits in 0u32..1 << 13 {
+                            let b = |k: u32| bits >> k & 1 != 0;
+                            let i = Inputs {
+                                opcode,
+                                qp_exists: b(0) || b(1) || b(2), // rule 1 fails in 1/8 only
+                                qp_enabled: !(b(0) && b(1) && !b(2)),
+                                source_match: !(b(0) && !b(1) && b(2)),
+                                psn,
+                                expected_psn,
+                                synced: b(3),
+                                resync: b(4),
+                                nak_sent: b(5),
+                                atomic_match: b(6),
+                                enable_send_recv: b(7),
+                                enable_rdma: b(8),
+                                vaddr_low,
+                                msg_length,
+                                dma_length,
+                                access_ok: b(9),
+                                rq_empty: b(10),
+                                length_error: b(11),
+                                slot_busy: b(12),
+                                refused_valid: refused != 0,
+                                refused_psn: (psn + refused - 1) & PSN_MASK,
+                                refused_syndrome: Syndrome::RemoteAccessError as u8,
+                            };
+                            check(&mut uut, &i);
+                            n += 1;
+                        }
                     }
                 }
             }
@@ -597,6 +663,8 @@ mod tests {
             vaddr_low in 0u8..8,
             msg_length in prop_oneof![Just(16u32), Just(8), any::<u32>()],
             dma_length in prop_oneof![Just(8u32), Just(16), any::<u32>()],
+            refused_back in 0u32..10,
+            refused_syndrome in prop::sample::select(vec![0x20u8, 0x61, 0x62, 0x63, 0x65]),
         ) {
             let b = |k: u32| bits >> k & 1 != 0;
             let psn = if near { expected_psn.wrapping_sub(back) & PSN_MASK } else { psn };
@@ -620,6 +688,9 @@ mod tests {
                 rq_empty: b(10),
                 length_error: b(11),
                 slot_busy: b(12),
+                refused_valid: b(20),
+                refused_psn: if b(21) { psn } else { expected_psn.wrapping_sub(refused_back) & PSN_MASK },
+                refused_syndrome,
             };
             let mut uut = NackGenerator::new();
             uut.connect_all();

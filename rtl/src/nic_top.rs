@@ -4,7 +4,10 @@
 //! [`ReceiveQueueEngine`] (responder, with [`crate::NackGenerator`]), [`ResponseGenerator`]
 //! (owed ACK / NACK / responses), [`TxArbiter`] → [`CellSegmenter`] (cells out),
 //! [`CellReassembler`] (cells in), [`CompletionQueue`], two [`DmaReadArbiter`]s (tx and
-//! rx read ports), [`DmaWriteArbiter`], and the optional [`Tpt`].
+//! rx read ports), [`DmaWriteArbiter`], and the optional [`Tpt`] (instantiated only when
+//! `tpt_entries` is set: without it the TPT side ports of [`NicCsr`] and
+//! [`ReceiveQueueEngine`] are tied off, since neither uses them, and the Verilog has no
+//! TPT module at all; the ports of `NicTop` are the same for every configuration).
 //!
 //! Ports (64-bit data, valid/ready handshakes):
 //! - `clock`, `reset` (synchronous, active high).
@@ -26,7 +29,7 @@ use crate::cell_segmenter::CellSegmenter;
 use crate::completion_queue::CompletionQueue;
 use crate::dma_read_arbiter::DmaReadArbiter;
 use crate::dma_write_arbiter::DmaWriteArbiter;
-use crate::nic_config::{NicConfig, MIN_TPT_ENTRIES};
+use crate::nic_config::NicConfig;
 use crate::nic_csr::NicCsr;
 use crate::receive_queue_engine::ReceiveQueueEngine;
 use crate::response_generator::ResponseGenerator;
@@ -86,10 +89,8 @@ pub struct NicTop {
     tx_read_arbiter: DmaReadArbiter,
     rx_read_arbiter: DmaReadArbiter,
     write_arbiter: DmaWriteArbiter,
-    tpt: Tpt,
-    /// Without a TPT the block's reset (which clears its table) is held off, so synthesis
-    /// sees a RAM that is never written and removes it with the rest of the block.
-    tpt_present: Constant<Bit>,
+    /// The TPT: one block with `tpt_entries`, none without.
+    tpt: Vec<Tpt>,
 }
 
 impl NicTop {
@@ -150,8 +151,7 @@ impl NicTop {
             tx_read_arbiter: DmaReadArbiter::new(),
             rx_read_arbiter: DmaReadArbiter::new(),
             write_arbiter: DmaWriteArbiter::new(),
-            tpt: Tpt::new(config.tpt_entries.unwrap_or(MIN_TPT_ENTRIES)),
-            tpt_present: Constant::new(config.tpt_entries.is_some()),
+            tpt: config.tpt_entries.map(Tpt::new).into_iter().collect(),
         }
     }
 }
@@ -171,7 +171,6 @@ impl Logic for NicTop {
         self.tx_read_arbiter.clock.next = self.clock.val();
         self.rx_read_arbiter.clock.next = self.clock.val();
         self.write_arbiter.clock.next = self.clock.val();
-        self.tpt.clock.next = self.clock.val();
         self.csr.reset.next = self.reset.val();
         self.sq.reset.next = self.reset.val();
         self.rq.reset.next = self.reset.val();
@@ -183,7 +182,6 @@ impl Logic for NicTop {
         self.tx_read_arbiter.reset.next = self.reset.val();
         self.rx_read_arbiter.reset.next = self.reset.val();
         self.write_arbiter.reset.next = self.reset.val();
-        self.tpt.reset.next = self.reset.val() & self.tpt_present.val();
 
         // CSR port.
         self.csr.csr_valid.next = self.csr_valid.val();
@@ -210,13 +208,6 @@ impl Logic for NicTop {
         self.rq.s_csr_wdata.next = self.csr.m_rq_csr_wdata.val();
         self.csr.m_rq_csr_rdata_valid.next = self.rq.m_csr_rdata_valid.val();
         self.csr.m_rq_csr_rdata.next = self.rq.m_csr_rdata.val();
-        self.tpt.s_csr_valid.next = self.csr.m_tpt_csr_valid.val();
-        self.csr.m_tpt_csr_ready.next = self.tpt.s_csr_ready.val();
-        self.tpt.s_csr_write.next = self.csr.m_tpt_csr_write.val();
-        self.tpt.s_csr_reg.next = self.csr.m_tpt_csr_reg.val();
-        self.tpt.s_csr_wdata.next = self.csr.m_tpt_csr_wdata.val();
-        self.csr.m_tpt_csr_rdata_valid.next = self.tpt.m_csr_rdata_valid.val();
-        self.csr.m_tpt_csr_rdata.next = self.tpt.m_csr_rdata.val();
 
         // Configuration.
         self.sq.cfg_node_id.next = self.csr.cfg_node_id.val();
@@ -376,18 +367,38 @@ impl Logic for NicTop {
         self.resp.s_owe_dest_qp.next = self.rq.m_owe_dest_qp.val();
         self.rq.slot_busy.next = self.resp.slot_busy.val();
 
-        // TPT lookups.
-        self.tpt.s_tpt_req_valid.next = self.rq.m_tpt_req_valid.val();
-        self.rq.m_tpt_req_ready.next = self.tpt.s_tpt_req_ready.val();
-        self.tpt.s_tpt_req_stag.next = self.rq.m_tpt_req_stag.val();
-        self.tpt.s_tpt_req_vaddr.next = self.rq.m_tpt_req_vaddr.val();
-        self.tpt.s_tpt_req_length.next = self.rq.m_tpt_req_length.val();
-        self.tpt.s_tpt_req_access.next = self.rq.m_tpt_req_access.val();
-        self.tpt.s_tpt_req_invalidate.next = self.rq.m_tpt_req_invalidate.val();
-        self.tpt.s_tpt_req_qp.next = self.rq.m_tpt_req_qp.val();
-        self.rq.s_tpt_resp_valid.next = self.tpt.m_tpt_resp_valid.val();
-        self.rq.s_tpt_resp_ok.next = self.tpt.m_tpt_resp_ok.val();
-        self.rq.s_tpt_resp_paddr.next = self.tpt.m_tpt_resp_paddr.val();
+        // The TPT (CSR side port and lookups). Without one, NicCsr never forwards (TPT
+        // offsets are unmapped) and the engine never asks: the ports are tied off.
+        self.csr.m_tpt_csr_ready.next = true;
+        self.csr.m_tpt_csr_rdata_valid.next = false;
+        self.csr.m_tpt_csr_rdata.next = 0.into();
+        self.rq.m_tpt_req_ready.next = false;
+        self.rq.s_tpt_resp_valid.next = false;
+        self.rq.s_tpt_resp_ok.next = false;
+        self.rq.s_tpt_resp_paddr.next = 0.into();
+        for i in 0..self.tpt.len() {
+            self.tpt[i].clock.next = self.clock.val();
+            self.tpt[i].reset.next = self.reset.val();
+            self.tpt[i].s_csr_valid.next = self.csr.m_tpt_csr_valid.val();
+            self.csr.m_tpt_csr_ready.next = self.tpt[i].s_csr_ready.val();
+            self.tpt[i].s_csr_write.next = self.csr.m_tpt_csr_write.val();
+            self.tpt[i].s_csr_reg.next = self.csr.m_tpt_csr_reg.val();
+            self.tpt[i].s_csr_wdata.next = self.csr.m_tpt_csr_wdata.val();
+            self.csr.m_tpt_csr_rdata_valid.next = self.tpt[i].m_csr_rdata_valid.val();
+            self.csr.m_tpt_csr_rdata.next = self.tpt[i].m_csr_rdata.val();
+            self.tpt[i].s_tpt_req_valid.next = self.rq.m_tpt_req_valid.val();
+            self.rq.m_tpt_req_ready.next = self.tpt[i].s_tpt_req_ready.val();
+            self.tpt[i].s_tpt_req_stag.next = self.rq.m_tpt_req_stag.val();
+            self.tpt[i].s_tpt_req_vaddr.next = self.rq.m_tpt_req_vaddr.val();
+            self.tpt[i].s_tpt_req_length.next = self.rq.m_tpt_req_length.val();
+            self.tpt[i].s_tpt_req_access.next = self.rq.m_tpt_req_access.val();
+            self.tpt[i].s_tpt_req_invalidate.next = self.rq.m_tpt_req_invalidate.val();
+            self.tpt[i].s_tpt_req_qp.next = self.rq.m_tpt_req_qp.val();
+            self.tpt[i].s_tpt_req_commit.next = self.rq.m_tpt_req_commit.val();
+            self.rq.s_tpt_resp_valid.next = self.tpt[i].m_tpt_resp_valid.val();
+            self.rq.s_tpt_resp_ok.next = self.tpt[i].m_tpt_resp_ok.val();
+            self.rq.s_tpt_resp_paddr.next = self.tpt[i].m_tpt_resp_paddr.val();
+        }
 
         // Completions.
         self.cq.s_send_cpl_valid.next = self.sq.m_cpl_valid.val();

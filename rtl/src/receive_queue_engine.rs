@@ -45,7 +45,10 @@
 //!   (16), `m_cpl_wr_id` (64), `m_cpl_immediate` (32).
 //! - TPT lookup `m_tpt_req_valid/ready`, `m_tpt_req_stag` (32), `m_tpt_req_vaddr` (64),
 //!   `m_tpt_req_length` (32), `m_tpt_req_access` (3), `m_tpt_req_invalidate`,
-//!   `m_tpt_req_qp` (6); `s_tpt_resp_valid`, `s_tpt_resp_ok`, `s_tpt_resp_paddr` (32). Only
+//!   `m_tpt_req_qp` (6), `m_tpt_req_commit` (0 when the request is refused anyway if it
+//!   passes: a SEND-like request (RDMA_WRITE_IMMEDIATE) with no receive buffer posted,
+//!   RECEIVER_NOT_READY by rule 6, so the TPT must not use up a one-shot entry or honour
+//!   the invalidate flag for it); `s_tpt_resp_valid`, `s_tpt_resp_ok`, `s_tpt_resp_paddr` (32). Only
 //!   with `tpt_present`: without it `m_tpt_req_valid` stays 0, the physical address is the
 //!   low 32 bits of the virtual address, and a range beyond 2^32 is refused.
 //! - Counters (32, wrapping, cleared by reset): `stat_messages_received` (every message
@@ -68,6 +71,11 @@
 //!   response writes at most 8 bytes. A CAS that does not match writes nothing.
 //! - A QP reset (QP_CTRL bit 1) of the QP whose message is in progress abandons that
 //!   message (no further writes, no completion, no answer not yet begun).
+//! - Refused PSNs (`docs/nic-architecture.md`, "Refused PSNs"): per QP the last PSN a
+//!   NACK consumed and its syndrome (a 64 x 32 RAM and a valid bit per QP). Its duplicate
+//!   is NACKed again with that syndrome (a READ is not executed again), and a duplicate
+//!   of an older PSN is ACKed up to the PSN before it. Forgotten on a QP reset, a resync,
+//!   or once the expected PSN is more than `SEND_WINDOW` past it.
 //!
 //! Latency: a message's first cell, presented at clock t, is looked up (t+1), decided
 //! (t+2) and its first beat taken at t+3 (plus the TPT lookup and the receive queue entry
@@ -234,6 +242,7 @@ pub struct ReceiveQueueEngine {
     pub m_tpt_req_access: Signal<Out, Bits<3>>,
     pub m_tpt_req_invalidate: Signal<Out, Bit>,
     pub m_tpt_req_qp: Signal<Out, Bits<6>>,
+    pub m_tpt_req_commit: Signal<Out, Bit>,
     pub s_tpt_resp_valid: Signal<In, Bit>,
     pub s_tpt_resp_ok: Signal<In, Bit>,
     pub s_tpt_resp_paddr: Signal<In, Bits<32>>,
@@ -281,6 +290,9 @@ pub struct ReceiveQueueEngine {
     rqe_addr: DFF<Bits<32>>,
     synced_reg: DFF<Bit>,
     nak_reg: DFF<Bit>,
+    /// The QP's last refused PSN (23:0) and its syndrome (31:24), and whether it is valid.
+    refused_reg: DFF<Bits<32>>,
+    refused_valid: DFF<Bit>,
     atomic_match: DFF<Bit>,
     expect_match: DFF<Bit>,
     access_ok: DFF<Bit>,
@@ -319,6 +331,7 @@ pub struct ReceiveQueueEngine {
     enable_bits: DFF<Bits<64>>,
     synced_bits: DFF<Bits<64>>,
     nak_bits: DFF<Bits<64>>,
+    refused_bits: DFF<Bits<64>>,
     expect_bits: DFF<Bits<64>>,
     atomic_bits: DFF<Bits<64>>,
     // ---- Counters ----
@@ -341,6 +354,8 @@ pub struct ReceiveQueueEngine {
     /// rq_ci 23:0, expected PSN 47:24.
     resp_ram: RAM<Bits<48>, QP_ADDRESS_BITS>,
     atomic_psn_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
+    /// Last refused PSN 23:0, its syndrome 31:24 (valid: `refused_bits`).
+    refused_ram: RAM<Bits<32>, QP_ADDRESS_BITS>,
     atomic_value_ram: RAM<Bits<64>, QP_ADDRESS_BITS>,
     /// Expected response: PSN 23:0, atomic 24.
     expect_psn_ram: RAM<Bits<25>, QP_ADDRESS_BITS>,
@@ -380,7 +395,6 @@ pub struct ReceiveQueueEngine {
     qp_ok: Signal<Local, Bit>,
     effective: Signal<Local, Bits<24>>,
     effective_next: Signal<Local, Bits<24>>,
-    expected_prev: Signal<Local, Bits<24>>,
     commit_expected: Signal<Local, Bits<24>>,
     commit_ci: Signal<Local, Bits<24>>,
     main_ram_use: Signal<Local, Bit>,
@@ -391,6 +405,13 @@ pub struct ReceiveQueueEngine {
     synced_set: Signal<Local, Bit>,
     nak_set: Signal<Local, Bit>,
     nak_clear: Signal<Local, Bit>,
+    refused_set: Signal<Local, Bit>,
+    refused_clear: Signal<Local, Bit>,
+    refused_wdata: Signal<Local, Bits<32>>,
+    /// The expected PSN after a Decide's READ or a Commit is more than `SEND_WINDOW`
+    /// past the refused PSN: the requester can no longer retransmit it.
+    refused_far_next: Signal<Local, Bit>,
+    refused_far_commit: Signal<Local, Bit>,
     expect_clear: Signal<Local, Bit>,
     drop_count: Signal<Local, Bit>,
     nack_count: Signal<Local, Bit>,
@@ -426,6 +447,8 @@ pub struct ReceiveQueueEngine {
     synced_set_mask: Signal<Local, Bits<64>>,
     nak_set_mask: Signal<Local, Bits<64>>,
     nak_clear_mask: Signal<Local, Bits<64>>,
+    refused_set_mask: Signal<Local, Bits<64>>,
+    refused_clear_mask: Signal<Local, Bits<64>>,
     expect_set_mask: Signal<Local, Bits<64>>,
     expect_clear_mask: Signal<Local, Bits<64>>,
     atomic_set_mask: Signal<Local, Bits<64>>,
@@ -550,6 +573,7 @@ impl ReceiveQueueEngine {
             m_tpt_req_access: Default::default(),
             m_tpt_req_invalidate: Default::default(),
             m_tpt_req_qp: Default::default(),
+            m_tpt_req_commit: Default::default(),
             s_tpt_resp_valid: Default::default(),
             s_tpt_resp_ok: Default::default(),
             s_tpt_resp_paddr: Default::default(),
@@ -589,6 +613,8 @@ impl ReceiveQueueEngine {
             rqe_addr: Default::default(),
             synced_reg: Default::default(),
             nak_reg: Default::default(),
+            refused_reg: Default::default(),
+            refused_valid: Default::default(),
             atomic_match: Default::default(),
             expect_match: Default::default(),
             access_ok: Default::default(),
@@ -619,6 +645,7 @@ impl ReceiveQueueEngine {
             enable_bits: Default::default(),
             synced_bits: Default::default(),
             nak_bits: Default::default(),
+            refused_bits: Default::default(),
             expect_bits: Default::default(),
             atomic_bits: Default::default(),
             messages_received: Default::default(),
@@ -637,6 +664,7 @@ impl ReceiveQueueEngine {
             remote_ram: Default::default(),
             resp_ram: Default::default(),
             atomic_psn_ram: Default::default(),
+            refused_ram: Default::default(),
             atomic_value_ram: Default::default(),
             expect_psn_ram: Default::default(),
             expect_buf_ram: Default::default(),
@@ -674,7 +702,6 @@ impl ReceiveQueueEngine {
             length_error: Default::default(),
             effective: Default::default(),
             effective_next: Default::default(),
-            expected_prev: Default::default(),
             commit_expected: Default::default(),
             commit_ci: Default::default(),
             main_ram_use: Default::default(),
@@ -685,6 +712,11 @@ impl ReceiveQueueEngine {
             synced_set: Default::default(),
             nak_set: Default::default(),
             nak_clear: Default::default(),
+            refused_set: Default::default(),
+            refused_clear: Default::default(),
+            refused_wdata: Default::default(),
+            refused_far_next: Default::default(),
+            refused_far_commit: Default::default(),
             expect_clear: Default::default(),
             drop_count: Default::default(),
             nack_count: Default::default(),
@@ -720,6 +752,8 @@ impl ReceiveQueueEngine {
             synced_set_mask: Default::default(),
             nak_set_mask: Default::default(),
             nak_clear_mask: Default::default(),
+            refused_set_mask: Default::default(),
+            refused_clear_mask: Default::default(),
             expect_set_mask: Default::default(),
             expect_clear_mask: Default::default(),
             atomic_set_mask: Default::default(),
@@ -769,6 +803,8 @@ impl Logic for ReceiveQueueEngine {
             rqe_addr,
             synced_reg,
             nak_reg,
+            refused_reg,
+            refused_valid,
             atomic_match,
             expect_match,
             access_ok,
@@ -800,6 +836,7 @@ impl Logic for ReceiveQueueEngine {
             enable_bits,
             synced_bits,
             nak_bits,
+            refused_bits,
             expect_bits,
             atomic_bits,
             messages_received,
@@ -825,6 +862,8 @@ impl Logic for ReceiveQueueEngine {
         self.resp_ram.write_clock.next = self.clock.val();
         self.atomic_psn_ram.read_clock.next = self.clock.val();
         self.atomic_psn_ram.write_clock.next = self.clock.val();
+        self.refused_ram.read_clock.next = self.clock.val();
+        self.refused_ram.write_clock.next = self.clock.val();
         self.atomic_value_ram.read_clock.next = self.clock.val();
         self.atomic_value_ram.write_clock.next = self.clock.val();
         self.expect_psn_ram.read_clock.next = self.clock.val();
@@ -903,13 +942,19 @@ impl Logic for ReceiveQueueEngine {
         self.nack.rq_empty.next = self.rq_empty.q.val();
         self.nack.length_error.next = self.length_error.q.val();
         self.nack.slot_busy.next = self.slot_busy.val().get_bit(self.ctx_qp.q.val().index());
+        self.nack.refused_valid.next = self.refused_valid.q.val();
+        self.nack.refused_psn.next = self.refused_reg.q.val().get_bits::<24>(0);
+        self.nack.refused_syndrome.next = self.refused_reg.q.val().get_bits::<8>(24);
         self.effective.next = self.expected_reg.q.val();
         if self.nack.resynced.val() {
             self.effective.next = self.s_rx_psn.val();
         }
         self.effective_next.next = self.effective.val() + 1;
-        self.expected_prev.next = self.expected_reg.q.val() - 1;
         self.commit_expected.next = self.expected_reg.q.val() + 1;
+        self.refused_far_next.next =
+            (self.effective_next.val() - self.refused_reg.q.val().get_bits::<24>(0)) > 8;
+        self.refused_far_commit.next =
+            (self.commit_expected.val() - self.refused_reg.q.val().get_bits::<24>(0)) > 8;
         self.commit_ci.next = self.rq_ci_reg.q.val();
         if self.hdr_consumes.val() {
             self.commit_ci.next = self.rq_ci_reg.q.val() + 1;
@@ -963,6 +1008,10 @@ impl Logic for ReceiveQueueEngine {
         self.synced_set.next = false;
         self.nak_set.next = false;
         self.nak_clear.next = false;
+        self.refused_set.next = false;
+        self.refused_clear.next = false;
+        self.refused_wdata.next = bit_cast::<32, 24>(self.s_rx_psn.val())
+            | (bit_cast::<32, 8>(self.nack.syndrome.val()) << 24);
         self.expect_clear.next = false;
         self.drop_count.next = false;
         self.nack_count.next = false;
@@ -1025,6 +1074,12 @@ impl Logic for ReceiveQueueEngine {
                     .val()
                     .get_bit(self.ctx_qp.q.val().index());
                 self.nak_reg.d.next = self.nak_bits.q.val().get_bit(self.ctx_qp.q.val().index());
+                self.refused_reg.d.next = self.refused_ram.read_data.val();
+                self.refused_valid.d.next = self
+                    .refused_bits
+                    .q
+                    .val()
+                    .get_bit(self.ctx_qp.q.val().index());
                 self.atomic_match.d.next = self
                     .atomic_bits
                     .q
@@ -1138,7 +1193,7 @@ impl Logic for ReceiveQueueEngine {
                             self.owe_kind.d.next = 3.into();
                         } else {
                             self.owe_kind.d.next = 0.into();
-                            self.owe_psn.d.next = self.expected_prev.val();
+                            self.owe_psn.d.next = self.nack.ack_psn.val();
                         }
                         self.state.d.next = ResponderState::Owe;
                     } else if self.rx_is_read.val() {
@@ -1167,6 +1222,15 @@ impl Logic for ReceiveQueueEngine {
                         self.expected_reg.d.next = self.effective.val();
                         self.synced_set.next = true;
                         self.nak_clear.next = true;
+                        // The refused PSN: a new refusal replaces it; a resync (a new PSN
+                        // sequence) forgets it, and so does moving SEND_WINDOW past it.
+                        if self.nack.action.val() == 3 {
+                            self.refused_set.next = true;
+                        } else if self.nack.resynced.val()
+                            | (self.rx_is_read.val() & self.refused_far_next.val())
+                        {
+                            self.refused_clear.next = true;
+                        }
                     }
                     self.cpl_status.d.next = 0.into();
                     if self.rx_is_send.val() {
@@ -1300,6 +1364,14 @@ impl Logic for ReceiveQueueEngine {
                         | (bit_cast::<48, 24>(self.commit_expected.val()) << 24);
                     self.atomic_we.next = self.end_mode.q.val() == MessageMode::ExecAtomic;
                     self.state.d.next = ResponderState::Owe;
+                    // A SEND NACKed after execution (longer than its buffer) is refused.
+                    self.refused_wdata.next = bit_cast::<32, 24>(self.hdr_psn.q.val())
+                        | (bit_cast::<32, 8>(self.owe_syndrome.q.val()) << 24);
+                    if self.owe_kind.q.val() == 1 {
+                        self.refused_set.next = true;
+                    } else if self.refused_far_commit.val() {
+                        self.refused_clear.next = true;
+                    }
                 }
             }
             ResponderState::Complete => {
@@ -1427,6 +1499,10 @@ impl Logic for ReceiveQueueEngine {
         self.remote_ram.read_address.next = self.rd_addr.val();
         self.resp_ram.read_address.next = self.rd_addr.val();
         self.atomic_psn_ram.read_address.next = self.rd_addr.val();
+        self.refused_ram.read_address.next = self.rd_addr.val();
+        self.refused_ram.write_address.next = self.ctx_qp.q.val();
+        self.refused_ram.write_data.next = self.refused_wdata.val();
+        self.refused_ram.write_enable.next = self.refused_set.val();
         self.atomic_value_ram.read_address.next = self.rd_addr.val();
         self.expect_psn_ram.read_address.next = self.rd_addr.val();
         self.expect_buf_ram.read_address.next = self.rd_addr.val();
@@ -1515,6 +1591,14 @@ impl Logic for ReceiveQueueEngine {
         if self.nak_clear.val() {
             self.nak_clear_mask.next = self.reset_mask.val() | self.ctx_mask.val();
         }
+        self.refused_set_mask.next = 0.into();
+        if self.refused_set.val() {
+            self.refused_set_mask.next = self.ctx_mask.val();
+        }
+        self.refused_clear_mask.next = self.reset_mask.val();
+        if self.refused_clear.val() {
+            self.refused_clear_mask.next = self.reset_mask.val() | self.ctx_mask.val();
+        }
         self.expect_set_mask.next = 0.into();
         if self.expect_take.val() {
             self.expect_set_mask.next = self.expect_mask.val();
@@ -1533,6 +1617,8 @@ impl Logic for ReceiveQueueEngine {
             (self.synced_bits.q.val() & !self.reset_mask.val()) | self.synced_set_mask.val();
         self.nak_bits.d.next =
             (self.nak_bits.q.val() & !self.nak_clear_mask.val()) | self.nak_set_mask.val();
+        self.refused_bits.d.next = (self.refused_bits.q.val() & !self.refused_clear_mask.val())
+            | self.refused_set_mask.val();
         self.expect_bits.d.next =
             (self.expect_bits.q.val() & !self.expect_clear_mask.val()) | self.expect_set_mask.val();
         self.atomic_bits.d.next =
@@ -1594,6 +1680,7 @@ impl Logic for ReceiveQueueEngine {
             self.enable_bits.d.next = 0.into();
             self.synced_bits.d.next = 0.into();
             self.nak_bits.d.next = 0.into();
+            self.refused_bits.d.next = 0.into();
             self.expect_bits.d.next = 0.into();
             self.atomic_bits.d.next = 0.into();
             self.messages_received.d.next = 0.into();
@@ -1660,6 +1747,9 @@ impl Logic for ReceiveQueueEngine {
         }
         self.m_tpt_req_invalidate.next = self.s_rx_flags.val().get_bit(3);
         self.m_tpt_req_qp.next = self.ctx_qp.q.val();
+        // Rule 6 follows the TPT's rule 5: a request that RECEIVER_NOT_READY refuses
+        // (decided on the receive queue state read with its first cell) is checked only.
+        self.m_tpt_req_commit.next = !(self.rx_consumes.val() & self.rq_empty.q.val());
         self.stat_messages_received.next = self.messages_received.q.val();
         self.stat_dropped.next = self.dropped.q.val();
         self.stat_nack_received_0.next = self.nack_rx_0.q.val();
@@ -1686,7 +1776,7 @@ mod tests {
     use crate::cell_format::{encode_message, opcode, CellOutcome, Message, ReassemblyModel};
     use crate::receive_queue_model::*;
     use crate::sim::{settle, tick};
-    use nic_abi::{Syndrome, PSN_MASK};
+    use nic_abi::{Syndrome, PSN_MASK, SEND_WINDOW};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
     use std::collections::{HashMap, VecDeque};
@@ -1996,6 +2086,7 @@ mod tests {
                     access: u.m_tpt_req_access.val().to_u64() as u8,
                     invalidate: u.m_tpt_req_invalidate.val(),
                     qp: u.m_tpt_req_qp.val().to_u64() as u8,
+                    commit: u.m_tpt_req_commit.val(),
                 };
                 let tpt = self.tpt.expect("TPT lookup from an engine without a TPT");
                 let answer = tpt(&l);
@@ -2745,6 +2836,73 @@ mod tests {
         assert_eq!(d.expected_psn(0), 112);
     }
 
+    /// A refused PSN stays refused (the requester may time out while the NACK is on its
+    /// way and retransmit from an older PSN): the retransmission is NACKed again with the
+    /// same syndrome instead of being ACKed as a duplicate, even once a buffer is posted;
+    /// a duplicate before it is ACKed only up to the PSN before it; a refused READ is not
+    /// executed again. Once the expected PSN is more than SEND_WINDOW past it, the
+    /// refusal is forgotten.
+    #[test]
+    fn duplicate_of_a_refused_psn_is_refused_again() {
+        let mut d = Directed::new(1, false, 64, true);
+        let owed = |d: &Directed| {
+            let o = d.last_owed();
+            (o.kind, o.syndrome, o.psn)
+        };
+        let rnr = Syndrome::ReceiverNotReady as u8;
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 200, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 200));
+        d.send(&[d.msg(opcode::SEND, 0, 201, 16)]);
+        assert_eq!(owed(&d), (OWE_NACK, rnr, 201));
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 202, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 202));
+        let writes = d.b.writes.len();
+        // Go-back-N from 200: 200 is ACKed alone, 201 refused again, 202 ACKed.
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 200, 16)]);
+        assert_eq!(
+            owed(&d),
+            (OWE_ACK, 0, 200),
+            "the ACK covers the refused PSN"
+        );
+        d.post(
+            0,
+            Rqe {
+                buffer_addr: RECV_AREA,
+                buffer_length: 64,
+                wr_id: 9,
+            },
+        );
+        d.send(&[d.msg(opcode::SEND, 0, 201, 16)]);
+        assert_eq!(owed(&d), (OWE_NACK, rnr, 201), "a refused SEND was ACKed");
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 202, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 202));
+        assert_eq!(d.b.writes.len(), writes, "a duplicate was applied");
+        assert!(d.b.completions.is_empty());
+        assert_eq!(d.expected_psn(0), 203);
+        // A refused READ (beyond 2^32 without a TPT) is refused again, not executed.
+        let mut read = d.msg(opcode::RDMA_READ_REQUEST, 0, 203, 0);
+        read.dma_length = 64;
+        read.vaddr = 1 << 40;
+        let rae = Syndrome::RemoteAccessError as u8;
+        d.send(&[read.clone()]);
+        assert_eq!(owed(&d), (OWE_NACK, rae, 203));
+        read.vaddr = RDMA_AREA as u64;
+        d.send(&[read.clone()]);
+        assert_eq!(
+            owed(&d),
+            (OWE_NACK, rae, 203),
+            "a refused READ was executed"
+        );
+        // SEND_WINDOW + 1 more PSNs: the refusal is forgotten, a duplicate READ of 203
+        // is executed again like any duplicate READ.
+        for psn in 204..=(203 + SEND_WINDOW + 1) {
+            d.send(&[d.msg(opcode::RDMA_WRITE, 0, psn, 16)]);
+            assert_eq!(owed(&d), (OWE_ACK, 0, psn));
+        }
+        d.send(&[read]);
+        assert_eq!(d.last_owed().kind, OWE_READ_RESPONSE);
+    }
+
     /// With a TPT: a refused key, a misaligned translation and a slow (exception path)
     /// answer; CSR accesses are served while the lookup waits.
     #[test]
@@ -2786,6 +2944,47 @@ mod tests {
         assert_eq!(d.b.writes.len(), 3);
         assert_eq!(d.b.lookups.len(), 3);
         assert_eq!(d.b.lookups[2].access, 2);
+    }
+
+    /// Rule 6 (RECEIVER_NOT_READY) comes after the TPT check (rule 5): an
+    /// RDMA_WRITE_IMMEDIATE refused for want of a receive buffer asks the TPT to check
+    /// only (`m_tpt_req_commit` = 0), so a one-shot or invalidating STag is not used up by
+    /// a request that did nothing; the same request with a buffer posted commits.
+    #[test]
+    fn a_request_refused_after_the_tpt_check_does_not_commit_it() {
+        let mut d = Directed::new(1, true, 64, true);
+        let mut wi = d.msg(opcode::RDMA_WRITE_IMMEDIATE, 0, 300, 24);
+        wi.immediate = Some(0x55);
+        wi.invalidate = true;
+        d.send(&[wi.clone()]);
+        let o = d.last_owed();
+        assert_eq!(
+            (o.kind, o.syndrome, o.psn),
+            (OWE_NACK, Syndrome::ReceiverNotReady as u8, 300)
+        );
+        let l = *d.b.lookups.last().expect("a TPT lookup");
+        assert!(
+            l.invalidate && !l.commit,
+            "the refused request committed: {l:?}"
+        );
+        assert!(d.b.writes.is_empty());
+        d.post(
+            0,
+            Rqe {
+                buffer_addr: RECV_AREA,
+                buffer_length: 64,
+                wr_id: 3,
+            },
+        );
+        wi.psn = 301;
+        d.send(&[wi]);
+        assert_eq!(d.last_owed().kind, OWE_ACK);
+        let l = *d.b.lookups.last().unwrap();
+        assert!(l.invalidate && l.commit, "{l:?}");
+        assert_eq!(d.b.lookups.len(), 2);
+        // A plain RDMA WRITE needs no buffer: it always commits.
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 302, 24)]);
+        assert!(d.b.lookups.last().unwrap().commit);
     }
 
     /// A SEND longer than its receive buffer writes exactly the buffer, completes with

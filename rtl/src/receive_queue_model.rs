@@ -115,6 +115,9 @@ pub struct TptLookup {
     pub access: u8,
     pub invalidate: bool,
     pub qp: u8,
+    /// False when the request is refused anyway if it passes (RECEIVER_NOT_READY): the
+    /// TPT must not use up the entry.
+    pub commit: bool,
 }
 
 /// The TPT's answer: `Some(physical address)` when the check passes.
@@ -142,12 +145,24 @@ pub struct QpState {
     pub expected_psn: u32,
     pub synced: bool,
     pub nak_sent: bool,
+    /// Last refused PSN (a NACK that consumed it) and its syndrome, forgotten on a resync
+    /// and once the expected PSN is more than `SEND_WINDOW` past it.
+    pub refused: Option<(u32, Syndrome)>,
     /// Last executed atomic: PSN and original value.
     pub atomic: Option<(u32, u64)>,
     pub expect: Option<Expectation>,
 }
 
 impl QpState {
+    /// Forget the refused PSN once the requester can no longer retransmit it.
+    fn prune_refused(&mut self) {
+        if let Some((psn, _)) = self.refused {
+            if psn_distance(self.expected_psn, psn) > SEND_WINDOW {
+                self.refused = None;
+            }
+        }
+    }
+
     fn rqe_addr(&self) -> u32 {
         let mask = if self.rq_size_log2 >= 32 {
             u32::MAX
@@ -279,6 +294,7 @@ impl ResponderModel {
                     q.expected_psn = 0;
                     q.synced = false;
                     q.nak_sent = false;
+                    q.refused = None;
                     q.atomic = None;
                     q.expect = None;
                     if self.current_qp == Some(qp) {
@@ -494,6 +510,15 @@ impl ResponderModel {
             return;
         }
         let duplicate = distance != 0;
+        // The duplicate of a refused PSN is refused again, whatever its opcode.
+        if let Some((psn, s)) = q.refused.filter(|r| duplicate && r.0 == h.psn) {
+            if busy {
+                self.dropped += 1;
+            } else {
+                self.owe(qp, node, src_qp, OWE_NACK, psn, s);
+            }
+            return;
+        }
         if duplicate && !read {
             if atomic {
                 match q.atomic {
@@ -511,7 +536,12 @@ impl ResponderModel {
                     _ => self.dropped += 1,
                 }
             } else {
-                let psn = q.expected_psn.wrapping_sub(1) & PSN_MASK;
+                // The ACK stops short of a refused PSN after the duplicate.
+                let acked = match q.refused {
+                    Some((r, _)) if distance > psn_distance(q.expected_psn, r) => r,
+                    _ => q.expected_psn,
+                };
+                let psn = acked.wrapping_sub(1) & PSN_MASK;
                 self.owe(qp, node, src_qp, OWE_ACK, psn, Syndrome::Ack);
             }
             return;
@@ -527,6 +557,7 @@ impl ResponderModel {
                 st.expected_psn = (expected + 1) & PSN_MASK;
                 st.synced = true;
                 st.nak_sent = false;
+                st.refused = Some((h.psn, s));
             }
             m.owe(qp, node, src_qp, OWE_NACK, h.psn, s);
         };
@@ -572,6 +603,7 @@ impl ResponderModel {
                         },
                         invalidate: h.flags & flag::INVALIDATE != 0,
                         qp: qp as u8,
+                        commit: !rnr,
                     };
                     self.lookups.push(lookup);
                     match tpt(&lookup) {
@@ -601,6 +633,10 @@ impl ResponderModel {
                 st.expected_psn = (expected + 1) & PSN_MASK;
                 st.synced = true;
                 st.nak_sent = false;
+                if resync {
+                    st.refused = None;
+                }
+                st.prune_refused();
             }
             self.owed.push(Owed {
                 qp: qp as u8,
@@ -644,6 +680,9 @@ impl ResponderModel {
             st.expected_psn = expected;
             st.synced = true;
             st.nak_sent = false;
+            if resync {
+                st.refused = None;
+            }
         }
         self.current_qp = Some(qp);
         if atomic {
@@ -727,6 +766,11 @@ impl ResponderModel {
                 if completion.is_some() {
                     q.rq_ci = (q.rq_ci + 1) & PSN_MASK;
                 }
+                if owe.kind == OWE_NACK {
+                    q.refused = Syndrome::from_code(owe.syndrome).map(|s| (owe.psn, s));
+                } else {
+                    q.prune_refused();
+                }
                 self.owed.push(owe);
                 if let Some(mut c) = completion {
                     c.immediate = immediate;
@@ -749,6 +793,7 @@ impl ResponderModel {
                 }
                 let q = &mut self.qps[qp];
                 q.expected_psn = (q.expected_psn + 1) & PSN_MASK;
+                q.prune_refused();
                 q.atomic = Some((psn, original));
                 self.owed.push(Owed {
                     qp: qp as u8,

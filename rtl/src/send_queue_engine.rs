@@ -57,6 +57,14 @@
 //!   `sq_una`; it never waits on the transmit path. When idle it scans one QP's timer per
 //!   operation.
 //!
+//! Refused PSNs (a NACK in flight across a timeout): an event for a PSN outside
+//! `[sq_una, sq_next)` is ignored, so a non-retryable NACK that arrives after a timeout
+//! went back past its PSN is lost here. The engine relies on the responder for that case
+//! (`docs/nic-architecture.md`, "Refused PSNs"): the retransmitted request is NACKed again
+//! with the same syndrome, never ACKed as a duplicate, so the refused WQE still completes
+//! with its syndrome (tested with this engine's responder in
+//! `receive_queue_engine::tests::duplicate_of_a_refused_psn_is_refused_again`).
+//!
 //! Latency (L = DMA read latency in clocks; measured with L = 3 in `latency_figures`): a
 //! doorbell on an idle QP leads to `m_msg_valid` (or `m_expect_valid`) 16 + L clocks
 //! later (19); the payload request follows the message's grant by one clock. An

@@ -22,7 +22,9 @@
 //! - Lookup port from `ReceiveQueueEngine`: `s_tpt_req_valid` / `s_tpt_req_ready`,
 //!   `s_tpt_req_stag` (32: index = bits 31:8, key = bits 7:0), `s_tpt_req_vaddr` (64),
 //!   `s_tpt_req_length` (32), `s_tpt_req_access` (3: bit 0 remote read, 1 remote write, 2
-//!   atomic), `s_tpt_req_invalidate`, `s_tpt_req_qp` (6); response `m_tpt_resp_valid` (one
+//!   atomic), `s_tpt_req_invalidate`, `s_tpt_req_qp` (6), `s_tpt_req_commit` (1: the
+//!   request is executed if it passes; 0: check only, the responder refuses it anyway for
+//!   a later rule, so it must not use up the entry); response `m_tpt_resp_valid` (one
 //!   clock per accepted request, in request order; the contract has no ready for it),
 //!   `m_tpt_resp_ok`, `m_tpt_resp_paddr` (32, 0 when not ok). `ok` and `paddr` hold their
 //!   value between responses.
@@ -34,15 +36,23 @@
 //! wrap can make an out-of-range request pass). Any failure answers `ok = 0`. Success
 //! answers `ok = 1`, `paddr = physical base + (vaddr - base)` (32 bits, wrapping) and, when
 //! the entry is one-shot or the request has `invalidate` set, clears the entry's valid bit
-//! (only on success: a request that fails a check changes nothing).
+//! (only on success and only with `commit`: a request that fails a check, or that the
+//! responder refuses after it (RECEIVER_NOT_READY, rule 6 after the TPT's rule 5), changes
+//! nothing).
 //!
 //! Exception queue (003): one entry deep, which is all that in-order responses can use: the
 //! missed request is shown in `EXC_HEAD0..2` (`EXC_HEAD0`: bit 0 valid, 7:2 qp, 11:8
 //! access, 12 the request's invalidate flag (an addition: the contract leaves bit 12
-//! free), 63:32 STag; `EXC_HEAD1` vaddr; `EXC_HEAD2` length; all zero while no head is
-//! valid) and further lookups wait (`s_tpt_req_ready` low) until it is resolved. A write
-//! to `EXC_ANSWER` while the head is valid answers it (bit 0 = 1: `ok = 1`, `paddr` = bits
-//! 63:32; bit 0 = 0: `ok = 0`) and pops it; a write while no head is valid is ignored.
+//! free; with `commit` 0 it reads 0), 13 check only (`commit` 0: the driver must not use
+//! up a one-shot registration for it), 23:16 the head's tag, 63:32 STag; `EXC_HEAD1` vaddr; `EXC_HEAD2` length; all
+//! zero while no head is valid) and further lookups wait (`s_tpt_req_ready` low) until it
+//! is resolved. A write to `EXC_ANSWER` whose bits 23:16 equal the valid head's tag
+//! answers it (bit 0 = 1: `ok = 1`, `paddr` = bits 63:32; bit 0 = 0: `ok = 0`) and pops
+//! it. Any other write to `EXC_ANSWER` (no head valid, or another tag: an answer written
+//! after its head timed out) is ignored and counted in `TPT_STATUS` bits 23:16
+//! (wrapping), so a late answer never applies to the next head. The tag starts at 0 after
+//! reset and advances by one (mod 256) whenever a head is answered or times out; an answer
+//! 256 exceptions late would match again, which `EXC_TIMEOUT` (65536 clocks) makes moot.
 //! Otherwise the request is refused (`ok = 0`) after waiting `EXC_TIMEOUT` clocks: the
 //! head becomes visible with a countdown loaded from `EXC_TIMEOUT` and is refused in the
 //! clock the countdown is at 0 (0 refuses in the first clock it is visible; a later write
@@ -155,6 +165,7 @@ pub struct Tpt {
     pub s_tpt_req_access: Signal<In, Bits<3>>,
     pub s_tpt_req_invalidate: Signal<In, Bit>,
     pub s_tpt_req_qp: Signal<In, Bits<6>>,
+    pub s_tpt_req_commit: Signal<In, Bit>,
     pub m_tpt_resp_valid: Signal<Out, Bit>,
     pub m_tpt_resp_ok: Signal<Out, Bit>,
     pub m_tpt_resp_paddr: Signal<Out, Bits<32>>,
@@ -182,6 +193,7 @@ pub struct Tpt {
     req_length: DFF<Bits<32>>,
     req_access: DFF<Bits<3>>,
     req_invalidate: DFF<Bit>,
+    req_commit: DFF<Bit>,
     req_qp: DFF<Bits<6>>,
     req_in_table: DFF<Bit>,
     /// Bank of the entry being read (selects the read data the clock after the address).
@@ -198,6 +210,10 @@ pub struct Tpt {
     offset_low: DFF<Bits<32>>,
     exc_valid: DFF<Bit>,
     exc_timer: DFF<Bits<32>>,
+    /// The head's tag: advances when a head is answered or times out.
+    exc_tag: DFF<Bits<8>>,
+    /// Answers ignored (no head, or not the head's tag), wrapping.
+    stale: DFF<Bits<8>>,
     resp_valid: DFF<Bit>,
     resp_ok: DFF<Bit>,
     resp_paddr: DFF<Bits<32>>,
@@ -210,6 +226,7 @@ pub struct Tpt {
     csr_wr: Signal<Local, Bit>,
     cmd_known: Signal<Local, Bit>,
     cmd_in_range: Signal<Local, Bit>,
+    answer_write: Signal<Local, Bit>,
     answer: Signal<Local, Bit>,
     req_ready: Signal<Local, Bit>,
     req_accept: Signal<Local, Bit>,
@@ -250,6 +267,8 @@ pub struct Tpt {
     wdata_meta: Signal<Local, Bits<13>>,
     word0: Signal<Local, Bits<64>>,
     head0: Signal<Local, Bits<64>>,
+    head_invalidate: Signal<Local, Bit>,
+    head_check_only: Signal<Local, Bit>,
     head_hidden: Signal<Local, Bit>,
     entries_c: Constant<Bits<24>>,
     sweep_last: Constant<Bits<8>>,
@@ -286,6 +305,7 @@ impl Tpt {
             s_tpt_req_access: Default::default(),
             s_tpt_req_invalidate: Default::default(),
             s_tpt_req_qp: Default::default(),
+            s_tpt_req_commit: Default::default(),
             m_tpt_resp_valid: Default::default(),
             m_tpt_resp_ok: Default::default(),
             m_tpt_resp_paddr: Default::default(),
@@ -309,6 +329,7 @@ impl Tpt {
             req_length: Default::default(),
             req_access: Default::default(),
             req_invalidate: Default::default(),
+            req_commit: Default::default(),
             req_qp: Default::default(),
             req_in_table: Default::default(),
             rd_bank: Default::default(),
@@ -322,6 +343,8 @@ impl Tpt {
             offset_low: Default::default(),
             exc_valid: Default::default(),
             exc_timer: Default::default(),
+            exc_tag: Default::default(),
+            stale: Default::default(),
             resp_valid: Default::default(),
             resp_ok: Default::default(),
             resp_paddr: Default::default(),
@@ -333,6 +356,7 @@ impl Tpt {
             csr_wr: Default::default(),
             cmd_known: Default::default(),
             cmd_in_range: Default::default(),
+            answer_write: Default::default(),
             answer: Default::default(),
             req_ready: Default::default(),
             req_accept: Default::default(),
@@ -373,6 +397,8 @@ impl Tpt {
             wdata_meta: Default::default(),
             word0: Default::default(),
             head0: Default::default(),
+            head_invalidate: Default::default(),
+            head_check_only: Default::default(),
             head_hidden: Default::default(),
             entries_c: Constant::new((entries as u64).to_bits()),
             sweep_last: Constant::new(((entries.min(TPT_BANK_ENTRIES) - 1) as u64).to_bits()),
@@ -410,6 +436,7 @@ impl Logic for Tpt {
             req_length,
             req_access,
             req_invalidate,
+            req_commit,
             req_qp,
             req_in_table,
             rd_bank,
@@ -423,6 +450,8 @@ impl Logic for Tpt {
             offset_low,
             exc_valid,
             exc_timer,
+            exc_tag,
+            stale,
             resp_valid,
             resp_ok,
             resp_paddr,
@@ -473,8 +502,13 @@ impl Logic for Tpt {
         self.cmd_known.next = (self.s_csr_wdata.val().get_bits::<62>(2) == 0)
             & (self.s_csr_wdata.val().get_bits::<2>(0) != 0);
         self.cmd_in_range.next = self.index_reg.q.val() < self.entries_c.val();
-        self.answer.next =
-            self.csr_wr.val() & (self.s_csr_reg.val() == 35) & self.exc_valid.q.val();
+        self.answer_write.next = self.csr_wr.val() & (self.s_csr_reg.val() == 35);
+        self.answer.next = self.answer_write.val()
+            & self.exc_valid.q.val()
+            & (self.s_csr_wdata.val().get_bits::<8>(16) == self.exc_tag.q.val());
+        if self.answer_write.val() & !self.answer.val() {
+            self.stale.d.next = self.stale.q.val() + 1;
+        }
         self.wdata_meta.next = bit_cast::<13, 5>(self.s_csr_wdata.val().get_bits::<5>(0))
             | (bit_cast::<13, 8>(self.s_csr_wdata.val().get_bits::<8>(8)) << 5);
         self.index_bank.next = self.index_reg.q.val().get_bits::<4>(8) & self.bank_mask.val();
@@ -528,10 +562,12 @@ impl Logic for Tpt {
         if self.exc_valid.q.val() {
             if self.answer.val() {
                 self.exc_valid.d.next = false;
+                self.exc_tag.d.next = self.exc_tag.q.val() + 1;
                 self.resp_set.next = true;
                 self.resp_ok_next.next = self.s_csr_wdata.val().get_bit(0);
             } else if self.exc_timer.q.val() == 0 {
                 self.exc_valid.d.next = false;
+                self.exc_tag.d.next = self.exc_tag.q.val() + 1;
                 self.resp_set.next = true;
             } else {
                 self.exc_timer.d.next = self.exc_timer.q.val() - 1;
@@ -569,6 +605,7 @@ impl Logic for Tpt {
                     self.req_length.d.next = self.s_tpt_req_length.val();
                     self.req_access.d.next = self.s_tpt_req_access.val();
                     self.req_invalidate.d.next = self.s_tpt_req_invalidate.val();
+                    self.req_commit.d.next = self.s_tpt_req_commit.val();
                     self.req_qp.d.next = self.s_tpt_req_qp.val();
                     self.req_in_table.d.next = self.req_index.val() < self.entries_c.val();
                     self.state.d.next = TptState::LookupRead;
@@ -602,6 +639,7 @@ impl Logic for Tpt {
                     self.resp_ok_next.next = self.check_ok.val();
                     self.resp_from_table.next = true;
                     if self.check_ok.val()
+                        & self.req_commit.q.val()
                         & (self.ent_meta.q.val().get_bit(4) | self.req_invalidate.q.val())
                     {
                         self.wr_index.next = self.req_stag.q.val().get_bits::<8>(8);
@@ -663,6 +701,8 @@ impl Logic for Tpt {
             self.refused.d.next = 0.into();
             self.exc_timeout.d.next = self.exc_timeout_reset.val();
             self.exc_valid.d.next = false;
+            self.exc_tag.d.next = 0.into();
+            self.stale.d.next = 0.into();
             self.resp_valid.d.next = false;
             self.rdata_valid.d.next = false;
         }
@@ -707,10 +747,16 @@ impl Logic for Tpt {
             | (bit_cast::<64, 8>(self.stage_meta.q.val().get_bits::<8>(5)) << 8);
         // The head registers read as zero while no head is valid (applied as an override
         // of the read data register, which maps onto its synchronous reset).
+        // (1-bit flags through their own signals: an inverted bit widened in the Verilog
+        // expression would set every upper bit.)
+        self.head_invalidate.next = self.req_invalidate.q.val() & self.req_commit.q.val();
+        self.head_check_only.next = !self.req_commit.q.val();
         self.head0.next = bits::<64>(1)
             | (bit_cast::<64, 6>(self.req_qp.q.val()) << 2)
             | (bit_cast::<64, 3>(self.req_access.q.val()) << 8)
-            | (bit_cast::<64, 1>(self.req_invalidate.q.val().into()) << 12)
+            | (bit_cast::<64, 1>(self.head_invalidate.val().into()) << 12)
+            | (bit_cast::<64, 1>(self.head_check_only.val().into()) << 13)
+            | (bit_cast::<64, 8>(self.exc_tag.q.val()) << 16)
             | (bit_cast::<64, 32>(self.req_stag.q.val()) << 32);
         self.head_hidden.next = !self.exc_valid.q.val()
             & ((self.s_csr_reg.val() == 32)
@@ -734,7 +780,8 @@ impl Logic for Tpt {
             }
             6 => {
                 self.rdata.d.next = bit_cast::<64, 1>(self.busy.val().into())
-                    | (bit_cast::<64, 8>(self.refused.q.val()) << 8);
+                    | (bit_cast::<64, 8>(self.refused.q.val()) << 8)
+                    | (bit_cast::<64, 8>(self.stale.q.val()) << 16);
             }
             32 => {
                 self.rdata.d.next = self.head0.val();
@@ -804,13 +851,17 @@ mod tests {
         access: u8,
         invalidate: bool,
         qp: u8,
+        /// 0: check only (refused afterwards by the responder).
+        commit: bool,
     }
 
     impl Request {
+        /// `EXC_HEAD0` without the tag.
         fn head0(&self) -> u64 {
             1 | (self.qp as u64) << 2
                 | (self.access as u64) << 8
-                | (self.invalidate as u64) << 12
+                | ((self.invalidate && self.commit) as u64) << 12
+                | (!self.commit as u64) << 13
                 | (self.stag as u64) << 32
         }
     }
@@ -834,6 +885,9 @@ mod tests {
         staging: Entry,
         refused: u8,
         exc_timeout: u32,
+        /// The exception head's tag, and the answers ignored.
+        exc_tag: u8,
+        stale: u8,
     }
 
     impl TptModel {
@@ -844,6 +898,8 @@ mod tests {
                 staging: Entry::default(),
                 refused: 0,
                 exc_timeout: TPT_EXC_TIMEOUT_RESET as u32,
+                exc_tag: 0,
+                stale: 0,
             }
         }
 
@@ -881,7 +937,7 @@ mod tests {
                 2 => self.staging.vaddr,
                 3 => self.staging.length as u64,
                 4 => self.staging.paddr as u64,
-                6 => (self.refused as u64) << 8,
+                6 => (self.refused as u64) << 8 | (self.stale as u64) << 16,
                 36 => self.exc_timeout as u64,
                 _ => 0,
             }
@@ -904,7 +960,7 @@ mod tests {
             if va < base || va + q.length as u128 > base + e.length as u128 {
                 return FAIL;
             }
-            if e.word0 & csr::TPT_ONE_SHOT != 0 || q.invalidate {
+            if q.commit && (e.word0 & csr::TPT_ONE_SHOT != 0 || q.invalidate) {
                 e.word0 &= !csr::TPT_VALID;
             }
             Lookup::Answer {
@@ -932,6 +988,7 @@ mod tests {
             uut.s_tpt_req_access.next = (q.access as u64).to_bits();
             uut.s_tpt_req_invalidate.next = q.invalidate;
             uut.s_tpt_req_qp.next = (q.qp as u64).to_bits();
+            uut.s_tpt_req_commit.next = q.commit;
         }
     }
 
@@ -1014,6 +1071,13 @@ mod tests {
             self.csr(r, false, 0).unwrap()
         }
 
+        /// Answers the head as a driver does: reads `EXC_HEAD0`, echoes its tag.
+        fn answer(&mut self, paddr: Option<u32>) {
+            let head = self.read(reg(csr::EXC_HEAD0));
+            assert_eq!(head & 1, 1, "no head to answer");
+            self.write(reg(csr::EXC_ANSWER), csr::exc_answer(head, paddr));
+        }
+
         fn write_entry(&mut self, index: u32, e: Entry) {
             self.write(reg(csr::TPT_INDEX), index as u64);
             self.write(reg(csr::TPT_WORD0), e.word0);
@@ -1075,7 +1139,8 @@ mod tests {
             while self.cycle < at + 3 {
                 assert!(self.step().is_none());
             }
-            assert_eq!(self.read(reg(csr::EXC_HEAD0)), q.head0(), "head for {q:?}");
+            let head = self.read(reg(csr::EXC_HEAD0));
+            assert_eq!(head & !csr::EXC_TAG_MASK, q.head0(), "head for {q:?}");
             assert_eq!(self.read(reg(csr::EXC_HEAD1)), q.vaddr);
             assert_eq!(self.read(reg(csr::EXC_HEAD2)), q.length as u64);
             at
@@ -1104,6 +1169,7 @@ mod tests {
             access,
             invalidate: false,
             qp: 5,
+            commit: true,
         }
     }
 
@@ -1173,10 +1239,10 @@ mod tests {
         let e = entry(csr::TPT_REMOTE_READ, 7, 0x1000, 0x1000, 0x40_0000);
         b.write_entry(2, e);
         b.lookup_miss(&req(2, 7, 0x1000, 8, READ));
-        b.write(reg(csr::EXC_ANSWER), 0);
+        b.answer(None);
         assert!(!b.response(5).0);
         b.lookup_miss(&req(2, 9, 0, 0xFFFF, ATOMIC));
-        b.write(reg(csr::EXC_ANSWER), 0);
+        b.answer(None);
         assert!(!b.response(5).0);
 
         let e = Entry {
@@ -1270,12 +1336,23 @@ mod tests {
         assert_eq!(b.lookup(&req(4, 3, 0x2000, 8, ATOMIC)), FAIL);
         assert_eq!(b.lookup(&req(4, 2, 0x2000, 8, READ)), FAIL);
         assert_eq!(b.lookup(&req(4, 3, 0x2100, 8, READ)), FAIL);
+        // A check-only lookup (the responder refuses the request after the TPT check,
+        // RECEIVER_NOT_READY) passes and leaves it valid, however often.
+        let check_only = Request {
+            commit: false,
+            invalidate: true,
+            ..req(4, 3, 0x2010, 8, READ)
+        };
+        for _ in 0..2 {
+            assert_eq!(b.lookup(&check_only), ok(0x9010));
+            assert_eq!(b.read_entry(4), e, "a check-only lookup used up the entry");
+        }
         assert_eq!(b.lookup(&req(4, 3, 0x2010, 8, READ)), ok(0x9010));
         let mut cleared = e;
         cleared.word0 &= !csr::TPT_VALID;
         assert_eq!(b.read_entry(4), cleared, "only the valid bit is cleared");
         b.lookup_miss(&req(4, 3, 0x2010, 8, READ));
-        b.write(reg(csr::EXC_ANSWER), 0);
+        b.answer(None);
         assert!(!b.response(5).0);
 
         // The request's invalidate flag on a reusable entry; a failed check with the flag
@@ -1375,10 +1452,10 @@ mod tests {
         assert_eq!(b.read_entry(15), entry(RW, 1, 0x100, 0x100, 0x100));
         // Lookups beyond the table go to the exception queue.
         b.lookup_miss(&req(16, 1, 0x100, 8, READ));
-        b.write(reg(csr::EXC_ANSWER), 0);
+        b.answer(None);
         assert!(!b.response(5).0);
         b.lookup_miss(&req(0xFF_FFFF, 0xFF, 0x100, 8, READ));
-        b.write(reg(csr::EXC_ANSWER), 0);
+        b.answer(None);
         assert!(!b.response(5).0);
     }
 
@@ -1478,6 +1555,7 @@ mod tests {
             access: WRITE | ATOMIC,
             invalidate: true,
             qp: 63,
+            commit: true,
         };
         b.lookup_miss(&q);
         // Lookups wait while the head is pending; CSR commands do not.
@@ -1490,8 +1568,12 @@ mod tests {
         drive_req(&mut b.uut, None);
         b.write_entry(1, entry(RW, 1, 0, 0x10, 0x500));
         assert_eq!(b.read_entry(1), entry(RW, 1, 0, 0x10, 0x500));
+        let head = b.read(reg(csr::EXC_HEAD0));
         let answer_at = b.cycle;
-        b.write(reg(csr::EXC_ANSWER), 0xCAFE_F00D_0000_0001);
+        b.write(
+            reg(csr::EXC_ANSWER),
+            csr::exc_answer(head, Some(0xCAFE_F00D)),
+        );
         assert_eq!(b.response(3), (true, 0xCAFE_F00D, answer_at + 1));
         assert_eq!(b.read(reg(csr::EXC_HEAD0)), 0);
         assert_eq!(b.read(reg(csr::EXC_HEAD1)), 0);
@@ -1501,7 +1583,11 @@ mod tests {
         assert_eq!(b.lookup(&req(1, 1, 8, 8, READ)), ok(0x508));
         // Reject (paddr bits ignored).
         b.lookup_miss(&q);
-        b.write(reg(csr::EXC_ANSWER), 0xFFFF_FFFF_0000_0000);
+        let head = b.read(reg(csr::EXC_HEAD0));
+        b.write(
+            reg(csr::EXC_ANSWER),
+            csr::exc_answer(head, None) | 0xFFFF_FFFF_0000_0000,
+        );
         let (ok, paddr, _) = b.response(3);
         assert_eq!((ok, paddr), (false, 0));
         // Timeout: refused EXC_TIMEOUT clocks after the head became visible.
@@ -1517,11 +1603,51 @@ mod tests {
         // An answer in the last clock before the timeout still wins.
         b.write(reg(csr::EXC_TIMEOUT), 20);
         let at = b.offer(&q);
+        while b.cycle < at + 3 {
+            assert!(b.step().is_none());
+        }
+        let head = b.read(reg(csr::EXC_HEAD0));
         while b.cycle < at + 3 + 20 {
             assert!(b.step().is_none());
         }
-        b.write(reg(csr::EXC_ANSWER), 0x77_0000_0001);
+        b.write(reg(csr::EXC_ANSWER), csr::exc_answer(head, Some(0x77)));
         assert_eq!(b.response(3), (true, 0x77, at + 24));
+    }
+
+    /// An answer carries the tag of the head it answers: a driver's answer written after
+    /// its head timed out does not apply to the next head (or to none); it is counted.
+    #[test]
+    fn a_late_answer_with_an_old_tag_is_ignored() {
+        let mut b = Bench::new(16);
+        b.write(reg(csr::EXC_TIMEOUT), 10);
+        let q = req(5, 1, 0x100, 8, WRITE);
+        b.lookup_miss(&q);
+        let first = b.read(reg(csr::EXC_HEAD0));
+        assert_eq!(b.response(100).0, false, "timed out");
+        b.write(reg(csr::EXC_TIMEOUT), 1000);
+        b.lookup_miss(&q);
+        let second = b.read(reg(csr::EXC_HEAD0));
+        assert_eq!(
+            second & csr::EXC_TAG_MASK,
+            (first & csr::EXC_TAG_MASK) + (1 << csr::EXC_TAG_SHIFT)
+        );
+        // The late answer to the first head: ignored, counted; the second head waits.
+        b.write(reg(csr::EXC_ANSWER), csr::exc_answer(first, Some(0x4000)));
+        for _ in 0..20 {
+            assert!(b.step().is_none(), "the late answer answered the next head");
+        }
+        assert_eq!(b.read(reg(csr::EXC_HEAD0)), second);
+        let stale =
+            |b: &mut Bench| b.read(reg(csr::TPT_STATUS)) >> csr::TPT_STATUS_STALE_ANSWERS_SHIFT;
+        assert_eq!(stale(&mut b), 1);
+        // Its own answer applies.
+        b.write(reg(csr::EXC_ANSWER), csr::exc_answer(second, Some(0x5000)));
+        let (ok, paddr, _) = b.response(3);
+        assert_eq!((ok, paddr), (true, 0x5000));
+        // An answer with no head: ignored and counted.
+        b.write(reg(csr::EXC_ANSWER), csr::exc_answer(second, Some(0x5000)));
+        assert_eq!(stale(&mut b), 2);
+        assert_eq!(b.read(reg(csr::EXC_HEAD0)), 0);
     }
 
     #[test]
@@ -1572,6 +1698,7 @@ mod tests {
         failures: u32,
         answered: u32,
         timed_out: u32,
+        stale: u32,
         commands: u32,
         refused: u32,
         csr_stalls: u32,
@@ -1678,6 +1805,7 @@ mod tests {
             access,
             invalidate: rng.gen_bool(0.08),
             qp: rng.gen_range(0..64),
+            commit: rng.gen_bool(0.85),
         }
     }
 
@@ -1754,12 +1882,13 @@ mod tests {
                     if r == 32 && got & 1 == 1 && !answer_planned && rng.gen_bool(0.75) {
                         // The driver answers the head it has seen, sometimes too late.
                         answer_planned = true;
-                        let answer = if rng.gen_bool(0.7) {
-                            (rng.gen::<u64>() << 32) | 1
-                        } else {
-                            rng.gen::<u64>() & !1
-                        };
-                        answers.push_back((35, true, answer));
+                        let paddr = rng.gen_bool(0.7).then(|| rng.gen::<u32>());
+                        let mut answer = csr::exc_answer(got, paddr);
+                        if rng.gen_bool(0.1) {
+                            // A wrong tag: ignored like a late answer.
+                            answer ^= 1 << (16 + rng.gen_range(0..8));
+                        }
+                        answers.push_back((35, true, answer | rng.gen::<u64>() & 0xFF00_FFFE));
                     }
                 }
             } else {
@@ -1813,7 +1942,7 @@ mod tests {
                 let visible = head.as_ref().is_some_and(|h| c >= h.visible_from);
                 let front = pending.front().map(|p| p.req).unwrap_or_default();
                 let want = match r {
-                    32 if visible => front.head0(),
+                    32 if visible => front.head0() | (model.exc_tag as u64) << 16,
                     33 if visible => front.vaddr,
                     34 if visible => front.length as u64,
                     _ => model.read(r),
@@ -1821,6 +1950,7 @@ mod tests {
                 let mask = if r == 6 { !1 } else { !0 };
                 reads.push_back((c + 1, want, mask, r));
             }
+            let mut took_answer = false;
             if let Some(p) = pending.front_mut() {
                 if p.outcome == Lookup::Miss && p.accepted + 2 == c {
                     head = Some(Head {
@@ -1829,9 +1959,11 @@ mod tests {
                     });
                 }
                 if let Some(h) = head.as_mut().filter(|h| c >= h.visible_from) {
+                    let tag = model.exc_tag;
                     let resolved = match csr_accept {
-                        Some((35, true, wdata)) => {
+                        Some((35, true, wdata)) if (wdata >> 16) as u8 == tag => {
                             cov.answered += 1;
+                            took_answer = true;
                             Some(Lookup::Answer {
                                 ok: wdata & 1 == 1,
                                 paddr: if wdata & 1 == 1 {
@@ -1855,8 +1987,13 @@ mod tests {
                         p.due = Some(c + 1);
                         head = None;
                         answer_planned = false;
+                        model.exc_tag = model.exc_tag.wrapping_add(1);
                     }
                 }
+            }
+            if matches!(csr_accept, Some((35, true, _))) && !took_answer {
+                cov.stale += 1;
+                model.stale = model.stale.wrapping_add(1);
             }
             if let Some(q) = req_accept {
                 assert!(
@@ -1913,6 +2050,7 @@ mod tests {
         assert!(cov.commands > 300, "{cov:?}");
         assert!(cov.refused > 10, "{cov:?}");
         assert!(cov.csr_stalls > 100, "{cov:?}");
+        assert!(cov.stale > 10, "{cov:?}");
     }
 
     #[test]
