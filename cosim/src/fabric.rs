@@ -401,10 +401,10 @@ impl Fabric {
             self.config.ports,
             "Fabric::observe: one entry per port"
         );
-        for dst in 0..self.config.ports {
+        for (dst, output) in outputs.iter().enumerate() {
             let d = self.drive[dst];
             // A down port takes every word offered.
-            let ready = match outputs[dst] {
+            let ready = match output {
                 Some(o) if self.up[dst] => o.s_cell_ready,
                 _ => true,
             };

@@ -130,7 +130,7 @@ impl HostMemory {
     /// `size` bytes of zeroed memory (a multiple of 8).
     pub fn new(size: usize, timing: HostMemoryTiming) -> Self {
         assert!(
-            size % 8 == 0 && size > 0,
+            size.is_multiple_of(8) && size > 0,
             "HostMemory: size must be a positive multiple of 8, got {size}"
         );
         assert!(
@@ -204,7 +204,7 @@ impl HostMemory {
     }
 
     fn in_range(&self, addr: u32, words: u32) -> bool {
-        addr % 8 == 0 && (addr as u64 + 8 * words as u64) <= self.bytes.len() as u64
+        addr.is_multiple_of(8) && (addr as u64 + 8 * words as u64) <= self.bytes.len() as u64
     }
 
     /// The inputs to give the NIC this cycle.

@@ -126,7 +126,7 @@ pub struct Scoreboard {
 
 /// `a` at or before `b` in PSN order (within half the PSN space).
 fn psn_le(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) & PSN_MASK) < (PSN_MASK + 1) / 2
+    (b.wrapping_sub(a) & PSN_MASK) < 1 << (nic_abi::PSN_BITS - 1)
 }
 
 impl Scoreboard {
