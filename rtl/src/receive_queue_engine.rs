@@ -34,9 +34,13 @@
 //! - Owed responses `m_owe_valid/ready`, `m_owe_qp` (6), `m_owe_kind` (2: 0 ACK, 1 NACK,
 //!   2 READ_RESPONSE, 3 ATOMIC_RESPONSE), `m_owe_psn` (24), `m_owe_syndrome` (8),
 //!   `m_owe_addr` (32), `m_owe_length` (32), `m_owe_value` (64), `m_owe_dest_node`,
-//!   `m_owe_dest_qp` (16); `slot_busy` (64, in).
+//!   `m_owe_dest_qp` (16), `m_owe_resync` (the request's PSN became the expected one through
+//!   a resync: the QP was not synced, or a RESYNC request restarted the sequence; the answer
+//!   goes out with the RESYNC flag); `slot_busy` (64, in).
 //! - Acknowledgement events `m_ack_valid/ready`, `m_ack_qp` (6), `m_ack_psn` (24),
-//!   `m_ack_syndrome` (8), `m_ack_response`. Expect events `s_expect_valid/ready`,
+//!   `m_ack_syndrome` (8), `m_ack_response`, `m_ack_resync` (the ACK, NACK or response
+//!   carried the RESYNC flag: the remote responder restarted its PSN sequence at `psn`).
+//!   Expect events `s_expect_valid/ready`,
 //!   `s_expect_qp` (6), `s_expect_psn` (24), `s_expect_addr` (32), `s_expect_length` (32),
 //!   `s_expect_atomic`.
 //! - Completion requests `m_cpl_valid/ready`, `m_cpl_opcode` (8), `m_cpl_status` (8),
@@ -73,6 +77,11 @@
 //!   is NACKed again with that syndrome (a READ is not executed again), and a duplicate
 //!   of an older PSN is ACKed up to the PSN before it. Forgotten on a QP reset, a resync,
 //!   or once the expected PSN is more than `SEND_WINDOW` past it.
+//! - Resynced answers (`docs/nic-architecture.md`, "Rejoin support"): the answer to the
+//!   message whose PSN a resync adopted (the `NackGenerator`'s `resynced`: the QP was not
+//!   synced, or a RESYNC request outside the window) is owed with `m_owe_resync`, whatever
+//!   it is (ACK, NACK, READ or atomic response). A message that is dropped (rule 1, slot
+//!   busy) does not resync the QP, so the next one is marked instead.
 //!
 //! Latency: a message's first cell, presented at clock t, is looked up (t+1), decided
 //! (t+2) and its first beat taken at t+3 (plus the TPT lookup and the receive queue entry
@@ -204,6 +213,7 @@ pub struct ReceiveQueueEngine {
     pub m_owe_value: Signal<Out, Bits<64>>,
     pub m_owe_dest_node: Signal<Out, Bits<16>>,
     pub m_owe_dest_qp: Signal<Out, Bits<16>>,
+    pub m_owe_resync: Signal<Out, Bit>,
     pub slot_busy: Signal<In, Bits<64>>,
     pub m_ack_valid: Signal<Out, Bit>,
     pub m_ack_ready: Signal<In, Bit>,
@@ -211,6 +221,7 @@ pub struct ReceiveQueueEngine {
     pub m_ack_psn: Signal<Out, Bits<24>>,
     pub m_ack_syndrome: Signal<Out, Bits<8>>,
     pub m_ack_response: Signal<Out, Bit>,
+    pub m_ack_resync: Signal<Out, Bit>,
     pub s_expect_valid: Signal<In, Bit>,
     pub s_expect_ready: Signal<Out, Bit>,
     pub s_expect_qp: Signal<In, Bits<6>>,
@@ -311,8 +322,12 @@ pub struct ReceiveQueueEngine {
     owe_kind: DFF<Bits<2>>,
     owe_psn: DFF<Bits<24>>,
     owe_syndrome: DFF<Bits<8>>,
+    /// The owed answer's PSN became the expected one through a resync.
+    owe_resync: DFF<Bit>,
     ack_syndrome: DFF<Bits<8>>,
     ack_response: DFF<Bit>,
+    /// The acknowledgement or response being handed over carried the RESYNC flag.
+    ack_resync: DFF<Bit>,
     // ---- DMA write output register ----
     wr_valid: DFF<Bit>,
     wr_addr: DFF<Bits<32>>,
@@ -534,6 +549,7 @@ impl ReceiveQueueEngine {
             m_owe_value: Default::default(),
             m_owe_dest_node: Default::default(),
             m_owe_dest_qp: Default::default(),
+            m_owe_resync: Default::default(),
             slot_busy: Default::default(),
             m_ack_valid: Default::default(),
             m_ack_ready: Default::default(),
@@ -541,6 +557,7 @@ impl ReceiveQueueEngine {
             m_ack_psn: Default::default(),
             m_ack_syndrome: Default::default(),
             m_ack_response: Default::default(),
+            m_ack_resync: Default::default(),
             s_expect_valid: Default::default(),
             s_expect_ready: Default::default(),
             s_expect_qp: Default::default(),
@@ -627,8 +644,10 @@ impl ReceiveQueueEngine {
             owe_kind: Default::default(),
             owe_psn: Default::default(),
             owe_syndrome: Default::default(),
+            owe_resync: Default::default(),
             ack_syndrome: Default::default(),
             ack_response: Default::default(),
+            ack_resync: Default::default(),
             wr_valid: Default::default(),
             wr_addr: Default::default(),
             wr_data: Default::default(),
@@ -818,8 +837,10 @@ impl Logic for ReceiveQueueEngine {
             owe_kind,
             owe_psn,
             owe_syndrome,
+            owe_resync,
             ack_syndrome,
             ack_response,
+            ack_resync,
             wr_valid,
             wr_addr,
             wr_data,
@@ -1131,6 +1152,7 @@ impl Logic for ReceiveQueueEngine {
                     self.owe_kind.d.next = 1.into();
                     self.owe_syndrome.d.next = 0x64.into();
                     self.owe_psn.d.next = self.lk_expected.val();
+                    self.owe_resync.d.next = false;
                     self.nak_set.next = true;
                     self.state.d.next = ResponderState::Owe;
                 }
@@ -1146,6 +1168,7 @@ impl Logic for ReceiveQueueEngine {
                     if self.qp_ok.val() {
                         self.ack_syndrome.d.next = self.s_rx_immediate.val().get_bits::<8>(0);
                         self.ack_response.d.next = false;
+                        self.ack_resync.d.next = self.s_rx_flags.val().get_bit(4);
                         self.nack_count.next = self.s_rx_opcode.val() == 0x31;
                         self.state.d.next = ResponderState::AckEvent;
                     } else {
@@ -1154,6 +1177,7 @@ impl Logic for ReceiveQueueEngine {
                 } else if self.rx_is_response.val() {
                     if self.qp_ok.val() & self.expect_match.q.val() {
                         self.mode.d.next = MessageMode::ResponseWrite;
+                        self.ack_resync.d.next = self.s_rx_flags.val().get_bit(4);
                     } else {
                         self.drop_count.next = true;
                     }
@@ -1174,6 +1198,10 @@ impl Logic for ReceiveQueueEngine {
                 } else {
                     self.owe_syndrome.d.next = self.nack.syndrome.val();
                     self.owe_psn.d.next = self.s_rx_psn.val();
+                    // Answered (executed or NACKed) at a PSN adopted by a resync: the
+                    // answer says so (RESYNC), or the requester would take it as an
+                    // acknowledgement of the PSNs before it, which this QP never applied.
+                    self.owe_resync.d.next = self.nack.resynced.val();
                     if self.nack.action.val() == 3 {
                         self.owe_kind.d.next = 1.into();
                         if self.nack.syndrome.val() == 0x60 {
@@ -1711,11 +1739,13 @@ impl Logic for ReceiveQueueEngine {
         self.m_owe_value.next = self.value_reg.q.val();
         self.m_owe_dest_node.next = self.hdr_src_node.q.val();
         self.m_owe_dest_qp.next = self.hdr_src_qp.q.val();
+        self.m_owe_resync.next = self.owe_resync.q.val();
         self.m_ack_valid.next = self.state.q.val() == ResponderState::AckEvent;
         self.m_ack_qp.next = self.ctx_qp.q.val();
         self.m_ack_psn.next = self.hdr_psn.q.val();
         self.m_ack_syndrome.next = self.ack_syndrome.q.val();
         self.m_ack_response.next = self.ack_response.q.val();
+        self.m_ack_resync.next = self.ack_resync.q.val();
         self.m_cpl_valid.next = self.state.q.val() == ResponderState::Complete;
         self.m_cpl_opcode.next = self.hdr_opcode.q.val();
         self.m_cpl_status.next = self.cpl_status.q.val();
@@ -2021,6 +2051,7 @@ mod tests {
                         value: u.m_owe_value.val().to_u64(),
                         dest_node: u.m_owe_dest_node.val().to_u64() as u16,
                         dest_qp: u.m_owe_dest_qp.val().to_u64() as u16,
+                        resync: u.m_owe_resync.val(),
                     }
                     .normalised(),
                 );
@@ -2031,6 +2062,7 @@ mod tests {
                     psn: u.m_ack_psn.val().to_u32(),
                     syndrome: u.m_ack_syndrome.val().to_u64() as u8,
                     response: u.m_ack_response.val(),
+                    resync: u.m_ack_resync.val(),
                 });
             }
             if u.m_cpl_valid.val() && u.m_cpl_ready.val() {
@@ -3095,7 +3127,8 @@ mod tests {
                 qp: 1,
                 psn: 300,
                 syndrome: 0,
-                response: true
+                response: true,
+                resync: false
             }]
         );
         // Again: the expectation is gone.
@@ -3131,11 +3164,92 @@ mod tests {
                 qp: 0,
                 psn: 55,
                 syndrome: 0,
-                response: false
+                response: false,
+                resync: false
             }
         );
         assert_eq!(d.b.acks[3].syndrome, 0x65);
         assert_eq!(d.b.uut.stat_nack_received_6.val().to_u32(), 1);
+    }
+
+    /// The multi-host scoreboard's bug: a responder QP that is not synced (reset by its
+    /// rebooted host) adopts the PSN of the next message it sees. The requests before it
+    /// were never applied (here: dropped while the rebooted driver still had the QP
+    /// disabled), so the answer to that message, ACK, NACK or response, is marked
+    /// resynced (it goes out with RESYNC); the requester must not take it as an
+    /// acknowledgement of the PSNs before it. Later answers are not marked; a RESYNC
+    /// request outside the window marks its answer too, its duplicate does not. ACKs,
+    /// NACKs and responses received with RESYNC are handed to the requester as such.
+    #[test]
+    fn an_unsynced_qps_first_answer_is_marked_resynced() {
+        let mut d = Directed::new(2, false, 64, true);
+        let owed = |d: &Directed| {
+            let o = d.last_owed();
+            (o.kind, o.syndrome, o.psn, o.resync)
+        };
+        let disabled = Syndrome::RdmaDisabled as u8;
+        // Host 1 reboots: QP 0 reset and still disabled, RDMA off.
+        d.b.set_enables(&mut d.m, true, false);
+        d.b.csr_write(&mut d.m, 0, REG_QP_CTRL, 2);
+        d.settle();
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 0xcce833, 16)]);
+        assert!(d.b.owed.is_empty(), "dropped: the QP is disabled");
+        d.b.csr_write(&mut d.m, 0, REG_QP_CTRL, 1);
+        d.settle();
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 0xcce834, 16)]);
+        assert_eq!(owed(&d), (OWE_NACK, disabled, 0xcce834, true));
+        assert_eq!(d.expected_psn(0), 0xcce835);
+        d.b.set_enables(&mut d.m, true, true);
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 0xcce835, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 0xcce835, false));
+        // An executed WRITE on an unsynced QP: its ACK is marked.
+        d.b.csr_write(&mut d.m, 0, REG_QP_CTRL, 3);
+        d.settle();
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 40, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 40, true));
+        // A READ response and an atomic response (QP 1 never synced, then reset).
+        let mut read = d.msg(opcode::RDMA_READ_REQUEST, 1, 500, 0);
+        read.dma_length = 32;
+        d.send(&[read]);
+        assert_eq!(
+            owed(&d),
+            (OWE_READ_RESPONSE, 0, 500, true),
+            "{:?}",
+            d.last_owed()
+        );
+        d.b.csr_write(&mut d.m, 1, REG_QP_CTRL, 3);
+        d.settle();
+        let mut faa = d.msg(opcode::ATOMIC_FETCH_ADD, 1, 77, 16);
+        faa.dma_length = 8;
+        d.send(&[faa]);
+        assert_eq!(owed(&d), (OWE_ATOMIC_RESPONSE, 0, 77, true));
+        d.send(&[d.msg(opcode::RDMA_WRITE, 1, 78, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 78, false));
+        // A RESYNC request outside the window restarts the sequence: marked. Its
+        // retransmission is a duplicate within the window: not marked.
+        let mut w = d.msg(opcode::RDMA_WRITE, 1, 900, 16);
+        w.resync = true;
+        d.send(&[w.clone()]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 900, true));
+        d.send(&[w]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 900, false));
+        assert_eq!(d.expected_psn(1), 901);
+        // Answers received with RESYNC reach the requester side marked.
+        let mut ack = d.msg(opcode::ACK, 0, 41, 0);
+        ack.immediate = Some(0);
+        ack.resync = true;
+        let mut nack = d.msg(opcode::NACK, 0, 42, 0);
+        nack.immediate = Some(disabled as u32);
+        nack.resync = true;
+        let mut plain = d.msg(opcode::ACK, 0, 43, 0);
+        plain.immediate = Some(0);
+        d.send(&[ack, nack, plain]);
+        let got: Vec<(u32, u8, bool)> =
+            d.b.acks
+                .iter()
+                .map(|a| (a.psn, a.syndrome, a.resync))
+                .collect();
+        assert_eq!(got, [(41, 0, true), (42, disabled, true), (43, 0, false)]);
     }
 
     /// A QP reset while a message streams abandons it: no further writes, no

@@ -63,6 +63,8 @@ pub struct Owed {
     pub value: u64,
     pub dest_node: u16,
     pub dest_qp: u16,
+    /// The request's PSN was adopted by a resync (`m_owe_resync`): the answer carries RESYNC.
+    pub resync: bool,
 }
 
 impl Owed {
@@ -89,6 +91,8 @@ pub struct AckEvent {
     pub psn: u32,
     pub syndrome: u8,
     pub response: bool,
+    /// The answer carried the RESYNC flag (`m_ack_resync`).
+    pub resync: bool,
 }
 
 /// A receive completion request.
@@ -188,6 +192,7 @@ enum Mode {
         opcode: u8,
         operands: [u64; 2],
         dest: (u16, u16),
+        resync: bool,
     },
 }
 
@@ -200,7 +205,7 @@ enum End {
         completion: Option<Completion>,
     },
     /// A read or atomic response for this NIC's own request.
-    Response { qp: usize, psn: u32 },
+    Response { qp: usize, psn: u32, resync: bool },
 }
 
 /// The responder model.
@@ -437,6 +442,7 @@ impl ResponderModel {
                     psn: h.psn,
                     syndrome,
                     response: false,
+                    resync: h.flags & flag::RESYNC != 0,
                 });
                 if h.opcode == opcode::NACK {
                     if let Some(i) = Syndrome::from_code(syndrome).and_then(|s| s.counter_index()) {
@@ -454,7 +460,11 @@ impl ResponderModel {
                         self.mode = Mode::Write {
                             base: e.addr,
                             limit: if atomic { e.length.min(8) } else { e.length },
-                            end: End::Response { qp, psn: h.psn },
+                            end: End::Response {
+                                qp,
+                                psn: h.psn,
+                                resync: h.flags & flag::RESYNC != 0,
+                            },
                         };
                     }
                     _ => self.dropped += 1,
@@ -557,6 +567,8 @@ impl ResponderModel {
                 st.refused = Some((h.psn, s));
             }
             m.owe(qp, node, src_qp, OWE_NACK, h.psn, s);
+            // A resync adopts the PSN (so it is never a duplicate): the NACK says so.
+            m.owed.last_mut().unwrap().resync = resync;
         };
         if !self.enable_send_recv {
             return nack(self, Syndrome::RemoteOperationalError);
@@ -642,6 +654,7 @@ impl ResponderModel {
                 length: o.reth.dma_length,
                 dest_node: node,
                 dest_qp: src_qp,
+                resync,
                 ..Default::default()
             });
             return;
@@ -689,6 +702,7 @@ impl ResponderModel {
                 opcode: op,
                 operands: [0; 2],
                 dest: (node, src_qp),
+                resync,
             };
             return;
         }
@@ -703,6 +717,7 @@ impl ResponderModel {
             },
             dest_node: node,
             dest_qp: src_qp,
+            resync,
             ..Default::default()
         };
         let completion = consumes.then_some(Completion {
@@ -737,7 +752,7 @@ impl ResponderModel {
         match mode {
             Mode::Discard => {}
             Mode::Write {
-                end: End::Response { qp, psn },
+                end: End::Response { qp, psn, resync },
                 ..
             } => {
                 self.qps[qp].expect = None;
@@ -746,6 +761,7 @@ impl ResponderModel {
                     psn,
                     syndrome: 0,
                     response: true,
+                    resync,
                 });
             }
             Mode::Write {
@@ -780,6 +796,7 @@ impl ResponderModel {
                 opcode: op,
                 operands,
                 dest,
+                resync,
             } => {
                 let original = self.read_word(paddr);
                 if op == opcode::ATOMIC_FETCH_ADD {
@@ -798,6 +815,7 @@ impl ResponderModel {
                     value: original,
                     dest_node: dest.0,
                     dest_qp: dest.1,
+                    resync,
                     ..Default::default()
                 });
             }
