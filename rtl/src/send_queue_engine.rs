@@ -2447,8 +2447,10 @@ mod tests {
                 return vec![]; // lost on the way
             }
             let just_before = |p: u32, e: u32| (1..=SEND_WINDOW).contains(&psn_distance(e, p));
-            // A resync adopts the PSN; the answer to this message says so (RESYNC).
+            // A resync adopts the PSN; the answer to this message says so (RESYNC) unless
+            // the request asked for it (then it is the requester's oldest PSN).
             let resynced = !r.synced || (m.resync && !just_before(m.psn, r.expected));
+            let marked = resynced && !m.resync;
             if resynced {
                 r.expected = m.psn;
                 r.synced = true;
@@ -2515,7 +2517,7 @@ mod tests {
                 r.nak_sent = true;
                 out.push(AckEvent::nack(q, r.expected, Syndrome::SequenceError));
             }
-            if resynced {
+            if marked {
                 for ev in out.iter_mut() {
                     ev.resync = true;
                 }
