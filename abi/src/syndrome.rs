@@ -76,6 +76,10 @@ pub enum CompletionStatus {
     RetryExceeded,
     LocalAddressError,
     BadOpcode,
+    /// Local status: the responder restarted its PSN sequence (its QP was reset, e.g. its
+    /// host rebooted) at a later PSN, so this WQE was not (or no longer) applied there. Set
+    /// for the WQEs before the PSN of an answer that carries the RESYNC flag.
+    ResponderRestarted,
     /// The responder's NACK.
     Remote(Syndrome),
     /// A code this crate does not know.
@@ -88,6 +92,7 @@ impl CompletionStatus {
     pub const RETRY_EXCEEDED: u8 = 0x02;
     pub const LOCAL_ADDRESS_ERROR: u8 = 0x03;
     pub const BAD_OPCODE: u8 = 0x04;
+    pub const RESPONDER_RESTARTED: u8 = 0x05;
 
     pub fn from_code(code: u8) -> Self {
         match code {
@@ -96,6 +101,7 @@ impl CompletionStatus {
             Self::RETRY_EXCEEDED => Self::RetryExceeded,
             Self::LOCAL_ADDRESS_ERROR => Self::LocalAddressError,
             Self::BAD_OPCODE => Self::BadOpcode,
+            Self::RESPONDER_RESTARTED => Self::ResponderRestarted,
             c => match Syndrome::from_code(c) {
                 Some(s) if s != Syndrome::Ack => Self::Remote(s),
                 _ => Self::Unknown(c),
@@ -110,6 +116,7 @@ impl CompletionStatus {
             Self::RetryExceeded => Self::RETRY_EXCEEDED,
             Self::LocalAddressError => Self::LOCAL_ADDRESS_ERROR,
             Self::BadOpcode => Self::BAD_OPCODE,
+            Self::ResponderRestarted => Self::RESPONDER_RESTARTED,
             Self::Remote(s) => s as u8,
             Self::Unknown(c) => c,
         }
@@ -132,9 +139,17 @@ mod tests {
         }
         assert_eq!(Syndrome::Ack.counter_index(), None);
         assert_eq!(Syndrome::from_code(0x67), None);
-        for c in 0..=4u8 {
+        for c in 0..=5u8 {
             assert_eq!(CompletionStatus::from_code(c).code(), c);
+            assert!(!matches!(
+                CompletionStatus::from_code(c),
+                CompletionStatus::Unknown(_)
+            ));
         }
+        assert_eq!(
+            CompletionStatus::from_code(5),
+            CompletionStatus::ResponderRestarted
+        );
         assert_eq!(
             CompletionStatus::from_code(0x99),
             CompletionStatus::Unknown(0x99)

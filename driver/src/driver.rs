@@ -762,11 +762,17 @@ impl<A: NicAccess> Driver<A> {
             });
         };
         self.complete_op(node, record.op);
-        if let CompletionStatus::Remote(syndrome) = status {
-            self.events.push_back(Event::HardwareNack {
+        match status {
+            CompletionStatus::Remote(syndrome) => self.events.push_back(Event::HardwareNack {
                 from: node,
                 syndrome,
-            });
+            }),
+            // The peer's NIC restarted its PSN sequence (it rebooted): bar it until it
+            // rejoins, as for a barring NACK.
+            CompletionStatus::ResponderRestarted => self
+                .events
+                .push_back(Event::ResponderRestarted { from: node }),
+            _ => {}
         }
         match record.kind {
             SendKind::Control => {

@@ -205,7 +205,9 @@ impl HeartbeatMachine {
                     _ => {}
                 }
             }
-            Event::HardwareNack { from, .. } | Event::FenceDrained { node: from } => {
+            Event::HardwareNack { from, .. }
+            | Event::ResponderRestarted { from }
+            | Event::FenceDrained { node: from } => {
                 self.check_node(from)?;
             }
             Event::Timeout => {

@@ -22,7 +22,9 @@
 //! N and pushes its local TPT part to N.
 //!
 //! **Hardware NACK.** A NACK with a syndrome of [`nack_bars`] bars the node (and clears its
-//! TPT part, stops updates to it) until it rejoins: BOOTING then RDMA_READY again.
+//! TPT part, stops updates to it) until it rejoins: BOOTING then RDMA_READY again. So does
+//! a send completion with status RESPONDER_RESTARTED ([`Event::ResponderRestarted`]): the
+//! node's NIC restarted its PSN sequence, i.e. it rebooted.
 //!
 //! # Decisions where 000 is silent
 //!
@@ -98,6 +100,15 @@ pub enum Event {
         from: NodeId,
         /// The NACK's syndrome.
         syndrome: Syndrome,
+    },
+    /// An operation this node sent to `from` completed with status RESPONDER_RESTARTED
+    /// (0x05): `from`'s NIC answered a later message of the queue pair after restarting its
+    /// PSN sequence (its queue pair was reset: the node rebooted), so the operation was lost
+    /// with its previous incarnation. Handled like a barring NACK ([`nack_bars`]): the node
+    /// is barred until it rejoins.
+    ResponderRestarted {
+        /// The node the operation was for.
+        from: NodeId,
     },
     /// The timer set by the last [`Action::SetTimer`] has expired (an early or stale timeout
     /// is ignored).
@@ -478,6 +489,10 @@ impl RejoinMachine {
                 if nack_bars(syndrome) {
                     self.on_nack(now, x, &mut out);
                 }
+            }
+            Event::ResponderRestarted { from } => {
+                let x = self.check_node(from)?;
+                self.on_nack(now, x, &mut out);
             }
             Event::Timeout => self.on_timeout(now, &mut out),
             Event::FenceDrained { node } => {
@@ -988,6 +1003,26 @@ mod tests {
         )
         .unwrap();
         assert!(rx(&mut m, 1, upd).is_empty());
+    }
+
+    #[test]
+    fn responder_restarted_bars_like_a_barring_nack() {
+        let mut m = RejoinMachine::new(RejoinConfig::new(0, 3, 100)).unwrap();
+        boot(&mut m, 3, 1);
+        rx(
+            &mut m,
+            1,
+            ControlMessage::Ack {
+                incarnation: 1,
+                joined: true,
+            },
+        );
+        let upd = ControlMessage::TptRemove(TptRemove::new(vec![1]).unwrap());
+        assert_eq!(rx(&mut m, 1, upd.clone()).len(), 1);
+        let a = m.handle(5, Event::ResponderRestarted { from: 1 }).unwrap();
+        assert!(a.contains(&Action::ClearRemoteTpt { node: 1 }), "{a:?}");
+        assert!(rx(&mut m, 1, upd).is_empty(), "barred until it rejoins");
+        assert!(m.handle(6, Event::ResponderRestarted { from: 7 }).is_err());
     }
 
     #[test]

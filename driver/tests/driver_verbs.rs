@@ -683,15 +683,31 @@ fn hand_written_completions_drive_the_protocol() {
     assert!(d.nic().0.push_cqe(cqe));
     assert!(d.poll(3).unwrap().is_empty());
     assert_eq!(d.outstanding(1), 1, "RDMA_READY still outstanding");
+    // RDMA_READY completes with RESPONDER_RESTARTED (node 1's NIC restarted its PSN
+    // sequence: it rebooted): node 1 is barred until it rejoins, as for a barring NACK.
+    let cqe = Cqe {
+        opcode: ready.opcode,
+        status: CompletionStatus::RESPONDER_RESTARTED,
+        qp: 1,
+        byte_count: ready.length,
+        wqe_index: start + 1,
+        src_node: 1,
+        wr_id: ready.wr_id,
+        ..Cqe::default()
+    };
+    assert!(d.nic().0.push_cqe(cqe));
+    assert!(d.poll(4).unwrap().is_empty());
+    assert_eq!(d.outstanding(1), 0);
+    assert!(d.is_barred(1), "a restarted responder is barred");
     // A completion out of order, and one for a queue pair not in use: typed errors.
     let mut bad = cqe;
     bad.wqe_index = start + 5;
     assert!(d.nic().0.push_cqe(bad));
     assert_eq!(
-        d.poll(4),
+        d.poll(5),
         Err(DriverError::CompletionOutOfOrder {
             qp: 1,
-            expected: (start + 1) & 0xFF_FFFF,
+            expected: (start + 2) & 0xFF_FFFF,
             got: start + 5
         })
     );

@@ -25,6 +25,9 @@
 //!   PSN (a NACK that consumed its PSN: every syndrome but SEQUENCE_ERROR and
 //!   CRC_OR_MALFORMED) and its syndrome. The engine keeps it valid only while it lies
 //!   within `SEND_WINDOW` PSNs behind the expected one (see "Refused PSNs" below).
+//! - `rs_valid`, `rs_psn` (24): the PSN the QP last resynced at (adopted as the expected
+//!   one), kept while it lies within `SEND_WINDOW` PSNs behind the expected one (see
+//!   "Resync point" below).
 //!
 //! Outputs:
 //! - `action` (2): [`ACTION_EXECUTE`] (0), [`ACTION_DUPLICATE`] (1: answer again, do not
@@ -45,8 +48,9 @@
 //! Rule order (the first rule that applies decides):
 //! 1. QP missing, disabled or source mismatch → drop (counted). Opcode that is not a
 //!    request → drop (counted).
-//! 2. PSN, after the resync: ahead (`(expected - psn) mod 2^24 >= 2^23`) → NACK
-//!    SEQUENCE_ERROR (0x60), or a silent drop while `nak_sent`. Duplicate
+//! 2. PSN, after the resync: ahead (`(expected - psn) mod 2^24 >= 2^23`), or a duplicate
+//!    before the resync point → NACK SEQUENCE_ERROR (0x60), or a silent drop while
+//!    `nak_sent`. Duplicate
 //!    (`1..2^23` behind) → answer again: the duplicate of the refused PSN its NACK again
 //!    (`refused_syndrome`, whatever the opcode); SEND / WRITE an ACK (`ack_psn`), an
 //!    atomic whose PSN is the saved one its saved value (otherwise drop, counted), a READ
@@ -68,6 +72,14 @@
 //! ACK and complete the refused WQE with success. So the answer to a PSN never changes:
 //! its duplicate gets the same NACK (which acknowledges every PSN before it), and a
 //! duplicate before it an ACK that stops short of it.
+//!
+//! Resync point: a QP that resynced at PSN r never applied the PSNs before r in its
+//! current incarnation (its host rebooted, or the requester skipped them). A duplicate
+//! before r would otherwise be ACKed with `ack_psn` (>= r - 1), telling the requester
+//! they were applied. It is answered like a request ahead of the expected PSN: SEQUENCE_ERROR
+//! with the expected PSN, which the engine sends with RESYNC (every answer is marked while
+//! the resync point is kept), so the requester completes the WQEs before it with
+//! RESPONDER_RESTARTED and goes on from the expected PSN.
 //!
 //! Latency: combinational. Limits: none (no parameters).
 
@@ -106,6 +118,8 @@ pub struct NackGenerator {
     pub refused_valid: Signal<In, Bit>,
     pub refused_psn: Signal<In, Bits<24>>,
     pub refused_syndrome: Signal<In, Bits<8>>,
+    pub rs_valid: Signal<In, Bit>,
+    pub rs_psn: Signal<In, Bits<24>>,
     pub action: Signal<Out, Bits<2>>,
     pub syndrome: Signal<Out, Bits<8>>,
     pub resynced: Signal<Out, Bit>,
@@ -132,6 +146,9 @@ pub struct NackGenerator {
     refused_back: Signal<Local, Bits<24>>,
     refused_hit: Signal<Local, Bit>,
     refused_before: Signal<Local, Bit>,
+    // The resync point: how far behind the expected one; this PSN is a duplicate before it.
+    rs_back: Signal<Local, Bits<24>>,
+    rs_before: Signal<Local, Bit>,
     // Rule 5's static part.
     request_ok: Signal<Local, Bit>,
     // The decision before the owed-slot rule.
@@ -173,6 +190,9 @@ impl Logic for NackGenerator {
             self.refused_valid.val() & (self.psn.val() == self.refused_psn.val());
         self.refused_before.next =
             self.refused_valid.val() & (self.behind.val() > self.refused_back.val());
+        self.rs_back.next = self.expected_psn.val() - self.rs_psn.val();
+        self.rs_before.next =
+            self.rs_valid.val() & !self.sequential.val() & (self.behind.val() > self.rs_back.val());
         self.ack_psn.next = self.expected_psn.val() - 1;
         if self.refused_before.val() {
             self.ack_psn.next = self.refused_psn.val() - 1;
@@ -189,7 +209,7 @@ impl Logic for NackGenerator {
             // Rule 1: dropped, counted.
         } else if !(self.is_send.val() | self.is_rdma.val()) {
             // Not a request opcode: dropped, counted.
-        } else if self.ahead.val() {
+        } else if self.ahead.val() | self.rs_before.val() {
             if self.nak_sent.val() {
                 self.counted.next = false;
             } else {
@@ -288,6 +308,8 @@ mod tests {
         pub refused_valid: bool,
         pub refused_psn: u32,
         pub refused_syndrome: u8,
+        pub rs_valid: bool,
+        pub rs_psn: u32,
     }
 
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -321,7 +343,9 @@ mod tests {
                 i.expected_psn
             };
             let d = psn_distance(expected, i.psn);
-            if d >= 1 << 23 {
+            // A duplicate before the resync point is treated as ahead.
+            let before_resync = d != 0 && i.rs_valid && d > psn_distance(i.expected_psn, i.rs_psn);
+            if d >= 1 << 23 || before_resync {
                 return if i.nak_sent {
                     (Drop { counted: false }, false)
                 } else {
@@ -412,6 +436,8 @@ mod tests {
         uut.refused_valid.next = i.refused_valid;
         uut.refused_psn.next = (i.refused_psn as u64).to_bits();
         uut.refused_syndrome.next = (i.refused_syndrome as u64).to_bits();
+        uut.rs_valid.next = i.rs_valid;
+        uut.rs_psn.next = (i.rs_psn as u64).to_bits();
         settle(uut);
     }
 
@@ -507,8 +533,9 @@ mod tests {
                 _ => &[(0, 100, 0)],
             };
             for &(psn, expected_psn) in &psn_cases() {
-                // No refusal; this PSN refused; a later PSN refused (this one before it).
-                for refused in 0..3u32 {
+                // No refusal; this PSN refused; a later PSN refused (this one before it);
+                // no refusal but a resync point at this PSN, or after it.
+                for refused in 0..5u32 {
                     for &(vaddr_low, msg_length, dma_length) in shapes {
                         for bits in 0u32..1 << 13 {
                             let b = |k: u32| bits >> k & 1 != 0;
@@ -532,9 +559,11 @@ mod tests {
                                 rq_empty: b(10),
                                 length_error: b(11),
                                 slot_busy: b(12),
-                                refused_valid: refused != 0,
-                                refused_psn: (psn + refused - 1) & PSN_MASK,
+                                refused_valid: refused == 1 || refused == 2,
+                                refused_psn: (psn + refused.max(1) - 1) & PSN_MASK,
                                 refused_syndrome: Syndrome::RemoteAccessError as u8,
+                                rs_valid: refused >= 3,
+                                rs_psn: (psn + refused.max(3) - 3) & PSN_MASK,
                             };
                             check(&mut uut, &i);
                             n += 1;
@@ -665,6 +694,7 @@ mod tests {
             dma_length in prop_oneof![Just(8u32), Just(16), any::<u32>()],
             refused_back in 0u32..10,
             refused_syndrome in prop::sample::select(vec![0x20u8, 0x61, 0x62, 0x63, 0x65]),
+            rs_back in 0u32..10,
         ) {
             let b = |k: u32| bits >> k & 1 != 0;
             let psn = if near { expected_psn.wrapping_sub(back) & PSN_MASK } else { psn };
@@ -691,6 +721,8 @@ mod tests {
                 refused_valid: b(20),
                 refused_psn: if b(21) { psn } else { expected_psn.wrapping_sub(refused_back) & PSN_MASK },
                 refused_syndrome,
+                rs_valid: b(22),
+                rs_psn: if b(23) { psn } else { expected_psn.wrapping_sub(rs_back) & PSN_MASK },
             };
             let mut uut = NackGenerator::new();
             uut.connect_all();

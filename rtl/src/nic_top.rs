@@ -354,6 +354,7 @@ impl Logic for NicTop {
         self.sq.s_ack_psn.next = self.rq.m_ack_psn.val();
         self.sq.s_ack_syndrome.next = self.rq.m_ack_syndrome.val();
         self.sq.s_ack_response.next = self.rq.m_ack_response.val();
+        self.sq.s_ack_resync.next = self.rq.m_ack_resync.val();
         self.resp.s_owe_valid.next = self.rq.m_owe_valid.val();
         self.rq.m_owe_ready.next = self.resp.s_owe_ready.val();
         self.resp.s_owe_qp.next = self.rq.m_owe_qp.val();
@@ -365,6 +366,7 @@ impl Logic for NicTop {
         self.resp.s_owe_value.next = self.rq.m_owe_value.val();
         self.resp.s_owe_dest_node.next = self.rq.m_owe_dest_node.val();
         self.resp.s_owe_dest_qp.next = self.rq.m_owe_dest_qp.val();
+        self.resp.s_owe_resync.next = self.rq.m_owe_resync.val();
         self.rq.slot_busy.next = self.resp.slot_busy.val();
 
         // The TPT (CSR side port and lookups). Without one, NicCsr never forwards (TPT

@@ -34,9 +34,13 @@
 //! - Owed responses `m_owe_valid/ready`, `m_owe_qp` (6), `m_owe_kind` (2: 0 ACK, 1 NACK,
 //!   2 READ_RESPONSE, 3 ATOMIC_RESPONSE), `m_owe_psn` (24), `m_owe_syndrome` (8),
 //!   `m_owe_addr` (32), `m_owe_length` (32), `m_owe_value` (64), `m_owe_dest_node`,
-//!   `m_owe_dest_qp` (16); `slot_busy` (64, in).
+//!   `m_owe_dest_qp` (16), `m_owe_resync` (the request's PSN became the expected one through
+//!   a resync: the QP was not synced, or a RESYNC request restarted the sequence; the answer
+//!   goes out with the RESYNC flag); `slot_busy` (64, in).
 //! - Acknowledgement events `m_ack_valid/ready`, `m_ack_qp` (6), `m_ack_psn` (24),
-//!   `m_ack_syndrome` (8), `m_ack_response`. Expect events `s_expect_valid/ready`,
+//!   `m_ack_syndrome` (8), `m_ack_response`, `m_ack_resync` (the ACK, NACK or response
+//!   carried the RESYNC flag: the remote responder restarted its PSN sequence at `psn`).
+//!   Expect events `s_expect_valid/ready`,
 //!   `s_expect_qp` (6), `s_expect_psn` (24), `s_expect_addr` (32), `s_expect_length` (32),
 //!   `s_expect_atomic`.
 //! - Completion requests `m_cpl_valid/ready`, `m_cpl_opcode` (8), `m_cpl_status` (8),
@@ -76,6 +80,15 @@
 //!   is NACKed again with that syndrome (a READ is not executed again), and a duplicate
 //!   of an older PSN is ACKed up to the PSN before it. Forgotten on a QP reset, a resync,
 //!   or once the expected PSN is more than `SEND_WINDOW` past it.
+//! - Resynced answers (`docs/nic-architecture.md`, "Rejoin support"): the answer to a
+//!   request whose PSN a resync adopted although the request did not carry RESYNC (the
+//!   QP was not synced: this host rebooted) is owed with `m_owe_resync`, whatever it is
+//!   (ACK, NACK, READ or atomic response), and so is every answer while that resync point
+//!   is kept (a bit and a 64 x 24 RAM per QP: until the expected PSN is more than
+//!   `SEND_WINDOW` past it; forgotten on a QP reset and on a resync a RESYNC request asks
+//!   for). A duplicate before the resync point is answered SEQUENCE_ERROR (the
+//!   `NackGenerator`), never ACKed. A message that is dropped (rule 1, slot busy) does not
+//!   resync the QP, so the next one is marked instead.
 //!
 //! Latency: a message's first cell, presented at clock t, is looked up (t+1), decided
 //! (t+2) and its first beat taken at t+3 (plus the TPT lookup and the receive queue entry
@@ -207,6 +220,7 @@ pub struct ReceiveQueueEngine {
     pub m_owe_value: Signal<Out, Bits<64>>,
     pub m_owe_dest_node: Signal<Out, Bits<16>>,
     pub m_owe_dest_qp: Signal<Out, Bits<16>>,
+    pub m_owe_resync: Signal<Out, Bit>,
     pub slot_busy: Signal<In, Bits<64>>,
     pub m_ack_valid: Signal<Out, Bit>,
     pub m_ack_ready: Signal<In, Bit>,
@@ -214,6 +228,7 @@ pub struct ReceiveQueueEngine {
     pub m_ack_psn: Signal<Out, Bits<24>>,
     pub m_ack_syndrome: Signal<Out, Bits<8>>,
     pub m_ack_response: Signal<Out, Bit>,
+    pub m_ack_resync: Signal<Out, Bit>,
     pub s_expect_valid: Signal<In, Bit>,
     pub s_expect_ready: Signal<Out, Bit>,
     pub s_expect_qp: Signal<In, Bits<6>>,
@@ -293,6 +308,9 @@ pub struct ReceiveQueueEngine {
     /// The QP's last refused PSN (23:0) and its syndrome (31:24), and whether it is valid.
     refused_reg: DFF<Bits<32>>,
     refused_valid: DFF<Bit>,
+    /// The QP's resync point (the PSN it last resynced at) and whether it is kept.
+    rs_reg: DFF<Bits<24>>,
+    rs_valid: DFF<Bit>,
     atomic_match: DFF<Bit>,
     expect_match: DFF<Bit>,
     access_ok: DFF<Bit>,
@@ -315,8 +333,12 @@ pub struct ReceiveQueueEngine {
     owe_kind: DFF<Bits<2>>,
     owe_psn: DFF<Bits<24>>,
     owe_syndrome: DFF<Bits<8>>,
+    /// The owed answer's PSN became the expected one through a resync.
+    owe_resync: DFF<Bit>,
     ack_syndrome: DFF<Bits<8>>,
     ack_response: DFF<Bit>,
+    /// The acknowledgement or response being handed over carried the RESYNC flag.
+    ack_resync: DFF<Bit>,
     // ---- DMA write output register ----
     wr_valid: DFF<Bit>,
     wr_addr: DFF<Bits<32>>,
@@ -332,6 +354,7 @@ pub struct ReceiveQueueEngine {
     synced_bits: DFF<Bits<64>>,
     nak_bits: DFF<Bits<64>>,
     refused_bits: DFF<Bits<64>>,
+    rs_bits: DFF<Bits<64>>,
     expect_bits: DFF<Bits<64>>,
     atomic_bits: DFF<Bits<64>>,
     // ---- Counters ----
@@ -356,6 +379,8 @@ pub struct ReceiveQueueEngine {
     atomic_psn_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
     /// Last refused PSN 23:0, its syndrome 31:24 (valid: `refused_bits`).
     refused_ram: RAM<Bits<32>, QP_ADDRESS_BITS>,
+    /// The PSN the QP last resynced at (valid: `rs_bits`).
+    rs_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
     atomic_value_ram: RAM<Bits<64>, QP_ADDRESS_BITS>,
     /// Expected response: PSN 23:0, atomic 24.
     expect_psn_ram: RAM<Bits<25>, QP_ADDRESS_BITS>,
@@ -412,6 +437,12 @@ pub struct ReceiveQueueEngine {
     /// past the refused PSN: the requester can no longer retransmit it.
     refused_far_next: Signal<Local, Bit>,
     refused_far_commit: Signal<Local, Bit>,
+    rs_set: Signal<Local, Bit>,
+    rs_clear: Signal<Local, Bit>,
+    /// The expected PSN after a Decide's READ or NACK, or a Commit, is more than
+    /// `SEND_WINDOW` past the resync point: the requester has nothing before it outstanding.
+    rs_far_next: Signal<Local, Bit>,
+    rs_far_commit: Signal<Local, Bit>,
     expect_clear: Signal<Local, Bit>,
     drop_count: Signal<Local, Bit>,
     nack_count: Signal<Local, Bit>,
@@ -449,6 +480,8 @@ pub struct ReceiveQueueEngine {
     nak_clear_mask: Signal<Local, Bits<64>>,
     refused_set_mask: Signal<Local, Bits<64>>,
     refused_clear_mask: Signal<Local, Bits<64>>,
+    rs_set_mask: Signal<Local, Bits<64>>,
+    rs_clear_mask: Signal<Local, Bits<64>>,
     expect_set_mask: Signal<Local, Bits<64>>,
     expect_clear_mask: Signal<Local, Bits<64>>,
     atomic_set_mask: Signal<Local, Bits<64>>,
@@ -538,6 +571,7 @@ impl ReceiveQueueEngine {
             m_owe_value: Default::default(),
             m_owe_dest_node: Default::default(),
             m_owe_dest_qp: Default::default(),
+            m_owe_resync: Default::default(),
             slot_busy: Default::default(),
             m_ack_valid: Default::default(),
             m_ack_ready: Default::default(),
@@ -545,6 +579,7 @@ impl ReceiveQueueEngine {
             m_ack_psn: Default::default(),
             m_ack_syndrome: Default::default(),
             m_ack_response: Default::default(),
+            m_ack_resync: Default::default(),
             s_expect_valid: Default::default(),
             s_expect_ready: Default::default(),
             s_expect_qp: Default::default(),
@@ -615,6 +650,8 @@ impl ReceiveQueueEngine {
             nak_reg: Default::default(),
             refused_reg: Default::default(),
             refused_valid: Default::default(),
+            rs_reg: Default::default(),
+            rs_valid: Default::default(),
             atomic_match: Default::default(),
             expect_match: Default::default(),
             access_ok: Default::default(),
@@ -632,8 +669,10 @@ impl ReceiveQueueEngine {
             owe_kind: Default::default(),
             owe_psn: Default::default(),
             owe_syndrome: Default::default(),
+            owe_resync: Default::default(),
             ack_syndrome: Default::default(),
             ack_response: Default::default(),
+            ack_resync: Default::default(),
             wr_valid: Default::default(),
             wr_addr: Default::default(),
             wr_data: Default::default(),
@@ -646,6 +685,7 @@ impl ReceiveQueueEngine {
             synced_bits: Default::default(),
             nak_bits: Default::default(),
             refused_bits: Default::default(),
+            rs_bits: Default::default(),
             expect_bits: Default::default(),
             atomic_bits: Default::default(),
             messages_received: Default::default(),
@@ -665,6 +705,7 @@ impl ReceiveQueueEngine {
             resp_ram: Default::default(),
             atomic_psn_ram: Default::default(),
             refused_ram: Default::default(),
+            rs_ram: Default::default(),
             atomic_value_ram: Default::default(),
             expect_psn_ram: Default::default(),
             expect_buf_ram: Default::default(),
@@ -717,6 +758,10 @@ impl ReceiveQueueEngine {
             refused_wdata: Default::default(),
             refused_far_next: Default::default(),
             refused_far_commit: Default::default(),
+            rs_set: Default::default(),
+            rs_clear: Default::default(),
+            rs_far_next: Default::default(),
+            rs_far_commit: Default::default(),
             expect_clear: Default::default(),
             drop_count: Default::default(),
             nack_count: Default::default(),
@@ -754,6 +799,8 @@ impl ReceiveQueueEngine {
             nak_clear_mask: Default::default(),
             refused_set_mask: Default::default(),
             refused_clear_mask: Default::default(),
+            rs_set_mask: Default::default(),
+            rs_clear_mask: Default::default(),
             expect_set_mask: Default::default(),
             expect_clear_mask: Default::default(),
             atomic_set_mask: Default::default(),
@@ -805,6 +852,8 @@ impl Logic for ReceiveQueueEngine {
             nak_reg,
             refused_reg,
             refused_valid,
+            rs_reg,
+            rs_valid,
             atomic_match,
             expect_match,
             access_ok,
@@ -823,8 +872,10 @@ impl Logic for ReceiveQueueEngine {
             owe_kind,
             owe_psn,
             owe_syndrome,
+            owe_resync,
             ack_syndrome,
             ack_response,
+            ack_resync,
             wr_valid,
             wr_addr,
             wr_data,
@@ -837,6 +888,7 @@ impl Logic for ReceiveQueueEngine {
             synced_bits,
             nak_bits,
             refused_bits,
+            rs_bits,
             expect_bits,
             atomic_bits,
             messages_received,
@@ -864,6 +916,8 @@ impl Logic for ReceiveQueueEngine {
         self.atomic_psn_ram.write_clock.next = self.clock.val();
         self.refused_ram.read_clock.next = self.clock.val();
         self.refused_ram.write_clock.next = self.clock.val();
+        self.rs_ram.read_clock.next = self.clock.val();
+        self.rs_ram.write_clock.next = self.clock.val();
         self.atomic_value_ram.read_clock.next = self.clock.val();
         self.atomic_value_ram.write_clock.next = self.clock.val();
         self.expect_psn_ram.read_clock.next = self.clock.val();
@@ -945,6 +999,8 @@ impl Logic for ReceiveQueueEngine {
         self.nack.refused_valid.next = self.refused_valid.q.val();
         self.nack.refused_psn.next = self.refused_reg.q.val().get_bits::<24>(0);
         self.nack.refused_syndrome.next = self.refused_reg.q.val().get_bits::<8>(24);
+        self.nack.rs_valid.next = self.rs_valid.q.val();
+        self.nack.rs_psn.next = self.rs_reg.q.val();
         self.effective.next = self.expected_reg.q.val();
         if self.nack.resynced.val() {
             self.effective.next = self.s_rx_psn.val();
@@ -955,6 +1011,8 @@ impl Logic for ReceiveQueueEngine {
             (self.effective_next.val() - self.refused_reg.q.val().get_bits::<24>(0)) > 8;
         self.refused_far_commit.next =
             (self.commit_expected.val() - self.refused_reg.q.val().get_bits::<24>(0)) > 8;
+        self.rs_far_next.next = (self.effective_next.val() - self.rs_reg.q.val()) > 8;
+        self.rs_far_commit.next = (self.commit_expected.val() - self.rs_reg.q.val()) > 8;
         self.commit_ci.next = self.rq_ci_reg.q.val();
         if self.hdr_consumes.val() {
             self.commit_ci.next = self.rq_ci_reg.q.val() + 1;
@@ -1010,6 +1068,8 @@ impl Logic for ReceiveQueueEngine {
         self.nak_clear.next = false;
         self.refused_set.next = false;
         self.refused_clear.next = false;
+        self.rs_set.next = false;
+        self.rs_clear.next = false;
         self.refused_wdata.next = bit_cast::<32, 24>(self.s_rx_psn.val())
             | (bit_cast::<32, 8>(self.nack.syndrome.val()) << 24);
         self.expect_clear.next = false;
@@ -1075,6 +1135,8 @@ impl Logic for ReceiveQueueEngine {
                     .get_bit(self.ctx_qp.q.val().index());
                 self.nak_reg.d.next = self.nak_bits.q.val().get_bit(self.ctx_qp.q.val().index());
                 self.refused_reg.d.next = self.refused_ram.read_data.val();
+                self.rs_reg.d.next = self.rs_ram.read_data.val();
+                self.rs_valid.d.next = self.rs_bits.q.val().get_bit(self.ctx_qp.q.val().index());
                 self.refused_valid.d.next = self
                     .refused_bits
                     .q
@@ -1136,6 +1198,10 @@ impl Logic for ReceiveQueueEngine {
                     self.owe_kind.d.next = 1.into();
                     self.owe_syndrome.d.next = 0x64.into();
                     self.owe_psn.d.next = self.lk_expected.val();
+                    // Marked while the resync point is kept (it acknowledges the PSNs
+                    // before the expected one).
+                    self.owe_resync.d.next =
+                        self.rs_bits.q.val().get_bit(self.ctx_qp.q.val().index());
                     self.nak_set.next = true;
                     self.state.d.next = ResponderState::Owe;
                 }
@@ -1151,6 +1217,7 @@ impl Logic for ReceiveQueueEngine {
                     if self.qp_ok.val() {
                         self.ack_syndrome.d.next = self.s_rx_immediate.val().get_bits::<8>(0);
                         self.ack_response.d.next = false;
+                        self.ack_resync.d.next = self.s_rx_flags.val().get_bit(4);
                         self.nack_count.next = self.s_rx_opcode.val() == 0x31;
                         self.state.d.next = ResponderState::AckEvent;
                     } else {
@@ -1159,6 +1226,7 @@ impl Logic for ReceiveQueueEngine {
                 } else if self.rx_is_response.val() {
                     if self.qp_ok.val() & self.expect_match.q.val() {
                         self.mode.d.next = MessageMode::ResponseWrite;
+                        self.ack_resync.d.next = self.s_rx_flags.val().get_bit(4);
                     } else {
                         self.drop_count.next = true;
                     }
@@ -1179,6 +1247,17 @@ impl Logic for ReceiveQueueEngine {
                 } else {
                     self.owe_syndrome.d.next = self.nack.syndrome.val();
                     self.owe_psn.d.next = self.s_rx_psn.val();
+                    // Answered (executed or NACKed) at a PSN adopted by a resync: the
+                    // answer says so (RESYNC), or the requester would take it as an
+                    // acknowledgement of the PSNs before it, which this QP never applied.
+                    // So does every answer while the resync point is kept: the first one
+                    // may be lost. Not a resync the request asked for (RESYNC): the
+                    // requester sends that flag only at its oldest unacknowledged PSN,
+                    // it has nothing before it.
+                    self.owe_resync.d.next = self.rs_valid.q.val();
+                    if self.nack.resynced.val() {
+                        self.owe_resync.d.next = !self.s_rx_flags.val().get_bit(4);
+                    }
                     if self.nack.action.val() == 3 {
                         self.owe_kind.d.next = 1.into();
                         if self.nack.syndrome.val() == 0x60 {
@@ -1230,6 +1309,21 @@ impl Logic for ReceiveQueueEngine {
                             | (self.rx_is_read.val() & self.refused_far_next.val())
                         {
                             self.refused_clear.next = true;
+                        }
+                        // The resync point: set by a resync, forgotten once the expected
+                        // PSN is more than SEND_WINDOW past it.
+                        if self.nack.resynced.val() & !self.s_rx_flags.val().get_bit(4) {
+                            self.rs_set.next = true;
+                            self.rs_reg.d.next = self.s_rx_psn.val();
+                            self.rs_valid.d.next = true;
+                        } else if self.nack.resynced.val() {
+                            // The requester restarted its sequence here.
+                            self.rs_clear.next = true;
+                            self.rs_valid.d.next = false;
+                        } else if ((self.nack.action.val() == 3) | self.rx_is_read.val())
+                            & self.rs_far_next.val()
+                        {
+                            self.rs_clear.next = true;
                         }
                     }
                     self.cpl_status.d.next = 0.into();
@@ -1372,6 +1466,9 @@ impl Logic for ReceiveQueueEngine {
                     } else if self.refused_far_commit.val() {
                         self.refused_clear.next = true;
                     }
+                    if self.rs_far_commit.val() {
+                        self.rs_clear.next = true;
+                    }
                 }
             }
             ResponderState::Complete => {
@@ -1503,6 +1600,10 @@ impl Logic for ReceiveQueueEngine {
         self.refused_ram.write_address.next = self.ctx_qp.q.val();
         self.refused_ram.write_data.next = self.refused_wdata.val();
         self.refused_ram.write_enable.next = self.refused_set.val();
+        self.rs_ram.read_address.next = self.rd_addr.val();
+        self.rs_ram.write_address.next = self.ctx_qp.q.val();
+        self.rs_ram.write_data.next = self.s_rx_psn.val();
+        self.rs_ram.write_enable.next = self.rs_set.val();
         self.atomic_value_ram.read_address.next = self.rd_addr.val();
         self.expect_psn_ram.read_address.next = self.rd_addr.val();
         self.expect_buf_ram.read_address.next = self.rd_addr.val();
@@ -1599,6 +1700,14 @@ impl Logic for ReceiveQueueEngine {
         if self.refused_clear.val() {
             self.refused_clear_mask.next = self.reset_mask.val() | self.ctx_mask.val();
         }
+        self.rs_set_mask.next = 0.into();
+        if self.rs_set.val() {
+            self.rs_set_mask.next = self.ctx_mask.val();
+        }
+        self.rs_clear_mask.next = self.reset_mask.val();
+        if self.rs_clear.val() {
+            self.rs_clear_mask.next = self.reset_mask.val() | self.ctx_mask.val();
+        }
         self.expect_set_mask.next = 0.into();
         if self.expect_take.val() {
             self.expect_set_mask.next = self.expect_mask.val();
@@ -1619,6 +1728,8 @@ impl Logic for ReceiveQueueEngine {
             (self.nak_bits.q.val() & !self.nak_clear_mask.val()) | self.nak_set_mask.val();
         self.refused_bits.d.next = (self.refused_bits.q.val() & !self.refused_clear_mask.val())
             | self.refused_set_mask.val();
+        self.rs_bits.d.next =
+            (self.rs_bits.q.val() & !self.rs_clear_mask.val()) | self.rs_set_mask.val();
         self.expect_bits.d.next =
             (self.expect_bits.q.val() & !self.expect_clear_mask.val()) | self.expect_set_mask.val();
         self.atomic_bits.d.next =
@@ -1681,6 +1792,7 @@ impl Logic for ReceiveQueueEngine {
             self.synced_bits.d.next = 0.into();
             self.nak_bits.d.next = 0.into();
             self.refused_bits.d.next = 0.into();
+            self.rs_bits.d.next = 0.into();
             self.expect_bits.d.next = 0.into();
             self.atomic_bits.d.next = 0.into();
             self.messages_received.d.next = 0.into();
@@ -1716,11 +1828,13 @@ impl Logic for ReceiveQueueEngine {
         self.m_owe_value.next = self.value_reg.q.val();
         self.m_owe_dest_node.next = self.hdr_src_node.q.val();
         self.m_owe_dest_qp.next = self.hdr_src_qp.q.val();
+        self.m_owe_resync.next = self.owe_resync.q.val();
         self.m_ack_valid.next = self.state.q.val() == ResponderState::AckEvent;
         self.m_ack_qp.next = self.ctx_qp.q.val();
         self.m_ack_psn.next = self.hdr_psn.q.val();
         self.m_ack_syndrome.next = self.ack_syndrome.q.val();
         self.m_ack_response.next = self.ack_response.q.val();
+        self.m_ack_resync.next = self.ack_resync.q.val();
         self.m_cpl_valid.next = self.state.q.val() == ResponderState::Complete;
         self.m_cpl_opcode.next = self.hdr_opcode.q.val();
         self.m_cpl_status.next = self.cpl_status.q.val();
@@ -2029,6 +2143,7 @@ mod tests {
                         value: u.m_owe_value.val().to_u64(),
                         dest_node: u.m_owe_dest_node.val().to_u64() as u16,
                         dest_qp: u.m_owe_dest_qp.val().to_u64() as u16,
+                        resync: u.m_owe_resync.val(),
                     }
                     .normalised(),
                 );
@@ -2039,6 +2154,7 @@ mod tests {
                     psn: u.m_ack_psn.val().to_u32(),
                     syndrome: u.m_ack_syndrome.val().to_u64() as u8,
                     response: u.m_ack_response.val(),
+                    resync: u.m_ack_resync.val(),
                 });
             }
             if u.m_cpl_valid.val() && u.m_cpl_ready.val() {
@@ -3145,7 +3261,8 @@ mod tests {
                 qp: 1,
                 psn: 300,
                 syndrome: 0,
-                response: true
+                response: true,
+                resync: false
             }]
         );
         // Again: the expectation is gone.
@@ -3181,11 +3298,115 @@ mod tests {
                 qp: 0,
                 psn: 55,
                 syndrome: 0,
-                response: false
+                response: false,
+                resync: false
             }
         );
         assert_eq!(d.b.acks[3].syndrome, 0x65);
         assert_eq!(d.b.uut.stat_nack_received_6.val().to_u32(), 1);
+    }
+
+    /// The multi-host scoreboard's bug: a responder QP that is not synced (reset by its
+    /// rebooted host) adopts the PSN of the next message it sees. The requests before it
+    /// were never applied (here: dropped while the rebooted driver still had the QP
+    /// disabled), so the answer to that message, ACK, NACK or response, is marked
+    /// resynced (it goes out with RESYNC); the requester must not take it as an
+    /// acknowledgement of the PSNs before it. That answer may be lost: every answer is
+    /// marked while the resync point is kept (until the expected PSN is more than
+    /// SEND_WINDOW past it), and a duplicate before it is answered like a request ahead
+    /// of the expected PSN (SEQUENCE_ERROR), never ACKed. A resync a RESYNC request asks
+    /// for is not marked. ACKs, NACKs and responses received with RESYNC are handed to
+    /// the requester as such.
+    #[test]
+    fn an_unsynced_qps_first_answer_is_marked_resynced() {
+        let mut d = Directed::new(2, false, 64, true);
+        let owed = |d: &Directed| {
+            let o = d.last_owed();
+            (o.kind, o.syndrome, o.psn, o.resync)
+        };
+        let disabled = Syndrome::RdmaDisabled as u8;
+        let seq = Syndrome::SequenceError as u8;
+        // Host 1 reboots: QP 0 reset and still disabled, RDMA off.
+        d.b.set_enables(&mut d.m, true, false);
+        d.b.csr_write(&mut d.m, 0, REG_QP_CTRL, 2);
+        d.settle();
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 0xcce833, 16)]);
+        assert!(d.b.owed.is_empty(), "dropped: the QP is disabled");
+        d.b.csr_write(&mut d.m, 0, REG_QP_CTRL, 1);
+        d.settle();
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 0xcce834, 16)]);
+        assert_eq!(owed(&d), (OWE_NACK, disabled, 0xcce834, true));
+        assert_eq!(d.expected_psn(0), 0xcce835);
+        d.b.set_enables(&mut d.m, true, true);
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 0xcce835, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 0xcce835, true));
+        let writes = d.b.writes.len();
+        // The answers were lost: the requester goes back to 0xcce833. Before the resync
+        // point: SEQUENCE_ERROR with the expected PSN, not an ACK. The refused PSN is
+        // refused again, the applied one ACKed again; all marked.
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 0xcce833, 16)]);
+        assert_eq!(owed(&d), (OWE_NACK, seq, 0xcce836, true));
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 0xcce834, 16)]);
+        assert_eq!(owed(&d), (OWE_NACK, disabled, 0xcce834, true));
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 0xcce835, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 0xcce835, true));
+        assert_eq!(d.b.writes.len(), writes, "a duplicate was applied");
+        // Marked until the expected PSN is more than SEND_WINDOW past the resync point.
+        for psn in 0xcce836..=0xcce834 + SEND_WINDOW + 1 {
+            d.send(&[d.msg(opcode::RDMA_WRITE, 0, psn, 16)]);
+            let marked = psn - 0xcce834 <= SEND_WINDOW;
+            assert_eq!(owed(&d), (OWE_ACK, 0, psn, marked), "PSN {psn:#x}");
+        }
+        // An executed WRITE on an unsynced QP: its ACK is marked.
+        d.b.csr_write(&mut d.m, 0, REG_QP_CTRL, 3);
+        d.settle();
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 40, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 40, true));
+        // A READ response and an atomic response (QP 1 never synced, then reset).
+        let mut read = d.msg(opcode::RDMA_READ_REQUEST, 1, 500, 0);
+        read.dma_length = 32;
+        d.send(&[read]);
+        assert_eq!(owed(&d), (OWE_READ_RESPONSE, 0, 500, true));
+        d.b.csr_write(&mut d.m, 1, REG_QP_CTRL, 3);
+        d.settle();
+        let mut faa = d.msg(opcode::ATOMIC_FETCH_ADD, 1, 77, 16);
+        faa.dma_length = 8;
+        d.send(&[faa]);
+        assert_eq!(owed(&d), (OWE_ATOMIC_RESPONSE, 0, 77, true));
+        d.send(&[d.msg(opcode::RDMA_WRITE, 1, 78, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 78, true), "the resync point is kept");
+        // A RESYNC request outside the window: the requester restarted its sequence there
+        // (it sends RESYNC only at its oldest unacknowledged PSN): not marked, and the
+        // resync point is forgotten. On an unsynced QP too.
+        let mut w = d.msg(opcode::RDMA_WRITE, 1, 900, 16);
+        w.resync = true;
+        d.send(&[w]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 900, false));
+        d.send(&[d.msg(opcode::RDMA_WRITE, 1, 901, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 901, false));
+        assert_eq!(d.expected_psn(1), 902);
+        d.b.csr_write(&mut d.m, 1, REG_QP_CTRL, 3);
+        d.settle();
+        let mut w = d.msg(opcode::RDMA_WRITE, 1, 300, 16);
+        w.resync = true;
+        d.send(&[w]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 300, false));
+        // Answers received with RESYNC reach the requester side marked.
+        let mut ack = d.msg(opcode::ACK, 0, 41, 0);
+        ack.immediate = Some(0);
+        ack.resync = true;
+        let mut nack = d.msg(opcode::NACK, 0, 42, 0);
+        nack.immediate = Some(disabled as u32);
+        nack.resync = true;
+        let mut plain = d.msg(opcode::ACK, 0, 43, 0);
+        plain.immediate = Some(0);
+        d.send(&[ack, nack, plain]);
+        let got: Vec<(u32, u8, bool)> =
+            d.b.acks
+                .iter()
+                .map(|a| (a.psn, a.syndrome, a.resync))
+                .collect();
+        assert_eq!(got, [(41, 0, true), (42, disabled, true), (43, 0, false)]);
     }
 
     /// A QP reset while a message streams abandons it: no further writes, no

@@ -63,6 +63,8 @@ pub struct Owed {
     pub value: u64,
     pub dest_node: u16,
     pub dest_qp: u16,
+    /// The request's PSN was adopted by a resync (`m_owe_resync`): the answer carries RESYNC.
+    pub resync: bool,
 }
 
 impl Owed {
@@ -89,6 +91,8 @@ pub struct AckEvent {
     pub psn: u32,
     pub syndrome: u8,
     pub response: bool,
+    /// The answer carried the RESYNC flag (`m_ack_resync`).
+    pub resync: bool,
 }
 
 /// A receive completion request.
@@ -148,6 +152,10 @@ pub struct QpState {
     /// Last refused PSN (a NACK that consumed it) and its syndrome, forgotten on a resync
     /// and once the expected PSN is more than `SEND_WINDOW` past it.
     pub refused: Option<(u32, Syndrome)>,
+    /// Resync point: the PSN the QP last resynced at, forgotten once the expected PSN is
+    /// more than `SEND_WINDOW` past it. While it is kept every answer carries RESYNC, and
+    /// a duplicate before it is answered like a request ahead of the expected PSN.
+    pub resync_psn: Option<u32>,
     /// Last executed atomic: PSN and original value.
     pub atomic: Option<(u32, u64)>,
     pub expect: Option<Expectation>,
@@ -159,6 +167,15 @@ impl QpState {
         if let Some((psn, _)) = self.refused {
             if psn_distance(self.expected_psn, psn) > SEND_WINDOW {
                 self.refused = None;
+            }
+        }
+    }
+
+    /// Forget the resync point once the requester can have nothing before it outstanding.
+    fn prune_resync(&mut self) {
+        if let Some(psn) = self.resync_psn {
+            if psn_distance(self.expected_psn, psn) > SEND_WINDOW {
+                self.resync_psn = None;
             }
         }
     }
@@ -191,6 +208,7 @@ enum Mode {
         opcode: u8,
         operands: [u64; 2],
         dest: (u16, u16),
+        resync: bool,
     },
 }
 
@@ -203,7 +221,7 @@ enum End {
         completion: Option<Completion>,
     },
     /// A read or atomic response for this NIC's own request.
-    Response { qp: usize, psn: u32 },
+    Response { qp: usize, psn: u32, resync: bool },
 }
 
 /// The responder model.
@@ -295,6 +313,7 @@ impl ResponderModel {
                     q.synced = false;
                     q.nak_sent = false;
                     q.refused = None;
+                    q.resync_psn = None;
                     q.atomic = None;
                     q.expect = None;
                     if self.current_qp == Some(qp) {
@@ -394,6 +413,7 @@ impl ResponderModel {
         if q.enabled && q.remote == source && q.synced && !q.nak_sent && !busy {
             q.nak_sent = true;
             let psn = q.expected_psn;
+            let marked = q.resync_psn.is_some();
             self.owe(
                 qp,
                 h.src_node,
@@ -402,6 +422,7 @@ impl ResponderModel {
                 psn,
                 Syndrome::CrcOrMalformed,
             );
+            self.owed.last_mut().unwrap().resync = marked;
         }
     }
 
@@ -440,6 +461,7 @@ impl ResponderModel {
                     psn: h.psn,
                     syndrome,
                     response: false,
+                    resync: h.flags & flag::RESYNC != 0,
                 });
                 if h.opcode == opcode::NACK {
                     if let Some(i) = Syndrome::from_code(syndrome).and_then(|s| s.counter_index()) {
@@ -457,7 +479,11 @@ impl ResponderModel {
                         self.mode = Mode::Write {
                             base: e.addr,
                             limit: if atomic { e.length.min(8) } else { e.length },
-                            end: End::Response { qp, psn: h.psn },
+                            end: End::Response {
+                                qp,
+                                psn: h.psn,
+                                resync: h.flags & flag::RESYNC != 0,
+                            },
                         };
                     }
                     _ => self.dropped += 1,
@@ -476,13 +502,6 @@ impl ResponderModel {
             return;
         }
         let qp = h.dest_qp as usize;
-        let busy = self.busy(qp);
-        let (node, src_qp) = (h.src_node, h.src_qp);
-        let send = op == opcode::SEND || op == opcode::SEND_IMMEDIATE;
-        let read = op == opcode::RDMA_READ_REQUEST;
-        let atomic = op == opcode::ATOMIC_COMPARE_SWAP || op == opcode::ATOMIC_FETCH_ADD;
-        let write = op == opcode::RDMA_WRITE || op == opcode::RDMA_WRITE_IMMEDIATE;
-        let consumes = send || op == opcode::RDMA_WRITE_IMMEDIATE;
         let q = self.qps[qp].clone();
         // Rule 2.
         let behind = psn_distance(q.expected_psn, h.psn);
@@ -490,7 +509,52 @@ impl ResponderModel {
             !q.synced || (h.flags & flag::RESYNC != 0 && !(1..=SEND_WINDOW).contains(&behind));
         let expected = if resync { h.psn } else { q.expected_psn };
         let distance = psn_distance(expected, h.psn);
-        if distance >= 1 << 23 {
+        // The answer to a resync the request did not ask for carries RESYNC, and so does
+        // every answer while that resync point is kept. A RESYNC request is sent at the
+        // requester's oldest unacknowledged PSN: nothing before it to warn about.
+        let flagged = h.flags & flag::RESYNC != 0;
+        let marked = if resync {
+            !flagged
+        } else {
+            q.resync_psn.is_some()
+        };
+        let n_owed = self.owed.len();
+        self.request_answer(o, qp, q, resync, marked, expected, distance);
+        for ow in &mut self.owed[n_owed..] {
+            ow.resync = marked;
+        }
+    }
+
+    /// Rule 2's classification and rules 3-7, once the PSN is known (`distance` behind the
+    /// expected PSN after the resync).
+    fn request_answer(
+        &mut self,
+        o: &CellOutcome,
+        qp: usize,
+        q: QpState,
+        resync: bool,
+        marked: bool,
+        expected: u32,
+        distance: u32,
+    ) {
+        // A resync the request did not ask for sets the resync point; one it asked for
+        // forgets it.
+        let resync_point = (resync && marked).then_some(o.header.psn);
+        let h = o.header;
+        let op = h.opcode;
+        let busy = self.busy(qp);
+        let (node, src_qp) = (h.src_node, h.src_qp);
+        let send = op == opcode::SEND || op == opcode::SEND_IMMEDIATE;
+        let read = op == opcode::RDMA_READ_REQUEST;
+        let atomic = op == opcode::ATOMIC_COMPARE_SWAP || op == opcode::ATOMIC_FETCH_ADD;
+        let write = op == opcode::RDMA_WRITE || op == opcode::RDMA_WRITE_IMMEDIATE;
+        let consumes = send || op == opcode::RDMA_WRITE_IMMEDIATE;
+        // A duplicate before the resync point was never seen by this incarnation: it is
+        // answered like a request ahead of the expected PSN.
+        let before_resync = distance != 0
+            && q.resync_psn
+                .is_some_and(|r| distance > psn_distance(q.expected_psn, r));
+        if distance >= 1 << 23 || before_resync {
             if q.nak_sent {
                 return; // silent
             }
@@ -558,6 +622,11 @@ impl ResponderModel {
                 st.synced = true;
                 st.nak_sent = false;
                 st.refused = Some((h.psn, s));
+                if resync {
+                    st.resync_psn = resync_point;
+                } else {
+                    st.prune_resync();
+                }
             }
             m.owe(qp, node, src_qp, OWE_NACK, h.psn, s);
         };
@@ -635,8 +704,10 @@ impl ResponderModel {
                 st.nak_sent = false;
                 if resync {
                     st.refused = None;
+                    st.resync_psn = resync_point;
                 }
                 st.prune_refused();
+                st.prune_resync();
             }
             self.owed.push(Owed {
                 qp: qp as u8,
@@ -682,6 +753,7 @@ impl ResponderModel {
             st.nak_sent = false;
             if resync {
                 st.refused = None;
+                st.resync_psn = resync_point;
             }
         }
         self.current_qp = Some(qp);
@@ -693,6 +765,7 @@ impl ResponderModel {
                 opcode: op,
                 operands: [0; 2],
                 dest: (node, src_qp),
+                resync: marked,
             };
             return;
         }
@@ -707,6 +780,7 @@ impl ResponderModel {
             },
             dest_node: node,
             dest_qp: src_qp,
+            resync: marked,
             ..Default::default()
         };
         let completion = consumes.then_some(Completion {
@@ -741,7 +815,7 @@ impl ResponderModel {
         match mode {
             Mode::Discard => {}
             Mode::Write {
-                end: End::Response { qp, psn },
+                end: End::Response { qp, psn, resync },
                 ..
             } => {
                 self.qps[qp].expect = None;
@@ -750,6 +824,7 @@ impl ResponderModel {
                     psn,
                     syndrome: 0,
                     response: true,
+                    resync,
                 });
             }
             Mode::Write {
@@ -771,6 +846,7 @@ impl ResponderModel {
                 } else {
                     q.prune_refused();
                 }
+                q.prune_resync();
                 self.owed.push(owe);
                 if let Some(mut c) = completion {
                     c.immediate = immediate;
@@ -784,6 +860,7 @@ impl ResponderModel {
                 opcode: op,
                 operands,
                 dest,
+                resync,
             } => {
                 let original = self.read_word(paddr);
                 if op == opcode::ATOMIC_FETCH_ADD {
@@ -794,6 +871,7 @@ impl ResponderModel {
                 let q = &mut self.qps[qp];
                 q.expected_psn = (q.expected_psn + 1) & PSN_MASK;
                 q.prune_refused();
+                q.prune_resync();
                 q.atomic = Some((psn, original));
                 self.owed.push(Owed {
                     qp: qp as u8,
@@ -802,6 +880,7 @@ impl ResponderModel {
                     value: original,
                     dest_node: dest.0,
                     dest_qp: dest.1,
+                    resync,
                     ..Default::default()
                 });
             }

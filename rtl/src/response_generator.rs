@@ -13,13 +13,16 @@
 //! - `s_owe_valid` / `s_owe_ready`, `s_owe_qp` (6), `s_owe_kind` (2: 0 ACK, 1 NACK,
 //!   2 READ_RESPONSE, 3 ATOMIC_RESPONSE), `s_owe_psn` (24), `s_owe_syndrome` (8),
 //!   `s_owe_addr` (32), `s_owe_length` (32), `s_owe_value` (64), `s_owe_dest_node` (16),
-//!   `s_owe_dest_qp` (16). `s_owe_ready` is high whenever `reset` is low: an owe is never
-//!   held up by transmission. Slot rules, applied on the accepting edge against the slot
-//!   as it was before that edge: a QP whose slot is busy (see `slot_busy`) drops the item
-//!   (ACK or not) and the slot is untouched; otherwise the item is written into the slot,
-//!   replacing a waiting ACK if there is one (an ACK by a newer ACK; a waiting ACK by a
-//!   NACK or response too, since those acknowledge the PSNs before theirs). An owe for a
-//!   QP `>= queue_pairs` is dropped.
+//!   `s_owe_dest_qp` (16), `s_owe_resync` (the answer's PSN became the responder's
+//!   expected one through a resync: the message is sent with the RESYNC flag). `s_owe_ready`
+//!   is high whenever `reset` is low: an owe is never held up by transmission. Slot rules,
+//!   applied on the accepting edge against the slot as it was before that edge: a QP whose
+//!   slot is busy (see `slot_busy`) drops the item (ACK or not) and the slot is untouched;
+//!   otherwise the item is written into the slot, replacing a waiting ACK if there is one
+//!   (an ACK by a newer ACK; a waiting ACK by a NACK or response too, since those
+//!   acknowledge the PSNs before theirs). The replacing item keeps the waiting ACK's resync
+//!   mark (ORed with its own): the requester learns of the resync from whichever answer
+//!   reaches it. An owe for a QP `>= queue_pairs` is dropped.
 //! - `slot_busy` (64): bit q is set while QP q's slot holds a NACK, READ response or
 //!   atomic response, waiting or being sent (cleared on the edge that hands it over).
 //! - `m_msg_*` / `m_payload_*`: message source bundle (to `TxArbiter`). ACK / NACK:
@@ -27,8 +30,8 @@
 //!   opcode 0x20, length = the slot's length, then `ceil(length / 8)` payload words read
 //!   from the slot's address. ATOMIC_RESPONSE: opcode 0x21, length 8, one payload word =
 //!   the value. Every message: `dest_node` / `dest_qp` and `psn` from the slot, `src_node`
-//!   = `cfg_node_id` (sampled when the slot is served), `src_qp` = the QP index; `vaddr`,
-//!   `stag`, `dma_length`, `invalidate`, `resync` 0.
+//!   = `cfg_node_id` (sampled when the slot is served), `src_qp` = the QP index, `resync`
+//!   the slot's resync mark; `vaddr`, `stag`, `dma_length`, `invalidate` 0.
 //! - `m_rdrd_req_valid` / `m_rdrd_req_ready`, `m_rdrd_req_addr` (32, low 3 bits forced to
 //!   0), `m_rdrd_req_words` (16); `s_rdrd_data` (64), `s_rdrd_valid`, `s_rdrd_ready`,
 //!   `s_rdrd_last`: DMA read client (tx port) for READ response payload, issued only after
@@ -49,7 +52,8 @@
 //! message was accepted; payload words leave in the clock they arrive (combinational).
 //! Throughput: a message every 3 clocks when downstream is always ready (ACK / NACK);
 //! payload at one word per clock, plus one request turnaround per burst.
-//! Limits: `queue_pairs` in 1..=64; slot state in two 64-entry RAMs (58 and 64 bits).
+//! Limits: `queue_pairs` in 1..=64; slot state in two 64-entry RAMs (58 and 64 bits) and
+//! three 64-bit registers (pending, busy, resync mark).
 
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
@@ -99,6 +103,7 @@ pub struct ResponseGenerator {
     pub s_owe_value: Signal<In, Bits<64>>,
     pub s_owe_dest_node: Signal<In, Bits<16>>,
     pub s_owe_dest_qp: Signal<In, Bits<16>>,
+    pub s_owe_resync: Signal<In, Bit>,
     pub slot_busy: Signal<Out, Bits<64>>,
     pub m_msg_valid: Signal<Out, Bit>,
     pub m_msg_ready: Signal<In, Bit>,
@@ -147,6 +152,8 @@ pub struct ResponseGenerator {
     pending: DFF<Bits<64>>,
     /// Bit q: QP q's slot holds a NACK or response (waiting or in flight): `slot_busy`.
     busy: DFF<Bits<64>>,
+    /// Bit q: QP q's waiting item carries the resync mark (only meaningful while pending).
+    resync_bits: DFF<Bits<64>>,
     /// Round robin: the QPs after the one served last.
     rr_mask: DFF<Bits<64>>,
     // The slot being served.
@@ -160,6 +167,7 @@ pub struct ResponseGenerator {
     src_node_reg: DFF<Bits<16>>,
     length_reg: DFF<Bits<32>>,
     data_reg: DFF<Bits<64>>,
+    resync_reg: DFF<Bit>,
     // READ response payload.
     addr_reg: DFF<Bits<32>>,
     words_left: DFF<Bits<32>>,
@@ -182,6 +190,7 @@ pub struct ResponseGenerator {
     set_busy: Signal<Local, Bits<64>>,
     clear_pending: Signal<Local, Bits<64>>,
     clear_busy: Signal<Local, Bits<64>>,
+    resync_set: Signal<Local, Bits<64>>,
     cand_hi: Signal<Local, Bits<64>>,
     cand: Signal<Local, Bits<64>>,
     sel_onehot: Signal<Local, Bits<64>>,
@@ -251,6 +260,7 @@ impl ResponseGenerator {
             s_owe_value: Default::default(),
             s_owe_dest_node: Default::default(),
             s_owe_dest_qp: Default::default(),
+            s_owe_resync: Default::default(),
             slot_busy: Default::default(),
             m_msg_valid: Default::default(),
             m_msg_ready: Default::default(),
@@ -294,6 +304,7 @@ impl ResponseGenerator {
             state: Default::default(),
             pending: Default::default(),
             busy: Default::default(),
+            resync_bits: Default::default(),
             rr_mask: Default::default(),
             cur_qp: Default::default(),
             cur_onehot: Default::default(),
@@ -305,6 +316,7 @@ impl ResponseGenerator {
             src_node_reg: Default::default(),
             length_reg: Default::default(),
             data_reg: Default::default(),
+            resync_reg: Default::default(),
             addr_reg: Default::default(),
             words_left: Default::default(),
             final_word: Default::default(),
@@ -323,6 +335,7 @@ impl ResponseGenerator {
             set_busy: Default::default(),
             clear_pending: Default::default(),
             clear_busy: Default::default(),
+            resync_set: Default::default(),
             cand_hi: Default::default(),
             cand: Default::default(),
             sel_onehot: Default::default(),
@@ -365,6 +378,7 @@ impl Logic for ResponseGenerator {
             state,
             pending,
             busy,
+            resync_bits,
             rr_mask,
             cur_qp,
             cur_onehot,
@@ -376,6 +390,7 @@ impl Logic for ResponseGenerator {
             src_node_reg,
             length_reg,
             data_reg,
+            resync_reg,
             addr_reg,
             words_left,
             final_word,
@@ -404,6 +419,10 @@ impl Logic for ResponseGenerator {
         self.set_busy.next = 0.into();
         if self.owe_write.val() & (self.s_owe_kind.val() != 0) {
             self.set_busy.next = self.owe_onehot.val();
+        }
+        self.resync_set.next = 0.into();
+        if self.owe_write.val() & self.s_owe_resync.val() {
+            self.resync_set.next = self.owe_onehot.val();
         }
         self.hdr_ram.write_enable.next = self.owe_write.val();
         self.hdr_ram.write_address.next = self.s_owe_qp.val();
@@ -475,6 +494,8 @@ impl Logic for ResponseGenerator {
                     self.cur_qp.d.next = self.sel_qp.val();
                     self.cur_onehot.d.next = self.sel_onehot.val();
                     self.rr_mask.d.next = (self.all_ones.val() << self.sel_qp.val()) << 1;
+                    self.resync_reg.d.next =
+                        (self.resync_bits.q.val() & self.sel_onehot.val()).any();
                     // An ACK leaves its slot now: a new owe for the QP fills it.
                     if !(self.sel_onehot.val() & self.busy.q.val()).any() {
                         self.clear_pending.next = self.sel_onehot.val();
@@ -605,10 +626,16 @@ impl Logic for ResponseGenerator {
                 (self.pending.q.val() & !self.clear_pending.val()) | self.owe_onehot.val();
         }
         self.busy.d.next = (self.busy.q.val() & !self.clear_busy.val()) | self.set_busy.val();
+        // The resync mark lives as long as its slot's item: it leaves with it (an ACK when
+        // picked, a NACK or response when handed over), and an item written into a slot
+        // that still holds a waiting ACK keeps that ACK's mark.
+        self.resync_bits.d.next =
+            (self.resync_bits.q.val() & !self.clear_pending.val()) | self.resync_set.val();
         if self.reset.val() {
             self.state.d.next = ResponseState::Idle;
             self.pending.d.next = 0.into();
             self.busy.d.next = 0.into();
+            self.resync_bits.d.next = 0.into();
             self.rr_mask.d.next = self.all_ones.val();
             self.responses_reg.d.next = 0.into();
             self.nack_reg_0.d.next = 0.into();
@@ -638,7 +665,7 @@ impl Logic for ResponseGenerator {
             self.m_msg_immediate.next = bit_cast::<32, 8>(self.syndrome.val());
         }
         self.m_msg_invalidate.next = false;
-        self.m_msg_resync.next = false;
+        self.m_msg_resync.next = self.resync_reg.q.val();
         self.m_rdrd_req_addr.next = self.addr_reg.q.val();
         self.m_rdrd_req_words.next = self.burst_reg.q.val();
         self.stat_responses_sent.next = self.responses_reg.q.val();
@@ -681,6 +708,7 @@ mod tests {
         value: u64,
         dest_node: u16,
         dest_qp: u16,
+        resync: bool,
     }
 
     fn ack(qp: usize, psn: u32) -> Owe {
@@ -750,6 +778,7 @@ mod tests {
             src_qp: o.qp as u16,
             psn: o.psn,
             immediate: imm,
+            resync: o.resync,
             ..Default::default()
         };
         (m, len)
@@ -905,7 +934,11 @@ mod tests {
                 Phase::Atomic(_) if beat.is_some() => Phase::Idle,
                 p => p,
             };
-            if let Some(o) = write {
+            if let Some(mut o) = write {
+                // A waiting ACK's resync mark carries over to the item replacing it.
+                if let Some(old) = self.slots[o.qp] {
+                    o.resync |= old.resync;
+                }
                 self.slots[o.qp] = Some(o);
             }
         }
@@ -1023,6 +1056,7 @@ mod tests {
             u.s_owe_value.next = o.value.to_bits();
             u.s_owe_dest_node.next = (o.dest_node as u64).to_bits();
             u.s_owe_dest_qp.next = (o.dest_qp as u64).to_bits();
+            u.s_owe_resync.next = o.resync;
             u.m_msg_ready.next = msg_ready;
             u.m_payload_ready.next = payload_ready;
             let data = self.dma.drive(&mut self.rng);
@@ -1213,6 +1247,7 @@ mod tests {
             psn: rng.gen_range(0..1 << 24),
             dest_node: rng.gen(),
             dest_qp: rng.gen(),
+            resync: rng.gen_bool(0.1),
             ..ack(qp, 0)
         };
         match rng.gen_range(0..20) {
@@ -1461,6 +1496,68 @@ mod tests {
             "{} clocks",
             b.cycles - start
         );
+    }
+
+    /// An answer owed with the resync mark goes out with RESYNC on its cells (ACK, NACK,
+    /// READ and atomic responses). The mark survives a later item replacing the waiting
+    /// ACK (ORed in); it leaves with the item that carried it.
+    #[test]
+    fn resync_mark_is_on_the_cells_and_survives_replacement() {
+        use crate::cell_format::{decode_cell, encode_message, flag};
+        let rs = |o: Owe| Owe { resync: true, ..o };
+        let mut b = Bench::new(8, 6, Dma::new(1.0, 1.0, 0));
+        // Served at once: ACK (marked), NACK (marked), READ response (marked), atomic
+        // response (not marked).
+        for o in [
+            rs(ack(1, 10)),
+            rs(nack(2, 20, Syndrome::RdmaDisabled as u8)),
+            rs(read(3, 30, 0x800, 20)),
+            atomic(4, 40, 7),
+        ] {
+            b.step(Some(o), true, true);
+            b.drain();
+        }
+        // Waiting ACKs replaced: a marked ACK by an unmarked ACK, then by an unmarked NACK;
+        // another QP's unmarked ACK by a marked one. The mark is not left behind: the next
+        // ACK of QP 5, after its slot was served, goes without it.
+        b.step(Some(ack(7, 1)), false, true); // picked at once, keeps the transmit side busy
+        b.step(Some(rs(ack(5, 50))), false, true);
+        b.step(Some(ack(5, 51)), false, true);
+        b.step(
+            Some(nack(5, 52, Syndrome::RemoteOperationalError as u8)),
+            false,
+            true,
+        );
+        b.step(Some(ack(6, 60)), false, true);
+        b.step(Some(rs(ack(6, 61))), false, true);
+        b.drain();
+        b.step(Some(ack(5, 53)), true, true);
+        b.drain();
+        let got: Vec<(u16, u32, u8, bool)> = b
+            .out
+            .iter()
+            .map(|m| (m.src_qp, m.psn, m.opcode, m.resync))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (1, 10, opcode::ACK, true),
+                (2, 20, opcode::NACK, true),
+                (3, 30, opcode::RDMA_READ_RESPONSE, true),
+                (4, 40, opcode::ATOMIC_RESPONSE, false),
+                (7, 1, opcode::ACK, false),
+                (5, 52, opcode::NACK, true),
+                (6, 61, opcode::ACK, true),
+                (5, 53, opcode::ACK, false),
+            ]
+        );
+        // On the wire (the segmenter's format): the RESYNC flag is on every cell.
+        for m in &b.out {
+            for cell in encode_message(m, 8).unwrap() {
+                let h = decode_cell(&cell, 8).unwrap().header;
+                assert_eq!(h.flags & flag::RESYNC != 0, m.resync, "{m:?}");
+            }
+        }
     }
 
     /// Pending slots are served round robin by QP index, one message each, starting after

@@ -33,7 +33,8 @@
 //!   `m_expect_ready`, `m_expect_qp` (6), `m_expect_psn` (24), `m_expect_addr` (32),
 //!   `m_expect_length` (32), `m_expect_atomic`.
 //! - Acknowledgement events: `s_ack_valid` / `s_ack_ready`, `s_ack_qp` (6), `s_ack_psn` (24),
-//!   `s_ack_syndrome` (8, 0 = ACK), `s_ack_response`.
+//!   `s_ack_syndrome` (8, 0 = ACK), `s_ack_response`, `s_ack_resync` (the answer carried
+//!   RESYNC: the responder restarted its PSN sequence at `psn`, see "Responder restarts").
 //! - Completion requests: `m_cpl_valid` / `m_cpl_ready`, `m_cpl_opcode` (8), `m_cpl_status`
 //!   (8), `m_cpl_qp` (6), `m_cpl_is_receive` (0), `m_cpl_has_immediate` (0),
 //!   `m_cpl_byte_count` (32), `m_cpl_wqe_index` (24), `m_cpl_src_node` (16), `m_cpl_src_qp`
@@ -64,6 +65,14 @@
 //! with the same syndrome, never ACKed as a duplicate, so the refused WQE still completes
 //! with its syndrome (tested with this engine's responder in
 //! `receive_queue_engine::tests::duplicate_of_a_refused_psn_is_refused_again`).
+//!
+//! Responder restarts: an event for PSN p that carries RESYNC says the responder adopted p
+//! as its expected PSN (its QP had been reset: it rebooted), so it never applied the PSNs
+//! before p in its current incarnation. When p is in `[sq_una, sq_next)` and not `sq_una`,
+//! WQEs `sq_una .. p-1` complete with status RESPONDER_RESTARTED (0x05) instead of success,
+//! then the event is handled for p as usual (ACK or response: p completes with success;
+//! non-retryable NACK: with the syndrome; retryable NACK: go-back-N from p). Those
+//! completions do not set the QP's resync flag (the responder is in step from p on).
 //!
 //! Latency (L = DMA read latency in clocks; measured with L = 3 in `latency_figures`): a
 //! doorbell on an idle QP leads to `m_msg_valid` (or `m_expect_valid`) 16 + L clocks
@@ -221,6 +230,7 @@ pub struct SendQueueEngine {
     pub s_ack_psn: Signal<In, Bits<24>>,
     pub s_ack_syndrome: Signal<In, Bits<8>>,
     pub s_ack_response: Signal<In, Bit>,
+    pub s_ack_resync: Signal<In, Bit>,
     // Completion requests.
     pub m_cpl_valid: Signal<Out, Bit>,
     pub m_cpl_ready: Signal<In, Bit>,
@@ -292,13 +302,18 @@ pub struct SendQueueEngine {
     ak_psn: DFF<Bits<24>>,
     ak_syn: DFF<Bits<8>>,
     ak_resp: DFF<Bit>,
+    /// The event carried RESYNC (the responder restarted at `ak_psn`).
+    ak_resync: DFF<Bit>,
     ak_local: DFF<Bit>,
     ak_local_status: DFF<Bits<8>>,
     /// The job's QP was reset (CSR write) since the job started.
     ak_stale: DFF<Bit>,
     tscan: DFF<Bits<6>>,
     job_idx: DFF<Bits<24>>,
+    /// Completions of the job's leading run (before the final one), with `job_run_status`.
     job_succ: DFF<Bits<4>>,
+    /// Status of the leading run: success, or RESPONDER_RESTARTED.
+    job_run_status: DFF<Bits<8>>,
     job_final: DFF<Bit>,
     job_status: DFF<Bits<8>>,
     job_resync: DFF<Bit>,
@@ -341,6 +356,8 @@ pub struct SendQueueEngine {
     ev_success: Signal<Local, Bit>,
     ev_retry: Signal<Local, Bit>,
     ev_hit: Signal<Local, Bit>,
+    /// The event carries RESYNC for a PSN after `sq_una`.
+    ev_restarted: Signal<Local, Bit>,
     csr_value: Signal<Local, Bits<64>>,
     // Combinational: the fetched WQE.
     op_known: Signal<Local, Bit>,
@@ -390,6 +407,7 @@ pub struct SendQueueEngine {
     ex_retx: Signal<Local, Bit>,
     ex_job_valid: Signal<Local, Bit>,
     ex_job_succ: Signal<Local, Bits<4>>,
+    ex_job_run_status: Signal<Local, Bits<8>>,
     ex_job_final: Signal<Local, Bit>,
     ex_job_status: Signal<Local, Bits<8>>,
     ex_job_resync: Signal<Local, Bit>,
@@ -438,6 +456,7 @@ pub struct SendQueueEngine {
     st_retry: Constant<Bits<8>>,
     st_address: Constant<Bits<8>>,
     st_opcode: Constant<Bits<8>>,
+    st_restarted: Constant<Bits<8>>,
 }
 
 /// `Bits<N>` constant from a `u64`.
@@ -524,6 +543,7 @@ impl SendQueueEngine {
             s_ack_psn: Default::default(),
             s_ack_syndrome: Default::default(),
             s_ack_response: Default::default(),
+            s_ack_resync: Default::default(),
             m_cpl_valid: Default::default(),
             m_cpl_ready: Default::default(),
             m_cpl_opcode: Default::default(),
@@ -580,12 +600,14 @@ impl SendQueueEngine {
             ak_psn: Default::default(),
             ak_syn: Default::default(),
             ak_resp: Default::default(),
+            ak_resync: Default::default(),
             ak_local: Default::default(),
             ak_local_status: Default::default(),
             ak_stale: Default::default(),
             tscan: Default::default(),
             job_idx: Default::default(),
             job_succ: Default::default(),
+            job_run_status: Default::default(),
             job_final: Default::default(),
             job_status: Default::default(),
             job_resync: Default::default(),
@@ -627,6 +649,7 @@ impl SendQueueEngine {
             ev_success: Default::default(),
             ev_retry: Default::default(),
             ev_hit: Default::default(),
+            ev_restarted: Default::default(),
             csr_value: Default::default(),
             op_known: Default::default(),
             op_read: Default::default(),
@@ -672,6 +695,7 @@ impl SendQueueEngine {
             ex_retx: Default::default(),
             ex_job_valid: Default::default(),
             ex_job_succ: Default::default(),
+            ex_job_run_status: Default::default(),
             ex_job_final: Default::default(),
             ex_job_status: Default::default(),
             ex_job_resync: Default::default(),
@@ -718,6 +742,7 @@ impl SendQueueEngine {
             st_retry: k(CompletionStatus::RETRY_EXCEEDED as u64),
             st_address: k(CompletionStatus::LOCAL_ADDRESS_ERROR as u64),
             st_opcode: k(CompletionStatus::BAD_OPCODE as u64),
+            st_restarted: k(CompletionStatus::RESPONDER_RESTARTED as u64),
         }
     }
 }
@@ -769,12 +794,14 @@ impl Logic for SendQueueEngine {
             ak_psn,
             ak_syn,
             ak_resp,
+            ak_resync,
             ak_local,
             ak_local_status,
             ak_stale,
             tscan,
             job_idx,
             job_succ,
+            job_run_status,
             job_final,
             job_status,
             job_resync,
@@ -845,6 +872,7 @@ impl Logic for SendQueueEngine {
             & ((self.ak_syn.q.val() == self.syn_sequence.val())
                 | (self.ak_syn.q.val() == self.syn_crc.val()));
         self.ev_hit.next = self.qp_valid.val() & (self.d_evt.val() < self.d_out.val());
+        self.ev_restarted.next = self.ak_resync.q.val() & (self.d_evt.val() != 0);
         self.csr_value.next = 0.into();
         if self.qp_valid.val() {
             if self.csr_reg_reg.q.val() == 0 {
@@ -989,7 +1017,7 @@ impl Logic for SendQueueEngine {
         self.cur_set_resync.next = self.job_resync.q.val();
         self.job_more.next = false;
         if self.job_succ.q.val() != 0 {
-            self.cur_status.next = 0.into();
+            self.cur_status.next = self.job_run_status.q.val();
             self.cur_set_resync.next = false;
             self.job_more.next = (self.job_succ.q.val() != 1) | self.job_final.q.val();
         }
@@ -1008,6 +1036,7 @@ impl Logic for SendQueueEngine {
         self.ex_retx.next = false;
         self.ex_job_valid.next = false;
         self.ex_job_succ.next = 0.into();
+        self.ex_job_run_status.next = 0.into();
         self.ex_job_final.next = false;
         self.ex_job_status.next = 0.into();
         self.ex_job_resync.next = false;
@@ -1156,8 +1185,18 @@ impl Logic for SendQueueEngine {
                             self.wr_tstart.next = self.now.q.val();
                             self.wr_retry.next = 0.into();
                             self.ex_job_succ.next = bit_cast::<4, 24>(self.d_evt.val());
+                            if self.ev_restarted.val() {
+                                // The responder restarted at this PSN: the WQEs before it
+                                // were not applied there.
+                                self.ex_job_run_status.next = self.st_restarted.val();
+                            }
                             if self.ev_success.val() {
                                 self.ex_job_succ.next = bit_cast::<4, 24>(self.d_evt.val()) + 1;
+                                if self.ev_restarted.val() {
+                                    // The restarted run, then this PSN with success.
+                                    self.ex_job_succ.next = bit_cast::<4, 24>(self.d_evt.val());
+                                    self.ex_job_final.next = true;
+                                }
                             } else if self.ev_retry.val() {
                                 // Go back N from the NACK's PSN.
                                 self.ex_retx.next = true;
@@ -1464,6 +1503,7 @@ impl Logic for SendQueueEngine {
                     self.ak_qp.d.next = self.tx_qp.q.val();
                     self.ak_psn.d.next = self.tx_psn.q.val();
                     self.ak_local.d.next = true;
+                    self.ak_resync.d.next = false;
                     self.ak_local_status.d.next = self.wqe_status.val();
                     self.ak_state.d.next = SqAckState::EvalReq;
                 } else if self.s_ack_valid.val() {
@@ -1471,6 +1511,7 @@ impl Logic for SendQueueEngine {
                     self.ak_psn.d.next = self.s_ack_psn.val();
                     self.ak_syn.d.next = self.s_ack_syndrome.val();
                     self.ak_resp.d.next = self.s_ack_response.val();
+                    self.ak_resync.d.next = self.s_ack_resync.val();
                     self.ak_local.d.next = false;
                     self.ak_state.d.next = SqAckState::EvalReq;
                 } else if self.grant_ak.val() {
@@ -1555,6 +1596,7 @@ impl Logic for SendQueueEngine {
             self.ak_stale.d.next = false;
             self.job_idx.d.next = self.rd_una.val();
             self.job_succ.d.next = self.ex_job_succ.val();
+            self.job_run_status.d.next = self.ex_job_run_status.val();
             self.job_final.d.next = self.ex_job_final.val();
             self.job_status.d.next = self.ex_job_status.val();
             self.job_resync.d.next = self.ex_job_resync.val();
@@ -1658,6 +1700,7 @@ mod tests {
 
     const SUCCESS: u8 = CompletionStatus::SUCCESS;
     const RETRY_EXCEEDED: u8 = CompletionStatus::RETRY_EXCEEDED;
+    const RESPONDER_RESTARTED: u8 = CompletionStatus::RESPONDER_RESTARTED;
 
     // ------------------------------------------------------------------------------------
     // Host memory: WQE rings written by the test; every other word reads as a hash of its
@@ -1744,6 +1787,8 @@ mod tests {
         psn: u32,
         syndrome: u8,
         response: bool,
+        /// The answer carried RESYNC (the responder restarted at `psn`).
+        resync: bool,
     }
 
     impl AckEvent {
@@ -1753,6 +1798,7 @@ mod tests {
                 psn,
                 syndrome: 0,
                 response: false,
+                resync: false,
             }
         }
         fn nack(qp: usize, psn: u32, syndrome: Syndrome) -> Self {
@@ -1761,6 +1807,7 @@ mod tests {
                 psn,
                 syndrome: syndrome as u8,
                 response: false,
+                resync: false,
             }
         }
         fn response(qp: usize, psn: u32) -> Self {
@@ -1769,6 +1816,14 @@ mod tests {
                 psn,
                 syndrome: 0,
                 response: true,
+                resync: false,
+            }
+        }
+        /// The same answer, marked: the responder restarted its PSN sequence at `psn`.
+        fn resynced(self) -> Self {
+            AckEvent {
+                resync: true,
+                ..self
             }
         }
     }
@@ -1895,13 +1950,14 @@ mod tests {
         stale: bool,
     }
 
-    /// A run of completions of one QP: `succ` successes from `index`, then optionally one
-    /// with `final_status`.
+    /// A run of completions of one QP: `succ` completions with `run_status` (success, or
+    /// RESPONDER_RESTARTED) from `index`, then optionally one with `final_status`.
     #[derive(Clone, Copy, Debug)]
     struct Job {
         qp: usize,
         index: u32,
         succ: u32,
+        run_status: u8,
         final_status: Option<u8>,
         resync: bool,
         stale: bool,
@@ -2104,6 +2160,7 @@ mod tests {
             &mut self,
             qp: usize,
             succ: u32,
+            run_status: u8,
             final_status: Option<u8>,
             resync: bool,
             mem: &Memory,
@@ -2116,6 +2173,7 @@ mod tests {
                 qp,
                 index: state.una,
                 succ,
+                run_status,
                 final_status,
                 resync,
                 stale: false,
@@ -2133,7 +2191,7 @@ mod tests {
             self.exp_cpls.push_back(Cpl {
                 opcode: w.opcode,
                 status: if j.succ > 0 {
-                    SUCCESS
+                    j.run_status
                 } else {
                     j.final_status.unwrap()
                 },
@@ -2161,7 +2219,16 @@ mod tests {
             let success = ev.response || ev.syndrome == 0;
             let retryable =
                 !success && Syndrome::from_code(ev.syndrome).is_some_and(|syn| syn.is_retryable());
-            let (succ, final_status, resync) = if success {
+            // The responder restarted at ev.psn: the WQEs before it were not applied there.
+            let restarted = ev.resync && d_evt != 0;
+            let run_status = if restarted {
+                RESPONDER_RESTARTED
+            } else {
+                SUCCESS
+            };
+            let (succ, final_status, resync) = if success && restarted {
+                (d_evt, Some(SUCCESS), false)
+            } else if success {
                 (d_evt + 1, None, false)
             } else if retryable {
                 self.retransmissions += 1;
@@ -2179,7 +2246,7 @@ mod tests {
                 (d_evt, Some(ev.syndrome), false)
             };
             s.settle();
-            self.start_job(ev.qp, succ, final_status, resync, mem)
+            self.start_job(ev.qp, succ, run_status, final_status, resync, mem)
         }
 
         fn eval_local(&mut self, mem: &Memory) -> bool {
@@ -2190,7 +2257,7 @@ mod tests {
             let s = &mut self.qp[qp];
             s.settle();
             let ok = qp < self.n && s.una == psn && s.outstanding();
-            ok && self.start_job(qp, 0, Some(status), true, mem)
+            ok && self.start_job(qp, 0, SUCCESS, Some(status), true, mem)
         }
 
         fn advance(&mut self, qp: usize, mem: &Memory, now: u32) -> bool {
@@ -2247,7 +2314,10 @@ mod tests {
                         s.drain = true;
                         s.retry = 0;
                         s.settle();
-                        fired = (true, self.start_job(qp, 0, Some(RETRY_EXCEEDED), true, mem));
+                        fired = (
+                            true,
+                            self.start_job(qp, 0, SUCCESS, Some(RETRY_EXCEEDED), true, mem),
+                        );
                     } else {
                         s.retry = count;
                         fired = (true, false);
@@ -2377,7 +2447,11 @@ mod tests {
                 return vec![]; // lost on the way
             }
             let just_before = |p: u32, e: u32| (1..=SEND_WINDOW).contains(&psn_distance(e, p));
-            if !r.synced || (m.resync && !just_before(m.psn, r.expected)) {
+            // A resync adopts the PSN; the answer to this message says so (RESYNC) unless
+            // the request asked for it (then it is the requester's oldest PSN).
+            let resynced = !r.synced || (m.resync && !just_before(m.psn, r.expected));
+            let marked = resynced && !m.resync;
+            if resynced {
                 r.expected = m.psn;
                 r.synced = true;
                 r.nak_sent = false;
@@ -2432,6 +2506,7 @@ mod tests {
                         psn: m.psn,
                         syndrome: *s,
                         response: false,
+                        resync: false,
                     },
                     _ => AckEvent::ack(q, psn_add(r.expected, PSN_MASK)),
                 };
@@ -2441,6 +2516,11 @@ mod tests {
             } else if !r.nak_sent {
                 r.nak_sent = true;
                 out.push(AckEvent::nack(q, r.expected, Syndrome::SequenceError));
+            }
+            if marked {
+                for ev in out.iter_mut() {
+                    ev.resync = true;
+                }
             }
             out
         }
@@ -2683,6 +2763,7 @@ mod tests {
                 u.s_ack_psn.next = (ev.psn as u64).to_bits();
                 u.s_ack_syndrome.next = (ev.syndrome as u64).to_bits();
                 u.s_ack_response.next = ev.response;
+                u.s_ack_resync.next = ev.resync;
             }
             let tx_req_ready = self.txrd.drive(&mut self.rng, knobs, self.cycle, &self.mem);
             u.m_txrd_req_ready.next = tx_req_ready;
@@ -3469,6 +3550,69 @@ mod tests {
         assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 0);
     }
 
+    /// The multi-host scoreboard's bug, requester side: an answer for PSN p that carries
+    /// RESYNC (the responder restarted its PSN sequence at p) completes the WQEs before p
+    /// with RESPONDER_RESTARTED, never with success, then p as usual: a NACK with its
+    /// syndrome, an ACK with success, a retryable NACK goes back to p. RESYNC on an answer
+    /// for `sq_una` itself changes nothing. The QP's next message carries no RESYNC.
+    #[test]
+    fn a_resynced_answer_completes_the_earlier_wqes_with_responder_restarted() {
+        for (seed, knobs) in [(21, SMOOTH), (22, ROUGH)] {
+            let mut b = Bench::new(1, seed, knobs);
+            b.setup_qp(0, ring(0), 4, 0x4, 0xcce830);
+            b.post(0, &(1..=8).map(|i| send(8, i)).collect::<Vec<_>>());
+            b.run_until(|b| b.sent.len() == 8, 20_000);
+            b.push_ack(AckEvent::ack(0, 0xcce832));
+            // Host 1 rebooted: 0xcce833 was dropped there, 0xcce834 adopted and refused.
+            b.push_ack(AckEvent::nack(0, 0xcce834, Syndrome::RdmaDisabled).resynced());
+            b.settle_down();
+            let disabled = Syndrome::RdmaDisabled as u8;
+            assert_eq!(
+                b.cpl_list(0),
+                [
+                    (0xcce830, SUCCESS),
+                    (0xcce831, SUCCESS),
+                    (0xcce832, SUCCESS),
+                    (0xcce833, RESPONDER_RESTARTED),
+                    (0xcce834, disabled),
+                ]
+            );
+            b.push_ack(AckEvent::ack(0, 0xcce836).resynced());
+            b.push_ack(AckEvent::ack(0, 0xcce837).resynced());
+            b.settle_down();
+            assert_eq!(
+                &b.cpl_list(0)[5..],
+                [
+                    (0xcce835, RESPONDER_RESTARTED),
+                    (0xcce836, SUCCESS),
+                    (0xcce837, SUCCESS),
+                ]
+            );
+            // A retryable NACK with RESYNC: the run before it, then go-back-N from its PSN.
+            b.post(0, &(9..=12).map(|i| send(8, i)).collect::<Vec<_>>());
+            b.run_until(|b| b.sent.len() == 12, 20_000);
+            assert!(
+                b.sent[8..].iter().all(|m| !m.resync),
+                "no RESYNC after a restarted run"
+            );
+            b.push_ack(AckEvent::nack(0, 0xcce83a, Syndrome::SequenceError).resynced());
+            b.run_until(|b| b.sent.len() == 14, 20_000);
+            assert_eq!((b.sent[12].psn, b.sent[13].psn), (0xcce83a, 0xcce83b));
+            b.push_ack(AckEvent::ack(0, 0xcce83b));
+            b.settle_down();
+            assert_eq!(
+                &b.cpl_list(0)[8..],
+                [
+                    (0xcce838, RESPONDER_RESTARTED),
+                    (0xcce839, RESPONDER_RESTARTED),
+                    (0xcce83a, SUCCESS),
+                    (0xcce83b, SUCCESS),
+                ]
+            );
+            assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 1);
+        }
+    }
+
     /// QP_CTRL reset: all pointers at the start PSN, RESYNC on the first message (and its
     /// retransmissions), old events stale.
     #[test]
@@ -3879,6 +4023,9 @@ mod tests {
                 let fate = resp.qps[c.qp].fates.get(&index);
                 if local != SUCCESS {
                     assert_eq!(c.status, local, "local status");
+                } else if c.status == RESPONDER_RESTARTED {
+                    // The responder adopted a later PSN: it never saw this one.
+                    assert_eq!(fate, None, "QP {} PSN {index:#x} restarted", c.qp);
                 } else if c.status == SUCCESS {
                     assert_eq!(
                         fate,
