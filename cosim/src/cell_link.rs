@@ -17,7 +17,10 @@ pub const PORT_DOWN_SYNDROME: u8 = 0x66;
 
 /// The NACK cell the fabric answers with when `request` (the header of a request's first
 /// cell) is addressed to an unplugged or powered-off NIC: opcode NACK, source and
-/// destination swapped, the request's PSN, AETH syndrome PORT_DOWN in the immediate.
+/// destination swapped, the request's PSN, AETH syndrome PORT_DOWN in the immediate, and
+/// the RESYNC flag: the answer is the fabric's, not the responder's, so it vouches for
+/// nothing sent before this PSN (the requester completes those with RESPONDER_RESTARTED,
+/// never with success; docs/nic-architecture.md).
 pub fn port_down_nack(request: &CellHeader) -> Vec<u64> {
     let nack = Message {
         opcode: opcode::NACK,
@@ -27,6 +30,7 @@ pub fn port_down_nack(request: &CellHeader) -> Vec<u64> {
         src_qp: request.dest_qp,
         psn: request.psn,
         immediate: Some(PORT_DOWN_SYNDROME as u32),
+        resync: true,
         ..Default::default()
     };
     let mut cells = encode_message(&nack, 8).expect("an empty NACK always encodes");
@@ -250,6 +254,7 @@ mod tests {
         assert_eq!((decoded.header.src_node, decoded.header.src_qp), (3, 2));
         assert_eq!(decoded.header.psn, 0x12_3456);
         assert_eq!(decoded.immediate, Some(PORT_DOWN_SYNDROME as u32));
+        assert!(decoded.header.flags & nic_rtl::cell_format::flag::RESYNC != 0);
         assert!(is_request(opcode::SEND) && is_request(opcode::ATOMIC_FETCH_ADD));
         assert!(!is_request(opcode::ACK) && !is_request(opcode::RDMA_READ_RESPONSE));
     }
