@@ -335,7 +335,7 @@ impl Fabric {
             if self.egress[p].current.is_none() && self.egress[p].busy_sources > 0 {
                 self.pick(p);
             }
-            if let Some((src, word)) = self.egress[p].current {
+            if let (Some((src, word)), true) = (self.egress[p].current, self.up[p]) {
                 let cell = &self.voq[p][src][0].words;
                 d.s_cell_valid = true;
                 d.s_cell_data = cell[word];
@@ -402,13 +402,13 @@ impl Fabric {
             "Fabric::observe: one entry per port"
         );
         for (dst, output) in outputs.iter().enumerate() {
-            let d = self.drive[dst];
-            // A down port takes every word offered.
-            let ready = match output {
-                Some(o) if self.up[dst] => o.s_cell_ready,
-                _ => true,
+            // A down port drives nothing and absorbs a word per cycle.
+            let moved = if self.up[dst] {
+                self.drive[dst].s_cell_valid && output.is_some_and(|o| o.s_cell_ready)
+            } else {
+                self.egress[dst].current.is_some()
             };
-            if d.s_cell_valid && ready {
+            if moved {
                 self.advance_egress(dst);
             }
         }
