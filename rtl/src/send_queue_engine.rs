@@ -58,6 +58,14 @@
 //!   `sq_una`; it never waits on the transmit path. When idle it scans one QP's timer per
 //!   operation.
 //!
+//! Final NACK for p: p completes with the syndrome and `sq_next = p + 1` (the responder
+//! may have dropped p+1.. while its answer slot held the NACK: they are resent at once,
+//! not after a timeout; not a retry event). Foreign retryable NACK (PSN more than
+//! `SEND_WINDOW` from `sq_una`: the responder expects a PSN this QP cannot have sent
+//! lately): go back to `sq_una` as on a timeout. Timer: measures the wait of `sq_una`
+//! (held only while `sq_una` itself is transmitted, restarted by acknowledgement progress);
+//! later transmissions do not restart it.
+//!
 //! Refused PSNs (a NACK in flight across a timeout): an event for a PSN outside
 //! `[sq_una, sq_next)` is ignored, so a non-retryable NACK that arrives after a timeout
 //! went back past its PSN is lost here. The engine relies on the responder for that case
@@ -81,7 +89,7 @@
 //! progress; its first completion request follows 7 + L clocks later (10), each further
 //! one about 8 + L clocks after the previous one is accepted. A timeout fires between
 //! `cfg_retry_timeout` and `cfg_retry_timeout + 2 * queue_pairs` clocks (more when the
-//! table engine is busy) after the QP's last progress.
+//! table engine is busy) after the QP's last progress or the end of `sq_una`'s transmission.
 //! Throughput: payload one word per clock, without bubbles; between messages the claim,
 //! WQE fetch (8 words) and commit: one short message every 22 clocks (about 16 + 2L).
 //! Limits: `queue_pairs` in 1..=64; one message in flight on the transmit path;
@@ -356,6 +364,9 @@ pub struct SendQueueEngine {
     ev_success: Signal<Local, Bit>,
     ev_retry: Signal<Local, Bit>,
     ev_hit: Signal<Local, Bit>,
+    /// A retryable NACK for a PSN more than `SEND_WINDOW` from `sq_una` (the responder
+    /// expects a PSN this QP cannot have sent lately): go back to `sq_una`.
+    ev_foreign: Signal<Local, Bit>,
     /// The event carries RESYNC for a PSN after `sq_una`.
     ev_restarted: Signal<Local, Bit>,
     csr_value: Signal<Local, Bits<64>>,
@@ -649,6 +660,7 @@ impl SendQueueEngine {
             ev_success: Default::default(),
             ev_retry: Default::default(),
             ev_hit: Default::default(),
+            ev_foreign: Default::default(),
             ev_restarted: Default::default(),
             csr_value: Default::default(),
             op_known: Default::default(),
@@ -859,19 +871,23 @@ impl Logic for SendQueueEngine {
         self.rd_mask.next = !(self.ones24.val() << self.rd_size.val());
         self.rd_slot.next = self.rd_next.val() & self.rd_mask.val();
         self.rd_wqe_addr.next = self.rd_base.val() + (bit_cast::<32, 24>(self.rd_slot.val()) << 6);
-        // Retry count after a retry event; an event that completes WQEs clears it first.
-        self.retry_base.next = self.rd_retry.val();
-        if (self.op.q.val() == SqOp::Eval) & (self.d_evt.val() != 0) {
-            self.retry_base.next = 0.into();
-        }
-        self.retry_new.next = bit_cast::<5, 4>(self.retry_base.val()) + 1;
-        self.retry_exceeded.next =
-            self.retry_new.val() > bit_cast::<5, 4>(self.cfg_retry_limit.val());
         self.ev_success.next = self.ak_resp.q.val() | (self.ak_syn.q.val() == 0);
         self.ev_retry.next = !self.ev_success.val()
             & ((self.ak_syn.q.val() == self.syn_sequence.val())
                 | (self.ak_syn.q.val() == self.syn_crc.val()));
         self.ev_hit.next = self.qp_valid.val() & (self.d_evt.val() < self.d_out.val());
+        self.ev_foreign.next = self.qp_valid.val()
+            & self.rd_outstanding.val()
+            & self.ev_retry.val()
+            & (self.d_evt.val() > self.send_window.val());
+        // Retry count after a retry event; an event that completes WQEs clears it first.
+        self.retry_base.next = self.rd_retry.val();
+        if (self.op.q.val() == SqOp::Eval) & self.ev_hit.val() & (self.d_evt.val() != 0) {
+            self.retry_base.next = 0.into();
+        }
+        self.retry_new.next = bit_cast::<5, 4>(self.retry_base.val()) + 1;
+        self.retry_exceeded.next =
+            self.retry_new.val() > bit_cast::<5, 4>(self.cfg_retry_limit.val());
         self.ev_restarted.next = self.ak_resync.q.val() & (self.d_evt.val() != 0);
         self.csr_value.next = 0.into();
         if self.qp_valid.val() {
@@ -1213,6 +1229,29 @@ impl Logic for SendQueueEngine {
                             } else {
                                 self.ex_job_final.next = true;
                                 self.ex_job_status.next = self.ak_syn.q.val();
+                                // The responder consumed p, but may have dropped what
+                                // followed while its answer slot held this NACK: resend
+                                // from p+1 (not a retry: the count stays cleared).
+                                self.wr_next.next = self.psn_p1.val();
+                                self.ex_retx.next = self.rd_next.val() != self.psn_p1.val();
+                            }
+                        } else if self.ev_foreign.val() {
+                            // The responder expects a PSN this QP has not sent lately (a
+                            // lost RESYNC message, a skipped PSN): go back to sq_una, as
+                            // on a timeout (with RESYNC if the QP's resync is pending).
+                            self.ex_retx.next = true;
+                            self.wr_tstart.next = self.now.q.val();
+                            self.wr_waiting.next = false;
+                            self.wr_next.next = self.rd_una.val();
+                            self.wr_retry.next = self.retry_new.val().get_bits::<4>(0);
+                            if self.retry_exceeded.val() {
+                                self.ex_job_valid.next = true;
+                                self.ex_job_final.next = true;
+                                self.ex_job_status.next = self.st_retry.val();
+                                self.ex_job_resync.next = true;
+                                self.wr_next.next = self.una_p1.val();
+                                self.wr_drain.next = true;
+                                self.wr_retry.next = 0.into();
                             }
                         }
                     }
@@ -1233,8 +1272,10 @@ impl Logic for SendQueueEngine {
                         // The timer runs while messages are outstanding.
                         self.ex_ok.next = self.qp_valid.val() & self.rd_outstanding.val();
                         if self.ex_ok.val() {
-                            if self.tx_on_qp.val() {
-                                // Still being transmitted: not yet waiting for an answer.
+                            if self.tx_on_qp.val() & (self.tx_psn.q.val() == self.rd_una.val()) {
+                                // sq_una is still being transmitted: not yet waiting for
+                                // its answer. (Later messages do not hold the timer: it
+                                // measures the oldest message's wait.)
                                 self.wr_tstart.next = self.now.q.val();
                             } else if (self.cfg_retry_timeout.val() != 0)
                                 & (self.elapsed.val() >= self.cfg_retry_timeout.val())
@@ -1981,7 +2022,8 @@ mod tests {
         claim: Option<Claim>,
         pending_local: Option<(usize, u32, u8)>,
         job: Option<Job>,
-        streaming: Option<usize>,
+        /// The QP and PSN of the message being transmitted.
+        streaming: Option<(usize, u32)>,
         exp_msgs: VecDeque<Msg>,
         /// The payload read each expected message makes after its grant.
         exp_msg_reads: VecDeque<Option<(u32, u32)>>,
@@ -2146,7 +2188,7 @@ mod tests {
                         .then(|| (w.local_addr, w.length.div_ceil(8)));
                     self.exp_msg_reads.push_back(read);
                     self.exp_msgs.push_back(m);
-                    self.streaming = Some(qp);
+                    self.streaming = Some((qp, c.psn));
                 }
             } else if base_ok {
                 s.drain = true;
@@ -2208,6 +2250,28 @@ mod tests {
             let limit = self.limit;
             let s = &mut self.qp[ev.qp];
             let d_evt = psn_distance(ev.psn, s.una);
+            let success = ev.response || ev.syndrome == 0;
+            let retryable =
+                !success && Syndrome::from_code(ev.syndrome).is_some_and(|syn| syn.is_retryable());
+            if ev.qp < self.n && s.outstanding() && retryable && d_evt > SEND_WINDOW {
+                // The responder expects a PSN this QP has not sent lately: go back to
+                // sq_una as on a timeout.
+                self.retransmissions += 1;
+                s.tstart = now;
+                s.waiting = false;
+                s.next = s.una;
+                let count = s.retry + 1;
+                if count > limit {
+                    s.next = psn_add(s.una, 1);
+                    s.drain = true;
+                    s.retry = 0;
+                    s.settle();
+                    return self.start_job(ev.qp, 0, SUCCESS, Some(RETRY_EXCEEDED), true, mem);
+                }
+                s.retry = count;
+                s.settle();
+                return false;
+            }
             if ev.qp >= self.n || d_evt >= psn_distance(s.next, s.una) {
                 s.settle();
                 return false; // stale
@@ -2216,9 +2280,6 @@ mod tests {
             s.waiting = false;
             s.tstart = now;
             s.retry = 0;
-            let success = ev.response || ev.syndrome == 0;
-            let retryable =
-                !success && Syndrome::from_code(ev.syndrome).is_some_and(|syn| syn.is_retryable());
             // The responder restarted at ev.psn: the WQEs before it were not applied there.
             let restarted = ev.resync && d_evt != 0;
             let run_status = if restarted {
@@ -2243,6 +2304,12 @@ mod tests {
                     (d_evt, None, false)
                 }
             } else {
+                // p is consumed; what followed may have been dropped: resend from p+1.
+                let p1 = psn_add(ev.psn, 1);
+                if s.next != p1 {
+                    self.retransmissions += 1;
+                    s.next = p1;
+                }
                 (d_evt, Some(ev.syndrome), false)
             };
             s.settle();
@@ -2301,7 +2368,7 @@ mod tests {
             let s = &mut self.qp[qp];
             let mut fired = (false, false);
             if qp < self.n && s.outstanding() {
-                if streaming == Some(qp) {
+                if streaming == Some((qp, s.una)) {
                     s.tstart = now;
                 } else if timeout != 0 && now.wrapping_sub(s.tstart) >= timeout {
                     self.retransmissions += 1;
@@ -3331,12 +3398,13 @@ mod tests {
         b.run(3000);
         let first8: Vec<u32> = (0..8).map(|i| psn_add(start, i)).collect();
         assert_eq!(b.psns(0), first8);
-        // Stale: before sq_una, and sq_next itself.
+        // Stale: before sq_una, and sq_next itself (a retryable NACK: up to sq_una +
+        // SEND_WINDOW; further away it goes back, see `a_foreign_sequence_error_goes_back`).
         b.push_ack(AckEvent::ack(0, psn_add(start, PSN_MASK)));
-        b.push_ack(AckEvent::ack(0, psn_add(start, 8)));
+        b.push_ack(AckEvent::ack(0, psn_add(start, 9)));
         b.push_ack(AckEvent::nack(
             0,
-            psn_add(start, 9),
+            psn_add(start, 8),
             Syndrome::SequenceError,
         ));
         b.settle_down();
@@ -3514,8 +3582,9 @@ mod tests {
         );
         assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 6);
         // Each retransmission round waits the timeout after the previous one.
-        for i in [2, 4, 7, 8] {
-            let gap = b.sent_cycle[i] - b.sent_cycle[i - 1];
+        // (The timer runs from sq_una's own transmission, not from the later messages'.)
+        for (i, j) in [(2, 0), (4, 2), (7, 6), (8, 7)] {
+            let gap = b.sent_cycle[i] - b.sent_cycle[j];
             assert!((300..400).contains(&gap), "round {i} after {gap} clocks");
         }
         // A timeout of 0 never fires.
@@ -3537,17 +3606,126 @@ mod tests {
         b.push_ack(AckEvent::nack(0, 1, Syndrome::RemoteAccessError));
         b.settle_down();
         assert_eq!(b.cpl_list(0), [(0, SUCCESS), (1, 0x62)]);
+        // The responder may have dropped 2 and 3 (its answer slot held the NACK): resent.
+        assert_eq!(b.psns(0), [0, 1, 2, 3, 2, 3]);
         b.push_ack(AckEvent::nack(0, 2, Syndrome::ReceiverNotReady));
+        b.settle_down();
+        assert_eq!(b.psns(0), [0, 1, 2, 3, 2, 3, 3]);
         b.push_ack(AckEvent::ack(0, 3));
         b.settle_down();
         assert_eq!(
             b.cpl_list(0),
             [(0, SUCCESS), (1, 0x62), (2, 0x20), (3, SUCCESS)]
         );
+        assert_eq!(b.read_csr(0, QP_STATUS) >> 52 & 15, 0, "no retry counted");
         b.post(0, &[send(8, 5)]);
-        b.run_until(|b| b.sent.len() == 5, 20_000);
-        assert_eq!((b.sent[4].psn, b.sent[4].resync), (4, false));
-        assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 0);
+        b.run_until(|b| b.sent.len() == 8, 20_000);
+        assert_eq!((b.sent[7].psn, b.sent[7].resync), (4, false));
+        // Going back after a final NACK counts in stat_retransmissions (one per go-back).
+        assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 2);
+    }
+
+    /// Multi-host scenarios: after a final NACK for p (RDMA_DISABLED while the peer
+    /// rejoins) the responder's answer slot held the NACK, so p+1.. were dropped there
+    /// without effect. The requester completes p with the syndrome and resends from p+1 at
+    /// once, not after a RETRY_TIMEOUT; that is not counted against the retry limit.
+    #[test]
+    fn a_final_nack_resends_what_followed_at_once() {
+        for (seed, knobs) in [(31, SMOOTH), (32, ROUGH)] {
+            let mut b = Bench::new(1, seed, knobs);
+            b.set_cfg(0x42, 4096, 3);
+            b.setup_qp(0, ring(0), 4, 0x4, 0x10);
+            let wqes: Vec<Wqe> = (0..4)
+                .map(|i| Wqe {
+                    opcode: WqeOpcode::RdmaWrite as u8,
+                    length: 16,
+                    wr_id: i,
+                    local_addr: 0x0070_0000 + 0x1000 * i as u32,
+                    remote_vaddr: 0x9000,
+                    ..Default::default()
+                })
+                .collect();
+            b.post(0, &wqes);
+            b.run_until(|b| b.sent.len() == 4, 20_000);
+            let first = b.sent.clone();
+            b.push_ack(AckEvent::nack(0, 0x10, Syndrome::RdmaDisabled));
+            b.run_until(|b| b.sent.len() == 7, 1000);
+            assert_eq!(&b.sent[4..], &first[1..], "0x11..0x13 again, at once");
+            assert!(b.sent_cycle[6] - b.sent_cycle[3] < 600);
+            b.push_ack(AckEvent::ack(0, 0x13));
+            b.settle_down();
+            assert_eq!(
+                b.cpl_list(0),
+                [
+                    (0x10, Syndrome::RdmaDisabled as u8),
+                    (0x11, SUCCESS),
+                    (0x12, SUCCESS),
+                    (0x13, SUCCESS),
+                ]
+            );
+            assert_eq!(b.read_csr(0, QP_STATUS) >> 52 & 15, 0, "no retry counted");
+            assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 1);
+            // A final NACK for the last PSN sent goes back nowhere.
+            b.post(0, &[send(8, 9)]);
+            b.run_until(|b| b.sent.len() == 8, 20_000);
+            b.push_ack(AckEvent::nack(0, 0x14, Syndrome::RemoteAccessError));
+            b.settle_down();
+            assert_eq!(b.sent.len(), 8);
+            assert_eq!(b.cpl_list(0)[4], (0x14, Syndrome::RemoteAccessError as u8));
+            assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 1);
+        }
+    }
+
+    /// Multi-host scenarios: a driver posting more often than RETRY_TIMEOUT kept the timer
+    /// from firing while the oldest message was lost. The timer measures the wait of
+    /// `sq_una` (since its last transmission or the last acknowledgement progress), not
+    /// the time since the QP last transmitted anything.
+    #[test]
+    fn later_messages_do_not_hold_the_timer_of_a_lost_oldest_one() {
+        let mut b = Bench::new(1, 33, SMOOTH);
+        b.set_cfg(0x42, 600, 3);
+        b.setup_qp(0, ring(0), 4, 0x4, 0x700);
+        // One new message every 200 clocks; no answers at all.
+        for i in 0..6 {
+            b.post(0, &[send(8, i)]);
+            b.run_until(|b| b.sent.len() > i as usize, 20_000);
+            b.run(200);
+        }
+        let resend = b.sent.iter().skip(1).position(|m| m.psn == 0x700).unwrap() + 1;
+        let wait = b.sent_cycle[resend] - b.sent_cycle[0];
+        assert!(
+            (600..700).contains(&wait),
+            "sq_una resent {wait} clocks after its transmission"
+        );
+        assert!(b.sent[resend].resync, "still the QP's RESYNC message");
+    }
+
+    /// A retryable NACK whose PSN lies more than SEND_WINDOW from `sq_una` (here: the
+    /// responder still expects its old sequence because the RESYNC message was lost) goes
+    /// back to `sq_una` at once, with RESYNC, as a retry event (RETRY_EXCEEDED beyond the
+    /// limit). Up to `sq_una + SEND_WINDOW` it is stale (`window_limit_and_stale_events`).
+    #[test]
+    fn a_foreign_sequence_error_goes_back_to_sq_una() {
+        for (seed, knobs) in [(34, SMOOTH), (35, ROUGH)] {
+            let mut b = Bench::new(1, seed, knobs);
+            b.set_cfg(0x42, 0, 1);
+            b.setup_qp(0, ring(0), 4, 0x4, 0x500);
+            b.post(0, &[send(8, 1), send(8, 2), send(8, 3)]);
+            b.run_until(|b| b.sent.len() == 3, 20_000);
+            b.push_ack(AckEvent::nack(0, 0x123456, Syndrome::SequenceError));
+            b.run_until(|b| b.sent.len() == 6, 2000);
+            let resent: Vec<(u32, bool)> = b.sent[3..].iter().map(|m| (m.psn, m.resync)).collect();
+            assert_eq!(resent, [(0x500, true), (0x501, false), (0x502, false)]);
+            assert_eq!(b.read_csr(0, QP_STATUS) >> 52 & 15, 1, "a retry event");
+            // Before sq_una (the old expected PSN just below): the same; over the limit.
+            b.push_ack(AckEvent::nack(0, 0x4ff, Syndrome::CrcOrMalformed));
+            b.run_until(|b| b.sent.len() == 8, 2000);
+            b.settle_down();
+            assert_eq!(b.cpl_list(0), [(0x500, RETRY_EXCEEDED)]);
+            let resent: Vec<(u32, bool)> = b.sent[6..].iter().map(|m| (m.psn, m.resync)).collect();
+            assert_eq!(resent, [(0x501, true), (0x502, false)]);
+            assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 2);
+        }
     }
 
     /// The multi-host scoreboard's bug, requester side: an answer for PSN p that carries
@@ -3565,6 +3743,7 @@ mod tests {
             b.push_ack(AckEvent::ack(0, 0xcce832));
             // Host 1 rebooted: 0xcce833 was dropped there, 0xcce834 adopted and refused.
             b.push_ack(AckEvent::nack(0, 0xcce834, Syndrome::RdmaDisabled).resynced());
+            b.run_until(|b| b.sent.len() == 11, 20_000);
             b.settle_down();
             let disabled = Syndrome::RdmaDisabled as u8;
             assert_eq!(
@@ -3577,6 +3756,13 @@ mod tests {
                     (0xcce834, disabled),
                 ]
             );
+            // What followed the refused PSN is resent (without RESYNC).
+            let resent: Vec<(u32, bool)> = b.sent[8..].iter().map(|m| (m.psn, m.resync)).collect();
+            assert_eq!(
+                resent,
+                [(0xcce835, false), (0xcce836, false), (0xcce837, false)]
+            );
+            let n0 = b.sent.len();
             b.push_ack(AckEvent::ack(0, 0xcce836).resynced());
             b.push_ack(AckEvent::ack(0, 0xcce837).resynced());
             b.settle_down();
@@ -3590,14 +3776,17 @@ mod tests {
             );
             // A retryable NACK with RESYNC: the run before it, then go-back-N from its PSN.
             b.post(0, &(9..=12).map(|i| send(8, i)).collect::<Vec<_>>());
-            b.run_until(|b| b.sent.len() == 12, 20_000);
+            b.run_until(|b| b.sent.len() == n0 + 4, 20_000);
             assert!(
                 b.sent[8..].iter().all(|m| !m.resync),
                 "no RESYNC after a restarted run"
             );
             b.push_ack(AckEvent::nack(0, 0xcce83a, Syndrome::SequenceError).resynced());
-            b.run_until(|b| b.sent.len() == 14, 20_000);
-            assert_eq!((b.sent[12].psn, b.sent[13].psn), (0xcce83a, 0xcce83b));
+            b.run_until(|b| b.sent.len() == n0 + 6, 20_000);
+            assert_eq!(
+                (b.sent[n0 + 4].psn, b.sent[n0 + 5].psn),
+                (0xcce83a, 0xcce83b)
+            );
             b.push_ack(AckEvent::ack(0, 0xcce83b));
             b.settle_down();
             assert_eq!(
@@ -3609,7 +3798,7 @@ mod tests {
                     (0xcce83b, SUCCESS),
                 ]
             );
-            assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 1);
+            assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 2);
         }
     }
 
