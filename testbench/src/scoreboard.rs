@@ -185,7 +185,7 @@ impl Scoreboard {
     }
 
     /// A stale finding: a violation under the rejoin protocol, counted under the baseline.
-    fn stale_finding(
+    pub fn stale_finding(
         &mut self,
         cycle: u64,
         kind: &str,

@@ -675,9 +675,18 @@ impl Workload {
                         if got == want {
                             self.stats.reads_verified += 1;
                         } else {
-                            sb.violation(
+                            // Data of another epoch: the consequence of a stale READ (the
+                            // wire scoreboard counts it), else plain corruption.
+                            let stale = target_epoch_now != op.target_epoch;
+                            let report = if stale {
+                                Scoreboard::stale_finding
+                            } else {
+                                Scoreboard::violation
+                            };
+                            report(
+                                sb,
                                 now,
-                                "data",
+                                if stale { "stale-data" } else { "data" },
                                 vec![h, t],
                                 Some((l.l_base + in_off) as u64),
                                 format!("RDMA READ of {} bytes from host {t} (offset {:#x} of its read-only region, epoch {}) returned other data", op.len, op.remote, op.target_epoch),
@@ -696,9 +705,16 @@ impl Workload {
                             .get_or_insert(got.wrapping_sub(op.index))
                             .wrapping_add(op.index);
                         if got != want {
-                            sb.violation(
+                            let stale = target_epoch_now != op.target_epoch;
+                            let report = if stale {
+                                Scoreboard::stale_finding
+                            } else {
+                                Scoreboard::violation
+                            };
+                            report(
+                                sb,
                                 now,
-                                "data",
+                                if stale { "stale-data" } else { "data" },
                                 vec![h, t],
                                 Some(op.remote as u64),
                                 format!(

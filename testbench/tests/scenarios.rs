@@ -116,7 +116,8 @@ fn the_naive_baseline_lands_stale_writes_that_the_scoreboard_counts() {
     assert!(r.stale.stale_writes_landed > 0, "{}", r.summary());
     assert!(
         r.passed,
-        "the baseline counts stale writes instead of failing"
+        "the baseline counts stale writes instead of failing: {}",
+        r.summary()
     );
     // Asked to be strict, the same run fails, naming the cycle and the hosts.
     let strict = RunOptions {
@@ -140,7 +141,7 @@ fn sixty_four_hosts_cold_boot_in_one_cosimulation() {
     let text = r#"
 name = "cold-boot-64"
 hosts = 64
-cycles = 12000
+cycles = 30000
 [workload]
 rate = 0.002
 max_bytes = 64
