@@ -138,8 +138,8 @@ pub fn exported_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
 }
 
 /// The blocks the co-simulation crate builds Verilator models of: the datapath blocks and
-/// the NIC tops the test suite runs (the default configuration and one with a 256-entry
-/// TPT), at the default cell payload.
+/// the NIC tops the test suite runs (the default configuration, one with a 256-entry TPT,
+/// and one with 64 queue pairs for multi-host clusters), at the default cell payload.
 pub fn cosim_blocks() -> Vec<ExportedBlock> {
     let mut blocks = datapath_blocks(crate::DEFAULT_CELL_PAYLOAD);
     blocks.push(nic_top_block(&NicConfig::default()));
