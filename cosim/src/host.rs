@@ -22,7 +22,8 @@
 
 use crate::fabric::{PortDrive, PortOutputs};
 use crate::host_memory::{
-    DmaRead, DmaRequests, DmaWrite, HostMemory, HostMemoryTiming, ReadRequestSide, RX_READ, TX_READ,
+    DmaRead, DmaRequests, DmaResponses, DmaWrite, HostMemory, HostMemoryTiming, ReadRequestSide,
+    RX_READ, TX_READ,
 };
 use crate::{CosimError, NicTopInputs, NicTopOutputs, Stepper};
 use nic_abi::csr;
@@ -43,6 +44,43 @@ pub const CSR_READ_TIMEOUT: u64 = 10_000;
 enum CsrOp {
     Write { addr: u16, data: u64 },
     Read { addr: u16 },
+}
+
+/// Drive a NIC top's DMA inputs from what the host memory drives this cycle.
+pub fn apply_dma_responses(i: &mut NicTopInputs, d: &DmaResponses) {
+    i.dma_tx_rd_req_ready = d.read[TX_READ].req_ready;
+    i.dma_tx_rd_data_valid = d.read[TX_READ].data_valid;
+    i.dma_tx_rd_data = d.read[TX_READ].data;
+    i.dma_tx_rd_data_last = d.read[TX_READ].data_last;
+    i.dma_rx_rd_req_ready = d.read[RX_READ].req_ready;
+    i.dma_rx_rd_data_valid = d.read[RX_READ].data_valid;
+    i.dma_rx_rd_data = d.read[RX_READ].data;
+    i.dma_rx_rd_data_last = d.read[RX_READ].data_last;
+    i.dma_wr_ready = d.wr_ready;
+}
+
+/// A NIC top's DMA outputs as the host memory observes them.
+pub fn dma_requests(out: &NicTopOutputs) -> DmaRequests {
+    DmaRequests {
+        read: [
+            ReadRequestSide {
+                req_valid: out.dma_tx_rd_req_valid,
+                req_addr: out.dma_tx_rd_req_addr,
+                req_words: out.dma_tx_rd_req_words,
+                data_ready: out.dma_tx_rd_data_ready,
+            },
+            ReadRequestSide {
+                req_valid: out.dma_rx_rd_req_valid,
+                req_addr: out.dma_rx_rd_req_addr,
+                req_words: out.dma_rx_rd_req_words,
+                data_ready: out.dma_rx_rd_data_ready,
+            },
+        ],
+        wr_valid: out.dma_wr_valid,
+        wr_addr: out.dma_wr_addr,
+        wr_data: out.dma_wr_data,
+        wr_strobe: out.dma_wr_strobe,
+    }
 }
 
 /// The NIC as the host sees it: the model, its host memory and the CSR port's queue.
@@ -96,15 +134,7 @@ impl SimNic {
         let d = self.mem.drive();
         let i = &mut self.inputs;
         i.reset = reset;
-        i.dma_tx_rd_req_ready = d.read[TX_READ].req_ready;
-        i.dma_tx_rd_data_valid = d.read[TX_READ].data_valid;
-        i.dma_tx_rd_data = d.read[TX_READ].data;
-        i.dma_tx_rd_data_last = d.read[TX_READ].data_last;
-        i.dma_rx_rd_req_ready = d.read[RX_READ].req_ready;
-        i.dma_rx_rd_data_valid = d.read[RX_READ].data_valid;
-        i.dma_rx_rd_data = d.read[RX_READ].data;
-        i.dma_rx_rd_data_last = d.read[RX_READ].data_last;
-        i.dma_wr_ready = d.wr_ready;
+        apply_dma_responses(i, &d);
         i.m_cell_ready = port.m_cell_ready;
         i.s_cell_valid = port.s_cell_valid;
         i.s_cell_data = port.s_cell_data;
@@ -129,26 +159,7 @@ impl SimNic {
         if let Some(r) = self.recorded_inputs.as_mut() {
             r.push(self.inputs);
         }
-        self.mem.observe(&DmaRequests {
-            read: [
-                ReadRequestSide {
-                    req_valid: out.dma_tx_rd_req_valid,
-                    req_addr: out.dma_tx_rd_req_addr,
-                    req_words: out.dma_tx_rd_req_words,
-                    data_ready: out.dma_tx_rd_data_ready,
-                },
-                ReadRequestSide {
-                    req_valid: out.dma_rx_rd_req_valid,
-                    req_addr: out.dma_rx_rd_req_addr,
-                    req_words: out.dma_rx_rd_req_words,
-                    data_ready: out.dma_rx_rd_data_ready,
-                },
-            ],
-            wr_valid: out.dma_wr_valid,
-            wr_addr: out.dma_wr_addr,
-            wr_data: out.dma_wr_data,
-            wr_strobe: out.dma_wr_strobe,
-        });
+        self.mem.observe(&dma_requests(&out));
         if self.inputs.csr_valid && out.csr_ready {
             match self.csr_queue.pop_front() {
                 Some(CsrOp::Read { addr }) => self.csr_reads_in_flight.push_back(addr),

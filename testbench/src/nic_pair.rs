@@ -9,7 +9,8 @@
 
 use nic_abi::{csr, Cqe, Rqe, Wqe, CQE_BYTES, RQE_BYTES, WQE_BYTES};
 use nic_cosim::cell_link::CellLink;
-use nic_cosim::host_memory::{DmaRequests, HostMemory, HostMemoryTiming, RX_READ, TX_READ};
+use nic_cosim::host::{apply_dma_responses, dma_requests};
+use nic_cosim::host_memory::{HostMemory, HostMemoryTiming};
 use nic_cosim::{NicTopInputs, NicTopOutputs, Stepper};
 use std::collections::VecDeque;
 
@@ -179,15 +180,7 @@ impl<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>> NicHost<S> {
     fn drive(&mut self, link_in: &nic_cosim::cell_link::LinkOutputs, link_out_ready: bool) {
         let d = self.mem.drive();
         let i = &mut self.inputs;
-        i.dma_tx_rd_req_ready = d.read[TX_READ].req_ready;
-        i.dma_tx_rd_data_valid = d.read[TX_READ].data_valid;
-        i.dma_tx_rd_data = d.read[TX_READ].data;
-        i.dma_tx_rd_data_last = d.read[TX_READ].data_last;
-        i.dma_rx_rd_req_ready = d.read[RX_READ].req_ready;
-        i.dma_rx_rd_data_valid = d.read[RX_READ].data_valid;
-        i.dma_rx_rd_data = d.read[RX_READ].data;
-        i.dma_rx_rd_data_last = d.read[RX_READ].data_last;
-        i.dma_wr_ready = d.wr_ready;
+        apply_dma_responses(i, &d);
         i.m_cell_ready = link_out_ready;
         i.s_cell_valid = link_in.valid;
         i.s_cell_data = link_in.data;
@@ -205,26 +198,7 @@ impl<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>> NicHost<S> {
 
     fn step(&mut self) -> NicTopOutputs {
         let out = self.nic.step(&self.inputs);
-        self.mem.observe(&DmaRequests {
-            read: [
-                nic_cosim::host_memory::ReadRequestSide {
-                    req_valid: out.dma_tx_rd_req_valid,
-                    req_addr: out.dma_tx_rd_req_addr,
-                    req_words: out.dma_tx_rd_req_words,
-                    data_ready: out.dma_tx_rd_data_ready,
-                },
-                nic_cosim::host_memory::ReadRequestSide {
-                    req_valid: out.dma_rx_rd_req_valid,
-                    req_addr: out.dma_rx_rd_req_addr,
-                    req_words: out.dma_rx_rd_req_words,
-                    data_ready: out.dma_rx_rd_data_ready,
-                },
-            ],
-            wr_valid: out.dma_wr_valid,
-            wr_addr: out.dma_wr_addr,
-            wr_data: out.dma_wr_data,
-            wr_strobe: out.dma_wr_strobe,
-        });
+        self.mem.observe(&dma_requests(&out));
         if self.inputs.csr_valid && out.csr_ready {
             let op = self.csr_queue.pop_front().expect("a CSR op was offered");
             if !op.write {
