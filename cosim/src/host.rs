@@ -28,6 +28,8 @@ use crate::host_memory::{
 use crate::{CosimError, NicTopInputs, NicTopOutputs, Stepper};
 use nic_abi::csr;
 use nic_driver::{Completion, Driver, DriverConfig, NicAccess};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -325,13 +327,6 @@ pub struct Host {
     failure: Option<String>,
 }
 
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 impl Host {
     /// A powered-off host for node `config.driver.node()` with `model` as its NIC.
     pub fn new(config: HostConfig, model: NicModel) -> Result<Self, String> {
@@ -527,8 +522,12 @@ impl Host {
             return;
         }
         let mut config = self.config.driver.clone();
-        let draw =
-            mix(mix(self.config.seed) ^ (self.epoch as u64) << 32 ^ (self.node as u64) << 16);
+        // One draw per (seed, node, epoch): all three in the generator's seed.
+        let mut seed = [0u8; 32];
+        seed[..8].copy_from_slice(&self.config.seed.to_le_bytes());
+        seed[8..12].copy_from_slice(&self.epoch.to_le_bytes());
+        seed[12..14].copy_from_slice(&self.node.to_le_bytes());
+        let draw: u64 = ChaCha8Rng::from_seed(seed).gen();
         config.incarnation = draw as u32;
         config.first_handle = (draw >> 32) as u32;
         let booted = Driver::new(self.nic.clone(), config).and_then(|mut d| {

@@ -236,6 +236,24 @@ pub fn retransmit_span() -> u64 {
     (nic_abi::csr::RETRY_LIMIT_RESET + 1) * nic_abi::csr::RETRY_TIMEOUT_RESET
 }
 
+/// `NIC_TRACE_CELLS=1`: one line per delivered cell on stderr (docs/scenarios.md).
+fn trace_delivery(d: &nic_cosim::fabric::Delivery, epochs: &[u32]) {
+    use nic_rtl::cell_format::{decode_cell, opcode, CellHeader};
+    let h = CellHeader::from_words([d.words[0], d.words[1], d.words[2]]);
+    let imm = decode_cell(&d.words, nic_rtl::DEFAULT_CELL_PAYLOAD)
+        .ok()
+        .and_then(|c| c.immediate);
+    eprintln!(
+        "{} {}->{} {} psn {:#x} flags {:#x} imm {imm:x?} epochs {epochs:?}",
+        d.cycle,
+        d.src,
+        d.dst,
+        opcode::name(h.opcode),
+        h.psn,
+        h.flags
+    );
+}
+
 struct RejoinTracker {
     records: Vec<RejoinRecord>,
     current: Vec<Option<usize>>,
@@ -386,6 +404,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     let mut next_event = 0;
     let mut epochs = vec![0u32; n];
     let bound = scenario.rejoin_bound();
+    let trace_cells = std::env::var_os("NIC_TRACE_CELLS").is_some();
     for cycle in 0..scenario.cycles {
         // Timeline.
         let mut due: Vec<TimedEvent> = vec![];
@@ -447,24 +466,8 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
             }
         }
         for d in cluster.fabric_mut().take_deliveries() {
-            if std::env::var_os("NIC_TRACE_CELLS").is_some() {
-                let h = nic_rtl::cell_format::CellHeader::from_words([
-                    d.words[0], d.words[1], d.words[2],
-                ]);
-                let imm = nic_rtl::cell_format::decode_cell(&d.words, 256)
-                    .ok()
-                    .and_then(|c| c.immediate);
-                eprintln!(
-                    "{} {}->{} {} psn {:#x} flags {:#x} imm {:x?} epochs {:?}",
-                    d.cycle,
-                    d.src,
-                    d.dst,
-                    nic_rtl::cell_format::opcode::name(h.opcode),
-                    h.psn,
-                    h.flags,
-                    imm,
-                    epochs
-                );
+            if trace_cells {
+                trace_delivery(&d, &epochs);
             }
             sb.on_delivery(&d, &epochs);
         }

@@ -208,8 +208,8 @@ impl Scoreboard {
             regions: vec![],
         };
         // Answers from the previous epoch will never come.
-        self.stale.retain(|&(_, responder), _| responder != host);
-        self.stale.retain(|&(requester, _), _| requester != host);
+        self.stale
+            .retain(|&(requester, responder), _| requester != host && responder != host);
         self.expected.retain(|&(src, _, _), _| src != host);
     }
 
@@ -229,20 +229,25 @@ impl Scoreboard {
         self.maps[host].regions.retain(|r| r.start != start);
     }
 
+    /// Whether `[addr, +bytes)` of host `host` lies in its arena or a region of its current
+    /// epoch (a writable one when `write`).
+    fn registered(&self, host: usize, addr: u32, bytes: u32, write: bool) -> bool {
+        let map = &self.maps[host];
+        map.arena
+            .iter()
+            .chain(map.regions.iter().filter(|r| r.writable || !write))
+            .any(|r| r.covers(addr, bytes))
+    }
+
     /// Check one host's DMA accesses of this cycle.
     pub fn check_dma(&mut self, host: usize, writes: &[DmaWrite], reads: &[DmaRead]) {
+        let epoch = self.maps[host].epoch;
         for w in writes {
-            let map = &self.maps[host];
+            // The bytes the strobe enables, from the lowest to the highest.
             let bytes = 8 - (w.strobe.leading_zeros() + w.strobe.trailing_zeros()).min(8);
             let addr = w.addr + w.strobe.trailing_zeros().min(7);
-            let ok = map
-                .arena
-                .iter()
-                .chain(map.regions.iter().filter(|r| r.writable))
-                .any(|r| r.covers(addr, bytes.max(1)));
-            if !ok {
+            if !self.registered(host, addr, bytes.max(1), true) {
                 self.counts.unregistered_writes += 1;
-                let epoch = map.epoch;
                 self.stale_finding(
                     w.cycle,
                     "unregistered-write",
@@ -256,16 +261,8 @@ impl Scoreboard {
             }
         }
         for r in reads {
-            let map = &self.maps[host];
-            let bytes = 8 * r.words as u32;
-            let ok = map
-                .arena
-                .iter()
-                .chain(map.regions.iter())
-                .any(|m| m.covers(r.addr, bytes));
-            if !ok {
+            if !self.registered(host, r.addr, 8 * r.words as u32, false) {
                 self.counts.unregistered_reads += 1;
-                let epoch = map.epoch;
                 self.stale_finding(
                     r.cycle,
                     "unregistered-read",

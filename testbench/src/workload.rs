@@ -282,6 +282,24 @@ pub struct Workload {
     pub stats: WorkloadStats,
 }
 
+/// Data that does not match: when the target has moved to another epoch since the entry
+/// the operation used, the consequence of a stale READ or atomic (counted with the stale
+/// findings under the baseline, a violation under the protocol), else plain corruption.
+fn data_finding(
+    sb: &mut Scoreboard,
+    stale: bool,
+    cycle: u64,
+    hosts: Vec<usize>,
+    address: Option<u64>,
+    detail: String,
+) {
+    if stale {
+        sb.stale_finding(cycle, "stale-data", hosts, address, detail);
+    } else {
+        sb.violation(cycle, "data", hosts, address, detail);
+    }
+}
+
 fn status_name(s: CompletionStatus) -> String {
     match s {
         CompletionStatus::Remote(syn) => syn.name().to_string(),
@@ -635,7 +653,7 @@ impl Workload {
                     }
                     return;
                 }
-                let (out_off, in_off, atomic_off) = l.l_slot(op.target, op.slot);
+                let (_, in_off, atomic_off) = l.l_slot(op.target, op.slot);
                 let t = op.target;
                 let target_epoch_now = cluster.host(t).epoch();
                 match op.kind {
@@ -662,7 +680,6 @@ impl Workload {
                         } else {
                             self.stats.writes_verified += 1;
                         }
-                        let _ = out_off;
                     }
                     OpKind::RdmaRead => {
                         let got = cluster
@@ -675,18 +692,10 @@ impl Workload {
                         if got == want {
                             self.stats.reads_verified += 1;
                         } else {
-                            // Data of another epoch: the consequence of a stale READ (the
-                            // wire scoreboard counts it), else plain corruption.
-                            let stale = target_epoch_now != op.target_epoch;
-                            let report = if stale {
-                                Scoreboard::stale_finding
-                            } else {
-                                Scoreboard::violation
-                            };
-                            report(
+                            data_finding(
                                 sb,
+                                target_epoch_now != op.target_epoch,
                                 now,
-                                if stale { "stale-data" } else { "data" },
                                 vec![h, t],
                                 Some((l.l_base + in_off) as u64),
                                 format!("RDMA READ of {} bytes from host {t} (offset {:#x} of its read-only region, epoch {}) returned other data", op.len, op.remote, op.target_epoch),
@@ -705,16 +714,10 @@ impl Workload {
                             .get_or_insert(got.wrapping_sub(op.index))
                             .wrapping_add(op.index);
                         if got != want {
-                            let stale = target_epoch_now != op.target_epoch;
-                            let report = if stale {
-                                Scoreboard::stale_finding
-                            } else {
-                                Scoreboard::violation
-                            };
-                            report(
+                            data_finding(
                                 sb,
+                                target_epoch_now != op.target_epoch,
                                 now,
-                                if stale { "stale-data" } else { "data" },
                                 vec![h, t],
                                 Some(op.remote as u64),
                                 format!(
