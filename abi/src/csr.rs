@@ -46,6 +46,11 @@ pub const QP_STATUS: u16 = 0x50;
 /// `QP_CTRL` bits.
 pub const QP_CTRL_ENABLE: u64 = 1 << 0;
 pub const QP_CTRL_RESET: u64 = 1 << 1;
+/// Send-side reset: as `QP_CTRL_RESET` for the send queue only (`SQ_PI = SQ_CI` = the start
+/// PSN in bits 31:8, what was outstanding forgotten, RESYNC on the next message); the
+/// responder state and the receive queue are kept. The driver flushes a queue pair with it
+/// when the peer announces a restart (see `docs/nic-architecture.md`, "Rejoin support").
+pub const QP_CTRL_SEND_RESET: u64 = 1 << 2;
 /// `QP_CTRL` bits 31:8: start PSN written with a reset.
 pub const QP_CTRL_START_PSN_SHIFT: u32 = 8;
 

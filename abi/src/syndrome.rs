@@ -80,6 +80,10 @@ pub enum CompletionStatus {
     /// host rebooted) at a later PSN, so this WQE was not (or no longer) applied there. Set
     /// for the WQEs before the PSN of an answer that carries the RESYNC flag.
     ResponderRestarted,
+    /// Driver-generated, never written by the NIC: the work request was flushed from a
+    /// queue pair whose peer restarted (its send side was reset). Like InfiniBand's flush
+    /// error it says nothing about whether the request reached the peer.
+    Flushed,
     /// The responder's NACK.
     Remote(Syndrome),
     /// A code this crate does not know.
@@ -93,6 +97,8 @@ impl CompletionStatus {
     pub const LOCAL_ADDRESS_ERROR: u8 = 0x03;
     pub const BAD_OPCODE: u8 = 0x04;
     pub const RESPONDER_RESTARTED: u8 = 0x05;
+    /// Reserved for [`CompletionStatus::Flushed`] (the NIC never writes it).
+    pub const FLUSHED: u8 = 0x06;
 
     pub fn from_code(code: u8) -> Self {
         match code {
@@ -102,6 +108,7 @@ impl CompletionStatus {
             Self::LOCAL_ADDRESS_ERROR => Self::LocalAddressError,
             Self::BAD_OPCODE => Self::BadOpcode,
             Self::RESPONDER_RESTARTED => Self::ResponderRestarted,
+            Self::FLUSHED => Self::Flushed,
             c => match Syndrome::from_code(c) {
                 Some(s) if s != Syndrome::Ack => Self::Remote(s),
                 _ => Self::Unknown(c),
@@ -117,6 +124,7 @@ impl CompletionStatus {
             Self::LocalAddressError => Self::LOCAL_ADDRESS_ERROR,
             Self::BadOpcode => Self::BAD_OPCODE,
             Self::ResponderRestarted => Self::RESPONDER_RESTARTED,
+            Self::Flushed => Self::FLUSHED,
             Self::Remote(s) => s as u8,
             Self::Unknown(c) => c,
         }
@@ -139,7 +147,7 @@ mod tests {
         }
         assert_eq!(Syndrome::Ack.counter_index(), None);
         assert_eq!(Syndrome::from_code(0x67), None);
-        for c in 0..=5u8 {
+        for c in 0..=6u8 {
             assert_eq!(CompletionStatus::from_code(c).code(), c);
             assert!(!matches!(
                 CompletionStatus::from_code(c),

@@ -36,8 +36,11 @@
 //!
 //! Every operation sent to a node (application or control) gets a sequence number per
 //! destination and stays outstanding until its completion; a fence ([`Action::StartFence`])
-//! waits for every operation issued before it. When a send queue is full, control messages
-//! wait in a per-node backlog (sent in order as slots free up) and application posts are
+//! waits for every operation issued before it. A fence on a node that announced a restart
+//! flushes its queue pair first (`flush_queue_pair`): what was still outstanding completes
+//! with [`CompletionStatus::Flushed`] at once, so the fence does not wait for the restarted
+//! node to refuse each request one round trip at a time. When a send queue is full,
+//! control messages wait in a per-node backlog (sent in order as slots free up) and application posts are
 //! refused with [`crate::VerbsError::RingFull`].
 
 use std::collections::{BTreeSet, VecDeque};
@@ -266,6 +269,12 @@ pub struct DriverStats {
     pub control_send_errors: u64,
     /// Completions processed.
     pub completions: u64,
+    /// Queue pairs flushed (send side reset) because their peer restarted.
+    pub flushes: u64,
+    /// Operations those flushes completed with [`CompletionStatus::Flushed`].
+    pub flushed_operations: u64,
+    /// NIC completions for flushed send indices that arrived after the flush (ignored).
+    pub late_flushed_completions: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -311,6 +320,9 @@ pub(crate) struct QueuePair {
     rq_pi: u32,
     free_bounce: Vec<u32>,
     pub(crate) backlog: VecDeque<(ControlMessage, u64)>,
+    /// Send indices `start..end` of the last flush: a late NIC completion for one of them
+    /// is ignored.
+    flushed: Option<(u32, u32)>,
     pub(crate) app_recvs: VecDeque<AppRecv>,
     held: VecDeque<HeldRecv>,
 }
@@ -403,6 +415,7 @@ impl<A: NicAccess> Driver<A> {
                 rq_pi: 0,
                 free_bounce: (0..1u32 << config.rq_log2).rev().collect(),
                 backlog: VecDeque::new(),
+                flushed: None,
                 app_recvs: VecDeque::new(),
                 held: VecDeque::new(),
             });
@@ -715,6 +728,60 @@ impl<A: NicAccess> Driver<A> {
         }
     }
 
+    /// Flushes the queue pair to `node`, which announced a restart (BOOTING or PROBE): its
+    /// send side is reset to a start PSN far from every PSN it used (so the restarted
+    /// node adopts it, and a late answer to an old request is recognised as foreign), and
+    /// every operation still outstanding to `node`, in the ring or the control backlog,
+    /// completes here with [`CompletionStatus::Flushed`]. Nothing sent before can be
+    /// retransmitted after this; what is already on the wire reaches `node` before
+    /// anything this queue pair sends next (the fabric keeps each source-destination pair
+    /// in order), so it arrives while `node` still has RDMA disabled and is refused there.
+    /// Without the flush the fence waits for each request to be refused in turn, one round
+    /// trip each over a link the other nodes keep busy, plus a retry timeout for requests
+    /// the restart cut off.
+    fn flush_queue_pair(&mut self, node: NodeId) {
+        let size = 1u32 << self.config.sq_log2;
+        let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
+            return;
+        };
+        let (start, end) = (qp.sq_ci, qp.sq_pi);
+        if start == end && qp.backlog.is_empty() {
+            return;
+        }
+        // Half the PSN space away from this queue pair's last PSNs.
+        let fresh = end.wrapping_add(1 << 23) & PSN_MASK;
+        let mut records = vec![];
+        let mut i = start;
+        while i != end {
+            records.extend(qp.slots[(i % size) as usize].take());
+            i = i.wrapping_add(1) & PSN_MASK;
+        }
+        let backlog: Vec<u64> = qp.backlog.drain(..).map(|(_, op)| op).collect();
+        (qp.sq_pi, qp.sq_ci, qp.flushed) = (fresh, fresh, Some((start, end)));
+        self.csr(
+            csr::qp(node as usize, csr::QP_CTRL),
+            csr::QP_CTRL_ENABLE
+                | csr::QP_CTRL_SEND_RESET
+                | (fresh as u64) << csr::QP_CTRL_START_PSN_SHIFT,
+        );
+        self.stats.flushes += 1;
+        self.stats.flushed_operations += (records.len() + backlog.len()) as u64;
+        for r in records {
+            self.complete_op(node, r.op);
+            if let SendKind::App { wr_id, opcode } = r.kind {
+                self.ready.push_back(Completion::Send {
+                    wr_id,
+                    node,
+                    opcode,
+                    status: CompletionStatus::Flushed,
+                });
+            }
+        }
+        for op in backlog {
+            self.complete_op(node, op);
+        }
+    }
+
     fn complete_op(&mut self, node: NodeId, op: u64) {
         let n = node as usize;
         self.outstanding[n].remove(&op);
@@ -746,6 +813,14 @@ impl<A: NicAccess> Driver<A> {
             return Ok(());
         };
         if cqe.wqe_index != qp.sq_ci {
+            if qp.flushed.is_some_and(|(start, end)| {
+                (cqe.wqe_index.wrapping_sub(start) & PSN_MASK)
+                    < (end.wrapping_sub(start) & PSN_MASK)
+            }) {
+                // The NIC was finishing this completion when the flush reset the send side.
+                self.stats.late_flushed_completions += 1;
+                return Ok(());
+            }
             return Err(DriverError::CompletionOutOfOrder {
                 qp: cqe.qp,
                 expected: qp.sq_ci,
@@ -929,6 +1004,7 @@ impl<A: NicAccess> Driver<A> {
             Action::StartFence { node } => {
                 // Every operation numbered below `next_op` was issued before the fence.
                 self.fence[node as usize] = Some(self.next_op[node as usize]);
+                self.flush_queue_pair(node);
                 self.check_fence(node);
             }
             Action::Bar { node } => self.barred.set(node as usize, true),

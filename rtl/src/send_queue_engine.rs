@@ -15,7 +15,9 @@
 //! - Per-QP CSR side port: `s_csr_valid` / `s_csr_ready`, `s_csr_write`, `s_csr_qp` (6),
 //!   `s_csr_reg` (4: 0 SQ_BASE .. 10 QP_STATUS), `s_csr_wdata` (64, bits 31:0 used);
 //!   `m_csr_rdata_valid` / `m_csr_rdata` (64): one answer per accepted read, two clocks
-//!   after acceptance. Answers SQ_BASE, SQ_SIZE_LOG2, SQ_PI, SQ_CI, QP_REMOTE, QP_CTRL (bit 0),
+//!   after acceptance. QP_CTRL writes: bit 0 enable, bit 1 reset, bit 2 send-side reset
+//!   (the same here; the receive engine resets its responder state on bit 1 only).
+//!   Answers SQ_BASE, SQ_SIZE_LOG2, SQ_PI, SQ_CI, QP_REMOTE, QP_CTRL (bit 0),
 //!   QP_STATUS (23:0 sq_next, 49 waiting, 55:52 retry count); zero for everything else and
 //!   for queue pairs `>= queue_pairs` (whose writes are ignored).
 //! - Message source: `m_msg_valid` / `m_msg_ready` with `m_msg_opcode` (8), `m_msg_dest_node`,
@@ -878,7 +880,7 @@ impl Logic for SendQueueEngine {
         self.ev_hit.next = self.qp_valid.val() & (self.d_evt.val() < self.d_out.val());
         self.ev_foreign.next = self.qp_valid.val()
             & self.rd_outstanding.val()
-            & self.ev_retry.val()
+            & !self.ev_success.val()
             & (self.d_evt.val() > self.send_window.val());
         // Retry count after a retry event; an event that completes WQEs clears it first.
         self.retry_base.next = self.rd_retry.val();
@@ -1129,8 +1131,12 @@ impl Logic for SendQueueEngine {
                             }
                             if self.csr_reg_reg.q.val() == 9 {
                                 self.wr_enable.next = self.csr_wdata_reg.q.val().get_bit(0);
-                                if self.csr_wdata_reg.q.val().get_bit(1) {
-                                    // QP reset: sq_pi = sq_next = sq_una = start PSN.
+                                if self.csr_wdata_reg.q.val().get_bit(1)
+                                    | self.csr_wdata_reg.q.val().get_bit(2)
+                                {
+                                    // QP reset (bit 1), or send-side reset (bit 2: the
+                                    // responder side is the receive engine's and is kept):
+                                    // sq_pi = sq_next = sq_una = start PSN.
                                     self.wr_pi.next = self.csr_wdata_reg.q.val().get_bits::<24>(8);
                                     self.wr_next.next =
                                         self.csr_wdata_reg.q.val().get_bits::<24>(8);
@@ -1153,7 +1159,8 @@ impl Logic for SendQueueEngine {
                                 & ((self.csr_reg_reg.q.val() == 0)
                                     | (self.csr_reg_reg.q.val() == 1)
                                     | ((self.csr_reg_reg.q.val() == 9)
-                                        & self.csr_wdata_reg.q.val().get_bit(1)))
+                                        & (self.csr_wdata_reg.q.val().get_bit(1)
+                                            | self.csr_wdata_reg.q.val().get_bit(2))))
                             {
                                 self.tx_stale.d.next = true;
                             }
@@ -1236,15 +1243,22 @@ impl Logic for SendQueueEngine {
                                 self.ex_retx.next = self.rd_next.val() != self.psn_p1.val();
                             }
                         } else if self.ev_foreign.val() {
-                            // The responder expects a PSN this QP has not sent lately (a
-                            // lost RESYNC message, a skipped PSN): go back to sq_una, as
-                            // on a timeout (with RESYNC if the QP's resync is pending).
+                            // A NACK for a PSN this QP has not sent lately. Retryable: the
+                            // responder expects something else (a lost RESYNC message, a
+                            // skipped PSN). Final: it answers a request sent before this
+                            // QP's send side was reset, and while that NACK sat in its
+                            // answer slot it may have dropped what this QP sent since.
+                            // Either way go back to sq_una, as on a timeout (with RESYNC
+                            // if the QP's resync is pending); only a retryable one counts
+                            // a retry.
                             self.ex_retx.next = true;
                             self.wr_tstart.next = self.now.q.val();
                             self.wr_waiting.next = false;
                             self.wr_next.next = self.rd_una.val();
-                            self.wr_retry.next = self.retry_new.val().get_bits::<4>(0);
-                            if self.retry_exceeded.val() {
+                            if self.ev_retry.val() {
+                                self.wr_retry.next = self.retry_new.val().get_bits::<4>(0);
+                            }
+                            if self.ev_retry.val() & self.retry_exceeded.val() {
                                 self.ex_job_valid.next = true;
                                 self.ex_job_final.next = true;
                                 self.ex_job_status.next = self.st_retry.val();
@@ -2104,7 +2118,8 @@ mod tests {
             }
             let w = wdata as u32;
             let s = &mut self.qp[qp];
-            let reset = reg == QP_CTRL && w & 2 != 0;
+            // Bit 1 resets the QP, bit 2 its send side only: the same here.
+            let reset = reg == QP_CTRL && w & 6 != 0;
             match reg {
                 SQ_BASE => s.base = w,
                 SQ_SIZE_LOG2 => s.size = w & 31,
@@ -2253,13 +2268,17 @@ mod tests {
             let success = ev.response || ev.syndrome == 0;
             let retryable =
                 !success && Syndrome::from_code(ev.syndrome).is_some_and(|syn| syn.is_retryable());
-            if ev.qp < self.n && s.outstanding() && retryable && d_evt > SEND_WINDOW {
-                // The responder expects a PSN this QP has not sent lately: go back to
-                // sq_una as on a timeout.
+            if ev.qp < self.n && s.outstanding() && !success && d_evt > SEND_WINDOW {
+                // A NACK for a PSN this QP has not sent lately: go back to sq_una as on a
+                // timeout; only a retryable one counts a retry.
                 self.retransmissions += 1;
                 s.tstart = now;
                 s.waiting = false;
                 s.next = s.una;
+                if !retryable {
+                    s.settle();
+                    return false;
+                }
                 let count = s.retry + 1;
                 if count > limit {
                     s.next = psn_add(s.una, 1);
@@ -2481,6 +2500,9 @@ mod tests {
         synced: bool,
         nak_sent: bool,
         fates: HashMap<u32, Fate>,
+        /// The last refused PSN and its syndrome ("Refused PSNs": its duplicate is refused
+        /// again, and older duplicates are acknowledged only up to the PSN before it).
+        refused: Option<(u32, u8)>,
     }
 
     /// A remote responder following the responder rules of docs/nic-architecture.md, with
@@ -2522,6 +2544,12 @@ mod tests {
                 r.expected = m.psn;
                 r.synced = true;
                 r.nak_sent = false;
+                r.refused = None;
+            }
+            if r.refused
+                .is_some_and(|(p, _)| psn_distance(r.expected, p) > SEND_WINDOW)
+            {
+                r.refused = None;
             }
             let is_response = needs_response(&Wqe {
                 opcode: m.opcode,
@@ -2549,6 +2577,7 @@ mod tests {
                         Syndrome::PortDown,
                     ][rng.gen_range(0..6)];
                     assert!(r.fates.insert(m.psn, Fate::Refused(syn as u8)).is_none());
+                    r.refused = Some((m.psn, syn as u8));
                     out.push(AckEvent::nack(q, m.psn, syn));
                 } else {
                     assert!(
@@ -2566,16 +2595,22 @@ mod tests {
                 }
             } else if (1..1 << 23).contains(&psn_distance(r.expected, m.psn)) {
                 // Duplicate: not applied again, acknowledged again.
-                let ev = match r.fates.get(&m.psn) {
-                    Some(Fate::Applied) if is_response => AckEvent::response(q, m.psn),
-                    Some(Fate::Refused(s)) if is_response => AckEvent {
+                let before_refused = r
+                    .refused
+                    .filter(|&(p, _)| (1..1 << 23).contains(&psn_distance(p, m.psn)));
+                let ev = match (r.refused, r.fates.get(&m.psn)) {
+                    (Some((p, s)), _) if p == m.psn => AckEvent {
                         qp: q,
                         psn: m.psn,
-                        syndrome: *s,
+                        syndrome: s,
                         response: false,
                         resync: false,
                     },
-                    _ => AckEvent::ack(q, psn_add(r.expected, PSN_MASK)),
+                    (_, Some(Fate::Applied)) if is_response => AckEvent::response(q, m.psn),
+                    _ => match before_refused {
+                        Some((p, _)) => AckEvent::ack(q, psn_add(p, PSN_MASK)),
+                        None => AckEvent::ack(q, psn_add(r.expected, PSN_MASK)),
+                    },
                 };
                 if !rng.gen_bool(self.p_ack_loss) {
                     out.push(ev);
@@ -3593,6 +3628,40 @@ mod tests {
         b.run(3000);
         assert_eq!(b.psns(1).len(), 10);
         assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 6);
+    }
+
+    /// QP_CTRL bit 2, the send-side reset the driver uses to flush a QP whose peer
+    /// restarted: like a reset, every pointer moves to the start PSN and the next message
+    /// carries RESYNC; what was outstanding is forgotten (no completion). A final NACK for
+    /// a PSN from before (the old incarnation's answer, far from `sq_una`) goes back to
+    /// `sq_una` at once, without counting a retry: while that NACK sat in the responder's
+    /// answer slot, the responder may have dropped what was sent since.
+    #[test]
+    fn send_side_reset_forgets_the_old_psns_and_their_late_nacks_resend_at_once() {
+        for (seed, knobs) in [(41, SMOOTH), (42, ROUGH)] {
+            let mut b = Bench::new(2, seed, knobs);
+            b.set_cfg(0x42, 50_000, 3);
+            b.setup_qp(1, ring(1), 4, 0x3, 0x700);
+            b.post(1, &(1..=4).map(|i| send(8, i)).collect::<Vec<_>>());
+            b.run_until(|b| b.sent.len() == 4, 20_000);
+            b.csr(true, 1, QP_CTRL, 1 | 4 | 0x40_0000 << 8);
+            assert_eq!(b.read_csr(1, SQ_CI), 0x40_0000);
+            assert_eq!(b.read_csr(1, SQ_PI), 0x40_0000);
+            assert_eq!(b.read_csr(1, QP_CTRL), 1, "still enabled");
+            b.post(1, &[send(8, 5)]);
+            b.run_until(|b| b.sent.len() == 5, 20_000);
+            assert_eq!((b.sent[4].psn, b.sent[4].resync), (0x40_0000, true));
+            // The old incarnation's NACK for 0x701: the new message is resent at once.
+            b.push_ack(AckEvent::nack(1, 0x701, Syndrome::RdmaDisabled));
+            b.run_until(|b| b.sent.len() == 6, 2000);
+            assert_eq!((b.sent[5].psn, b.sent[5].resync), (0x40_0000, true));
+            assert_eq!(b.read_csr(1, QP_STATUS) >> 52 & 15, 0, "not a retry");
+            b.push_ack(AckEvent::ack(1, 0x40_0000));
+            b.settle_down();
+            // Only the WQE posted after the reset completes; the old four never do.
+            assert_eq!(b.cpl_list(1), [(0x40_0000, SUCCESS)]);
+            assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 1);
+        }
     }
 
     /// A NACK that is not retried completes its WQE with the syndrome (the WQEs before it

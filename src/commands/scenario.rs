@@ -116,6 +116,14 @@ pub struct RejoinBenchArgs {
     /// Cycles the rebooting host stays off (below the timeout).
     #[arg(long, default_value_t = 500)]
     pub down_cycles: u64,
+    /// Offered load on the rebooting host's link (fraction of the words per cycle it can
+    /// take), split evenly among the other hosts.
+    #[arg(long, default_value_t = 0.9)]
+    pub load: f64,
+    /// Instead of --load: chance per cycle that each other host starts an operation (a
+    /// fixed rate per host overloads the link more as hosts are added).
+    #[arg(long)]
+    pub rate: Option<f64>,
     /// Threads stepping the NICs.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
@@ -133,19 +141,34 @@ pub fn bench_rejoin(args: &RejoinBenchArgs) -> Result<(), String> {
     if args.down_cycles >= args.timeout || args.period == 0 || args.timeout <= args.period {
         return Err("need 0 < --period < --timeout and --down-cycles < --timeout".into());
     }
+    if !(args.load > 0.0 && args.load <= 4.0) {
+        return Err(format!("--load: {} is not in (0, 4]", args.load));
+    }
+    if let Some(r) = args.rate.filter(|r| !(*r > 0.0 && *r <= 1.0)) {
+        return Err(format!("--rate: {r} is not in (0, 1]"));
+    }
     let o = RejoinBenchOptions {
         hosts: args.hosts.clone(),
         heartbeat_period: args.period,
         heartbeat_timeout: args.timeout,
         down_cycles: args.down_cycles,
+        load: args.load,
+        rate: args.rate,
         threads: args.threads,
         ..Default::default()
     };
     let hold = o.heartbeat_timeout
         + 2 * o.heartbeat_period
         + nic_testbench::scenario_run::retransmit_span();
+    let traffic = match o.rate {
+        Some(r) => format!("each other host starts an operation with chance {r} per cycle"),
+        None => format!(
+            "offered load {:.2} of its link, split among the other hosts",
+            o.load
+        ),
+    };
     println!(
-        "nic bench rejoin: host 1 reboots ({} cycles off) under RDMA traffic from every other host; baseline period {} timeout {}, safe hold-down {hold}",
+        "nic bench rejoin: host 1 reboots ({} cycles off) under RDMA traffic from every other host ({traffic}); baseline period {} timeout {}, safe hold-down {hold}",
         o.down_cycles, o.heartbeat_period, o.heartbeat_timeout
     );
     let results = bench_rejoin(&o, |what| eprintln!("  running {what} ..."))?;
@@ -173,8 +196,10 @@ pub fn bench_rejoin(args: &RejoinBenchArgs) -> Result<(), String> {
             );
         }
         println!(
-            "{:>5}  bare Verilator model {:.0} cycles/s on host 1's inputs; the system keeps {:.0}% (target >= 50%)",
+            "{:>5}  rate {:.5}/host/cycle, measured load on host 1's link {:.2} words/cycle; bare Verilator model {:.0} cycles/s on host 1's inputs, the system keeps {:.0}% (target >= 50%)",
             r.hosts,
+            r.rate_per_host,
+            r.modes[0].measured_load,
             r.bare_model_cycles_per_second,
             100.0 * r.system_share()
         );

@@ -12,12 +12,21 @@
 //!   retransmission span, so no request sent before that is still being retried);
 //! - `heartbeat-naive`: the baseline as [0006] describes it, no hold-down.
 //!
+//! The traffic is sized to host 1's link, not per host: "heavy" means an offered load of
+//! `load` (default 0.9) of the words per cycle the fabric can deliver into host 1, split
+//! evenly among the other hosts, so every size sees the same heavy link and not an
+//! incast that grows with N (with a fixed rate per host, 63 senders offer host 1 many
+//! times what its link carries, and every latency, the baseline's heartbeats included,
+//! becomes queueing delay). `rate` overrides it with a fixed chance per cycle per host,
+//! for that overload case. The measured load (words delivered into host 1 per cycle of
+//! traffic) is reported beside it.
+//!
 //! Reported per mode: host 1's rejoin latency (power-on to usable by all peers), the stale
 //! accesses that landed in it, and the co-simulation's NIC-cycles per second; per size, the
 //! bare Verilator model's speed on host 1's own recorded inputs, so the share the whole
 //! system keeps is measured side by side in one run.
 
-use crate::scenario::{ProtocolKind, Scenario};
+use crate::scenario::{MixSpec, ProtocolKind, Scenario};
 use crate::scenario_run::{run_scenario, Report, RunOptions};
 use nic_cosim::cluster::{nic_model, Backend};
 use nic_cosim::Stepper;
@@ -33,8 +42,11 @@ pub struct RejoinBenchOptions {
     pub heartbeat_timeout: u64,
     /// Cycles host 1 stays powered off (below the timeout: a quick reboot).
     pub down_cycles: u64,
-    /// Chance per cycle that each other host starts an operation to host 1.
-    pub rate: f64,
+    /// Offered load on host 1's link: a fraction of the words per cycle it can take,
+    /// split evenly among the other hosts.
+    pub load: f64,
+    /// Instead of `load`: the chance per cycle that each other host starts an operation.
+    pub rate: Option<f64>,
     pub threads: usize,
     pub seed: u64,
 }
@@ -46,10 +58,52 @@ impl Default for RejoinBenchOptions {
             heartbeat_period: 2000,
             heartbeat_timeout: 6000,
             down_cycles: 500,
-            rate: 0.01,
+            load: 0.9,
+            rate: None,
             threads: 1,
             seed: 11,
         }
+    }
+}
+
+/// Payload bytes of the bench's operations: uniform whole words in 8..=`MAX_BYTES`.
+pub const MAX_BYTES: u32 = 256;
+
+/// Mean words one operation of `mix` puts on the target's link (the request: cells of
+/// header, RETH on the first cell of an RDMA request, payload words, the LAST cell's
+/// immediate word and the CRC word; answers travel the other way), for payloads of whole
+/// words uniform in `min_bytes..=max_bytes` as the workload draws them.
+pub fn request_words_per_operation(mix: &MixSpec, min_bytes: u32, max_bytes: u32) -> f64 {
+    use nic_rtl::cell_format::{HEADER_WORDS, RETH_WORDS};
+    let cell_payload = nic_rtl::DEFAULT_CELL_PAYLOAD as u64;
+    let words = |bytes: u64, reth: bool| -> f64 {
+        let cells = bytes.div_ceil(cell_payload).max(1);
+        (cells * (HEADER_WORDS as u64 + 1)
+            + if reth { RETH_WORDS as u64 } else { 0 }
+            + bytes.div_ceil(8)
+            + 1) as f64
+    };
+    let (lo, hi) = (min_bytes.div_ceil(8).max(1) as u64, max_bytes as u64 / 8);
+    let sizes = (lo..=hi).map(|w| w * 8);
+    let n = (hi + 1 - lo) as f64;
+    let write = sizes.clone().map(|b| words(b, true)).sum::<f64>() / n;
+    let send = sizes.map(|b| words(b, false)).sum::<f64>() / n;
+    let total = (mix.total().max(1)) as f64;
+    (mix.rdma_write as f64 * write
+        + mix.rdma_read as f64 * words(0, true)
+        + mix.send as f64 * send
+        + mix.fetch_add as f64 * words(8, true)
+        + mix.compare_swap as f64 * words(16, true))
+        / total
+}
+
+impl RejoinBenchOptions {
+    /// The chance per cycle that each of the `n - 1` other hosts starts an operation.
+    pub fn rate_per_host(&self, n: usize) -> f64 {
+        self.rate.unwrap_or_else(|| {
+            let words = request_words_per_operation(&MixSpec::default(), 8, MAX_BYTES);
+            (self.load / words / (n.max(2) - 1) as f64).min(1.0)
+        })
     }
 }
 
@@ -65,12 +119,16 @@ pub struct ModeResult {
     pub passed: bool,
     pub nic_cycles_per_second: f64,
     pub cycles: u64,
+    /// Words delivered into host 1 per cycle of traffic (cold boot to the workload's end).
+    pub measured_load: f64,
 }
 
 /// One cluster size.
 #[derive(Clone, Debug, Serialize)]
 pub struct SizeResult {
     pub hosts: usize,
+    /// Chance per cycle that each other host starts an operation.
+    pub rate_per_host: f64,
     pub modes: Vec<ModeResult>,
     /// The bare Verilator NIC model on host 1's recorded inputs (rejoin mode), cycles/s.
     pub bare_model_cycles_per_second: f64,
@@ -104,7 +162,7 @@ timeout = {t}
 [workload]
 rate = {rate}
 targets = [1]
-max_bytes = 256
+max_bytes = {max_bytes}
 stop_at = {stop}
 
 [[event]]
@@ -117,13 +175,14 @@ down_cycles = {down}
         bound = cycles,
         p = o.heartbeat_period,
         t = o.heartbeat_timeout,
-        rate = o.rate,
+        rate = o.rate_per_host(n),
+        max_bytes = MAX_BYTES,
         stop = reboot_at + o.down_cycles + hold_down + 10_000,
         down = o.down_cycles,
     )
 }
 
-fn mode(name: &'static str, r: &Report) -> ModeResult {
+fn mode(name: &'static str, r: &Report, traffic_cycles: u64) -> ModeResult {
     let latency = r
         .rejoins
         .iter()
@@ -138,6 +197,8 @@ fn mode(name: &'static str, r: &Report) -> ModeResult {
         passed: r.passed,
         nic_cycles_per_second: r.nic_cycles_per_second,
         cycles: r.cycles,
+        measured_load: r.delivered_words.get(1).copied().unwrap_or(0) as f64
+            / traffic_cycles.max(1) as f64,
     }
 }
 
@@ -177,13 +238,66 @@ pub fn bench_rejoin(
                 }
                 bare = inputs.len() as f64 / start.elapsed().as_secs_f64().max(1e-9);
             }
-            modes.push(mode(name, &report));
+            modes.push(mode(name, &report, scenario.workload_stop()));
         }
         out.push(SizeResult {
             hosts: n,
+            rate_per_host: o.rate_per_host(n),
             modes,
             bare_model_cycles_per_second: bare,
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn only(f: impl FnOnce(&mut MixSpec)) -> MixSpec {
+        let mut m = MixSpec {
+            rdma_write: 0,
+            rdma_read: 0,
+            send: 0,
+            fetch_add: 0,
+            compare_swap: 0,
+        };
+        f(&mut m);
+        m
+    }
+
+    #[test]
+    fn request_words_follow_the_cell_format() {
+        // A read request: header 3, RETH 2, no payload, immediate word, CRC: 7 words.
+        let reads = only(|m| m.rdma_read = 1);
+        assert_eq!(request_words_per_operation(&reads, 8, 256), 7.0);
+        // One-word writes: 7 + 1; SENDs have no RETH: 6.
+        let writes = only(|m| m.rdma_write = 1);
+        assert_eq!(request_words_per_operation(&writes, 8, 8), 8.0);
+        let sends = only(|m| m.send = 1);
+        assert_eq!(request_words_per_operation(&sends, 8, 8), 6.0);
+        // Two cells of 256 bytes and one of 8: 3 cells of header + CRC, 65 payload words.
+        assert_eq!(
+            request_words_per_operation(&writes, 520, 520),
+            12.0 + 2.0 + 65.0 + 1.0
+        );
+        // Half and half: the mean.
+        let mix = only(|m| (m.rdma_read, m.send) = (1, 1));
+        assert_eq!(request_words_per_operation(&mix, 8, 8), 6.5);
+    }
+
+    #[test]
+    fn load_is_split_among_the_other_hosts() {
+        let o = RejoinBenchOptions::default();
+        let words = request_words_per_operation(&MixSpec::default(), 8, MAX_BYTES);
+        for n in [2, 8, 64] {
+            let offered = o.rate_per_host(n) * (n - 1) as f64 * words;
+            assert!((offered - o.load).abs() < 1e-9, "{n} hosts offer {offered}");
+        }
+        let fixed = RejoinBenchOptions {
+            rate: Some(0.01),
+            ..Default::default()
+        };
+        assert_eq!(fixed.rate_per_host(64), 0.01);
+    }
 }

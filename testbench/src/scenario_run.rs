@@ -100,6 +100,8 @@ pub struct Report {
     pub findings: std::collections::BTreeMap<String, u64>,
     pub stale: StaleCounts,
     pub fabric: FabricStats,
+    /// Words the fabric delivered into each host's NIC over the run (its link's load).
+    pub delivered_words: Vec<u64>,
     pub layout: MemoryLayout,
     /// The NIC inputs of [`RunOptions::record_host_inputs`], every cycle it was powered.
     #[serde(skip)]
@@ -405,6 +407,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     let mut epochs = vec![0u32; n];
     let bound = scenario.rejoin_bound();
     let trace_cells = std::env::var_os("NIC_TRACE_CELLS").is_some();
+    let mut delivered_words = vec![0u64; n];
     for cycle in 0..scenario.cycles {
         // Timeline.
         let mut due: Vec<TimedEvent> = vec![];
@@ -466,6 +469,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
             }
         }
         for d in cluster.fabric_mut().take_deliveries() {
+            delivered_words[d.dst] += d.words.len() as u64;
             if trace_cells {
                 trace_delivery(&d, &epochs);
             }
@@ -594,6 +598,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         findings: sb.by_kind.clone(),
         stale: sb.counts(),
         fabric: cluster.fabric().stats(),
+        delivered_words,
         layout,
         recorded_inputs,
     })
