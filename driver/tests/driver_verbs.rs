@@ -745,11 +745,16 @@ fn configuration_and_nic_are_checked() {
         Err(DriverError::TooFewQueuePairs { needed: 3, have: 2 })
     ));
     let mut with_tpt = NicState::new(0, 8);
-    with_tpt.tpt_log2 = 8;
+    with_tpt.tpt_log2 = 25;
     assert!(matches!(
         Driver::new(LoneNic(with_tpt), c.clone()),
-        Err(DriverError::HardwareTptPresent { entries: 256 })
+        Err(DriverError::TptTooLarge { log2: 25 })
     ));
+    let mut with_tpt = NicState::new(0, 8);
+    with_tpt.tpt_log2 = 8;
+    let d = Driver::new(LoneNic(with_tpt), c.clone()).unwrap();
+    assert!(d.has_hardware_tpt(), "a NIC with a hardware TPT is driven");
+    assert_eq!(d.hw_tpt().map(|t| t.entries()), Some(256));
     // The access trait is object safe: a driver over a boxed trait object.
     let boxed: Box<dyn nic_driver::NicAccess> = Box::new(nic());
     let mut dynamic = Driver::new(boxed, c.clone()).unwrap();
