@@ -336,18 +336,16 @@ impl NicState {
             }
             csr::CQ_SIZE_LOG2 => self.cq_log2 = value as u32,
             csr::CQ_CI => self.cq_ci = value as u32,
-            _ if self.tpt_log2 > 0 && (csr::TPT_INDEX..=csr::EXC_TIMEOUT).contains(&o) => {
-                match o {
-                    csr::TPT_INDEX => self.tpt_index = value as u32 & 0xFF_FFFF,
-                    csr::TPT_WORD0 => self.tpt_stage.word0 = value & 0xFF1F,
-                    csr::TPT_VADDR => self.tpt_stage.vaddr = value,
-                    csr::TPT_LENGTH => self.tpt_stage.length = value as u32,
-                    csr::TPT_PADDR => self.tpt_stage.paddr = value as u32,
-                    csr::TPT_COMMAND => self.tpt_command(value),
-                    csr::EXC_ANSWER => self.exc_answer(value),
-                    _ => {}
-                }
-            }
+            _ if self.tpt_log2 > 0 && (csr::TPT_INDEX..=csr::EXC_TIMEOUT).contains(&o) => match o {
+                csr::TPT_INDEX => self.tpt_index = value as u32 & 0xFF_FFFF,
+                csr::TPT_WORD0 => self.tpt_stage.word0 = value & 0xFF1F,
+                csr::TPT_VADDR => self.tpt_stage.vaddr = value,
+                csr::TPT_LENGTH => self.tpt_stage.length = value as u32,
+                csr::TPT_PADDR => self.tpt_stage.paddr = value as u32,
+                csr::TPT_COMMAND => self.tpt_command(value),
+                csr::EXC_ANSWER => self.exc_answer(value),
+                _ => {}
+            },
             _ if o >= csr::QP_BASE
                 && o < csr::QP_BASE + csr::QP_STRIDE * self.queue_pairs as u16 =>
             {
@@ -392,9 +390,10 @@ impl NicState {
                     | (self.exc_stale_answers as u64) << csr::TPT_STATUS_STALE_ANSWERS_SHIFT
             }
             csr::EXC_HEAD0 if self.tpt_log2 > 0 => self.exc_head0(),
-            csr::EXC_HEAD1 if self.tpt_log2 > 0 => {
-                self.exc_head.filter(|h| h.answer.is_none()).map_or(0, |h| h.vaddr)
-            }
+            csr::EXC_HEAD1 if self.tpt_log2 > 0 => self
+                .exc_head
+                .filter(|h| h.answer.is_none())
+                .map_or(0, |h| h.vaddr),
             csr::EXC_HEAD2 if self.tpt_log2 > 0 => self
                 .exc_head
                 .filter(|h| h.answer.is_none())
