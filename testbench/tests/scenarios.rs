@@ -131,7 +131,11 @@ fn hardware_tpt_reboots_during_traffic_pass_every_scoreboard() {
     assert_eq!(r.nic_queue_pairs, 4, "nic_top_tpt256");
     let boots = r.rejoins.len() as u64;
     assert_eq!(boots, 6, "4 cold boots and 2 reboots");
-    assert_eq!(r.hw_tpt.commands, 3 * boots, "every boot programmed its 3 regions");
+    assert_eq!(
+        r.hw_tpt.commands,
+        3 * boots,
+        "every boot programmed its 3 regions"
+    );
     assert!(r.workload.writes_verified > 100, "{}", r.summary());
     assert!(r.workload.reads_verified > 50, "{}", r.summary());
     assert!(r.workload.atomics_verified > 50, "{}", r.summary());
@@ -161,7 +165,10 @@ fn the_hardware_tpt_refuses_stale_stags_even_under_the_naive_baseline() {
     assert_eq!(r.stale.stale_reads_and_atomics_landed, 0, "{}", r.summary());
     assert_eq!(r.stale.unregistered_writes, 0);
     assert!(r.hw_tpt.exceptions_refused > 50, "{}", r.summary());
-    assert_eq!(r.hw_tpt.exceptions_translated, 0, "no old STag is translated");
+    assert_eq!(
+        r.hw_tpt.exceptions_translated, 0,
+        "no old STag is translated"
+    );
     assert!(
         completions_with(&r, "REMOTE_ACCESS_ERROR") > 50,
         "{}",
