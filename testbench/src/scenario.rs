@@ -86,6 +86,8 @@ pub struct DriverSpec {
     pub cq_log2: u32,
     /// Bytes per receive buffer (the largest SEND).
     pub recv_buffer_bytes: u32,
+    /// Hardware TPT: cycles between two looks at the NIC's exception queue.
+    pub exception_poll_interval: u64,
 }
 
 impl Default for DriverSpec {
@@ -97,6 +99,7 @@ impl Default for DriverSpec {
             rq_log2: 3,
             cq_log2: 9,
             recv_buffer_bytes: 1024,
+            exception_poll_interval: 64,
         }
     }
 }
@@ -436,6 +439,12 @@ impl Scenario {
             return Err(err(
                 key_line("poll_interval").or(key_line("resend_timeout")),
                 "fields `driver.poll_interval` and `driver.resend_timeout` must be positive".into(),
+            ));
+        }
+        if self.driver.exception_poll_interval == 0 {
+            return Err(err(
+                key_line("exception_poll_interval"),
+                "field `driver.exception_poll_interval` must be positive".into(),
             ));
         }
         if self.protocol == ProtocolKind::Heartbeat

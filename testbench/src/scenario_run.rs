@@ -263,6 +263,7 @@ fn driver_config(
     c.rq_log2 = s.driver.rq_log2;
     c.cq_log2 = s.driver.cq_log2;
     c.recv_buffer_bytes = s.driver.recv_buffer_bytes;
+    c.exception_poll_interval = s.driver.exception_poll_interval;
     c
 }
 
