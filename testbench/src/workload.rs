@@ -658,6 +658,9 @@ impl Workload {
                 let (_, in_off, atomic_off) = l.l_slot(op.target, op.slot);
                 let t = op.target;
                 let target_epoch_now = cluster.host(t).epoch();
+                if op.kind != OpKind::Send {
+                    sb.check_success(now, h, t, op.psn, target_epoch_now);
+                }
                 match op.kind {
                     OpKind::RdmaWrite => {
                         if target_epoch_now != op.target_epoch || !cluster.host(t).is_powered() {
