@@ -13,7 +13,10 @@
 
 use crate::fabric::{Fabric, FabricConfig, PortDrive, PortOutputs};
 use crate::host::{Host, NicModel};
-use crate::{CosimError, RustHdlNicTop, RustHdlNicTopQp64, VerilatedNicTop, VerilatedNicTopQp64};
+use crate::{
+    CosimError, RustHdlNicTop, RustHdlNicTopQp64, RustHdlNicTopTpt256, VerilatedNicTop,
+    VerilatedNicTopQp64, VerilatedNicTopTpt256,
+};
 
 /// Which simulator runs the NICs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -44,6 +47,27 @@ pub fn nic_model(backend: Backend, queue_pairs: usize) -> Result<NicModel, Cosim
         (Backend::Verilator, false) => Box::new(VerilatedNicTopQp64::new()?),
         (Backend::RustHdl, true) => Box::new(RustHdlNicTop::new()),
         (Backend::RustHdl, false) => Box::new(RustHdlNicTopQp64::new()),
+    })
+}
+
+/// Queue pairs of the NIC model with a hardware TPT (`nic_top_tpt256`): a cluster of at most
+/// this many hosts can use it.
+pub const TPT_MODEL_QUEUE_PAIRS: usize = 4;
+/// Entries of that model's TPT.
+pub const TPT_MODEL_ENTRIES: usize = 256;
+
+/// The NIC top model with a hardware TPT of [`TPT_MODEL_ENTRIES`] entries
+/// (`nic_top_tpt256`, [`TPT_MODEL_QUEUE_PAIRS`] queue pairs), for `queue_pairs` at most
+/// that.
+pub fn nic_model_tpt(backend: Backend, queue_pairs: usize) -> Result<NicModel, CosimError> {
+    if queue_pairs > TPT_MODEL_QUEUE_PAIRS {
+        return Err(CosimError::NoModel(format!(
+            "no NIC model with a hardware TPT and {queue_pairs} queue pairs (nic_top_tpt256 has {TPT_MODEL_QUEUE_PAIRS})"
+        )));
+    }
+    Ok(match backend {
+        Backend::Verilator => Box::new(VerilatedNicTopTpt256::new()?),
+        Backend::RustHdl => Box::new(RustHdlNicTopTpt256::new()),
     })
 }
 

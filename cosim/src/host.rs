@@ -18,7 +18,8 @@
 //! cycle as the host steps (posted writes, in order); host memory is read and written
 //! directly (the host CPU). CSR reads are answered from the values read at boot; any other
 //! read steps this NIC alone, with its network ports idle, until the answer comes (the
-//! driver never does this after boot: it learns about progress from the completion ring).
+//! driver learns about progress from the completion ring; only with a hardware TPT does it
+//! read after boot: `TPT_STATUS` after a TPT command, `EXC_HEAD0` now and then).
 
 use crate::fabric::{PortDrive, PortOutputs};
 use crate::host_memory::{

@@ -52,9 +52,10 @@ use nic_abi::{
 use thiserror::Error;
 
 use crate::control::{ControlMessage, TptUpdate, MAX_CONTROL_BYTES};
+use crate::hw_tpt::{self, ExceptionHead, HwTpt, HwTptError};
 use crate::membership::{Membership, Protocol};
 use crate::rejoin::{Action, Event, MembershipError, Tick};
-use crate::tpt::{Tpt, TptError};
+use crate::tpt::{Tpt, TptEntry, TptError};
 use crate::verbs::Completion;
 use crate::{NicAccess, NodeId};
 
@@ -88,6 +89,10 @@ pub struct DriverConfig {
     /// Bytes per receive bounce buffer: the largest SEND (multiple of 8, at least
     /// `MAX_CONTROL_BYTES`, at most `MAX_MESSAGE_LENGTH`).
     pub recv_buffer_bytes: u32,
+    /// With a hardware TPT: ticks between two reads of the NIC's exception queue while RDMA
+    /// is enabled (>= 1; right after an exception was answered the next poll looks again).
+    /// A request waiting there holds up the NIC's incoming RDMA until it is answered.
+    pub exception_poll_interval: u64,
 }
 
 impl DriverConfig {
@@ -105,6 +110,7 @@ impl DriverConfig {
             rq_log2: 4,
             cq_log2: 8,
             recv_buffer_bytes: 4096,
+            exception_poll_interval: 64,
         }
     }
 
@@ -165,6 +171,9 @@ impl DriverConfig {
                 self.recv_buffer_bytes
             ));
         }
+        if self.exception_poll_interval == 0 {
+            return bad("exception_poll_interval must be at least 1".into());
+        }
         if !self.arena_base.is_multiple_of(64) {
             return bad(format!(
                 "arena_base {:#x} must be 64-aligned",
@@ -217,12 +226,15 @@ pub enum DriverError {
         /// Queue pairs the NIC has.
         have: usize,
     },
-    /// The NIC has a hardware TPT; this driver implements 000's design without one.
-    #[error("the NIC has a hardware TPT ({entries} entries): this driver keeps the TPT in software (000) and would leave it empty")]
-    HardwareTptPresent {
-        /// Entries of the hardware TPT.
-        entries: usize,
+    /// `NIC_CONFIG` reports a hardware TPT larger than an STag's 24-bit index can name.
+    #[error("NIC_CONFIG reports 2^{log2} TPT entries; an STag names at most 2^24")]
+    TptTooLarge {
+        /// log2 of the entries reported.
+        log2: u32,
     },
+    /// The NIC's hardware TPT did not complete a command.
+    #[error(transparent)]
+    HardwareTpt(#[from] HwTptError),
     /// `boot` was called twice.
     #[error("the driver has already booted; a reboot starts a new driver")]
     AlreadyBooted,
@@ -275,6 +287,12 @@ pub struct DriverStats {
     pub flushed_operations: u64,
     /// NIC completions for flushed send indices that arrived after the flush (ignored).
     pub late_flushed_completions: u64,
+    /// Hardware TPT commands (write, invalidate) completed.
+    pub tpt_commands: u64,
+    /// Exception-queue heads answered with a translation (hardware TPT).
+    pub exceptions_translated: u64,
+    /// Exception-queue heads refused (hardware TPT): STags this host does not hold.
+    pub exceptions_refused: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -334,6 +352,9 @@ pub struct Driver<A: NicAccess> {
     pub(crate) node: NodeId,
     pub(crate) membership: Membership,
     pub(crate) tpt: Tpt,
+    /// The NIC's hardware TPT, when `NIC_CONFIG` reports one.
+    pub(crate) hw_tpt: Option<HwTpt>,
+    next_exception_poll: Tick,
     pub(crate) booted: bool,
     pub(crate) joined: bool,
     rdma_enabled: bool,
@@ -376,12 +397,11 @@ impl<A: NicAccess> Driver<A> {
                 have,
             });
         }
-        let tpt_log2 = (nic_config >> 24) & 0xFF;
-        if tpt_log2 != 0 {
-            return Err(DriverError::HardwareTptPresent {
-                entries: 1usize << tpt_log2.min(32),
-            });
+        let tpt_log2 = ((nic_config >> 24) & 0xFF) as u32;
+        if tpt_log2 > 24 {
+            return Err(DriverError::TptTooLarge { log2: tpt_log2 });
         }
+        let hw_tpt = (tpt_log2 != 0).then(|| HwTpt::new(tpt_log2, config.first_handle));
         let node = config.node();
         let max = config.protocol.max_nodes();
         let membership = Membership::new(config.protocol.clone())?;
@@ -425,6 +445,8 @@ impl<A: NicAccess> Driver<A> {
             node,
             membership,
             tpt,
+            hw_tpt,
+            next_exception_poll: 0,
             booted: false,
             joined: false,
             rdma_enabled: false,
@@ -453,6 +475,14 @@ impl<A: NicAccess> Driver<A> {
         }
         self.booted = true;
         let c = self.config.clone();
+        if self.hw_tpt.is_some() {
+            // The NIC's reset clears the table (its sweep keeps the TPT busy meanwhile):
+            // wait for it, and take the refused-command count as the baseline.
+            let status = self.wait_tpt_idle()?;
+            if let Some(hw) = self.hw_tpt.as_mut() {
+                hw.refused_seen = (status >> csr::TPT_STATUS_REFUSED_SHIFT) as u8;
+            }
+        }
         self.csr(csr::ENABLE, 0);
         self.csr(csr::NODE_ID, self.node as u64);
         // Stale entries of an earlier boot could carry the sequence numbers expected next.
@@ -526,7 +556,126 @@ impl<A: NicAccess> Driver<A> {
             self.events.push_back(Event::Timeout);
         }
         self.run(now)?;
+        if self.hw_tpt.is_some() && self.rdma_enabled && now >= self.next_exception_poll {
+            // RDMA disabled answers every RDMA request before the TPT looks at it (responder
+            // rule 4 before rule 5): no exception can be waiting then.
+            let answered = self.service_exception();
+            self.next_exception_poll = if answered {
+                now
+            } else {
+                now + self.config.exception_poll_interval
+            };
+        }
         Ok(self.ready.drain(..).collect())
+    }
+
+    /// Whether the NIC has a hardware TPT (RDMA then carries STag + virtual address).
+    pub fn has_hardware_tpt(&self) -> bool {
+        self.hw_tpt.is_some()
+    }
+
+    /// The hardware TPT's state, when the NIC has one.
+    pub fn hw_tpt(&self) -> Option<&HwTpt> {
+        self.hw_tpt.as_ref()
+    }
+
+    /// `entry` as the peers hold it: with a hardware TPT the handle is the STag and the
+    /// logical address the virtual address the NIC checks, which is all a requester needs;
+    /// the physical address stays on this host (sent as 0).
+    pub fn published(&self, entry: &TptEntry) -> TptEntry {
+        match self.hw_tpt {
+            Some(_) => TptEntry {
+                physical: 0,
+                ..*entry
+            },
+            None => *entry,
+        }
+    }
+
+    /// The local TPT part as every peer should hold it (see [`Driver::published`]).
+    pub fn published_local_entries(&self) -> Vec<TptEntry> {
+        self.tpt
+            .local_entries()
+            .map(|e| self.published(e))
+            .collect()
+    }
+
+    /// Reads `TPT_STATUS` until busy clears; returns the last value.
+    pub(crate) fn wait_tpt_idle(&mut self) -> Result<u64, HwTptError> {
+        let mut status = 0;
+        for _ in 0..hw_tpt::BUSY_POLLS {
+            status = self.nic.csr_read(csr::TPT_STATUS as u32);
+            if status & csr::TPT_STATUS_BUSY == 0 {
+                return Ok(status);
+            }
+        }
+        Err(HwTptError::Busy {
+            reads: hw_tpt::BUSY_POLLS,
+            status,
+        })
+    }
+
+    /// Runs the staged TPT command `command` on index `index`, waits for it and checks that
+    /// the NIC did not refuse it.
+    fn tpt_command(&mut self, index: u32, command: u64) -> Result<(), HwTptError> {
+        self.csr(csr::TPT_COMMAND, command);
+        let status = self.wait_tpt_idle()?;
+        let refused = (status >> csr::TPT_STATUS_REFUSED_SHIFT) as u8;
+        let Some(hw) = self.hw_tpt.as_mut() else {
+            return Ok(());
+        };
+        if refused != hw.refused_seen {
+            hw.refused_seen = refused;
+            return Err(HwTptError::CommandRefused { index });
+        }
+        self.stats.tpt_commands += 1;
+        Ok(())
+    }
+
+    /// Programs the NIC's entry for `entry` (its handle is the STag): index, word 0 (valid,
+    /// rights, key), virtual base, length, physical base, then the write command.
+    pub(crate) fn program_tpt_entry(&mut self, entry: &TptEntry) -> Result<(), HwTptError> {
+        let index = hw_tpt::stag_index(entry.handle);
+        self.csr(csr::TPT_INDEX, index as u64);
+        self.csr(csr::TPT_WORD0, hw_tpt::word0(entry));
+        self.csr(csr::TPT_VADDR, entry.logical);
+        self.csr(csr::TPT_LENGTH, entry.length as u64);
+        self.csr(csr::TPT_PADDR, entry.physical as u64);
+        self.tpt_command(index, csr::TPT_COMMAND_WRITE)
+    }
+
+    /// Invalidates the NIC's entry named by `stag` and waits until it is done.
+    pub(crate) fn invalidate_tpt_entry(&mut self, stag: u32) -> Result<(), HwTptError> {
+        let index = hw_tpt::stag_index(stag);
+        self.csr(csr::TPT_INDEX, index as u64);
+        self.tpt_command(index, csr::TPT_COMMAND_INVALIDATE)
+    }
+
+    /// Reads the exception queue's head and answers it: a translation when this host's
+    /// local TPT part holds the STag with the rights and range asked for, else a refusal.
+    /// The answer echoes the head's tag, so an answer that comes after the NIC timed the
+    /// head out is ignored by the NIC instead of answering the next one. Returns whether a
+    /// head was answered.
+    fn service_exception(&mut self) -> bool {
+        let head0 = self.nic.csr_read(csr::EXC_HEAD0 as u32);
+        if head0 & csr::EXC_HEAD_VALID == 0 {
+            return false;
+        }
+        let vaddr = self.nic.csr_read(csr::EXC_HEAD1 as u32);
+        let length = self.nic.csr_read(csr::EXC_HEAD2 as u32);
+        let Some(head) = ExceptionHead::decode(head0, vaddr, length) else {
+            return false;
+        };
+        let paddr = self
+            .tpt
+            .local(head.stag)
+            .and_then(|entry| head.translate(entry));
+        match paddr {
+            Some(_) => self.stats.exceptions_translated += 1,
+            None => self.stats.exceptions_refused += 1,
+        }
+        self.csr(csr::EXC_ANSWER, csr::exc_answer(head0, paddr));
+        true
     }
 
     /// Whether this node has joined (its RDMA is enabled).
@@ -995,7 +1144,7 @@ impl<A: NicAccess> Driver<A> {
             Action::StopTptUpdates { node } => self.updates.set(node as usize, false),
             Action::ResumeTptUpdates { node } => self.updates.set(node as usize, true),
             Action::PushLocalTpt { node } => {
-                let entries: Vec<_> = self.tpt.local_entries().copied().collect();
+                let entries = self.published_local_entries();
                 // Local entries are valid and batches are sized: this cannot fail.
                 for m in TptUpdate::batches(&entries).unwrap_or_default() {
                     self.send_control(node, m);

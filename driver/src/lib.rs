@@ -8,6 +8,7 @@
 //! | --- | --- |
 //! | [`control`] | control messages exchanged as SEND payloads, and their wire format |
 //! | [`tpt`] | the software TPT (000 Fig. 3), registration (Fig. 5), transfer checks (Fig. 6) |
+//! | [`hw_tpt`] | the NIC's hardware TPT when it has one: STags, entry programming, exceptions |
 //! | [`rejoin`] | the rejoin protocol (000 Figs. 7-8) as a pure state machine |
 //! | [`heartbeat`] | the heartbeat baseline of 000 \[0006\], same events and actions |
 //! | [`membership`] | either protocol behind one type |
@@ -19,6 +20,7 @@
 pub mod control;
 pub mod driver;
 pub mod heartbeat;
+pub mod hw_tpt;
 pub mod membership;
 pub mod rejoin;
 pub mod tpt;
@@ -38,7 +40,9 @@ pub type NodeId = u16;
 /// - **CSR reads are slow** in co-simulation (each one runs the model until the response
 ///   comes back) and on real hardware (a PCIe round trip): the driver reads CSRs only at
 ///   initialisation, never on a hot path; it learns about progress from completion queue
-///   entries in host memory.
+///   entries in host memory. With a hardware TPT it also reads `TPT_STATUS` after a TPT
+///   command (registration, deregistration) and `EXC_HEAD0` every
+///   [`DriverConfig::exception_poll_interval`] while RDMA is enabled.
 /// - **Host memory access is instant** and coherent with the NIC's DMA: what `mem_write`
 ///   stores is what the NIC reads next, and what the NIC has written is what `mem_read` sees.
 /// - Physical addresses are 32 bits (`nic_abi::HOST_ADDRESS_BITS`); CSR offsets are the

@@ -234,6 +234,12 @@ pub enum TptError {
         /// This node.
         node: NodeId,
     },
+    /// A handle chosen by the caller names a region already.
+    #[error("handle {handle:#x} is already registered")]
+    HandleInUse {
+        /// The handle.
+        handle: u32,
+    },
     /// Every 32-bit handle is in use.
     #[error("no free handle: every 32-bit handle is registered")]
     HandlesExhausted,
@@ -377,6 +383,20 @@ impl Tpt {
             entry.handle = entry.handle.wrapping_add(1);
         }
         self.next_handle = entry.handle.wrapping_add(1);
+        self.local.insert(entry.handle, entry);
+        Ok(entry)
+    }
+
+    /// Stores `entry` in the local part under the handle the caller chose (with a hardware
+    /// TPT the handle is the STag the driver allocated) and returns it. Refuses an invalid
+    /// entry and a handle already in use.
+    pub fn insert_local(&mut self, entry: TptEntry) -> Result<TptEntry, TptError> {
+        entry.validate()?;
+        if self.local.contains_key(&entry.handle) {
+            return Err(TptError::HandleInUse {
+                handle: entry.handle,
+            });
+        }
         self.local.insert(entry.handle, entry);
         Ok(entry)
     }

@@ -4,14 +4,18 @@
 //! Every verb checks its arguments first (node, length, barring, the software TPT of 000
 //! Fig. 6, alignment, ring space) and on any failure returns a [`VerbsError`] having written
 //! nothing to the NIC. Addresses are logical addresses inside registered regions
-//! ([`RegionRef`]); the driver translates them, and for RDMA the work request carries the
-//! destination's *physical* address from the remote TPT part (000: no hardware TPT).
+//! ([`RegionRef`]); the driver translates them. For RDMA the work request carries the
+//! destination's *physical* address from the remote TPT part when the NICs have no TPT
+//! (000), or, with a hardware TPT, the region's STag and the virtual address (WQE words 4
+//! and 3), which the destination NIC checks and translates. The Fig. 6 check runs first
+//! either way.
 
 use nic_abi::{CompletionStatus, Wqe, WqeOpcode, MAX_MESSAGE_LENGTH};
 use thiserror::Error;
 
 use crate::control::{ControlMessage, TptRemove, TptUpdate};
 use crate::driver::{AppRecv, SendKind, CONTROL_IMMEDIATE};
+use crate::hw_tpt::HwTptError;
 use crate::tpt::{
     Access, CheckedTransfer, Protection, ProtectionError, RegionRef, Side, TptEntry, TptError,
 };
@@ -94,6 +98,16 @@ pub enum VerbsError {
         /// The physical address.
         physical: u32,
     },
+    /// With a hardware TPT: the remote virtual address is not 8-aligned (the NIC's DMA
+    /// needs the translation to be).
+    #[error("remote virtual address {vaddr:#x} is not 8-aligned (the NIC's DMA needs it)")]
+    MisalignedRemote {
+        /// The virtual address.
+        vaddr: u64,
+    },
+    /// The NIC's hardware TPT refused or did not complete a command.
+    #[error(transparent)]
+    HardwareTpt(#[from] HwTptError),
     /// The immediate value is reserved for driver control messages.
     #[error("immediate {CONTROL_IMMEDIATE:#x} is reserved for driver control messages")]
     ReservedImmediate,
@@ -132,12 +146,20 @@ impl<A: NicAccess> Driver<A> {
         }
     }
 
-    fn aligned(t: &CheckedTransfer) -> Result<(), VerbsError> {
+    fn aligned(&self, t: &CheckedTransfer, remote: RegionRef) -> Result<(), VerbsError> {
         if !t.local_physical.is_multiple_of(8) {
             return Err(VerbsError::Misaligned {
                 side: Side::Local,
                 physical: t.local_physical,
             });
+        }
+        if self.hw_tpt.is_some() {
+            // The peer's physical address is not known here; its region's virtual and
+            // physical bases are both 8-aligned or the NIC refuses the translation.
+            if !remote.addr.is_multiple_of(8) {
+                return Err(VerbsError::MisalignedRemote { vaddr: remote.addr });
+            }
+            return Ok(());
         }
         if !t.remote_physical.is_multiple_of(8) {
             return Err(VerbsError::Misaligned {
@@ -146,6 +168,16 @@ impl<A: NicAccess> Driver<A> {
             });
         }
         Ok(())
+    }
+
+    /// The WQE's remote fields (word 3 remote address, word 4 STag): the translated
+    /// physical address without a hardware TPT (000), the STag and the virtual address with
+    /// one.
+    fn remote_fields(&self, t: &CheckedTransfer, remote: RegionRef) -> (u64, u32) {
+        match self.hw_tpt {
+            Some(_) => (remote.addr, remote.handle),
+            None => (t.remote_physical as u64, 0),
+        }
     }
 
     fn post_app(&mut self, node: NodeId, opcode: WqeOpcode, wr_id: u64, wqe: Wqe) {
@@ -160,6 +192,11 @@ impl<A: NicAccess> Driver<A> {
     /// Registers memory (000 Fig. 5): the region at logical `logical`, physical `physical`,
     /// `length` bytes, goes into the local TPT part and a TPT_UPDATE goes to every node that
     /// receives updates. Returns the entry (its handle names the region).
+    ///
+    /// With a hardware TPT the handle is an STag (see [`crate::hw_tpt`]): the NIC's entry
+    /// is programmed (virtual base = `logical`, length, physical base, rights, key) and
+    /// has completed before the region enters the local part and the update goes out;
+    /// the update carries the STag and the virtual address, not the physical one.
     pub fn register(
         &mut self,
         logical: u64,
@@ -167,17 +204,52 @@ impl<A: NicAccess> Driver<A> {
         length: u32,
         protection: Protection,
     ) -> Result<TptEntry, VerbsError> {
-        let entry = self.tpt.register(logical, physical, length, protection)?;
-        if let Ok(update) = TptUpdate::new(vec![entry]) {
+        let entry = match self.hw_tpt.as_mut() {
+            None => self.tpt.register(logical, physical, length, protection)?,
+            Some(hw) => {
+                let mut entry = TptEntry {
+                    handle: 0,
+                    logical,
+                    physical,
+                    length,
+                    protection,
+                };
+                entry.validate()?;
+                entry.handle = hw.allocate()?;
+                if let Err(e) = self.program_tpt_entry(&entry) {
+                    // A refused write left the entry invalid; one that did not complete
+                    // may still land: that index is not reused.
+                    if matches!(e, HwTptError::CommandRefused { .. }) {
+                        if let Some(hw) = self.hw_tpt.as_mut() {
+                            hw.release(entry.handle);
+                        }
+                    }
+                    return Err(e.into());
+                }
+                self.tpt.insert_local(entry)?
+            }
+        };
+        if let Ok(update) = TptUpdate::new(vec![self.published(&entry)]) {
             self.broadcast_update(ControlMessage::TptUpdate(update));
         }
         Ok(entry)
     }
 
     /// Deregisters region `handle`: removed from the local part, TPT_REMOVE to every node
-    /// that receives updates.
+    /// that receives updates. With a hardware TPT the NIC's entry is invalidated first
+    /// (and the invalidation has completed before its index can be registered again); if
+    /// that fails the region stays registered and the error is returned.
     pub fn deregister(&mut self, handle: u32) -> Result<TptEntry, VerbsError> {
+        if self.tpt.local(handle).is_none() {
+            return Err(TptError::UnknownLocalHandle { handle }.into());
+        }
+        if self.hw_tpt.is_some() {
+            self.invalidate_tpt_entry(handle)?;
+        }
         let entry = self.tpt.deregister(handle)?;
+        if let Some(hw) = self.hw_tpt.as_mut() {
+            hw.release(handle);
+        }
         if let Ok(remove) = TptRemove::new(vec![handle]) {
             self.broadcast_update(ControlMessage::TptRemove(remove));
         }
@@ -265,17 +337,19 @@ impl<A: NicAccess> Driver<A> {
     ) -> Result<(), VerbsError> {
         self.check_rdma_peer(node, length)?;
         let t = self.tpt.check_rdma_write(node, local, remote, length)?;
-        Self::aligned(&t)?;
+        self.aligned(&t, remote)?;
         self.check_room(node)?;
         let opcode = if immediate.is_some() {
             WqeOpcode::RdmaWriteImmediate
         } else {
             WqeOpcode::RdmaWrite
         };
+        let (remote_vaddr, stag) = self.remote_fields(&t, remote);
         let wqe = Wqe {
             length,
             local_addr: t.local_physical,
-            remote_vaddr: t.remote_physical as u64,
+            remote_vaddr,
+            stag,
             immediate: immediate.unwrap_or(0),
             ..Wqe::default()
         };
@@ -294,12 +368,14 @@ impl<A: NicAccess> Driver<A> {
     ) -> Result<(), VerbsError> {
         self.check_rdma_peer(node, length)?;
         let t = self.tpt.check_rdma_read(node, local, remote, length)?;
-        Self::aligned(&t)?;
+        self.aligned(&t, remote)?;
         self.check_room(node)?;
+        let (remote_vaddr, stag) = self.remote_fields(&t, remote);
         let wqe = Wqe {
             length,
             local_addr: t.local_physical,
-            remote_vaddr: t.remote_physical as u64,
+            remote_vaddr,
+            stag,
             ..Wqe::default()
         };
         self.post_app(node, WqeOpcode::RdmaRead, wr_id, wqe);
@@ -362,11 +438,14 @@ impl<A: NicAccess> Driver<A> {
     ) -> Result<(), VerbsError> {
         self.check_rdma_peer(node, 8)?;
         let t = self.tpt.check_atomic(node, local, remote)?;
+        self.aligned(&t, remote)?;
         self.check_room(node)?;
+        let (remote_vaddr, stag) = self.remote_fields(&t, remote);
         let wqe = Wqe {
             length: 8,
             local_addr: t.local_physical,
-            remote_vaddr: t.remote_physical as u64,
+            remote_vaddr,
+            stag,
             compare_add,
             swap,
             ..Wqe::default()

@@ -544,8 +544,12 @@ fn a_hardware_nack_bars_the_node_until_it_rejoins() {
     ));
 }
 
+/// A peer that gets BOOTING must not ACK while anything it sent to the old boot could
+/// still land. It flushes the queue pair instead of waiting: the send side is reset (to a
+/// start PSN far from the old ones), the write still queued in the NIC completes FLUSHED
+/// at once and is never sent, and the ACK goes out right away on the fresh PSNs.
 #[test]
-fn the_fence_holds_the_ack_until_earlier_writes_complete() {
+fn booting_flushes_the_queue_pair_so_the_ack_does_not_wait_for_earlier_writes() {
     let mut c = joined_cluster(3);
     let src = c
         .d(0)
@@ -570,37 +574,52 @@ fn the_fence_holds_the_ack_until_earlier_writes_complete() {
             5,
         )
         .unwrap();
-    // Node 1 reboots while node 0's write is still in flight.
+    let old = c.fabric.with(0, |s| s.qps[1].clone());
+    assert_eq!(old.sq_pi.wrapping_sub(old.sq_ci), 1, "the write is queued");
+    // Node 1 reboots while node 0's write is still queued in its NIC.
     c.fabric.power(1, true);
     c.boot(1, 77);
+    let mut taken = vec![];
     for _ in 0..5 {
         c.fabric.step();
         let now = c.now;
-        c.d(0).poll(now).unwrap();
+        taken.extend(c.d(0).poll(now).unwrap());
         c.d(1).poll(now).unwrap();
     }
-    // Node 0 got BOOTING: it bars node 1 and fences; no ACK while the write is outstanding.
+    // Node 0 got BOOTING: barred, flushed, fence drained, the ACK queued behind nothing.
     assert!(c.d(0).is_barred(1));
-    assert_eq!(c.d(0).outstanding(1), 1);
+    assert_eq!(c.d(0).outstanding(1), 1, "only the ACK");
+    assert!(
+        matches!(
+            taken.as_slice(),
+            [Completion::Send {
+                wr_id: 5,
+                status: CompletionStatus::Flushed,
+                ..
+            }]
+        ),
+        "{taken:?}"
+    );
+    let ctrl = c.fabric.with(0, |s| s.writes_to(csr::qp(1, csr::QP_CTRL)));
+    let flush = *ctrl.last().unwrap();
+    assert_eq!(
+        flush & (csr::QP_CTRL_ENABLE | csr::QP_CTRL_SEND_RESET | csr::QP_CTRL_RESET),
+        csr::QP_CTRL_ENABLE | csr::QP_CTRL_SEND_RESET
+    );
+    let fresh = (flush >> csr::QP_CTRL_START_PSN_SHIFT) as u32 & nic_abi::PSN_MASK;
+    assert_eq!(fresh, old.sq_pi.wrapping_add(1 << 23) & nic_abi::PSN_MASK);
     let q1 = c.fabric.with(0, |s| s.qps[1].clone());
     assert_eq!(
-        q1.sq_pi.wrapping_sub(q1.sq_ci),
-        1,
-        "only the write is queued: no ACK yet"
+        (q1.sq_ci, q1.sq_pi),
+        (fresh, fresh.wrapping_add(1)),
+        "the ACK"
     );
-    assert!(!c.d(1).is_joined());
-    // The NIC goes on: the stale write reaches node 1's new boot, RDMA disabled: NACKed,
-    // nothing written. Then the fence drains, the ACK goes out, node 1 joins.
+    let stats = c.d(0).stats();
+    assert_eq!((stats.flushes, stats.flushed_operations), (1, 1));
+    // The ACK goes out; node 1 joins; the flushed write never reached it.
     c.fabric.with(0, |s| s.hold = false);
     c.settle();
-    assert!(matches!(
-        c.take(0).as_slice(),
-        [Completion::Send {
-            wr_id: 5,
-            status: CompletionStatus::Remote(Syndrome::RdmaDisabled),
-            ..
-        }]
-    ));
+    assert!(c.take(0).is_empty(), "the write completed once");
     assert_eq!(c.fabric.with(1, |s| s.read(APP, 8)), [0u8; 8]);
     assert!(c.d(1).is_joined() && !c.d(0).is_barred(1) && !c.d(1).is_barred(0));
 }
@@ -745,11 +764,16 @@ fn configuration_and_nic_are_checked() {
         Err(DriverError::TooFewQueuePairs { needed: 3, have: 2 })
     ));
     let mut with_tpt = NicState::new(0, 8);
-    with_tpt.tpt_log2 = 8;
+    with_tpt.tpt_log2 = 25;
     assert!(matches!(
         Driver::new(LoneNic(with_tpt), c.clone()),
-        Err(DriverError::HardwareTptPresent { entries: 256 })
+        Err(DriverError::TptTooLarge { log2: 25 })
     ));
+    let mut with_tpt = NicState::new(0, 8);
+    with_tpt.tpt_log2 = 8;
+    let d = Driver::new(LoneNic(with_tpt), c.clone()).unwrap();
+    assert!(d.has_hardware_tpt(), "a NIC with a hardware TPT is driven");
+    assert_eq!(d.hw_tpt().map(|t| t.entries()), Some(256));
     // The access trait is object safe: a driver over a boxed trait object.
     let boxed: Box<dyn nic_driver::NicAccess> = Box::new(nic());
     let mut dynamic = Driver::new(boxed, c.clone()).unwrap();

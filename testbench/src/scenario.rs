@@ -50,7 +50,9 @@ pub enum TptKind {
     /// The driver's software TPT (000); the NIC has no TPT block.
     #[default]
     Software,
-    /// A NIC with the hardware TPT block.
+    /// A NIC with the hardware TPT block (`nic_top_tpt256`, at most
+    /// [`nic_cosim::cluster::TPT_MODEL_QUEUE_PAIRS`] hosts): the driver programs it and
+    /// RDMA carries STag + virtual address; the software TPT still runs 000's checks.
     Hardware,
 }
 
@@ -84,6 +86,8 @@ pub struct DriverSpec {
     pub cq_log2: u32,
     /// Bytes per receive buffer (the largest SEND).
     pub recv_buffer_bytes: u32,
+    /// Hardware TPT: cycles between two looks at the NIC's exception queue.
+    pub exception_poll_interval: u64,
 }
 
 impl Default for DriverSpec {
@@ -95,6 +99,7 @@ impl Default for DriverSpec {
             rq_log2: 3,
             cq_log2: 9,
             recv_buffer_bytes: 1024,
+            exception_poll_interval: 64,
         }
     }
 }
@@ -367,10 +372,18 @@ impl Scenario {
             }
         }
         if self.tpt == TptKind::Hardware {
-            return Err(err(
-                key_line("tpt"),
-                "field `tpt`: \"hardware\" is not supported by the driver yet: it keeps the TPT in software as 000 designs it (see docs/scenarios.md); use \"software\"".into(),
-            ));
+            let max = nic_cosim::cluster::TPT_MODEL_QUEUE_PAIRS;
+            let want = self.queue_pairs.unwrap_or(self.hosts);
+            if want > max {
+                return Err(err(
+                    key_line("tpt"),
+                    format!(
+                        "field `tpt`: \"hardware\" runs the NIC model with a hardware TPT (nic_top_tpt256), which has {max} queue pairs: at most {max} hosts (one queue pair per peer), got {} {}",
+                        want,
+                        if self.queue_pairs.is_some() { "queue pairs" } else { "hosts" }
+                    ),
+                ));
+            }
         }
         if self.cycles == 0 {
             return Err(err(
@@ -426,6 +439,12 @@ impl Scenario {
             return Err(err(
                 key_line("poll_interval").or(key_line("resend_timeout")),
                 "fields `driver.poll_interval` and `driver.resend_timeout` must be positive".into(),
+            ));
+        }
+        if self.driver.exception_poll_interval == 0 {
+            return Err(err(
+                key_line("exception_poll_interval"),
+                "field `driver.exception_poll_interval` must be positive".into(),
             ));
         }
         if self.protocol == ProtocolKind::Heartbeat
@@ -539,6 +558,9 @@ impl Scenario {
 
     /// Queue pairs of the NIC each host gets.
     pub fn nic_queue_pairs(&self) -> usize {
+        if self.tpt == TptKind::Hardware {
+            return nic_cosim::cluster::TPT_MODEL_QUEUE_PAIRS;
+        }
         let want = self.queue_pairs.unwrap_or(self.hosts);
         *nic_cosim::cluster::MODEL_QUEUE_PAIRS
             .iter()
@@ -612,8 +634,20 @@ hosts = [2, 3]
         assert!(e.message.contains("last event"), "{e}");
         let e = error("name = \"x\"\nhosts = 2\n");
         assert!(e.message.contains("cycles"), "{e}");
-        let e = error(&GOOD.replace("name = \"t\"", "name = \"t\"\ntpt = \"hardware\""));
-        assert!(e.message.contains("tpt"), "{e}");
+        let hw = Scenario::parse(
+            &GOOD.replace("name = \"t\"", "name = \"t\"\ntpt = \"hardware\""),
+            "hw.toml",
+        )
+        .unwrap();
+        assert_eq!((hw.tpt, hw.nic_queue_pairs()), (TptKind::Hardware, 4));
+        let e = error(&GOOD.replace(
+            "name = \"t\"\nhosts = 4",
+            "name = \"t\"\ntpt = \"hardware\"\nhosts = 5",
+        ));
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.message.contains("field `tpt`"), "{e}");
+        assert!(e.message.contains("at most 4 hosts"), "{e}");
+        assert!(e.message.contains("got 5 hosts"), "{e}");
         assert!(error("hosts = [").message.contains("line 1"));
     }
 }

@@ -16,10 +16,10 @@
 //! other's TPT parts, every operation of a live host has completed, and every successful
 //! SEND to a host still in the same epoch was delivered.
 
-use crate::scenario::{BackendKind, EventAction, ProtocolKind, Scenario, TimedEvent};
+use crate::scenario::{BackendKind, EventAction, ProtocolKind, Scenario, TimedEvent, TptKind};
 use crate::scoreboard::{Scoreboard, StaleCounts, Violation};
 use crate::workload::{MemoryLayout, Workload, WorkloadStats};
-use nic_cosim::cluster::{nic_model, Backend, Cluster, ClusterConfig};
+use nic_cosim::cluster::{nic_model, nic_model_tpt, Backend, Cluster, ClusterConfig};
 use nic_cosim::fabric::{FabricConfig, FabricStats};
 use nic_cosim::host::{Host, HostConfig, HostEvent, HostPhase};
 use nic_cosim::host_memory::HostMemoryTiming;
@@ -82,6 +82,10 @@ pub struct RejoinRecord {
 pub struct Report {
     pub scenario: String,
     pub protocol: ProtocolKind,
+    /// Where translation happens (the NIC model with a hardware TPT, or none).
+    pub tpt: TptKind,
+    /// Hardware TPT: what the drivers did (summed over every boot).
+    pub hw_tpt: HwTptStats,
     pub hosts: usize,
     pub nic_queue_pairs: usize,
     pub cycles: u64,
@@ -120,9 +124,10 @@ impl Report {
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "scenario {} ({:?}): {} hosts, {} cycles, {} NIC-cycles in {:.1} s ({:.0} NIC-cycles/s)",
+            "scenario {} ({:?}, {:?} TPT): {} hosts, {} cycles, {} NIC-cycles in {:.1} s ({:.0} NIC-cycles/s)",
             self.scenario,
             self.protocol,
+            self.tpt,
             self.hosts,
             self.cycles,
             self.nic_cycles,
@@ -167,6 +172,15 @@ impl Report {
             self.stale.unregistered_writes,
             self.stale.unregistered_reads
         );
+        if self.tpt == TptKind::Hardware {
+            let _ = writeln!(
+                s,
+                "hardware TPT: {} commands, exceptions {} refused, {} translated",
+                self.hw_tpt.commands,
+                self.hw_tpt.exceptions_refused,
+                self.hw_tpt.exceptions_translated
+            );
+        }
         let _ = writeln!(
             s,
             "fabric: {} cells, {} PORT_DOWN NACKs",
@@ -185,6 +199,28 @@ impl Report {
             }
         }
         s
+    }
+}
+
+/// What the drivers did with their NICs' hardware TPTs, summed over every driver of the
+/// run (each boot's, up to its power-off).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct HwTptStats {
+    /// TPT commands completed (registrations' writes, deregistrations' invalidations).
+    pub commands: u64,
+    /// Exception-queue heads answered with a translation.
+    pub exceptions_translated: u64,
+    /// Exception-queue heads refused.
+    pub exceptions_refused: u64,
+}
+
+impl HwTptStats {
+    fn add(&mut self, host: &Host) {
+        if let Some(s) = host.driver().map(|d| d.stats()) {
+            self.commands += s.tpt_commands;
+            self.exceptions_translated += s.exceptions_translated;
+            self.exceptions_refused += s.exceptions_refused;
+        }
     }
 }
 
@@ -229,6 +265,7 @@ fn driver_config(
     c.rq_log2 = s.driver.rq_log2;
     c.cq_log2 = s.driver.cq_log2;
     c.recv_buffer_bytes = s.driver.recv_buffer_bytes;
+    c.exception_poll_interval = s.driver.exception_poll_interval;
     c
 }
 
@@ -299,9 +336,10 @@ fn usable_by_all(cluster: &Cluster, t: usize) -> bool {
     if !dt.is_joined() || !live(cluster, t) {
         return false;
     }
+    // What the peers should hold: with a hardware TPT, STag + virtual address (no physical).
     let local: BTreeSet<_> = dt
-        .tpt()
-        .local_entries()
+        .published_local_entries()
+        .iter()
         .map(|e| {
             (
                 e.handle,
@@ -366,7 +404,11 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
             poll_interval: scenario.driver.poll_interval,
             seed: scenario.seed,
         };
-        let mut host = Host::new(config, nic_model(backend, qps)?).map_err(RunError::Setup)?;
+        let model = match scenario.tpt {
+            TptKind::Software => nic_model(backend, qps)?,
+            TptKind::Hardware => nic_model_tpt(backend, qps)?,
+        };
+        let mut host = Host::new(config, model).map_err(RunError::Setup)?;
         host.record_dma_reads(true);
         if opts.record_host_inputs == Some(node) {
             host.nic().recorded_inputs = Some(vec![]);
@@ -406,6 +448,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     let mut next_event = 0;
     let mut epochs = vec![0u32; n];
     let bound = scenario.rejoin_bound();
+    let mut hw_tpt = HwTptStats::default();
     let trace_cells = std::env::var_os("NIC_TRACE_CELLS").is_some();
     let mut delivered_words = vec![0u64; n];
     for cycle in 0..scenario.cycles {
@@ -419,6 +462,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
             match e.action {
                 EventAction::PowerOn => pending_on.push((cycle, e.host)),
                 EventAction::PowerOff | EventAction::Reboot => {
+                    hw_tpt.add(cluster.host(e.host));
                     cluster.power_off(e.host);
                     sb.power_off(e.host);
                     workload.on_power_off(e.host);
@@ -437,6 +481,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
             if pending_on[k].0 <= cycle {
                 let h = pending_on.swap_remove(k).1;
                 workload.on_power_off(h);
+                hw_tpt.add(cluster.host(h));
                 cluster.power_on(h);
                 let epoch = cluster.host(h).epoch();
                 epochs[h] = epoch;
@@ -570,6 +615,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         }
     }
     for h in 0..n {
+        hw_tpt.add(cluster.host(h));
         cluster.host_mut(h).close_trace();
     }
     let recorded_inputs = opts
@@ -583,6 +629,8 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     Ok(Report {
         scenario: scenario.name.clone(),
         protocol,
+        tpt: scenario.tpt,
+        hw_tpt,
         hosts: n,
         nic_queue_pairs: qps,
         cycles: end,

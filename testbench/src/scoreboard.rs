@@ -12,7 +12,10 @@
 //!   stale request. The target's answer decides whether it landed: an ACK covering its
 //!   PSN, a NACK for a later PSN, or a read/atomic response for it means the target
 //!   applied it (a **stale access landed**); a non-retryable NACK for it means the NIC
-//!   refused it.
+//!   refused it. A refusal is final (the responder never applies that PSN later): a
+//!   retransmission of a refused request is not a new stale request, and a requester that
+//!   completes a refused request with success was misinformed
+//!   ([`Scoreboard::check_success`]).
 //! - **Data and completions**, reported by the workload ([`Scoreboard::violation`]).
 //!
 //! Under the rejoin protocol every finding is a [`Violation`] that fails the run. Under the
@@ -82,6 +85,9 @@ pub struct StaleCounts {
     pub unregistered_reads: u64,
 }
 
+/// Refused PSNs remembered per (requester, responder): far more than a send window.
+const REFUSED_KEPT: usize = 64;
+
 /// A request the scoreboard follows on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExpectedRequest {
@@ -115,6 +121,9 @@ pub struct Scoreboard {
     expected: HashMap<(usize, usize, u32), ExpectedRequest>,
     /// `(requester, responder)` -> stale requests delivered, waiting for their answer.
     stale: HashMap<(usize, usize), VecDeque<StaleInFlight>>,
+    /// (requester, responder) -> the last PSNs the responder refused with a final NACK,
+    /// with the responder's epoch at the time.
+    refused: HashMap<(usize, usize), VecDeque<(u32, u32)>>,
     counts: StaleCounts,
     violations: Vec<Violation>,
     violation_count: u64,
@@ -137,6 +146,7 @@ impl Scoreboard {
             maps: vec![HostMap::default(); hosts],
             expected: HashMap::new(),
             stale: HashMap::new(),
+            refused: HashMap::new(),
             counts: StaleCounts::default(),
             violations: Vec::new(),
             violation_count: 0,
@@ -211,6 +221,8 @@ impl Scoreboard {
         self.stale
             .retain(|&(requester, responder), _| requester != host && responder != host);
         self.expected.retain(|&(src, _, _), _| src != host);
+        // A rebooted requester starts new PSNs (refusals are kept per responder epoch).
+        self.refused.retain(|&(requester, _), _| requester != host);
     }
 
     /// Host `host` powered off: its memory is gone.
@@ -283,6 +295,31 @@ impl Scoreboard {
     }
 
     /// The request completed at the sender: stop following it.
+    /// Whether responder `dst` refused `src`'s PSN `psn` with a final NACK in its epoch
+    /// `epoch`.
+    fn was_refused(&self, src: usize, dst: usize, psn: u32, epoch: u32) -> bool {
+        self.refused
+            .get(&(src, dst))
+            .is_some_and(|r| r.contains(&(psn & PSN_MASK, epoch)))
+    }
+
+    /// Requester `src` completed its request `psn` to `dst` with success at `cycle`, `dst`
+    /// being in epoch `epoch`: a violation if `dst` refused that PSN in this epoch (the
+    /// answer to a PSN never changes; the requester was told a refused request succeeded).
+    pub fn check_success(&mut self, cycle: u64, src: usize, dst: usize, psn: u32, epoch: u32) {
+        if self.was_refused(src, dst, psn, epoch) {
+            self.violation(
+                cycle,
+                "refused-then-success",
+                vec![src, dst],
+                None,
+                format!(
+                    "host {src}'s request PSN {psn:#x} to host {dst} completed with success, but host {dst} had refused it with a final NACK (epoch {epoch}): a duplicate was acknowledged"
+                ),
+            );
+        }
+    }
+
     pub fn forget_request(&mut self, src: usize, dst: usize, psn: u32) {
         self.expected.remove(&(src, dst, psn & PSN_MASK));
     }
@@ -306,6 +343,9 @@ impl Scoreboard {
                     return;
                 };
                 if req.believed_epoch != epochs[d.dst] {
+                    if self.was_refused(d.src, d.dst, h.psn, epochs[d.dst]) {
+                        return; // a retransmission of a request the target refused for good
+                    }
                     let q = self.stale.entry((d.src, d.dst)).or_default();
                     if q.iter().any(|s| s.psn == h.psn) {
                         return; // a retransmission of a request already followed
@@ -321,6 +361,22 @@ impl Scoreboard {
             opcode::ACK | opcode::NACK | opcode::RDMA_READ_RESPONSE | opcode::ATOMIC_RESPONSE => {
                 // An answer from d.src (responder) to d.dst (requester).
                 let key = (d.dst, d.src);
+                if h.opcode == opcode::NACK {
+                    let syndrome = decode_cell(&d.words, self.cell_payload)
+                        .ok()
+                        .and_then(|c| c.immediate)
+                        .and_then(|i| Syndrome::from_code(i as u8));
+                    if syndrome.is_some_and(|s| !s.is_retryable()) {
+                        let r = self.refused.entry(key).or_default();
+                        let entry = (h.psn & PSN_MASK, epochs[d.src]);
+                        if !r.contains(&entry) {
+                            r.push_back(entry);
+                            if r.len() > REFUSED_KEPT {
+                                r.pop_front();
+                            }
+                        }
+                    }
+                }
                 let Some(q) = self.stale.get_mut(&key) else {
                     return;
                 };
@@ -417,6 +473,39 @@ mod tests {
             dst,
             words: Arc::from(words),
         }
+    }
+
+    /// A refusal is final: the retransmission of a refused request and a duplicate ACK
+    /// that covers it (the requester ignores it) are not a stale access; a requester that
+    /// completes the refused PSN with success is.
+    #[test]
+    fn a_refused_request_stays_refused() {
+        let mut sb = Scoreboard::new(2, true, 256);
+        let req = ExpectedRequest {
+            believed_epoch: 1,
+            is_write: true,
+        };
+        let epochs = [1, 2];
+        for psn in [20, 21] {
+            sb.expect_request(0, 1, psn, req);
+            sb.on_delivery(&delivery(opcode::RDMA_WRITE, 0, 1, psn, None), &epochs);
+            sb.on_delivery(
+                &delivery(opcode::NACK, 1, 0, psn, Some(Syndrome::RdmaDisabled as u32)),
+                &epochs,
+            );
+        }
+        // The requester went back: 20 again, answered with a duplicate ACK.
+        sb.on_delivery(&delivery(opcode::RDMA_WRITE, 0, 1, 20, None), &epochs);
+        sb.on_delivery(&delivery(opcode::ACK, 1, 0, 20, Some(0)), &epochs);
+        assert_eq!(sb.counts().stale_requests_delivered, 2);
+        assert_eq!(sb.counts().stale_writes_landed, 0);
+        assert!(sb.passed(), "{:?}", sb.violations());
+        sb.check_success(9, 0, 1, 21, 3);
+        assert!(sb.passed(), "another epoch's refusal says nothing");
+        sb.check_success(9, 0, 1, 20, 2);
+        assert!(!sb.passed());
+        assert_eq!(sb.violations()[0].kind, "refused-then-success");
+        assert_eq!(sb.violations()[0].hosts, vec![0, 1]);
     }
 
     #[test]

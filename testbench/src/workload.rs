@@ -539,7 +539,9 @@ impl Workload {
             (OpKind::Send, _) => driver.post_send(node, local(out_off), len, None, wr_id),
             (OpKind::RdmaWrite, Some([w, _])) => {
                 let off = h as u32 * l.slot + 64 + k as u32 * l.max_bytes;
-                op.remote = w.physical + off;
+                // The target's physical address from the layout (every host's is the
+                // same): with a hardware TPT the copy holds no physical address.
+                op.remote = l.w_base + off;
                 driver.rdma_write(
                     node,
                     local(out_off),
@@ -562,7 +564,7 @@ impl Workload {
             }
             (OpKind::FetchAdd | OpKind::CompareSwap, Some([w, _])) => {
                 let off = h as u32 * l.slot;
-                op.remote = w.physical + off;
+                op.remote = l.w_base + off;
                 op.len = 8;
                 let counter = *app.counters.entry((t, target_epoch)).or_default();
                 op.index = counter.posted;
@@ -656,6 +658,9 @@ impl Workload {
                 let (_, in_off, atomic_off) = l.l_slot(op.target, op.slot);
                 let t = op.target;
                 let target_epoch_now = cluster.host(t).epoch();
+                if op.kind != OpKind::Send {
+                    sb.check_success(now, h, t, op.psn, target_epoch_now);
+                }
                 match op.kind {
                     OpKind::RdmaWrite => {
                         if target_epoch_now != op.target_epoch || !cluster.host(t).is_powered() {

@@ -3,7 +3,7 @@
 //! (and fails on when asked to), 64 hosts boot in one co-simulation, and VCDs come out one
 //! per NIC.
 
-use nic_testbench::scenario::{ProtocolKind, Scenario};
+use nic_testbench::scenario::{ProtocolKind, Scenario, TptKind};
 use nic_testbench::scenario_run::{run_scenario, Report, RunOptions};
 use std::path::{Path, PathBuf};
 
@@ -62,6 +62,7 @@ fn every_shipped_scenario_passes_under_the_rejoin_protocol() {
         "reboot-during-rejoin",
         "unplugged-for-good",
         "reboot-storm",
+        "hardware-tpt-reboot-during-traffic",
     ] {
         assert!(
             names.iter().any(|n| n == required),
@@ -102,6 +103,101 @@ fn the_rebooted_host_is_protected_by_hardware_nacks() {
         .find(|x| x.host == 1 && x.epoch == 2)
         .unwrap();
     assert!(rejoin.latency.is_some_and(|l| l < 10_000), "{rejoin:?}");
+}
+
+/// Completions of every kind with `status`.
+fn completions_with(r: &Report, status: &str) -> u64 {
+    r.workload
+        .completions
+        .values()
+        .flat_map(|by| by.iter())
+        .filter(|(s, _)| *s == status)
+        .map(|(_, n)| n)
+        .sum()
+}
+
+/// NICs with a hardware TPT: the drivers program it at every boot (3 regions per boot),
+/// RDMA carries STag + virtual address and is translated by the target NIC (writes, reads
+/// and atomics verified byte for byte), the rebooted hosts' NICs refuse the old STags'
+/// requests until they rejoin, and every scoreboard passes.
+#[test]
+fn hardware_tpt_reboots_during_traffic_pass_every_scoreboard() {
+    let s = load("hardware-tpt-reboot-during-traffic");
+    assert_eq!(s.tpt, TptKind::Hardware);
+    let r = run(&s, RunOptions::default());
+    assert_passed(&r);
+    assert_all_rejoined(&r);
+    assert_eq!(r.tpt, TptKind::Hardware);
+    assert_eq!(r.nic_queue_pairs, 4, "nic_top_tpt256");
+    let boots = r.rejoins.len() as u64;
+    assert_eq!(boots, 6, "4 cold boots and 2 reboots");
+    assert_eq!(
+        r.hw_tpt.commands,
+        3 * boots,
+        "every boot programmed its 3 regions"
+    );
+    assert!(r.workload.writes_verified > 100, "{}", r.summary());
+    assert!(r.workload.reads_verified > 50, "{}", r.summary());
+    assert!(r.workload.atomics_verified > 50, "{}", r.summary());
+    assert!(r.stale.stale_requests_delivered > 0, "{}", r.summary());
+    assert_eq!(r.stale.stale_writes_landed, 0);
+    assert_eq!(r.stale.stale_reads_and_atomics_landed, 0);
+    // Work queued to a rebooting host is refused by its NIC (RDMA disabled) or flushed
+    // by its peers when its BOOTING arrives.
+    assert!(
+        completions_with(&r, "RDMA_DISABLED") + completions_with(&r, "Flushed") > 0,
+        "{}",
+        r.summary()
+    );
+}
+
+/// Under the naive heartbeat baseline (no hold-down) stale requests reach the rebooted
+/// hosts with RDMA enabled. Without a TPT in the NIC they land (the physical address is
+/// in the cell); with the hardware TPT the old STags have no valid entry (or the wrong
+/// key) in the new boot's table: the exception queue punts them to the driver, which
+/// refuses them, and none lands.
+#[test]
+fn the_hardware_tpt_refuses_stale_stags_even_under_the_naive_baseline() {
+    let naive = || RunOptions {
+        protocol: Some(ProtocolKind::Heartbeat),
+        hold_down: Some(0),
+        ..Default::default()
+    };
+    let mut s = load("hardware-tpt-reboot-during-traffic");
+    let r = run(&s, naive());
+    // Known RTL issue, not the TPT's: when a requester goes back over several PSNs the
+    // responder refused in a row, the responder ACKs the duplicate of an earlier refused
+    // PSN (it remembers only the last refusal) and the requester may complete that refused
+    // request with success. The scoreboard reports it as `refused-then-success`; every
+    // other finding fails this test.
+    let known = r.findings.get("refused-then-success").copied().unwrap_or(0);
+    assert_eq!(
+        r.violation_count,
+        known,
+        "only the known RTL issue may be reported: {}",
+        r.summary()
+    );
+    assert!(r.stale.stale_requests_delivered > 50, "{}", r.summary());
+    assert_eq!(r.stale.stale_writes_landed, 0, "{}", r.summary());
+    assert_eq!(r.stale.stale_reads_and_atomics_landed, 0, "{}", r.summary());
+    assert_eq!(r.stale.unregistered_writes, 0);
+    assert!(r.hw_tpt.exceptions_refused > 50, "{}", r.summary());
+    assert_eq!(
+        r.hw_tpt.exceptions_translated, 0,
+        "no old STag is translated"
+    );
+    assert!(
+        completions_with(&r, "REMOTE_ACCESS_ERROR") > 50,
+        "{}",
+        r.summary()
+    );
+    s.tpt = TptKind::Software;
+    let r = run(&s, naive());
+    assert!(
+        r.stale.stale_writes_landed > 0,
+        "the same run without the NIC's TPT lands stale writes: {}",
+        r.summary()
+    );
 }
 
 #[test]

@@ -5,6 +5,14 @@
 //! as the NIC of `docs/nic-architecture.md` does: an ideal network (no loss, no delay
 //! beyond the step), per-queue-pair order, NACKs for a powered-off NIC (PORT_DOWN), for
 //! SEND/RECEIVE disabled, RDMA disabled and no receive buffer.
+//!
+//! With `tpt_log2` set the fake has a hardware TPT as `docs/csr-map.md` describes it: the
+//! staging registers and `TPT_COMMAND` (write, invalidate, read; an index beyond the table
+//! is refused and counted in `TPT_STATUS`), `TPT_STATUS` busy for `tpt_busy_reads` reads
+//! after each command, and the exception queue: an incoming RDMA request whose STag has no
+//! valid entry becomes the head (`EXC_HEAD0..2`) and waits until an `EXC_ANSWER` with the
+//! head's tag answers it (or the test times it out); RDMA requests are checked (key,
+//! rights, bounds) and translated, a failure is NACKed REMOTE_ACCESS_ERROR.
 
 #![allow(dead_code)]
 
@@ -31,6 +39,49 @@ pub struct Qp {
     pub enabled: bool,
 }
 
+/// One entry of the fake's hardware TPT (the staging registers have the same shape).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HwEntry {
+    pub word0: u64,
+    pub vaddr: u64,
+    pub length: u32,
+    pub paddr: u32,
+}
+
+impl HwEntry {
+    pub fn valid(&self) -> bool {
+        self.word0 & csr::TPT_VALID != 0
+    }
+    pub fn key(&self) -> u8 {
+        (self.word0 >> csr::TPT_KEY_SHIFT) as u8
+    }
+}
+
+/// The exception queue's head: the request waiting for the driver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExcHead {
+    pub tag: u8,
+    pub stag: u32,
+    pub vaddr: u64,
+    pub length: u32,
+    /// 1 read, 2 write, 4 atomic.
+    pub access: u8,
+    pub dst_qp: usize,
+    /// The waiting request: (source node, source queue pair, WQE index).
+    pub request: (usize, usize, u32),
+    /// Answered (translate to `Some(paddr)`, refuse `None`) or timed out (`Some(None)`).
+    pub answer: Option<Option<u32>>,
+}
+
+/// What the hardware TPT decides for a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TptOutcome {
+    Translate(u32),
+    Refuse,
+    /// In (or behind) the exception queue.
+    Wait,
+}
+
 pub struct NicState {
     pub node: usize,
     pub powered: bool,
@@ -47,6 +98,23 @@ pub struct NicState {
     pub cq_ci: u32,
     /// While set, this NIC's send queues are not executed (operations stay in flight).
     pub hold: bool,
+    /// Hardware TPT (when `tpt_log2` > 0): entries by index.
+    pub tpt: HashMap<u32, HwEntry>,
+    pub tpt_index: u32,
+    pub tpt_stage: HwEntry,
+    /// Reads of `TPT_STATUS` that show busy after each command.
+    pub tpt_busy_reads: u32,
+    pub tpt_busy_left: u32,
+    /// `TPT_STATUS` busy for ever (a NIC that does not answer).
+    pub tpt_stuck: bool,
+    pub tpt_refused: u8,
+    /// Every command run: (command, index, the entry after it).
+    pub tpt_log: Vec<(u64, u32, HwEntry)>,
+    pub exc_head: Option<ExcHead>,
+    pub exc_tag: u8,
+    pub exc_stale_answers: u8,
+    /// Every `EXC_ANSWER` write the NIC applied: (the head it answered, the value).
+    pub exc_answers: Vec<(ExcHead, u64)>,
 }
 
 impl NicState {
@@ -66,6 +134,137 @@ impl NicState {
             cq_pi: 0,
             cq_ci: 0,
             hold: false,
+            tpt: HashMap::new(),
+            tpt_index: 0,
+            tpt_stage: HwEntry::default(),
+            tpt_busy_reads: 1,
+            tpt_busy_left: 0,
+            tpt_stuck: false,
+            tpt_refused: 0,
+            tpt_log: Vec::new(),
+            exc_head: None,
+            exc_tag: 0,
+            exc_stale_answers: 0,
+            exc_answers: Vec::new(),
+        }
+    }
+
+    /// The reset state of this NIC: memory cleared, TPT empty (its size kept).
+    fn reset(&self) -> Self {
+        let mut n = NicState::new(self.node, self.queue_pairs);
+        n.tpt_log2 = self.tpt_log2;
+        n.tpt_busy_reads = self.tpt_busy_reads;
+        n
+    }
+
+    /// The hardware TPT's check of an incoming RDMA request (siw's order: valid, key,
+    /// rights, bounds), with the exception queue for an STag without a valid entry.
+    pub fn tpt_check(
+        &mut self,
+        request: (usize, usize, u32),
+        dst_qp: usize,
+        stag: u32,
+        vaddr: u64,
+        length: u32,
+        access: u8,
+    ) -> TptOutcome {
+        if let Some(head) = self.exc_head {
+            if head.request != request {
+                return TptOutcome::Wait; // lookups wait behind the head
+            }
+            return match head.answer {
+                None => TptOutcome::Wait,
+                Some(answer) => {
+                    self.exc_head = None;
+                    answer.map_or(TptOutcome::Refuse, TptOutcome::Translate)
+                }
+            };
+        }
+        let entry = self.tpt.get(&(stag >> 8)).copied().filter(|e| e.valid());
+        let Some(e) = entry else {
+            self.exc_head = Some(ExcHead {
+                tag: self.exc_tag,
+                stag,
+                vaddr,
+                length,
+                access,
+                dst_qp,
+                request,
+                answer: None,
+            });
+            return TptOutcome::Wait;
+        };
+        let right = match access {
+            1 => csr::TPT_REMOTE_READ,
+            2 => csr::TPT_REMOTE_WRITE,
+            _ => csr::TPT_ATOMIC,
+        };
+        let inside = vaddr >= e.vaddr
+            && vaddr as u128 + length as u128 <= e.vaddr as u128 + e.length as u128;
+        if e.key() != stag as u8 || e.word0 & right == 0 || !inside {
+            return TptOutcome::Refuse;
+        }
+        TptOutcome::Translate(e.paddr.wrapping_add((vaddr - e.vaddr) as u32))
+    }
+
+    /// The NIC gives up on the head (`EXC_TIMEOUT`): the request is refused.
+    pub fn time_out_exception(&mut self) {
+        if let Some(h) = self.exc_head.as_mut().filter(|h| h.answer.is_none()) {
+            h.answer = Some(None);
+            self.exc_tag = self.exc_tag.wrapping_add(1);
+        }
+    }
+
+    fn tpt_command(&mut self, command: u64) {
+        let index = self.tpt_index;
+        if index >= 1 << self.tpt_log2 {
+            self.tpt_refused = self.tpt_refused.wrapping_add(1);
+            return;
+        }
+        match command {
+            csr::TPT_COMMAND_WRITE => {
+                self.tpt.insert(index, self.tpt_stage);
+            }
+            csr::TPT_COMMAND_INVALIDATE => {
+                self.tpt.entry(index).or_default().word0 &= !csr::TPT_VALID;
+            }
+            csr::TPT_COMMAND_READ => {
+                self.tpt_stage = self.tpt.get(&index).copied().unwrap_or_default();
+            }
+            _ => return,
+        }
+        self.tpt_busy_left = self.tpt_busy_reads;
+        let after = self.tpt.get(&index).copied().unwrap_or_default();
+        self.tpt_log.push((command, index, after));
+    }
+
+    fn exc_answer(&mut self, value: u64) {
+        let tag = ((value & csr::EXC_TAG_MASK) >> csr::EXC_TAG_SHIFT) as u8;
+        match self.exc_head.as_mut() {
+            Some(h) if h.answer.is_none() && h.tag == tag => {
+                h.answer = Some(
+                    (value & csr::EXC_ANSWER_TRANSLATE != 0)
+                        .then_some((value >> csr::EXC_ANSWER_PADDR_SHIFT) as u32),
+                );
+                let head = *h;
+                self.exc_answers.push((head, value));
+                self.exc_tag = self.exc_tag.wrapping_add(1);
+            }
+            _ => self.exc_stale_answers = self.exc_stale_answers.wrapping_add(1),
+        }
+    }
+
+    /// The head as `EXC_HEAD0` shows it (0 when none waits for an answer).
+    pub fn exc_head0(&self) -> u64 {
+        match self.exc_head.filter(|h| h.answer.is_none()) {
+            Some(h) => {
+                csr::EXC_HEAD_VALID
+                    | (h.dst_qp as u64) << csr::EXC_HEAD_QP_SHIFT
+                    | (h.access as u64) << csr::EXC_HEAD_ACCESS_SHIFT
+                    | (h.tag as u64) << csr::EXC_TAG_SHIFT
+                    | (h.stag as u64) << csr::EXC_HEAD_STAG_SHIFT
+            }
+            None => 0,
         }
     }
 
@@ -137,6 +336,16 @@ impl NicState {
             }
             csr::CQ_SIZE_LOG2 => self.cq_log2 = value as u32,
             csr::CQ_CI => self.cq_ci = value as u32,
+            _ if self.tpt_log2 > 0 && (csr::TPT_INDEX..=csr::EXC_TIMEOUT).contains(&o) => match o {
+                csr::TPT_INDEX => self.tpt_index = value as u32 & 0xFF_FFFF,
+                csr::TPT_WORD0 => self.tpt_stage.word0 = value & 0xFF1F,
+                csr::TPT_VADDR => self.tpt_stage.vaddr = value,
+                csr::TPT_LENGTH => self.tpt_stage.length = value as u32,
+                csr::TPT_PADDR => self.tpt_stage.paddr = value as u32,
+                csr::TPT_COMMAND => self.tpt_command(value),
+                csr::EXC_ANSWER => self.exc_answer(value),
+                _ => {}
+            },
             _ if o >= csr::QP_BASE
                 && o < csr::QP_BASE + csr::QP_STRIDE * self.queue_pairs as u16 =>
             {
@@ -151,13 +360,16 @@ impl NicState {
                     csr::QP_RQ_PI => qp.rq_pi = value as u32 & PSN_MASK,
                     csr::QP_REMOTE => qp.remote = value,
                     csr::QP_CTRL => {
+                        let start = (value >> csr::QP_CTRL_START_PSN_SHIFT) as u32 & PSN_MASK;
                         if value & csr::QP_CTRL_RESET != 0 {
-                            let start = (value >> csr::QP_CTRL_START_PSN_SHIFT) as u32 & PSN_MASK;
                             *qp = Qp {
                                 sq_pi: start,
                                 sq_ci: start,
                                 ..Qp::default()
                             };
+                        } else if value & csr::QP_CTRL_SEND_RESET != 0 {
+                            // The send side only: what was queued is forgotten.
+                            (qp.sq_pi, qp.sq_ci) = (start, start);
                         }
                         qp.enabled = value & csr::QP_CTRL_ENABLE != 0;
                     }
@@ -173,6 +385,22 @@ impl NicState {
         match offset as u16 {
             csr::NIC_ID => csr::NIC_ID_VALUE,
             csr::NIC_CONFIG => self.queue_pairs as u64 | 256 << 8 | self.tpt_log2 << 24 | 8 << 32,
+            csr::TPT_STATUS if self.tpt_log2 > 0 => {
+                let busy = self.tpt_stuck || self.tpt_busy_left > 0;
+                self.tpt_busy_left = self.tpt_busy_left.saturating_sub(1);
+                busy as u64
+                    | (self.tpt_refused as u64) << csr::TPT_STATUS_REFUSED_SHIFT
+                    | (self.exc_stale_answers as u64) << csr::TPT_STATUS_STALE_ANSWERS_SHIFT
+            }
+            csr::EXC_HEAD0 if self.tpt_log2 > 0 => self.exc_head0(),
+            csr::EXC_HEAD1 if self.tpt_log2 > 0 => self
+                .exc_head
+                .filter(|h| h.answer.is_none())
+                .map_or(0, |h| h.vaddr),
+            csr::EXC_HEAD2 if self.tpt_log2 > 0 => self
+                .exc_head
+                .filter(|h| h.answer.is_none())
+                .map_or(0, |h| h.length as u64),
             o => self.regs.get(&(o as u32)).copied().unwrap_or(0),
         }
     }
@@ -240,6 +468,15 @@ impl Fabric {
         }
     }
 
+    /// NICs with a hardware TPT of `2^tpt_log2` entries.
+    pub fn with_tpt(nodes: usize, queue_pairs: usize, tpt_log2: u64) -> Self {
+        let f = Fabric::new(nodes, queue_pairs);
+        for n in f.nics.borrow_mut().iter_mut() {
+            n.tpt_log2 = tpt_log2;
+        }
+        f
+    }
+
     pub fn nic(&self, node: usize) -> FabricNic {
         FabricNic {
             nics: self.nics.clone(),
@@ -255,9 +492,8 @@ impl Fabric {
     /// cleared: the host rebooted).
     pub fn power(&self, node: usize, on: bool) {
         let mut n = self.nics.borrow_mut();
-        let q = n[node].queue_pairs;
         if on {
-            n[node] = NicState::new(node, q);
+            n[node] = n[node].reset();
         } else {
             n[node].powered = false;
         }
@@ -307,7 +543,7 @@ impl Fabric {
         let outcome = if dst >= nics.len() || !nics[dst].powered {
             Outcome::Done(CompletionStatus::Remote(Syndrome::PortDown))
         } else {
-            Self::respond(&mut nics, src, q, dst, dst_qp, opcode, &wqe)
+            Self::respond(&mut nics, (src, q, index), dst, dst_qp, opcode, &wqe)
         };
         match outcome {
             Outcome::Stall => false,
@@ -346,8 +582,7 @@ impl Fabric {
 
     fn respond(
         nics: &mut [NicState],
-        src: usize,
-        q: usize,
+        request: (usize, usize, u32),
         dst: usize,
         dst_qp: usize,
         opcode: WqeOpcode,
@@ -363,6 +598,22 @@ impl Fabric {
         }
         if dst_qp >= nics[dst].queue_pairs || !nics[dst].qps[dst_qp].enabled {
             return Outcome::Done(RetryExceeded);
+        }
+        let (src, q, _) = request;
+        // The remote address: physical without a TPT (000), translated by the TPT.
+        let mut remote = wqe.remote_vaddr as u32;
+        if opcode.is_rdma() && nics[dst].tpt_log2 > 0 {
+            let access = match opcode {
+                WqeOpcode::RdmaRead => 1,
+                WqeOpcode::AtomicCompareSwap | WqeOpcode::AtomicFetchAdd => 4,
+                _ => 2,
+            };
+            let length = if opcode.is_atomic() { 8 } else { wqe.length };
+            match nics[dst].tpt_check(request, dst_qp, wqe.stag, wqe.remote_vaddr, length, access) {
+                TptOutcome::Translate(p) => remote = p,
+                TptOutcome::Refuse => return Outcome::Done(Remote(Syndrome::RemoteAccessError)),
+                TptOutcome::Wait => return Outcome::Stall,
+            }
         }
         let payload = if matches!(
             opcode,
@@ -391,7 +642,7 @@ impl Fabric {
                 d.qps[dst_qp].rq_ci = (rq.rq_ci + 1) & PSN_MASK;
                 let mut status = Success;
                 if opcode == WqeOpcode::RdmaWriteImmediate {
-                    d.write(wqe.remote_vaddr as u32, &payload);
+                    d.write(remote, &payload);
                 } else {
                     let n = payload.len().min(rqe.buffer_length as usize);
                     d.write(rqe.buffer_addr, &payload[..n]);
@@ -417,13 +668,13 @@ impl Fabric {
                     return Outcome::Done(Remote(Syndrome::InvalidRequest));
                 }
             }
-            WqeOpcode::RdmaWrite => d.write(wqe.remote_vaddr as u32, &payload),
+            WqeOpcode::RdmaWrite => d.write(remote, &payload),
             WqeOpcode::RdmaRead => {
-                let data = d.read(wqe.remote_vaddr as u32, wqe.length as usize);
+                let data = d.read(remote, wqe.length as usize);
                 nics[src].write(wqe.local_addr, &data);
             }
             WqeOpcode::AtomicCompareSwap | WqeOpcode::AtomicFetchAdd => {
-                let a = wqe.remote_vaddr as u32;
+                let a = remote;
                 let old = u64::from_le_bytes(d.read(a, 8).try_into().unwrap());
                 let new = if opcode == WqeOpcode::AtomicFetchAdd {
                     old.wrapping_add(wqe.compare_add)
