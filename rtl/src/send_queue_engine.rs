@@ -68,13 +68,14 @@
 //! (held only while `sq_una` itself is transmitted, restarted by acknowledgement progress);
 //! later transmissions do not restart it.
 //!
-//! Refused PSNs (a NACK in flight across a timeout): an event for a PSN outside
-//! `[sq_una, sq_next)` is ignored, so a non-retryable NACK that arrives after a timeout
-//! went back past its PSN is lost here. The engine relies on the responder for that case
-//! (`docs/nic-architecture.md`, "Refused PSNs"): the retransmitted request is NACKed again
-//! with the same syndrome, never ACKed as a duplicate, so the refused WQE still completes
-//! with its syndrome (tested with this engine's responder in
-//! `receive_queue_engine::tests::duplicate_of_a_refused_psn_is_refused_again`).
+//! Refused PSNs (a NACK in flight across a go-back): an event is evaluated for any PSN
+//! from `sq_una` up to the last one the QP can have sent (`sq_pi`, at most `SEND_WINDOW`
+//! on), not only up to `sq_next`: an answer to a message sent before a go-back still tells
+//! the truth, so a non-retryable NACK that crosses a timeout still completes its WQE with
+//! the syndrome (and `sq_next` moves past it). It reaches the requester before the answer
+//! to the retransmitted duplicate, which the responder, remembering only its last refused
+//! PSN, could ACK once it has refused a later PSN (`docs/nic-architecture.md`, "Refused
+//! PSNs"; `receive_queue_engine::tests::duplicate_of_a_refused_psn_is_refused_again`).
 //!
 //! Responder restarts: an event for PSN p that carries RESYNC says the responder adopted p
 //! as its expected PSN (its QP had been reset: it rebooted), so it never applied the PSNs
@@ -354,6 +355,12 @@ pub struct SendQueueEngine {
     rd_wqe_addr: Signal<Local, Bits<32>>,
     qp_valid: Signal<Local, Bit>,
     d_out: Signal<Local, Bits<24>>,
+    /// `sq_pi - sq_una`.
+    d_posted: Signal<Local, Bits<24>>,
+    /// PSNs that can have been sent and not yet completed: `min(sq_pi - sq_una, SEND_WINDOW)`.
+    d_sent: Signal<Local, Bits<24>>,
+    /// The event is for a PSN at or after `sq_next` (sent before a go-back).
+    ev_ahead: Signal<Local, Bit>,
     d_evt: Signal<Local, Bits<24>>,
     elapsed: Signal<Local, Bits<32>>,
     next_p1: Signal<Local, Bits<24>>,
@@ -650,6 +657,9 @@ impl SendQueueEngine {
             rd_wqe_addr: Default::default(),
             qp_valid: Default::default(),
             d_out: Default::default(),
+            d_posted: Default::default(),
+            d_sent: Default::default(),
+            ev_ahead: Default::default(),
             d_evt: Default::default(),
             elapsed: Default::default(),
             next_p1: Default::default(),
@@ -877,7 +887,17 @@ impl Logic for SendQueueEngine {
         self.ev_retry.next = !self.ev_success.val()
             & ((self.ak_syn.q.val() == self.syn_sequence.val())
                 | (self.ak_syn.q.val() == self.syn_crc.val()));
-        self.ev_hit.next = self.qp_valid.val() & (self.d_evt.val() < self.d_out.val());
+        // An answer is for a message this QP sent: any PSN from sq_una up to the last one
+        // it can have sent (sq_pi, at most SEND_WINDOW on). That includes PSNs at or after
+        // sq_next: sent before a go-back, their answers still tell the truth (a refused
+        // PSN's NACK that crossed a timeout is not lost).
+        self.d_posted.next = self.rd_pi.val() - self.rd_una.val();
+        self.d_sent.next = self.d_posted.val();
+        if self.d_posted.val() > self.send_window.val() {
+            self.d_sent.next = self.send_window.val();
+        }
+        self.ev_ahead.next = self.d_evt.val() >= self.d_out.val();
+        self.ev_hit.next = self.qp_valid.val() & (self.d_evt.val() < self.d_sent.val());
         self.ev_foreign.next = self.qp_valid.val()
             & self.rd_outstanding.val()
             & !self.ev_success.val()
@@ -1212,6 +1232,10 @@ impl Logic for SendQueueEngine {
                                 // The responder restarted at this PSN: the WQEs before it
                                 // were not applied there.
                                 self.ex_job_run_status.next = self.st_restarted.val();
+                            }
+                            if self.ev_success.val() & self.ev_ahead.val() {
+                                // Answered a message sent before a go-back: resume after it.
+                                self.wr_next.next = self.psn_p1.val();
                             }
                             if self.ev_success.val() {
                                 self.ex_job_succ.next = bit_cast::<4, 24>(self.d_evt.val()) + 1;
@@ -2291,10 +2315,13 @@ mod tests {
                 s.settle();
                 return false;
             }
-            if ev.qp >= self.n || d_evt >= psn_distance(s.next, s.una) {
+            let sent = psn_distance(s.pi, s.una).min(SEND_WINDOW);
+            if ev.qp >= self.n || d_evt >= sent {
                 s.settle();
                 return false; // stale
             }
+            // Sent before a go-back: the answer still holds.
+            let ahead = d_evt >= psn_distance(s.next, s.una);
             let old_retry = s.retry;
             s.waiting = false;
             s.tstart = now;
@@ -2306,6 +2333,9 @@ mod tests {
             } else {
                 SUCCESS
             };
+            if success && ahead {
+                s.next = psn_add(ev.psn, 1);
+            }
             let (succ, final_status, resync) = if success && restarted {
                 (d_evt, Some(SUCCESS), false)
             } else if success {
@@ -3661,6 +3691,44 @@ mod tests {
             // Only the WQE posted after the reset completes; the old four never do.
             assert_eq!(b.cpl_list(1), [(0x40_0000, SUCCESS)]);
             assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 1);
+        }
+    }
+
+    /// A refused PSN's NACK that crosses a timeout: the QP went back to `sq_una` before it
+    /// arrived, but it answers a message the QP sent, so it still completes that WQE with
+    /// the syndrome (never later with success from the duplicate's answer), and `sq_next`
+    /// moves past it. An ACK from before the go-back likewise completes what it covers.
+    #[test]
+    fn an_answer_to_a_message_sent_before_a_go_back_still_counts() {
+        for (seed, knobs) in [(51, SMOOTH), (52, ROUGH)] {
+            let mut b = Bench::new(1, seed, knobs);
+            b.set_cfg(0x42, 300, 7);
+            b.setup_qp(0, ring(0), 4, 0x4, 0x900);
+            b.post(0, &(1..=4).map(|i| send(8, i)).collect::<Vec<_>>());
+            b.run_until(|b| b.sent.len() == 4, 20_000);
+            // The timer goes back to 0x900 and resends from there.
+            b.run_until(|b| b.sent.len() == 5, 2000);
+            assert_eq!(b.sent[4].psn, 0x900);
+            b.push_ack(AckEvent::ack(0, 0x901));
+            b.push_ack(AckEvent::nack(0, 0x902, Syndrome::RdmaDisabled));
+            b.run_until(|b| b.cpls.len() == 3, 2000);
+            assert_eq!(
+                b.cpl_list(0),
+                [
+                    (0x900, SUCCESS),
+                    (0x901, SUCCESS),
+                    (0x902, Syndrome::RdmaDisabled as u8)
+                ]
+            );
+            b.push_ack(AckEvent::ack(0, 0x903));
+            b.settle_down();
+            assert_eq!(b.cpls.len(), 4);
+            // Nothing was resent past what the answers covered.
+            assert!(
+                b.psns(0)[4..].iter().all(|&p| p <= 0x903),
+                "{:x?}",
+                b.psns(0)
+            );
         }
     }
 
