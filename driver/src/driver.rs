@@ -323,6 +323,11 @@ pub(crate) struct HeldRecv {
     status: CompletionStatus,
 }
 
+/// How far a flush moves a queue pair's PSNs on (see `Driver::flush_queue_pair`): 2^24
+/// divided by the golden ratio, so the start PSNs of successive flushes stay spread over
+/// the PSN space (any k of them at least about 2^24 / (2.6 k) apart).
+pub const FLUSH_PSN_STEP: u32 = 0x9E_3779;
+
 /// Per peer queue pair state.
 #[derive(Clone, Debug)]
 pub(crate) struct QueuePair {
@@ -897,8 +902,10 @@ impl<A: NicAccess> Driver<A> {
         if start == end && qp.backlog.is_empty() {
             return;
         }
-        // Half the PSN space away from this queue pair's last PSNs.
-        let fresh = end.wrapping_add(1 << 23) & PSN_MASK;
+        // A golden-ratio step through the PSN space: far from this queue pair's last PSNs,
+        // and repeated flushes keep their starts far apart (with a step of half the space
+        // the second flush came back next to the first one's old PSNs).
+        let fresh = end.wrapping_add(FLUSH_PSN_STEP) & PSN_MASK;
         let mut records = vec![];
         let mut i = start;
         while i != end {

@@ -607,7 +607,10 @@ fn booting_flushes_the_queue_pair_so_the_ack_does_not_wait_for_earlier_writes() 
         csr::QP_CTRL_ENABLE | csr::QP_CTRL_SEND_RESET
     );
     let fresh = (flush >> csr::QP_CTRL_START_PSN_SHIFT) as u32 & nic_abi::PSN_MASK;
-    assert_eq!(fresh, old.sq_pi.wrapping_add(1 << 23) & nic_abi::PSN_MASK);
+    assert_eq!(
+        fresh,
+        old.sq_pi.wrapping_add(nic_driver::driver::FLUSH_PSN_STEP) & nic_abi::PSN_MASK
+    );
     let q1 = c.fabric.with(0, |s| s.qps[1].clone());
     assert_eq!(
         (q1.sq_ci, q1.sq_pi),

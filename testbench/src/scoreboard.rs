@@ -138,6 +138,14 @@ fn psn_le(a: u32, b: u32) -> bool {
     (b.wrapping_sub(a) & PSN_MASK) < 1 << (nic_abi::PSN_BITS - 1)
 }
 
+/// Whether an answer for PSN `answer` can cover the request `psn` (at or before it): a
+/// requester has at most `SEND_WINDOW` messages outstanding, so an answer further on is
+/// from a later sequence of the queue pair (it was reset or flushed: the request was
+/// dropped unanswered and forgotten), not an acknowledgement of it.
+fn answer_covers(psn: u32, answer: u32) -> bool {
+    (answer.wrapping_sub(psn) & PSN_MASK) < nic_abi::SEND_WINDOW
+}
+
 impl Scoreboard {
     pub fn new(hosts: usize, strict: bool, cell_payload: usize) -> Self {
         Scoreboard {
@@ -394,7 +402,7 @@ impl Scoreboard {
                 match h.opcode {
                     opcode::ACK => {
                         while q.front().is_some_and(|s| psn_le(s.psn, h.psn)) {
-                            landed.extend(q.pop_front());
+                            landed.extend(q.pop_front().filter(|s| answer_covers(s.psn, h.psn)));
                         }
                     }
                     opcode::NACK => {
@@ -406,7 +414,7 @@ impl Scoreboard {
                             .front()
                             .is_some_and(|s| s.psn != h.psn && psn_le(s.psn, h.psn))
                         {
-                            landed.extend(q.pop_front());
+                            landed.extend(q.pop_front().filter(|s| answer_covers(s.psn, h.psn)));
                         }
                         let retry = syndrome.is_some_and(|s| s.is_retryable());
                         if !retry && q.front().is_some_and(|s| s.psn == h.psn) {
@@ -537,6 +545,33 @@ mod tests {
         assert!(!strict.passed());
         assert_eq!(strict.violations()[0].kind, "stale-access");
         assert_eq!(strict.violations()[0].hosts, vec![1, 0]);
+    }
+
+    /// A stale request dropped unanswered (the target's QP was still disabled) and then
+    /// flushed by its requester: the queue pair's next sequence starts far away, and its
+    /// answers do not acknowledge the old request.
+    #[test]
+    fn an_answer_from_a_later_sequence_does_not_land_an_old_request() {
+        let mut sb = Scoreboard::new(2, true, 256);
+        let req = ExpectedRequest {
+            believed_epoch: 1,
+            is_write: true,
+        };
+        sb.expect_request(0, 1, 0x14_ca9c, req);
+        let epochs = [1, 2];
+        sb.on_delivery(
+            &delivery(opcode::RDMA_WRITE, 0, 1, 0x14_ca9c, None),
+            &epochs,
+        );
+        assert_eq!(sb.counts().stale_requests_delivered, 1);
+        sb.on_delivery(&delivery(opcode::ACK, 1, 0, 0x51_3998, Some(0)), &epochs);
+        assert_eq!(sb.counts().stale_writes_landed, 0);
+        assert!(sb.passed());
+        // Within the send window the same ACK would have covered it.
+        sb.expect_request(0, 1, 0x20, req);
+        sb.on_delivery(&delivery(opcode::RDMA_WRITE, 0, 1, 0x20, None), &epochs);
+        sb.on_delivery(&delivery(opcode::ACK, 1, 0, 0x27, Some(0)), &epochs);
+        assert_eq!(sb.counts().stale_writes_landed, 1);
     }
 
     #[test]
