@@ -328,6 +328,9 @@ pub(crate) struct HeldRecv {
 /// the PSN space (any k of them at least about 2^24 / (2.6 k) apart).
 pub const FLUSH_PSN_STEP: u32 = 0x9E_3779;
 
+/// Flushed index ranges a queue pair remembers, to recognise late NIC completions.
+const FLUSHES_REMEMBERED: usize = 4;
+
 /// Per peer queue pair state.
 #[derive(Clone, Debug)]
 pub(crate) struct QueuePair {
@@ -343,9 +346,9 @@ pub(crate) struct QueuePair {
     rq_pi: u32,
     free_bounce: Vec<u32>,
     pub(crate) backlog: VecDeque<(ControlMessage, u64)>,
-    /// Send indices `start..end` of the last flush: a late NIC completion for one of them
-    /// is ignored.
-    flushed: Option<(u32, u32)>,
+    /// Send indices `start..end` of the last flushes: a late NIC completion for one of
+    /// them is ignored.
+    flushed: VecDeque<(u32, u32)>,
     pub(crate) app_recvs: VecDeque<AppRecv>,
     held: VecDeque<HeldRecv>,
 }
@@ -440,7 +443,7 @@ impl<A: NicAccess> Driver<A> {
                 rq_pi: 0,
                 free_bounce: (0..1u32 << config.rq_log2).rev().collect(),
                 backlog: VecDeque::new(),
-                flushed: None,
+                flushed: VecDeque::new(),
                 app_recvs: VecDeque::new(),
                 held: VecDeque::new(),
             });
@@ -882,7 +885,8 @@ impl<A: NicAccess> Driver<A> {
         }
     }
 
-    /// Flushes the queue pair to `node`, which announced a restart (BOOTING or PROBE): its
+    /// Flushes the queue pair to `node`, which is barred (a barring hardware NACK) or
+    /// announced a restart (BOOTING or PROBE): its
     /// send side is reset to a start PSN far from every PSN it used (so the restarted
     /// node adopts it, and a late answer to an old request is recognised as foreign), and
     /// every operation still outstanding to `node`, in the ring or the control backlog,
@@ -913,7 +917,11 @@ impl<A: NicAccess> Driver<A> {
             i = i.wrapping_add(1) & PSN_MASK;
         }
         let backlog: Vec<u64> = qp.backlog.drain(..).map(|(_, op)| op).collect();
-        (qp.sq_pi, qp.sq_ci, qp.flushed) = (fresh, fresh, Some((start, end)));
+        (qp.sq_pi, qp.sq_ci) = (fresh, fresh);
+        if qp.flushed.len() == FLUSHES_REMEMBERED {
+            qp.flushed.pop_front();
+        }
+        qp.flushed.push_back((start, end));
         self.csr(
             csr::qp(node as usize, csr::QP_CTRL),
             csr::QP_CTRL_ENABLE
@@ -969,7 +977,7 @@ impl<A: NicAccess> Driver<A> {
             return Ok(());
         };
         if cqe.wqe_index != qp.sq_ci {
-            if qp.flushed.is_some_and(|(start, end)| {
+            if qp.flushed.iter().any(|&(start, end)| {
                 (cqe.wqe_index.wrapping_sub(start) & PSN_MASK)
                     < (end.wrapping_sub(start) & PSN_MASK)
             }) {
@@ -1163,7 +1171,14 @@ impl<A: NicAccess> Driver<A> {
                 self.flush_queue_pair(node);
                 self.check_fence(node);
             }
-            Action::Bar { node } => self.barred.set(node as usize, true),
+            Action::Bar { node } => {
+                self.barred.set(node as usize, true);
+                // Nothing new goes to a barred node until it rejoins, and what is still
+                // queued to it would only be refused there one request at a time (or be
+                // dropped unanswered while its queue pair is still disabled), filling
+                // the fabric towards it: flush it now rather than at its BOOTING.
+                self.flush_queue_pair(node);
+            }
             Action::Unbar { node } => self.barred.set(node as usize, false),
             Action::SetTimer { at } => self.deadline = Some(at),
             Action::ApplyTptUpdate { from, update } => {

@@ -254,7 +254,8 @@ pub struct RejoinConfig {
     pub node: NodeId,
     /// The maximum node count, known to every node (the size of the response bitmap).
     pub max_nodes: usize,
-    /// Time to wait for answers before sending BOOTING again (and between probes).
+    /// Time without a new answer before sending BOOTING again to the nodes that have not
+    /// answered (and between probes).
     pub resend_timeout: Tick,
     /// Count a node that has not answered after this many resends as NACKed (`None`: wait
     /// for ever, as 000 does).
@@ -704,6 +705,11 @@ impl RejoinMachine {
             return;
         }
         if self.others().any(|x| !self.answered[x as usize]) {
+            // Answers are still coming in: resend to the missing nodes only after
+            // `resend_timeout` without a new one. (A BOOTING broadcast to many nodes takes
+            // the NIC a while to send; a timer from the first send would resend to the
+            // nodes it reached last while their answers are on their way.)
+            self.set_timer(now, out);
             return;
         }
         // Fig. 7 S20-S21.
@@ -851,13 +857,20 @@ mod tests {
                 joined: true,
             },
         );
-        assert_eq!(a, vec![Action::ClearRemoteTpt { node: 1 }]);
+        // The answer restarts the timer: resends wait for `resend_timeout` of silence.
+        assert_eq!(
+            a,
+            vec![
+                Action::ClearRemoteTpt { node: 1 },
+                Action::SetTimer { at: 101 }
+            ]
+        );
         // Timeout: BOOTING again to node 2 only.
         assert!(
-            m.handle(99, Event::Timeout).unwrap().is_empty(),
+            m.handle(100, Event::Timeout).unwrap().is_empty(),
             "early timeout ignored"
         );
-        let a = m.handle(100, Event::Timeout).unwrap();
+        let a = m.handle(101, Event::Timeout).unwrap();
         assert_eq!(
             sends(&a),
             vec![(2, ControlMessage::Booting { incarnation: 77 })]
