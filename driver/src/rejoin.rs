@@ -561,6 +561,16 @@ impl RejoinMachine {
                 match self.phase {
                     Phase::Joining { .. } => {
                         self.answered.set(x, true);
+                        // x has fenced, dropped what it held of this node's earlier boot
+                        // and takes TPT updates from this boot (it handled our BOOTING
+                        // first): push the local part now, while other answers are still
+                        // coming in, rather than after RDMA_READY. x keeps this node
+                        // barred until RDMA_READY, so nothing uses the entries before.
+                        if !self.updates[x] {
+                            self.updates.set(x, true);
+                            out.push(Action::ResumeTptUpdates { node });
+                            out.push(Action::PushLocalTpt { node });
+                        }
                         self.check_complete(now, out);
                     }
                     Phase::Joined => {
@@ -857,14 +867,19 @@ mod tests {
                 joined: true,
             },
         );
-        // The answer restarts the timer: resends wait for `resend_timeout` of silence.
+        // Node 1 fenced: this node's local part goes to it now (it keeps this node barred
+        // until RDMA_READY). The answer restarts the timer: resends wait for
+        // `resend_timeout` of silence.
         assert_eq!(
             a,
             vec![
                 Action::ClearRemoteTpt { node: 1 },
+                Action::ResumeTptUpdates { node: 1 },
+                Action::PushLocalTpt { node: 1 },
                 Action::SetTimer { at: 101 }
             ]
         );
+        assert!(m.updates_enabled(1) && m.is_barred(1));
         // Timeout: BOOTING again to node 2 only.
         assert!(
             m.handle(100, Event::Timeout).unwrap().is_empty(),
@@ -895,7 +910,10 @@ mod tests {
             vec![(1, ControlMessage::RdmaReady { incarnation: 77 })]
         );
         assert!(a.contains(&Action::Unbar { node: 1 }));
-        assert!(a.contains(&Action::PushLocalTpt { node: 1 }));
+        assert!(
+            !a.contains(&Action::PushLocalTpt { node: 1 }),
+            "pushed when it answered"
+        );
         assert_eq!(
             a.iter().filter(|x| **x == Action::RejoinComplete).count(),
             1
