@@ -86,8 +86,14 @@ fn every_shipped_scenario_passes_under_the_rejoin_protocol() {
 fn the_rebooted_host_is_protected_by_hardware_nacks() {
     let r = run(&load("reboot-during-traffic"), RunOptions::default());
     assert_passed(&r);
-    // Stale requests did reach host 1's new boot, and were all refused.
-    assert!(r.stale.stale_requests_delivered > 0, "{}", r.summary());
+    // Work queued to host 1 when it went down was refused by hardware (PORT_DOWN while it
+    // was off, RDMA_DISABLED after) and what was left flushed by the barred peers; a stale
+    // request that did reach its new boot was refused (assert_passed: none landed).
+    assert!(
+        r.stale.stale_requests_delivered + completions_with(&r, "Flushed") > 0,
+        "{}",
+        r.summary()
+    );
     let refused: u64 = r
         .workload
         .completions
@@ -139,7 +145,6 @@ fn hardware_tpt_reboots_during_traffic_pass_every_scoreboard() {
     assert!(r.workload.writes_verified > 100, "{}", r.summary());
     assert!(r.workload.reads_verified > 50, "{}", r.summary());
     assert!(r.workload.atomics_verified > 50, "{}", r.summary());
-    assert!(r.stale.stale_requests_delivered > 0, "{}", r.summary());
     assert_eq!(r.stale.stale_writes_landed, 0);
     assert_eq!(r.stale.stale_reads_and_atomics_landed, 0);
     // Work queued to a rebooting host is refused by its NIC (RDMA disabled) or flushed
