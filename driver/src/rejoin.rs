@@ -11,6 +11,8 @@
 //! to every other node. An answer from node X is: an ACK echoing this boot's incarnation, a
 //! hardware NACK that means X is not there (see [`nack_bars`]), or a BOOTING from X (the two
 //! nodes boot together: the BOOTINGs cross). Each node is counted once. On [`Event::Timeout`]
+//! (`resend_timeout` without a new answer: each answer restarts the timer, so a broadcast
+//! to many nodes is not resent to the last ones while their answers are on the way)
 //! BOOTING is sent again to the nodes still missing. When every node has answered, RDMA is
 //! enabled and RDMA_READY goes to every node that answered with ACK or BOOTING.
 //!
@@ -45,9 +47,12 @@
 //!   (the part is cleared at both): everything X sent before that was meant for an earlier
 //!   boot, and X's updates stop between its ACK and its push, so an earlier copy could hold
 //!   regions X has since deregistered. They are refused again when X is found down.
-//! - *TPT push after joining.* A node pushes its local part and sends updates to a node only
-//!   once both its own RDMA is enabled and that node is admitted, so peers never get regions
-//!   they could not yet access.
+//! - *TPT push.* A booting node pushes its local part to a node (and sends it updates from
+//!   then on) as soon as that node's ACK to this boot arrives: the node has fenced, cleared
+//!   what it held of the earlier boot and takes updates from this one, and it keeps the
+//!   booting node barred until RDMA_READY, so it cannot use the entries early. Pushing while
+//!   the other answers come in, instead of after RDMA_READY, takes one message round per
+//!   node off the rejoin. A joined node pushes to a node once that node is admitted.
 //! - *RDMA_READY while fencing* is remembered and applied right after the ACK is sent.
 //! - *A node that never comes back* answers with the fabric's PORT_DOWN NACK: it counts as
 //!   answered, is not sent RDMA_READY and stays barred until it boots. A node that answers
