@@ -9,8 +9,9 @@
 //! shifted up by `pad` bytes (each word's low bytes are the previous word's top bytes).
 //! The shifted stream is `pad` zero bytes plus the message, a whole number of words, so one
 //! 8-byte [`Crc32Step`] network does all of it and no byte enable or un-shift is needed:
-//! about 250 iCE40 LUTs instead of about 800 (the byte shifter and the constants), paid
-//! with a 64-bit register for the shifted word and 56 bits of the previous word.
+//! the byte shifter is a three-stage rotator and a byte select (about 260 iCE40 LUTs, with
+//! the constants) instead of the 770-LUT un-shift, paid with two 64-bit registers (the
+//! shifted word, the previous word rotated).
 //!
 //! Ports:
 //! - `clock` (in).
@@ -51,7 +52,8 @@ pub struct Crc32Prepad {
     pub crc: Signal<Out, Bits<32>>,
     state_reg: DFF<Bits<32>>,
     pad_reg: DFF<Bits<3>>,
-    /// The previous word of the message (its top `pad` bytes go into the next word).
+    /// The previous word of the message rotated left by `pad` bytes (its top `pad` bytes,
+    /// now at the bottom, go into the next shifted word).
     prev: DFF<Bits<64>>,
     /// The shifted word waiting to be absorbed.
     shifted: DFF<Bits<64>>,
@@ -59,6 +61,12 @@ pub struct Crc32Prepad {
     step: Crc32Step,
     pad: Signal<Local, Bits<3>>,
     carry: Signal<Local, Bits<64>>,
+    rot_1: Signal<Local, Bits<64>>,
+    rot_2: Signal<Local, Bits<64>>,
+    rot: Signal<Local, Bits<64>>,
+    /// Bytes `pad..8` set: where the shifted word takes the new word's bytes.
+    new_bytes: Signal<Local, Bits<64>>,
+    all_ones: Constant<Bits<64>>,
     init_value: Signal<Local, Bits<32>>,
     init_0: Constant<Bits<32>>,
     init_1: Constant<Bits<32>>,
@@ -88,6 +96,11 @@ impl Default for Crc32Prepad {
             step: Default::default(),
             pad: Default::default(),
             carry: Default::default(),
+            rot_1: Default::default(),
+            rot_2: Default::default(),
+            rot: Default::default(),
+            new_bytes: Default::default(),
+            all_ones: Constant::new(u64::MAX.to_bits()),
             init_value: Default::default(),
             init_0: k(0),
             init_1: k(1),
@@ -136,32 +149,27 @@ impl Logic for Crc32Prepad {
         if self.s_pad.val() == 7 {
             self.init_value.next = self.init_7.val();
         }
-        // The word shifted up by `pad` bytes, its low bytes from the previous word.
+        // The word shifted up by `pad` bytes, its low bytes from the previous word: both
+        // rotated left by `pad` bytes (a three-stage rotator; the previous word is kept
+        // rotated), then byte k from the new word when k >= pad, else from the previous.
+        self.rot_1.next = self.s_data.val();
+        if self.pad.val().get_bit(0) {
+            self.rot_1.next = (self.s_data.val() << 8) | (self.s_data.val() >> 56);
+        }
+        self.rot_2.next = self.rot_1.val();
+        if self.pad.val().get_bit(1) {
+            self.rot_2.next = (self.rot_1.val() << 16) | (self.rot_1.val() >> 48);
+        }
+        self.rot.next = self.rot_2.val();
+        if self.pad.val().get_bit(2) {
+            self.rot.next = (self.rot_2.val() << 32) | (self.rot_2.val() >> 32);
+        }
+        self.new_bytes.next = self.all_ones.val() << (bit_cast::<7, 3>(self.pad.val()) << 3);
         self.shifted_valid.d.next = self.s_valid.val();
         if self.s_valid.val() {
-            self.prev.d.next = self.s_data.val();
-            self.shifted.d.next = self.s_data.val();
-            if self.pad.val() == 1 {
-                self.shifted.d.next = (self.s_data.val() << 8) | (self.carry.val() >> 56);
-            }
-            if self.pad.val() == 2 {
-                self.shifted.d.next = (self.s_data.val() << 16) | (self.carry.val() >> 48);
-            }
-            if self.pad.val() == 3 {
-                self.shifted.d.next = (self.s_data.val() << 24) | (self.carry.val() >> 40);
-            }
-            if self.pad.val() == 4 {
-                self.shifted.d.next = (self.s_data.val() << 32) | (self.carry.val() >> 32);
-            }
-            if self.pad.val() == 5 {
-                self.shifted.d.next = (self.s_data.val() << 40) | (self.carry.val() >> 24);
-            }
-            if self.pad.val() == 6 {
-                self.shifted.d.next = (self.s_data.val() << 48) | (self.carry.val() >> 16);
-            }
-            if self.pad.val() == 7 {
-                self.shifted.d.next = (self.s_data.val() << 56) | (self.carry.val() >> 8);
-            }
+            self.prev.d.next = self.rot.val();
+            self.shifted.d.next = (self.rot.val() & self.new_bytes.val())
+                | (self.carry.val() & !self.new_bytes.val());
         }
         // Absorb the shifted word; a start replaces the register by its initial value.
         self.step.crc_in.next = self.state_reg.q.val();

@@ -41,7 +41,8 @@ pub type Breakdown = Vec<BlockShare>;
 pub const TOP_GLUE: &str = "(top glue)";
 
 /// The direct children of `top` in RustHDL's Verilog, renamed by `nic-rtl`'s export:
-/// modules named `<top>__<instance>` (one `__` after the top's name; deeper modules are
+/// modules named `<top>__<instance>` (one `__` after the top's name, or two with an
+/// element index, `<top>__tpt__0` for a `Vec` of blocks; deeper modules are
 /// `<top>__<instance>__<sub>`).
 pub fn direct_children(verilog: &str, top: &str) -> Vec<String> {
     let prefix = format!("{top}__");
@@ -55,7 +56,14 @@ pub fn direct_children(verilog: &str, top: &str) -> Vec<String> {
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$')
             .collect();
         if let Some(inst) = name.strip_prefix(&prefix) {
-            if !inst.is_empty() && !inst.contains("__") && !out.contains(&name) {
+            // `tpt__0`: element 0 of a `Vec` of blocks, still a direct child.
+            let parts: Vec<&str> = inst.split("__").collect();
+            let direct = match parts.as_slice() {
+                [one] => !one.is_empty(),
+                [one, index] => !one.is_empty() && index.chars().all(|c| c.is_ascii_digit()),
+                _ => false,
+            };
+            if direct && !out.contains(&name) {
                 out.push(name);
             }
         }
@@ -300,7 +308,11 @@ mod tests {
     fn direct_children_are_one_level_below_the_top() {
         let v = "module nic_t(clock);\nendmodule\nmodule nic_t__a(clock);\nendmodule\n\
                  module nic_t__b(d);\nendmodule\nmodule nic_t__b__c(d);\nendmodule\n\
+                 module nic_t__v__0(d);\nendmodule\nmodule nic_t__v__0__q(d);\nendmodule\n\
                  module other__x(d);\nendmodule\n";
-        assert_eq!(direct_children(v, "nic_t"), ["nic_t__a", "nic_t__b"]);
+        assert_eq!(
+            direct_children(v, "nic_t"),
+            ["nic_t__a", "nic_t__b", "nic_t__v__0"]
+        );
     }
 }
