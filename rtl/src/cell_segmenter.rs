@@ -109,9 +109,11 @@ pub struct CellSegmenter {
     words_left_reg: DFF<Bits<13>>,
     /// The next payload word is the message's last (kept ahead of time, off the CRC path).
     final_word_reg: DFF<Bit>,
-    /// Packet CRC byte count of the next payload word (8, or the message's last bytes).
-    // Next cell's length, precomputed during the current cell (off the critical path).
+    // Next cell's length, precomputed during the current cell (off the critical path):
+    // the remaining length after this cell, whether it fits one cell, then the length and
+    // LAST flag, three register stages (a cell lasts at least five clocks).
     rem_after_reg: DFF<Bits<32>>,
+    rem_after_fits_reg: DFF<Bit>,
     next_length_reg: DFF<Bits<16>>,
     next_last_reg: DFF<Bit>,
     // Output register.
@@ -203,6 +205,7 @@ impl CellSegmenter {
             words_left_reg: Default::default(),
             final_word_reg: Default::default(),
             rem_after_reg: Default::default(),
+            rem_after_fits_reg: Default::default(),
             next_length_reg: Default::default(),
             next_last_reg: Default::default(),
             out_data_reg: Default::default(),
@@ -265,6 +268,7 @@ impl Logic for CellSegmenter {
             words_left_reg,
             final_word_reg,
             rem_after_reg,
+            rem_after_fits_reg,
             next_length_reg,
             next_last_reg,
             out_data_reg,
@@ -280,9 +284,11 @@ impl Logic for CellSegmenter {
         // Next cell's length, from registers that are stable during a cell.
         self.rem_after_reg.d.next =
             self.remaining_reg.q.val() - bit_cast::<32, 16>(self.cell_length_reg.q.val());
-        self.next_last_reg.d.next = self.rem_after_reg.q.val() <= self.cell_payload.val();
+        // The compare's carry chain and the length multiplexer get a clock each.
+        self.rem_after_fits_reg.d.next = self.rem_after_reg.q.val() <= self.cell_payload.val();
+        self.next_last_reg.d.next = self.rem_after_fits_reg.q.val();
         self.next_length_reg.d.next = bit_cast::<16, 32>(self.cell_payload.val());
-        if self.rem_after_reg.q.val() <= self.cell_payload.val() {
+        if self.rem_after_fits_reg.q.val() {
             self.next_length_reg.d.next = bit_cast::<16, 32>(self.rem_after_reg.q.val());
         }
         // The output register takes a new word when it is empty or being read.

@@ -117,7 +117,15 @@ impl Default for Crc32Prepad {
 impl Logic for Crc32Prepad {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state_reg, pad_reg, prev, shifted, shifted_valid);
+        dff_setup!(
+            self,
+            clock,
+            state_reg,
+            pad_reg,
+            prev,
+            shifted,
+            shifted_valid
+        );
         // The message's pad and previous word: a starting message has no previous word.
         self.pad.next = self.pad_reg.q.val();
         self.carry.next = self.prev.q.val();

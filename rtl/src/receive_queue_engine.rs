@@ -809,7 +809,12 @@ impl ReceiveQueueEngine {
             atomic_set_mask: Default::default(),
             queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
             qp_mask: Constant::new(
-                (if queue_pairs >= 64 { u64::MAX } else { (1u64 << queue_pairs) - 1 }).to_bits(),
+                (if queue_pairs >= 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << queue_pairs) - 1
+                })
+                .to_bits(),
             ),
             tpt_present: Constant::new(tpt_present),
             range_limit: Constant::new((1u64 << 32).to_bits()),

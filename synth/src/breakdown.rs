@@ -82,8 +82,7 @@ pub fn synth_ice40_breakdown(
         let path = path.to_path_buf();
         move |source| SynthError::Io { path, source }
     };
-    let dir = std::path::absolute(out_dir.join(format!("{top}_breakdown")))
-        .map_err(io(out_dir))?;
+    let dir = std::path::absolute(out_dir.join(format!("{top}_breakdown"))).map_err(io(out_dir))?;
     fs::create_dir_all(&dir).map_err(io(&dir))?;
     let verilog = std::path::absolute(verilog).map_err(io(verilog))?;
     let text = fs::read_to_string(&verilog).map_err(io(&verilog))?;
@@ -286,7 +285,10 @@ mod tests {
         let row = |i: &str| rows.iter().find(|r| r.instance == i).unwrap().clone();
         assert_eq!(rows[0].instance, "b", "largest first: {rows:?}");
         let b = row("b");
-        assert_eq!((b.luts, b.flip_flops, b.block_rams, b.carries), (34, 2, 0, 5));
+        assert_eq!(
+            (b.luts, b.flip_flops, b.block_rams, b.carries),
+            (34, 2, 0, 5)
+        );
         let a = row("a");
         assert_eq!((a.luts, a.flip_flops, a.block_rams), (10, 4, 2));
         let glue = rows.last().unwrap();

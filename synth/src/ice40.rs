@@ -727,7 +727,10 @@ pub fn parse_nextpnr_log_fmax(log: &str) -> Option<f64> {
 /// `ICESTORM_LC` cells used, from nextpnr's `--report` JSON (`utilization`).
 pub fn parse_nextpnr_report_logic_cells(text: &str) -> Option<u64> {
     let v: Value = serde_json::from_str(text).ok()?;
-    v.get("utilization")?.get("ICESTORM_LC")?.get("used")?.as_u64()
+    v.get("utilization")?
+        .get("ICESTORM_LC")?
+        .get("used")?
+        .as_u64()
 }
 
 /// `ICESTORM_LC` cells used, from nextpnr's "Device utilisation" log lines (the last).
@@ -775,7 +778,10 @@ pub fn parse_nextpnr_critical_path(text: &str) -> Option<CriticalPath> {
             logic_levels,
             delay_ns,
         };
-        if best.as_ref().is_none_or(|b| candidate.delay_ns > b.delay_ns) {
+        if best
+            .as_ref()
+            .is_none_or(|b| candidate.delay_ns > b.delay_ns)
+        {
             best = Some(candidate);
         }
     }
@@ -1000,7 +1006,10 @@ ERROR: Unable to place cell 'sr_SB_DFF_Q_791_DFFLC', no BELs remaining to implem
 
     #[test]
     fn logic_cells_and_critical_path() {
-        assert_eq!(parse_nextpnr_report_logic_cells(PROBE_NEXTPNR_REPORT), Some(93));
+        assert_eq!(
+            parse_nextpnr_report_logic_cells(PROBE_NEXTPNR_REPORT),
+            Some(93)
+        );
         assert_eq!(parse_nextpnr_log_logic_cells(LC_OVERFLOW_LOG), Some(10001));
         assert_eq!(parse_nextpnr_log_logic_cells("Info: nothing\n"), None);
         let report = r#"{"critical_paths": [
@@ -1013,7 +1022,10 @@ ERROR: Unable to place cell 'sr_SB_DFF_Q_791_DFFLC', no BELs remaining to implem
                 {"type": "routing", "delay": 0.6, "from": {"cell": "dut.l_LC"}, "to": {"cell": "out_reg_DFFLC"}},
                 {"type": "setup", "delay": 0.1, "from": {"cell": "out_reg_DFFLC"}, "to": {"cell": "out_reg_DFFLC"}}]}]}"#;
         let p = parse_nextpnr_critical_path(report).unwrap();
-        assert_eq!((p.from.as_str(), p.to.as_str()), ("dut.a_DFFLC", "out_reg_DFFLC"));
+        assert_eq!(
+            (p.from.as_str(), p.to.as_str()),
+            ("dut.a_DFFLC", "out_reg_DFFLC")
+        );
         assert_eq!(p.logic_levels, 1);
         assert!((p.delay_ns - 2.2).abs() < 1e-9, "{p:?}");
         assert_eq!(parse_nextpnr_critical_path(PROBE_NEXTPNR_REPORT), None);

@@ -23,11 +23,11 @@ pub mod lint;
 pub mod report;
 pub mod tool;
 
+pub use breakdown::{render_breakdown, synth_ice40_breakdown, BlockShare, Breakdown};
 pub use ice40::{
-    synth_ice40, synth_ice40_report, synth_ice40_resources, timing_wrapper, Port, SynthError, SynthInput, CLOCK_PORT,
-    DEFAULT_TARGET_MHZ,
+    synth_ice40, synth_ice40_report, synth_ice40_resources, timing_wrapper, Port, SynthError,
+    SynthInput, CLOCK_PORT, DEFAULT_TARGET_MHZ,
 };
 pub use lint::{lint, LintReport, LintWarning};
-pub use breakdown::{render_breakdown, synth_ice40_breakdown, BlockShare, Breakdown};
 pub use report::{render_table, write_json, CriticalPath, SynthReport};
 pub use tool::{run_tool, Failure, Tool, ToolError, ToolRun};

@@ -190,9 +190,8 @@ nic_cell_segmenter  1234   45      1     87.50  100.00  NO
     #[test]
     fn misfit_and_critical_path_are_shown() {
         let mut big = report("nic_top", 16383, 0.0);
-        big.does_not_fit = Some(
-            "ICESTORM_LC 20287/7680; Unable to place cell 'x', no BELs remaining".into(),
-        );
+        big.does_not_fit =
+            Some("ICESTORM_LC 20287/7680; Unable to place cell 'x', no BELs remaining".into());
         let mut fast = report("nic_crc32", 530, 120.0);
         fast.critical_path = Some(CriticalPath {
             from: "dut.state_reg.q_DFFLC".into(),
