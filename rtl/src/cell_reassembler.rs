@@ -38,9 +38,10 @@
 //! (`start_blocked`, the header-word and position flags) and `s_cell_valid`; header words
 //! 0 and 1 are compared with the message context register to register, a clock after they
 //! arrive; a cell's verdict (buffer commit, message context, counters) is applied the
-//! clock after its last word. About 2520 iCE40 LUTs, 1360 flip-flops and
-//! four block RAMs; 112 to 116 MHz on HX8K (nextpnr-ice40 seeds 1 to 3, in the timing
-//! wrapper of `nic synth`), limited by the CRC XOR networks.
+//! clock after its last word. About 2210 iCE40 LUTs, 1430 flip-flops and
+//! four block RAMs; 108 MHz on HX8K (nextpnr-ice40 seed 1, in the timing wrapper of
+//! `nic synth`), limited by the `offset + length` carry chain. The packet CRC is a
+//! [`Crc32Prepad`] (no byte enables), started by word 2 of a first cell.
 //! Limits: one message context (a message's cells arrive contiguously, as the fabric
 //! guarantees); `cell_payload` a multiple of 8 in 8..=1024 (two cells fit the 256-word
 //! buffer, four iCE40 block RAMs).
