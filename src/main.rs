@@ -59,6 +59,10 @@ enum Command {
         /// (defaults: queue_pairs=4, cell_payload=256, tpt_entries=none).
         #[arg(long, default_value = "", value_parser = parse_config)]
         config: NicConfig,
+        /// Instead of place and route: the configuration's NIC top with its blocks kept
+        /// apart, LUTs / FFs / RAM4K per block (yosys only).
+        #[arg(long, conflicts_with = "blocks")]
+        breakdown: bool,
     },
     /// Run a co-simulation with scoreboards: `nic sim --scenario FILE.toml` (hosts, fabric,
     /// drivers, reboots), or `nic sim datapath`.
@@ -153,9 +157,16 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Synth {
             out,
+            config,
+            breakdown: true,
+            ..
+        } => commands::synth::breakdown(&out, &config).map(|_| ()),
+        Command::Synth {
+            out,
             blocks,
             target_mhz,
             config,
+            breakdown: false,
         } => commands::synth::synth_all(&out, &config, &blocks, target_mhz).map(|_| ()),
         Command::Cell(cmd) => commands::cell::run(cmd),
         Command::Sim {

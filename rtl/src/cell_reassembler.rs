@@ -38,15 +38,17 @@
 //! (`start_blocked`, the header-word and position flags) and `s_cell_valid`; header words
 //! 0 and 1 are compared with the message context register to register, a clock after they
 //! arrive; a cell's verdict (buffer commit, message context, counters) is applied the
-//! clock after its last word. About 2520 iCE40 LUTs, 1360 flip-flops and
-//! four block RAMs; 112 to 116 MHz on HX8K (nextpnr-ice40 seeds 1 to 3, in the timing
-//! wrapper of `nic synth`), limited by the CRC XOR networks.
+//! clock after its last word. About 2210 iCE40 LUTs, 1430 flip-flops and
+//! four block RAMs; 108 MHz on HX8K (nextpnr-ice40 seed 1, in the timing wrapper of
+//! `nic synth`), limited by the `offset + length` carry chain. The packet CRC is a
+//! [`Crc32Prepad`] (no byte enables), started by word 2 of a first cell.
 //! Limits: one message context (a message's cells arrive contiguously, as the fabric
 //! guarantees); `cell_payload` a multiple of 8 in 8..=1024 (two cells fit the 256-word
 //! buffer, four iCE40 block RAMs).
 
 use crate::cell_format::{check_cell_payload, MAX_CELL_PAYLOAD};
 use crate::crc32::Crc32;
+use crate::crc32_prepad::Crc32Prepad;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -178,7 +180,6 @@ pub struct CellReassembler {
     /// word: the trailer index less one is this plus the full payload words.
     trailer_adjust: DFF<Bits<3>>,
     trailer_index_m1: DFF<Bits<14>>,
-    final_payload_index_m1: DFF<Bits<14>>,
     payload_words: DFF<Bits<14>>,
     last_word_bytes: DFF<Bits<4>>,
     // Position flags of the current word, kept a clock ahead (off the status path).
@@ -189,8 +190,6 @@ pub struct CellReassembler {
     /// The current word is payload to store and add to the packet CRC (in a cell that is
     /// neither dropped nor too big).
     store_payload: DFF<Bit>,
-    /// Byte count for the packet CRC of the current word (8, or the last word's count).
-    packet_bytes: DFF<Bits<4>>,
     cur_hdr0: DFF<Bits<64>>,
     cur_hdr1: DFF<Bits<64>>,
     cur_hdr2: DFF<Bits<64>>,
@@ -266,7 +265,9 @@ pub struct CellReassembler {
     count_dropped: DFF<Bit>,
     buffer: PayloadBuffer,
     cell_crc: Crc32,
-    packet_crc: Crc32,
+    /// The message payload's CRC, started at word 2 of a first cell with the message
+    /// length's pad (every cell but the last carries whole words, else it fails).
+    packet_crc: Crc32Prepad,
     // Combinational intermediates.
     accept: Signal<Local, Bit>,
     accept_start: Signal<Local, Bit>,
@@ -360,14 +361,12 @@ impl CellReassembler {
             has_reth: Default::default(),
             trailer_adjust: Default::default(),
             trailer_index_m1: Default::default(),
-            final_payload_index_m1: Default::default(),
             payload_words: Default::default(),
             last_word_bytes: Default::default(),
             at_crc_position: Default::default(),
             at_trailer: Default::default(),
             in_payload_reg: Default::default(),
             store_payload: Default::default(),
-            packet_bytes: Default::default(),
             cur_hdr0: Default::default(),
             cur_hdr1: Default::default(),
             cur_hdr2: Default::default(),
@@ -426,7 +425,7 @@ impl CellReassembler {
             count_dropped: Default::default(),
             buffer: Default::default(),
             cell_crc: Crc32::full_words(),
-            packet_crc: Crc32::with_byte_enable(),
+            packet_crc: Crc32Prepad::default(),
             accept: Default::default(),
             accept_start: Default::default(),
             accept_mid: Default::default(),
@@ -495,14 +494,12 @@ impl Logic for CellReassembler {
             has_reth,
             trailer_adjust,
             trailer_index_m1,
-            final_payload_index_m1,
             payload_words,
             last_word_bytes,
             at_crc_position,
             at_trailer,
             in_payload_reg,
             store_payload,
-            packet_bytes,
             cur_hdr0,
             cur_hdr1,
             cur_hdr2,
@@ -669,8 +666,6 @@ impl Logic for CellReassembler {
         self.payload_words.d.next = self.hdr_full_words.val() + self.hdr_partial_word.val();
         self.trailer_index_m1.d.next =
             self.hdr_full_words.val() + bit_cast::<14, 3>(self.trailer_adjust.q.val());
-        self.final_payload_index_m1.d.next =
-            self.hdr_full_words.val() + bit_cast::<14, 3>(self.trailer_adjust.q.val()) - 1;
         self.last_word_bytes.d.next = 8.into();
         if self.hdr_length.val().get_bits::<3>(0) != 0 {
             self.last_word_bytes.d.next = bit_cast::<4, 3>(self.hdr_length.val().get_bits::<3>(0));
@@ -680,10 +675,12 @@ impl Logic for CellReassembler {
         self.cell_crc.s_valid.next = self.accept.val();
         self.cell_crc.s_data.next = self.s_cell_data.val();
         self.cell_crc.s_bytes.next = 8.into();
-        self.packet_crc.s_clear.next = self.accept_start.val() & self.s_cell_data.val().get_bit(8);
+        // Started by word 2 (the message length) of a first cell; no payload before it.
+        self.packet_crc.s_start.next =
+            self.s_cell_valid.val() & self.at_word2.q.val() & self.first.val();
+        self.packet_crc.s_pad.next = !self.s_cell_data.val().get_bits::<3>(32) + 1;
         self.packet_crc.s_valid.next = self.s_cell_valid.val() & self.store_payload.q.val();
         self.packet_crc.s_data.next = self.s_cell_data.val();
-        self.packet_crc.s_bytes.next = self.packet_bytes.q.val();
         self.buffer.write_address.next = self.wptr.q.val();
         self.buffer.write_data.next = self.s_cell_data.val();
         self.buffer.write_enable.next = self.s_cell_valid.val() & self.store_payload.q.val();
@@ -811,12 +808,6 @@ impl Logic for CellReassembler {
             self.in_payload_reg.d.next = self.next_in_payload.val();
             self.store_payload.d.next =
                 self.next_in_payload.val() & !self.silent.q.val() & !self.too_big.q.val();
-            self.packet_bytes.d.next = 8.into();
-            if self.past_word_1.val()
-                & (self.word_index.q.val() == self.final_payload_index_m1.q.val())
-            {
-                self.packet_bytes.d.next = self.last_word_bytes.q.val();
-            }
         }
         if self.accept_start.val() {
             self.cur_hdr0.d.next = self.s_cell_data.val();

@@ -23,13 +23,15 @@
 //! Throughput: one word per clock in and out while payload is available and the output
 //! is ready; the only clocks without a payload word are the cell's own header, RETH,
 //! trailer and CRC words, plus two clocks per message: one to take its descriptor, one
-//! before the trailer of a message with payload while the packet CRC's byte-enable
-//! un-shift completes.
+//! before the trailer of a message with payload while the packet CRC absorbs the last
+//! word ([`Crc32Prepad`]: the message is CRC'd shifted behind `(-length) mod 8` zero
+//! bytes, so no byte-enable network is needed).
 //! Limits: one message at a time; `cell_payload` a multiple of 8 in 8..=1024; messages
 //! up to 65536 cells.
 
 use crate::cell_format::{check_cell_payload, MAX_CELL_PAYLOAD};
 use crate::crc32::Crc32;
+use crate::crc32_prepad::Crc32Prepad;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -97,8 +99,6 @@ pub struct CellSegmenter {
     resync_reg: DFF<Bit>,
     /// Zero-fill shift of the message's last payload word (8 x pad bytes).
     pad_shift_reg: DFF<Bits<7>>,
-    /// Valid bytes of the message's last payload word (1..=8).
-    last_bytes_reg: DFF<Bits<4>>,
     // Cell registers.
     first_reg: DFF<Bit>,
     reth_reg: DFF<Bit>,
@@ -109,10 +109,11 @@ pub struct CellSegmenter {
     words_left_reg: DFF<Bits<13>>,
     /// The next payload word is the message's last (kept ahead of time, off the CRC path).
     final_word_reg: DFF<Bit>,
-    /// Packet CRC byte count of the next payload word (8, or the message's last bytes).
-    packet_bytes_reg: DFF<Bits<4>>,
-    // Next cell's length, precomputed during the current cell (off the critical path).
+    // Next cell's length, precomputed during the current cell (off the critical path):
+    // the remaining length after this cell, whether it fits one cell, then the length and
+    // LAST flag, three register stages (a cell lasts at least five clocks).
     rem_after_reg: DFF<Bits<32>>,
+    rem_after_fits_reg: DFF<Bit>,
     next_length_reg: DFF<Bits<16>>,
     next_last_reg: DFF<Bit>,
     // Output register.
@@ -127,7 +128,7 @@ pub struct CellSegmenter {
     messages_reg: DFF<Bits<32>>,
     last_errors_reg: DFF<Bits<16>>,
     cell_crc: Crc32,
-    packet_crc: Crc32,
+    packet_crc: Crc32Prepad,
     // Combinational intermediates.
     load: Signal<Local, Bit>,
     emit: Signal<Local, Bit>,
@@ -195,7 +196,6 @@ impl CellSegmenter {
             invalidate_reg: Default::default(),
             resync_reg: Default::default(),
             pad_shift_reg: Default::default(),
-            last_bytes_reg: Default::default(),
             first_reg: Default::default(),
             reth_reg: Default::default(),
             last_cell_reg: Default::default(),
@@ -204,8 +204,8 @@ impl CellSegmenter {
             cell_seq_reg: Default::default(),
             words_left_reg: Default::default(),
             final_word_reg: Default::default(),
-            packet_bytes_reg: Default::default(),
             rem_after_reg: Default::default(),
+            rem_after_fits_reg: Default::default(),
             next_length_reg: Default::default(),
             next_last_reg: Default::default(),
             out_data_reg: Default::default(),
@@ -217,7 +217,7 @@ impl CellSegmenter {
             messages_reg: Default::default(),
             last_errors_reg: Default::default(),
             cell_crc: Crc32::full_words(),
-            packet_crc: Crc32::with_byte_enable(),
+            packet_crc: Crc32Prepad::default(),
             load: Default::default(),
             emit: Default::default(),
             word: Default::default(),
@@ -259,7 +259,6 @@ impl Logic for CellSegmenter {
             invalidate_reg,
             resync_reg,
             pad_shift_reg,
-            last_bytes_reg,
             first_reg,
             reth_reg,
             last_cell_reg,
@@ -268,8 +267,8 @@ impl Logic for CellSegmenter {
             cell_seq_reg,
             words_left_reg,
             final_word_reg,
-            packet_bytes_reg,
             rem_after_reg,
+            rem_after_fits_reg,
             next_length_reg,
             next_last_reg,
             out_data_reg,
@@ -285,9 +284,11 @@ impl Logic for CellSegmenter {
         // Next cell's length, from registers that are stable during a cell.
         self.rem_after_reg.d.next =
             self.remaining_reg.q.val() - bit_cast::<32, 16>(self.cell_length_reg.q.val());
-        self.next_last_reg.d.next = self.rem_after_reg.q.val() <= self.cell_payload.val();
+        // The compare's carry chain and the length multiplexer get a clock each.
+        self.rem_after_fits_reg.d.next = self.rem_after_reg.q.val() <= self.cell_payload.val();
+        self.next_last_reg.d.next = self.rem_after_fits_reg.q.val();
         self.next_length_reg.d.next = bit_cast::<16, 32>(self.cell_payload.val());
-        if self.rem_after_reg.q.val() <= self.cell_payload.val() {
+        if self.rem_after_fits_reg.q.val() {
             self.next_length_reg.d.next = bit_cast::<16, 32>(self.rem_after_reg.q.val());
         }
         // The output register takes a new word when it is empty or being read.
@@ -320,9 +321,9 @@ impl Logic for CellSegmenter {
         self.cell_crc.s_data.next = self.out_data_reg.q.val();
         self.cell_crc.s_bytes.next = 8.into();
         self.clear_pending.d.next = false;
-        self.packet_crc.s_clear.next = false;
+        self.packet_crc.s_start.next = false;
+        self.packet_crc.s_pad.next = self.pad_bytes.val();
         self.packet_crc.s_valid.next = false;
-        self.packet_crc.s_bytes.next = self.packet_bytes_reg.q.val();
         self.packet_crc.s_data.next = self.payload_masked.val();
         self.out_last_reg.d.next = self.out_last_reg.q.val() & !self.load.val();
         match self.state.q.val() {
@@ -344,11 +345,6 @@ impl Logic for CellSegmenter {
                     self.invalidate_reg.d.next = self.s_msg_invalidate.val();
                     self.resync_reg.d.next = self.s_msg_resync.val();
                     self.pad_shift_reg.d.next = bit_cast::<7, 3>(self.pad_bytes.val()) << 3;
-                    self.last_bytes_reg.d.next = 8.into();
-                    if self.s_msg_length.val().get_bits::<3>(0) != 0 {
-                        self.last_bytes_reg.d.next =
-                            bit_cast::<4, 3>(self.s_msg_length.val().get_bits::<3>(0));
-                    }
                     self.first_reg.d.next = true;
                     self.reth_reg.d.next = self.s_msg_opcode.val().get_bits::<4>(4) == 1;
                     self.remaining_reg.d.next = self.s_msg_length.val();
@@ -358,7 +354,7 @@ impl Logic for CellSegmenter {
                     if self.s_msg_length.val() <= self.cell_payload.val() {
                         self.cell_length_reg.d.next = bit_cast::<16, 32>(self.s_msg_length.val());
                     }
-                    self.packet_crc.s_clear.next = true;
+                    self.packet_crc.s_start.next = true;
                     self.state.d.next = SegmenterState::Header0;
                 }
             }
@@ -376,10 +372,6 @@ impl Logic for CellSegmenter {
                     self.final_word_reg.d.next = self.last_cell_reg.q.val()
                         & (self.cell_length_reg.q.val() != 0)
                         & (self.cell_length_reg.q.val() <= 8);
-                    self.packet_bytes_reg.d.next = 8.into();
-                    if self.last_cell_reg.q.val() & (self.cell_length_reg.q.val() <= 8) {
-                        self.packet_bytes_reg.d.next = self.last_bytes_reg.q.val();
-                    }
                     self.state.d.next = SegmenterState::Header1;
                 }
             }
@@ -427,10 +419,6 @@ impl Logic for CellSegmenter {
                     self.words_left_reg.d.next = self.words_left_reg.q.val() - 1;
                     self.final_word_reg.d.next =
                         self.last_cell_reg.q.val() & (self.words_left_reg.q.val() == 2);
-                    self.packet_bytes_reg.d.next = 8.into();
-                    if self.last_cell_reg.q.val() & (self.words_left_reg.q.val() == 2) {
-                        self.packet_bytes_reg.d.next = self.last_bytes_reg.q.val();
-                    }
                     if self.s_payload_last.val() != self.final_word_reg.q.val() {
                         self.last_errors_reg.d.next = self.last_errors_reg.q.val() + 1;
                     }
@@ -443,7 +431,7 @@ impl Logic for CellSegmenter {
                 }
             }
             SegmenterState::PacketCrcWait => {
-                // The packet CRC (latency 2 with byte enables) is ready next clock.
+                // The packet CRC (latency 2: shifted, then absorbed) is ready next clock.
                 self.state.d.next = SegmenterState::Trailer;
             }
             SegmenterState::Trailer => {

@@ -132,6 +132,16 @@ pub fn top_ports(verilog: &str, module: &str) -> Vec<Port> {
 /// last): what `nic verilog`, `nic lint` and `nic synth` work on.
 pub fn exported_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
     let mut blocks = datapath_blocks(config.cell_payload);
+    // The packet CRC of the segmenter and reassembler (not co-simulated on its own).
+    blocks.insert(
+        1,
+        export_block(
+            "crc32_prepad",
+            crate::Crc32Prepad::default(),
+            "nic_rtl::Crc32Prepad",
+            "nic_rtl::Crc32Prepad::default()".into(),
+        ),
+    );
     blocks.extend(nic_blocks(config));
     blocks.push(nic_top_block(config));
     blocks

@@ -10,11 +10,13 @@ pub mod export;
 
 pub use cell_format::{CellStatus, Message, DEFAULT_CELL_PAYLOAD};
 pub mod crc32;
+pub mod crc32_prepad;
 pub mod crc32_step;
 pub mod crc32_unshift;
 pub mod sim;
 
 pub use crc32::Crc32;
+pub use crc32_prepad::Crc32Prepad;
 pub use crc32_step::Crc32Step;
 pub use crc32_unshift::Crc32Unshift;
 pub mod cell_segmenter;

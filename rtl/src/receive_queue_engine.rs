@@ -487,6 +487,9 @@ pub struct ReceiveQueueEngine {
     atomic_set_mask: Signal<Local, Bits<64>>,
     // ---- Parameters ----
     queue_pairs: Constant<Bits<16>>,
+    /// Bit q set for every QP q < queue_pairs: the per-QP flag vectors keep only these
+    /// bits (no QP at or above queue_pairs ever sets one), so synthesis drops the rest.
+    qp_mask: Constant<Bits<64>>,
     tpt_present: Constant<Bit>,
     range_limit: Constant<Bits<33>>,
     reg_rq_base: Constant<Bits<4>>,
@@ -805,6 +808,14 @@ impl ReceiveQueueEngine {
             expect_clear_mask: Default::default(),
             atomic_set_mask: Default::default(),
             queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
+            qp_mask: Constant::new(
+                (if queue_pairs >= 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << queue_pairs) - 1
+                })
+                .to_bits(),
+            ),
             tpt_present: Constant::new(tpt_present),
             range_limit: Constant::new((1u64 << 32).to_bits()),
             reg_rq_base: Constant::new(reg(csr::QP_RQ_BASE).to_bits()),
@@ -1720,20 +1731,27 @@ impl Logic for ReceiveQueueEngine {
         if self.atomic_we.val() {
             self.atomic_set_mask.next = self.ctx_mask.val();
         }
-        self.enable_bits.d.next =
-            (self.enable_bits.q.val() & !self.enable_clear_mask.val()) | self.enable_set_mask.val();
-        self.synced_bits.d.next =
-            (self.synced_bits.q.val() & !self.reset_mask.val()) | self.synced_set_mask.val();
-        self.nak_bits.d.next =
-            (self.nak_bits.q.val() & !self.nak_clear_mask.val()) | self.nak_set_mask.val();
-        self.refused_bits.d.next = (self.refused_bits.q.val() & !self.refused_clear_mask.val())
-            | self.refused_set_mask.val();
-        self.rs_bits.d.next =
-            (self.rs_bits.q.val() & !self.rs_clear_mask.val()) | self.rs_set_mask.val();
-        self.expect_bits.d.next =
-            (self.expect_bits.q.val() & !self.expect_clear_mask.val()) | self.expect_set_mask.val();
-        self.atomic_bits.d.next =
-            (self.atomic_bits.q.val() & !self.reset_mask.val()) | self.atomic_set_mask.val();
+        self.enable_bits.d.next = ((self.enable_bits.q.val() & !self.enable_clear_mask.val())
+            | self.enable_set_mask.val())
+            & self.qp_mask.val();
+        self.synced_bits.d.next = ((self.synced_bits.q.val() & !self.reset_mask.val())
+            | self.synced_set_mask.val())
+            & self.qp_mask.val();
+        self.nak_bits.d.next = ((self.nak_bits.q.val() & !self.nak_clear_mask.val())
+            | self.nak_set_mask.val())
+            & self.qp_mask.val();
+        self.refused_bits.d.next = ((self.refused_bits.q.val() & !self.refused_clear_mask.val())
+            | self.refused_set_mask.val())
+            & self.qp_mask.val();
+        self.rs_bits.d.next = ((self.rs_bits.q.val() & !self.rs_clear_mask.val())
+            | self.rs_set_mask.val())
+            & self.qp_mask.val();
+        self.expect_bits.d.next = ((self.expect_bits.q.val() & !self.expect_clear_mask.val())
+            | self.expect_set_mask.val())
+            & self.qp_mask.val();
+        self.atomic_bits.d.next = ((self.atomic_bits.q.val() & !self.reset_mask.val())
+            | self.atomic_set_mask.val())
+            & self.qp_mask.val();
 
         // ---- Counters ----
         if self.message_count.val() {

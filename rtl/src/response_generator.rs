@@ -620,17 +620,22 @@ impl Logic for ResponseGenerator {
             self.clear_pending.next = self.cur_onehot.q.val();
             self.clear_busy.next = self.cur_onehot.q.val();
         }
-        self.pending.d.next = self.pending.q.val() & !self.clear_pending.val();
+        // Every slot vector keeps only the bits of QPs below queue_pairs (an owe for any
+        // other QP is dropped), so synthesis drops the unused slots and arbiter positions.
+        self.pending.d.next = self.pending.q.val() & !self.clear_pending.val() & self.qp_mask.val();
         if self.owe_write.val() {
-            self.pending.d.next =
-                (self.pending.q.val() & !self.clear_pending.val()) | self.owe_onehot.val();
+            self.pending.d.next = ((self.pending.q.val() & !self.clear_pending.val())
+                | self.owe_onehot.val())
+                & self.qp_mask.val();
         }
-        self.busy.d.next = (self.busy.q.val() & !self.clear_busy.val()) | self.set_busy.val();
+        self.busy.d.next = ((self.busy.q.val() & !self.clear_busy.val()) | self.set_busy.val())
+            & self.qp_mask.val();
         // The resync mark lives as long as its slot's item: it leaves with it (an ACK when
         // picked, a NACK or response when handed over), and an item written into a slot
         // that still holds a waiting ACK keeps that ACK's mark.
-        self.resync_bits.d.next =
-            (self.resync_bits.q.val() & !self.clear_pending.val()) | self.resync_set.val();
+        self.resync_bits.d.next = ((self.resync_bits.q.val() & !self.clear_pending.val())
+            | self.resync_set.val())
+            & self.qp_mask.val();
         if self.reset.val() {
             self.state.d.next = ResponseState::Idle;
             self.pending.d.next = 0.into();

@@ -451,6 +451,9 @@ pub struct SendQueueEngine {
     qp_onehot: Signal<Local, Bits<64>>,
     // Constants.
     num_qps: Constant<Bits<7>>,
+    /// Bit q set for every QP q < queue_pairs: `elig` keeps only these bits, so
+    /// synthesis drops the round robin's unused positions.
+    qp_mask: Constant<Bits<64>>,
     last_qp: Constant<Bits<6>>,
     ones24: Constant<Bits<24>>,
     ones64: Constant<Bits<64>>,
@@ -741,6 +744,11 @@ impl SendQueueEngine {
             wr_eligible: Default::default(),
             qp_onehot: Default::default(),
             num_qps: k(queue_pairs as u64),
+            qp_mask: k(if queue_pairs >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << queue_pairs) - 1
+            }),
             last_qp: k(queue_pairs as u64 - 1),
             ones24: k(0xFF_FFFF),
             ones64: k(u64::MAX),
@@ -1395,7 +1403,7 @@ impl Logic for SendQueueEngine {
             self.ram_una.write_enable.next = true;
             self.ram_tstart.write_enable.next = true;
             if self.wr_eligible.val() {
-                self.elig.d.next = self.elig.q.val() | self.qp_onehot.val();
+                self.elig.d.next = (self.elig.q.val() | self.qp_onehot.val()) & self.qp_mask.val();
             } else {
                 self.elig.d.next = self.elig.q.val() & !self.qp_onehot.val();
             }

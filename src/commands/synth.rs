@@ -2,13 +2,17 @@
 
 use super::verilog::write_all;
 use nic_rtl::NicConfig;
-use nic_synth::{render_table, synth_ice40, write_json, Port, SynthInput, SynthReport};
+use nic_synth::{
+    render_breakdown, render_table, synth_ice40_breakdown, synth_ice40_report, write_json, Port,
+    SynthInput, SynthReport,
+};
 use std::path::{Path, PathBuf};
 
 /// Synthesise the blocks named in `only` (all when empty) into a fresh per-run folder under
-/// `out`; prints the table, writes `report.json`. Returns the reports and the run folder;
-/// a failing tool is reported (exit status, log tail) and makes the result an error after
-/// the other blocks ran.
+/// `out`; prints the table (a block nextpnr cannot place on the HX8K is a row saying
+/// "does not fit" and which resource overflows), writes `report.json`. Returns the reports
+/// and the run folder; a failing tool is reported (exit status, log tail) and makes the
+/// result an error after the other blocks ran.
 pub fn synth_all(
     out: &Path,
     config: &NicConfig,
@@ -55,7 +59,7 @@ pub fn synth_all(
                 .collect(),
         );
         input.target_mhz = target_mhz;
-        match synth_ice40(&input, &run_dir) {
+        match synth_ice40_report(&input, &run_dir) {
             Ok(r) => reports.push(r),
             Err(e) => {
                 eprintln!("synth {} failed: {e}", block.module);
@@ -72,4 +76,30 @@ pub fn synth_all(
     } else {
         Err(format!("synthesis failed for {}", failures.join(", ")))
     }
+}
+
+/// `nic synth --breakdown`: the NIC top of `config` synthesised with each of its blocks kept
+/// apart, one row per block (LUTs, FFs, RAM4K); prints the table, writes `breakdown.json`
+/// in a fresh per-run folder under `out`.
+pub fn breakdown(out: &Path, config: &NicConfig) -> Result<PathBuf, String> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let run_dir = out.join(format!("breakdown-{stamp}"));
+    let top = nic_rtl::export::nic_top_block(config);
+    std::fs::create_dir_all(&run_dir).map_err(|e| format!("{}: {e}", run_dir.display()))?;
+    let verilog = run_dir.join(format!("{}.v", top.module));
+    std::fs::write(&verilog, &top.verilog).map_err(|e| format!("{}: {e}", verilog.display()))?;
+    eprintln!("synth {} (per-block breakdown) ...", top.module);
+    let rows = synth_ice40_breakdown(&verilog, &top.module, &run_dir).map_err(|e| e.to_string())?;
+    print!("{}", render_breakdown(&top.module, &rows));
+    println!(
+        "report: {}",
+        run_dir
+            .join(format!("{}_breakdown", top.module))
+            .join("breakdown.json")
+            .display()
+    );
+    Ok(run_dir)
 }

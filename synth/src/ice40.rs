@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::report::SynthReport;
+use crate::report::{CriticalPath, SynthReport};
 use crate::tool::{Tool, ToolError, ToolRun, TAIL_LINES};
 
 /// Target frequency when the caller has none: 100 MHz.
@@ -306,6 +306,9 @@ pub fn synth_ice40(input: &SynthInput, out_dir: &Path) -> Result<SynthReport, Sy
         });
     }
     let fmax_mhz = fmax_of_run(&dir.join(files::NEXTPNR_REPORT), &run)?;
+    let pnr_report = fs::read_to_string(dir.join(files::NEXTPNR_REPORT)).unwrap_or_default();
+    let logic_cells = parse_nextpnr_report_logic_cells(&pnr_report);
+    let critical_path = parse_nextpnr_critical_path(&pnr_report);
 
     let report = SynthReport {
         module: module.clone(),
@@ -317,12 +320,61 @@ pub fn synth_ice40(input: &SynthInput, out_dir: &Path) -> Result<SynthReport, Sy
         target_mhz: input.target_mhz,
         meets_target: fmax_mhz >= input.target_mhz,
         log_dir: dir.clone(),
+        logic_cells,
+        does_not_fit: None,
+        critical_path,
     };
     crate::report::write_json(
         std::slice::from_ref(&report),
         &dir.join(files::SYNTH_REPORT),
     )?;
     Ok(report)
+}
+
+/// [`synth_ice40`], except that a block nextpnr cannot place on the HX8K is a report too:
+/// its resource counts (step 1), `fmax_mhz` 0, `meets_target` false, `does_not_fit` the
+/// over-full resources (`ICESTORM_LC 20287/7680`) and `logic_cells` the cells nextpnr
+/// needed (the timing wrapper's included). What `nic synth` prints for every block.
+pub fn synth_ice40_report(input: &SynthInput, out_dir: &Path) -> Result<SynthReport, SynthError> {
+    match synth_ice40(input, out_dir) {
+        Err(SynthError::DoesNotFit {
+            module,
+            reason,
+            log,
+            ..
+        }) => {
+            let dir = absolute(&out_dir.join(&module))?;
+            let stat_path = dir.join(files::STAT_JSON);
+            let counts = parse_stat_json(&read_file(&stat_path)?, &module).map_err(|detail| {
+                SynthError::Parse {
+                    what: "cell counts",
+                    path: stat_path.clone(),
+                    detail,
+                }
+            })?;
+            let log_text = read_file(&log)?;
+            let report = SynthReport {
+                module,
+                luts: counts.luts,
+                flip_flops: counts.flip_flops,
+                block_rams: counts.block_rams,
+                carries: counts.carries,
+                fmax_mhz: 0.0,
+                target_mhz: input.target_mhz,
+                meets_target: false,
+                log_dir: dir.clone(),
+                logic_cells: parse_nextpnr_log_logic_cells(&log_text),
+                does_not_fit: Some(reason),
+                critical_path: None,
+            };
+            crate::report::write_json(
+                std::slice::from_ref(&report),
+                &dir.join(files::SYNTH_REPORT),
+            )?;
+            Ok(report)
+        }
+        other => other,
+    }
 }
 
 /// Resource counts of `input`'s block alone (yosys `synth_ice40`, no place and route):
@@ -672,6 +724,70 @@ pub fn parse_nextpnr_log_fmax(log: &str) -> Option<f64> {
     })
 }
 
+/// `ICESTORM_LC` cells used, from nextpnr's `--report` JSON (`utilization`).
+pub fn parse_nextpnr_report_logic_cells(text: &str) -> Option<u64> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    v.get("utilization")?
+        .get("ICESTORM_LC")?
+        .get("used")?
+        .as_u64()
+}
+
+/// `ICESTORM_LC` cells used, from nextpnr's "Device utilisation" log lines (the last).
+pub fn parse_nextpnr_log_logic_cells(log: &str) -> Option<u64> {
+    log.lines().rev().find_map(|line| {
+        let body = line.strip_prefix("Info:")?.trim();
+        let counts = body.strip_prefix("ICESTORM_LC:")?;
+        counts.split('/').next()?.trim().parse().ok()
+    })
+}
+
+/// The longest clock-to-clock path of nextpnr's `--report` JSON (`critical_paths`, the
+/// entry from and to a `posedge`): its first and last cell, the logic levels on it and
+/// its total delay.
+pub fn parse_nextpnr_critical_path(text: &str) -> Option<CriticalPath> {
+    let v: Value = serde_json::from_str(text).ok()?;
+    let paths = v.get("critical_paths")?.as_array()?;
+    let mut best: Option<CriticalPath> = None;
+    for p in paths {
+        let from = p.get("from").and_then(Value::as_str).unwrap_or("");
+        let to = p.get("to").and_then(Value::as_str).unwrap_or("");
+        if !(from.starts_with("posedge") && to.starts_with("posedge")) {
+            continue;
+        }
+        let segs = p.get("path")?.as_array()?;
+        let cell = |seg: &Value, end: &str| {
+            seg.get(end)
+                .and_then(|e| e.get("cell"))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        let (first, last) = (segs.first()?, segs.last()?);
+        let delay_ns: f64 = segs
+            .iter()
+            .filter_map(|s| s.get("delay").and_then(Value::as_f64))
+            .sum();
+        let logic_levels = segs
+            .iter()
+            .filter(|s| s.get("type").and_then(Value::as_str) == Some("logic"))
+            .count() as u32;
+        let candidate = CriticalPath {
+            from: cell(first, "from"),
+            to: cell(last, "to"),
+            logic_levels,
+            delay_ns,
+        };
+        if best
+            .as_ref()
+            .is_none_or(|b| candidate.delay_ns > b.delay_ns)
+        {
+            best = Some(candidate);
+        }
+    }
+    best
+}
+
 /// If a failed nextpnr log shows that the design does not fit, the reason: resources
 /// over 100% and the `ERROR:` line about placement or routing.
 pub fn does_not_fit(log: &str) -> Option<String> {
@@ -886,6 +1002,33 @@ ERROR: Unable to place cell 'sr_SB_DFF_Q_791_DFFLC', no BELs remaining to implem
             parse_nextpnr_log_fmax("Info: Program finished normally.\n"),
             None
         );
+    }
+
+    #[test]
+    fn logic_cells_and_critical_path() {
+        assert_eq!(
+            parse_nextpnr_report_logic_cells(PROBE_NEXTPNR_REPORT),
+            Some(93)
+        );
+        assert_eq!(parse_nextpnr_log_logic_cells(LC_OVERFLOW_LOG), Some(10001));
+        assert_eq!(parse_nextpnr_log_logic_cells("Info: nothing\n"), None);
+        let report = r#"{"critical_paths": [
+            {"from": "posedge clk", "to": "<async>", "path": [
+                {"type": "clk-to-q", "delay": 9.0, "from": {"cell": "io"}, "to": {"cell": "io"}}]},
+            {"from": "posedge clk", "to": "posedge clk", "path": [
+                {"type": "clk-to-q", "delay": 0.5, "from": {"cell": "dut.a_DFFLC"}, "to": {"cell": "dut.a_DFFLC"}},
+                {"type": "routing", "delay": 0.6, "from": {"cell": "dut.a_DFFLC"}, "to": {"cell": "dut.l_LC"}},
+                {"type": "logic", "delay": 0.4, "from": {"cell": "dut.l_LC"}, "to": {"cell": "dut.l_LC"}},
+                {"type": "routing", "delay": 0.6, "from": {"cell": "dut.l_LC"}, "to": {"cell": "out_reg_DFFLC"}},
+                {"type": "setup", "delay": 0.1, "from": {"cell": "out_reg_DFFLC"}, "to": {"cell": "out_reg_DFFLC"}}]}]}"#;
+        let p = parse_nextpnr_critical_path(report).unwrap();
+        assert_eq!(
+            (p.from.as_str(), p.to.as_str()),
+            ("dut.a_DFFLC", "out_reg_DFFLC")
+        );
+        assert_eq!(p.logic_levels, 1);
+        assert!((p.delay_ns - 2.2).abs() < 1e-9, "{p:?}");
+        assert_eq!(parse_nextpnr_critical_path(PROBE_NEXTPNR_REPORT), None);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //!   `rtl/lint/verilator_waiver.vlt`, parsed into a [`LintReport`].
 //! - [`ice40`]: [`synth_ice40`], yosys + nextpnr-ice40 on the HX8K: resource counts of
 //!   the block alone and Fmax inside a three-pin timing wrapper.
+//! - [`breakdown`]: [`synth_ice40_breakdown`], a top's LUTs / FFs / RAM4K per block.
 //! - [`report`]: [`SynthReport`], [`render_table`], [`write_json`].
 //!
 //! Needs `verilator`, `yosys` and `nextpnr-ice40` on `PATH` (scripts/setup.sh installs
@@ -16,15 +17,17 @@
 // built once per failed tool run, so boxing it would buy nothing.
 #![allow(clippy::result_large_err)]
 
+pub mod breakdown;
 pub mod ice40;
 pub mod lint;
 pub mod report;
 pub mod tool;
 
+pub use breakdown::{render_breakdown, synth_ice40_breakdown, BlockShare, Breakdown};
 pub use ice40::{
-    synth_ice40, synth_ice40_resources, timing_wrapper, Port, SynthError, SynthInput, CLOCK_PORT,
-    DEFAULT_TARGET_MHZ,
+    synth_ice40, synth_ice40_report, synth_ice40_resources, timing_wrapper, Port, SynthError,
+    SynthInput, CLOCK_PORT, DEFAULT_TARGET_MHZ,
 };
 pub use lint::{lint, LintReport, LintWarning};
-pub use report::{render_table, write_json, SynthReport};
+pub use report::{render_table, write_json, CriticalPath, SynthReport};
 pub use tool::{run_tool, Failure, Tool, ToolError, ToolRun};

@@ -29,6 +29,54 @@ pub struct SynthReport {
     pub meets_target: bool,
     /// Folder holding the logs, scripts, netlists and reports of this run.
     pub log_dir: PathBuf,
+    /// Logic cells (`ICESTORM_LC`) nextpnr used for the block inside its timing wrapper
+    /// (the wrapper's shift registers included), when nextpnr got that far.
+    #[serde(default)]
+    pub logic_cells: Option<u64>,
+    /// Set when nextpnr could not place the wrapper on the HX8K: the over-full resources
+    /// (`ICESTORM_LC 20287/7680`); `fmax_mhz` is then 0.
+    #[serde(default)]
+    pub does_not_fit: Option<String>,
+    /// nextpnr's critical clock-to-clock path of the placed design.
+    #[serde(default)]
+    pub critical_path: Option<CriticalPath>,
+}
+
+/// The path that limits Fmax, from nextpnr's `--report` (`critical_paths`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CriticalPath {
+    /// The cell the path starts at (a flip-flop or RAM, `dut.` = inside the block).
+    pub from: String,
+    /// The cell it ends at.
+    pub to: String,
+    /// LUTs (and carries) on the path.
+    pub logic_levels: u32,
+    /// Total delay, ns (logic plus routing plus clock-to-q and setup).
+    pub delay_ns: f64,
+}
+
+impl SynthReport {
+    /// The Fmax column: the frequency, or `does not fit: <over-full resources>`.
+    pub fn fmax_text(&self) -> String {
+        match &self.does_not_fit {
+            Some(reason) => format!("does not fit: {}", short_misfit(reason)),
+            None => format!("{:.2}", self.fmax_mhz),
+        }
+    }
+}
+
+/// The over-full resource counts of a misfit reason (`ICESTORM_LC 20287/7680`), without
+/// nextpnr's sentence about the cell it could not place.
+fn short_misfit(reason: &str) -> String {
+    let counts: Vec<&str> = reason
+        .split("; ")
+        .filter(|part| part.starts_with("ICESTORM_") || part.starts_with("SB_"))
+        .collect();
+    if counts.is_empty() {
+        reason.to_string()
+    } else {
+        counts.join(", ")
+    }
 }
 
 /// An aligned text table of `reports`, one line per block:
@@ -47,7 +95,7 @@ pub fn render_table(reports: &[SynthReport]) -> String {
                 r.luts.to_string(),
                 r.flip_flops.to_string(),
                 r.block_rams.to_string(),
-                format!("{:.2}", r.fmax_mhz),
+                r.fmax_text(),
                 format!("{:.2}", r.target_mhz),
                 if r.meets_target { "yes" } else { "NO" }.to_string(),
             ]
@@ -78,6 +126,14 @@ pub fn render_table(reports: &[SynthReport]) -> String {
     let mut out = line(&header);
     for row in &rows {
         out.push_str(&line(&row.iter().map(String::as_str).collect::<Vec<_>>()));
+    }
+    for r in reports {
+        if let Some(p) = &r.critical_path {
+            out.push_str(&format!(
+                "{}: critical path {:.2} ns, {} logic levels: {} -> {}\n",
+                r.module, p.delay_ns, p.logic_levels, p.from, p.to
+            ));
+        }
     }
     out
 }
@@ -111,6 +167,9 @@ mod tests {
             target_mhz: 100.0,
             meets_target: fmax >= 100.0,
             log_dir: PathBuf::from("synth/out/default").join(module),
+            logic_cells: None,
+            does_not_fit: None,
+            critical_path: None,
         }
     }
 
@@ -126,6 +185,29 @@ nic_probe             48   45      1    171.23  100.00  yes
 nic_cell_segmenter  1234   45      1     87.50  100.00  NO
 ";
         assert_eq!(t, expected);
+    }
+
+    #[test]
+    fn misfit_and_critical_path_are_shown() {
+        let mut big = report("nic_top", 16383, 0.0);
+        big.does_not_fit =
+            Some("ICESTORM_LC 20287/7680; Unable to place cell 'x', no BELs remaining".into());
+        let mut fast = report("nic_crc32", 530, 120.0);
+        fast.critical_path = Some(CriticalPath {
+            from: "dut.state_reg.q_DFFLC".into(),
+            to: "out_reg_DFFLC".into(),
+            logic_levels: 5,
+            delay_ns: 8.33,
+        });
+        let t = render_table(&[big, fast]);
+        assert!(
+            t.contains("does not fit: ICESTORM_LC 20287/7680  100.00  NO"),
+            "{t}"
+        );
+        assert!(
+            t.contains("nic_crc32: critical path 8.33 ns, 5 logic levels: dut.state_reg.q_DFFLC -> out_reg_DFFLC"),
+            "{t}"
+        );
     }
 
     #[test]

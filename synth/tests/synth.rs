@@ -2,7 +2,10 @@
 
 use std::path::{Path, PathBuf};
 
-use nic_synth::{render_table, synth_ice40, write_json, Port, SynthError, SynthInput, SynthReport};
+use nic_synth::{
+    render_table, synth_ice40, synth_ice40_report, write_json, Port, SynthError, SynthInput,
+    SynthReport,
+};
 
 fn out_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).join("nic-synth/synth")
@@ -168,4 +171,45 @@ fn design_larger_than_the_device_does_not_fit() {
         }
         other => panic!("expected DoesNotFit, got {other:?}"),
     }
+}
+
+/// `nic synth`'s variant: a design that does not fit is a report row (its yosys counts,
+/// the over-full resource), not an error; a placed one carries its critical path.
+#[test]
+fn misfit_is_a_report_and_a_fit_has_a_critical_path() {
+    let input = SynthInput::new(
+        "nic_fixture_ramhog",
+        fixture("nic_fixture_ramhog.v"),
+        vec![
+            Port::input("clock", 1),
+            Port::input("we", 1),
+            Port::input("addr", 8),
+            Port::input("wdata", 16),
+            Port::output("rdata", 16),
+        ],
+    );
+    let dir = out_dir().join("report");
+    let r = synth_ice40_report(&input, &dir).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.block_rams, 40, "{r:?}");
+    assert!(!r.meets_target && r.fmax_mhz == 0.0, "{r:?}");
+    let reason = r.does_not_fit.clone().expect("the RAM hog does not fit");
+    assert!(reason.contains("ICESTORM_RAM 40/32"), "{reason}");
+    let table = render_table(std::slice::from_ref(&r));
+    assert!(
+        table.contains("does not fit: ICESTORM_RAM 40/32"),
+        "{table}"
+    );
+
+    let counter = SynthInput::new(
+        "nic_fixture_counter",
+        fixture("nic_fixture_counter.v"),
+        counter_ports(),
+    );
+    let r = synth_ice40_report(&counter, &dir).unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.does_not_fit.is_none() && r.fmax_mhz > 0.0, "{r:?}");
+    assert!(r.logic_cells.is_some_and(|n| n > 8), "{r:?}");
+    let path = r
+        .critical_path
+        .expect("nextpnr reports a clock-to-clock path");
+    assert!(path.logic_levels >= 1 && path.delay_ns > 0.0, "{path:?}");
 }
