@@ -6,13 +6,13 @@
 
 mod fake_nic;
 
-use fake_nic::{Fabric, FabricNic, TptOutcome};
+use fake_nic::{Cluster, Fabric, TptOutcome};
 use nic_abi::{csr, CompletionStatus, Syndrome, Wqe, WqeOpcode};
 use nic_driver::hw_tpt::{stag_index, stag_key, HwTptError, BUSY_POLLS};
 use nic_driver::membership::Protocol;
 use nic_driver::rejoin::RejoinConfig;
 use nic_driver::tpt::{Protection, ProtectionError, RegionRef, TptEntry};
-use nic_driver::{Completion, Driver, DriverConfig, NodeId, VerbsError};
+use nic_driver::{Completion, DriverConfig, NodeId, VerbsError};
 
 const ARENA: u32 = 0x1_0000;
 const ARENA_LEN: u32 = 0x8_0000;
@@ -37,69 +37,8 @@ fn config(node: NodeId, n: usize, incarnation: u32) -> DriverConfig {
     c
 }
 
-struct Cluster {
-    fabric: Fabric,
-    drivers: Vec<Option<Driver<FabricNic>>>,
-    completions: Vec<Vec<Completion>>,
-    now: u64,
-}
-
-impl Cluster {
-    fn new(n: usize, tpt_log2: u64) -> Self {
-        Cluster {
-            fabric: Fabric::with_tpt(n, 8, tpt_log2),
-            drivers: (0..n).map(|_| None).collect(),
-            completions: vec![Vec::new(); n],
-            now: 0,
-        }
-    }
-
-    fn boot(&mut self, node: usize, incarnation: u32) {
-        let n = self.drivers.len();
-        let mut d = Driver::new(
-            self.fabric.nic(node),
-            config(node as NodeId, n, incarnation),
-        )
-        .unwrap();
-        d.boot(self.now).unwrap();
-        self.drivers[node] = Some(d);
-    }
-
-    fn d(&mut self, node: usize) -> &mut Driver<FabricNic> {
-        self.drivers[node].as_mut().unwrap()
-    }
-
-    fn settle(&mut self) {
-        for _ in 0..500 {
-            let mut moved = self.fabric.step();
-            for (i, d) in self.drivers.iter_mut().enumerate() {
-                if let Some(d) = d {
-                    let c = d.poll(self.now).unwrap();
-                    moved += c.len();
-                    self.completions[i].extend(c);
-                }
-            }
-            self.now += 10;
-            let waiting = self
-                .fabric
-                .nics
-                .borrow()
-                .iter()
-                .any(|n| n.exc_head.is_some());
-            if moved == 0 && !waiting && self.fabric.step() == 0 {
-                return;
-            }
-        }
-        panic!("the cluster did not settle");
-    }
-
-    fn take(&mut self, node: usize) -> Vec<Completion> {
-        std::mem::take(&mut self.completions[node])
-    }
-}
-
 fn joined(n: usize, tpt_log2: u64) -> Cluster {
-    let mut c = Cluster::new(n, tpt_log2);
+    let mut c = Cluster::new(Fabric::with_tpt(n, 8, tpt_log2), config);
     for i in 0..n {
         c.boot(i, 10 + i as u32);
     }
@@ -598,7 +537,7 @@ fn drivers_with_hardware_tpts_converge_after_random_reboots() {
     for seed in 0..12u64 {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let n = 4;
-        let mut c = Cluster::new(n, 8);
+        let mut c = Cluster::new(Fabric::with_tpt(n, 8, 8), config);
         let mut epoch = vec![1u32; n];
         for i in 0..n {
             c.boot(i, (seed as u32) << 8 | i as u32);

@@ -4,7 +4,7 @@
 
 mod fake_nic;
 
-use fake_nic::{Fabric, FabricNic, LoneNic, NicState};
+use fake_nic::{Cluster, Fabric, LoneNic, NicState};
 use nic_abi::{csr, CompletionStatus, Cqe, Rqe, Syndrome, WqeOpcode};
 use nic_driver::control::ControlMessage;
 use nic_driver::driver::CONTROL_IMMEDIATE;
@@ -33,64 +33,8 @@ fn config(node: NodeId, n: usize, incarnation: u32) -> DriverConfig {
     c
 }
 
-struct Cluster {
-    fabric: Fabric,
-    drivers: Vec<Option<Driver<FabricNic>>>,
-    completions: Vec<Vec<Completion>>,
-    now: u64,
-}
-
-impl Cluster {
-    fn new(n: usize) -> Self {
-        Cluster {
-            fabric: Fabric::new(n, 8),
-            drivers: (0..n).map(|_| None).collect(),
-            completions: vec![Vec::new(); n],
-            now: 0,
-        }
-    }
-
-    fn boot(&mut self, node: usize, incarnation: u32) {
-        let n = self.drivers.len();
-        let mut d = Driver::new(
-            self.fabric.nic(node),
-            config(node as NodeId, n, incarnation),
-        )
-        .unwrap();
-        d.boot(self.now).unwrap();
-        self.drivers[node] = Some(d);
-    }
-
-    fn d(&mut self, node: usize) -> &mut Driver<FabricNic> {
-        self.drivers[node].as_mut().unwrap()
-    }
-
-    /// Runs the fabric and polls every driver until nothing moves.
-    fn settle(&mut self) {
-        for _ in 0..500 {
-            let mut moved = self.fabric.step();
-            for (i, d) in self.drivers.iter_mut().enumerate() {
-                if let Some(d) = d {
-                    let c = d.poll(self.now).unwrap();
-                    moved += c.len();
-                    self.completions[i].extend(c);
-                }
-            }
-            self.now += 10;
-            if moved == 0 && self.fabric.step() == 0 {
-                return;
-            }
-        }
-        panic!("the cluster did not settle");
-    }
-
-    fn take(&mut self, node: usize) -> Vec<Completion> {
-        std::mem::take(&mut self.completions[node])
-    }
-}
-
 fn joined_cluster(n: usize) -> Cluster {
-    let mut c = Cluster::new(n);
+    let mut c = Cluster::new(Fabric::new(n, 8), config);
     for i in 0..n {
         c.boot(i, 10 + i as u32);
     }
@@ -103,7 +47,7 @@ fn joined_cluster(n: usize) -> Cluster {
 
 #[test]
 fn boot_programs_the_nic_and_joins_when_peers_are_down() {
-    let mut c = Cluster::new(3);
+    let mut c = Cluster::new(Fabric::new(3, 8), config);
     c.fabric.power(1, false);
     c.fabric.power(2, false);
     c.boot(0, 0xABCD);
@@ -802,7 +746,7 @@ fn drivers_converge_after_random_reboots() {
     for seed in 0..12u64 {
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
         let n = 4;
-        let mut c = Cluster::new(n);
+        let mut c = Cluster::new(Fabric::new(n, 8), config);
         let mut epoch = vec![1u32; n];
         for i in 0..n {
             c.boot(i, (seed as u32) << 8 | i as u32);

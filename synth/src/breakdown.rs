@@ -178,7 +178,7 @@ pub fn parse_breakdown(text: &str, top: &str) -> Result<Breakdown, String> {
                 c.block_rams += n * sub.block_rams;
                 c.carries += n * sub.carries;
             } else {
-                add_primitive(&mut c, kind, n);
+                c.add_primitive(kind, n);
             }
         }
         Ok(c)
@@ -202,7 +202,7 @@ pub fn parse_breakdown(text: &str, top: &str) -> Result<Breakdown, String> {
                 carries: n * c.carries,
             });
         } else {
-            add_primitive(&mut glue, kind, n);
+            glue.add_primitive(kind, n);
         }
     }
     rows.sort_by(|a, b| b.luts.cmp(&a.luts).then(a.instance.cmp(&b.instance)));
@@ -215,18 +215,6 @@ pub fn parse_breakdown(text: &str, top: &str) -> Result<Breakdown, String> {
         carries: glue.carries,
     });
     Ok(rows)
-}
-
-fn add_primitive(c: &mut CellCounts, kind: &str, n: u64) {
-    if kind == "SB_LUT4" {
-        c.luts += n;
-    } else if kind.starts_with("SB_DFF") {
-        c.flip_flops += n;
-    } else if kind.starts_with("SB_RAM40_4K") {
-        c.block_rams += n;
-    } else if kind == "SB_CARRY" {
-        c.carries += n;
-    }
 }
 
 /// An aligned text table of a breakdown with a total line and each block's share of the

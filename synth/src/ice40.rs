@@ -200,6 +200,22 @@ pub struct CellCounts {
     pub carries: u64,
 }
 
+impl CellCounts {
+    /// Counts `n` cells of the iCE40 primitive `kind` (others, such as `SB_IO`, are not
+    /// counted).
+    pub fn add_primitive(&mut self, kind: &str, n: u64) {
+        if kind == "SB_LUT4" {
+            self.luts += n;
+        } else if kind.starts_with("SB_DFF") {
+            self.flip_flops += n;
+        } else if kind.starts_with("SB_RAM40_4K") {
+            self.block_rams += n;
+        } else if kind == "SB_CARRY" {
+            self.carries += n;
+        }
+    }
+}
+
 /// The files a run writes under `out_dir/<module>/`.
 pub mod files {
     /// yosys script for the block alone.
@@ -606,15 +622,7 @@ pub fn parse_stat_json(text: &str, module: &str) -> Result<CellCounts, String> {
         let n = n
             .as_u64()
             .ok_or_else(|| format!("count of {kind} is not a number: {n}"))?;
-        if kind == "SB_LUT4" {
-            c.luts += n;
-        } else if kind.starts_with("SB_DFF") {
-            c.flip_flops += n;
-        } else if kind.starts_with("SB_RAM40_4K") {
-            c.block_rams += n;
-        } else if kind == "SB_CARRY" {
-            c.carries += n;
-        }
+        c.add_primitive(kind, n);
     }
     Ok(c)
 }

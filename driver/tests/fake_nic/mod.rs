@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use nic_abi::{csr, CompletionStatus, Cqe, Rqe, Syndrome, Wqe, WqeOpcode, PSN_MASK};
-use nic_driver::NicAccess;
+use nic_driver::{Completion, Driver, DriverConfig, NicAccess, NodeId};
 
 pub const MEM_BYTES: usize = 1 << 20;
 
@@ -688,5 +688,74 @@ impl Fabric {
             }
         }
         Outcome::Done(Success)
+    }
+}
+
+/// Drivers on fake NICs joined by a [`Fabric`]: boot, poll and settle them together.
+pub struct Cluster {
+    pub fabric: Fabric,
+    pub drivers: Vec<Option<Driver<FabricNic>>>,
+    pub completions: Vec<Vec<Completion>>,
+    pub now: u64,
+    /// The driver configuration of (node, node count, incarnation).
+    config: fn(NodeId, usize, u32) -> DriverConfig,
+}
+
+impl Cluster {
+    /// `fabric`'s NICs, each booted with `config(node, nodes, incarnation)`.
+    pub fn new(fabric: Fabric, config: fn(NodeId, usize, u32) -> DriverConfig) -> Self {
+        let n = fabric.nics.borrow().len();
+        Cluster {
+            fabric,
+            drivers: (0..n).map(|_| None).collect(),
+            completions: vec![Vec::new(); n],
+            now: 0,
+            config,
+        }
+    }
+
+    pub fn boot(&mut self, node: usize, incarnation: u32) {
+        let n = self.drivers.len();
+        let mut d = Driver::new(
+            self.fabric.nic(node),
+            (self.config)(node as NodeId, n, incarnation),
+        )
+        .unwrap();
+        d.boot(self.now).unwrap();
+        self.drivers[node] = Some(d);
+    }
+
+    pub fn d(&mut self, node: usize) -> &mut Driver<FabricNic> {
+        self.drivers[node].as_mut().unwrap()
+    }
+
+    /// Runs the fabric and polls every driver until nothing moves and no request waits in
+    /// an exception queue.
+    pub fn settle(&mut self) {
+        for _ in 0..500 {
+            let mut moved = self.fabric.step();
+            for (i, d) in self.drivers.iter_mut().enumerate() {
+                if let Some(d) = d {
+                    let c = d.poll(self.now).unwrap();
+                    moved += c.len();
+                    self.completions[i].extend(c);
+                }
+            }
+            self.now += 10;
+            let waiting = self
+                .fabric
+                .nics
+                .borrow()
+                .iter()
+                .any(|n| n.exc_head.is_some());
+            if moved == 0 && !waiting && self.fabric.step() == 0 {
+                return;
+            }
+        }
+        panic!("the cluster did not settle");
+    }
+
+    pub fn take(&mut self, node: usize) -> Vec<Completion> {
+        std::mem::take(&mut self.completions[node])
     }
 }
