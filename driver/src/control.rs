@@ -1,6 +1,9 @@
 //! Control messages the drivers exchange as SEND payloads (source document 000, Figs. 4, 7, 8).
 //!
-//! Wire format: little-endian, one message per SEND. Every message starts with two bytes:
+//! Wire format: little-endian; a SEND carries one message or several back to back (a
+//! *bundle*: each message is self-delimiting, the SEND's byte count ends the last one;
+//! the driver bundles what it has queued for a node, e.g. RDMA_READY and the TPT push
+//! behind it). Every message starts with two bytes:
 //!
 //! | byte | content |
 //! | --- | --- |
@@ -19,7 +22,8 @@
 //! | HEARTBEAT | nothing (the baseline of 000 \[0006\]) | 2 |
 //! | PROBE | u32 incarnation of the sender | 6 |
 //!
-//! No message is longer than [`MAX_CONTROL_BYTES`], the size of a control receive buffer.
+//! No message, and no bundle, is longer than [`MAX_CONTROL_BYTES`], the size of a
+//! control receive buffer. A malformed message refuses its whole bundle.
 //! The *incarnation* is a number a driver draws anew at every boot (like the start PSN):
 //! an ACK echoes the incarnation of the BOOTING it answers, so an ACK meant for an earlier
 //! boot of the same node is recognised and ignored (see [`crate::rejoin`]).
@@ -298,6 +302,53 @@ impl ControlMessage {
 
     /// Parses a wire form; every malformation is a [`ControlError`] naming what is wrong.
     pub fn decode(bytes: &[u8]) -> Result<Self, ControlError> {
+        let (msg, used) = Self::decode_prefix(bytes)?;
+        let extra = bytes.len() - used;
+        if extra != 0 {
+            return Err(ControlError::TrailingBytes {
+                kind: msg.kind(),
+                extra,
+            });
+        }
+        Ok(msg)
+    }
+
+    /// Parses the messages of one SEND: one or more wire forms back to back, each
+    /// self-delimiting. All or nothing: one malformation refuses the whole SEND.
+    pub fn decode_bundle(bytes: &[u8]) -> Result<Vec<Self>, ControlError> {
+        let mut messages = vec![];
+        let mut pos = 0;
+        loop {
+            let (msg, used) = Self::decode_prefix(&bytes[pos..])?;
+            messages.push(msg);
+            pos += used;
+            if pos == bytes.len() {
+                return Ok(messages);
+            }
+        }
+    }
+
+    /// Packs `messages` into SEND payloads of at most [`MAX_CONTROL_BYTES`] bytes, in
+    /// order; returns each payload with how many messages it carries.
+    pub fn bundle<'a>(
+        messages: impl IntoIterator<Item = &'a ControlMessage>,
+    ) -> Vec<(Vec<u8>, usize)> {
+        let mut out: Vec<(Vec<u8>, usize)> = vec![];
+        for m in messages {
+            let b = m.encode();
+            match out.last_mut() {
+                Some((bytes, n)) if bytes.len() + b.len() <= MAX_CONTROL_BYTES => {
+                    bytes.extend_from_slice(&b);
+                    *n += 1;
+                }
+                _ => out.push((b, 1)),
+            }
+        }
+        out
+    }
+
+    /// Parses the first wire form of `bytes`; returns it and the bytes it took.
+    fn decode_prefix(bytes: &[u8]) -> Result<(Self, usize), ControlError> {
         let mut r = Reader { bytes, pos: 0 };
         let mv = r.u8()?;
         if mv >> 4 != MAGIC {
@@ -361,11 +412,7 @@ impl ControlMessage {
             }
             ControlKind::Heartbeat => ControlMessage::Heartbeat,
         };
-        let extra = bytes.len() - r.pos;
-        if extra != 0 {
-            return Err(ControlError::TrailingBytes { kind, extra });
-        }
-        Ok(msg)
+        Ok((msg, r.pos))
     }
 }
 
@@ -456,6 +503,24 @@ mod tests {
     }
 
     proptest! {
+        /// Bundling keeps every message, in order, each payload within a receive buffer,
+        /// and a bundle whose last message is cut short is refused whole.
+        #[test]
+        fn bundles_round_trip_in_order(ms in prop::collection::vec(message(), 1..12)) {
+            let bundles = ControlMessage::bundle(&ms);
+            let mut back = vec![];
+            for (bytes, n) in &bundles {
+                prop_assert!(bytes.len() <= MAX_CONTROL_BYTES);
+                let decoded = ControlMessage::decode_bundle(bytes).unwrap();
+                prop_assert_eq!(decoded.len(), *n);
+                back.extend(decoded);
+                let cut = ControlMessage::decode_bundle(&bytes[..bytes.len() - 1]);
+                let truncated = matches!(cut, Err(ControlError::Truncated { .. }));
+                prop_assert!(truncated, "a bundle cut short is refused whole");
+            }
+            prop_assert_eq!(back, ms);
+        }
+
         #[test]
         fn round_trip(m in message()) {
             let bytes = m.encode();

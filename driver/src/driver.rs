@@ -279,6 +279,8 @@ pub struct DriverStats {
     pub tpt_update_refused: u64,
     /// Control sends that completed with an error status.
     pub control_send_errors: u64,
+    /// Control messages that shared a SEND with an earlier one (bundles).
+    pub control_bundled: u64,
     /// Completions processed.
     pub completions: u64,
     /// Queue pairs flushed (send side reset) because their peer restarted.
@@ -304,7 +306,8 @@ pub(crate) enum SendKind {
 #[derive(Clone, Debug)]
 pub(crate) struct SendRecord {
     pub(crate) kind: SendKind,
-    pub(crate) op: u64,
+    /// The operations the work request completes: one, or a bundle's control messages.
+    pub(crate) ops: Vec<u64>,
 }
 
 #[derive(Clone, Debug)]
@@ -351,6 +354,8 @@ pub(crate) struct QueuePair {
     flushed: VecDeque<(u32, u32)>,
     pub(crate) app_recvs: VecDeque<AppRecv>,
     held: VecDeque<HeldRecv>,
+    /// The NIC's queue pair has been programmed in this boot.
+    programmed: bool,
 }
 
 /// The driver of one NIC (one boot of it).
@@ -364,6 +369,8 @@ pub struct Driver<A: NicAccess> {
     pub(crate) hw_tpt: Option<HwTpt>,
     next_exception_poll: Tick,
     pub(crate) booted: bool,
+    /// Control messages wait in the backlogs until [`Driver::run`] ends (bundling).
+    defer_control: bool,
     pub(crate) joined: bool,
     rdma_enabled: bool,
     pub(crate) barred: BitVec,
@@ -446,6 +453,7 @@ impl<A: NicAccess> Driver<A> {
                 flushed: VecDeque::new(),
                 app_recvs: VecDeque::new(),
                 held: VecDeque::new(),
+                programmed: false,
             });
         }
         Ok(Driver {
@@ -456,6 +464,7 @@ impl<A: NicAccess> Driver<A> {
             hw_tpt,
             next_exception_poll: 0,
             booted: false,
+            defer_control: false,
             joined: false,
             rdma_enabled: false,
             barred: bitvec![1; max],
@@ -477,6 +486,8 @@ impl<A: NicAccess> Driver<A> {
     /// Programs the NIC (node id, completion ring, one queue pair per peer, reset with a
     /// start PSN drawn from the incarnation), posts the receive buffers and starts the
     /// membership protocol (000 Fig. 7: SEND/RECEIVE on, RDMA off, BOOTING to every node).
+    /// A queue pair is programmed right before its first doorbell, so the NIC starts
+    /// sending while later queue pairs are programmed; all are programmed on return.
     pub fn boot(&mut self, now: Tick) -> Result<(), DriverError> {
         if self.booted {
             return Err(DriverError::AlreadyBooted);
@@ -499,36 +510,52 @@ impl<A: NicAccess> Driver<A> {
             .mem_write(self.cq_base as u64, &vec![0u8; cq_bytes]);
         self.csr(csr::CQ_SIZE_LOG2, c.cq_log2 as u64);
         self.csr(csr::CQ_BASE, self.cq_base as u64);
-        for q in 0..c.node_count {
-            let Some(qp) = self.qps[q].as_ref() else {
-                continue;
-            };
-            let (sq_base, rq_base, start) = (qp.sq_base, qp.rq_base, qp.sq_pi);
-            let ctrl = csr::qp(q, csr::QP_CTRL);
-            self.csr(
-                ctrl,
-                csr::QP_CTRL_RESET | (start as u64) << csr::QP_CTRL_START_PSN_SHIFT,
-            );
-            self.csr(csr::qp(q, csr::QP_SQ_BASE), sq_base as u64);
-            self.csr(csr::qp(q, csr::QP_SQ_SIZE_LOG2), c.sq_log2 as u64);
-            self.csr(csr::qp(q, csr::QP_RQ_BASE), rq_base as u64);
-            self.csr(csr::qp(q, csr::QP_RQ_SIZE_LOG2), c.rq_log2 as u64);
-            self.csr(
-                csr::qp(q, csr::QP_REMOTE),
-                q as u64 | (self.node as u64) << 16,
-            );
-            for _ in 0..1u32 << c.rq_log2 {
-                self.post_bounce(q);
-            }
-            let rq_pi = self.qps[q].as_ref().map_or(0, |qp| qp.rq_pi);
-            self.csr(csr::qp(q, csr::QP_RQ_PI), rq_pi as u64);
-            self.csr(ctrl, csr::QP_CTRL_ENABLE);
-        }
         self.events.push_back(Event::Boot {
             node_count: c.node_count,
             incarnation: c.incarnation,
         });
-        self.run(now)
+        // Each queue pair is programmed just before its first doorbell (the BOOTING to its
+        // node), so the NIC sends the first BOOTINGs while the driver still programs the
+        // later queue pairs; what the protocol did not touch is programmed afterwards.
+        let result = self.run(now);
+        for q in 0..c.node_count {
+            self.program_queue_pair(q);
+        }
+        result
+    }
+
+    /// Programs queue pair `q` once per boot: reset with the start PSN of this
+    /// incarnation, rings, remote end, receive buffers posted, enabled.
+    fn program_queue_pair(&mut self, q: usize) {
+        let c = &self.config;
+        let (sq_log2, rq_log2) = (c.sq_log2, c.rq_log2);
+        let Some(qp) = self.qps.get_mut(q).and_then(|qp| qp.as_mut()) else {
+            return;
+        };
+        if qp.programmed {
+            return;
+        }
+        qp.programmed = true;
+        let (sq_base, rq_base, start) = (qp.sq_base, qp.rq_base, qp.sq_pi);
+        let ctrl = csr::qp(q, csr::QP_CTRL);
+        self.csr(
+            ctrl,
+            csr::QP_CTRL_RESET | (start as u64) << csr::QP_CTRL_START_PSN_SHIFT,
+        );
+        self.csr(csr::qp(q, csr::QP_SQ_BASE), sq_base as u64);
+        self.csr(csr::qp(q, csr::QP_SQ_SIZE_LOG2), sq_log2 as u64);
+        self.csr(csr::qp(q, csr::QP_RQ_BASE), rq_base as u64);
+        self.csr(csr::qp(q, csr::QP_RQ_SIZE_LOG2), rq_log2 as u64);
+        self.csr(
+            csr::qp(q, csr::QP_REMOTE),
+            q as u64 | (self.node as u64) << 16,
+        );
+        for _ in 0..1u32 << rq_log2 {
+            self.post_bounce(q);
+        }
+        let rq_pi = self.qps[q].as_ref().map_or(0, |qp| qp.rq_pi);
+        self.csr(csr::qp(q, csr::QP_RQ_PI), rq_pi as u64);
+        self.csr(ctrl, csr::QP_CTRL_ENABLE);
     }
 
     /// Processes every completion the NIC has written, runs the protocol (and its timer at
@@ -792,6 +819,7 @@ impl<A: NicAccess> Driver<A> {
 
     /// Tells the NIC about receive buffers posted on queue pair `q`.
     pub(crate) fn ring_rq_doorbell(&mut self, q: usize) {
+        self.program_queue_pair(q);
         if let Some(pi) = self
             .qps
             .get(q)
@@ -815,7 +843,8 @@ impl<A: NicAccess> Driver<A> {
 
     /// Writes a WQE into the send ring of `node` and rings the doorbell. The caller has
     /// checked that there is room.
-    pub(crate) fn post_wqe(&mut self, node: NodeId, mut wqe: Wqe, kind: SendKind, op: u64) {
+    pub(crate) fn post_wqe(&mut self, node: NodeId, mut wqe: Wqe, kind: SendKind, ops: Vec<u64>) {
+        self.program_queue_pair(node as usize);
         let size = 1u32 << self.config.sq_log2;
         let Some(qp) = self.qps[node as usize].as_mut() else {
             return;
@@ -823,7 +852,7 @@ impl<A: NicAccess> Driver<A> {
         let index = qp.sq_pi;
         let slot = index % size;
         wqe.wr_id = ((node as u64) << 32) | index as u64;
-        qp.slots[slot as usize] = Some(SendRecord { kind, op });
+        qp.slots[slot as usize] = Some(SendRecord { kind, ops });
         qp.sq_pi = index.wrapping_add(1) & PSN_MASK;
         let (addr, pi) = (qp.sq_base as u64 + (slot * WQE_BYTES) as u64, qp.sq_pi);
         self.write_words(addr, &wqe.to_words());
@@ -847,7 +876,9 @@ impl<A: NicAccess> Driver<A> {
         if let Some(qp) = self.qps[node as usize].as_mut() {
             qp.backlog.push_back((message, op));
         }
-        self.flush_backlog(node);
+        if !self.defer_control {
+            self.flush_backlog(node);
+        }
     }
 
     fn flush_backlog(&mut self, node: NodeId) {
@@ -859,12 +890,16 @@ impl<A: NicAccess> Driver<A> {
             if (qp.sq_pi.wrapping_sub(qp.sq_ci) & PSN_MASK) >= size {
                 return;
             }
-            let Some((message, op)) = qp.backlog.pop_front() else {
+            // Everything queued for the node that fits one receive buffer goes in one SEND.
+            let Some((bytes, n)) = ControlMessage::bundle(qp.backlog.iter().map(|(m, _)| m))
+                .into_iter()
+                .next()
+            else {
                 return;
             };
+            let ops: Vec<u64> = qp.backlog.drain(..n).map(|(_, op)| op).collect();
             let slot = qp.sq_pi % size;
             let staging = qp.staging_base + slot * MAX_CONTROL_BYTES as u32;
-            let bytes = message.encode();
             self.nic.mem_write(staging as u64, &bytes);
             let wqe = Wqe {
                 opcode: WqeOpcode::SendImmediate as u8,
@@ -873,7 +908,8 @@ impl<A: NicAccess> Driver<A> {
                 immediate: CONTROL_IMMEDIATE,
                 ..Wqe::default()
             };
-            self.post_wqe(node, wqe, SendKind::Control, op);
+            self.stats.control_bundled += n as u64 - 1;
+            self.post_wqe(node, wqe, SendKind::Control, ops);
         }
     }
 
@@ -931,7 +967,9 @@ impl<A: NicAccess> Driver<A> {
         self.stats.flushes += 1;
         self.stats.flushed_operations += (records.len() + backlog.len()) as u64;
         for r in records {
-            self.complete_op(node, r.op);
+            for op in r.ops {
+                self.complete_op(node, op);
+            }
             if let SendKind::App { wr_id, opcode } = r.kind {
                 self.ready.push_back(Completion::Send {
                     wr_id,
@@ -1000,7 +1038,9 @@ impl<A: NicAccess> Driver<A> {
                 got: cqe.wqe_index,
             });
         };
-        self.complete_op(node, record.op);
+        for &op in &record.ops {
+            self.complete_op(node, op);
+        }
         match status {
             CompletionStatus::Remote(syndrome) => self.events.push_back(Event::HardwareNack {
                 from: node,
@@ -1058,12 +1098,14 @@ impl<A: NicAccess> Driver<A> {
             let mut buf = vec![0u8; len];
             let addr = qp.bounce_base as u64 + (slot * bytes) as u64;
             self.nic.mem_read(addr, &mut buf);
-            match (status, ControlMessage::decode(&buf)) {
-                (CompletionStatus::Success, Ok(message)) => {
-                    self.events.push_back(Event::ControlReceived {
-                        from: node,
-                        message,
-                    })
+            match (status, ControlMessage::decode_bundle(&buf)) {
+                (CompletionStatus::Success, Ok(messages)) => {
+                    for message in messages {
+                        self.events.push_back(Event::ControlReceived {
+                            from: node,
+                            message,
+                        })
+                    }
                 }
                 _ => self.stats.control_malformed += 1,
             }
@@ -1134,14 +1176,37 @@ impl<A: NicAccess> Driver<A> {
     }
 
     /// Runs queued protocol events and carries out their actions.
+    /// Runs the protocol on the queued events. Control messages its actions send are
+    /// queued and posted at the end, so what goes to one node leaves bundled (RDMA_READY
+    /// with the TPT push behind it, a BOOTING answer with the fence it waited for).
     pub(crate) fn run(&mut self, now: Tick) -> Result<(), DriverError> {
-        while let Some(event) = self.events.pop_front() {
-            let actions = self.membership.handle(now, event)?;
+        self.defer_control = true;
+        let mut result = Ok(());
+        'events: while let Some(event) = self.events.pop_front() {
+            let actions = match self.membership.handle(now, event) {
+                Ok(a) => a,
+                Err(e) => {
+                    result = Err(e.into());
+                    break;
+                }
+            };
             for a in actions {
-                self.act(a)?;
+                if let Err(e) = self.act(a) {
+                    result = Err(e);
+                    break 'events;
+                }
             }
         }
-        Ok(())
+        self.defer_control = false;
+        for node in 0..self.qps.len() {
+            if self.qps[node]
+                .as_ref()
+                .is_some_and(|qp| !qp.backlog.is_empty())
+            {
+                self.flush_backlog(node as NodeId);
+            }
+        }
+        result
     }
 
     fn act(&mut self, action: Action) -> Result<(), DriverError> {

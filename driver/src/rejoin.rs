@@ -48,11 +48,11 @@
 //!   boot, and X's updates stop between its ACK and its push, so an earlier copy could hold
 //!   regions X has since deregistered. They are refused again when X is found down.
 //! - *TPT push.* A booting node pushes its local part to a node (and sends it updates from
-//!   then on) as soon as that node's ACK to this boot arrives: the node has fenced, cleared
-//!   what it held of the earlier boot and takes updates from this one, and it keeps the
-//!   booting node barred until RDMA_READY, so it cannot use the entries early. Pushing while
-//!   the other answers come in, instead of after RDMA_READY, takes one message round per
-//!   node off the rejoin. A joined node pushes to a node once that node is admitted.
+//!   then on) when it admits the node: for a node that answered ACK having joined, right
+//!   when the last answer arrives, queued *before* that node's RDMA_READY, so the driver
+//!   sends both in one bundle (one SEND; see [`crate::control`]): the node holds this boot's
+//!   entries when RDMA_READY unbars the booting node, at the cost of no extra message. A
+//!   joined node pushes to a node once that node is admitted.
 //! - *RDMA_READY while fencing* is remembered and applied right after the ACK is sent.
 //! - *A node that never comes back* answers with the fabric's PORT_DOWN NACK: it counts as
 //!   answered, is not sent RDMA_READY and stays barred until it boots. A node that answers
@@ -566,16 +566,6 @@ impl RejoinMachine {
                 match self.phase {
                     Phase::Joining { .. } => {
                         self.answered.set(x, true);
-                        // x has fenced, dropped what it held of this node's earlier boot
-                        // and takes TPT updates from this boot (it handled our BOOTING
-                        // first): push the local part now, while other answers are still
-                        // coming in, rather than after RDMA_READY. x keeps this node
-                        // barred until RDMA_READY, so nothing uses the entries before.
-                        if !self.updates[x] {
-                            self.updates.set(x, true);
-                            out.push(Action::ResumeTptUpdates { node });
-                            out.push(Action::PushLocalTpt { node });
-                        }
                         self.check_complete(now, out);
                     }
                     Phase::Joined => {
@@ -733,15 +723,17 @@ impl RejoinMachine {
             send_recv: true,
             rdma: true,
         });
+        // The TPT push to a node that is ready goes first, so the driver sends it and the
+        // RDMA_READY in one bundle: the node holds this boot's entries when it unbars us.
         let others: Vec<usize> = self.others().map(|x| x as usize).collect();
-        for &x in &others {
-            if matches!(self.answer[x], Some(Answer::Ack | Answer::Booting)) {
-                self.send_ready(x, out);
-            }
-        }
         for &x in &others {
             if self.is_ready(x) {
                 self.admit(x, out);
+            }
+        }
+        for &x in &others {
+            if matches!(self.answer[x], Some(Answer::Ack | Answer::Booting)) {
+                self.send_ready(x, out);
             }
         }
         out.push(Action::RejoinComplete);
@@ -872,19 +864,16 @@ mod tests {
                 joined: true,
             },
         );
-        // Node 1 fenced: this node's local part goes to it now (it keeps this node barred
-        // until RDMA_READY). The answer restarts the timer: resends wait for
-        // `resend_timeout` of silence.
+        // Node 1 fenced. The answer restarts the timer: resends wait for `resend_timeout`
+        // of silence. The push waits for the last answer (it goes with RDMA_READY).
         assert_eq!(
             a,
             vec![
                 Action::ClearRemoteTpt { node: 1 },
-                Action::ResumeTptUpdates { node: 1 },
-                Action::PushLocalTpt { node: 1 },
                 Action::SetTimer { at: 101 }
             ]
         );
-        assert!(m.updates_enabled(1) && m.is_barred(1));
+        assert!(!m.updates_enabled(1) && m.is_barred(1));
         // Timeout: BOOTING again to node 2 only.
         assert!(
             m.handle(100, Event::Timeout).unwrap().is_empty(),
@@ -915,10 +904,18 @@ mod tests {
             vec![(1, ControlMessage::RdmaReady { incarnation: 77 })]
         );
         assert!(a.contains(&Action::Unbar { node: 1 }));
+        // The push comes before RDMA_READY: the driver bundles them into one SEND.
+        let push = a
+            .iter()
+            .position(|x| *x == Action::PushLocalTpt { node: 1 });
+        let ready = a
+            .iter()
+            .position(|x| matches!(x, Action::Send { to: 1, .. }));
         assert!(
-            !a.contains(&Action::PushLocalTpt { node: 1 }),
-            "pushed when it answered"
+            push.unwrap() < ready.unwrap(),
+            "push before RDMA_READY: {a:?}"
         );
+        assert!(m.updates_enabled(1));
         assert_eq!(
             a.iter().filter(|x| **x == Action::RejoinComplete).count(),
             1

@@ -186,7 +186,7 @@ impl<A: NicAccess> Driver<A> {
             opcode: opcode as u8,
             ..wqe
         };
-        self.post_wqe(node, wqe, SendKind::App { wr_id, opcode }, op);
+        self.post_wqe(node, wqe, SendKind::App { wr_id, opcode }, vec![op]);
     }
 
     /// Registers memory (000 Fig. 5): the region at logical `logical`, physical `physical`,

@@ -472,6 +472,8 @@ fn a_hardware_nack_bars_the_node_until_it_rejoins() {
         .unwrap();
     c.settle();
     assert!(c.d(2).is_joined() && !c.d(0).is_barred(2));
+    // To each of the two peers, the TPT push and RDMA_READY went in one SEND.
+    assert_eq!(c.d(2).stats().control_bundled, 2);
     assert_eq!(c.d(0).tpt().remote(2, new.handle), Ok(&new));
     assert!(c.d(0).tpt().remote(2, old.handle).is_err());
     c.d(0)
