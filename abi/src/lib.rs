@@ -6,7 +6,7 @@ pub mod csr;
 pub mod queue_entries;
 pub mod syndrome;
 
-pub use queue_entries::{Cqe, Rqe, Wqe, WqeOpcode};
+pub use queue_entries::{Cqe, Rqe, Wqe, WqeOpcode, INLINE_MAX_BYTES, INLINE_WORDS, NOP_OPCODE};
 pub use syndrome::{CompletionStatus, Syndrome};
 
 /// Largest number of queue pairs a NIC can be configured with (6-bit QP index).

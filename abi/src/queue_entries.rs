@@ -58,11 +58,27 @@ impl WqeOpcode {
     }
 }
 
+/// WQE opcode of a NOP: nothing is sent; it completes locally with success, in order, once
+/// every earlier WQE of its queue pair has completed (like a bad WQE, but status 0). Posted
+/// behind a send-side reset, its completion tells the driver the NIC is done with every
+/// WQE of before the reset: the transmit path handles one WQE at a time, so it has
+/// finished reading the payload of any message it had committed.
+pub const NOP_OPCODE: u8 = 0x0F;
+
+/// Most payload bytes an inline SEND carries in its WQE.
+pub const INLINE_MAX_BYTES: usize = 32;
+/// The WQE words that hold an inline payload, in payload order (the fields a SEND does not
+/// use: remote address, compare/add, swap, reserved).
+pub const INLINE_WORDS: [usize; 4] = [3, 5, 6, 7];
+
 /// Send work queue entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Wqe {
     pub opcode: u8,
     pub invalidate: bool,
+    /// SEND / SEND with immediate only: the payload (`length` <= [`INLINE_MAX_BYTES`]) is in
+    /// the WQE's words [`INLINE_WORDS`], not at `local_addr`; the NIC reads no payload.
+    pub inline: bool,
     pub length: u32,
     pub wr_id: u64,
     pub local_addr: u32,
@@ -71,21 +87,65 @@ pub struct Wqe {
     pub immediate: u32,
     pub compare_add: u64,
     pub swap: u64,
+    /// Word 7: zero, or the last word of an inline payload.
+    pub reserved: u64,
 }
 
 impl Wqe {
     pub const WORDS: usize = 8;
 
+    /// An inline SEND (with `immediate`, if any) of `payload` (at most
+    /// [`INLINE_MAX_BYTES`]; `None` if longer).
+    pub fn send_inline(payload: &[u8], immediate: Option<u32>) -> Option<Self> {
+        if payload.len() > INLINE_MAX_BYTES {
+            return None;
+        }
+        let mut words = [0u64; 4];
+        for (i, chunk) in payload.chunks(8).enumerate() {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            words[i] = u64::from_le_bytes(b);
+        }
+        Some(Wqe {
+            opcode: match immediate {
+                Some(_) => WqeOpcode::SendImmediate as u8,
+                None => WqeOpcode::Send as u8,
+            },
+            inline: true,
+            length: payload.len() as u32,
+            remote_vaddr: words[0],
+            immediate: immediate.unwrap_or(0),
+            compare_add: words[1],
+            swap: words[2],
+            reserved: words[3],
+            ..Wqe::default()
+        })
+    }
+
+    /// The inline payload's bytes (`length` of them), for an inline WQE.
+    pub fn inline_payload(&self) -> Vec<u8> {
+        let w = self.to_words();
+        let mut bytes: Vec<u8> = INLINE_WORDS
+            .iter()
+            .flat_map(|&i| w[i].to_le_bytes())
+            .collect();
+        bytes.truncate((self.length as usize).min(INLINE_MAX_BYTES));
+        bytes
+    }
+
     pub fn to_words(&self) -> [u64; 8] {
         [
-            self.opcode as u64 | (self.invalidate as u64) << 8 | (self.length as u64) << 32,
+            self.opcode as u64
+                | (self.invalidate as u64) << 8
+                | (self.inline as u64) << 9
+                | (self.length as u64) << 32,
             self.wr_id,
             self.local_addr as u64,
             self.remote_vaddr,
             self.stag as u64 | (self.immediate as u64) << 32,
             self.compare_add,
             self.swap,
-            0,
+            self.reserved,
         ]
     }
 
@@ -93,6 +153,7 @@ impl Wqe {
         Wqe {
             opcode: w[0] as u8,
             invalidate: (w[0] >> 8) & 1 != 0,
+            inline: (w[0] >> 9) & 1 != 0,
             length: (w[0] >> 32) as u32,
             wr_id: w[1],
             local_addr: w[2] as u32,
@@ -101,6 +162,7 @@ impl Wqe {
             immediate: (w[4] >> 32) as u32,
             compare_add: w[5],
             swap: w[6],
+            reserved: w[7],
         }
     }
 }
@@ -207,8 +269,20 @@ mod tests {
             immediate: 0x5555_AAAA,
             compare_add: 7,
             swap: 9,
+            ..Wqe::default()
         };
         assert_eq!(Wqe::from_words(&wqe.to_words()), wqe);
+        let message: Vec<u8> = (1..=31).collect();
+        let inline = Wqe::send_inline(&message, Some(0x4354_524C)).unwrap();
+        assert_eq!(Wqe::from_words(&inline.to_words()), inline);
+        assert_eq!(inline.to_words()[0] >> 9 & 1, 1);
+        assert_eq!(inline.inline_payload(), message);
+        assert_eq!(
+            inline.to_words()[5] & 0xFF,
+            9,
+            "payload byte 8 opens word 5"
+        );
+        assert!(Wqe::send_inline(&[0; 33], None).is_none());
         let rqe = Rqe {
             buffer_addr: 0x8000,
             buffer_length: 300,

@@ -47,7 +47,8 @@ use std::collections::{BTreeSet, VecDeque};
 
 use bitvec::prelude::*;
 use nic_abi::{
-    csr, CompletionStatus, Cqe, Rqe, Wqe, WqeOpcode, CQE_BYTES, PSN_MASK, RQE_BYTES, WQE_BYTES,
+    csr, CompletionStatus, Cqe, Rqe, Wqe, WqeOpcode, CQE_BYTES, NOP_OPCODE, PSN_MASK, RQE_BYTES,
+    WQE_BYTES,
 };
 use thiserror::Error;
 
@@ -300,7 +301,14 @@ pub struct DriverStats {
 #[derive(Clone, Debug)]
 pub(crate) enum SendKind {
     Control,
-    App { wr_id: u64, opcode: WqeOpcode },
+    App {
+        wr_id: u64,
+        opcode: WqeOpcode,
+    },
+    /// The NOP behind a send-side reset: the application work it completes FLUSHED.
+    FlushFence {
+        app: Vec<(u64, WqeOpcode)>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -898,15 +906,21 @@ impl<A: NicAccess> Driver<A> {
                 return;
             };
             let ops: Vec<u64> = qp.backlog.drain(..n).map(|(_, op)| op).collect();
-            let slot = qp.sq_pi % size;
-            let staging = qp.staging_base + slot * MAX_CONTROL_BYTES as u32;
-            self.nic.mem_write(staging as u64, &bytes);
-            let wqe = Wqe {
-                opcode: WqeOpcode::SendImmediate as u8,
-                length: bytes.len() as u32,
-                local_addr: staging,
-                immediate: CONTROL_IMMEDIATE,
-                ..Wqe::default()
+            // A short SEND goes inline: the NIC reads no payload after the WQE.
+            let wqe = match Wqe::send_inline(&bytes, Some(CONTROL_IMMEDIATE)) {
+                Some(wqe) => wqe,
+                None => {
+                    let slot = qp.sq_pi % size;
+                    let staging = qp.staging_base + slot * MAX_CONTROL_BYTES as u32;
+                    self.nic.mem_write(staging as u64, &bytes);
+                    Wqe {
+                        opcode: WqeOpcode::SendImmediate as u8,
+                        length: bytes.len() as u32,
+                        local_addr: staging,
+                        immediate: CONTROL_IMMEDIATE,
+                        ..Wqe::default()
+                    }
+                }
             };
             self.stats.control_bundled += n as u64 - 1;
             self.post_wqe(node, wqe, SendKind::Control, ops);
@@ -922,37 +936,66 @@ impl<A: NicAccess> Driver<A> {
     }
 
     /// Flushes the queue pair to `node`, which is barred (a barring hardware NACK) or
-    /// announced a restart (BOOTING or PROBE): its
-    /// send side is reset to a start PSN far from every PSN it used (so the restarted
-    /// node adopts it, and a late answer to an old request is recognised as foreign), and
-    /// every operation still outstanding to `node`, in the ring or the control backlog,
-    /// completes here with [`CompletionStatus::Flushed`]. Nothing sent before can be
-    /// retransmitted after this; what is already on the wire reaches `node` before
-    /// anything this queue pair sends next (the fabric keeps each source-destination pair
-    /// in order), so it arrives while `node` still has RDMA disabled and is refused there.
-    /// Without the flush the fence waits for each request to be refused in turn, one round
-    /// trip each over a link the other nodes keep busy, plus a retry timeout for requests
-    /// the restart cut off.
+    /// announced a restart (BOOTING or PROBE): its send side is reset to a start PSN far
+    /// from every PSN it used (so the restarted node adopts it, and a late answer to an old
+    /// request is recognised as foreign), and a NOP WQE ([`NOP_OPCODE`]) is posted behind
+    /// the reset. Every operation still outstanding to `node`, in the ring or the control
+    /// backlog, completes with [`CompletionStatus::Flushed`] when the NOP completes: the
+    /// NIC may have committed a message just before the reset and still be reading its
+    /// payload from the application's buffer, and its transmit path takes the NOP only
+    /// after that (one WQE at a time). Nothing sent before is retransmitted after the
+    /// reset; what is already on the wire reaches `node` before anything this queue pair
+    /// sends next (the fabric keeps each source-destination pair in order), so it arrives
+    /// while `node` still has RDMA disabled and is refused there. Without the flush the
+    /// fence waits for each request to be refused in turn, one round trip each over a link
+    /// the other nodes keep busy, plus a retry timeout for requests the restart cut off.
     fn flush_queue_pair(&mut self, node: NodeId) {
         let size = 1u32 << self.config.sq_log2;
         let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
             return;
         };
         let (start, end) = (qp.sq_ci, qp.sq_pi);
-        if start == end && qp.backlog.is_empty() {
+        // Nothing since the last reset but its NOP (barring and fencing in one go): done.
+        let mut i = start;
+        let mut only_fences = qp.backlog.is_empty();
+        while i != end && only_fences {
+            only_fences = matches!(
+                qp.slots[(i % size) as usize],
+                Some(SendRecord {
+                    kind: SendKind::FlushFence { .. },
+                    ..
+                })
+            );
+            i = i.wrapping_add(1) & PSN_MASK;
+        }
+        if only_fences {
             return;
         }
         // A golden-ratio step through the PSN space: far from this queue pair's last PSNs,
         // and repeated flushes keep their starts far apart (with a step of half the space
         // the second flush came back next to the first one's old PSNs).
         let fresh = end.wrapping_add(FLUSH_PSN_STEP) & PSN_MASK;
-        let mut records = vec![];
+        let mut flushed_app = vec![];
+        let mut ops = vec![];
+        let mut count = 0;
         let mut i = start;
         while i != end {
-            records.extend(qp.slots[(i % size) as usize].take());
+            if let Some(r) = qp.slots[(i % size) as usize].take() {
+                match r.kind {
+                    SendKind::App { wr_id, opcode } => {
+                        flushed_app.push((wr_id, opcode));
+                        count += 1;
+                    }
+                    // An earlier flush's NOP: what it waited for now waits for this one.
+                    SendKind::FlushFence { app } => flushed_app.extend(app),
+                    SendKind::Control => count += 1,
+                }
+                ops.extend(r.ops);
+            }
             i = i.wrapping_add(1) & PSN_MASK;
         }
-        let backlog: Vec<u64> = qp.backlog.drain(..).map(|(_, op)| op).collect();
+        count += qp.backlog.len();
+        ops.extend(qp.backlog.drain(..).map(|(_, op)| op));
         (qp.sq_pi, qp.sq_ci) = (fresh, fresh);
         if qp.flushed.len() == FLUSHES_REMEMBERED {
             qp.flushed.pop_front();
@@ -965,23 +1008,12 @@ impl<A: NicAccess> Driver<A> {
                 | (fresh as u64) << csr::QP_CTRL_START_PSN_SHIFT,
         );
         self.stats.flushes += 1;
-        self.stats.flushed_operations += (records.len() + backlog.len()) as u64;
-        for r in records {
-            for op in r.ops {
-                self.complete_op(node, op);
-            }
-            if let SendKind::App { wr_id, opcode } = r.kind {
-                self.ready.push_back(Completion::Send {
-                    wr_id,
-                    node,
-                    opcode,
-                    status: CompletionStatus::Flushed,
-                });
-            }
-        }
-        for op in backlog {
-            self.complete_op(node, op);
-        }
+        self.stats.flushed_operations += count as u64;
+        let nop = Wqe {
+            opcode: NOP_OPCODE,
+            ..Wqe::default()
+        };
+        self.post_wqe(node, nop, SendKind::FlushFence { app: flushed_app }, ops);
     }
 
     fn complete_op(&mut self, node: NodeId, op: u64) {
@@ -1065,6 +1097,16 @@ impl<A: NicAccess> Driver<A> {
                 opcode,
                 status,
             }),
+            SendKind::FlushFence { app } => {
+                for (wr_id, opcode) in app {
+                    self.ready.push_back(Completion::Send {
+                        wr_id,
+                        node,
+                        opcode,
+                        status: CompletionStatus::Flushed,
+                    });
+                }
+            }
         }
         self.flush_backlog(node);
         Ok(())

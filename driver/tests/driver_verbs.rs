@@ -76,10 +76,12 @@ fn boot_programs_the_nic_and_joins_when_peers_are_down() {
                 s.writes_to(csr::qp(q, csr::QP_SQ_PI)),
                 vec![(start + 1) as u64]
             );
+            // Short: inline, the payload in the WQE.
             let wqe = s.wqe(q, start);
             assert_eq!(wqe.opcode, WqeOpcode::SendImmediate as u8);
             assert_eq!(wqe.immediate, CONTROL_IMMEDIATE);
-            let payload = s.read(wqe.local_addr, wqe.length as usize);
+            assert!(wqe.inline);
+            let payload = wqe.inline_payload();
             assert_eq!(
                 ControlMessage::decode(&payload),
                 Ok(ControlMessage::Booting {
@@ -493,7 +495,8 @@ fn a_hardware_nack_bars_the_node_until_it_rejoins() {
 /// A peer that gets BOOTING must not ACK while anything it sent to the old boot could
 /// still land. It flushes the queue pair instead of waiting: the send side is reset (to a
 /// start PSN far from the old ones), the write still queued in the NIC completes FLUSHED
-/// at once and is never sent, and the ACK goes out right away on the fresh PSNs.
+/// when the NOP posted behind the reset completes, and is never sent, and the ACK goes out
+/// right after on the fresh PSNs.
 #[test]
 fn booting_flushes_the_queue_pair_so_the_ack_does_not_wait_for_earlier_writes() {
     let mut c = joined_cluster(3);
@@ -532,19 +535,15 @@ fn booting_flushes_the_queue_pair_so_the_ack_does_not_wait_for_earlier_writes() 
         taken.extend(c.d(0).poll(now).unwrap());
         c.d(1).poll(now).unwrap();
     }
-    // Node 0 got BOOTING: barred, flushed, fence drained, the ACK queued behind nothing.
+    // Node 0 got BOOTING: barred and flushed. Its NIC is held, so the NOP behind the
+    // reset has not completed: the write is not reported yet (the NIC could still be
+    // reading its payload) and the fence, hence the ACK, waits for it.
     assert!(c.d(0).is_barred(1));
-    assert_eq!(c.d(0).outstanding(1), 1, "only the ACK");
-    assert!(
-        matches!(
-            taken.as_slice(),
-            [Completion::Send {
-                wr_id: 5,
-                status: CompletionStatus::Flushed,
-                ..
-            }]
-        ),
-        "{taken:?}"
+    assert!(taken.is_empty(), "{taken:?}");
+    assert_eq!(
+        c.d(0).outstanding(1),
+        1,
+        "the flushed write, until the NOP completes"
     );
     let ctrl = c.fabric.with(0, |s| s.writes_to(csr::qp(1, csr::QP_CTRL)));
     let flush = *ctrl.last().unwrap();
@@ -561,14 +560,29 @@ fn booting_flushes_the_queue_pair_so_the_ack_does_not_wait_for_earlier_writes() 
     assert_eq!(
         (q1.sq_ci, q1.sq_pi),
         (fresh, fresh.wrapping_add(1)),
-        "the ACK"
+        "the NOP"
+    );
+    assert_eq!(
+        c.fabric.with(0, |s| s.wqe(1, fresh)).opcode,
+        nic_abi::NOP_OPCODE
     );
     let stats = c.d(0).stats();
     assert_eq!((stats.flushes, stats.flushed_operations), (1, 1));
-    // The ACK goes out; node 1 joins; the flushed write never reached it.
+    // Released: the NOP completes, the write with it (FLUSHED, once), the fence ends and
+    // the ACK goes out; node 1 joins; the flushed write never reached it.
     c.fabric.with(0, |s| s.hold = false);
     c.settle();
-    assert!(c.take(0).is_empty(), "the write completed once");
+    assert!(
+        matches!(
+            c.take(0).as_slice(),
+            [Completion::Send {
+                wr_id: 5,
+                status: CompletionStatus::Flushed,
+                ..
+            }]
+        ),
+        "the write completes once, FLUSHED"
+    );
     assert_eq!(c.fabric.with(1, |s| s.read(APP, 8)), [0u8; 8]);
     assert!(c.d(1).is_joined() && !c.d(0).is_barred(1) && !c.d(1).is_barred(0));
 }
@@ -634,7 +648,7 @@ fn hand_written_completions_drive_the_protocol() {
     let start = s.qps[1].sq_ci;
     let ready = s.wqe(1, start + 1);
     assert_eq!(
-        ControlMessage::decode(&s.read(ready.local_addr, ready.length as usize)),
+        ControlMessage::decode(&ready.inline_payload()),
         Ok(ControlMessage::RdmaReady { incarnation: 5 })
     );
     // The BOOTING's send completion: mapped to the control record, no application completion.

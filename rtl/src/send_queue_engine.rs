@@ -55,7 +55,10 @@
 //!   `SEND_WINDOW` outstanding, not waiting, not draining), claim (read), fetch the WQE
 //!   (8 words), validate, commit (re-check and `sq_next++` atomically), then the expect
 //!   event, the message and the payload, read by one DMA burst after the message's grant
-//!   and streamed straight through (one word per clock, no bubbles);
+//!   and streamed straight through (one word per clock, no bubbles); an inline SEND (WQE
+//!   word 0 bit 9, at most 32 bytes) streams its payload from the fetched WQE's words 3,
+//!   5, 6, 7 instead, with no read; a NOP (opcode 0x0F) takes its PSN and completes
+//!   locally with success, like a bad WQE, once the queue has drained;
 //! - acknowledgement: takes one `s_ack` event at a time (or a local completion from the
 //!   transmit machine), evaluates it against `[sq_una, sq_next)`, then per completed WQE
 //!   re-reads words 0-1 on the rx-port client, issues the completion request and advances
@@ -103,7 +106,8 @@
 
 use crate::sim::ClockedBlock;
 use nic_abi::{
-    CompletionStatus, Syndrome, WqeOpcode, MAX_MESSAGE_LENGTH, MAX_QUEUE_PAIRS, SEND_WINDOW,
+    CompletionStatus, Syndrome, WqeOpcode, INLINE_MAX_BYTES, MAX_MESSAGE_LENGTH, MAX_QUEUE_PAIRS,
+    NOP_OPCODE, SEND_WINDOW,
 };
 use rust_hdl::prelude::*;
 use rust_hdl::widgets::prelude::RAM;
@@ -155,6 +159,8 @@ pub enum SqTxState {
     Msg,
     PayloadReq,
     Payload,
+    /// Streaming an inline SEND's payload from the fetched WQE.
+    Inline,
     Atomic0,
     Atomic1,
 }
@@ -309,6 +315,10 @@ pub struct SendQueueEngine {
     wqe_imm: DFF<Bits<32>>,
     wqe_cmp: DFF<Bits<64>>,
     wqe_swap: DFF<Bits<64>>,
+    /// The WQE's word 7 (the last word of an inline payload).
+    wqe_word7: DFF<Bits<64>>,
+    /// The WQE's inline flag (word 0 bit 9).
+    wqe_inline: DFF<Bit>,
     // Acknowledgement machine.
     ak_state: DFF<SqAckState>,
     ak_qp: DFF<Bits<6>>,
@@ -391,6 +401,11 @@ pub struct SendQueueEngine {
     addr_ok: Signal<Local, Bit>,
     wqe_status: Signal<Local, Bits<8>>,
     wqe_bad: Signal<Local, Bit>,
+    op_nop: Signal<Local, Bit>,
+    /// The WQE completes locally, without a message: a bad WQE or a NOP.
+    wqe_local_only: Signal<Local, Bit>,
+    op_send: Signal<Local, Bit>,
+    inline_data: Signal<Local, Bits<64>>,
     need_empty: Signal<Local, Bit>,
     msg_length: Signal<Local, Bits<32>>,
     len_round: Signal<Local, Bits<16>>,
@@ -472,10 +487,12 @@ pub struct SendQueueEngine {
     index_mask5: Constant<Bits<64>>,
     send_window: Constant<Bits<24>>,
     max_length: Constant<Bits<32>>,
+    inline_max: Constant<Bits<32>>,
     syn_sequence: Constant<Bits<8>>,
     syn_crc: Constant<Bits<8>>,
     opc_send: Constant<Bits<8>>,
     opc_send_imm: Constant<Bits<8>>,
+    opc_nop: Constant<Bits<8>>,
     opc_write: Constant<Bits<8>>,
     opc_write_imm: Constant<Bits<8>>,
     opc_read: Constant<Bits<8>>,
@@ -624,6 +641,8 @@ impl SendQueueEngine {
             wqe_imm: Default::default(),
             wqe_cmp: Default::default(),
             wqe_swap: Default::default(),
+            wqe_word7: Default::default(),
+            wqe_inline: Default::default(),
             ak_state: Default::default(),
             ak_qp: Default::default(),
             ak_psn: Default::default(),
@@ -693,6 +712,10 @@ impl SendQueueEngine {
             addr_ok: Default::default(),
             wqe_status: Default::default(),
             wqe_bad: Default::default(),
+            op_nop: Default::default(),
+            wqe_local_only: Default::default(),
+            op_send: Default::default(),
+            inline_data: Default::default(),
             need_empty: Default::default(),
             msg_length: Default::default(),
             len_round: Default::default(),
@@ -769,10 +792,12 @@ impl SendQueueEngine {
             index_mask5: k(index_mask(5)),
             send_window: k(SEND_WINDOW as u64),
             max_length: k(MAX_MESSAGE_LENGTH as u64),
+            inline_max: k(INLINE_MAX_BYTES as u64),
             syn_sequence: k(Syndrome::SequenceError as u64),
             syn_crc: k(Syndrome::CrcOrMalformed as u64),
             opc_send: k(WqeOpcode::Send as u64),
             opc_send_imm: k(WqeOpcode::SendImmediate as u64),
+            opc_nop: k(NOP_OPCODE as u64),
             opc_write: k(WqeOpcode::RdmaWrite as u64),
             opc_write_imm: k(WqeOpcode::RdmaWriteImmediate as u64),
             opc_read: k(WqeOpcode::RdmaRead as u64),
@@ -830,6 +855,8 @@ impl Logic for SendQueueEngine {
             wqe_imm,
             wqe_cmp,
             wqe_swap,
+            wqe_word7,
+            wqe_inline,
             ak_state,
             ak_qp,
             ak_psn,
@@ -961,15 +988,23 @@ impl Logic for SendQueueEngine {
             | (self.wqe_opcode.q.val() == self.opc_faa.val());
         self.op_imm.next = (self.wqe_opcode.q.val() == self.opc_send_imm.val())
             | (self.wqe_opcode.q.val() == self.opc_write_imm.val());
-        self.op_known.next = (self.wqe_opcode.q.val() == self.opc_send.val())
+        self.op_send.next = (self.wqe_opcode.q.val() == self.opc_send.val())
+            | (self.wqe_opcode.q.val() == self.opc_send_imm.val());
+        self.op_nop.next = self.wqe_opcode.q.val() == self.opc_nop.val();
+        // Inline payloads come with SENDs only (the other opcodes use the words).
+        self.op_known.next = ((self.wqe_opcode.q.val() == self.opc_send.val())
             | (self.wqe_opcode.q.val() == self.opc_write.val())
             | self.op_read.val()
             | self.op_atomic.val()
-            | self.op_imm.val();
+            | self.op_imm.val()
+            | self.op_nop.val())
+            & (!self.wqe_inline.q.val() | self.op_send.val());
         self.op_rdma.next = self.wqe_opcode.q.val().get_bits::<4>(4) == 1;
         self.len_ok.next = (self.wqe_length.q.val() <= self.max_length.val())
-            & (!self.op_atomic.val() | (self.wqe_length.q.val() == 8));
-        self.addr_ok.next = (self.wqe_local.q.val().get_bits::<3>(0) == 0)
+            & (!self.op_atomic.val() | (self.wqe_length.q.val() == 8))
+            & (!self.wqe_inline.q.val() | (self.wqe_length.q.val() <= self.inline_max.val()));
+        self.addr_ok.next = ((self.wqe_local.q.val().get_bits::<3>(0) == 0)
+            | self.wqe_inline.q.val())
             & (!self.op_rdma.val() | (self.wqe_vaddr.q.val().get_bits::<3>(0) == 0));
         // Checked in this order: opcode, length, alignment (the first failure is reported).
         self.wqe_status.next = 0.into();
@@ -983,7 +1018,9 @@ impl Logic for SendQueueEngine {
             self.wqe_status.next = self.st_opcode.val();
         }
         self.wqe_bad.next = !self.op_known.val() | !self.len_ok.val() | !self.addr_ok.val();
-        self.need_empty.next = self.wqe_bad.val() | self.op_read.val() | self.op_atomic.val();
+        self.wqe_local_only.next = self.wqe_bad.val() | self.op_nop.val();
+        self.need_empty.next =
+            self.wqe_local_only.val() | self.op_read.val() | self.op_atomic.val();
         self.msg_length.next = self.wqe_length.q.val();
         if self.op_read.val() {
             self.msg_length.next = 0.into();
@@ -992,6 +1029,16 @@ impl Logic for SendQueueEngine {
             self.msg_length.next = 16.into();
         }
         self.len_round.next = bit_cast::<16, 32>((self.wqe_length.q.val() + 7) >> 3);
+        self.inline_data.next = self.wqe_word7.q.val();
+        if self.tx_beat.q.val() == 0 {
+            self.inline_data.next = self.wqe_vaddr.q.val();
+        }
+        if self.tx_beat.q.val() == 1 {
+            self.inline_data.next = self.wqe_cmp.q.val();
+        }
+        if self.tx_beat.q.val() == 2 {
+            self.inline_data.next = self.wqe_swap.q.val();
+        }
 
         // ---- Requests to the table engine (from registers only) ----
         self.tx_req.next = false;
@@ -1015,6 +1062,9 @@ impl Logic for SendQueueEngine {
                 self.tx_streaming.next = true;
             }
             SqTxState::Payload => {
+                self.tx_streaming.next = true;
+            }
+            SqTxState::Inline => {
                 self.tx_streaming.next = true;
             }
             SqTxState::Atomic0 => {
@@ -1221,7 +1271,7 @@ impl Logic for SendQueueEngine {
                             & (!self.need_empty.val() | !self.rd_outstanding.val());
                         if self.ex_ok.val() {
                             self.wr_next.next = self.next_p1.val();
-                            if self.wqe_bad.val() {
+                            if self.wqe_local_only.val() {
                                 // Nothing more is sent until the local completion is done.
                                 self.wr_drain.next = true;
                             } else if self.op_read.val() | self.op_atomic.val() {
@@ -1494,6 +1544,7 @@ impl Logic for SendQueueEngine {
                     if self.tx_beat.q.val() == 0 {
                         self.wqe_opcode.d.next = self.s_txrd_data.val().get_bits::<8>(0);
                         self.wqe_invalidate.d.next = self.s_txrd_data.val().get_bit(8);
+                        self.wqe_inline.d.next = self.s_txrd_data.val().get_bit(9);
                         self.wqe_length.d.next = self.s_txrd_data.val().get_bits::<32>(32);
                     }
                     if self.tx_beat.q.val() == 2 {
@@ -1511,6 +1562,9 @@ impl Logic for SendQueueEngine {
                     }
                     if self.tx_beat.q.val() == 6 {
                         self.wqe_swap.d.next = self.s_txrd_data.val();
+                    }
+                    if self.tx_beat.q.val() == 7 {
+                        self.wqe_word7.d.next = self.s_txrd_data.val();
                     }
                     if self.s_txrd_last.val() {
                         self.tx_state.d.next = SqTxState::CommitReq;
@@ -1530,7 +1584,7 @@ impl Logic for SendQueueEngine {
                     if self.op_read.val() | self.op_atomic.val() {
                         self.tx_state.d.next = SqTxState::Expect;
                     }
-                    if self.wqe_bad.val() {
+                    if self.wqe_local_only.val() {
                         self.tx_state.d.next = SqTxState::Local;
                     }
                 }
@@ -1551,8 +1605,12 @@ impl Logic for SendQueueEngine {
                 if self.m_msg_ready.val() {
                     self.requests_reg.d.next = self.requests_reg.q.val() + 1;
                     self.tx_state.d.next = SqTxState::Idle;
+                    self.tx_beat.d.next = 0.into();
                     if (self.msg_length.val() != 0) & !self.op_atomic.val() {
                         self.tx_state.d.next = SqTxState::PayloadReq;
+                        if self.wqe_inline.q.val() {
+                            self.tx_state.d.next = SqTxState::Inline;
+                        }
                     }
                     if self.op_atomic.val() {
                         self.tx_state.d.next = SqTxState::Atomic0;
@@ -1573,6 +1631,19 @@ impl Logic for SendQueueEngine {
                 self.s_txrd_ready.next = self.m_payload_ready.val();
                 if self.s_txrd_valid.val() & self.m_payload_ready.val() & self.s_txrd_last.val() {
                     self.tx_state.d.next = SqTxState::Idle;
+                }
+            }
+            SqTxState::Inline => {
+                // The payload from the WQE's words 3, 5, 6, 7 (`INLINE_WORDS`).
+                self.m_payload_valid.next = true;
+                self.m_payload_data.next = self.inline_data.val();
+                self.m_payload_last.next =
+                    bit_cast::<16, 3>(self.tx_beat.q.val()) + 1 == self.len_round.val();
+                if self.m_payload_ready.val() {
+                    self.tx_beat.d.next = self.tx_beat.q.val() + 1;
+                    if bit_cast::<16, 3>(self.tx_beat.q.val()) + 1 == self.len_round.val() {
+                        self.tx_state.d.next = SqTxState::Idle;
+                    }
                 }
             }
             SqTxState::Atomic0 => {
@@ -1786,7 +1857,7 @@ impl ClockedBlock for SendQueueEngine {
 mod tests {
     use super::*;
     use crate::sim::{settle, tick};
-    use nic_abi::{csr, psn_distance, Wqe, PSN_MASK};
+    use nic_abi::{csr, psn_distance, Wqe, INLINE_WORDS, PSN_MASK};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
     use std::collections::{HashMap, VecDeque};
@@ -1947,13 +2018,30 @@ mod tests {
 
     /// The status a WQE completes with locally (0 = it is sent).
     fn wqe_status(w: &Wqe) -> u8 {
+        if w.opcode == NOP_OPCODE && !w.inline {
+            let aligned = w.local_addr.is_multiple_of(8);
+            return match (w.length <= MAX_MESSAGE_LENGTH, aligned) {
+                (false, _) => CompletionStatus::LOCAL_LENGTH_ERROR,
+                (true, false) => CompletionStatus::LOCAL_ADDRESS_ERROR,
+                (true, true) => SUCCESS,
+            };
+        }
         let Some(op) = WqeOpcode::from_code(w.opcode) else {
             return CompletionStatus::BAD_OPCODE;
         };
-        if w.length > MAX_MESSAGE_LENGTH || (op.is_atomic() && w.length != 8) {
+        let send = matches!(op, WqeOpcode::Send | WqeOpcode::SendImmediate);
+        if w.inline && !send {
+            return CompletionStatus::BAD_OPCODE;
+        }
+        if w.length > MAX_MESSAGE_LENGTH
+            || (op.is_atomic() && w.length != 8)
+            || (w.inline && w.length as usize > INLINE_MAX_BYTES)
+        {
             return CompletionStatus::LOCAL_LENGTH_ERROR;
         }
-        if !w.local_addr.is_multiple_of(8) || (op.is_rdma() && !w.remote_vaddr.is_multiple_of(8)) {
+        if (!w.inline && !w.local_addr.is_multiple_of(8))
+            || (op.is_rdma() && !w.remote_vaddr.is_multiple_of(8))
+        {
             return CompletionStatus::LOCAL_ADDRESS_ERROR;
         }
         SUCCESS
@@ -1977,6 +2065,13 @@ mod tests {
             (16, vec![w.compare_add, w.swap])
         } else if op == WqeOpcode::RdmaRead {
             (0, vec![])
+        } else if w.inline {
+            let words = w.to_words();
+            let n = w.length.div_ceil(8) as usize;
+            (
+                w.length,
+                INLINE_WORDS[..n].iter().map(|&i| words[i]).collect(),
+            )
         } else {
             let words = w.length.div_ceil(8);
             (
@@ -2222,7 +2317,8 @@ mod tests {
             assert_eq!(c.qp, qp, "committed QP");
             let w = mem.wqe(c.addr);
             let status = wqe_status(&w);
-            let need_empty = status != SUCCESS || needs_response(&w);
+            let local = status != SUCCESS || w.opcode == NOP_OPCODE;
+            let need_empty = local || needs_response(&w);
             let s = &mut self.qp[qp];
             let base_ok = qp < self.n && s.eligible() && s.next == c.psn && !c.stale;
             let ok = base_ok && (!need_empty || !s.outstanding());
@@ -2232,7 +2328,7 @@ mod tests {
                     s.tstart = now;
                 }
                 s.next = psn_add(s.next, 1);
-                if status != SUCCESS {
+                if local {
                     s.drain = true;
                     self.pending_local = Some((qp, c.psn, status));
                 } else {
@@ -2248,7 +2344,7 @@ mod tests {
                             atomic: WqeOpcode::from_code(w.opcode).unwrap().is_atomic(),
                         });
                     }
-                    let read = (!needs_response(&w) && w.length > 0)
+                    let read = (!needs_response(&w) && w.length > 0 && !w.inline)
                         .then(|| (w.local_addr, w.length.div_ceil(8)));
                     self.exp_msg_reads.push_back(read);
                     self.exp_msgs.push_back(m);
@@ -2711,13 +2807,28 @@ mod tests {
             immediate: rng.gen(),
             compare_add: rng.gen(),
             swap: rng.gen(),
+            reserved: rng.gen(),
+            ..Wqe::default()
         };
+        // Inline SENDs (the payload in the WQE, any local address), and now and then a bad
+        // inline WQE: another opcode, or too long.
+        if matches!(op, WqeOpcode::Send | WqeOpcode::SendImmediate) && rng.gen_bool(0.3) {
+            w.inline = true;
+            w.length = rng.gen_range(0..=INLINE_MAX_BYTES as u32);
+            w.local_addr = rng.gen();
+        }
         match rng.gen_range(0..100) {
             0..=1 => w.opcode = [0x02, 0x15, 0x20, 0xFF][rng.gen_range(0..4)],
+            8..=10 => {
+                w.opcode = NOP_OPCODE;
+                w.inline = false;
+            }
             2 => w.length = MAX_MESSAGE_LENGTH + 1 + rng.gen_range(0..1000),
             3 if op.is_atomic() => w.length = 16,
             4 => w.local_addr += rng.gen_range(1..8),
             5 if op.is_rdma() => w.remote_vaddr |= rng.gen_range(1..8),
+            6 if w.inline => w.length = INLINE_MAX_BYTES as u32 + rng.gen_range(1..64),
+            7 => w.inline = true,
             _ => {}
         }
         w
@@ -4054,6 +4165,38 @@ mod tests {
         assert_eq!(b.sent.len(), 5);
     }
 
+    /// An inline SEND streams its payload from the WQE (no payload read); a NOP sends
+    /// nothing and completes with success in order once the queue has drained, and the
+    /// message after it carries RESYNC (the responder never saw its PSN).
+    #[test]
+    fn inline_send_and_nop() {
+        let mut b = Bench::new(1, 12, SMOOTH);
+        b.setup_qp(0, ring(0), 3, 0x6, 0x40);
+        let message: Vec<u8> = (1..=27).collect();
+        let inline = Wqe {
+            wr_id: 1,
+            local_addr: 0x0012_3403, // ignored: nothing is read there
+            ..Wqe::send_inline(&message, Some(0x4354_524C)).unwrap()
+        };
+        let nop = Wqe {
+            opcode: NOP_OPCODE,
+            wr_id: 2,
+            ..Wqe::default()
+        };
+        b.post(0, &[inline, nop, send(8, 3)]);
+        b.run_until(|b| !b.sent.is_empty(), 2000);
+        let m = &b.sent[0];
+        assert_eq!((m.psn, m.opcode, m.length), (0x40, 0x01, 27));
+        let bytes: Vec<u8> = m.payload.iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(&bytes[..27], &message[..]);
+        b.run(500);
+        assert_eq!(b.sent.len(), 1, "the NOP waits for 0x40");
+        b.push_ack(AckEvent::ack(0, 0x40));
+        b.run_until(|b| b.sent.len() == 2, 2000);
+        assert_eq!(b.cpl_list(0), [(0x40, SUCCESS), (0x41, SUCCESS)]);
+        assert_eq!((b.sent[1].psn, b.sent[1].resync), (0x42, true));
+    }
+
     /// Bad WQEs complete locally, in order, once the queue has drained, without a message;
     /// the message after one carries RESYNC (the responder never saw its PSN).
     #[test]
@@ -4377,8 +4520,9 @@ mod tests {
                 );
                 let local = wqe_status(w);
                 let fate = resp.qps[c.qp].fates.get(&index);
-                if local != SUCCESS {
+                if local != SUCCESS || w.opcode == NOP_OPCODE {
                     assert_eq!(c.status, local, "local status");
+                    assert_eq!(fate, None, "a local completion's PSN is never sent");
                 } else if c.status == RESPONDER_RESTARTED {
                     // The responder adopted a later PSN: it never saw this one.
                     assert_eq!(fate, None, "QP {} PSN {index:#x} restarted", c.qp);

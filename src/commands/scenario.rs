@@ -116,10 +116,14 @@ pub struct RejoinBenchArgs {
     /// Cycles the rebooting host stays off (below the timeout).
     #[arg(long, default_value_t = 500)]
     pub down_cycles: u64,
-    /// Offered load on the rebooting host's link (fraction of the words per cycle it can
-    /// take), split evenly among the other hosts.
+    /// Offered load on the rebooting host: a fraction of its capacity (the words per cycle
+    /// it takes of this mix), split evenly among the other hosts.
     #[arg(long, default_value_t = 0.9)]
     pub load: f64,
+    /// The rebooting host's capacity in words per cycle (default: measured first, 15
+    /// senders saturating it; 1.0 sizes the load to its link, which overloads the NIC).
+    #[arg(long)]
+    pub capacity: Option<f64>,
     /// Instead of --load: chance per cycle that each other host starts an operation (a
     /// fixed rate per host overloads the link more as hosts are added).
     #[arg(long)]
@@ -147,12 +151,16 @@ pub fn bench_rejoin(args: &RejoinBenchArgs) -> Result<(), String> {
     if let Some(r) = args.rate.filter(|r| !(*r > 0.0 && *r <= 1.0)) {
         return Err(format!("--rate: {r} is not in (0, 1]"));
     }
-    let o = RejoinBenchOptions {
+    if let Some(c) = args.capacity.filter(|c| !(*c > 0.0 && *c <= 1.0)) {
+        return Err(format!("--capacity: {c} is not in (0, 1] words per cycle"));
+    }
+    let mut o = RejoinBenchOptions {
         hosts: args.hosts.clone(),
         heartbeat_period: args.period,
         heartbeat_timeout: args.timeout,
         down_cycles: args.down_cycles,
         load: args.load,
+        capacity: args.capacity,
         rate: args.rate,
         threads: args.threads,
         ..Default::default()
@@ -160,11 +168,20 @@ pub fn bench_rejoin(args: &RejoinBenchArgs) -> Result<(), String> {
     let hold = o.heartbeat_timeout
         + 2 * o.heartbeat_period
         + nic_testbench::scenario_run::retransmit_span();
-    let traffic = match o.rate {
-        Some(r) => format!("each other host starts an operation with chance {r} per cycle"),
-        None => format!(
-            "offered load {:.2} of its link, split among the other hosts",
-            o.load
+    if o.rate.is_none() && o.capacity.is_none() {
+        eprintln!(
+            "  measuring host 1's capacity ({} hosts saturating it) ...",
+            nic_testbench::rejoin_bench::CAPACITY_HOSTS
+        );
+        o.capacity = Some(nic_testbench::rejoin_bench::measure_capacity(&o)?);
+    }
+    let traffic = match (o.rate, o.capacity) {
+        (Some(r), _) => format!("each other host starts an operation with chance {r} per cycle"),
+        (None, c) => format!(
+            "offered load {:.2} of its capacity {:.3} words/cycle = {:.3} words/cycle, split among the other hosts",
+            o.load,
+            c.unwrap_or(1.0),
+            o.load * c.unwrap_or(1.0)
         ),
     };
     println!(
@@ -196,9 +213,10 @@ pub fn bench_rejoin(args: &RejoinBenchArgs) -> Result<(), String> {
             );
         }
         println!(
-            "{:>5}  rate {:.5}/host/cycle, measured load on host 1's link {:.2} words/cycle; bare Verilator model {:.0} cycles/s on host 1's inputs, the system keeps {:.0}% (target >= 50%)",
+            "{:>5}  rate {:.5}/host/cycle, offered {:.3}, delivered into host 1 {:.3} words/cycle; bare Verilator model {:.0} cycles/s on host 1's inputs, the system keeps {:.0}% (target >= 50%)",
             r.hosts,
             r.rate_per_host,
+            r.offered_load,
             r.modes[0].measured_load,
             r.bare_model_cycles_per_second,
             100.0 * r.system_share()

@@ -12,14 +12,20 @@
 //!   retransmission span, so no request sent before that is still being retried);
 //! - `heartbeat-naive`: the baseline as [0006] describes it, no hold-down.
 //!
-//! The traffic is sized to host 1's link, not per host: "heavy" means an offered load of
-//! `load` (default 0.9) of the words per cycle the fabric can deliver into host 1, split
-//! evenly among the other hosts, so every size sees the same heavy link and not an
-//! incast that grows with N (with a fixed rate per host, 63 senders offer host 1 many
-//! times what its link carries, and every latency, the baseline's heartbeats included,
-//! becomes queueing delay). `rate` overrides it with a fixed chance per cycle per host,
-//! for that overload case. The measured load (words delivered into host 1 per cycle of
-//! traffic) is reported beside it.
+//! The traffic is sized to what host 1 can take, not per host: "heavy" means an offered
+//! load of `load` (default 0.9) of host 1's *capacity*, split evenly among the other hosts,
+//! so every size sees the same heavily loaded host and not an incast that grows with N
+//! (with a fixed rate per host, 63 senders offer host 1 many times what it takes, and every
+//! latency, the baseline's heartbeats included, becomes queueing delay). The capacity is
+//! measured first ([`measure_capacity`]): the words per cycle delivered into host 1 of
+//! this mix when 15 senders saturate it. It is below the link's one word per cycle: the
+//! NIC's receive side spends cycles per message (the decision, the receive queue entry
+//! read, the completion), about 0.73 words per cycle for this mix. Sizing the load to the
+//! link instead (`capacity` = 1.0) offers host 1 about 1.2 times what it takes, so its
+//! queues, and every peer's backlog of requests when it reboots, grow until the windows
+//! stop them. `rate` overrides it all with a fixed chance per cycle per host, for the
+//! overload case. The measured load (words delivered into host 1 per cycle of traffic) is
+//! reported beside it.
 //!
 //! Reported per mode: host 1's rejoin latency (power-on to usable by all peers), the stale
 //! accesses that landed in it, and the co-simulation's NIC-cycles per second; per size, the
@@ -42,9 +48,12 @@ pub struct RejoinBenchOptions {
     pub heartbeat_timeout: u64,
     /// Cycles host 1 stays powered off (below the timeout: a quick reboot).
     pub down_cycles: u64,
-    /// Offered load on host 1's link: a fraction of the words per cycle it can take,
-    /// split evenly among the other hosts.
+    /// Offered load on host 1: a fraction of `capacity`, split evenly among the other
+    /// hosts.
     pub load: f64,
+    /// Words per cycle host 1 takes of the bench's mix (`None`: measure it, see
+    /// [`measure_capacity`]; 1.0: its link).
+    pub capacity: Option<f64>,
     /// Instead of `load`: the chance per cycle that each other host starts an operation.
     pub rate: Option<f64>,
     pub threads: usize,
@@ -59,6 +68,7 @@ impl Default for RejoinBenchOptions {
             heartbeat_timeout: 6000,
             down_cycles: 500,
             load: 0.9,
+            capacity: None,
             rate: None,
             threads: 1,
             seed: 11,
@@ -102,9 +112,55 @@ impl RejoinBenchOptions {
     pub fn rate_per_host(&self, n: usize) -> f64 {
         self.rate.unwrap_or_else(|| {
             let words = request_words_per_operation(&MixSpec::default(), 8, MAX_BYTES);
-            (self.load / words / (n.max(2) - 1) as f64).min(1.0)
+            let offered = self.load * self.capacity.unwrap_or(1.0);
+            (offered / words / (n.max(2) - 1) as f64).min(1.0)
         })
     }
+}
+
+/// Senders of the capacity measurement.
+pub const CAPACITY_HOSTS: usize = 16;
+/// Cycles of the capacity measurement's two runs (the difference is the steady state).
+pub const CAPACITY_CYCLES: (u64, u64) = (20_000, 40_000);
+
+/// Host 1's capacity for the bench's mix, in words per cycle: [`CAPACITY_HOSTS`] hosts, the
+/// others offering host 1 twice its link, no reboot; the words delivered into host 1
+/// between cycles [`CAPACITY_CYCLES`] (two runs of the same seed, identical up to the
+/// shorter one's end) over the cycles between.
+pub fn measure_capacity(o: &RejoinBenchOptions) -> Result<f64, String> {
+    let saturating = RejoinBenchOptions {
+        load: 2.0,
+        capacity: Some(1.0),
+        rate: None,
+        ..o.clone()
+    };
+    let rate = saturating.rate_per_host(CAPACITY_HOSTS);
+    let mut words = vec![];
+    for cycles in [CAPACITY_CYCLES.0, CAPACITY_CYCLES.1] {
+        let text = format!(
+            r#"name = "bench-capacity"
+hosts = {CAPACITY_HOSTS}
+cycles = {cycles}
+seed = {seed}
+
+[workload]
+rate = {rate}
+targets = [1]
+max_bytes = {MAX_BYTES}
+stop_at = {cycles}
+"#,
+            seed = o.seed,
+        );
+        let scenario = Scenario::parse(&text, "bench-capacity").map_err(|e| e.to_string())?;
+        let opts = RunOptions {
+            protocol: Some(ProtocolKind::Rejoin),
+            threads: Some(o.threads),
+            ..Default::default()
+        };
+        let report = run_scenario(&scenario, opts).map_err(|e| e.to_string())?;
+        words.push(report.delivered_words.get(1).copied().unwrap_or(0));
+    }
+    Ok((words[1] - words[0]) as f64 / (CAPACITY_CYCLES.1 - CAPACITY_CYCLES.0) as f64)
 }
 
 /// One mode at one size.
@@ -129,6 +185,8 @@ pub struct SizeResult {
     pub hosts: usize,
     /// Chance per cycle that each other host starts an operation.
     pub rate_per_host: f64,
+    /// Words per cycle the other hosts offer host 1 together.
+    pub offered_load: f64,
     pub modes: Vec<ModeResult>,
     /// The bare Verilator NIC model on host 1's recorded inputs (rejoin mode), cycles/s.
     pub bare_model_cycles_per_second: f64,
@@ -243,6 +301,9 @@ pub fn bench_rejoin(
         out.push(SizeResult {
             hosts: n,
             rate_per_host: o.rate_per_host(n),
+            offered_load: o.rate_per_host(n)
+                * (n - 1) as f64
+                * request_words_per_operation(&MixSpec::default(), 8, MAX_BYTES),
             modes,
             bare_model_cycles_per_second: bare,
         });
@@ -294,6 +355,15 @@ mod tests {
             let offered = o.rate_per_host(n) * (n - 1) as f64 * words;
             assert!((offered - o.load).abs() < 1e-9, "{n} hosts offer {offered}");
         }
+        let measured = RejoinBenchOptions {
+            capacity: Some(0.7),
+            ..Default::default()
+        };
+        let offered = measured.rate_per_host(8) * 7.0 * words;
+        assert!(
+            (offered - 0.9 * 0.7).abs() < 1e-9,
+            "a fraction of the capacity"
+        );
         let fixed = RejoinBenchOptions {
             rate: Some(0.01),
             ..Default::default()

@@ -530,6 +530,16 @@ impl Fabric {
         let wqe = s.wqe(q, index);
         let dst = (s.qps[q].remote & 0xFFFF) as usize;
         let dst_qp = ((s.qps[q].remote >> 16) & 0xFFFF) as usize;
+        if wqe.opcode == nic_abi::NOP_OPCODE {
+            return Self::complete(
+                &mut nics[src],
+                q,
+                index,
+                &wqe,
+                dst,
+                CompletionStatus::Success,
+            );
+        }
         let Some(opcode) = WqeOpcode::from_code(wqe.opcode) else {
             return Self::complete(
                 &mut nics[src],
@@ -622,7 +632,11 @@ impl Fabric {
                 | WqeOpcode::RdmaWrite
                 | WqeOpcode::RdmaWriteImmediate
         ) {
-            nics[src].read(wqe.local_addr, wqe.length as usize)
+            if wqe.inline {
+                wqe.inline_payload()
+            } else {
+                nics[src].read(wqe.local_addr, wqe.length as usize)
+            }
         } else {
             Vec::new()
         };
