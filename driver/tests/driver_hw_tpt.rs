@@ -491,40 +491,6 @@ fn a_tpt_that_stays_busy_is_an_error_and_nothing_is_published() {
     );
 }
 
-/// Counts write completions; a successful one must have been issued against its target's
-/// current boot.
-fn tally(
-    done: &[Completion],
-    issued: &std::collections::HashMap<u64, (usize, u32)>,
-    epoch: &[u32],
-    seed: u64,
-    succeeded: &mut u32,
-    refused: &mut u32,
-) {
-    for comp in done {
-        match comp {
-            Completion::Send {
-                wr_id,
-                status: CompletionStatus::Success,
-                ..
-            } => {
-                *succeeded += 1;
-                let (x, e) = issued[wr_id];
-                assert_eq!(
-                    e, epoch[x],
-                    "seed {seed}: write {wr_id} issued against an earlier boot of node {x} succeeded"
-                );
-            }
-            Completion::Send {
-                status:
-                    CompletionStatus::Remote(Syndrome::RdmaDisabled | Syndrome::RemoteAccessError),
-                ..
-            } => *refused += 1,
-            _ => {}
-        }
-    }
-}
-
 /// The random-reboot property of `driver_verbs.rs` on NICs with a hardware TPT: drivers
 /// register, deregister, write and reboot (posts stay in flight across reboots); no write
 /// issued against an earlier boot of its target succeeds, and at the end every node has
@@ -532,95 +498,17 @@ fn tally(
 /// every NIC's valid entries are exactly its driver's local part.
 #[test]
 fn drivers_with_hardware_tpts_converge_after_random_reboots() {
-    use rand::{Rng, SeedableRng};
     let (mut succeeded, mut refused_by_target) = (0, 0);
     for seed in 0..12u64 {
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let fabric = Fabric::with_tpt(4, 8, 8);
+        let (mut c, r) = fake_nic::random_reboots(fabric, config, APP, seed, |s| {
+            matches!(
+                s,
+                CompletionStatus::Remote(Syndrome::RdmaDisabled | Syndrome::RemoteAccessError)
+            )
+        });
+        (succeeded, refused_by_target) = (succeeded + r.succeeded, refused_by_target + r.refused);
         let n = 4;
-        let mut c = Cluster::new(Fabric::with_tpt(n, 8, 8), config);
-        let mut epoch = vec![1u32; n];
-        for i in 0..n {
-            c.boot(i, (seed as u32) << 8 | i as u32);
-        }
-        let mut issued: std::collections::HashMap<u64, (usize, u32)> = Default::default();
-        let mut next_wr = 0u64;
-        for round in 0..60 {
-            let node = rng.gen_range(0..n);
-            match rng.gen_range(0..10) {
-                0 if round < 45 => {
-                    c.fabric.power(node, true);
-                    epoch[node] += 1;
-                    let inc = rng.gen();
-                    c.boot(node, inc);
-                }
-                1..=3 => {
-                    let k = c.d(node).tpt().local_len() as u32;
-                    let phys = APP + 0x1000 * (k % 64);
-                    c.d(node)
-                        .register(0x100_0000 + phys as u64, phys, 512, Protection::ReadWrite)
-                        .unwrap();
-                }
-                4 => {
-                    let h = c.d(node).tpt().local_entries().nth(1).map(|e| e.handle);
-                    if let Some(h) = h {
-                        c.d(node).deregister(h).unwrap();
-                    }
-                }
-                _ => {
-                    let x = (node + rng.gen_range(1..n)) % n;
-                    let d = c.d(node);
-                    let local = d.tpt().local_entries().next().copied();
-                    let remote = d.tpt().remote_entries(x as NodeId).unwrap().next().copied();
-                    if let (Some(l), Some(r)) = (local, remote) {
-                        let wr = next_wr;
-                        next_wr += 1;
-                        let res = d.rdma_write(
-                            x as NodeId,
-                            RegionRef::new(l.handle, l.logical),
-                            RegionRef::new(r.handle, r.logical),
-                            64,
-                            None,
-                            wr,
-                        );
-                        match res {
-                            Ok(()) => {
-                                issued.insert(wr, (x, epoch[x]));
-                            }
-                            Err(VerbsError::NodeBarred { .. } | VerbsError::RingFull { .. }) => {}
-                            Err(e) => panic!("seed {seed}: {e}"),
-                        }
-                    }
-                }
-            }
-            if rng.gen_bool(0.7) {
-                c.fabric.step();
-            }
-            for i in 0..n {
-                let now = c.now;
-                let done = c.d(i).poll(now).unwrap();
-                tally(
-                    &done,
-                    &issued,
-                    &epoch,
-                    seed,
-                    &mut succeeded,
-                    &mut refused_by_target,
-                );
-            }
-            c.now += 10;
-        }
-        c.settle();
-        for i in 0..n {
-            let done = c.take(i);
-            tally(
-                &done,
-                &issued,
-                &epoch,
-                seed,
-                &mut succeeded,
-                &mut refused_by_target,
-            );
-        }
         for p in 0..n {
             assert!(c.d(p).is_joined(), "seed {seed}: node {p} joined");
             for x in 0..n {
@@ -655,7 +543,7 @@ fn drivers_with_hardware_tpts_converge_after_random_reboots() {
                 .collect();
             assert_eq!(nic, local, "seed {seed}: node {p}'s NIC table");
         }
-        assert!(!issued.is_empty());
+        assert!(!r.issued.is_empty());
     }
     assert!(succeeded > 50, "only {succeeded} writes succeeded");
     assert!(

@@ -773,3 +773,127 @@ impl Cluster {
         std::mem::take(&mut self.completions[node])
     }
 }
+
+/// Writes a random-reboot run issued: work-request id -> (target, the target's epoch then).
+pub type Issued = HashMap<u64, (usize, u32)>;
+
+/// What [`random_reboots`] saw.
+pub struct RandomReboots {
+    pub issued: Issued,
+    /// Each node's boot count.
+    pub epoch: Vec<u32>,
+    /// Writes that completed with success.
+    pub succeeded: u32,
+    /// Writes the target refused (statuses the caller's `refused` accepts).
+    pub refused: u32,
+}
+
+/// Four drivers on `fabric`, 60 random rounds: reboots (none in the last 15 rounds),
+/// registrations of 512 bytes at `app + 0x1000 k`, deregistrations and 64-byte writes; the
+/// fabric sometimes runs only partly, so posts stay in flight across reboots. Every
+/// completion is checked: a successful write was issued against its target's current
+/// boot. Ends settled, with every completion taken.
+pub fn random_reboots(
+    fabric: Fabric,
+    config: fn(NodeId, usize, u32) -> DriverConfig,
+    app: u32,
+    seed: u64,
+    refused: fn(&CompletionStatus) -> bool,
+) -> (Cluster, RandomReboots) {
+    use nic_driver::tpt::{Protection, RegionRef};
+    use nic_driver::VerbsError;
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let n = fabric.nics.borrow().len();
+    let mut c = Cluster::new(fabric, config);
+    let mut r = RandomReboots {
+        issued: HashMap::new(),
+        epoch: vec![1; n],
+        succeeded: 0,
+        refused: 0,
+    };
+    let tally = |r: &mut RandomReboots, done: &[Completion]| {
+        for comp in done {
+            if let Completion::Send { wr_id, status, .. } = comp {
+                if *status == CompletionStatus::Success {
+                    r.succeeded += 1;
+                    let (x, e) = r.issued[wr_id];
+                    assert_eq!(
+                        e, r.epoch[x],
+                        "seed {seed}: write {wr_id} issued against an earlier boot of node {x} succeeded"
+                    );
+                } else if refused(status) {
+                    r.refused += 1;
+                }
+            }
+        }
+    };
+    for i in 0..n {
+        c.boot(i, (seed as u32) << 8 | i as u32);
+    }
+    let mut next_wr = 0u64;
+    for round in 0..60 {
+        let node = rng.gen_range(0..n);
+        match rng.gen_range(0..10) {
+            0 if round < 45 => {
+                c.fabric.power(node, true);
+                r.epoch[node] += 1;
+                let inc = rng.gen();
+                c.boot(node, inc);
+            }
+            1..=3 => {
+                let k = c.d(node).tpt().local_len() as u32;
+                let phys = app + 0x1000 * (k % 64);
+                c.d(node)
+                    .register(0x100_0000 + phys as u64, phys, 512, Protection::ReadWrite)
+                    .unwrap();
+            }
+            4 => {
+                let h = c.d(node).tpt().local_entries().nth(1).map(|e| e.handle);
+                if let Some(h) = h {
+                    c.d(node).deregister(h).unwrap();
+                }
+            }
+            _ => {
+                let x = (node + rng.gen_range(1..n)) % n;
+                let d = c.d(node);
+                let local = d.tpt().local_entries().next().copied();
+                let remote = d.tpt().remote_entries(x as NodeId).unwrap().next().copied();
+                if let (Some(l), Some(t)) = (local, remote) {
+                    let wr = next_wr;
+                    next_wr += 1;
+                    let res = d.rdma_write(
+                        x as NodeId,
+                        RegionRef::new(l.handle, l.logical),
+                        RegionRef::new(t.handle, t.logical),
+                        64,
+                        None,
+                        wr,
+                    );
+                    match res {
+                        Ok(()) => {
+                            r.issued.insert(wr, (x, r.epoch[x]));
+                        }
+                        Err(VerbsError::NodeBarred { .. } | VerbsError::RingFull { .. }) => {}
+                        Err(e) => panic!("seed {seed}: {e}"),
+                    }
+                }
+            }
+        }
+        if rng.gen_bool(0.7) {
+            c.fabric.step();
+        }
+        for i in 0..n {
+            let now = c.now;
+            let done = c.d(i).poll(now).unwrap();
+            tally(&mut r, &done);
+        }
+        c.now += 10;
+    }
+    c.settle();
+    for i in 0..n {
+        let done = c.take(i);
+        tally(&mut r, &done);
+    }
+    (c, r)
+}
