@@ -20,9 +20,12 @@
 //!   hook drops, releases the port. Once a cell's first word is offered it is held until
 //!   the NIC takes every word (AXI-stream rules).
 //! - **Port down** ([`Fabric::set_port_up`]): the NIC behind the port is unplugged or
-//!   powered off. Its partial ingress cell is discarded; cells to it are absorbed at one
-//!   word per cycle and the first cell of every request is answered by the fabric with the
-//!   PORT_DOWN NACK of [`crate::cell_link::port_down_nack`], queued back to the requester.
+//!   powered off. Its partial ingress cell is discarded; cells to it are discarded as soon
+//!   as they are due, every one in the same cycle (a switch drops what it cannot forward
+//!   rather than clocking it out of a dead link a word at a time, which would hold the
+//!   requesters' traffic for the length of the backlog), and the first cell of every
+//!   request is answered by the fabric with the PORT_DOWN NACK of
+//!   [`crate::cell_link::port_down_nack`], queued back to the requester.
 //! - **Faults** ([`FaultHook`]): every routed cell is shown to the hook, which may deliver,
 //!   drop, corrupt or delay it (the reliability issue's injection points).
 //! - A cell whose header names no port is dropped and counted in
@@ -144,6 +147,9 @@ pub struct PortOutputs {
 pub struct Delivery {
     /// The cycle its last word was taken.
     pub cycle: u64,
+    /// The cycle the fabric could first deliver it (taken from the source plus the latency
+    /// and any delay): `cycle - ready` is how long it queued at the egress.
+    pub ready: u64,
     pub src: usize,
     pub dst: usize,
     pub words: Arc<[u64]>,
@@ -402,13 +408,11 @@ impl Fabric {
             "Fabric::observe: one entry per port"
         );
         for (dst, output) in outputs.iter().enumerate() {
-            // A down port drives nothing and absorbs a word per cycle.
-            let moved = if self.up[dst] {
-                self.drive[dst].s_cell_valid && output.is_some_and(|o| o.s_cell_ready)
-            } else {
-                self.egress[dst].current.is_some()
-            };
-            if moved {
+            if !self.up[dst] {
+                self.discard_due(dst);
+                continue;
+            }
+            if self.drive[dst].s_cell_valid && output.is_some_and(|o| o.s_cell_ready) {
                 self.advance_egress(dst);
             }
         }
@@ -432,6 +436,23 @@ impl Fabric {
             }
         }
         self.cycle += 1;
+    }
+
+    /// A down port drives nothing: every cell that reaches it is discarded as soon as it
+    /// is due, all in the same cycle (a switch drops what it cannot forward; it does not
+    /// clock it out of a dead link one word at a time), each request answered PORT_DOWN.
+    fn discard_due(&mut self, dst: usize) {
+        loop {
+            if self.egress[dst].current.is_none() && self.egress[dst].busy_sources > 0 {
+                self.pick(dst);
+            }
+            if self.egress[dst].current.is_none() {
+                return;
+            }
+            while self.egress[dst].current.is_some() {
+                self.advance_egress(dst);
+            }
+        }
     }
 
     fn advance_egress(&mut self, dst: usize) {
@@ -460,6 +481,7 @@ impl Fabric {
             if self.record {
                 self.deliveries.push(Delivery {
                     cycle: self.cycle,
+                    ready: cell.due,
                     src,
                     dst,
                     words: cell.words,
@@ -683,6 +705,40 @@ mod tests {
         );
         assert_eq!(f.stats().port_down_nacks, 1);
         assert_eq!(f.stats().absorbed, 2);
+    }
+
+    /// A backlog queued towards a port is discarded in one cycle when the port goes down
+    /// (not clocked out a word at a time), every request answered PORT_DOWN.
+    #[test]
+    fn a_down_port_discards_its_backlog_at_once() {
+        let mut f = Fabric::new(FabricConfig::new(3));
+        let q = |src: u16| {
+            (0..5)
+                .map(|i| cell(opcode::RDMA_WRITE, src, 2, i, 64))
+                .collect::<VecDeque<_>>()
+        };
+        // Port 2 takes nothing: both sources' cells wait for it.
+        run(
+            &mut f,
+            vec![q(0), q(1), VecDeque::new()],
+            |p, _| p != 2,
+            100,
+        );
+        assert_eq!(f.stats().cells_in, 10);
+        assert_eq!(f.stats().absorbed, 0);
+        f.set_port_up(2, false);
+        let idle = vec![Some(PortOutputs::default()); 3];
+        f.drive();
+        f.observe(&idle);
+        assert_eq!(f.stats().absorbed, 10, "the whole backlog in one cycle");
+        assert_eq!(f.stats().port_down_nacks, 10);
+        let got = run(&mut f, vec![VecDeque::new(); 3], |_, _| true, 200);
+        assert_eq!(
+            (got[0].len(), got[1].len()),
+            (5, 5),
+            "each request answered"
+        );
+        assert_eq!(f.words_in_flight(), 0);
     }
 
     #[test]

@@ -377,8 +377,12 @@ pub struct Driver<A: NicAccess> {
     pub(crate) hw_tpt: Option<HwTpt>,
     next_exception_poll: Tick,
     pub(crate) booted: bool,
-    /// Control messages wait in the backlogs until [`Driver::run`] ends (bundling).
+    /// Control messages wait in the backlogs until [`Driver::run`] ends (bundling); from
+    /// [`Driver::boot`] until the first [`Driver::poll`] as well (see there).
     defer_control: bool,
+    /// Boot has queued the BOOTINGs; the first poll sends them and programs the queue
+    /// pairs the protocol did not touch.
+    boot_pending: bool,
     pub(crate) joined: bool,
     rdma_enabled: bool,
     pub(crate) barred: BitVec,
@@ -473,6 +477,7 @@ impl<A: NicAccess> Driver<A> {
             next_exception_poll: 0,
             booted: false,
             defer_control: false,
+            boot_pending: false,
             joined: false,
             rdma_enabled: false,
             barred: bitvec![1; max],
@@ -493,9 +498,12 @@ impl<A: NicAccess> Driver<A> {
 
     /// Programs the NIC (node id, completion ring, one queue pair per peer, reset with a
     /// start PSN drawn from the incarnation), posts the receive buffers and starts the
-    /// membership protocol (000 Fig. 7: SEND/RECEIVE on, RDMA off, BOOTING to every node).
-    /// A queue pair is programmed right before its first doorbell, so the NIC starts
-    /// sending while later queue pairs are programmed; all are programmed on return.
+    /// membership protocol (000 Fig. 7: SEND/RECEIVE on, RDMA off, BOOTING to every node,
+    /// each with this node's TPT part behind it in the same SEND). The BOOTINGs leave at
+    /// the first [`Driver::poll`], so regions the application registers between `boot` and
+    /// that poll ride in the same SEND. A queue pair is programmed right before its first
+    /// doorbell, so the NIC starts sending while later queue pairs are programmed; all are
+    /// programmed by the end of the first poll.
     pub fn boot(&mut self, now: Tick) -> Result<(), DriverError> {
         if self.booted {
             return Err(DriverError::AlreadyBooted);
@@ -522,14 +530,15 @@ impl<A: NicAccess> Driver<A> {
             node_count: c.node_count,
             incarnation: c.incarnation,
         });
-        // Each queue pair is programmed just before its first doorbell (the BOOTING to its
-        // node), so the NIC sends the first BOOTINGs while the driver still programs the
-        // later queue pairs; what the protocol did not touch is programmed afterwards.
-        let result = self.run(now);
-        for q in 0..c.node_count {
-            self.program_queue_pair(q);
-        }
-        result
+        // The BOOTINGs (and the TPT pushes behind them) stay queued until the first
+        // `poll`: what the application registers right after boot goes to each node in
+        // the same SEND as its BOOTING, instead of as one more message per node and
+        // registration. Each queue pair is programmed just before its first doorbell, so
+        // the NIC sends the first BOOTINGs while the driver still programs the later
+        // queue pairs; what the protocol did not touch is programmed after that.
+        self.defer_control = true;
+        self.boot_pending = true;
+        self.run_events(now)
     }
 
     /// Programs queue pair `q` once per boot: reset with the start PSN of this
@@ -1217,12 +1226,33 @@ impl<A: NicAccess> Driver<A> {
         }
     }
 
-    /// Runs queued protocol events and carries out their actions.
     /// Runs the protocol on the queued events. Control messages its actions send are
-    /// queued and posted at the end, so what goes to one node leaves bundled (RDMA_READY
-    /// with the TPT push behind it, a BOOTING answer with the fence it waited for).
+    /// queued and posted at the end, so what goes to one node leaves bundled (BOOTING with
+    /// the TPT push behind it, a BOOTING answer with the fence it waited for).
     pub(crate) fn run(&mut self, now: Tick) -> Result<(), DriverError> {
         self.defer_control = true;
+        let result = self.run_events(now);
+        self.defer_control = false;
+        for node in 0..self.qps.len() {
+            if self.qps[node]
+                .as_ref()
+                .is_some_and(|qp| !qp.backlog.is_empty())
+            {
+                self.flush_backlog(node as NodeId);
+            }
+        }
+        if self.boot_pending {
+            self.boot_pending = false;
+            for q in 0..self.config.node_count {
+                self.program_queue_pair(q);
+            }
+        }
+        result
+    }
+
+    /// Hands the queued events to the protocol and carries out its actions (control
+    /// messages only queue while `defer_control` is set).
+    fn run_events(&mut self, now: Tick) -> Result<(), DriverError> {
         let mut result = Ok(());
         'events: while let Some(event) = self.events.pop_front() {
             let actions = match self.membership.handle(now, event) {
@@ -1237,15 +1267,6 @@ impl<A: NicAccess> Driver<A> {
                     result = Err(e);
                     break 'events;
                 }
-            }
-        }
-        self.defer_control = false;
-        for node in 0..self.qps.len() {
-            if self.qps[node]
-                .as_ref()
-                .is_some_and(|qp| !qp.backlog.is_empty())
-            {
-                self.flush_backlog(node as NodeId);
             }
         }
         result

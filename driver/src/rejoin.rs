@@ -47,12 +47,18 @@
 //!   (the part is cleared at both): everything X sent before that was meant for an earlier
 //!   boot, and X's updates stop between its ACK and its push, so an earlier copy could hold
 //!   regions X has since deregistered. They are refused again when X is found down.
-//! - *TPT push.* A booting node pushes its local part to a node (and sends it updates from
-//!   then on) when it admits the node: for a node that answered ACK having joined, right
-//!   when the last answer arrives, queued *before* that node's RDMA_READY, so the driver
-//!   sends both in one bundle (one SEND; see [`crate::control`]): the node holds this boot's
-//!   entries when RDMA_READY unbars the booting node, at the cost of no extra message. A
-//!   joined node pushes to a node once that node is admitted.
+//! - *TPT push.* A booting node pushes its local part to every node right behind each
+//!   BOOTING it sends (the first and every resend: the node clears the booting node's part
+//!   at each BOOTING, then accepts updates from it), and sends it updates from then on; the
+//!   driver sends BOOTING and the push in one bundle (one SEND; see [`crate::control`]).
+//!   Holding the entries early is safe: the node cannot use them before RDMA_READY unbars
+//!   the booting node, and the fabric keeps the pair's order, so nothing of an earlier boot
+//!   can overtake them. It moves the push out of the rejoin's critical path: the last
+//!   answers come in while the NIC is idle on the way out, after them only RDMA_READY goes
+//!   (short enough to go inline), and no node needs a second message. A node whose updates
+//!   were stopped (it NACKed, or its own BOOTING crossed ours) gets the push again when it
+//!   is admitted, queued *before* its RDMA_READY so both go in one bundle. A joined node
+//!   pushes to a node once that node is admitted.
 //! - *RDMA_READY while fencing* is remembered and applied right after the ACK is sent.
 //! - *A node that never comes back* answers with the fabric's PORT_DOWN NACK: it counts as
 //!   answered, is not sent RDMA_READY and stays barred until it boots. A node that answers
@@ -481,6 +487,10 @@ impl RejoinMachine {
                         to: x,
                         message: ControlMessage::Booting { incarnation },
                     });
+                    // The push rides with BOOTING (one bundle): see "TPT push" above.
+                    self.updates.set(x as usize, true);
+                    out.push(Action::ResumeTptUpdates { node: x });
+                    out.push(Action::PushLocalTpt { node: x });
                 }
                 self.set_timer(now, &mut out);
                 self.check_complete(now, &mut out);
@@ -684,6 +694,10 @@ impl RejoinMachine {
                         to: x as NodeId,
                         message: booting.clone(),
                     });
+                    // The node clears this node's part at every BOOTING: push it again.
+                    if self.updates[x] {
+                        out.push(Action::PushLocalTpt { node: x as NodeId });
+                    }
                 }
                 self.set_timer(now, out);
             }
@@ -723,8 +737,10 @@ impl RejoinMachine {
             send_recv: true,
             rdma: true,
         });
-        // The TPT push to a node that is ready goes first, so the driver sends it and the
-        // RDMA_READY in one bundle: the node holds this boot's entries when it unbars us.
+        // Admitting a node that is ready unbars it; it has this boot's entries already
+        // (they came with BOOTING), unless it lost them since (a NACK stopped the updates
+        // to it): then the push goes first, so the driver sends it and the RDMA_READY in
+        // one bundle.
         let others: Vec<usize> = self.others().map(|x| x as usize).collect();
         for &x in &others {
             if self.is_ready(x) {
@@ -846,6 +862,20 @@ mod tests {
             ]
         );
         assert_eq!(a.last(), Some(&Action::SetTimer { at: 100 }));
+        // Each BOOTING is followed by the push (the driver bundles them into one SEND).
+        for x in [1u16, 2] {
+            let booting = a
+                .iter()
+                .position(|y| matches!(y, Action::Send { to, .. } if *to == x));
+            let push = a
+                .iter()
+                .position(|y| *y == Action::PushLocalTpt { node: x });
+            assert!(
+                booting.unwrap() < push.unwrap(),
+                "push to {x} right behind BOOTING: {a:?}"
+            );
+            assert!(m.updates_enabled(x) && m.is_barred(x));
+        }
         // An ACK for another incarnation is not an answer.
         assert!(rx(
             &mut m,
@@ -865,7 +895,7 @@ mod tests {
             },
         );
         // Node 1 fenced. The answer restarts the timer: resends wait for `resend_timeout`
-        // of silence. The push waits for the last answer (it goes with RDMA_READY).
+        // of silence.
         assert_eq!(
             a,
             vec![
@@ -873,8 +903,9 @@ mod tests {
                 Action::SetTimer { at: 101 }
             ]
         );
-        assert!(!m.updates_enabled(1) && m.is_barred(1));
-        // Timeout: BOOTING again to node 2 only.
+        assert!(m.updates_enabled(1) && m.is_barred(1));
+        // Timeout: BOOTING again to node 2 only, and the push behind it again (node 2
+        // clears this node's part at every BOOTING).
         assert!(
             m.handle(100, Event::Timeout).unwrap().is_empty(),
             "early timeout ignored"
@@ -884,6 +915,7 @@ mod tests {
             sends(&a),
             vec![(2, ControlMessage::Booting { incarnation: 77 })]
         );
+        assert_eq!(a[1], Action::PushLocalTpt { node: 2 });
         // Node 2 is down: the fabric NACKs. Counted, barred, not sent RDMA_READY.
         let a = m
             .handle(
@@ -904,18 +936,13 @@ mod tests {
             vec![(1, ControlMessage::RdmaReady { incarnation: 77 })]
         );
         assert!(a.contains(&Action::Unbar { node: 1 }));
-        // The push comes before RDMA_READY: the driver bundles them into one SEND.
-        let push = a
-            .iter()
-            .position(|x| *x == Action::PushLocalTpt { node: 1 });
-        let ready = a
-            .iter()
-            .position(|x| matches!(x, Action::Send { to: 1, .. }));
+        // Node 1 has had the entries since BOOTING: RDMA_READY goes alone. Node 2 NACKed:
+        // no more updates to it.
         assert!(
-            push.unwrap() < ready.unwrap(),
-            "push before RDMA_READY: {a:?}"
+            !a.iter().any(|x| matches!(x, Action::PushLocalTpt { .. })),
+            "no second push: {a:?}"
         );
-        assert!(m.updates_enabled(1));
+        assert!(m.updates_enabled(1) && !m.updates_enabled(2));
         assert_eq!(
             a.iter().filter(|x| **x == Action::RejoinComplete).count(),
             1

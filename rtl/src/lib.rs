@@ -27,6 +27,8 @@ pub mod cell_datapath;
 pub use cell_datapath::CellDatapath;
 pub mod nic_config;
 pub use nic_config::NicConfig;
+pub mod ack_event_queue;
+pub use ack_event_queue::AckEventQueue;
 pub mod tx_arbiter;
 pub use tx_arbiter::TxArbiter;
 pub mod response_generator;

@@ -4,7 +4,9 @@
 //! [`ReceiveQueueEngine`] (responder, with [`crate::NackGenerator`]), [`ResponseGenerator`]
 //! (owed ACK / NACK / responses), [`TxArbiter`] → [`CellSegmenter`] (cells out),
 //! [`CellReassembler`] (cells in), [`CompletionQueue`], two [`DmaReadArbiter`]s (tx and
-//! rx read ports), [`DmaWriteArbiter`], and the optional [`Tpt`] (instantiated only when
+//! rx read ports), [`DmaWriteArbiter`], an [`AckEventQueue`] (acknowledgement events from
+//! the receive engine to the send engine, so the ingress does not wait while the send
+//! engine completes WQEs), and the optional [`Tpt`] (instantiated only when
 //! `tpt_entries` is set: without it the TPT side ports of [`NicCsr`] and
 //! [`ReceiveQueueEngine`] are tied off, since neither uses them, and the Verilog has no
 //! TPT module at all; the ports of `NicTop` are the same for every configuration).
@@ -24,6 +26,7 @@
 //! at one payload word per clock through the segmenter, the link and the responder's
 //! write port. Limits: `NicConfig::validate`.
 
+use crate::ack_event_queue::AckEventQueue;
 use crate::cell_reassembler::CellReassembler;
 use crate::cell_segmenter::CellSegmenter;
 use crate::completion_queue::CompletionQueue;
@@ -81,6 +84,7 @@ pub struct NicTop {
     csr: NicCsr,
     sq: SendQueueEngine,
     rq: ReceiveQueueEngine,
+    ack_queue: AckEventQueue,
     resp: ResponseGenerator,
     tx_arbiter: TxArbiter,
     segmenter: CellSegmenter,
@@ -143,6 +147,7 @@ impl NicTop {
             csr: NicCsr::new(qps, config.cell_payload, config.tpt_entries),
             sq: SendQueueEngine::new(qps),
             rq: ReceiveQueueEngine::new(qps, config.tpt_entries.is_some()),
+            ack_queue: AckEventQueue::new(),
             resp: ResponseGenerator::new(qps),
             tx_arbiter: TxArbiter::new(),
             segmenter: CellSegmenter::new(config.cell_payload),
@@ -163,6 +168,7 @@ impl Logic for NicTop {
         self.csr.clock.next = self.clock.val();
         self.sq.clock.next = self.clock.val();
         self.rq.clock.next = self.clock.val();
+        self.ack_queue.clock.next = self.clock.val();
         self.resp.clock.next = self.clock.val();
         self.tx_arbiter.clock.next = self.clock.val();
         self.segmenter.clock.next = self.clock.val();
@@ -174,6 +180,7 @@ impl Logic for NicTop {
         self.csr.reset.next = self.reset.val();
         self.sq.reset.next = self.reset.val();
         self.rq.reset.next = self.reset.val();
+        self.ack_queue.reset.next = self.reset.val();
         self.resp.reset.next = self.reset.val();
         self.tx_arbiter.reset.next = self.reset.val();
         self.segmenter.reset.next = self.reset.val();
@@ -348,13 +355,20 @@ impl Logic for NicTop {
         self.rq.s_expect_addr.next = self.sq.m_expect_addr.val();
         self.rq.s_expect_length.next = self.sq.m_expect_length.val();
         self.rq.s_expect_atomic.next = self.sq.m_expect_atomic.val();
-        self.sq.s_ack_valid.next = self.rq.m_ack_valid.val();
-        self.rq.m_ack_ready.next = self.sq.s_ack_ready.val();
-        self.sq.s_ack_qp.next = self.rq.m_ack_qp.val();
-        self.sq.s_ack_psn.next = self.rq.m_ack_psn.val();
-        self.sq.s_ack_syndrome.next = self.rq.m_ack_syndrome.val();
-        self.sq.s_ack_response.next = self.rq.m_ack_response.val();
-        self.sq.s_ack_resync.next = self.rq.m_ack_resync.val();
+        self.ack_queue.s_ack_valid.next = self.rq.m_ack_valid.val();
+        self.rq.m_ack_ready.next = self.ack_queue.s_ack_ready.val();
+        self.ack_queue.s_ack_qp.next = self.rq.m_ack_qp.val();
+        self.ack_queue.s_ack_psn.next = self.rq.m_ack_psn.val();
+        self.ack_queue.s_ack_syndrome.next = self.rq.m_ack_syndrome.val();
+        self.ack_queue.s_ack_response.next = self.rq.m_ack_response.val();
+        self.ack_queue.s_ack_resync.next = self.rq.m_ack_resync.val();
+        self.sq.s_ack_valid.next = self.ack_queue.m_ack_valid.val();
+        self.ack_queue.m_ack_ready.next = self.sq.s_ack_ready.val();
+        self.sq.s_ack_qp.next = self.ack_queue.m_ack_qp.val();
+        self.sq.s_ack_psn.next = self.ack_queue.m_ack_psn.val();
+        self.sq.s_ack_syndrome.next = self.ack_queue.m_ack_syndrome.val();
+        self.sq.s_ack_response.next = self.ack_queue.m_ack_response.val();
+        self.sq.s_ack_resync.next = self.ack_queue.m_ack_resync.val();
         self.resp.s_owe_valid.next = self.rq.m_owe_valid.val();
         self.rq.m_owe_ready.next = self.resp.s_owe_ready.val();
         self.resp.s_owe_qp.next = self.rq.m_owe_qp.val();

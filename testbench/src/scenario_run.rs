@@ -283,8 +283,9 @@ fn trace_delivery(d: &nic_cosim::fabric::Delivery, epochs: &[u32]) {
         .ok()
         .and_then(|c| c.immediate);
     eprintln!(
-        "{} {}->{} {} psn {:#x} flags {:#x} imm {imm:x?} epochs {epochs:?}",
+        "{} (ready {}) {}->{} {} psn {:#x} flags {:#x} imm {imm:x?} epochs {epochs:?}",
         d.cycle,
+        d.ready,
         d.src,
         d.dst,
         opcode::name(h.opcode),

@@ -477,6 +477,7 @@ mod tests {
         let words = encode_message(&m, 256).unwrap().remove(0);
         Delivery {
             cycle: 1,
+            ready: 1,
             src,
             dst,
             words: Arc::from(words),

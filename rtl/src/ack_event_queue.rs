@@ -1,0 +1,281 @@
+//! `AckEventQueue`: a four-entry queue of acknowledgement events between the
+//! `ReceiveQueueEngine` (which decodes ACKs, NACKs and responses of this NIC's own
+//! requests) and the `SendQueueEngine` (whose acknowledgement machine completes the WQEs
+//! they answer).
+//!
+//! Why it exists: the send engine takes one event at a time and spends about 8 + L clocks
+//! per completed WQE on it (L = host-memory read latency: it re-reads the WQE's words
+//! 0-1). Without a queue the receive engine holds the event, and so the whole ingress
+//! (every cell behind it, whatever queue pair it is for) for that long; with it the
+//! receive engine hands the event over and goes on with the next cell while the send
+//! engine works through the queue. Follows the acknowledgement-event bundle of
+//! `docs/nic-blocks.md`; order is kept (events leave in the order they came), which the
+//! send engine's rules rely on (a response before the ACK that covers it).
+//!
+//! Ports (valid/ready; a beat moves on a rising edge where both are high):
+//! - `clock`, `reset` (synchronous, active high: empties the queue).
+//! - `s_ack_valid` / `s_ack_ready`, `s_ack_qp` (6), `s_ack_psn` (24), `s_ack_syndrome` (8),
+//!   `s_ack_response`, `s_ack_resync`: from the receive engine.
+//! - `m_ack_valid` / `m_ack_ready` and the same fields: to the send engine.
+//!
+//! Latency: one clock (an event taken at a rising edge is offered from that edge on).
+//! Throughput: one event per clock in and out at the same time. `s_ack_ready` is high while
+//! fewer than [`ACK_EVENT_QUEUE_DEPTH`] events wait; it depends on registers only (no path
+//! from `m_ack_ready`), and nothing on `m_*` depends combinationally on `s_*`.
+//! Limits: fixed depth (four 40-bit registers: no block RAM, which the iCE40 build has
+//! none of to spare).
+
+use crate::sim::ClockedBlock;
+use rust_hdl::prelude::*;
+
+/// Events the queue holds.
+pub const ACK_EVENT_QUEUE_DEPTH: usize = 4;
+
+#[derive(LogicBlock, Default)]
+pub struct AckEventQueue {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub s_ack_valid: Signal<In, Bit>,
+    pub s_ack_ready: Signal<Out, Bit>,
+    pub s_ack_qp: Signal<In, Bits<6>>,
+    pub s_ack_psn: Signal<In, Bits<24>>,
+    pub s_ack_syndrome: Signal<In, Bits<8>>,
+    pub s_ack_response: Signal<In, Bit>,
+    pub s_ack_resync: Signal<In, Bit>,
+    pub m_ack_valid: Signal<Out, Bit>,
+    pub m_ack_ready: Signal<In, Bit>,
+    pub m_ack_qp: Signal<Out, Bits<6>>,
+    pub m_ack_psn: Signal<Out, Bits<24>>,
+    pub m_ack_syndrome: Signal<Out, Bits<8>>,
+    pub m_ack_response: Signal<Out, Bit>,
+    pub m_ack_resync: Signal<Out, Bit>,
+    /// Entry 0 is the head; entries `0..count` are valid. Packing: qp 5:0, psn 29:6,
+    /// syndrome 37:30, response 38, resync 39.
+    entry0: DFF<Bits<40>>,
+    entry1: DFF<Bits<40>>,
+    entry2: DFF<Bits<40>>,
+    entry3: DFF<Bits<40>>,
+    count: DFF<Bits<3>>,
+    incoming: Signal<Local, Bits<40>>,
+    push: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
+    /// Where a pushed event goes: `count`, one lower when the head leaves on the same clock.
+    write_slot: Signal<Local, Bits<3>>,
+}
+
+impl AckEventQueue {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl ClockedBlock for AckEventQueue {
+    fn clock_signal(&mut self) -> &mut Signal<In, Clock> {
+        &mut self.clock
+    }
+}
+
+impl Logic for AckEventQueue {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, entry0, entry1, entry2, entry3, count);
+        self.incoming.next = bit_cast::<40, 6>(self.s_ack_qp.val())
+            | (bit_cast::<40, 24>(self.s_ack_psn.val()) << 6)
+            | (bit_cast::<40, 8>(self.s_ack_syndrome.val()) << 30)
+            | (bit_cast::<40, 1>(self.s_ack_response.val().into()) << 38)
+            | (bit_cast::<40, 1>(self.s_ack_resync.val().into()) << 39);
+        self.s_ack_ready.next = self.count.q.val() != 4;
+        self.m_ack_valid.next = self.count.q.val() != 0;
+        self.m_ack_qp.next = self.entry0.q.val().get_bits::<6>(0);
+        self.m_ack_psn.next = self.entry0.q.val().get_bits::<24>(6);
+        self.m_ack_syndrome.next = self.entry0.q.val().get_bits::<8>(30);
+        self.m_ack_response.next = self.entry0.q.val().get_bit(38);
+        self.m_ack_resync.next = self.entry0.q.val().get_bit(39);
+        self.push.next = self.s_ack_valid.val() & (self.count.q.val() != 4);
+        self.pop.next = self.m_ack_ready.val() & (self.count.q.val() != 0);
+        self.write_slot.next = self.count.q.val();
+        if self.pop.val() {
+            self.write_slot.next = self.count.q.val() - 1;
+            self.entry0.d.next = self.entry1.q.val();
+            self.entry1.d.next = self.entry2.q.val();
+            self.entry2.d.next = self.entry3.q.val();
+        }
+        if self.push.val() {
+            if self.write_slot.val() == 0 {
+                self.entry0.d.next = self.incoming.val();
+            }
+            if self.write_slot.val() == 1 {
+                self.entry1.d.next = self.incoming.val();
+            }
+            if self.write_slot.val() == 2 {
+                self.entry2.d.next = self.incoming.val();
+            }
+            if self.write_slot.val() == 3 {
+                self.entry3.d.next = self.incoming.val();
+            }
+        }
+        if self.push.val() & !self.pop.val() {
+            self.count.d.next = self.count.q.val() + 1;
+        }
+        if self.pop.val() & !self.push.val() {
+            self.count.d.next = self.count.q.val() - 1;
+        }
+        if self.reset.val() {
+            self.count.d.next = 0.into();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::tick;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use std::collections::VecDeque;
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct Event {
+        qp: u64,
+        psn: u64,
+        syndrome: u64,
+        response: bool,
+        resync: bool,
+    }
+
+    fn random_event(rng: &mut ChaCha8Rng) -> Event {
+        Event {
+            qp: rng.gen_range(0..64),
+            psn: rng.gen_range(0..1 << 24),
+            syndrome: rng.gen_range(0..256),
+            response: rng.gen(),
+            resync: rng.gen(),
+        }
+    }
+
+    fn drive(uut: &mut AckEventQueue, e: Option<Event>) {
+        let e = e.unwrap_or(Event {
+            qp: 0,
+            psn: 0,
+            syndrome: 0,
+            response: false,
+            resync: false,
+        });
+        uut.s_ack_qp.next = e.qp.to_bits();
+        uut.s_ack_psn.next = e.psn.to_bits();
+        uut.s_ack_syndrome.next = e.syndrome.to_bits();
+        uut.s_ack_response.next = e.response;
+        uut.s_ack_resync.next = e.resync;
+    }
+
+    fn head(uut: &AckEventQueue) -> Event {
+        Event {
+            qp: uut.m_ack_qp.val().index() as u64,
+            psn: uut.m_ack_psn.val().index() as u64,
+            syndrome: uut.m_ack_syndrome.val().index() as u64,
+            response: uut.m_ack_response.val(),
+            resync: uut.m_ack_resync.val(),
+        }
+    }
+
+    /// Random producer and consumer, each with idle gaps, checked every clock against a
+    /// plain-Rust queue of the same depth: the ready and valid flags, the head's fields,
+    /// and that every event comes out once, in order. Returns the clocks it ran.
+    fn run_against_model(seed: u64, p_offer: f64, p_take: f64, events: usize) -> u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut uut = AckEventQueue::new();
+        uut.connect_all();
+        uut.reset.next = true;
+        tick(&mut uut);
+        uut.reset.next = false;
+        let mut model: VecDeque<Event> = VecDeque::new();
+        let sent: Vec<Event> = (0..events).map(|_| random_event(&mut rng)).collect();
+        let mut next_in = 0;
+        let mut received = vec![];
+        let mut cycles = 0u64;
+        let mut offer: Option<Event> = None;
+        while received.len() < events {
+            cycles += 1;
+            assert!(cycles < 100 * events as u64 + 1000, "queue stopped moving");
+            // A source holds its offer until it is taken.
+            if offer.is_none() && next_in < events && rng.gen_bool(p_offer) {
+                offer = Some(sent[next_in]);
+            }
+            let take = rng.gen_bool(p_take);
+            uut.s_ack_valid.next = offer.is_some();
+            drive(&mut uut, offer);
+            uut.m_ack_ready.next = take;
+            crate::sim::settle(&mut uut);
+            assert_eq!(uut.s_ack_ready.val(), model.len() < ACK_EVENT_QUEUE_DEPTH);
+            assert_eq!(uut.m_ack_valid.val(), !model.is_empty());
+            if let Some(&h) = model.front() {
+                assert_eq!(head(&uut), h, "head at clock {cycles}");
+            }
+            let popped = take && !model.is_empty();
+            let pushed = offer.is_some() && model.len() < ACK_EVENT_QUEUE_DEPTH;
+            if popped {
+                received.push(model.pop_front().expect("not empty"));
+            }
+            if pushed {
+                model.push_back(offer.take().expect("offered"));
+                next_in += 1;
+            }
+            tick(&mut uut);
+        }
+        assert_eq!(received, sent);
+        cycles
+    }
+
+    #[test]
+    fn synthesises() {
+        let mut uut = AckEventQueue::new();
+        uut.connect_all();
+        yosys_validate("nic_rtl_ack_event_queue", &generate_verilog(&uut))
+            .expect("yosys accepts AckEventQueue");
+    }
+
+    /// Seeded random stimulus with idle gaps and back-pressure on both sides, from an
+    /// always-full queue (slow consumer) to an always-empty one (slow producer).
+    #[test]
+    fn matches_model_with_gaps_and_backpressure() {
+        let mut total = 0;
+        for (i, (p_offer, p_take)) in [(1.0, 1.0), (1.0, 0.2), (0.2, 1.0), (0.6, 0.5), (0.9, 0.7)]
+            .into_iter()
+            .enumerate()
+        {
+            total += run_against_model(0xac_0001 + i as u64, p_offer, p_take, 600);
+        }
+        assert!(total > 5_000, "only {total} clocks");
+    }
+
+    /// Full throughput: with both sides always ready an event passes every clock, and a
+    /// full queue still takes one on a clock its head leaves.
+    #[test]
+    fn one_event_per_clock() {
+        let cycles = run_against_model(0xac_0002, 1.0, 1.0, 500);
+        assert!(cycles <= 502, "{cycles} clocks for 500 events");
+    }
+
+    /// Reset empties it: nothing is offered afterwards, and it takes four events again.
+    #[test]
+    fn reset_empties_the_queue() {
+        let mut rng = ChaCha8Rng::seed_from_u64(0xac_0003);
+        let mut uut = AckEventQueue::new();
+        uut.connect_all();
+        uut.m_ack_ready.next = false;
+        uut.s_ack_valid.next = true;
+        for _ in 0..ACK_EVENT_QUEUE_DEPTH {
+            drive(&mut uut, Some(random_event(&mut rng)));
+            tick(&mut uut);
+        }
+        crate::sim::settle(&mut uut);
+        assert!(!uut.s_ack_ready.val(), "full after {ACK_EVENT_QUEUE_DEPTH}");
+        uut.s_ack_valid.next = false;
+        uut.reset.next = true;
+        tick(&mut uut);
+        uut.reset.next = false;
+        crate::sim::settle(&mut uut);
+        assert!(!uut.m_ack_valid.val());
+        assert!(uut.s_ack_ready.val());
+    }
+}
