@@ -220,6 +220,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             format!("nic_rtl::ResponseGenerator::new({qps})"),
         ),
         export_block(
+            "ack_event_queue",
+            crate::AckEventQueue::new(),
+            "nic_rtl::AckEventQueue",
+            "nic_rtl::AckEventQueue::new()".into(),
+        ),
+        export_block(
             "tx_arbiter",
             crate::TxArbiter::new(),
             "nic_rtl::TxArbiter",
