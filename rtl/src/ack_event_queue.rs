@@ -22,8 +22,9 @@
 //! Throughput: one event per clock in and out at the same time. `s_ack_ready` is high while
 //! fewer than [`ACK_EVENT_QUEUE_DEPTH`] events wait; it depends on registers only (no path
 //! from `m_ack_ready`), and nothing on `m_*` depends combinationally on `s_*`.
-//! Limits: fixed depth (four 40-bit registers: no block RAM, which the iCE40 build has
-//! none of to spare).
+//! Limits: fixed depth (a ring of four 40-bit registers: no block RAM, which the iCE40
+//! build has none of to spare): 102 iCE40 LUTs, 167 flip-flops, 131 MHz alone (a shift
+//! register took 260 LUTs: every entry had a multiplexer in front of it).
 
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
@@ -49,18 +50,21 @@ pub struct AckEventQueue {
     pub m_ack_syndrome: Signal<Out, Bits<8>>,
     pub m_ack_response: Signal<Out, Bit>,
     pub m_ack_resync: Signal<Out, Bit>,
-    /// Entry 0 is the head; entries `0..count` are valid. Packing: qp 5:0, psn 29:6,
+    /// A ring: `count` events from entry `head` on (mod 4). Nothing moves between entries
+    /// (an entry is loaded only when an event is pushed into it), so each bit costs a
+    /// flip-flop with enable and the head a 4-way multiplexer. Packing: qp 5:0, psn 29:6,
     /// syndrome 37:30, response 38, resync 39.
     entry0: DFF<Bits<40>>,
     entry1: DFF<Bits<40>>,
     entry2: DFF<Bits<40>>,
     entry3: DFF<Bits<40>>,
+    head: DFF<Bits<2>>,
+    tail: DFF<Bits<2>>,
     count: DFF<Bits<3>>,
     incoming: Signal<Local, Bits<40>>,
+    head_entry: Signal<Local, Bits<40>>,
     push: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
-    /// Where a pushed event goes: `count`, one lower when the head leaves on the same clock.
-    write_slot: Signal<Local, Bits<3>>,
 }
 
 impl AckEventQueue {
@@ -78,7 +82,7 @@ impl ClockedBlock for AckEventQueue {
 impl Logic for AckEventQueue {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, entry0, entry1, entry2, entry3, count);
+        dff_setup!(self, clock, entry0, entry1, entry2, entry3, head, tail, count);
         self.incoming.next = bit_cast::<40, 6>(self.s_ack_qp.val())
             | (bit_cast::<40, 24>(self.s_ack_psn.val()) << 6)
             | (bit_cast::<40, 8>(self.s_ack_syndrome.val()) << 30)
@@ -86,31 +90,38 @@ impl Logic for AckEventQueue {
             | (bit_cast::<40, 1>(self.s_ack_resync.val().into()) << 39);
         self.s_ack_ready.next = self.count.q.val() != 4;
         self.m_ack_valid.next = self.count.q.val() != 0;
-        self.m_ack_qp.next = self.entry0.q.val().get_bits::<6>(0);
-        self.m_ack_psn.next = self.entry0.q.val().get_bits::<24>(6);
-        self.m_ack_syndrome.next = self.entry0.q.val().get_bits::<8>(30);
-        self.m_ack_response.next = self.entry0.q.val().get_bit(38);
-        self.m_ack_resync.next = self.entry0.q.val().get_bit(39);
+        self.head_entry.next = self.entry0.q.val();
+        if self.head.q.val() == 1 {
+            self.head_entry.next = self.entry1.q.val();
+        }
+        if self.head.q.val() == 2 {
+            self.head_entry.next = self.entry2.q.val();
+        }
+        if self.head.q.val() == 3 {
+            self.head_entry.next = self.entry3.q.val();
+        }
+        self.m_ack_qp.next = self.head_entry.val().get_bits::<6>(0);
+        self.m_ack_psn.next = self.head_entry.val().get_bits::<24>(6);
+        self.m_ack_syndrome.next = self.head_entry.val().get_bits::<8>(30);
+        self.m_ack_response.next = self.head_entry.val().get_bit(38);
+        self.m_ack_resync.next = self.head_entry.val().get_bit(39);
         self.push.next = self.s_ack_valid.val() & (self.count.q.val() != 4);
         self.pop.next = self.m_ack_ready.val() & (self.count.q.val() != 0);
-        self.write_slot.next = self.count.q.val();
         if self.pop.val() {
-            self.write_slot.next = self.count.q.val() - 1;
-            self.entry0.d.next = self.entry1.q.val();
-            self.entry1.d.next = self.entry2.q.val();
-            self.entry2.d.next = self.entry3.q.val();
+            self.head.d.next = self.head.q.val() + 1;
         }
         if self.push.val() {
-            if self.write_slot.val() == 0 {
+            self.tail.d.next = self.tail.q.val() + 1;
+            if self.tail.q.val() == 0 {
                 self.entry0.d.next = self.incoming.val();
             }
-            if self.write_slot.val() == 1 {
+            if self.tail.q.val() == 1 {
                 self.entry1.d.next = self.incoming.val();
             }
-            if self.write_slot.val() == 2 {
+            if self.tail.q.val() == 2 {
                 self.entry2.d.next = self.incoming.val();
             }
-            if self.write_slot.val() == 3 {
+            if self.tail.q.val() == 3 {
                 self.entry3.d.next = self.incoming.val();
             }
         }
@@ -122,6 +133,8 @@ impl Logic for AckEventQueue {
         }
         if self.reset.val() {
             self.count.d.next = 0.into();
+            self.head.d.next = 0.into();
+            self.tail.d.next = 0.into();
         }
     }
 }
