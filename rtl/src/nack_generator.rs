@@ -12,6 +12,10 @@
 //! - `qp_exists` (`dest_qp < queue_pairs`), `qp_enabled` (QP_CTRL bit 0), `source_match`
 //!   (source node and QP equal `QP_REMOTE`).
 //! - `psn`, `expected_psn` (24), `synced`, `resync` (the cell's RESYNC flag), `nak_sent`.
+//! - The PSN distances, computed by the engine a clock ahead (from its per-QP RAMs, in
+//!   the clock they answer) so that no subtraction lies in series with the rules:
+//!   `behind` = `(expected_psn - psn) mod 2^24`, `refused_back` = `(expected_psn -
+//!   refused_psn) mod 2^24`, `rs_back` = `(expected_psn - rs_psn) mod 2^24`.
 //! - `atomic_match`: the QP's saved atomic is valid and its PSN equals `psn`.
 //! - `enable_send_recv`, `enable_rdma` (the `ENABLE` register).
 //! - `vaddr_low` (3, the RETH address's low bits), `msg_length` (32), `dma_length` (32).
@@ -25,9 +29,9 @@
 //!   PSN (a NACK that consumed its PSN: every syndrome but SEQUENCE_ERROR and
 //!   CRC_OR_MALFORMED) and its syndrome. The engine keeps it valid only while it lies
 //!   within `SEND_WINDOW` PSNs behind the expected one (see "Refused PSNs" below).
-//! - `rs_valid`, `rs_psn` (24): the PSN the QP last resynced at (adopted as the expected
-//!   one), kept while it lies within `SEND_WINDOW` PSNs behind the expected one (see
-//!   "Resync point" below).
+//! - `rs_valid`: the QP keeps a resync point, the PSN it last resynced at (adopted as the
+//!   expected one), while it lies within `SEND_WINDOW` PSNs behind the expected one (see
+//!   "Resync point" below); its distance is `rs_back`.
 //!
 //! Outputs:
 //! - `action` (2): [`ACTION_EXECUTE`] (0), [`ACTION_DUPLICATE`] (1: answer again, do not
@@ -119,7 +123,9 @@ pub struct NackGenerator {
     pub refused_psn: Signal<In, Bits<24>>,
     pub refused_syndrome: Signal<In, Bits<8>>,
     pub rs_valid: Signal<In, Bit>,
-    pub rs_psn: Signal<In, Bits<24>>,
+    pub behind: Signal<In, Bits<24>>,
+    pub refused_back: Signal<In, Bits<24>>,
+    pub rs_back: Signal<In, Bits<24>>,
     pub action: Signal<Out, Bits<2>>,
     pub syndrome: Signal<Out, Bits<8>>,
     pub resynced: Signal<Out, Bit>,
@@ -135,19 +141,14 @@ pub struct NackGenerator {
     is_rdma: Signal<Local, Bit>,
     consumes: Signal<Local, Bit>,
     // PSN classification.
-    behind: Signal<Local, Bits<24>>,
     in_window: Signal<Local, Bit>,
     resync_now: Signal<Local, Bit>,
-    effective: Signal<Local, Bits<24>>,
-    distance: Signal<Local, Bits<24>>,
     sequential: Signal<Local, Bit>,
     ahead: Signal<Local, Bit>,
-    // The refused PSN: how far behind the expected one, named by this PSN, after it.
-    refused_back: Signal<Local, Bits<24>>,
+    // The refused PSN: named by this PSN, after it.
     refused_hit: Signal<Local, Bit>,
     refused_before: Signal<Local, Bit>,
-    // The resync point: how far behind the expected one; this PSN is a duplicate before it.
-    rs_back: Signal<Local, Bits<24>>,
+    // The resync point: this PSN is a duplicate before it.
     rs_before: Signal<Local, Bit>,
     // Rule 5's static part.
     request_ok: Signal<Local, Bit>,
@@ -175,22 +176,17 @@ impl Logic for NackGenerator {
         self.is_rdma.next = self.is_write.val() | self.is_read.val() | self.is_atomic.val();
         self.consumes.next = self.is_send.val() | (self.opcode.val() == 0x11);
         // Rule 2: resync, then classify against the (possibly new) expected PSN.
-        self.behind.next = self.expected_psn.val() - self.psn.val();
         self.in_window.next = (self.behind.val() != 0) & (self.behind.val() <= 8);
         self.resync_now.next = !self.synced.val() | (self.resync.val() & !self.in_window.val());
-        self.effective.next = self.expected_psn.val();
-        if self.resync_now.val() {
-            self.effective.next = self.psn.val();
-        }
-        self.distance.next = self.effective.val() - self.psn.val();
-        self.sequential.next = self.distance.val() == 0;
-        self.ahead.next = self.distance.val().get_bit(23);
-        self.refused_back.next = self.expected_psn.val() - self.refused_psn.val();
+        // Against the effective expected PSN (this PSN after a resync, else the expected
+        // one): the distance is 0 after a resync and `behind` otherwise, so the
+        // classification needs no second subtraction in series with the first.
+        self.sequential.next = self.resync_now.val() | (self.behind.val() == 0);
+        self.ahead.next = !self.resync_now.val() & self.behind.val().get_bit(23);
         self.refused_hit.next =
             self.refused_valid.val() & (self.psn.val() == self.refused_psn.val());
         self.refused_before.next =
             self.refused_valid.val() & (self.behind.val() > self.refused_back.val());
-        self.rs_back.next = self.expected_psn.val() - self.rs_psn.val();
         self.rs_before.next =
             self.rs_valid.val() & !self.sequential.val() & (self.behind.val() > self.rs_back.val());
         self.ack_psn.next = self.expected_psn.val() - 1;
@@ -437,7 +433,10 @@ mod tests {
         uut.refused_psn.next = (i.refused_psn as u64).to_bits();
         uut.refused_syndrome.next = (i.refused_syndrome as u64).to_bits();
         uut.rs_valid.next = i.rs_valid;
-        uut.rs_psn.next = (i.rs_psn as u64).to_bits();
+        let distance = |a: u32, b: u32| (a.wrapping_sub(b) & PSN_MASK) as u64;
+        uut.behind.next = distance(i.expected_psn, i.psn).to_bits();
+        uut.refused_back.next = distance(i.expected_psn, i.refused_psn).to_bits();
+        uut.rs_back.next = distance(i.expected_psn, i.rs_psn).to_bits();
         settle(uut);
     }
 

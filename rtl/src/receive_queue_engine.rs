@@ -310,6 +310,11 @@ pub struct ReceiveQueueEngine {
     refused_valid: DFF<Bit>,
     /// The QP's resync point (the PSN it last resynced at) and whether it is kept.
     rs_reg: DFF<Bits<24>>,
+    /// `expected - psn`, `expected - refused PSN`, `expected - resync point` (24 each),
+    /// registered in Lookup for the NackGenerator.
+    behind_reg: DFF<Bits<24>>,
+    refused_back_reg: DFF<Bits<24>>,
+    rs_back_reg: DFF<Bits<24>>,
     rs_valid: DFF<Bit>,
     atomic_match: DFF<Bit>,
     expect_match: DFF<Bit>,
@@ -420,6 +425,11 @@ pub struct ReceiveQueueEngine {
     qp_ok: Signal<Local, Bit>,
     effective: Signal<Local, Bits<24>>,
     effective_next: Signal<Local, Bits<24>>,
+    /// The request's PSN + 1 (the expected PSN after it, when it resyncs).
+    rx_psn_p1: Signal<Local, Bits<24>>,
+    /// `refused_far_next` / `rs_far_next` when the request resyncs.
+    refused_far_psn: Signal<Local, Bit>,
+    rs_far_psn: Signal<Local, Bit>,
     commit_expected: Signal<Local, Bits<24>>,
     commit_ci: Signal<Local, Bits<24>>,
     main_ram_use: Signal<Local, Bit>,
@@ -654,6 +664,9 @@ impl ReceiveQueueEngine {
             refused_reg: Default::default(),
             refused_valid: Default::default(),
             rs_reg: Default::default(),
+            behind_reg: Default::default(),
+            refused_back_reg: Default::default(),
+            rs_back_reg: Default::default(),
             rs_valid: Default::default(),
             atomic_match: Default::default(),
             expect_match: Default::default(),
@@ -746,6 +759,9 @@ impl ReceiveQueueEngine {
             length_error: Default::default(),
             effective: Default::default(),
             effective_next: Default::default(),
+            rx_psn_p1: Default::default(),
+            refused_far_psn: Default::default(),
+            rs_far_psn: Default::default(),
             commit_expected: Default::default(),
             commit_ci: Default::default(),
             main_ram_use: Default::default(),
@@ -864,6 +880,9 @@ impl Logic for ReceiveQueueEngine {
             refused_reg,
             refused_valid,
             rs_reg,
+            behind_reg,
+            refused_back_reg,
+            rs_back_reg,
             rs_valid,
             atomic_match,
             expect_match,
@@ -1011,19 +1030,33 @@ impl Logic for ReceiveQueueEngine {
         self.nack.refused_psn.next = self.refused_reg.q.val().get_bits::<24>(0);
         self.nack.refused_syndrome.next = self.refused_reg.q.val().get_bits::<8>(24);
         self.nack.rs_valid.next = self.rs_valid.q.val();
-        self.nack.rs_psn.next = self.rs_reg.q.val();
+        self.nack.behind.next = self.behind_reg.q.val();
+        self.nack.refused_back.next = self.refused_back_reg.q.val();
+        self.nack.rs_back.next = self.rs_back_reg.q.val();
         self.effective.next = self.expected_reg.q.val();
         if self.nack.resynced.val() {
             self.effective.next = self.s_rx_psn.val();
         }
-        self.effective_next.next = self.effective.val() + 1;
+        // The distances behind `effective + 1` are computed for both of its sources side
+        // by side and selected by the resync, not behind the decision's multiplexer.
         self.commit_expected.next = self.expected_reg.q.val() + 1;
-        self.refused_far_next.next =
-            (self.effective_next.val() - self.refused_reg.q.val().get_bits::<24>(0)) > 8;
+        self.rx_psn_p1.next = self.s_rx_psn.val() + 1;
+        self.effective_next.next = self.commit_expected.val();
+        if self.nack.resynced.val() {
+            self.effective_next.next = self.rx_psn_p1.val();
+        }
         self.refused_far_commit.next =
             (self.commit_expected.val() - self.refused_reg.q.val().get_bits::<24>(0)) > 8;
-        self.rs_far_next.next = (self.effective_next.val() - self.rs_reg.q.val()) > 8;
+        self.refused_far_psn.next =
+            (self.rx_psn_p1.val() - self.refused_reg.q.val().get_bits::<24>(0)) > 8;
         self.rs_far_commit.next = (self.commit_expected.val() - self.rs_reg.q.val()) > 8;
+        self.rs_far_psn.next = (self.rx_psn_p1.val() - self.rs_reg.q.val()) > 8;
+        self.refused_far_next.next = self.refused_far_commit.val();
+        self.rs_far_next.next = self.rs_far_commit.val();
+        if self.nack.resynced.val() {
+            self.refused_far_next.next = self.refused_far_psn.val();
+            self.rs_far_next.next = self.rs_far_psn.val();
+        }
         self.commit_ci.next = self.rq_ci_reg.q.val();
         if self.hdr_consumes.val() {
             self.commit_ci.next = self.rq_ci_reg.q.val() + 1;
@@ -1147,6 +1180,11 @@ impl Logic for ReceiveQueueEngine {
                 self.nak_reg.d.next = self.nak_bits.q.val().get_bit(self.ctx_qp.q.val().index());
                 self.refused_reg.d.next = self.refused_ram.read_data.val();
                 self.rs_reg.d.next = self.rs_ram.read_data.val();
+                // The NackGenerator's PSN distances, for the Decide clock.
+                self.behind_reg.d.next = self.lk_expected.val() - self.s_rx_psn.val();
+                self.refused_back_reg.d.next =
+                    self.lk_expected.val() - self.refused_ram.read_data.val().get_bits::<24>(0);
+                self.rs_back_reg.d.next = self.lk_expected.val() - self.rs_ram.read_data.val();
                 self.rs_valid.d.next = self.rs_bits.q.val().get_bit(self.ctx_qp.q.val().index());
                 self.refused_valid.d.next = self
                     .refused_bits
