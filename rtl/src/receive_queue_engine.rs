@@ -468,7 +468,6 @@ pub struct ReceiveQueueEngine {
     beat_off: Signal<Local, Bits<32>>,
     beat_addr: Signal<Local, Bits<32>>,
     beat_room: Signal<Local, Bits<32>>,
-    room_bytes: Signal<Local, Bits<4>>,
     room_mask: Signal<Local, Bits<8>>,
     byte_mask: Signal<Local, Bits<8>>,
     strobe: Signal<Local, Bits<8>>,
@@ -796,7 +795,6 @@ impl ReceiveQueueEngine {
             beat_off: Default::default(),
             beat_addr: Default::default(),
             beat_room: Default::default(),
-            room_bytes: Default::default(),
             room_mask: Default::default(),
             byte_mask: Default::default(),
             strobe: Default::default(),
@@ -1075,17 +1073,22 @@ impl Logic for ReceiveQueueEngine {
             self.beat_off.next = self.s_rx_offset.val();
         }
         self.beat_addr.next = self.ctx_base.q.val() + self.beat_off.val();
-        self.beat_room.next = 0.into();
+        // The bytes of this beat that lie below the limit, as a mask: none at or past the
+        // limit, all 8 at least 8 bytes before it, else the low `limit - offset` bytes
+        // (a shift, not `(1 << n) - 1`, whose carry chain lay on the payload path).
+        self.beat_room.next = self.ctx_limit.q.val() - self.beat_off.val();
+        self.room_mask.next = 0.into();
         if self.ctx_limit.q.val() > self.beat_off.val() {
-            self.beat_room.next = self.ctx_limit.q.val() - self.beat_off.val();
+            self.room_mask.next = bits::<8>(0xFF);
+            if self.beat_room.val().get_bits::<29>(3) == 0 {
+                self.room_mask.next = !(bits::<8>(0xFF) << self.beat_room.val().get_bits::<3>(0));
+            }
         }
-        self.room_bytes.next = 8.into();
-        if self.beat_room.val() < 8 {
-            self.room_bytes.next = self.beat_room.val().get_bits::<4>(0);
+        // The cell's valid bytes (1..8; 0 for an empty cell).
+        self.byte_mask.next = bits::<8>(0xFF);
+        if !self.s_rx_bytes.val().get_bit(3) {
+            self.byte_mask.next = !(bits::<8>(0xFF) << self.s_rx_bytes.val().get_bits::<3>(0));
         }
-        // (1 << n) - 1 in 8 bits: n = 8 wraps to 0xFF.
-        self.room_mask.next = (bits::<8>(1) << self.room_bytes.val()) - 1;
-        self.byte_mask.next = (bits::<8>(1) << self.s_rx_bytes.val()) - 1;
         self.strobe.next = self.room_mask.val() & self.byte_mask.val();
         if (self.s_rx_cell_length.val() == 0) | !self.rx_ok.val() {
             self.strobe.next = 0.into();

@@ -45,8 +45,11 @@
 //!   `m_msg_*`), `stat_retransmissions` (go-back-N events: retryable NACK or timeout).
 //!
 //! Structure: the per-QP state lives in six 64-entry RAMs (synchronous read) owned by one
-//! read-modify-write engine, which executes one operation every three clocks (grant and
-//! read; register the values derived from the entry; decide and write back), by priority:
+//! read-modify-write engine. An operation takes three clocks (grant and read; register the
+//! values derived from the entry; decide and write back); the next one is granted while
+//! one executes if it is for another QP, so they follow every two clocks, and a timer
+//! scan that is still reading gives way to a CSR access or a transmit operation. By
+//! priority:
 //! CSR access, acknowledgement handling, transmit, timer scan; a CSR access right after
 //! another one yields to a waiting acknowledgement or transmit operation, so a driver
 //! programming queue pairs does not stall the traffic of those it has already programmed. Besides the CSR port, two
@@ -106,7 +109,7 @@
 //! Throughput: payload one word per clock, without bubbles; between messages the claim,
 //! WQE fetch (8 words) and commit: one short message every 21 clocks (about 15 + 2L).
 //! Each table operation takes three clocks (session 7: two before) so that the entry's
-//! PSN arithmetic and the decision it feeds are in different clocks: 21.9 MHz before.
+//! PSN arithmetic and the decision it feeds are in different clocks (21.9 MHz before).
 //! Limits: `queue_pairs` in 1..=64; one message in flight on the transmit path;
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
@@ -389,11 +392,14 @@ pub struct SendQueueEngine {
     // Write-back stage: the entry as written last clock, for the eligibility bit.
     /// The engine executed (and wrote back) an operation last clock.
     wb_pending: DFF<Bit>,
+    wb_qp: DFF<Bits<6>>,
     wb_next: DFF<Bits<24>>,
     wb_una: DFF<Bits<24>>,
     wb_pi: DFF<Bits<24>>,
-    /// Valid QP, enabled, not waiting, not draining.
+    /// Valid QP, enabled, not waiting.
     wb_ready: DFF<Bit>,
+    /// Draining (until `sq_una == sq_next`).
+    wb_drain: DFF<Bit>,
     need_empty_reg: DFF<Bit>,
     /// A READ or an atomic: the QP waits for the response.
     needs_response_reg: DFF<Bit>,
@@ -445,6 +451,14 @@ pub struct SendQueueEngine {
     csr_value: Signal<Local, Bits<64>>,
     /// The engine executes an operation this clock.
     exec_now: Signal<Local, Bit>,
+    /// A timer scan is reading: a CSR access or a transmit operation may take its place.
+    timer_preemptible: Signal<Local, Bit>,
+    /// It did (the acknowledgement machine goes back to Idle; the scan retries the QP).
+    timer_preempted: Signal<Local, Bit>,
+    /// The QP of the operation the priority order picks this clock.
+    next_qp: Signal<Local, Bits<6>>,
+    /// An operation executes and the next one is for another QP: grant it now.
+    overlap_ok: Signal<Local, Bit>,
     /// `now + 1`: the cycle counter as of the next clock.
     now_p1: Signal<Local, Bits<32>>,
     timer_expired: Signal<Local, Bit>,
@@ -756,13 +770,19 @@ impl SendQueueEngine {
             timer_expired_reg: Default::default(),
             wqe_local_only_reg: Default::default(),
             wb_pending: Default::default(),
+            wb_qp: Default::default(),
             wb_next: Default::default(),
             wb_una: Default::default(),
             wb_pi: Default::default(),
             wb_ready: Default::default(),
+            wb_drain: Default::default(),
             need_empty_reg: Default::default(),
             needs_response_reg: Default::default(),
             exec_now: Default::default(),
+            timer_preemptible: Default::default(),
+            timer_preempted: Default::default(),
+            next_qp: Default::default(),
+            overlap_ok: Default::default(),
             now_p1: Default::default(),
             timer_expired: Default::default(),
             rd_mask: Default::default(),
@@ -925,10 +945,12 @@ impl Logic for SendQueueEngine {
             timer_expired_reg,
             wqe_local_only_reg,
             wb_pending,
+            wb_qp,
             wb_next,
             wb_una,
             wb_pi,
             wb_ready,
+            wb_drain,
             need_empty_reg,
             needs_response_reg,
             op,
@@ -1309,39 +1331,7 @@ impl Logic for SendQueueEngine {
                 }
             }
             SqEngineState::Idle => {
-                // A CSR access goes first, except right after another one when the
-                // acknowledgement or transmit machine waits: a burst of CSR writes (a
-                // driver programming its queue pairs) then alternates with them instead
-                // of stalling the traffic of the queue pairs already programmed.
-                self.s_csr_ready.next = !self.csr_yield.val();
-                self.csr_granted_last.d.next = false;
-                if self.s_csr_valid.val() & !self.csr_yield.val() {
-                    self.csr_granted_last.d.next = true;
-                    self.grant_csr.next = true;
-                    self.read_qp.next = self.s_csr_qp.val();
-                    self.op.d.next = SqOp::CsrRead;
-                    if self.s_csr_write.val() {
-                        self.op.d.next = SqOp::CsrWrite;
-                    }
-                    self.csr_reg_reg.d.next = self.s_csr_reg.val();
-                    self.csr_wdata_reg.d.next = self.s_csr_wdata.val().get_bits::<32>(0);
-                } else if self.ak_req_hi.val() {
-                    self.grant_ak.next = true;
-                    self.read_qp.next = self.ak_qp.q.val();
-                    self.op.d.next = self.ak_req_op.val();
-                } else if self.tx_req.val() {
-                    self.grant_tx.next = true;
-                    self.read_qp.next = self.tx_qp.q.val();
-                    self.op.d.next = self.tx_req_op.val();
-                } else if self.ak_req_lo.val() {
-                    self.grant_ak.next = true;
-                    self.read_qp.next = self.tscan.q.val();
-                    self.op.d.next = SqOp::Timer;
-                }
-                if self.grant_csr.val() | self.grant_ak.val() | self.grant_tx.val() {
-                    self.op_qp.d.next = self.read_qp.val();
-                    self.eng_state.d.next = SqEngineState::Read;
-                }
+                // Granting: below.
             }
             SqEngineState::Read => {
                 // The entry is valid; its derived values are registered for Exec.
@@ -1561,6 +1551,67 @@ impl Logic for SendQueueEngine {
                 self.eng_state.d.next = SqEngineState::Init;
             }
         }
+        // Grant the next operation: when idle; while one executes, if the next one is for
+        // another QP (its entry is read at the edge this one's is written: a different
+        // address), so operations of different QPs follow each other every two clocks; or
+        // in place of a timer scan that is only reading (it has no effect before Exec, and
+        // the scan retries the same QP later), so a background scan never delays a CSR
+        // access or a transmit operation.
+        // A CSR access goes first, except right after another one when the
+        // acknowledgement or transmit machine waits: a burst of CSR writes (a driver
+        // programming its queue pairs) then alternates with them instead of stalling the
+        // traffic of the queue pairs already programmed.
+        self.timer_preemptible.next =
+            (self.eng_state.q.val() == SqEngineState::Read) & (self.op.q.val() == SqOp::Timer);
+        // The QP the priority order would grant (lowest priority first, then overridden).
+        self.next_qp.next = self.tscan.q.val();
+        if self.tx_req.val() {
+            self.next_qp.next = self.tx_qp.q.val();
+        }
+        if self.ak_req_hi.val() {
+            self.next_qp.next = self.ak_qp.q.val();
+        }
+        if self.s_csr_valid.val() & !self.csr_yield.val() {
+            self.next_qp.next = self.s_csr_qp.val();
+        }
+        self.overlap_ok.next = (self.eng_state.q.val() == SqEngineState::Exec)
+            & (self.next_qp.val() != self.op_qp.q.val());
+        if (self.eng_state.q.val() == SqEngineState::Idle)
+            | self.overlap_ok.val()
+            | self.timer_preemptible.val()
+        {
+            self.s_csr_ready.next = !self.csr_yield.val();
+            self.csr_granted_last.d.next = false;
+            if self.s_csr_valid.val() & !self.csr_yield.val() {
+                self.csr_granted_last.d.next = true;
+                self.grant_csr.next = true;
+                self.read_qp.next = self.s_csr_qp.val();
+                self.op.d.next = SqOp::CsrRead;
+                if self.s_csr_write.val() {
+                    self.op.d.next = SqOp::CsrWrite;
+                }
+                self.csr_reg_reg.d.next = self.s_csr_reg.val();
+                self.csr_wdata_reg.d.next = self.s_csr_wdata.val().get_bits::<32>(0);
+            } else if self.ak_req_hi.val() {
+                self.grant_ak.next = true;
+                self.read_qp.next = self.ak_qp.q.val();
+                self.op.d.next = self.ak_req_op.val();
+            } else if self.tx_req.val() {
+                self.grant_tx.next = true;
+                self.read_qp.next = self.tx_qp.q.val();
+                self.op.d.next = self.tx_req_op.val();
+            } else if self.ak_req_lo.val() & !self.timer_preemptible.val() {
+                self.grant_ak.next = true;
+                self.read_qp.next = self.tscan.q.val();
+                self.op.d.next = SqOp::Timer;
+            }
+            if self.grant_csr.val() | self.grant_ak.val() | self.grant_tx.val() {
+                self.op_qp.d.next = self.read_qp.val();
+                self.eng_state.d.next = SqEngineState::Read;
+            }
+        }
+        self.timer_preempted.next =
+            self.timer_preemptible.val() & (self.grant_csr.val() | self.grant_tx.val());
         self.ex_has_job.next =
             self.ex_job_valid.val() & ((self.ex_job_succ.val() != 0) | self.ex_job_final.val());
         if self.ex_retx.val() {
@@ -1575,15 +1626,16 @@ impl Logic for SendQueueEngine {
         self.wb_next.d.next = self.wr_next.val();
         self.wb_una.d.next = self.wr_una.val();
         self.wb_pi.d.next = self.wr_pi.val();
-        self.wb_ready.d.next = self.qp_valid.val()
-            & self.wr_enable.val()
-            & !self.wr_waiting.val()
-            & !self.wr_drain_kept.val();
+        self.wb_ready.d.next = self.qp_valid.val() & self.wr_enable.val() & !self.wr_waiting.val();
+        self.wb_drain.d.next = self.wr_drain.val();
         self.wr_d_out.next = self.wb_next.q.val() - self.wb_una.q.val();
         self.wr_eligible.next = self.wb_ready.q.val()
+            & !(self.wb_drain.q.val() & (self.wb_una.q.val() != self.wb_next.q.val()))
             & (self.wb_next.q.val() != self.wb_pi.q.val())
             & (self.wr_d_out.val() < self.send_window.val());
-        self.qp_onehot.next = self.one64.val() << self.op_qp.q.val();
+        // The QP written back last clock (`op_qp` may already name the next operation's).
+        self.wb_qp.d.next = self.op_qp.q.val();
+        self.qp_onehot.next = self.one64.val() << self.wb_qp.q.val();
         self.ram_base.read_address.next = self.read_qp.val();
         self.ram_remote.read_address.next = self.read_qp.val();
         self.ram_pi.read_address.next = self.read_qp.val();
@@ -1622,7 +1674,6 @@ impl Logic for SendQueueEngine {
             self.ram_una.write_enable.next = true;
             self.ram_tstart.write_enable.next = true;
         }
-        // `op_qp` still names the written QP (a new grant loads it at this clock's end).
         if self.wb_pending.q.val() {
             if self.wr_eligible.val() {
                 self.elig.d.next = (self.elig.q.val() | self.qp_onehot.val()) & self.qp_mask.val();
@@ -1874,6 +1925,9 @@ impl Logic for SendQueueEngine {
                 }
             }
             SqAckState::TimerWait => {
+                if self.timer_preempted.val() {
+                    self.ak_state.d.next = SqAckState::Idle;
+                }
                 if self.exec_now.val() {
                     self.tscan.d.next = self.tscan.q.val() + 1;
                     if self.tscan.q.val() == self.last_qp.val() {
@@ -3064,6 +3118,10 @@ mod tests {
         max_outstanding: u32,
         /// The model's eligibility at the end of the last three clocks (oldest first).
         elig_history: [u64; 3],
+        /// The QP of the operation that executed last clock, if one did.
+        executed_last_clock: Option<usize>,
+        /// Operations granted while another one executed.
+        overlapped_ops: usize,
     }
 
     impl Bench {
@@ -3106,6 +3164,8 @@ mod tests {
                 local_evals: 0,
                 max_outstanding: 0,
                 elig_history: [0; 3],
+                executed_last_clock: None,
+                overlapped_ops: 0,
             };
             b.set_cfg(0x0042, 0, 7);
             b.uut.reset.next = true;
@@ -3255,6 +3315,20 @@ mod tests {
 
         /// Step the model in the engine's operation order and compare.
         fn check_model(&mut self) {
+            // An operation granted while another executes is for another QP.
+            let state = self.uut.eng_state.q.val();
+            let qp = self.uut.op_qp.q.val().index();
+            if let Some(executed) = self.executed_last_clock {
+                if state == SqEngineState::Read {
+                    assert_ne!(
+                        qp, executed,
+                        "overlapped operations on one QP at clock {}",
+                        self.cycle
+                    );
+                    self.overlapped_ops += 1;
+                }
+            }
+            self.executed_last_clock = (state == SqEngineState::Exec).then_some(qp);
             self.check_model_clock();
             self.elig_history = [
                 self.elig_history[1],
@@ -4636,6 +4710,7 @@ mod tests {
 
     struct LoopStats {
         max_outstanding: u32,
+        overlapped_ops: usize,
         cycles: u64,
         messages: usize,
         completions: usize,
@@ -4762,6 +4837,7 @@ mod tests {
         }
         LoopStats {
             max_outstanding: b.max_outstanding,
+            overlapped_ops: b.overlapped_ops,
             cycles: b.cycle,
             messages: b.sent.len(),
             completions: b.cpls.len(),
@@ -4858,6 +4934,12 @@ mod tests {
             assert!(st.max_outstanding <= SEND_WINDOW);
             if cfg.seed == 0x57 {
                 assert_eq!(st.max_outstanding, SEND_WINDOW, "the window was reached");
+            }
+            if cfg.queue_pairs > 1 {
+                assert!(
+                    st.overlapped_ops > 0,
+                    "operations of different QPs overlapped"
+                );
             }
             total += st.cycles;
         }
