@@ -377,8 +377,6 @@ pub struct SendQueueEngine {
     ev_ahead_reg: DFF<Bit>,
     ev_foreign_reg: DFF<Bit>,
     ev_restarted_reg: DFF<Bit>,
-    ev_success_reg: DFF<Bit>,
-    ev_retry_reg: DFF<Bit>,
     /// The retry count after a retry event.
     retry_new_reg: DFF<Bits<4>>,
     retry_exceeded_reg: DFF<Bit>,
@@ -762,8 +760,6 @@ impl SendQueueEngine {
             ev_ahead_reg: Default::default(),
             ev_foreign_reg: Default::default(),
             ev_restarted_reg: Default::default(),
-            ev_success_reg: Default::default(),
-            ev_retry_reg: Default::default(),
             retry_new_reg: Default::default(),
             retry_exceeded_reg: Default::default(),
             evt_run_reg: Default::default(),
@@ -937,8 +933,6 @@ impl Logic for SendQueueEngine {
             ev_ahead_reg,
             ev_foreign_reg,
             ev_restarted_reg,
-            ev_success_reg,
-            ev_retry_reg,
             retry_new_reg,
             retry_exceeded_reg,
             evt_run_reg,
@@ -1103,8 +1097,6 @@ impl Logic for SendQueueEngine {
         self.ev_ahead_reg.d.next = self.ev_ahead.val();
         self.ev_foreign_reg.d.next = self.ev_foreign.val();
         self.ev_restarted_reg.d.next = self.ev_restarted.val();
-        self.ev_success_reg.d.next = self.ev_success.val();
-        self.ev_retry_reg.d.next = self.ev_retry.val();
         self.retry_new_reg.d.next = self.retry_new.val();
         self.retry_exceeded_reg.d.next = self.retry_exceeded.val();
         self.evt_run_reg.d.next = self.d_evt.val().get_bits::<4>(0);
@@ -1444,18 +1436,18 @@ impl Logic for SendQueueEngine {
                                 // were not applied there.
                                 self.ex_job_run_status.next = self.st_restarted.val();
                             }
-                            if self.ev_success_reg.q.val() & self.ev_ahead_reg.q.val() {
+                            if self.ev_success.val() & self.ev_ahead_reg.q.val() {
                                 // Answered a message sent before a go-back: resume after it.
                                 self.wr_next.next = self.psn_p1.val();
                             }
-                            if self.ev_success_reg.q.val() {
+                            if self.ev_success.val() {
                                 self.ex_job_succ.next = self.evt_run_reg.q.val() + 1;
                                 if self.ev_restarted_reg.q.val() {
                                     // The restarted run, then this PSN with success.
                                     self.ex_job_succ.next = self.evt_run_reg.q.val();
                                     self.ex_job_final.next = true;
                                 }
-                            } else if self.ev_retry_reg.q.val() {
+                            } else if self.ev_retry.val() {
                                 // Go back N from the NACK's PSN.
                                 self.ex_retx.next = true;
                                 self.wr_next.next = self.ak_psn.q.val();
@@ -1490,10 +1482,10 @@ impl Logic for SendQueueEngine {
                             self.wr_tstart.next = self.now.q.val();
                             self.wr_waiting.next = false;
                             self.wr_next.next = self.rd_una.val();
-                            if self.ev_retry_reg.q.val() {
+                            if self.ev_retry.val() {
                                 self.wr_retry.next = self.retry_new_reg.q.val();
                             }
-                            if self.ev_retry_reg.q.val() & self.retry_exceeded_reg.q.val() {
+                            if self.ev_retry.val() & self.retry_exceeded_reg.q.val() {
                                 self.ex_job_valid.next = true;
                                 self.ex_job_final.next = true;
                                 self.ex_job_status.next = self.st_retry.val();
@@ -1627,6 +1619,8 @@ impl Logic for SendQueueEngine {
         self.wb_una.d.next = self.wr_una.val();
         self.wb_pi.d.next = self.wr_pi.val();
         self.wb_ready.d.next = self.qp_valid.val() & self.wr_enable.val() & !self.wr_waiting.val();
+        // The draining flag's `una != next` again, from the registered copies: the one in
+        // `wr_drain_kept` ends the longest path of the Exec clock (into the RAM's data).
         self.wb_drain.d.next = self.wr_drain.val();
         self.wr_d_out.next = self.wb_next.q.val() - self.wb_una.q.val();
         self.wr_eligible.next = self.wb_ready.q.val()
