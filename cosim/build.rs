@@ -110,6 +110,10 @@ fn run() -> Result<(), BuildError> {
         None => {
             println!("cargo:warning={MISSING}");
             println!("cargo:rustc-cfg=verilator_missing");
+            // Build again once Verilator is installed (scripts/setup.sh after a first
+            // build): cargo reruns a script whose watched file does not exist.
+            println!("cargo:rerun-if-changed=/usr/bin/verilator");
+            println!("cargo:rerun-if-changed=/usr/local/bin/verilator");
         }
         Some(v) => build_models(v, &all, &out_dir)?,
     }

@@ -348,7 +348,7 @@ impl ControlMessage {
     }
 
     /// Parses the first wire form of `bytes`; returns it and the bytes it took.
-    fn decode_prefix(bytes: &[u8]) -> Result<(Self, usize), ControlError> {
+    pub fn decode_prefix(bytes: &[u8]) -> Result<(Self, usize), ControlError> {
         let mut r = Reader { bytes, pos: 0 };
         let mv = r.u8()?;
         if mv >> 4 != MAGIC {

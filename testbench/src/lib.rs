@@ -5,6 +5,8 @@
 
 pub mod bench;
 pub mod datapath;
+pub mod faults;
+pub mod memory_verdict;
 pub mod nic_bench;
 pub mod nic_pair;
 pub mod paired;

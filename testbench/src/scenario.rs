@@ -20,6 +20,7 @@
 //! Every table and key is listed in `docs/scenarios.md`. Unknown keys are refused; a
 //! malformed file gets an error naming the line and the field.
 
+use crate::faults::{FaultKind, FaultSpec};
 use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
@@ -279,6 +280,9 @@ pub struct Scenario {
     pub workload: WorkloadSpec,
     #[serde(default, rename = "event")]
     pub events: Vec<toml::Spanned<EventSpec>>,
+    /// Link faults (`[[fault]]`, see [`crate::faults`]).
+    #[serde(default, rename = "fault")]
+    pub faults: Vec<toml::Spanned<FaultSpec>>,
 }
 
 /// A scenario file that could not be used: where and what.
@@ -508,6 +512,11 @@ impl Scenario {
                 ));
             }
         }
+        for f in &self.faults {
+            if let Err(e) = f.get_ref().check(self.hosts, self.cycles) {
+                return Err(err(Some(line_of(text, f.span())), e));
+            }
+        }
         if let Some(last) = self.timeline().iter().map(|e| e.at).max() {
             if last >= self.cycles {
                 return Err(err(
@@ -543,8 +552,44 @@ impl Scenario {
                 }
             }
         }
+        for f in &self.faults {
+            let f = f.get_ref();
+            if f.kind != FaultKind::Flap {
+                continue;
+            }
+            let host = f.host.unwrap_or(0);
+            for (unplug, plug) in f.flaps(self.cycles) {
+                for (at, action) in [(unplug, EventAction::Unplug), (plug, EventAction::Plug)] {
+                    out.push(TimedEvent {
+                        at,
+                        action,
+                        host,
+                        down_cycles: DEFAULT_DOWN_CYCLES,
+                    });
+                }
+            }
+        }
         out.sort_by_key(|e| e.at);
         out
+    }
+
+    /// The link faults (drop, corrupt, delay) in file order.
+    pub fn fault_specs(&self) -> Vec<FaultSpec> {
+        self.faults.iter().map(|f| f.get_ref().clone()).collect()
+    }
+
+    /// The last cycle a fault or event disturbs the run (0: none).
+    pub fn last_disturbance(&self) -> u64 {
+        let faults = self
+            .faults
+            .iter()
+            .map(|f| f.get_ref().until.unwrap_or(self.cycles).saturating_sub(1));
+        self.timeline()
+            .iter()
+            .map(|e| e.at)
+            .chain(faults)
+            .max()
+            .unwrap_or(0)
     }
 
     /// The cycle at which hosts stop starting operations.

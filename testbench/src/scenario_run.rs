@@ -16,6 +16,8 @@
 //! other's TPT parts, every operation of a live host has completed, and every successful
 //! SEND to a host still in the same epoch was delivered.
 
+use crate::faults::{FaultKind, FaultStats, ScheduledFaults};
+use crate::memory_verdict::{MemoryCounts, MemoryVerdict};
 use crate::scenario::{BackendKind, EventAction, ProtocolKind, Scenario, TimedEvent, TptKind};
 use crate::scoreboard::{Scoreboard, StaleCounts, Violation};
 use crate::workload::{MemoryLayout, Workload, WorkloadStats};
@@ -57,6 +59,17 @@ pub struct RunOptions {
     pub record_host_inputs: Option<usize>,
     /// Called every 1024 cycles with (cycle, total).
     pub progress: Option<Box<dyn FnMut(u64, u64) + Send>>,
+    /// A bug planted on purpose (tests prove the scoreboards catch it).
+    pub plant: Option<PlantedBug>,
+}
+
+/// A bug the run plants on purpose, so that a test can show a scoreboard catches it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlantedBug {
+    /// Every booting host's NIC gets RDMA enabled (`ENABLE` = SEND/RECV | RDMA) right after
+    /// its driver booted, as if the rejoin protocol's gate were missing: requests made with
+    /// the previous boot's TPT entries land.
+    RdmaEnabledAtBoot,
 }
 
 /// One boot of one host.
@@ -103,6 +116,10 @@ pub struct Report {
     /// Findings per kind (violations, and under the baseline the counted findings too).
     pub findings: std::collections::BTreeMap<String, u64>,
     pub stale: StaleCounts,
+    /// The memory verdict's counts (judged at the host-memory ports).
+    pub memory: MemoryCounts,
+    /// Cells each `[[fault]]` hit.
+    pub faults: FaultStats,
     pub fabric: FabricStats,
     /// Words the fabric delivered into each host's NIC over the run (its link's load).
     pub delivered_words: Vec<u64>,
@@ -163,10 +180,23 @@ impl Report {
                 r.host, r.epoch, r.power_on, what
             );
         }
+        let m = &self.memory;
         let _ = writeln!(
             s,
-            "stale requests delivered {}, stale writes landed {}, stale reads/atomics landed {}, unregistered writes {}, reads {}",
+            "memory verdict: {} tagged words checked; stale writes {}, stale reads {}, use after free {}, unmatched writes {}, duplicates {}, disagreements with the answers {}",
+            m.words_checked,
+            m.stale_writes,
+            m.stale_reads,
+            m.use_after_free,
+            m.unmatched_writes,
+            m.duplicate_applies,
+            m.disagreements
+        );
+        let _ = writeln!(
+            s,
+            "answers: stale requests delivered {}, RDMA_DISABLED NACKs {}, stale writes landed {}, stale reads/atomics landed {}, unregistered writes {}, reads {}",
             self.stale.stale_requests_delivered,
+            self.stale.rdma_disabled_nacks,
             self.stale.stale_writes_landed,
             self.stale.stale_reads_and_atomics_landed,
             self.stale.unregistered_writes,
@@ -183,8 +213,13 @@ impl Report {
         }
         let _ = writeln!(
             s,
-            "fabric: {} cells, {} PORT_DOWN NACKs",
-            self.fabric.cells_out, self.fabric.port_down_nacks
+            "fabric: {} cells, {} PORT_DOWN NACKs; faults: {} dropped, {} corrupted, {} delayed (per [[fault]]: {:?})",
+            self.fabric.cells_out,
+            self.fabric.port_down_nacks,
+            self.fabric.dropped,
+            self.fabric.corrupted,
+            self.fabric.delayed,
+            self.faults.hits
         );
         if self.passed {
             let _ = writeln!(s, "scoreboard: PASS");
@@ -433,8 +468,28 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     )
     .map_err(RunError::Setup)?;
     cluster.fabric_mut().record_deliveries(true);
+    let fault_specs = scenario.fault_specs();
+    let fault_stats = if fault_specs.iter().any(|f| f.kind != FaultKind::Flap) {
+        let (hook, stats) = ScheduledFaults::new(&fault_specs, scenario.cycles, scenario.seed);
+        cluster.fabric_mut().set_fault_hook(Box::new(hook));
+        Some(stats)
+    } else {
+        None
+    };
+    // Cycles in which an event or a fault disturbs the run: `(first, last)`.
+    let disturbances: Vec<(u64, u64)> = scenario
+        .timeline()
+        .iter()
+        .map(|e| (e.at, e.at))
+        .chain(
+            fault_specs
+                .iter()
+                .map(|f| (f.from, f.until.unwrap_or(scenario.cycles).saturating_sub(1))),
+        )
+        .collect();
     let strict = opts.strict.unwrap_or(protocol == ProtocolKind::Rejoin);
     let mut sb = Scoreboard::new(n, strict, nic_rtl::DEFAULT_CELL_PAYLOAD);
+    let mut verdict = MemoryVerdict::new(layout);
     let mut rng = ChaCha8Rng::seed_from_u64(scenario.seed);
     let mut tracker = RejoinTracker {
         records: vec![],
@@ -487,6 +542,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 let epoch = cluster.host(h).epoch();
                 epochs[h] = epoch;
                 sb.new_epoch(h, epoch, layout.arena());
+                verdict.new_epoch(h, epoch);
                 tracker.power_on(h, epoch, cycle);
             } else {
                 k += 1;
@@ -501,6 +557,13 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                             tracker.records[i].driver_boot = Some(cycle);
                         }
                         workload.on_boot(&mut cluster, &mut sb, h, epoch);
+                        if opts.plant == Some(PlantedBug::RdmaEnabledAtBoot) {
+                            use nic_driver::NicAccess;
+                            cluster.host_mut(h).nic().csr_write(
+                                nic_abi::csr::ENABLE as u32,
+                                nic_abi::csr::ENABLE_SEND_RECV | nic_abi::csr::ENABLE_RDMA,
+                            );
+                        }
                     }
                     HostEvent::Failed { cycle, error, .. } => {
                         sb.violation(cycle, "driver", vec![h], None, error)
@@ -511,6 +574,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 let (writes, reads) = cluster.host_mut(h).take_dma();
                 if !writes.is_empty() || !reads.is_empty() {
                     sb.check_dma(h, &writes, &reads);
+                    verdict.check(&mut sb, h, &writes, &reads);
                 }
             }
         }
@@ -521,7 +585,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
             }
             sb.on_delivery(&d, &epochs);
         }
-        workload.step(&mut cluster, &mut sb, &mut rng);
+        workload.step(&mut cluster, &mut sb, &mut verdict, &mut rng);
         if cycle % REJOIN_CHECK_INTERVAL == 0 {
             for h in 0..n {
                 let Some(i) = tracker.current[h] else {
@@ -537,7 +601,9 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 if usable_by_all(&cluster, h) {
                     r.usable = Some(cycle);
                     r.latency = Some(cycle - r.power_on);
-                    let disturbed = timeline.iter().any(|e| e.at > r.power_on && e.at <= cycle);
+                    let disturbed = disturbances
+                        .iter()
+                        .any(|&(first, last)| last > r.power_on && first <= cycle);
                     if cycle - r.power_on > bound && !disturbed {
                         let detail = format!(
                             "host {h} epoch {} took {} cycles to become usable by all peers (bound {bound})",
@@ -560,8 +626,10 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     }
     let end = cluster.cycle();
     workload.finish(&cluster, &mut sb);
+    let answers_landed = sb.landed_tags();
+    verdict.compare(&mut sb, end, &answers_landed);
     // End-of-run checks.
-    let last_event = timeline.last().map_or(0, |e| e.at);
+    let last_event = scenario.last_disturbance();
     for h in 0..n {
         if !live(&cluster, h) {
             continue;
@@ -646,6 +714,10 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         violations: sb.violations().to_vec(),
         findings: sb.by_kind.clone(),
         stale: sb.counts(),
+        memory: verdict.counts(),
+        faults: fault_stats
+            .map(|s| s.lock().expect("fault stats").clone())
+            .unwrap_or_default(),
         fabric: cluster.fabric().stats(),
         delivered_words,
         layout,

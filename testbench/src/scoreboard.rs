@@ -22,12 +22,13 @@
 //! heartbeat baseline, stale and unregistered accesses are what the comparison measures:
 //! they are counted ([`StaleCounts`]) instead.
 
+use crate::memory_verdict::OperationTag;
 use nic_abi::{Syndrome, PSN_MASK};
 use nic_cosim::fabric::Delivery;
 use nic_cosim::host_memory::{DmaRead, DmaWrite};
 use nic_rtl::cell_format::{decode_cell, opcode, CellHeader};
 use serde::Serialize;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
 /// A region of host memory: physical range and whether the NIC may write it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,6 +84,8 @@ pub struct StaleCounts {
     pub unregistered_writes: u64,
     /// DMA reads outside the arena and the current epoch's regions.
     pub unregistered_reads: u64,
+    /// RDMA_DISABLED NACKs delivered (the hardware NACK of a host not rejoined yet).
+    pub rdma_disabled_nacks: u64,
 }
 
 /// Refused PSNs remembered per (requester, responder): far more than a send window.
@@ -94,12 +97,15 @@ pub struct ExpectedRequest {
     /// The target's epoch the sender's TPT entry came from.
     pub believed_epoch: u32,
     pub is_write: bool,
+    /// The memory verdict's tag of an RDMA WRITE or atomic (what it writes carries it).
+    pub tag: Option<OperationTag>,
 }
 
 #[derive(Clone, Copy, Debug)]
 struct StaleInFlight {
     psn: u32,
     is_write: bool,
+    tag: Option<OperationTag>,
     cycle: u64,
 }
 
@@ -125,6 +131,9 @@ pub struct Scoreboard {
     /// with the responder's epoch at the time.
     refused: HashMap<(usize, usize), VecDeque<(u32, u32)>>,
     counts: StaleCounts,
+    /// Tags of the stale writes and atomics the answers say landed (compared with the
+    /// memory verdict at the end of a run).
+    landed_tags: HashSet<OperationTag>,
     violations: Vec<Violation>,
     violation_count: u64,
     /// Kept in the report: the first this many violations.
@@ -156,6 +165,7 @@ impl Scoreboard {
             stale: HashMap::new(),
             refused: HashMap::new(),
             counts: StaleCounts::default(),
+            landed_tags: HashSet::new(),
             violations: Vec::new(),
             violation_count: 0,
             keep: 100,
@@ -178,6 +188,11 @@ impl Scoreboard {
 
     pub fn counts(&self) -> StaleCounts {
         self.counts
+    }
+
+    /// Tags of the stale writes and atomics the answers say landed.
+    pub fn landed_tags(&self) -> HashSet<OperationTag> {
+        self.landed_tags.clone()
     }
 
     /// Record a finding (always a violation).
@@ -362,6 +377,7 @@ impl Scoreboard {
                     q.push_back(StaleInFlight {
                         psn: h.psn,
                         is_write: req.is_write,
+                        tag: req.tag,
                         cycle: d.cycle,
                     });
                 }
@@ -374,6 +390,9 @@ impl Scoreboard {
                         .ok()
                         .and_then(|c| c.immediate)
                         .and_then(|i| Syndrome::from_code(i as u8));
+                    if syndrome == Some(Syndrome::RdmaDisabled) {
+                        self.counts.rdma_disabled_nacks += 1;
+                    }
                     if syndrome.is_some_and(|s| !s.is_retryable()) {
                         let r = self.refused.entry(key).or_default();
                         let entry = (h.psn & PSN_MASK, epochs[d.src]);
@@ -428,6 +447,7 @@ impl Scoreboard {
                     }
                 }
                 for s in landed {
+                    self.landed_tags.extend(s.tag);
                     if s.is_write {
                         self.counts.stale_writes_landed += 1;
                     } else {
@@ -493,6 +513,7 @@ mod tests {
         let req = ExpectedRequest {
             believed_epoch: 1,
             is_write: true,
+            tag: None,
         };
         let epochs = [1, 2];
         for psn in [20, 21] {
@@ -523,6 +544,7 @@ mod tests {
         let req = ExpectedRequest {
             believed_epoch: 1,
             is_write: true,
+            tag: None,
         };
         sb.expect_request(0, 1, 10, req);
         sb.expect_request(0, 1, 11, req);
@@ -557,6 +579,7 @@ mod tests {
         let req = ExpectedRequest {
             believed_epoch: 1,
             is_write: true,
+            tag: None,
         };
         sb.expect_request(0, 1, 0x14_ca9c, req);
         let epochs = [1, 2];

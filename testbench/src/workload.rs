@@ -24,6 +24,7 @@
 //! left; a SEND arrives byte-identical, once, in order. At the end, every successful SEND
 //! to a host still in the same epoch must have been delivered.
 
+use crate::memory_verdict::{MemoryVerdict, OperationTag, READ_STRIPES};
 use crate::scenario::{MixSpec, Scenario};
 use crate::scoreboard::{ExpectedRequest, MemoryRange, Scoreboard};
 use nic_abi::CompletionStatus;
@@ -61,6 +62,9 @@ pub struct MemoryLayout {
     pub slot: u32,
     pub r_base: u32,
     pub r_len: u32,
+    /// Bytes of one stripe of `R` (a READ made with a TPT copy of epoch `e` reads stripe
+    /// `e % READ_STRIPES`, see [`crate::memory_verdict`]).
+    pub r_stripe: u32,
     pub l_base: u32,
     pub l_per_peer: u32,
     /// Host memory size.
@@ -75,7 +79,8 @@ impl MemoryLayout {
         let w_base = arena_base + arena_len;
         let slot = 64 + RING as u64 * mb;
         let r_base = align(w_base + hosts as u64 * slot, 4096);
-        let r_len = align(mb.max(4096), 4096);
+        let r_stripe = align((2 * mb).max(512), 64);
+        let r_len = align(READ_STRIPES as u64 * r_stripe, 4096);
         let l_base = r_base + r_len;
         // Per op slot: data out, READ destination, atomic result (8, padded to 64).
         let l_per_peer = RING as u64 * (2 * mb + 64) + RECEIVES as u64 * mb;
@@ -89,6 +94,7 @@ impl MemoryLayout {
             slot: slot as u32,
             r_base: r_base as u32,
             r_len: r_len as u32,
+            r_stripe: r_stripe as u32,
             l_base: l_base as u32,
             l_per_peer: l_per_peer as u32,
             total: total as u32,
@@ -142,6 +148,14 @@ pub fn payload(head: u64, len: usize) -> Vec<u8> {
     (0..len.div_ceil(8) as u64)
         .flat_map(|i| pattern_word(head, i).to_le_bytes())
         .take(len)
+        .collect()
+}
+
+/// An RDMA WRITE's payload: word `i` is the operation's tag for word `i`.
+fn tagged_payload(tag: OperationTag, len: u32) -> Vec<u8> {
+    (0..len.div_ceil(8))
+        .flat_map(|i| tag.word(i).to_le_bytes())
+        .take(len as usize)
         .collect()
 }
 
@@ -199,16 +213,22 @@ struct Op {
     seq: u32,
     /// Target physical address (WRITE, atomics) or offset in `R` (READ).
     remote: u32,
-    /// Atomics: how many atomics this host epoch posted to the counter before this one.
-    index: u64,
+    /// Atomics: the sum of the addends this host epoch posted to the counter before this
+    /// one (the value it returns is the counter's base plus this).
+    before: u64,
+    /// What the memory verdict knows the operation by (RDMA WRITE and atomics).
+    tag: OperationTag,
 }
 
 /// This host epoch's view of its counter in one target epoch. The counter may hold a
-/// count left by this host's previous epochs, so the first result sets the base; then
-/// the `k`th atomic returns `base + k` (one QP executes them in order, and only this host
-/// writes its counter).
+/// sum left by this host's previous epochs, so the first result sets the base; then an
+/// atomic returns the base plus the addends of the atomics posted before it (one QP
+/// executes them in order, and only this host writes its counter). Addends are the
+/// operations' tags ([`OperationTag::atomic`]), so the memory verdict can tell which
+/// atomic a counter write came from.
 #[derive(Clone, Copy, Debug, Default)]
 struct CounterView {
+    /// Sum of the addends posted so far (wrapping).
     posted: u64,
     base: Option<u64>,
     /// An atomic failed: whether it executed is unknown, so values are no longer checked.
@@ -407,7 +427,13 @@ impl Workload {
     }
 
     /// Start operations for this cycle and process the completions of every host.
-    pub fn step(&mut self, cluster: &mut Cluster, sb: &mut Scoreboard, rng: &mut ChaCha8Rng) {
+    pub fn step(
+        &mut self,
+        cluster: &mut Cluster,
+        sb: &mut Scoreboard,
+        verdict: &mut MemoryVerdict,
+        rng: &mut ChaCha8Rng,
+    ) {
         let now = cluster.cycle();
         for h in 0..self.layout.hosts {
             let completions = cluster.host_mut(h).take_completions();
@@ -426,7 +452,7 @@ impl Workload {
                 && self.rate > 0.0
                 && rng.gen_bool(self.rate)
             {
-                self.start_op(cluster, sb, rng, h);
+                self.start_op(cluster, sb, verdict, rng, h);
             }
         }
     }
@@ -449,6 +475,7 @@ impl Workload {
         &mut self,
         cluster: &mut Cluster,
         sb: &mut Scoreboard,
+        verdict: &mut MemoryVerdict,
         rng: &mut ChaCha8Rng,
         h: usize,
     ) {
@@ -521,14 +548,21 @@ impl Workload {
             len,
             seq,
             remote: 0,
-            index: 0,
+            before: 0,
+            tag: OperationTag::new(h, epoch, target_epoch, seq),
         };
         let host = cluster.host_mut(h);
         let head = payload_head(h, epoch, seq);
-        if matches!(kind, OpKind::RdmaWrite | OpKind::Send) {
-            host.nic()
+        match kind {
+            OpKind::Send => host
+                .nic()
                 .mem
-                .write_bytes(l.l_base + out_off, &payload(head, len as usize));
+                .write_bytes(l.l_base + out_off, &payload(head, len as usize)),
+            OpKind::RdmaWrite => host
+                .nic()
+                .mem
+                .write_bytes(l.l_base + out_off, &tagged_payload(op.tag, len)),
+            _ => {}
         }
         let Some(driver) = host.driver_mut() else {
             return;
@@ -552,7 +586,10 @@ impl Workload {
                 )
             }
             (OpKind::RdmaRead, Some([_, r])) => {
-                let off = rng.gen_range(0..=(l.r_len - len) / 8) * 8;
+                // The stripe of the epoch the TPT copy came from (the memory verdict's
+                // stale-read check).
+                let stripe = MemoryVerdict::read_stripe(&l, target_epoch) - l.r_base;
+                let off = stripe + rng.gen_range(0..=(l.r_stripe - len) / 8) * 8;
                 op.remote = off;
                 driver.rdma_read(
                     node,
@@ -567,14 +604,16 @@ impl Workload {
                 op.remote = l.w_base + off;
                 op.len = 8;
                 let counter = *app.counters.entry((t, target_epoch)).or_default();
-                op.index = counter.posted;
+                op.before = counter.posted;
+                let addend = op.tag.atomic();
                 let remote = RegionRef::new(w.handle, W_LOGICAL + off as u64);
                 match (kind, counter.base) {
                     (OpKind::CompareSwap, Some(base)) if !counter.uncertain => {
-                        let c = base + counter.posted;
-                        driver.compare_swap(node, local(atomic_off), remote, c, c + 1, wr_id)
+                        let c = base.wrapping_add(counter.posted);
+                        let swap = c.wrapping_add(addend);
+                        driver.compare_swap(node, local(atomic_off), remote, c, swap, wr_id)
                     }
-                    _ => driver.fetch_add(node, local(atomic_off), remote, 1, wr_id),
+                    _ => driver.fetch_add(node, local(atomic_off), remote, addend, wr_id),
                 }
             }
             _ => return,
@@ -584,8 +623,14 @@ impl Workload {
                 app.next_wr += 1;
                 app.seq += 1;
                 app.busy[t][k] = true;
-                if matches!(kind, OpKind::FetchAdd | OpKind::CompareSwap) {
-                    app.counters.entry((t, target_epoch)).or_default().posted += 1;
+                match kind {
+                    OpKind::FetchAdd | OpKind::CompareSwap => {
+                        let view = app.counters.entry((t, target_epoch)).or_default();
+                        view.posted = view.posted.wrapping_add(op.tag.atomic());
+                        verdict.posted_atomic(op.tag, t, op.remote);
+                    }
+                    OpKind::RdmaWrite => verdict.posted_write(op.tag, t, op.remote, len / 8),
+                    _ => {}
                 }
                 if kind != OpKind::Send {
                     sb.expect_request(
@@ -595,6 +640,7 @@ impl Workload {
                         ExpectedRequest {
                             believed_epoch: target_epoch,
                             is_write: kind == OpKind::RdmaWrite,
+                            tag: (kind != OpKind::RdmaRead).then_some(op.tag),
                         },
                     );
                 }
@@ -666,7 +712,7 @@ impl Workload {
                         if target_epoch_now != op.target_epoch || !cluster.host(t).is_powered() {
                             return;
                         }
-                        let want = payload(payload_head(h, epoch, op.seq), op.len as usize);
+                        let want = tagged_payload(op.tag, op.len);
                         let got = cluster
                             .host(t)
                             .nic()
@@ -716,8 +762,8 @@ impl Workload {
                         }
                         let want = view
                             .base
-                            .get_or_insert(got.wrapping_sub(op.index))
-                            .wrapping_add(op.index);
+                            .get_or_insert(got.wrapping_sub(op.before))
+                            .wrapping_add(op.before);
                         if got != want {
                             data_finding(
                                 sb,
@@ -726,8 +772,8 @@ impl Workload {
                                 vec![h, t],
                                 Some(op.remote as u64),
                                 format!(
-                                    "{:?} number {} on host {t}'s counter returned {got}, expected {want}",
-                                    op.kind, op.index
+                                    "{:?} {:?} on host {t}'s counter returned {got:#x}, expected {want:#x}",
+                                    op.kind, op.tag
                                 ),
                             );
                         } else {

@@ -4,7 +4,7 @@
 //! per NIC.
 
 use nic_testbench::scenario::{ProtocolKind, Scenario, TptKind};
-use nic_testbench::scenario_run::{run_scenario, Report, RunOptions};
+use nic_testbench::scenario_run::{run_scenario, PlantedBug, Report, RunOptions};
 use std::path::{Path, PathBuf};
 
 fn scenarios_dir() -> PathBuf {
@@ -76,6 +76,11 @@ fn every_shipped_scenario_passes_under_the_rejoin_protocol() {
         assert_passed(&r);
         assert_all_rejoined(&r);
         assert_eq!(r.stale.stale_writes_landed, 0, "{name}");
+        assert_eq!(r.memory.stale_writes + r.memory.stale_reads, 0, "{name}");
+        assert!(
+            r.memory.words_checked > 0,
+            "{name}: the memory verdict checked nothing"
+        );
         let posted: u64 = r.workload.posted.values().sum();
         assert!(posted > 100, "{name}: only {posted} operations");
         assert!(r.workload.writes_verified > 0, "{name}: no write verified");
@@ -111,6 +116,48 @@ fn the_rebooted_host_is_protected_by_hardware_nacks_and_flushes() {
         .find(|x| x.host == 1 && x.epoch == 2)
         .unwrap();
     assert!(rejoin.latency.is_some_and(|l| l < 10_000), "{rejoin:?}");
+}
+
+/// Requests made with host 1's old TPT entries are held in the fabric across its reboot
+/// and reach its new boot: its NIC answers them RDMA_DISABLED, and the memory verdict
+/// (judging host memory, not the answers) sees nothing stale land.
+#[test]
+fn stale_requests_that_reach_a_rebooted_host_are_answered_rdma_disabled() {
+    let r = run(
+        &load("stale-requests-reach-rebooted-host"),
+        RunOptions::default(),
+    );
+    assert_passed(&r);
+    assert!(r.stale.stale_requests_delivered > 0, "{}", r.summary());
+    assert!(r.stale.rdma_disabled_nacks > 0, "{}", r.summary());
+    assert_eq!(r.memory.stale_writes, 0);
+    assert_eq!(r.memory.stale_reads, 0);
+    assert!(r.memory.words_checked > 1000, "{}", r.summary());
+}
+
+/// The memory verdict can fail: with RDMA forced on in every booting NIC (the protocol's
+/// gate removed), the stale requests of the same run land, and the verdict at the memory
+/// port flags them whatever the NIC answered.
+#[test]
+fn the_memory_verdict_catches_rdma_forced_on_during_a_rejoin() {
+    let r = run(
+        &load("stale-requests-reach-rebooted-host"),
+        RunOptions {
+            plant: Some(PlantedBug::RdmaEnabledAtBoot),
+            ..Default::default()
+        },
+    );
+    assert!(!r.passed, "{}", r.summary());
+    assert!(
+        r.memory.stale_writes + r.memory.stale_reads > 0,
+        "{}",
+        r.summary()
+    );
+    assert!(
+        r.findings.contains_key("stale-write") || r.findings.contains_key("stale-read"),
+        "{:?}",
+        r.findings
+    );
 }
 
 /// Completions of every kind with `status`.
@@ -209,6 +256,11 @@ fn the_naive_baseline_lands_stale_writes_that_the_scoreboard_counts() {
     };
     let r = run(&s, naive);
     assert!(r.stale.stale_writes_landed > 0, "{}", r.summary());
+    assert!(
+        r.memory.stale_writes > 0,
+        "the memory verdict sees them land too: {}",
+        r.summary()
+    );
     assert!(
         r.passed,
         "the baseline counts stale writes instead of failing: {}",
