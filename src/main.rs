@@ -73,6 +73,9 @@ enum Command {
         #[command(subcommand)]
         command: Option<SimCommand>,
     },
+    /// Random schedules (reboots, link faults, workloads) on the Verilated NICs with every
+    /// scoreboard on; a failure is shrunk and written under scenarios/regressions/.
+    Soak(commands::soak::SoakArgs),
     /// Benchmarks: both backends on the same stimulus, measured in one run.
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -148,6 +151,7 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             Ok(())
         }
+        Command::Soak(args) => commands::soak::run(&args).map(|_| ()),
         Command::Lint { dir, config } => {
             let warnings = commands::lint::lint_all(&dir, &config)?;
             if warnings > 0 {

@@ -3,5 +3,6 @@ pub mod cell;
 pub mod lint;
 pub mod scenario;
 pub mod sim;
+pub mod soak;
 pub mod synth;
 pub mod verilog;

@@ -14,4 +14,5 @@ pub mod rejoin_bench;
 pub mod scenario;
 pub mod scenario_run;
 pub mod scoreboard;
+pub mod soak;
 pub mod workload;

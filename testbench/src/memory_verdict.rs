@@ -21,7 +21,10 @@
 //! - `unmatched-write`: the word is not a tag, or its tag names no posted operation, or an
 //!   operation of another source or to another address, or a word index past its length;
 //! - `duplicate-apply`: a word (or an atomic) of an operation already applied is applied
-//!   again (the responder must not execute a duplicate).
+//!   again (the responder must not execute a duplicate). An RDMA WRITE counts as applied
+//!   once its last word landed: before that, its words may land again, because a message
+//!   cut short by a lost or corrupted cell is written again by its retransmission (the
+//!   same bytes to the same place, which is how go-back-N completes a partial write).
 //!
 //! The counter word is followed by value: the verdict keeps a shadow of it (host memory is
 //! zeroed at power-on and only the NIC writes `W`), and a write's difference to the shadow
@@ -169,8 +172,8 @@ pub struct MemoryVerdict {
     stripe_len: u32,
     hosts: Vec<HostState>,
     posted: HashMap<OperationTag, Posted>,
-    /// `(tag, word index or ATOMIC_INDEX)` applied.
-    applied: HashSet<(OperationTag, u32)>,
+    /// Operations applied: an RDMA WRITE whose last word landed, an atomic that wrote.
+    applied: HashSet<OperationTag>,
     /// Stale operations that landed (each once): `(source, target, tag)`.
     stale_ops: HashSet<OperationTag>,
     counts: MemoryCounts,
@@ -372,8 +375,12 @@ impl MemoryVerdict {
             return;
         }
         self.counts.words_checked += 1;
-        let key = (tag, tag_index.unwrap_or(ATOMIC_INDEX as u32));
-        if !self.applied.insert(key) {
+        // An RDMA WRITE is applied with its last word; an atomic with its one write.
+        let complete = match (posted, tag_index) {
+            (Some(Posted::Write { words, .. }), Some(i)) => i + 1 == words,
+            _ => true,
+        };
+        if self.applied.contains(&tag) {
             self.counts.duplicate_applies += 1;
             sb.violation(
                 w.cycle,
@@ -382,6 +389,8 @@ impl MemoryVerdict {
                 Some(w.addr as u64),
                 format!("{tag:?} was applied a second time (word {:?})", tag_index),
             );
+        } else if complete {
+            self.applied.insert(tag);
         }
         let epoch = self.hosts[host].epoch;
         if tag.target_epoch != epoch && self.stale_ops.insert(tag) {

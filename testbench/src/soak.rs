@@ -1,0 +1,384 @@
+//! `nic soak`: random schedules on the Verilated NICs, every scoreboard on; a failing
+//! schedule is shrunk to a small one and written as a scenario file.
+//!
+//! A case is drawn from its seed alone ([`SoakCase::generate`]), so the seed range
+//! `seed..seed + cases` names a soak exactly and shards split it across machines
+//! (`--seed 0 --cases 5000` here, `--seed 5000 --cases 5000` there). A case:
+//! - 2 to 16 hosts, software TPT; one case in four NICs with the hardware TPT (2 to 4
+//!   hosts, the model's queue pairs);
+//! - 0 to 4 reboots at any cycle of the disturbed span, some aimed at a host's own rejoin
+//!   (a few hundred cycles after its power-on) or another host's;
+//! - 0 to 4 link faults of every kind (drop, corrupt, delay, flap), fabric-wide, per link
+//!   or per message class, in windows;
+//! - a random workload (rate, sizes, mix with every operation);
+//! - then a quiet tail of [`SETTLE_CYCLES`]: every live host must be usable by all peers
+//!   within [`SOAK_REJOIN_BOUND`] of the last disturbance, and every operation completes.
+//!
+//! A failing case is shrunk greedily ([`shrink`]): drop one event or fault, halve a fault
+//! window, lower the host count, the workload rate and the payload size, as long as the
+//! run still fails (any violation). The result is TOML that [`Scenario::parse`] reads:
+//! `scenarios/regressions/` keeps each one, and the default test suite runs them all.
+
+use crate::faults::{CorruptField, FaultKind, MessageClass};
+use crate::scenario::Scenario;
+use crate::scenario_run::{run_scenario, Report, RunOptions};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use std::fmt::Write;
+
+/// Cycles in which the disturbances of a case fall.
+pub const DISTURBED_CYCLES: u64 = 16_000;
+/// Quiet cycles after the last disturbance.
+pub const SETTLE_CYCLES: u64 = 24_000;
+/// A case's bound on rejoin after the last disturbance.
+pub const SOAK_REJOIN_BOUND: u64 = 20_000;
+/// Runs one shrink may spend.
+pub const SHRINK_BUDGET: usize = 80;
+
+/// One timed event of a case.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SoakEvent {
+    pub at: u64,
+    pub host: usize,
+    pub down_cycles: u64,
+}
+
+/// One link fault of a case.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SoakFault {
+    pub kind: FaultKind,
+    pub from: u64,
+    pub until: u64,
+    pub rate: f64,
+    pub src: Option<usize>,
+    pub dst: Option<usize>,
+    pub messages: Option<MessageClass>,
+    pub field: CorruptField,
+    /// Delay: the largest extra delay; flap: cycles unplugged.
+    pub cycles: u64,
+    /// Flap: the host.
+    pub host: usize,
+}
+
+/// A random schedule (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SoakCase {
+    pub seed: u64,
+    pub hosts: usize,
+    pub hardware_tpt: bool,
+    pub rate: f64,
+    pub max_bytes: u32,
+    pub reboots: Vec<SoakEvent>,
+    pub faults: Vec<SoakFault>,
+}
+
+fn pick<T: Copy>(rng: &mut ChaCha8Rng, items: &[T]) -> T {
+    *items.choose(rng).expect("a non-empty list")
+}
+
+impl SoakCase {
+    /// The case of `seed`.
+    pub fn generate(seed: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x50A4_50A4_50A4_50A4);
+        let hardware_tpt = rng.gen_ratio(1, 4);
+        let hosts = if hardware_tpt {
+            rng.gen_range(2..=4)
+        } else {
+            rng.gen_range(2..=16)
+        };
+        let mut reboots: Vec<SoakEvent> = vec![];
+        for _ in 0..rng.gen_range(0..=4) {
+            let host = rng.gen_range(0..hosts);
+            let down_cycles = rng.gen_range(20..=2000);
+            // Some reboots land in a rejoin: shortly after an earlier one's power-on.
+            let at = match reboots.choose(&mut rng) {
+                Some(e) if rng.gen_bool(0.5) => e.at + e.down_cycles + rng.gen_range(0..=1500),
+                _ => rng.gen_range(1000..DISTURBED_CYCLES),
+            }
+            .min(DISTURBED_CYCLES);
+            reboots.push(SoakEvent {
+                at,
+                host,
+                down_cycles,
+            });
+        }
+        let mut faults = vec![];
+        for _ in 0..rng.gen_range(0..=4) {
+            let kind = pick(
+                &mut rng,
+                &[
+                    FaultKind::Drop,
+                    FaultKind::Corrupt,
+                    FaultKind::Delay,
+                    FaultKind::Flap,
+                ],
+            );
+            let from = rng.gen_range(0..DISTURBED_CYCLES);
+            let until = (from + rng.gen_range(200..=6000)).min(DISTURBED_CYCLES + 1);
+            let link = |rng: &mut ChaCha8Rng| rng.gen_bool(0.4).then(|| rng.gen_range(0..hosts));
+            let src = link(&mut rng);
+            let dst = link(&mut rng);
+            let messages = rng.gen_bool(0.4).then(|| {
+                pick(
+                    &mut rng,
+                    &[
+                        MessageClass::Request,
+                        MessageClass::Response,
+                        MessageClass::Control,
+                        MessageClass::Booting,
+                        MessageClass::Ack,
+                        MessageClass::RdmaReady,
+                        MessageClass::TptUpdate,
+                        MessageClass::TptRemove,
+                    ],
+                )
+            });
+            let rate = match kind {
+                FaultKind::Delay => rng.gen_range(0.05..=0.5),
+                _ if messages.is_some() => rng.gen_range(0.2..=1.0),
+                _ => rng.gen_range(0.001..=0.05),
+            };
+            faults.push(SoakFault {
+                kind,
+                from,
+                until,
+                rate,
+                src,
+                dst,
+                messages,
+                field: pick(
+                    &mut rng,
+                    &[
+                        CorruptField::Header,
+                        CorruptField::Payload,
+                        CorruptField::Crc,
+                        CorruptField::Any,
+                    ],
+                ),
+                cycles: match kind {
+                    FaultKind::Flap => rng.gen_range(50..=3000),
+                    _ => rng.gen_range(1..=2000),
+                },
+                host: rng.gen_range(0..hosts),
+            });
+        }
+        SoakCase {
+            seed,
+            hosts,
+            hardware_tpt,
+            rate: pick(&mut rng, &[0.005, 0.01, 0.02, 0.05]),
+            max_bytes: pick(&mut rng, &[64, 256, 512, 1024]),
+            reboots,
+            faults,
+        }
+    }
+
+    /// The last disturbed cycle.
+    pub fn last_disturbance(&self) -> u64 {
+        let r = self.reboots.iter().map(|e| e.at + e.down_cycles);
+        let f = self.faults.iter().map(|f| match f.kind {
+            FaultKind::Flap => f.from + f.cycles,
+            _ => f.until,
+        });
+        r.chain(f).max().unwrap_or(0)
+    }
+
+    /// The case as a scenario file.
+    pub fn to_toml(&self, name: &str, comment: &str) -> String {
+        let mut s = String::new();
+        for line in comment.lines() {
+            let _ = writeln!(s, "# {line}");
+        }
+        let last = self.last_disturbance();
+        let _ = writeln!(s, "name = \"{name}\"");
+        let _ = writeln!(
+            s,
+            "description = \"soak case of seed {} (nic soak --seed {} --cases 1)\"",
+            self.seed, self.seed
+        );
+        let _ = writeln!(s, "hosts = {}", self.hosts);
+        let _ = writeln!(s, "cycles = {}", last + SETTLE_CYCLES);
+        let _ = writeln!(
+            s,
+            "tpt = \"{}\"",
+            if self.hardware_tpt {
+                "hardware"
+            } else {
+                "software"
+            }
+        );
+        let _ = writeln!(s, "seed = {}", self.seed);
+        let _ = writeln!(s, "rejoin_bound = {SOAK_REJOIN_BOUND}");
+        let _ = writeln!(s, "\n[workload]");
+        let _ = writeln!(s, "rate = {}", self.rate);
+        let _ = writeln!(
+            s,
+            "mix = {{ rdma_write = 6, rdma_read = 2, send = 1, fetch_add = 1, compare_swap = 1 }}"
+        );
+        let _ = writeln!(s, "max_bytes = {}", self.max_bytes);
+        let _ = writeln!(s, "stop_at = {}", last + SETTLE_CYCLES / 4);
+        for e in &self.reboots {
+            let _ = writeln!(
+                s,
+                "\n[[event]]\nat = {}\naction = \"reboot\"\nhost = {}\ndown_cycles = {}",
+                e.at, e.host, e.down_cycles
+            );
+        }
+        for f in &self.faults {
+            let kind = match f.kind {
+                FaultKind::Drop => "drop",
+                FaultKind::Corrupt => "corrupt",
+                FaultKind::Delay => "delay",
+                FaultKind::Flap => "flap",
+            };
+            let _ = writeln!(s, "\n[[fault]]\nkind = \"{kind}\"\nfrom = {}", f.from);
+            if f.kind == FaultKind::Flap {
+                let _ = writeln!(s, "host = {}\ndown_cycles = {}", f.host, f.cycles);
+                continue;
+            }
+            let _ = writeln!(s, "until = {}\nrate = {}", f.until, f.rate);
+            if let Some(h) = f.src {
+                let _ = writeln!(s, "src = [{h}]");
+            }
+            if let Some(h) = f.dst {
+                let _ = writeln!(s, "dst = [{h}]");
+            }
+            if let Some(m) = f.messages {
+                let name = toml::Value::try_from(m).expect("a class name");
+                let _ = writeln!(s, "messages = [{name}]");
+            }
+            match f.kind {
+                FaultKind::Corrupt => {
+                    let name = toml::Value::try_from(f.field).expect("a field name");
+                    let _ = writeln!(s, "field = {name}");
+                }
+                FaultKind::Delay => {
+                    let _ = writeln!(s, "cycles = {}", f.cycles);
+                }
+                _ => {}
+            }
+        }
+        s
+    }
+
+    /// The case as a scenario.
+    pub fn scenario(&self) -> Scenario {
+        let text = self.to_toml(&format!("soak-{}", self.seed), "");
+        Scenario::parse(&text, &format!("soak case {}", self.seed))
+            .unwrap_or_else(|e| panic!("a generated soak case is a valid scenario: {e}\n{text}"))
+    }
+
+    /// Smaller variants, the most reducing first (see [`shrink`]).
+    fn smaller(&self) -> Vec<SoakCase> {
+        let mut out = vec![];
+        for i in 0..self.reboots.len() {
+            let mut c = self.clone();
+            c.reboots.remove(i);
+            out.push(c);
+        }
+        for i in 0..self.faults.len() {
+            let mut c = self.clone();
+            c.faults.remove(i);
+            out.push(c);
+        }
+        let top = self.hosts - 1;
+        let names_top = self.reboots.iter().any(|e| e.host == top)
+            || self.faults.iter().any(|f| {
+                f.src == Some(top)
+                    || f.dst == Some(top)
+                    || (f.kind == FaultKind::Flap && f.host == top)
+            });
+        if self.hosts > 2 && !names_top {
+            let mut c = self.clone();
+            c.hosts -= 1;
+            out.push(c);
+        }
+        for i in 0..self.faults.len() {
+            let f = &self.faults[i];
+            if f.kind != FaultKind::Flap && f.until - f.from >= 200 {
+                let mut c = self.clone();
+                c.faults[i].until = f.from + (f.until - f.from) / 2;
+                out.push(c);
+                let mut c = self.clone();
+                c.faults[i].from = f.from + (f.until - f.from) / 2;
+                out.push(c);
+            }
+        }
+        if self.max_bytes > 64 {
+            let mut c = self.clone();
+            c.max_bytes /= 2;
+            out.push(c);
+        }
+        if self.rate > 0.005 {
+            let mut c = self.clone();
+            c.rate = (self.rate / 2.0).max(0.005);
+            out.push(c);
+        }
+        out
+    }
+}
+
+/// The outcome of one case.
+pub struct CaseResult {
+    pub case: SoakCase,
+    pub report: Report,
+}
+
+/// Run one case with every scoreboard on.
+pub fn run_case(case: &SoakCase) -> Result<CaseResult, String> {
+    let report =
+        run_scenario(&case.scenario(), RunOptions::default()).map_err(|e| e.to_string())?;
+    Ok(CaseResult {
+        case: case.clone(),
+        report,
+    })
+}
+
+/// Shrink a failing case: take any smaller variant that still fails, until none does or
+/// the budget of runs is spent. Returns the smallest failing case and its report.
+pub fn shrink(failing: CaseResult, mut on_try: impl FnMut(usize)) -> Result<CaseResult, String> {
+    let mut best = failing;
+    let mut runs = 0;
+    'outer: while runs < SHRINK_BUDGET {
+        for c in best.case.smaller() {
+            if runs >= SHRINK_BUDGET {
+                break 'outer;
+            }
+            runs += 1;
+            on_try(runs);
+            let r = run_case(&c)?;
+            if !r.report.passed {
+                best = r;
+                continue 'outer;
+            }
+        }
+        break;
+    }
+    Ok(best)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_generated_case_is_a_valid_scenario_and_seeds_are_reproducible() {
+        for seed in 0..300 {
+            let c = SoakCase::generate(seed);
+            assert_eq!(c, SoakCase::generate(seed));
+            let s = c.scenario();
+            assert!((2..=16).contains(&s.hosts));
+            assert!(s.cycles > c.last_disturbance());
+            for smaller in c.smaller() {
+                smaller.scenario();
+            }
+        }
+        let kinds: std::collections::HashSet<_> = (0..100)
+            .flat_map(|s| SoakCase::generate(s).faults)
+            .map(|f| format!("{:?}", f.kind))
+            .collect();
+        assert_eq!(kinds.len(), 4, "every fault kind is drawn: {kinds:?}");
+        assert!((0..100).any(|s| SoakCase::generate(s).hardware_tpt));
+    }
+}
