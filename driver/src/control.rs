@@ -8,7 +8,7 @@
 //! | byte | content |
 //! | --- | --- |
 //! | 0 | [`MAGIC_VERSION`]: bits 7:4 the magic `0xA`, bits 3:0 the format version (1) |
-//! | 1 | kind: 1 BOOTING, 2 ACK, 3 RDMA_READY, 4 TPT_UPDATE, 5 TPT_REMOVE, 6 HEARTBEAT, 7 PROBE |
+//! | 1 | kind: 1 BOOTING, 2 ACK, 3 RDMA_READY, 4 TPT_UPDATE, 5 TPT_REMOVE, 6 HEARTBEAT, 7 PROBE, 8 TPT_REMOVE_DONE |
 //!
 //! followed by the kind's body:
 //!
@@ -21,6 +21,7 @@
 //! | TPT_REMOVE | u16 count (1..=[`MAX_REMOVE_HANDLES`]), then u32 handles | 4 + 4 n |
 //! | HEARTBEAT | nothing (the baseline of 000 \[0006\]) | 2 |
 //! | PROBE | u32 incarnation of the sender | 6 |
+//! | TPT_REMOVE_DONE | as TPT_REMOVE: u16 count, then u32 handles (of the receiver's regions) | 4 + 4 n |
 //!
 //! No message, and no bundle, is longer than [`MAX_CONTROL_BYTES`], the size of a
 //! control receive buffer. A malformed message refuses its whole bundle.
@@ -66,6 +67,9 @@ pub enum ControlKind {
     /// "Fence and acknowledge me as for a BOOTING, but I have not rebooted": sent by a
     /// joined node to a node it found down (see [`crate::rejoin`]).
     Probe = 7,
+    /// "I hold none of these regions of yours, and every operation I sent you before your
+    /// TPT_REMOVE of them has completed": the answer to TPT_REMOVE (see [`crate::dereg`]).
+    TptRemoveDone = 8,
 }
 
 impl ControlKind {
@@ -79,6 +83,7 @@ impl ControlKind {
             5 => ControlKind::TptRemove,
             6 => ControlKind::Heartbeat,
             7 => ControlKind::Probe,
+            8 => ControlKind::TptRemoveDone,
             _ => return None,
         })
     }
@@ -238,6 +243,10 @@ pub enum ControlMessage {
     TptUpdate(TptUpdate),
     /// Handles removed from the sender's local TPT part.
     TptRemove(TptRemove),
+    /// The answer to a TPT_REMOVE of the receiver: the sender holds none of these handles
+    /// of the receiver's, and every operation it sent to the receiver before it removed
+    /// them has completed (see [`crate::dereg`]).
+    TptRemoveDone(TptRemove),
     /// The sender is alive (heartbeat baseline only).
     Heartbeat,
     /// The sender (which has not rebooted: incarnation `incarnation`) found the receiver
@@ -258,6 +267,7 @@ impl ControlMessage {
             ControlMessage::RdmaReady { .. } => ControlKind::RdmaReady,
             ControlMessage::TptUpdate(_) => ControlKind::TptUpdate,
             ControlMessage::TptRemove(_) => ControlKind::TptRemove,
+            ControlMessage::TptRemoveDone(_) => ControlKind::TptRemoveDone,
             ControlMessage::Heartbeat => ControlKind::Heartbeat,
             ControlMessage::Probe { .. } => ControlKind::Probe,
         }
@@ -289,7 +299,7 @@ impl ControlMessage {
                     b.push(e.protection.code());
                 }
             }
-            ControlMessage::TptRemove(r) => {
+            ControlMessage::TptRemove(r) | ControlMessage::TptRemoveDone(r) => {
                 b.extend_from_slice(&(r.0.len() as u16).to_le_bytes());
                 for h in &r.0 {
                     b.extend_from_slice(&h.to_le_bytes());
@@ -404,11 +414,14 @@ impl ControlMessage {
                 }
                 ControlMessage::TptUpdate(TptUpdate(entries))
             }
-            ControlKind::TptRemove => {
+            ControlKind::TptRemove | ControlKind::TptRemoveDone => {
                 let count = r.count(kind, MAX_REMOVE_HANDLES)?;
                 r.need(count * 4)?;
                 let handles = (0..count).map(|_| r.u32()).collect::<Result<_, _>>()?;
-                ControlMessage::TptRemove(TptRemove(handles))
+                match kind {
+                    ControlKind::TptRemove => ControlMessage::TptRemove(TptRemove(handles)),
+                    _ => ControlMessage::TptRemoveDone(TptRemove(handles)),
+                }
             }
             ControlKind::Heartbeat => ControlMessage::Heartbeat,
         };
@@ -499,6 +512,8 @@ mod tests {
                 .prop_map(|v| ControlMessage::TptRemove(TptRemove::new(v).unwrap())),
             Just(ControlMessage::Heartbeat),
             any::<u32>().prop_map(|incarnation| ControlMessage::Probe { incarnation }),
+            prop::collection::vec(any::<u32>(), 1..=MAX_REMOVE_HANDLES)
+                .prop_map(|v| ControlMessage::TptRemoveDone(TptRemove::new(v).unwrap())),
         ]
     }
 
@@ -593,6 +608,10 @@ mod tests {
             ]
         );
         assert_eq!(ControlMessage::Heartbeat.encode(), [0xA1, 6]);
+        assert_eq!(
+            ControlMessage::TptRemoveDone(TptRemove::new(vec![0x0403_0201]).unwrap()).encode(),
+            [0xA1, 8, 1, 0, 1, 2, 3, 4]
+        );
     }
 
     #[test]
@@ -606,7 +625,7 @@ mod tests {
             Err(UnsupportedVersion { version: 2 })
         );
         assert_eq!(d(&[0xA1, 0]), Err(UnknownKind { kind: 0 }));
-        assert_eq!(d(&[0xA1, 8]), Err(UnknownKind { kind: 8 }));
+        assert_eq!(d(&[0xA1, 9]), Err(UnknownKind { kind: 9 }));
         assert_eq!(d(&[0xA1, 1, 0, 0]), Err(Truncated { needed: 6, got: 4 }));
         assert_eq!(
             d(&[0xA1, 2, 2, 0, 0, 0, 0]),

@@ -36,7 +36,9 @@
 //!
 //! Every operation sent to a node (application or control) gets a sequence number per
 //! destination and stays outstanding until its completion; a fence ([`Action::StartFence`])
-//! waits for every operation issued before it. A fence on a node that announced a restart
+//! waits for every operation issued before it. The deregistration fence ([`crate::dereg`])
+//! uses the same numbers in a queue of its own: a TPT_REMOVE from node X is answered with
+//! TPT_REMOVE_DONE once every operation issued to X before it arrived has completed. A fence on a node that announced a restart
 //! flushes its queue pair first (`flush_queue_pair`): what was still outstanding completes
 //! with [`CompletionStatus::Flushed`] at once, so the fence does not wait for the restarted
 //! node to refuse each request one round trip at a time. When a send queue is full,
@@ -52,7 +54,8 @@ use nic_abi::{
 };
 use thiserror::Error;
 
-use crate::control::{ControlMessage, TptUpdate, MAX_CONTROL_BYTES};
+use crate::control::{ControlMessage, TptRemove, TptUpdate, MAX_CONTROL_BYTES};
+use crate::dereg::Deregistrations;
 use crate::hw_tpt::{self, ExceptionHead, HwTpt, HwTptError};
 use crate::membership::{Membership, Protocol};
 use crate::rejoin::{Action, Event, MembershipError, Tick};
@@ -393,6 +396,14 @@ pub struct Driver<A: NicAccess> {
     next_op: Vec<u64>,
     outstanding: Vec<BTreeSet<u64>>,
     fence: Vec<Option<u64>>,
+    /// Per node, the TPT_REMOVEs it sent that are waiting for a fence before this node
+    /// answers TPT_REMOVE_DONE: (first operation number not covered, handles), oldest first.
+    remove_fences: Vec<VecDeque<(u64, Vec<u32>)>>,
+    /// The owner's side of deregistration ([`crate::dereg`]).
+    pub(crate) dereg: Deregistrations,
+    /// The time of the latest [`Driver::poll`] (deregistrations started between polls
+    /// schedule their resends from it).
+    pub(crate) last_now: Tick,
     deadline: Option<Tick>,
     pub(crate) ready: VecDeque<Completion>,
     events: VecDeque<Event>,
@@ -488,6 +499,9 @@ impl<A: NicAccess> Driver<A> {
             next_op: vec![0; max],
             outstanding: vec![BTreeSet::new(); max],
             fence: vec![None; max],
+            remove_fences: vec![VecDeque::new(); max],
+            dereg: Deregistrations::new(max),
+            last_now: 0,
             deadline: None,
             ready: VecDeque::new(),
             events: VecDeque::new(),
@@ -603,6 +617,7 @@ impl<A: NicAccess> Driver<A> {
             self.ring_rq_doorbell(q);
         }
         result?;
+        self.last_now = now;
         if self.deadline.is_some_and(|d| now >= d) {
             self.deadline = None;
             self.events.push_back(Event::Timeout);
@@ -885,9 +900,15 @@ impl<A: NicAccess> Driver<A> {
         op
     }
 
-    fn send_control(&mut self, node: NodeId, message: ControlMessage) {
+    pub(crate) fn send_control(&mut self, node: NodeId, message: ControlMessage) {
         if self.qps.get(node as usize).is_none_or(|q| q.is_none()) {
             return; // the protocol only sends to other nodes of the cluster
+        }
+        if let ControlMessage::TptUpdate(update) = &message {
+            // The peer may hold these regions from now on: their deregistrations wait
+            // for it.
+            self.dereg
+                .note_sent(node, update.entries().iter().map(|e| e.handle));
         }
         let op = self.new_op(node);
         if let Some(qp) = self.qps[node as usize].as_mut() {
@@ -1029,6 +1050,63 @@ impl<A: NicAccess> Driver<A> {
         let n = node as usize;
         self.outstanding[n].remove(&op);
         self.check_fence(node);
+        self.check_remove_fences(node);
+    }
+
+    /// Answers TPT_REMOVE_DONE for each TPT_REMOVE from `node` whose fence has drained
+    /// (every operation issued to `node` before it arrived has completed).
+    fn check_remove_fences(&mut self, node: NodeId) {
+        let n = node as usize;
+        while let Some((target, _)) = self.remove_fences[n].front() {
+            if self.outstanding[n].first().is_some_and(|o| o < target) {
+                return;
+            }
+            let Some((_, handles)) = self.remove_fences[n].pop_front() else {
+                return;
+            };
+            if let Ok(done) = TptRemove::new(handles) {
+                self.send_control(node, ControlMessage::TptRemoveDone(done));
+            }
+        }
+    }
+
+    /// The driver's part of a control message before the membership machine sees it:
+    /// the deregistration fence ([`crate::dereg`]). A TPT_REMOVE from `from` removes the
+    /// handles from its remote part whatever the membership state (removal is always
+    /// safe; the machine may apply it again) and starts the fence its TPT_REMOVE_DONE
+    /// waits for; a TPT_REMOVE_DONE confirms this node's deregistrations.
+    fn on_dereg_control(&mut self, from: NodeId, message: &ControlMessage) {
+        let n = from as usize;
+        if n >= self.remove_fences.len() || from == self.node {
+            return;
+        }
+        match message {
+            ControlMessage::TptRemove(remove) => {
+                let _ = self.tpt.apply_remote_remove(from, remove.handles());
+                let target = self.next_op[n];
+                self.remove_fences[n].push_back((target, remove.handles().to_vec()));
+                self.check_remove_fences(from);
+            }
+            ControlMessage::TptRemoveDone(done) => {
+                for entry in self.dereg.confirm(from, done.handles()) {
+                    self.ready.push_back(Completion::Deregistered { entry });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Sends TPT_REMOVE again to the peers that have not confirmed a deregistration for
+    /// [`Protocol::resend_interval`].
+    fn resend_removes(&mut self, now: Tick) {
+        let next = now.saturating_add(self.config.protocol.resend_interval());
+        for (node, handles) in self.dereg.due(now, next) {
+            for chunk in handles.chunks(crate::control::MAX_REMOVE_HANDLES) {
+                if let Ok(remove) = TptRemove::new(chunk.to_vec()) {
+                    self.send_control(node, ControlMessage::TptRemove(remove));
+                }
+            }
+        }
     }
 
     fn check_fence(&mut self, node: NodeId) {
@@ -1232,6 +1310,7 @@ impl<A: NicAccess> Driver<A> {
     pub(crate) fn run(&mut self, now: Tick) -> Result<(), DriverError> {
         self.defer_control = true;
         let result = self.run_events(now);
+        self.resend_removes(now);
         self.defer_control = false;
         for node in 0..self.qps.len() {
             if self.qps[node]
@@ -1255,6 +1334,9 @@ impl<A: NicAccess> Driver<A> {
     fn run_events(&mut self, now: Tick) -> Result<(), DriverError> {
         let mut result = Ok(());
         'events: while let Some(event) = self.events.pop_front() {
+            if let Event::ControlReceived { from, message } = &event {
+                self.on_dereg_control(*from, message);
+            }
             let actions = match self.membership.handle(now, event) {
                 Ok(a) => a,
                 Err(e) => {

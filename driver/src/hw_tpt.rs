@@ -19,7 +19,9 @@
 //! clears ([`BUSY_POLLS`] reads at most) and checks that the command was not refused. Only
 //! then is the STag published to the peers. A deregistration writes `TPT_COMMAND` =
 //! invalidate for the index and waits the same way before the index goes back on the free
-//! list.
+//! list. The invalidate stops every request checked after it, but not the rest of a WRITE
+//! whose first cell passed the check before it (the responder checks once per message), so
+//! the region's memory is freed only after the fence of [`crate::dereg`].
 //!
 //! # Exceptions
 //! An incoming RDMA request whose STag is not valid in the table waits in the NIC's

@@ -8,6 +8,7 @@
 //! | --- | --- |
 //! | [`control`] | control messages exchanged as SEND payloads, and their wire format |
 //! | [`tpt`] | the software TPT (000 Fig. 3), registration (Fig. 5), transfer checks (Fig. 6) |
+//! | [`dereg`] | deregistration's fence: a region is freed once no peer's request can land in it |
 //! | [`hw_tpt`] | the NIC's hardware TPT when it has one: STags, entry programming, exceptions |
 //! | [`rejoin`] | the rejoin protocol (000 Figs. 7-8) as a pure state machine |
 //! | [`heartbeat`] | the heartbeat baseline of 000 \[0006\], same events and actions |
@@ -18,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod control;
+pub mod dereg;
 pub mod driver;
 pub mod heartbeat;
 pub mod hw_tpt;

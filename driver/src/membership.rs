@@ -24,6 +24,16 @@ impl Protocol {
         }
     }
 
+    /// How long the driver waits for an answer before sending a message of its own
+    /// protocols again (a TPT_REMOVE not yet confirmed, [`crate::dereg`]): the rejoin
+    /// protocol's `resend_timeout`, or the heartbeat's `timeout`.
+    pub fn resend_interval(&self) -> Tick {
+        match self {
+            Protocol::Rejoin(c) => c.resend_timeout,
+            Protocol::Heartbeat(c) => c.timeout,
+        }
+    }
+
     /// The maximum node count.
     pub fn max_nodes(&self) -> usize {
         match self {

@@ -622,7 +622,8 @@ impl RejoinMachine {
                     out.push(Action::ApplyTptRemove { from: node, remove });
                 }
             }
-            ControlMessage::Heartbeat => {}
+            // The deregistration fence is the driver's (`crate::dereg`).
+            ControlMessage::Heartbeat | ControlMessage::TptRemoveDone(_) => {}
         }
     }
 

@@ -14,6 +14,7 @@ use nic_abi::{CompletionStatus, Wqe, WqeOpcode, MAX_MESSAGE_LENGTH};
 use thiserror::Error;
 
 use crate::control::{ControlMessage, TptRemove, TptUpdate};
+use crate::dereg::{Deregistrations, PendingDeregistration};
 use crate::driver::{AppRecv, SendKind, CONTROL_IMMEDIATE};
 use crate::hw_tpt::HwTptError;
 use crate::tpt::{
@@ -49,6 +50,15 @@ pub enum Completion {
         immediate: Option<u32>,
         /// Success, or `LocalLengthError` when the buffer was shorter than the message.
         status: CompletionStatus,
+    },
+    /// A deregistered region is freed: no request any peer posted against it can still
+    /// land, so its memory may be reused now and not before ([`crate::dereg`]). Comes for
+    /// every [`Driver::deregister`] that succeeded, and for every region the driver
+    /// retired on its own (a used-up one-shot or invalidated STag, see
+    /// [`Driver::register_one_shot`]).
+    Deregistered {
+        /// The region as it was registered (with its physical address).
+        entry: TptEntry,
     },
 }
 
@@ -235,10 +245,17 @@ impl<A: NicAccess> Driver<A> {
         Ok(entry)
     }
 
-    /// Deregisters region `handle`: removed from the local part, TPT_REMOVE to every node
-    /// that receives updates. With a hardware TPT the NIC's entry is invalidated first
-    /// (and the invalidation has completed before its index can be registered again); if
-    /// that fails the region stays registered and the error is returned.
+    /// Starts deregistering region `handle`: it leaves the local part at once (no verb
+    /// of this node accepts it any more) and TPT_REMOVE goes to every node that receives
+    /// updates and every node the region was sent to. With a hardware TPT the NIC's entry
+    /// is invalidated first (and the invalidation has completed before its index can be
+    /// registered again); if that fails the region stays registered and the error is
+    /// returned.
+    ///
+    /// The memory is **not** free when this returns: a peer may still have requests
+    /// against the region in flight. It is free when [`Completion::Deregistered`] for it
+    /// comes out of [`Driver::poll`], once every peer the region was sent to has
+    /// confirmed (see [`crate::dereg`] for the fence and which peers it waits for).
     pub fn deregister(&mut self, handle: u32) -> Result<TptEntry, VerbsError> {
         if self.tpt.local(handle).is_none() {
             return Err(TptError::UnknownLocalHandle { handle }.into());
@@ -250,10 +267,46 @@ impl<A: NicAccess> Driver<A> {
         if let Some(hw) = self.hw_tpt.as_mut() {
             hw.release(handle);
         }
-        if let Ok(remove) = TptRemove::new(vec![handle]) {
-            self.broadcast_update(ControlMessage::TptRemove(remove));
-        }
+        self.start_deregistration(entry);
         Ok(entry)
+    }
+
+    /// The fence of a region already out of the local part (and out of the NIC's table):
+    /// TPT_REMOVE to every node that receives updates or was sent the region;
+    /// [`Completion::Deregistered`] once they have confirmed (at the next poll when none
+    /// has to).
+    pub(crate) fn start_deregistration(&mut self, entry: TptEntry) {
+        let handle = entry.handle;
+        let resend_at = self
+            .last_now
+            .saturating_add(self.config.protocol.resend_interval());
+        let waiting = self.dereg.start(entry, resend_at);
+        let mut to = self.updates.clone();
+        for &x in &waiting {
+            if (x as usize) < to.len() {
+                to.set(x as usize, true);
+            }
+        }
+        for x in to.iter_ones() {
+            if let Ok(remove) = TptRemove::new(vec![handle]) {
+                self.send_control(x as NodeId, ControlMessage::TptRemove(remove));
+            }
+        }
+        if waiting.is_empty() {
+            self.ready.push_back(Completion::Deregistered { entry });
+        }
+    }
+
+    /// The deregistration of `handle` while it waits for peers (which peers it still
+    /// waits for); `None` once it is freed, or if `handle` was never deregistered.
+    pub fn deregistration(&self, handle: u32) -> Option<PendingDeregistration> {
+        self.dereg.pending(handle)
+    }
+
+    /// The owner's side of the deregistration fence (pending deregistrations, which
+    /// peers each region was sent to).
+    pub fn deregistrations(&self) -> &Deregistrations {
+        &self.dereg
     }
 
     /// Posts a SEND (with `immediate`: SEND_IMMEDIATE) of `length` bytes at `local` (read

@@ -797,3 +797,87 @@ fn drivers_converge_after_random_reboots() {
         "no write ever reached a rebooted node"
     );
 }
+
+/// The regions `Completion::Deregistered` reported freed, by handle.
+fn freed(done: &[Completion]) -> Vec<u32> {
+    done.iter()
+        .filter_map(|c| match c {
+            Completion::Deregistered { entry } => Some(entry.handle),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue 16, defect 2: deregistration is a fence. Node 0 posts an RDMA WRITE against node
+/// 1's region and its NIC holds it (in flight: without a hardware TPT it carries node 1's
+/// physical address); node 1 deregisters the region. The region is not reported freed while
+/// the write is outstanding, however long node 1 waits; node 2 (which never posted) and
+/// node 0's driver (which dropped its copy at once) confirm, and node 0 only once its write
+/// has completed. When the region is reported freed the write has landed, so memory the
+/// application reuses from then on is never overwritten by it.
+#[test]
+fn a_region_is_freed_only_after_every_write_posted_against_it_has_landed() {
+    let mut c = joined_cluster(3);
+    let src = c
+        .d(0)
+        .register(0x10_0000, APP, 256, Protection::ReadOnly)
+        .unwrap();
+    let dst = c
+        .d(1)
+        .register(0x20_0000, APP + 0x2000, 256, Protection::ReadWrite)
+        .unwrap();
+    c.settle();
+    assert_eq!(c.d(1).deregistrations().sent_to(dst.handle), vec![0, 2]);
+    c.fabric.with(0, |s| {
+        s.write(APP, &[0xAB; 64]);
+        s.hold = true;
+    });
+    let (local, remote) = (
+        RegionRef::new(src.handle, src.logical),
+        RegionRef::new(dst.handle, dst.logical),
+    );
+    c.d(0).rdma_write(1, local, remote, 64, None, 5).unwrap();
+    c.d(1).deregister(dst.handle).unwrap();
+    assert_eq!(
+        c.d(1).deregistration(dst.handle).map(|p| p.waiting),
+        Some(vec![0, 2])
+    );
+    // Long past the resend interval (50): the write is still in node 0's NIC.
+    c.run(30);
+    assert_eq!(freed(&c.take(1)), vec![], "freed while a write is in flight");
+    assert_eq!(
+        c.d(1).deregistration(dst.handle).map(|p| p.waiting),
+        Some(vec![0]),
+        "node 2 confirmed, node 0 has not"
+    );
+    assert!(
+        c.d(0).tpt().remote(1, dst.handle).is_err(),
+        "node 0 dropped its copy at once"
+    );
+    assert!(matches!(
+        c.d(0).rdma_write(1, local, remote, 64, None, 6),
+        Err(VerbsError::Protection(_))
+    ));
+    assert_eq!(c.fabric.with(1, |s| s.read(APP + 0x2000, 64)), vec![0; 64]);
+    // Node 0's NIC sends the write; the region is freed only after it landed.
+    c.fabric.with(0, |s| s.hold = false);
+    let mut landed_before_freed = None;
+    for _ in 0..50 {
+        c.run(1);
+        if !freed(&c.completions[1]).is_empty() {
+            landed_before_freed = Some(c.fabric.with(1, |s| s.read(APP + 0x2000, 64)));
+            break;
+        }
+    }
+    assert_eq!(
+        landed_before_freed,
+        Some(vec![0xAB; 64]),
+        "freed, with the write landed"
+    );
+    assert_eq!(freed(&c.take(1)), vec![dst.handle]);
+    assert!(c.d(1).deregistration(dst.handle).is_none());
+    // The application reuses the memory; nothing lands there any more.
+    c.fabric.with(1, |s| s.write(APP + 0x2000, &[0x11; 64]));
+    c.settle();
+    assert_eq!(c.fabric.with(1, |s| s.read(APP + 0x2000, 64)), vec![0x11; 64]);
+}

@@ -853,6 +853,9 @@ impl Workload {
                     }
                 }
             }
+            // The region's memory may be reused from now on (the workload does not
+            // deregister regions yet).
+            Completion::Deregistered { .. } => {}
         }
     }
 
