@@ -16,7 +16,7 @@
 //!
 //! A failing case is shrunk greedily ([`shrink`]): drop one event or fault, halve a fault
 //! window, lower the host count, the workload rate and the payload size, as long as the
-//! run still fails (any violation). The result is TOML that [`Scenario::parse`] reads:
+//! run still fails with the kind of violation it first failed with. The result is TOML that [`Scenario::parse`] reads:
 //! `scenarios/regressions/` keeps each one, and the default test suite runs them all.
 
 use crate::faults::{CorruptField, FaultKind, MessageClass};
@@ -335,9 +335,16 @@ pub fn run_case(case: &SoakCase) -> Result<CaseResult, String> {
     })
 }
 
-/// Shrink a failing case: take any smaller variant that still fails, until none does or
-/// the budget of runs is spent. Returns the smallest failing case and its report.
+/// Shrink a failing case: take any smaller variant that still fails the same way (its
+/// findings include the kind of the original's first violation), until none does or the
+/// budget of runs is spent. Returns the smallest such case and its report.
 pub fn shrink(failing: CaseResult, mut on_try: impl FnMut(usize)) -> Result<CaseResult, String> {
+    let kind = failing
+        .report
+        .violations
+        .first()
+        .map(|v| v.kind.clone())
+        .unwrap_or_default();
     let mut best = failing;
     let mut runs = 0;
     'outer: while runs < SHRINK_BUDGET {
@@ -348,7 +355,7 @@ pub fn shrink(failing: CaseResult, mut on_try: impl FnMut(usize)) -> Result<Case
             runs += 1;
             on_try(runs);
             let r = run_case(&c)?;
-            if !r.report.passed {
+            if !r.report.passed && r.report.findings.contains_key(&kind) {
                 best = r;
                 continue 'outer;
             }
