@@ -11,7 +11,8 @@ use std::io::Read;
 pub enum CellCommand {
     /// Segment a message into cells and print them, one cell per line.
     Encode(EncodeArgs),
-    /// Read cells (one per line) and print their fields, or name the field that is wrong.
+    /// Read cells (one per line) and print their fields, or name the field that is wrong;
+    /// a message whose LAST cell is missing at the end of the input is an error too.
     Decode(DecodeArgs),
 }
 
@@ -299,10 +300,15 @@ fn decode(a: DecodeArgs) -> Result<(), String> {
     if index == 0 {
         return Err("no cells in the input".into());
     }
-    if failures > 0 {
-        Err(format!("{failures} of {index} cell(s) failed"))
-    } else {
-        Ok(())
+    let cut = model.unfinished().map(|u| u.to_string());
+    if let Some(c) = &cut {
+        println!("end of input: {c}");
+    }
+    match (failures, cut) {
+        (0, None) => Ok(()),
+        (0, Some(c)) => Err(c),
+        (n, None) => Err(format!("{n} of {index} cell(s) failed")),
+        (n, Some(c)) => Err(format!("{n} of {index} cell(s) failed; {c}")),
     }
 }
 
