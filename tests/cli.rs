@@ -111,6 +111,13 @@ fn decode_names_the_field_and_offset_that_is_wrong() {
     );
     assert!(out.contains("line 3): malformed input"), "{out}");
     assert!(!out.contains("panicked"), "{out}");
+    // Hex with a character of several bytes in it.
+    std::fs::write(&path, "a\u{e9}0\n").unwrap();
+    let d = nic(&["cell", "decode", "--bytes", path.to_str().unwrap()]);
+    let out = text(&d);
+    assert!(!d.status.success(), "{out}");
+    assert!(out.contains("line 1): malformed input"), "{out}");
+    assert!(!out.contains("panicked"), "{out}");
 }
 
 /// A message whose LAST cell never comes is an error naming the message, not "ok".
@@ -155,6 +162,7 @@ fn bad_arguments_are_errors_not_panics() {
         vec!["cell", "encode", "--opcode", "FLY"],
         vec!["cell", "encode", "--psn", "16777216"],
         vec!["cell", "encode", "--payload-hex", "abc"],
+        vec!["cell", "encode", "--payload-hex", "a\u{e9}0"],
         vec!["verilog", "--config", "cell_payload=7"],
         vec!["verilog", "--config", "queue_pairs=99"],
         vec!["synth", "--config", "tpt_entries=3"],
