@@ -111,6 +111,48 @@ fn decode_names_the_field_and_offset_that_is_wrong() {
     );
     assert!(out.contains("line 3): malformed input"), "{out}");
     assert!(!out.contains("panicked"), "{out}");
+    // Hex with a character of several bytes in it.
+    std::fs::write(&path, "a\u{e9}0\n").unwrap();
+    let d = nic(&["cell", "decode", "--bytes", path.to_str().unwrap()]);
+    let out = text(&d);
+    assert!(!d.status.success(), "{out}");
+    assert!(out.contains("line 1): malformed input"), "{out}");
+    assert!(!out.contains("panicked"), "{out}");
+}
+
+/// A message whose LAST cell never comes is an error naming the message, not "ok".
+#[test]
+fn decode_refuses_a_message_cut_off_before_its_last_cell() {
+    let dir = scratch("cli_cut_message");
+    let o = nic(&[
+        "cell",
+        "encode",
+        "--opcode",
+        "RDMA_WRITE",
+        "--psn",
+        "18",
+        "--payload-len",
+        "600",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let full = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = full.lines().collect();
+    assert_eq!(lines.len(), 4, "a comment and three cells: {full}");
+    let path = dir.join("cut.txt");
+    std::fs::write(&path, lines[..3].join("\n")).unwrap();
+    let d = nic(&["cell", "decode", path.to_str().unwrap()]);
+    let out = text(&d);
+    assert!(!d.status.success(), "{out}");
+    assert!(
+        out.contains("message ends after cell 1 of PSN 0x12 without a LAST cell"),
+        "{out}"
+    );
+    assert!(!out.contains("panicked"), "{out}");
+    // The whole message still decodes cleanly.
+    let whole = dir.join("whole.txt");
+    std::fs::write(&whole, &full).unwrap();
+    let d = nic(&["cell", "decode", whole.to_str().unwrap()]);
+    assert!(d.status.success(), "{}", text(&d));
 }
 
 #[test]
@@ -120,6 +162,7 @@ fn bad_arguments_are_errors_not_panics() {
         vec!["cell", "encode", "--opcode", "FLY"],
         vec!["cell", "encode", "--psn", "16777216"],
         vec!["cell", "encode", "--payload-hex", "abc"],
+        vec!["cell", "encode", "--payload-hex", "a\u{e9}0"],
         vec!["verilog", "--config", "cell_payload=7"],
         vec!["verilog", "--config", "queue_pairs=99"],
         vec!["synth", "--config", "tpt_entries=3"],

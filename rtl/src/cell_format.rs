@@ -553,6 +553,37 @@ enum Context {
     Discarding,
 }
 
+/// A message whose first cells arrived but whose LAST cell did not (see
+/// [`ReassemblyModel::unfinished`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnfinishedMessage {
+    /// Header of the message's first cell.
+    pub first: CellHeader,
+    /// Cells accepted so far (the last one is cell `cells - 1`).
+    pub cells: u32,
+    /// Payload bytes accepted so far.
+    pub bytes: u32,
+}
+
+impl fmt::Display for UnfinishedMessage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "message ends after cell {} of PSN {:#x} without a LAST cell ({} ({:#04x}) from {}:{} to {}:{}, {} of {} bytes)",
+            self.cells.saturating_sub(1),
+            self.first.psn,
+            opcode::name(self.first.opcode),
+            self.first.opcode,
+            self.first.src_node,
+            self.first.src_qp,
+            self.first.dest_node,
+            self.first.dest_qp,
+            self.bytes,
+            self.first.message_length
+        )
+    }
+}
+
 /// Reference model of [`crate::CellReassembler`]: one message context, cells of one
 /// message arrive contiguously. Every cell either yields one [`CellOutcome`] or, while
 /// discarding the rest of a failed message, is dropped silently (and counted).
@@ -570,6 +601,24 @@ impl ReassemblyModel {
             cell_payload,
             context: Context::Idle,
             dropped_cells: 0,
+        }
+    }
+
+    /// The message in progress, if its LAST cell has not arrived: at the end of a stream,
+    /// a message cut off. `None` between messages and while discarding a failed one.
+    pub fn unfinished(&self) -> Option<UnfinishedMessage> {
+        match &self.context {
+            Context::InMessage {
+                first,
+                next_seq,
+                offset,
+                ..
+            } => Some(UnfinishedMessage {
+                first: *first,
+                cells: u32::from(*next_seq),
+                bytes: *offset,
+            }),
+            Context::Idle | Context::Discarding => None,
         }
     }
 
@@ -773,5 +822,23 @@ mod tests {
         assert_eq!(model.dropped_cells, 1);
         // A new first cell restarts.
         assert_eq!(model.push_cell(&cells[0]).unwrap().status, CellStatus::Ok);
+    }
+
+    #[test]
+    fn model_names_a_message_cut_off_before_its_last_cell() {
+        let mut model = ReassemblyModel::new(256);
+        let cells = encode_message(&msg(700), 256).unwrap();
+        assert_eq!(model.unfinished(), None);
+        model.push_cell(&cells[0]).unwrap();
+        model.push_cell(&cells[1]).unwrap();
+        let u = model.unfinished().unwrap();
+        assert_eq!((u.cells, u.bytes, u.first.psn), (2, 512, 0x123456));
+        assert!(
+            u.to_string()
+                .starts_with("message ends after cell 1 of PSN 0x123456 without a LAST cell"),
+            "{u}"
+        );
+        model.push_cell(&cells[2]).unwrap();
+        assert_eq!(model.unfinished(), None);
     }
 }

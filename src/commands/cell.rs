@@ -11,7 +11,8 @@ use std::io::Read;
 pub enum CellCommand {
     /// Segment a message into cells and print them, one cell per line.
     Encode(EncodeArgs),
-    /// Read cells (one per line) and print their fields, or name the field that is wrong.
+    /// Read cells (one per line) and print their fields, or name the field that is wrong;
+    /// a message whose LAST cell is missing at the end of the input is an error too.
     Decode(DecodeArgs),
 }
 
@@ -87,21 +88,27 @@ fn parse_u64(text: &str) -> Result<u64, String> {
     r.map_err(|e| format!("'{text}' is not a number: {e}"))
 }
 
+/// Hex digits in pairs, whitespace ignored; a pair that is not two hex digits is named by
+/// its characters and position (counted in characters, whitespace left out).
 fn parse_hex_bytes(text: &str) -> Result<Vec<u8>, String> {
-    let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let clean: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
     if clean.len() % 2 != 0 {
         return Err(format!("odd number of hex digits ({})", clean.len()));
     }
-    (0..clean.len())
-        .step_by(2)
-        .map(|i| {
-            u8::from_str_radix(&clean[i..i + 2], 16).map_err(|_| {
-                format!(
-                    "'{}' at character {} is not a hex byte",
-                    &clean[i..i + 2],
-                    i
-                )
-            })
+    clean
+        .chunks(2)
+        .enumerate()
+        .map(|(i, pair)| {
+            let digits = |c: char| c.to_digit(16);
+            match (digits(pair[0]), digits(pair[1])) {
+                (Some(h), Some(l)) => Ok((h * 16 + l) as u8),
+                _ => Err(format!(
+                    "'{}{}' at character {} is not a hex byte",
+                    pair[0],
+                    pair[1],
+                    2 * i
+                )),
+            }
         })
         .collect()
 }
@@ -299,10 +306,15 @@ fn decode(a: DecodeArgs) -> Result<(), String> {
     if index == 0 {
         return Err("no cells in the input".into());
     }
-    if failures > 0 {
-        Err(format!("{failures} of {index} cell(s) failed"))
-    } else {
-        Ok(())
+    let cut = model.unfinished().map(|u| u.to_string());
+    if let Some(c) = &cut {
+        println!("end of input: {c}");
+    }
+    match (failures, cut) {
+        (0, None) => Ok(()),
+        (0, Some(c)) => Err(c),
+        (n, None) => Err(format!("{n} of {index} cell(s) failed")),
+        (n, Some(c)) => Err(format!("{n} of {index} cell(s) failed; {c}")),
     }
 }
 
@@ -322,5 +334,33 @@ mod tests {
             .unwrap_err()
             .contains("truncated cell"));
         assert_eq!(parse_cell_line("0100000000000000", true).unwrap(), vec![1]);
+    }
+
+    /// Characters of several bytes are refused by name, not split (a panic).
+    #[test]
+    fn hex_with_wide_characters_is_an_error() {
+        assert!(parse_hex_bytes("a\u{e9}0").is_err());
+        let e = parse_hex_bytes("a\u{e9}\u{e9}0").unwrap_err();
+        assert!(
+            e.contains("'a\u{e9}' at character 0 is not a hex byte"),
+            "{e}"
+        );
+        let e = parse_hex_bytes("00 1\u{e9}").unwrap_err();
+        assert!(
+            e.contains("'1\u{e9}' at character 2 is not a hex byte"),
+            "{e}"
+        );
+        assert!(parse_hex_bytes("\u{e9}\u{e9}").is_err());
+        assert!(parse_cell_line("00\u{1F600}00000000000000", true).is_err());
+        assert_eq!(parse_hex_bytes("0a 0B").unwrap(), vec![10, 11]);
+    }
+
+    proptest::proptest! {
+        /// Any line: words or an error, never a panic.
+        #[test]
+        fn any_line_parses_or_is_refused(line in ".{0,80}", bytes in proptest::bool::ANY) {
+            let _ = parse_cell_line(&line, bytes);
+            let _ = parse_hex_bytes(&line);
+        }
     }
 }

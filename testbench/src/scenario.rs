@@ -310,9 +310,18 @@ pub const DEFAULT_DOWN_CYCLES: u64 = 500;
 pub const DEFAULT_REJOIN_BOUND: u64 = 30_000;
 /// The most hosts a scenario may have (the largest NIC model's queue pairs).
 pub const MAX_HOSTS: usize = 64;
+/// The most event occurrences (`repeat` times hosts, over all `[[event]]` tables).
+pub const MAX_EVENT_OCCURRENCES: u64 = 1 << 20;
 
+/// The 1-based line of byte `span.start`, counted as the `toml` crate counts it in its
+/// messages (a position at the very end is on the last line).
 fn line_of(text: &str, span: Range<usize>) -> usize {
-    text[..span.start.min(text.len())].matches('\n').count() + 1
+    let at = span.start.min(text.len().saturating_sub(1));
+    text.as_bytes()[..at]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
 }
 
 impl Scenario {
@@ -354,6 +363,26 @@ impl Scenario {
                     t.starts_with(key) && t[key.len()..].trim_start().starts_with('=')
                 })
                 .map(|i| i + 1)
+        };
+        // Line of the header `[table]`.
+        let table_line = |table: &str| {
+            let header = format!("[{table}]");
+            text.lines().position(|l| l.trim() == header).map(|i| i + 1)
+        };
+        // Line of `key = ...` inside `[table]` (a key several tables have), else the
+        // table's header.
+        let key_line_in = |table: &str, key: &str| {
+            let start = table_line(table)?;
+            text.lines()
+                .enumerate()
+                .skip(start)
+                .take_while(|(_, l)| !l.trim_start().starts_with('['))
+                .find(|(_, l)| {
+                    let t = l.trim_start();
+                    t.starts_with(key) && t[key.len()..].trim_start().starts_with('=')
+                })
+                .map(|(i, _)| i + 1)
+                .or(Some(start))
         };
         if !(2..=MAX_HOSTS).contains(&self.hosts) {
             return Err(err(
@@ -415,9 +444,29 @@ impl Scenario {
                 format!("field `workload.rate`: must be in 0..=1, got {}", w.rate),
             ));
         }
+        let m = &w.mix;
+        let weights = [
+            m.rdma_write,
+            m.rdma_read,
+            m.send,
+            m.fetch_add,
+            m.compare_swap,
+        ]
+        .iter()
+        .map(|&x| x as u64)
+        .sum::<u64>();
+        if weights > u32::MAX as u64 {
+            return Err(err(
+                key_line("mix").or(table_line("workload.mix")),
+                format!(
+                    "field `workload.mix`: the weights add up to {weights}, more than {}",
+                    u32::MAX
+                ),
+            ));
+        }
         if w.rate > 0.0 && w.mix.total() == 0 {
             return Err(err(
-                key_line("mix"),
+                key_line("mix").or(table_line("workload.mix")),
                 "field `workload.mix`: every weight is 0".into(),
             ));
         }
@@ -426,7 +475,9 @@ impl Scenario {
             || w.max_bytes > self.driver.recv_buffer_bytes
         {
             return Err(err(
-                key_line("max_bytes").or(key_line("min_bytes")),
+                key_line("max_bytes")
+                    .or(key_line("min_bytes"))
+                    .or(key_line("recv_buffer_bytes")),
                 format!(
                     "fields `workload.min_bytes`/`max_bytes`: need 1 <= min <= max <= driver.recv_buffer_bytes ({}), got {}..{}",
                     self.driver.recv_buffer_bytes, w.min_bytes, w.max_bytes
@@ -469,14 +520,28 @@ impl Scenario {
         })
         .validate()
         {
-            return Err(err(key_line("latency"), format!("table `fabric`: {e}")));
+            let key = if self.fabric.latency == 0 {
+                "latency"
+            } else {
+                "input_capacity_words"
+            };
+            return Err(err(
+                key_line_in("fabric", key),
+                format!("table `fabric`: {e}"),
+            ));
         }
         if !(0.0..1.0).contains(&self.memory.stall) || self.memory.latency == 0 {
+            let key = if self.memory.latency == 0 {
+                "latency"
+            } else {
+                "stall"
+            };
             return Err(err(
-                key_line("stall").or(key_line("latency")),
+                key_line_in("memory", key),
                 "table `memory`: need latency >= 1 and stall in 0..1".into(),
             ));
         }
+        let mut occurrences = 0u64;
         for ev in &self.events {
             let line = Some(line_of(text, ev.span()));
             let e = ev.get_ref();
@@ -503,6 +568,31 @@ impl Scenario {
                 return Err(err(
                     line,
                     "event field `every`: a repeated event needs `every` > 0".into(),
+                ));
+            }
+            let repeat = e.repeat.unwrap_or(1) as u64;
+            let last = repeat
+                .saturating_sub(1)
+                .checked_mul(e.every.unwrap_or(0))
+                .and_then(|d| e.at.checked_add(d));
+            if last.is_none() {
+                return Err(err(
+                    line,
+                    format!(
+                        "event fields `repeat`/`every`: occurrence {repeat} of an event at {} every {} cycles is past cycle {}",
+                        e.at,
+                        e.every.unwrap_or(0),
+                        u64::MAX
+                    ),
+                ));
+            }
+            occurrences += repeat * hosts.len() as u64;
+            if occurrences > MAX_EVENT_OCCURRENCES {
+                return Err(err(
+                    line,
+                    format!(
+                        "event field `repeat`: more than {MAX_EVENT_OCCURRENCES} event occurrences (repeat times hosts) in all"
+                    ),
                 ));
             }
             if e.down_cycles.is_some() && e.action != EventAction::Reboot {
@@ -594,7 +684,8 @@ impl Scenario {
 
     /// The cycle at which hosts stop starting operations.
     pub fn workload_stop(&self) -> u64 {
-        self.workload.stop_at.unwrap_or(self.cycles * 3 / 4)
+        let c = self.cycles;
+        self.workload.stop_at.unwrap_or(c / 4 * 3 + c % 4 * 3 / 4)
     }
 
     pub fn rejoin_bound(&self) -> u64 {
