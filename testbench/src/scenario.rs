@@ -190,6 +190,9 @@ pub struct WorkloadSpec {
     /// Cycle from which no new operation starts (default: 3/4 of `cycles`), so that
     /// everything drains before the end.
     pub stop_at: Option<u64>,
+    /// Chance per cycle that a host deregisters its write region `W` (then registers an
+    /// overlapping range again once the driver has freed it), under traffic.
+    pub dereg_rate: f64,
 }
 
 impl Default for WorkloadSpec {
@@ -202,6 +205,7 @@ impl Default for WorkloadSpec {
             targets: None,
             sources: None,
             stop_at: None,
+            dereg_rate: 0.0,
         }
     }
 }
@@ -461,6 +465,15 @@ impl Scenario {
                 format!(
                     "field `workload.mix`: the weights add up to {weights}, more than {}",
                     u32::MAX
+                ),
+            ));
+        }
+        if !(0.0..=1.0).contains(&w.dereg_rate) {
+            return Err(err(
+                key_line("dereg_rate"),
+                format!(
+                    "field `workload.dereg_rate`: must be in 0..=1, got {}",
+                    w.dereg_rate
                 ),
             ));
         }

@@ -70,6 +70,9 @@ pub enum PlantedBug {
     /// its driver booted, as if the rejoin protocol's gate were missing: requests made with
     /// the previous boot's TPT entries land.
     RdmaEnabledAtBoot,
+    /// The workload takes a deregistered region as free as soon as the deregistration
+    /// starts, without the driver's fence: requests in flight against it land after.
+    FreedAtDeregistration,
 }
 
 /// One boot of one host.
@@ -153,6 +156,13 @@ impl Report {
         );
         let posted: u64 = self.workload.posted.values().sum();
         let _ = writeln!(s, "operations posted: {posted} {:?}", self.workload.posted);
+        if self.workload.deregistrations > 0 {
+            let _ = writeln!(
+                s,
+                "write regions deregistered {}, registered again {}",
+                self.workload.deregistrations, self.workload.reregistrations
+            );
+        }
         for (kind, by) in &self.workload.completions {
             let _ = writeln!(s, "  completions {kind}: {by:?}");
         }
@@ -418,6 +428,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     let n = scenario.hosts;
     let probe = driver_config(scenario, protocol, opts.hold_down, 0);
     let mut workload = Workload::new(scenario, &probe);
+    workload.free_at_deregistration = opts.plant == Some(PlantedBug::FreedAtDeregistration);
     let layout = workload.layout;
     let backend = match scenario.backend {
         BackendKind::Verilator => Backend::Verilator,

@@ -247,7 +247,39 @@ struct HostApp {
     counters: HashMap<(usize, u32), CounterView>,
     /// `(source, source epoch)` -> last sequence received.
     last_seq: HashMap<(usize, u32), u32>,
+    /// The write region's registration (deregistered and registered again under traffic
+    /// when `[workload] dereg_rate` > 0).
+    w: WRegion,
+    /// Which of the two overlapping ranges of `W` the next registration takes.
+    w_narrow: bool,
 }
+
+/// The registration of a host's write region `W`. It alternates between two overlapping
+/// ranges: all of `W`, and `W` without source 0's slot (source 0 then has nowhere to write
+/// on this host until the next turn).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum WRegion {
+    Registered {
+        handle: u32,
+        start: u32,
+        len: u32,
+    },
+    /// Deregistration started; the memory is not free until the driver says so.
+    Freeing {
+        handle: u32,
+        start: u32,
+        len: u32,
+    },
+    /// Freed; registered again (the other range) from cycle `until`.
+    Free {
+        until: u64,
+    },
+    /// Not registered (registration failed).
+    None,
+}
+
+/// Cycles a freed write region stays unregistered before the next registration.
+const W_FREE_CYCLES: u64 = 400;
 
 impl HostApp {
     fn new(hosts: usize, epoch: u32) -> Self {
@@ -260,6 +292,8 @@ impl HostApp {
             busy: vec![[false; RING]; hosts],
             counters: HashMap::new(),
             last_seq: HashMap::new(),
+            w: WRegion::None,
+            w_narrow: false,
         }
     }
 }
@@ -280,6 +314,9 @@ pub struct WorkloadStats {
     pub messages_delivered: u64,
     /// Operations still in flight at the end (their host or target went away, or the run ended).
     pub in_flight_at_end: u64,
+    /// Write regions deregistered (started) and registered again under traffic.
+    pub deregistrations: u64,
+    pub reregistrations: u64,
 }
 
 /// A SEND the sender saw succeed: `(target, target epoch, source, source epoch, seq)`.
@@ -294,6 +331,11 @@ pub struct Workload {
     targets: Vec<bool>,
     sources: Vec<bool>,
     stop_at: u64,
+    /// Chance per cycle that a host deregisters its write region.
+    dereg_rate: f64,
+    /// A planted bug: take the write region as free as soon as its deregistration starts
+    /// (no fence), as the driver did before deregistration waited for its peers.
+    pub free_at_deregistration: bool,
     apps: Vec<Option<HostApp>>,
     /// `(host, handle)` -> the host's epoch that registered it.
     handle_epoch: HashMap<(usize, u32), u32>,
@@ -349,6 +391,8 @@ impl Workload {
             targets: mask(&scenario.workload.targets),
             sources: mask(&scenario.workload.sources),
             stop_at: scenario.workload_stop(),
+            dereg_rate: scenario.workload.dereg_rate,
+            free_at_deregistration: false,
             apps: (0..n).map(|_| None).collect(),
             handle_epoch: HashMap::new(),
             sent_ok: vec![],
@@ -402,6 +446,13 @@ impl Workload {
         for e in &entries {
             self.handle_epoch.insert((h, e.handle), epoch);
         }
+        let mut app = app;
+        app.w = WRegion::Registered {
+            handle: entries[0].handle,
+            start: l.w_base,
+            len: l.w_len(),
+        };
+        app.w_narrow = true;
         let l_handle = entries[2].handle;
         for p in (0..n).filter(|&p| p != h) {
             for j in 0..RECEIVES {
@@ -438,7 +489,7 @@ impl Workload {
         for h in 0..self.layout.hosts {
             let completions = cluster.host_mut(h).take_completions();
             for c in completions {
-                self.on_completion(cluster, sb, h, c, now);
+                self.on_completion(cluster, sb, verdict, h, c, now);
             }
             let Some(app) = self.apps[h].as_mut() else {
                 continue;
@@ -446,6 +497,12 @@ impl Workload {
             if !app.joined {
                 app.joined = cluster.host(h).driver().is_some_and(|d| d.is_joined());
             }
+            if app.joined && self.dereg_rate > 0.0 {
+                self.churn_w(cluster, sb, verdict, rng, h, now);
+            }
+            let Some(app) = self.apps[h].as_mut() else {
+                continue;
+            };
             if app.joined
                 && self.sources[h]
                 && now < self.stop_at
@@ -457,18 +514,117 @@ impl Workload {
         }
     }
 
-    fn remote_entries(&self, cluster: &Cluster, h: usize, t: usize) -> Option<[TptEntry; 2]> {
-        let d = cluster.host(h).driver()?;
+    /// Deregister host `h`'s write region now and then (chance `dereg_rate` per cycle
+    /// while the workload runs), and register the other overlapping range once the
+    /// driver has freed it and [`W_FREE_CYCLES`] have passed.
+    fn churn_w(
+        &mut self,
+        cluster: &mut Cluster,
+        sb: &mut Scoreboard,
+        verdict: &mut MemoryVerdict,
+        rng: &mut ChaCha8Rng,
+        h: usize,
+        now: u64,
+    ) {
+        let l = self.layout;
+        let Some(app) = self.apps[h].as_mut() else {
+            return;
+        };
+        let Some(driver) = cluster.host_mut(h).driver_mut() else {
+            return;
+        };
+        match app.w {
+            WRegion::Registered { handle, start, len } => {
+                if now < self.stop_at && rng.gen_bool(self.dereg_rate) {
+                    match driver.deregister(handle) {
+                        Ok(_) if self.free_at_deregistration => {
+                            self.stats.deregistrations += 1;
+                            app.w = WRegion::Free {
+                                until: now + W_FREE_CYCLES,
+                            };
+                            verdict.freed(h, start, len);
+                            sb.deregister(h, start);
+                        }
+                        Ok(_) => {
+                            self.stats.deregistrations += 1;
+                            app.w = WRegion::Freeing { handle, start, len };
+                        }
+                        Err(e) => sb.violation(
+                            now,
+                            "workload",
+                            vec![h],
+                            Some(start as u64),
+                            format!("deregistering the write region failed: {e}"),
+                        ),
+                    }
+                }
+            }
+            WRegion::Free { until } if now >= until => {
+                // Alternate between all of W and W without source 0's slot.
+                let skip = if app.w_narrow { l.slot } else { 0 };
+                let (start, len) = (l.w_base + skip, l.w_len() - skip);
+                match driver.register(W_LOGICAL + skip as u64, start, len, Protection::ReadWrite) {
+                    Ok(e) => {
+                        self.stats.reregistrations += 1;
+                        app.w = WRegion::Registered {
+                            handle: e.handle,
+                            start,
+                            len,
+                        };
+                        app.w_narrow = !app.w_narrow;
+                        self.handle_epoch.insert((h, e.handle), app.epoch);
+                        verdict.registered(h, start, len);
+                        sb.register(
+                            h,
+                            MemoryRange {
+                                start,
+                                len,
+                                writable: true,
+                            },
+                        );
+                    }
+                    Err(e) => {
+                        app.w = WRegion::None;
+                        sb.violation(
+                            now,
+                            "workload",
+                            vec![h],
+                            Some(start as u64),
+                            format!("registering the write region again failed: {e}"),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The entries of `t`'s regions that host `h`'s copy holds: one covering `h`'s slot of
+    /// `W` (RDMA WRITE and atomics), and `R` (READ).
+    fn remote_entries(
+        &self,
+        cluster: &Cluster,
+        h: usize,
+        t: usize,
+    ) -> (Option<TptEntry>, Option<TptEntry>) {
+        let l = self.layout;
+        let Some(d) = cluster.host(h).driver() else {
+            return (None, None);
+        };
+        let Ok(entries) = d.tpt().remote_entries(t as u16) else {
+            return (None, None);
+        };
+        let slot = W_LOGICAL + h as u64 * l.slot as u64;
         let mut w = None;
         let mut r = None;
-        for e in d.tpt().remote_entries(t as u16).ok()? {
-            match (e.logical, e.protection) {
-                (W_LOGICAL, Protection::ReadWrite) => w = Some(*e),
-                (R_LOGICAL, Protection::ReadOnly) => r = Some(*e),
+        for e in entries {
+            match e.protection {
+                Protection::ReadWrite if e.contains(slot, l.slot) => w = Some(*e),
+                Protection::ReadOnly if e.logical == R_LOGICAL => r = Some(*e),
                 _ => {}
             }
         }
-        Some([w?, r?])
+        (w, r)
     }
 
     fn start_op(
@@ -502,10 +658,11 @@ impl Workload {
             *self.stats.refused.entry("window-full".into()).or_default() += 1;
             return;
         };
-        let entries = if kind == OpKind::Send {
+        let entry = if kind == OpKind::Send {
             None
         } else {
-            match self.remote_entries(cluster, h, t) {
+            let (w, r) = self.remote_entries(cluster, h, t);
+            match if kind == OpKind::RdmaRead { r } else { w } {
                 Some(e) => Some(e),
                 None => {
                     *self
@@ -535,8 +692,8 @@ impl Workload {
             })
             .unwrap_or(0);
         let local = |off: u32| RegionRef::new(l_handle, L_LOGICAL + off as u64);
-        let target_epoch = match entries {
-            Some([w, _]) => self.handle_epoch.get(&(t, w.handle)).copied().unwrap_or(0),
+        let target_epoch = match entry {
+            Some(e) => self.handle_epoch.get(&(t, e.handle)).copied().unwrap_or(0),
             None => cluster.host(t).epoch(),
         };
         let mut op = Op {
@@ -569,9 +726,9 @@ impl Workload {
         };
         op.psn = driver.next_send_index(t as u16).unwrap_or(0);
         let node = t as u16;
-        let result = match (kind, entries) {
+        let result = match (kind, entry) {
             (OpKind::Send, _) => driver.post_send(node, local(out_off), len, None, wr_id),
-            (OpKind::RdmaWrite, Some([w, _])) => {
+            (OpKind::RdmaWrite, Some(w)) => {
                 let off = h as u32 * l.slot + 64 + k as u32 * l.max_bytes;
                 // The target's physical address from the layout (every host's is the
                 // same): with a hardware TPT the copy holds no physical address.
@@ -585,7 +742,7 @@ impl Workload {
                     wr_id,
                 )
             }
-            (OpKind::RdmaRead, Some([_, r])) => {
+            (OpKind::RdmaRead, Some(r)) => {
                 // The stripe of the epoch the TPT copy came from (the memory verdict's
                 // stale-read check).
                 let stripe = MemoryVerdict::read_stripe(&l, target_epoch) - l.r_base;
@@ -599,7 +756,7 @@ impl Workload {
                     wr_id,
                 )
             }
-            (OpKind::FetchAdd | OpKind::CompareSwap, Some([w, _])) => {
+            (OpKind::FetchAdd | OpKind::CompareSwap, Some(w)) => {
                 let off = h as u32 * l.slot;
                 op.remote = l.w_base + off;
                 op.len = 8;
@@ -657,6 +814,7 @@ impl Workload {
         &mut self,
         cluster: &mut Cluster,
         sb: &mut Scoreboard,
+        verdict: &mut MemoryVerdict,
         h: usize,
         c: Completion,
         now: u64,
@@ -853,9 +1011,22 @@ impl Workload {
                     }
                 }
             }
-            // The region's memory may be reused from now on (the workload does not
-            // deregister regions yet).
-            Completion::Deregistered { .. } => {}
+            // The write region's memory is free from now on: a write into it is a
+            // use after free until it is registered again.
+            Completion::Deregistered { entry } => {
+                let Some(app) = self.apps[h].as_mut() else {
+                    return;
+                };
+                if let WRegion::Freeing { handle, start, len } = app.w {
+                    if handle == entry.handle {
+                        app.w = WRegion::Free {
+                            until: now + W_FREE_CYCLES,
+                        };
+                        verdict.freed(h, start, len);
+                        sb.deregister(h, start);
+                    }
+                }
+            }
         }
     }
 

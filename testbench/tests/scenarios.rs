@@ -160,6 +160,37 @@ fn the_memory_verdict_catches_rdma_forced_on_during_a_rejoin() {
     );
 }
 
+/// Write regions are deregistered and registered again under traffic: nothing lands in
+/// freed memory (the driver's fence), and the memory verdict checks the writes that do.
+#[test]
+fn deregistration_under_traffic_never_writes_freed_memory() {
+    let r = run(&load("deregister-under-traffic"), RunOptions::default());
+    assert_passed(&r);
+    assert!(r.workload.deregistrations > 10, "{}", r.summary());
+    assert!(r.workload.reregistrations > 10, "{}", r.summary());
+    assert_eq!(r.memory.use_after_free, 0);
+    assert!(r.workload.writes_verified > 300, "{}", r.summary());
+}
+
+/// The use-after-free check can fail: a workload that takes memory as free when its
+/// deregistration starts (no fence) sees requests in flight land in it.
+#[test]
+fn the_memory_verdict_catches_memory_freed_without_the_fence() {
+    let r = run(
+        &load("deregister-under-traffic"),
+        RunOptions {
+            plant: Some(PlantedBug::FreedAtDeregistration),
+            ..Default::default()
+        },
+    );
+    assert!(r.memory.use_after_free > 0, "{}", r.summary());
+    assert!(
+        r.findings.contains_key("use-after-free"),
+        "{:?}",
+        r.findings
+    );
+}
+
 /// Completions of every kind with `status`.
 fn completions_with(r: &Report, status: &str) -> u64 {
     r.workload
