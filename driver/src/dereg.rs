@@ -222,7 +222,11 @@ mod tests {
         let mut d = Deregistrations::new(4);
         d.note_sent(1, [7, 8]);
         d.note_sent(3, [7]);
-        assert_eq!(d.start(entry(9), 100), Vec::<NodeId>::new(), "never sent: free");
+        assert_eq!(
+            d.start(entry(9), 100),
+            Vec::<NodeId>::new(),
+            "never sent: free"
+        );
         assert_eq!(d.start(entry(7), 100), vec![1, 3]);
         assert_eq!(d.confirm(2, &[7]), vec![], "node 2 was not waited for");
         assert_eq!(d.confirm(1, &[7, 8]), vec![], "8 is not pending");

@@ -844,7 +844,11 @@ fn a_region_is_freed_only_after_every_write_posted_against_it_has_landed() {
     );
     // Long past the resend interval (50): the write is still in node 0's NIC.
     c.run(30);
-    assert_eq!(freed(&c.take(1)), vec![], "freed while a write is in flight");
+    assert_eq!(
+        freed(&c.take(1)),
+        vec![],
+        "freed while a write is in flight"
+    );
     assert_eq!(
         c.d(1).deregistration(dst.handle).map(|p| p.waiting),
         Some(vec![0]),
@@ -879,5 +883,8 @@ fn a_region_is_freed_only_after_every_write_posted_against_it_has_landed() {
     // The application reuses the memory; nothing lands there any more.
     c.fabric.with(1, |s| s.write(APP + 0x2000, &[0x11; 64]));
     c.settle();
-    assert_eq!(c.fabric.with(1, |s| s.read(APP + 0x2000, 64)), vec![0x11; 64]);
+    assert_eq!(
+        c.fabric.with(1, |s| s.read(APP + 0x2000, 64)),
+        vec![0x11; 64]
+    );
 }
