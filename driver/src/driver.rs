@@ -36,12 +36,13 @@
 //!
 //! Every operation sent to a node (application or control) gets a sequence number per
 //! destination and stays outstanding until its completion; a fence ([`Action::StartFence`])
-//! waits for every operation issued before it. The deregistration fence ([`crate::dereg`])
-//! uses the same numbers in a queue of its own: a TPT_REMOVE from node X is answered with
-//! TPT_REMOVE_DONE once every operation issued to X before it arrived has completed. A fence on a node that announced a restart
+//! waits for every operation issued before it. A fence on a node that announced a restart
 //! flushes its queue pair first (`flush_queue_pair`): what was still outstanding completes
 //! with [`CompletionStatus::Flushed`] at once, so the fence does not wait for the restarted
-//! node to refuse each request one round trip at a time. When a send queue is full,
+//! node to refuse each request one round trip at a time. The deregistration fence
+//! ([`crate::dereg`]) uses the same numbers in a queue of its own: a TPT_REMOVE from node X
+//! is answered with TPT_REMOVE_DONE once every operation issued to X before it arrived has
+//! completed. When a send queue is full,
 //! control messages wait in a per-node backlog (sent in order as slots free up) and application posts are
 //! refused with [`crate::VerbsError::RingFull`].
 
