@@ -36,12 +36,13 @@
 //!
 //! Every operation sent to a node (application or control) gets a sequence number per
 //! destination and stays outstanding until its completion; a fence ([`Action::StartFence`])
-//! waits for every operation issued before it. The deregistration fence ([`crate::dereg`])
-//! uses the same numbers in a queue of its own: a TPT_REMOVE from node X is answered with
-//! TPT_REMOVE_DONE once every operation issued to X before it arrived has completed. A fence on a node that announced a restart
+//! waits for every operation issued before it. A fence on a node that announced a restart
 //! flushes its queue pair first (`flush_queue_pair`): what was still outstanding completes
 //! with [`CompletionStatus::Flushed`] at once, so the fence does not wait for the restarted
-//! node to refuse each request one round trip at a time. When a send queue is full,
+//! node to refuse each request one round trip at a time. The deregistration fence
+//! ([`crate::dereg`]) uses the same numbers in a queue of its own: a TPT_REMOVE from node X
+//! is answered with TPT_REMOVE_DONE once every operation issued to X before it arrived has
+//! completed. When a send queue is full,
 //! control messages wait in a per-node backlog (sent in order as slots free up) and application posts are
 //! refused with [`crate::VerbsError::RingFull`].
 
@@ -295,10 +296,12 @@ pub struct DriverStats {
     pub late_flushed_completions: u64,
     /// Hardware TPT commands (write, invalidate) completed.
     pub tpt_commands: u64,
-    /// Exception-queue heads answered with a translation (hardware TPT).
-    pub exceptions_translated: u64,
-    /// Exception-queue heads refused (hardware TPT): STags this host does not hold.
+    /// Exception-queue heads refused (hardware TPT): every head is (see
+    /// `Driver::service_exception`).
     pub exceptions_refused: u64,
+    /// Of those, heads that named a region of this host whose NIC entry a request used up
+    /// (one-shot) or invalidated: the region was retired.
+    pub exceptions_used_up: u64,
 }
 
 #[derive(Clone, Debug)]
@@ -700,11 +703,17 @@ impl<A: NicAccess> Driver<A> {
     }
 
     /// Programs the NIC's entry for `entry` (its handle is the STag): index, word 0 (valid,
-    /// rights, key), virtual base, length, physical base, then the write command.
-    pub(crate) fn program_tpt_entry(&mut self, entry: &TptEntry) -> Result<(), HwTptError> {
+    /// rights, key, and the one-shot bit with `one_shot`), virtual base, length, physical
+    /// base, then the write command.
+    pub(crate) fn program_tpt_entry(
+        &mut self,
+        entry: &TptEntry,
+        one_shot: bool,
+    ) -> Result<(), HwTptError> {
         let index = hw_tpt::stag_index(entry.handle);
+        let word0 = hw_tpt::word0(entry) | if one_shot { csr::TPT_ONE_SHOT } else { 0 };
         self.csr(csr::TPT_INDEX, index as u64);
-        self.csr(csr::TPT_WORD0, hw_tpt::word0(entry));
+        self.csr(csr::TPT_WORD0, word0);
         self.csr(csr::TPT_VADDR, entry.logical);
         self.csr(csr::TPT_LENGTH, entry.length as u64);
         self.csr(csr::TPT_PADDR, entry.physical as u64);
@@ -718,31 +727,50 @@ impl<A: NicAccess> Driver<A> {
         self.tpt_command(index, csr::TPT_COMMAND_INVALIDATE)
     }
 
-    /// Reads the exception queue's head and answers it: a translation when this host's
-    /// local TPT part holds the STag with the rights and range asked for, else a refusal.
-    /// The answer echoes the head's tag, so an answer that comes after the NIC timed the
-    /// head out is ignored by the NIC instead of answering the next one. Returns whether a
-    /// head was answered.
+    /// Reads the exception queue's head and refuses it, echoing the head's tag (an answer
+    /// that comes after the NIC timed the head out is then ignored by the NIC instead of
+    /// answering the next one). Returns whether a head was answered.
+    ///
+    /// Every region of this host is in the NIC's table from its registration until its
+    /// deregistration invalidates it (a registration that finds the table full fails), and
+    /// only the driver writes entries valid. So a head naming a region of the local part is
+    /// a request that missed an entry the NIC itself cleared: a one-shot entry that a
+    /// request used up, or an entry a request with the invalidate flag cleared (003). The
+    /// driver's own copy of the region must not bring it back: the head is refused and the
+    /// region retired ([`Driver::retire_used_up`]). No race with the NIC's write-back is
+    /// possible: the TPT applies a lookup's write-back before any later lookup or command
+    /// (`rtl/src/tpt.rs`, "Consistency"), so an entry that missed stays cleared. Any other
+    /// STag (a deregistered region, one of an earlier boot) is refused as well.
     fn service_exception(&mut self) -> bool {
         let head0 = self.nic.csr_read(csr::EXC_HEAD0 as u32);
         if head0 & csr::EXC_HEAD_VALID == 0 {
             return false;
         }
-        let vaddr = self.nic.csr_read(csr::EXC_HEAD1 as u32);
-        let length = self.nic.csr_read(csr::EXC_HEAD2 as u32);
-        let Some(head) = ExceptionHead::decode(head0, vaddr, length) else {
+        // The refusal needs only the STag and the tag: EXC_HEAD1..2 are not read.
+        let Some(head) = ExceptionHead::decode(head0, 0, 0) else {
             return false;
         };
-        let paddr = self
-            .tpt
-            .local(head.stag)
-            .and_then(|entry| head.translate(entry));
-        match paddr {
-            Some(_) => self.stats.exceptions_translated += 1,
-            None => self.stats.exceptions_refused += 1,
+        self.stats.exceptions_refused += 1;
+        self.csr(csr::EXC_ANSWER, csr::exc_answer(head0, None));
+        if self.tpt.local(head.stag).is_some() {
+            self.stats.exceptions_used_up += 1;
+            self.retire_used_up(head.stag);
         }
-        self.csr(csr::EXC_ANSWER, csr::exc_answer(head0, paddr));
         true
+    }
+
+    /// Retires local region `stag`, whose NIC entry a request used up (one-shot) or
+    /// invalidated: out of the local part and the hardware TPT's allocation (the entry is
+    /// already invalid in the NIC), TPT_REMOVE to the peers, [`Completion::Deregistered`]
+    /// after the fence of [`crate::dereg`].
+    fn retire_used_up(&mut self, stag: u32) {
+        let Ok(entry) = self.tpt.deregister(stag) else {
+            return;
+        };
+        if let Some(hw) = self.hw_tpt.as_mut() {
+            hw.release(stag);
+        }
+        self.start_deregistration(entry);
     }
 
     /// Whether this node has joined (its RDMA is enabled).

@@ -23,13 +23,24 @@
 //! whose first cell passed the check before it (the responder checks once per message), so
 //! the region's memory is freed only after the fence of [`crate::dereg`].
 //!
+//! # One-shot entries and invalidation
+//! [`crate::Driver::register_one_shot`] sets the entry's one-shot bit (`TPT_WORD0` bit 4):
+//! the NIC clears the entry's valid bit when a request passes the check and is executed.
+//! A request posted with the invalidate flag ([`crate::Driver::rdma_write_invalidate`])
+//! does the same to any entry. The driver learns of it when a later request misses.
+//!
 //! # Exceptions
 //! An incoming RDMA request whose STag is not valid in the table waits in the NIC's
 //! exception queue (`EXC_HEAD0..2`) until the driver answers it (`EXC_ANSWER`, echoing the
-//! head's tag) or `EXC_TIMEOUT` passes. The driver answers with a translation only when its
-//! own local TPT part holds the STag with the rights and the range asked for (source 003:
-//! a region of this host the NIC does not hold); otherwise (a deregistered region, an STag
-//! of an earlier boot) it refuses, and the requester gets REMOTE_ACCESS_ERROR.
+//! head's tag) or `EXC_TIMEOUT` passes. The driver refuses every head (the requester gets
+//! REMOTE_ACCESS_ERROR): every region of this host is in the NIC's table from registration
+//! to deregistration (source 003's regions the NIC does not hold do not exist here: a
+//! registration that finds the table full fails), so a head naming a region of the local
+//! part is one whose entry the NIC cleared (a used one-shot entry, or an invalidating
+//! request's), and answering it from the driver's own copy would bring the STag back to
+//! life. The driver retires such a region: out of the local part, TPT_REMOVE to the peers,
+//! freed after the fence of [`crate::dereg`]. Other heads (a deregistered region, an STag
+//! of an earlier boot) are refused as well.
 
 use std::collections::VecDeque;
 

@@ -47,6 +47,9 @@
 //!   (the part is cleared at both): everything X sent before that was meant for an earlier
 //!   boot, and X's updates stop between its ACK and its push, so an earlier copy could hold
 //!   regions X has since deregistered. They are refused again when X is found down.
+//!   These rules guard against stale entries being *added*; a TPT_REMOVE is applied
+//!   whatever the state (removal is always safe), by the driver before the machine sees
+//!   it, and answered with TPT_REMOVE_DONE after a fence of its own ([`crate::dereg`]).
 //! - *TPT push.* A booting node pushes its local part to every node right behind each
 //!   BOOTING it sends (the first and every resend: the node clears the booting node's part
 //!   at each BOOTING, then accepts updates from it), and sends it updates from then on; the

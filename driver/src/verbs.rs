@@ -9,6 +9,11 @@
 //! (000), or, with a hardware TPT, the region's STag and the virtual address (WQE words 4
 //! and 3), which the destination NIC checks and translates. The Fig. 6 check runs first
 //! either way.
+//!
+//! Deregistration is not immediate: [`Driver::deregister`] starts it, and the memory may be
+//! reused only after [`Completion::Deregistered`] ([`crate::dereg`]). With a hardware TPT
+//! a region may be one-shot ([`Driver::register_one_shot`]) and a request may carry the
+//! invalidate flag ([`Driver::rdma_write_invalidate`], [`Driver::rdma_read_invalidate`]).
 
 use nic_abi::{CompletionStatus, Wqe, WqeOpcode, MAX_MESSAGE_LENGTH};
 use thiserror::Error;
@@ -121,6 +126,14 @@ pub enum VerbsError {
     /// The immediate value is reserved for driver control messages.
     #[error("immediate {CONTROL_IMMEDIATE:#x} is reserved for driver control messages")]
     ReservedImmediate,
+    /// The verb needs a hardware TPT in the NICs (one-shot registration, requests with
+    /// the invalidate flag): without one a request carries a physical address that no
+    /// NIC checks.
+    #[error("{what} needs a hardware TPT in the NICs; this NIC has none")]
+    NeedsHardwareTpt {
+        /// What was asked for.
+        what: &'static str,
+    },
 }
 
 impl<A: NicAccess> Driver<A> {
@@ -144,6 +157,16 @@ impl<A: NicAccess> Driver<A> {
         }
         if self.is_barred(node) {
             return Err(VerbsError::NodeBarred { node });
+        }
+        Ok(())
+    }
+
+    /// The invalidate flag means something only to a hardware TPT.
+    fn check_invalidate(&self, invalidate: bool) -> Result<(), VerbsError> {
+        if invalidate && self.hw_tpt.is_none() {
+            return Err(VerbsError::NeedsHardwareTpt {
+                what: "a request with the invalidate flag",
+            });
         }
         Ok(())
     }
@@ -214,6 +237,42 @@ impl<A: NicAccess> Driver<A> {
         length: u32,
         protection: Protection,
     ) -> Result<TptEntry, VerbsError> {
+        self.register_with(logical, physical, length, protection, false)
+    }
+
+    /// Registers a **one-shot** region (source 001: a key disabled as soon as it is used),
+    /// as [`Driver::register`] does otherwise. Needs a hardware TPT: the NIC's entry has
+    /// the one-shot bit, so the first request that passes its check and is executed
+    /// clears the entry; every later request (another peer's, a replay, a retransmitted
+    /// READ executed again) misses into the exception queue and is refused, and the driver
+    /// then retires the region: out of the local part, TPT_REMOVE to the peers, and
+    /// [`Completion::Deregistered`] once they have confirmed ([`crate::dereg`]). Until a
+    /// request misses, the driver does not know that the entry was used; the application
+    /// may [`Driver::deregister`] the region at any time (the NIC's invalidate of an entry
+    /// already cleared is harmless).
+    pub fn register_one_shot(
+        &mut self,
+        logical: u64,
+        physical: u32,
+        length: u32,
+        protection: Protection,
+    ) -> Result<TptEntry, VerbsError> {
+        if self.hw_tpt.is_none() {
+            return Err(VerbsError::NeedsHardwareTpt {
+                what: "one-shot registration",
+            });
+        }
+        self.register_with(logical, physical, length, protection, true)
+    }
+
+    fn register_with(
+        &mut self,
+        logical: u64,
+        physical: u32,
+        length: u32,
+        protection: Protection,
+        one_shot: bool,
+    ) -> Result<TptEntry, VerbsError> {
         let entry = match self.hw_tpt.as_mut() {
             None => self.tpt.register(logical, physical, length, protection)?,
             Some(hw) => {
@@ -226,7 +285,7 @@ impl<A: NicAccess> Driver<A> {
                 };
                 entry.validate()?;
                 entry.handle = hw.allocate()?;
-                if let Err(e) = self.program_tpt_entry(&entry) {
+                if let Err(e) = self.program_tpt_entry(&entry, one_shot) {
                     // A refused write left the entry invalid; one that did not complete
                     // may still land: that index is not reused.
                     if matches!(e, HwTptError::CommandRefused { .. }) {
@@ -388,6 +447,41 @@ impl<A: NicAccess> Driver<A> {
         immediate: Option<u32>,
         wr_id: u64,
     ) -> Result<(), VerbsError> {
+        self.rdma_write_with(node, local, remote, length, immediate, wr_id, false)
+    }
+
+    /// As [`Driver::rdma_write`], with the WQE's invalidate flag (word 0 bit 8): the
+    /// target's NIC clears the remote region's entry once this request has passed its
+    /// check and is executed (003), so no later request through that STag succeeds; the
+    /// target's driver retires the region when one misses (see
+    /// [`Driver::register_one_shot`]). This node keeps its copy of the remote entry until
+    /// the target's TPT_REMOVE (a request that fails leaves the STag valid). Needs a
+    /// hardware TPT.
+    #[allow(clippy::too_many_arguments)]
+    pub fn rdma_write_invalidate(
+        &mut self,
+        node: NodeId,
+        local: RegionRef,
+        remote: RegionRef,
+        length: u32,
+        immediate: Option<u32>,
+        wr_id: u64,
+    ) -> Result<(), VerbsError> {
+        self.rdma_write_with(node, local, remote, length, immediate, wr_id, true)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn rdma_write_with(
+        &mut self,
+        node: NodeId,
+        local: RegionRef,
+        remote: RegionRef,
+        length: u32,
+        immediate: Option<u32>,
+        wr_id: u64,
+        invalidate: bool,
+    ) -> Result<(), VerbsError> {
+        self.check_invalidate(invalidate)?;
         self.check_rdma_peer(node, length)?;
         let t = self.tpt.check_rdma_write(node, local, remote, length)?;
         self.aligned(&t, remote)?;
@@ -399,6 +493,7 @@ impl<A: NicAccess> Driver<A> {
         };
         let (remote_vaddr, stag) = self.remote_fields(&t, remote);
         let wqe = Wqe {
+            invalidate,
             length,
             local_addr: t.local_physical,
             remote_vaddr,
@@ -419,12 +514,39 @@ impl<A: NicAccess> Driver<A> {
         length: u32,
         wr_id: u64,
     ) -> Result<(), VerbsError> {
+        self.rdma_read_with(node, local, remote, length, wr_id, false)
+    }
+
+    /// As [`Driver::rdma_read`], with the invalidate flag (see
+    /// [`Driver::rdma_write_invalidate`]). Needs a hardware TPT.
+    pub fn rdma_read_invalidate(
+        &mut self,
+        node: NodeId,
+        local: RegionRef,
+        remote: RegionRef,
+        length: u32,
+        wr_id: u64,
+    ) -> Result<(), VerbsError> {
+        self.rdma_read_with(node, local, remote, length, wr_id, true)
+    }
+
+    fn rdma_read_with(
+        &mut self,
+        node: NodeId,
+        local: RegionRef,
+        remote: RegionRef,
+        length: u32,
+        wr_id: u64,
+        invalidate: bool,
+    ) -> Result<(), VerbsError> {
+        self.check_invalidate(invalidate)?;
         self.check_rdma_peer(node, length)?;
         let t = self.tpt.check_rdma_read(node, local, remote, length)?;
         self.aligned(&t, remote)?;
         self.check_room(node)?;
         let (remote_vaddr, stag) = self.remote_fields(&t, remote);
         let wqe = Wqe {
+            invalidate,
             length,
             local_addr: t.local_physical,
             remote_vaddr,

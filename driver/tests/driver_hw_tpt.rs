@@ -58,6 +58,16 @@ fn status_of(c: &[Completion], wr: u64) -> CompletionStatus {
         .unwrap_or_else(|| panic!("no completion for {wr}: {c:?}"))
 }
 
+/// The regions `Completion::Deregistered` reported freed, by handle.
+fn freed(done: &[Completion]) -> Vec<u32> {
+    done.iter()
+        .filter_map(|c| match c {
+            Completion::Deregistered { entry } => Some(entry.handle),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Node `n`'s local region `L` (read-write) at `APP`, for sources and READ sinks.
 fn local_region(c: &mut Cluster, n: usize) -> TptEntry {
     c.d(n)
@@ -215,11 +225,18 @@ fn deregistration_invalidates_first_and_a_reused_index_gets_another_key() {
     assert_eq!(command, csr::TPT_COMMAND_INVALIDATE);
     assert_eq!(index, stag_index(first.handle));
     assert!(!entry.valid(), "the entry is invalid in the NIC");
+    // The invalidate stops later requests, not a WRITE whose first cell passed the check
+    // before it: the memory is freed only when the peer has confirmed (crate::dereg).
+    assert_eq!(
+        c.d(1).deregistration(first.handle).map(|p| p.waiting),
+        Some(vec![0])
+    );
     c.settle();
     assert!(
         c.d(0).tpt().remote(1, first.handle).is_err(),
         "the peer dropped the STag"
     );
+    assert_eq!(freed(&c.take(1)), vec![first.handle]);
     // Every other index is used before this one comes back, with another key.
     let mut stags = vec![];
     for k in 0..16 {
@@ -316,11 +333,14 @@ fn exceptions_are_answered_with_the_heads_tag() {
     assert_eq!(head.stag, gone.handle);
     assert_eq!(value & csr::EXC_ANSWER_TRANSLATE, 0, "refused");
     assert_eq!(c.d(1).stats().exceptions_refused, 1);
-    // The NIC lost a registered entry (as another NIC of the host would not hold it,
-    // 003): the driver knows the translation and answers with it; the tag has advanced.
+    // The NIC cleared a registered entry's valid bit, as a used one-shot entry or a
+    // request with the invalidate flag leaves it: the driver's own copy of the region
+    // does not bring it back. The request is refused (echoing tag 1), nothing is written,
+    // and the region is retired everywhere.
     c.fabric.with(1, |s| {
         s.tpt.get_mut(&stag_index(sink.handle)).unwrap().word0 &= !csr::TPT_VALID
     });
+    c.fabric.with(1, |s| s.write(APP + 0x4040, &[0xCD; 64]));
     let data: Vec<u8> = (100..164).collect();
     c.fabric.with(0, |s| s.write(APP, &data));
     c.d(0)
@@ -334,8 +354,14 @@ fn exceptions_are_answered_with_the_heads_tag() {
         )
         .unwrap();
     c.settle();
-    assert_eq!(status_of(&c.take(0), 31), CompletionStatus::Success);
-    assert_eq!(c.fabric.with(1, |s| s.read(APP + 0x4040, 64)), data);
+    assert_eq!(
+        status_of(&c.take(0), 31),
+        CompletionStatus::Remote(Syndrome::RemoteAccessError)
+    );
+    assert_eq!(
+        c.fabric.with(1, |s| s.read(APP + 0x4040, 64)),
+        vec![0xCD; 64]
+    );
     let (stale, answers) = c
         .fabric
         .with(1, |s| (s.exc_stale_answers, s.exc_answers.clone()));
@@ -343,11 +369,17 @@ fn exceptions_are_answered_with_the_heads_tag() {
     assert_eq!(head.tag, 1, "the second exception has tag 1");
     assert_eq!(
         value,
-        csr::exc_answer(1 << 16 | 1, Some(APP + 0x4040)),
-        "translate, echoing tag 1, to the region's physical address"
+        csr::exc_answer(1 << 16 | 1, None),
+        "refuse, echoing tag 1"
     );
     assert_eq!(stale, 0, "every answer matched its head");
-    assert_eq!(c.d(1).stats().exceptions_translated, 1);
+    assert_eq!(c.d(1).stats().exceptions_used_up, 1);
+    assert!(c.d(1).tpt().local(sink.handle).is_none(), "retired");
+    assert!(
+        c.d(0).tpt().remote(1, sink.handle).is_err(),
+        "the peer's copy too"
+    );
+    assert!(freed(&c.take(1)).contains(&sink.handle));
 }
 
 #[test]
@@ -427,7 +459,7 @@ fn a_reboot_empties_the_nic_table_and_old_stags_are_refused() {
     assert_ne!(new.handle, old.handle, "a new boot draws other STags");
     // The old STag against the new table: refused outright or punted (and then refused).
     let outcome = c.fabric.with(1, |s| {
-        let o = s.tpt_check((0, 1, 0), 0, old.handle, VA, 8, 2);
+        let o = s.tpt_check((0, 1, 0), 0, old.handle, VA, 8, 2, false, true);
         s.exc_head = None;
         o
     });
@@ -550,4 +582,157 @@ fn drivers_with_hardware_tpts_converge_after_random_reboots() {
         refused_by_target > 0,
         "no write ever reached a rebooted node"
     );
+}
+
+/// Issue 16, defect 3: a one-shot STag stays used up across the exception path. Node 1
+/// registers a one-shot region (the NIC's entry has the one-shot bit). Node 0 posts two
+/// writes through it back to back: the first passes the NIC's check and uses the entry
+/// up; the second misses into the exception queue, and node 1's driver refuses it
+/// although its local part still held the region: nothing of it is written. The driver
+/// retires the region (out of its local part, TPT_REMOVE to both peers, reported freed),
+/// so node 2's later write is refused before it is posted.
+#[test]
+fn a_used_one_shot_stag_is_refused_through_the_exception_path_and_retired() {
+    let mut c = joined(3, 8);
+    let src = local_region(&mut c, 0);
+    let src2 = local_region(&mut c, 2);
+    let once = c
+        .d(1)
+        .register_one_shot(VA, APP + 0x4000, 0x100, Protection::ReadWrite)
+        .unwrap();
+    c.settle();
+    let word0 = c.fabric.with(1, |s| s.tpt[&stag_index(once.handle)].word0);
+    assert_eq!(
+        word0 & csr::TPT_ONE_SHOT,
+        csr::TPT_ONE_SHOT,
+        "one-shot entry"
+    );
+    assert!(c.d(2).tpt().remote(1, once.handle).is_ok(), "published");
+    let first: Vec<u8> = (0..64).collect();
+    c.fabric.with(0, |s| {
+        s.write(APP, &first);
+        s.write(APP + 0x100, &[0xEE; 64]);
+    });
+    for (wr, at) in [(60u64, 0x5000_0000u64), (61, 0x5000_0100)] {
+        c.d(0)
+            .rdma_write(
+                1,
+                RegionRef::new(src.handle, at),
+                RegionRef::new(once.handle, VA),
+                64,
+                None,
+                wr,
+            )
+            .unwrap();
+    }
+    c.settle();
+    let done = c.take(0);
+    assert_eq!(status_of(&done, 60), CompletionStatus::Success);
+    assert_eq!(
+        status_of(&done, 61),
+        CompletionStatus::Remote(Syndrome::RemoteAccessError),
+        "the second use is refused"
+    );
+    assert_eq!(
+        c.fabric.with(1, |s| s.read(APP + 0x4000, 64)),
+        first,
+        "only the first write landed"
+    );
+    assert_eq!(c.d(1).stats().exceptions_used_up, 1);
+    assert!(c.d(1).tpt().local(once.handle).is_none(), "retired");
+    for peer in [0, 2] {
+        assert!(
+            c.d(peer).tpt().remote(1, once.handle).is_err(),
+            "node {peer} dropped its copy"
+        );
+    }
+    assert_eq!(freed(&c.take(1)), vec![once.handle]);
+    assert!(matches!(
+        c.d(2).rdma_write(
+            1,
+            RegionRef::new(src2.handle, 0x5000_0000),
+            RegionRef::new(once.handle, VA),
+            8,
+            None,
+            62
+        ),
+        Err(VerbsError::Protection(
+            ProtectionError::UnknownRemoteHandle { .. }
+        ))
+    ));
+}
+
+/// A request with the invalidate flag clears an ordinary entry when it is executed: the
+/// next request through the STag is refused (exception path), the region retired.
+#[test]
+fn a_request_with_invalidate_clears_the_entry_for_every_later_request() {
+    let mut c = joined(2, 8);
+    let src = local_region(&mut c, 0);
+    let sink = c
+        .d(1)
+        .register(VA, APP + 0x4000, 0x100, Protection::ReadWrite)
+        .unwrap();
+    c.settle();
+    let (local, remote) = (
+        RegionRef::new(src.handle, 0x5000_0000),
+        RegionRef::new(sink.handle, VA),
+    );
+    let pi = c.d(0).next_send_index(1).unwrap();
+    c.d(0)
+        .rdma_read_invalidate(1, local, remote, 8, 70)
+        .unwrap();
+    assert!(
+        c.fabric.with(0, |s| s.wqe(1, pi)).invalidate,
+        "WQE word 0 bit 8"
+    );
+    c.d(0).rdma_write(1, local, remote, 8, None, 71).unwrap();
+    c.settle();
+    let done = c.take(0);
+    assert_eq!(status_of(&done, 70), CompletionStatus::Success);
+    assert_eq!(
+        status_of(&done, 71),
+        CompletionStatus::Remote(Syndrome::RemoteAccessError)
+    );
+    assert_eq!(c.d(1).stats().exceptions_used_up, 1);
+    assert!(c.d(1).tpt().local(sink.handle).is_none(), "retired");
+    assert_eq!(freed(&c.take(1)), vec![sink.handle]);
+}
+
+/// Without a hardware TPT one-shot and invalidate cannot be enforced: refused, nothing
+/// registered or sent.
+#[test]
+fn one_shot_and_invalidate_need_a_hardware_tpt() {
+    let mut c = Cluster::new(Fabric::new(2, 8), config);
+    for i in 0..2 {
+        c.boot(i, 10 + i as u32);
+    }
+    c.settle();
+    assert_eq!(
+        c.d(1)
+            .register_one_shot(VA, APP, 0x100, Protection::ReadWrite),
+        Err(VerbsError::NeedsHardwareTpt {
+            what: "one-shot registration"
+        })
+    );
+    assert_eq!(c.d(1).tpt().local_len(), 0);
+    let src = local_region(&mut c, 0);
+    let dst = c
+        .d(1)
+        .register(0x6000_0000, APP + 0x4000, 0x100, Protection::ReadWrite)
+        .unwrap();
+    c.settle();
+    let before = c.d(0).next_send_index(1);
+    let r = c.d(0).rdma_write_invalidate(
+        1,
+        RegionRef::new(src.handle, 0x5000_0000),
+        RegionRef::new(dst.handle, 0x6000_0000),
+        8,
+        None,
+        80,
+    );
+    assert!(
+        matches!(r, Err(VerbsError::NeedsHardwareTpt { .. })),
+        "{r:?}"
+    );
+    assert_eq!(c.d(0).next_send_index(1), before, "nothing sent");
 }

@@ -888,3 +888,33 @@ fn a_region_is_freed_only_after_every_write_posted_against_it_has_landed() {
         vec![0x11; 64]
     );
 }
+
+/// A peer that is down while the owner deregisters keeps the region pending (a powered-off
+/// peer cannot be told apart from one cut off that still holds its copy); when it reboots,
+/// the resent TPT_REMOVE reaches its new incarnation, which confirms, and the region is
+/// freed.
+#[test]
+fn a_down_peer_keeps_a_region_pending_until_it_is_back_and_confirms() {
+    let mut c = joined_cluster(3);
+    let dst = c
+        .d(1)
+        .register(0x20_0000, APP + 0x2000, 256, Protection::ReadWrite)
+        .unwrap();
+    c.settle();
+    c.fabric.power(0, false);
+    c.d(1).deregister(dst.handle).unwrap();
+    c.run(40);
+    assert_eq!(freed(&c.take(1)), vec![]);
+    assert!(c.d(1).is_barred(0), "node 0 NACKed PORT_DOWN: barred");
+    assert_eq!(
+        c.d(1).deregistration(dst.handle).map(|p| p.waiting),
+        Some(vec![0]),
+        "a barred peer is still waited for"
+    );
+    c.fabric.power(0, true);
+    c.boot(0, 77);
+    c.run(40);
+    assert!(c.d(0).is_joined());
+    assert_eq!(freed(&c.take(1)), vec![dst.handle]);
+    assert!(c.d(1).deregistration(dst.handle).is_none());
+}

@@ -215,10 +215,10 @@ impl Report {
         if self.tpt == TptKind::Hardware {
             let _ = writeln!(
                 s,
-                "hardware TPT: {} commands, exceptions {} refused, {} translated",
+                "hardware TPT: {} commands, exceptions {} refused ({} used up)",
                 self.hw_tpt.commands,
                 self.hw_tpt.exceptions_refused,
-                self.hw_tpt.exceptions_translated
+                self.hw_tpt.exceptions_used_up
             );
         }
         let _ = writeln!(
@@ -253,17 +253,18 @@ impl Report {
 pub struct HwTptStats {
     /// TPT commands completed (registrations' writes, deregistrations' invalidations).
     pub commands: u64,
-    /// Exception-queue heads answered with a translation.
-    pub exceptions_translated: u64,
-    /// Exception-queue heads refused.
+    /// Exception-queue heads refused (the driver refuses every head).
     pub exceptions_refused: u64,
+    /// Of those, heads that named a region of the host whose NIC entry a request had used
+    /// up (one-shot) or invalidated (the driver retired the region).
+    pub exceptions_used_up: u64,
 }
 
 impl HwTptStats {
     fn add(&mut self, host: &Host) {
         if let Some(s) = host.driver().map(|d| d.stats()) {
             self.commands += s.tpt_commands;
-            self.exceptions_translated += s.exceptions_translated;
+            self.exceptions_used_up += s.exceptions_used_up;
             self.exceptions_refused += s.exceptions_refused;
         }
     }

@@ -260,8 +260,8 @@ fn the_hardware_tpt_refuses_stale_stags_even_under_the_naive_baseline() {
     assert_eq!(r.stale.unregistered_writes, 0);
     assert!(r.hw_tpt.exceptions_refused > 50, "{}", r.summary());
     assert_eq!(
-        r.hw_tpt.exceptions_translated, 0,
-        "no old STag is translated"
+        r.hw_tpt.exceptions_used_up, 0,
+        "no old STag is taken for a used-up region of the new boot"
     );
     assert!(
         completions_with(&r, "REMOTE_ACCESS_ERROR") > 50,

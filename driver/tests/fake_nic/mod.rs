@@ -12,7 +12,10 @@
 //! after each command, and the exception queue: an incoming RDMA request whose STag has no
 //! valid entry becomes the head (`EXC_HEAD0..2`) and waits until an `EXC_ANSWER` with the
 //! head's tag answers it (or the test times it out); RDMA requests are checked (key,
-//! rights, bounds) and translated, a failure is NACKed REMOTE_ACCESS_ERROR.
+//! rights, bounds) and translated, a failure is NACKed REMOTE_ACCESS_ERROR. A request that
+//! passes and will be executed clears the entry's valid bit when the entry is one-shot or
+//! the request carries the invalidate flag (`rtl/src/tpt.rs`); an RDMA_WRITE_IMMEDIATE
+//! refused for want of a receive buffer is checked without effect on the table.
 
 #![allow(dead_code)]
 
@@ -66,6 +69,8 @@ pub struct ExcHead {
     pub length: u32,
     /// 1 read, 2 write, 4 atomic.
     pub access: u8,
+    /// The request's invalidate flag (`EXC_HEAD0` bit 12).
+    pub invalidate: bool,
     pub dst_qp: usize,
     /// The waiting request: (source node, source queue pair, WQE index).
     pub request: (usize, usize, u32),
@@ -158,7 +163,10 @@ impl NicState {
     }
 
     /// The hardware TPT's check of an incoming RDMA request (siw's order: valid, key,
-    /// rights, bounds), with the exception queue for an STag without a valid entry.
+    /// rights, bounds), with the exception queue for an STag without a valid entry. A
+    /// request that passes with `commit` (it will be executed) uses up a one-shot entry
+    /// and honours `invalidate`: the entry's valid bit is cleared.
+    #[allow(clippy::too_many_arguments)]
     pub fn tpt_check(
         &mut self,
         request: (usize, usize, u32),
@@ -167,6 +175,8 @@ impl NicState {
         vaddr: u64,
         length: u32,
         access: u8,
+        invalidate: bool,
+        commit: bool,
     ) -> TptOutcome {
         if let Some(head) = self.exc_head {
             if head.request != request {
@@ -188,6 +198,7 @@ impl NicState {
                 vaddr,
                 length,
                 access,
+                invalidate: invalidate && commit,
                 dst_qp,
                 request,
                 answer: None,
@@ -203,6 +214,11 @@ impl NicState {
             && vaddr as u128 + length as u128 <= e.vaddr as u128 + e.length as u128;
         if e.key() != stag as u8 || e.word0 & right == 0 || !inside {
             return TptOutcome::Refuse;
+        }
+        if commit && (e.word0 & csr::TPT_ONE_SHOT != 0 || invalidate) {
+            if let Some(entry) = self.tpt.get_mut(&(stag >> 8)) {
+                entry.word0 &= !csr::TPT_VALID;
+            }
         }
         TptOutcome::Translate(e.paddr.wrapping_add((vaddr - e.vaddr) as u32))
     }
@@ -261,6 +277,11 @@ impl NicState {
                 csr::EXC_HEAD_VALID
                     | (h.dst_qp as u64) << csr::EXC_HEAD_QP_SHIFT
                     | (h.access as u64) << csr::EXC_HEAD_ACCESS_SHIFT
+                    | if h.invalidate {
+                        csr::EXC_HEAD_INVALIDATE
+                    } else {
+                        0
+                    }
                     | (h.tag as u64) << csr::EXC_TAG_SHIFT
                     | (h.stag as u64) << csr::EXC_HEAD_STAG_SHIFT
             }
@@ -619,7 +640,21 @@ impl Fabric {
                 _ => 2,
             };
             let length = if opcode.is_atomic() { 8 } else { wqe.length };
-            match nics[dst].tpt_check(request, dst_qp, wqe.stag, wqe.remote_vaddr, length, access) {
+            // An RDMA_WRITE_IMMEDIATE without a receive buffer is refused after the check
+            // (RECEIVER_NOT_READY): checked only, it must not use up the entry.
+            let rq = &nics[dst].qps[dst_qp];
+            let commit = opcode != WqeOpcode::RdmaWriteImmediate || rq.rq_ci != rq.rq_pi;
+            let d = &mut nics[dst];
+            match d.tpt_check(
+                request,
+                dst_qp,
+                wqe.stag,
+                wqe.remote_vaddr,
+                length,
+                access,
+                wqe.invalidate,
+                commit,
+            ) {
                 TptOutcome::Translate(p) => remote = p,
                 TptOutcome::Refuse => return Outcome::Done(Remote(Syndrome::RemoteAccessError)),
                 TptOutcome::Wait => return Outcome::Stall,
