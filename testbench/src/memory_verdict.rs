@@ -452,4 +452,135 @@ mod tests {
             .count();
         assert!(decoded < 300, "{decoded} of 10000 random words decode");
     }
+
+    fn setup() -> (MemoryLayout, MemoryVerdict, Scoreboard) {
+        let l = MemoryLayout::new(4, 64, 0x4000);
+        let mut v = MemoryVerdict::new(l);
+        v.new_epoch(1, 2);
+        (l, v, Scoreboard::new(4, true, 256))
+    }
+
+    fn write(cycle: u64, addr: u32, data: u64) -> DmaWrite {
+        DmaWrite {
+            cycle,
+            addr,
+            data,
+            strobe: 0xFF,
+        }
+    }
+
+    /// Source 3's RDMA WRITE of 2 words into host 1's slot for it, op slot 0.
+    fn target(l: &MemoryLayout) -> u32 {
+        l.w_base + 3 * l.slot + 64
+    }
+
+    #[test]
+    fn a_write_of_the_current_epoch_passes_and_an_older_one_is_stale() {
+        let (l, mut v, mut sb) = setup();
+        let ok = OperationTag::new(3, 1, 2, 10);
+        v.posted_write(ok, 1, target(&l), 2);
+        v.check(
+            &mut sb,
+            1,
+            &[
+                write(5, target(&l), ok.word(0)),
+                write(6, target(&l) + 8, ok.word(1)),
+            ],
+            &[],
+        );
+        assert!(sb.passed(), "{:?}", sb.violations());
+        assert_eq!(v.counts().words_checked, 2);
+        let stale = OperationTag::new(3, 1, 1, 11);
+        v.posted_write(stale, 1, target(&l), 2);
+        v.check(&mut sb, 1, &[write(7, target(&l), stale.word(0))], &[]);
+        assert_eq!(v.counts().stale_writes, 1);
+        assert_eq!(sb.violations()[0].kind, "stale-write");
+    }
+
+    #[test]
+    fn untagged_unposted_and_misplaced_writes_are_unmatched() {
+        let (l, mut v, mut sb) = setup();
+        let t = OperationTag::new(3, 1, 2, 10);
+        v.posted_write(t, 1, target(&l), 2);
+        v.check(&mut sb, 1, &[write(1, target(&l), 0x1234)], &[]);
+        let unposted = OperationTag::new(3, 1, 2, 99);
+        v.check(&mut sb, 1, &[write(2, target(&l), unposted.word(0))], &[]);
+        // Word 0 of the operation written where its word 1 belongs.
+        v.check(&mut sb, 1, &[write(3, target(&l) + 8, t.word(0))], &[]);
+        // Into another source's slot.
+        v.check(&mut sb, 1, &[write(4, target(&l) - l.slot, t.word(0))], &[]);
+        assert_eq!(v.counts().unmatched_writes, 4);
+        assert!(sb.violations().iter().all(|x| x.kind == "unmatched-write"));
+    }
+
+    #[test]
+    fn a_partial_write_may_land_again_a_complete_one_may_not() {
+        let (l, mut v, mut sb) = setup();
+        let t = OperationTag::new(3, 1, 2, 10);
+        v.posted_write(t, 1, target(&l), 2);
+        // First attempt cut short after word 0; the retransmission writes both words.
+        let w0 = write(1, target(&l), t.word(0));
+        let w1 = write(2, target(&l) + 8, t.word(1));
+        v.check(&mut sb, 1, &[w0, w0, w1], &[]);
+        assert!(sb.passed(), "{:?}", sb.violations());
+        // Applied: a duplicate executed again is flagged.
+        v.check(&mut sb, 1, &[w0], &[]);
+        assert_eq!(v.counts().duplicate_applies, 1);
+        assert_eq!(sb.violations()[0].kind, "duplicate-apply");
+    }
+
+    #[test]
+    fn atomics_are_judged_by_the_counter_difference() {
+        let (l, mut v, mut sb) = setup();
+        let counter = l.w_base + 3 * l.slot;
+        let a = OperationTag::new(3, 1, 2, 20);
+        let b = OperationTag::new(3, 1, 2, 21);
+        v.posted_atomic(a, 1, counter);
+        v.posted_atomic(b, 1, counter);
+        let after_a = a.atomic();
+        let after_b = after_a.wrapping_add(b.atomic());
+        v.check(&mut sb, 1, &[write(1, counter, after_a)], &[]);
+        // A compare-and-swap that did not swap writes the value back.
+        v.check(&mut sb, 1, &[write(2, counter, after_a)], &[]);
+        v.check(&mut sb, 1, &[write(3, counter, after_b)], &[]);
+        assert!(sb.passed(), "{:?}", sb.violations());
+        // `a` applied a second time.
+        v.check(
+            &mut sb,
+            1,
+            &[write(4, counter, after_b.wrapping_add(a.atomic()))],
+            &[],
+        );
+        assert_eq!(v.counts().duplicate_applies, 1);
+    }
+
+    #[test]
+    fn writes_into_freed_memory_and_reads_of_another_epochs_stripe_are_flagged() {
+        let (l, mut v, mut sb) = setup();
+        let t = OperationTag::new(3, 1, 2, 10);
+        v.posted_write(t, 1, target(&l), 1);
+        v.freed(1, l.w_base, l.hosts as u32 * l.slot);
+        v.check(&mut sb, 1, &[write(1, target(&l), t.word(0))], &[]);
+        assert_eq!(v.counts().use_after_free, 1);
+        v.registered(1, l.w_base + l.slot, l.slot);
+        let u = OperationTag::new(3, 1, 2, 11);
+        v.posted_write(u, 1, target(&l), 1);
+        v.check(&mut sb, 1, &[write(2, target(&l), u.word(0))], &[]);
+        assert_eq!(
+            v.counts().use_after_free,
+            1,
+            "registered again: no longer free"
+        );
+        let read = |addr| DmaRead {
+            cycle: 3,
+            port: 0,
+            addr,
+            words: 2,
+        };
+        let own = MemoryVerdict::read_stripe(&l, 2);
+        v.check(&mut sb, 1, &[], &[read(own)]);
+        assert_eq!(v.counts().stale_reads, 0);
+        v.check(&mut sb, 1, &[], &[read(MemoryVerdict::read_stripe(&l, 1))]);
+        assert_eq!(v.counts().stale_reads, 1);
+    }
 }

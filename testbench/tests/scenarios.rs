@@ -45,16 +45,37 @@ fn assert_all_rejoined(r: &Report) {
     }
 }
 
+/// The `.toml` files of a directory (none if it does not exist), by name.
+fn scenario_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// Every schedule `nic soak` shrank and kept (docs/scenarios.md, "Soak") passes.
+#[test]
+fn every_soak_regression_passes() {
+    for path in scenario_files(&scenarios_dir().join("regressions")) {
+        let s = Scenario::load(&path).expect("a valid scenario");
+        let r = run(&s, RunOptions::default());
+        assert_passed(&r);
+        assert_all_rejoined(&r);
+    }
+}
+
 #[test]
 fn every_shipped_scenario_passes_under_the_rejoin_protocol() {
-    let mut names: Vec<String> = std::fs::read_dir(scenarios_dir())
-        .expect("scenarios/")
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+    let names: Vec<String> = scenario_files(&scenarios_dir())
+        .iter()
         .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
-    names.sort();
     for required in [
         "cold-boot",
         "reboot-during-traffic",
@@ -63,6 +84,10 @@ fn every_shipped_scenario_passes_under_the_rejoin_protocol() {
         "unplugged-for-good",
         "reboot-storm",
         "hardware-tpt-reboot-during-traffic",
+        "stale-requests-reach-rebooted-host",
+        "deregister-under-traffic",
+        "lost-tpt-remove",
+        "corruption-during-rejoin",
     ] {
         assert!(
             names.iter().any(|n| n == required),
@@ -72,9 +97,12 @@ fn every_shipped_scenario_passes_under_the_rejoin_protocol() {
     for name in &names {
         let s = load(name);
         assert_eq!(s.protocol, ProtocolKind::Rejoin, "{name} runs the protocol");
+        assert!(!s.faults.is_empty(), "{name} has link faults");
         let r = run(&s, RunOptions::default());
         assert_passed(&r);
         assert_all_rejoined(&r);
+        let hit: u64 = r.faults.hits.iter().sum();
+        assert!(hit > 0, "{name}: no fault hit a cell");
         assert_eq!(r.stale.stale_writes_landed, 0, "{name}");
         assert_eq!(r.memory.stale_writes + r.memory.stale_reads, 0, "{name}");
         assert!(
