@@ -168,14 +168,16 @@ impl Cluster {
         self.fabric.set_port_up(n, false);
     }
 
-    /// Pull host `n`'s cable (the host keeps running).
+    /// Pull host `n`'s cable (the host keeps running; its driver sees the link go down).
     pub fn unplug(&mut self, n: usize) {
         self.fabric.set_port_up(n, false);
+        self.hosts[n].link_changed(self.cycle, false);
     }
 
-    /// Plug host `n`'s cable back in.
+    /// Plug host `n`'s cable back in (its driver sees the link come back).
     pub fn plug(&mut self, n: usize) {
         self.fabric.set_port_up(n, true);
+        self.hosts[n].link_changed(self.cycle, true);
     }
 
     /// One clock of the whole cluster.

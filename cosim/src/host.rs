@@ -493,6 +493,17 @@ impl Host {
         })
     }
 
+    /// The NIC's link went down or came back (the cable): the driver hears of it as from a
+    /// link-state interrupt ([`nic_driver::Driver::link_changed`]).
+    pub fn link_changed(&mut self, now: u64, up: bool) {
+        let Some(driver) = self.driver.as_mut() else {
+            return;
+        };
+        if let Err(e) = driver.link_changed(now, up) {
+            self.fail(now, e);
+        }
+    }
+
     /// Run the driver's poll now (also done every `poll_interval` by [`Host::step`]).
     pub fn poll(&mut self, now: u64) {
         let Some(driver) = self.driver.as_mut() else {

@@ -294,6 +294,9 @@ pub struct DriverStats {
     pub flushed_operations: u64,
     /// NIC completions for flushed send indices that arrived after the flush (ignored).
     pub late_flushed_completions: u64,
+    /// Times the protocol started again because the NIC's link went down or came back
+    /// ([`Driver::link_changed`]).
+    pub link_restarts: u64,
     /// Hardware TPT commands (write, invalidate) completed.
     pub tpt_commands: u64,
     /// Exception-queue heads refused (hardware TPT): every head is (see
@@ -556,6 +559,54 @@ impl<A: NicAccess> Driver<A> {
         self.defer_control = true;
         self.boot_pending = true;
         self.run_events(now)
+    }
+
+    /// The NIC's link went down (`up` false) or came back (`up` true), as the host learns
+    /// from the NIC's link-state interrupt. Under the rejoin protocol the node then
+    /// rejoins as after a boot, keeping its memory and its own registrations.
+    ///
+    /// Why: while its link is down a node can miss anything. A peer may reboot and its
+    /// BOOTING never arrive (the fabric answers it PORT_DOWN, and the rebooted peer keeps
+    /// this node barred until it boots), so every copy of a peer's TPT part this node
+    /// holds may be from a boot that is gone, and requests made with it would land in
+    /// the peer's new boot once the link returns. 000's model has no such node: a node
+    /// that does not answer is taken to be off, and a node that was off boots. So at
+    /// each link change the driver does what a boot does to the protocol's state: every
+    /// remote TPT part is forgotten, every node barred, TPT updates stopped, every queue
+    /// pair flushed (nothing posted under the old copies is sent after the link
+    /// returns), and the protocol starts again with a new incarnation: RDMA disabled,
+    /// BOOTING to every node (resent while the link is down), RDMA enabled once every
+    /// node has answered. The peers handle the BOOTING as a reboot's: they forget this
+    /// node's part, fence, answer, and take the push of its (unchanged) local part. The
+    /// heartbeat baseline has no such rule and ignores link changes.
+    pub fn link_changed(&mut self, now: Tick, up: bool) -> Result<(), DriverError> {
+        if !self.booted || !matches!(self.config.protocol, Protocol::Rejoin(_)) {
+            return Ok(());
+        }
+        let _ = up;
+        self.last_now = now;
+        for node in 0..self.config.node_count as NodeId {
+            if node == self.node {
+                continue;
+            }
+            let n = node as usize;
+            let _ = self.tpt.clear_remote(node);
+            self.barred.set(n, true);
+            self.updates.set(n, false);
+            self.fence[n] = None;
+            self.flush_queue_pair(node);
+        }
+        self.deadline = None;
+        self.events.clear();
+        self.joined = false;
+        self.stats.link_restarts += 1;
+        self.config.incarnation = mix(self.config.incarnation as u64 ^ now << 32) as u32;
+        self.membership = Membership::new(self.config.protocol.clone())?;
+        self.events.push_back(Event::Boot {
+            node_count: self.config.node_count,
+            incarnation: self.config.incarnation,
+        });
+        self.run(now)
     }
 
     /// Programs queue pair `q` once per boot: reset with the start PSN of this
