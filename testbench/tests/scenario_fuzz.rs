@@ -162,6 +162,10 @@ enum Mutation {
     Cut(prop::sample::Index),
     /// Insert random text at a line.
     Garbage(prop::sample::Index, String),
+    /// Write a `[table]`'s keys as dotted keys (`table.key = v`) at the top level.
+    Dotted(prop::sample::Index),
+    /// Quote a key (`"key" = v`).
+    Quoted(prop::sample::Index),
 }
 
 fn mutation() -> impl Strategy<Value = Mutation> {
@@ -175,6 +179,8 @@ fn mutation() -> impl Strategy<Value = Mutation> {
         4 => (i(), value()).prop_map(|(a, v)| Mutation::InsertKey(a, v)),
         1 => i().prop_map(Mutation::Cut),
         1 => (i(), "[a-z_=\\[\\]\"0-9 .,{}#\n-]{0,30}").prop_map(|(a, g)| Mutation::Garbage(a, g)),
+        1 => i().prop_map(Mutation::Dotted),
+        1 => i().prop_map(Mutation::Quoted),
     ]
 }
 
@@ -256,6 +262,48 @@ fn apply(text: &mut String, m: &Mutation) -> Option<usize> {
         Mutation::Garbage(i, g) => {
             let n = i.index(lines.len() + 1);
             lines.insert(n, g.clone());
+        }
+        Mutation::Dotted(i) => {
+            let tables: Vec<usize> = (0..lines.len())
+                .filter(|&n| {
+                    let t = lines[n].trim();
+                    t.starts_with('[') && !t.starts_with("[[")
+                })
+                .collect();
+            if !tables.is_empty() {
+                let h = tables[i.index(tables.len())];
+                let name = lines[h]
+                    .trim()
+                    .trim_matches(|c| c == '[' || c == ']')
+                    .to_string();
+                let mut body = vec![];
+                let n = h + 1;
+                while n < lines.len() && !lines[n].trim_start().starts_with('[') {
+                    let l = lines.remove(n);
+                    if l.contains('=') && !l.trim_start().starts_with('#') {
+                        body.push(format!("{name}.{}", l.trim_start()));
+                    }
+                }
+                lines.remove(h);
+                // Top-level keys come before the first table.
+                let first = lines
+                    .iter()
+                    .position(|l| l.trim_start().starts_with('['))
+                    .unwrap_or(lines.len());
+                for (k, b) in body.into_iter().enumerate() {
+                    lines.insert(first + k, b);
+                }
+            }
+        }
+        Mutation::Quoted(i) => {
+            let keyed = key_lines(&lines);
+            if !keyed.is_empty() {
+                let n = keyed[i.index(keyed.len())];
+                let (key, value) = lines[n].split_once('=').unwrap();
+                if !key.contains('"') && !key.contains('.') {
+                    lines[n] = format!("\"{}\" ={value}", key.trim());
+                }
+            }
         }
         _ => {}
     }
@@ -502,5 +550,21 @@ fn an_error_at_the_end_names_the_same_line_twice() {
             "{:?}: {e}",
             e.line
         );
+    }
+}
+
+/// Dotted, quoted and inline-table keys are found for the error's line as plain ones are.
+#[test]
+fn dotted_quoted_and_inline_keys_name_their_line() {
+    for (text, line, field) in [
+        (format!("{BASE}workload.rate = 2\n"), 4, "workload.rate"),
+        ("name = \"t\"\n\"hosts\" = 99\ncycles = 1000\n".to_string(), 2, "hosts"),
+        (format!("{BASE}fabric = {{ latency = 0 }}\n"), 4, "fabric"),
+        (format!("{BASE}memory.latency = 0\n[fabric]\nlatency = 16\n"), 4, "memory"),
+        (format!("{BASE}workload.mix.send = 0\nworkload.mix.rdma_write = 0\nworkload.mix.rdma_read = 0\nworkload.mix.fetch_add = 0\n"), 4, "workload.mix"),
+    ] {
+        let e = refused(&text);
+        assert_eq!(e.line, Some(line), "{text}: {e}");
+        assert!(e.message.contains(field), "{text}: {e}");
     }
 }
