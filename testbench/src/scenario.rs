@@ -485,6 +485,35 @@ impl Scenario {
                 "field `workload.mix`: every weight is 0".into(),
             ));
         }
+        let d = &self.driver;
+        let max_log2 = nic_abi::MAX_RING_SIZE_LOG2;
+        for (key, v) in [
+            ("sq_log2", d.sq_log2),
+            ("rq_log2", d.rq_log2),
+            ("cq_log2", d.cq_log2),
+        ] {
+            if !(1..=max_log2).contains(&v) {
+                return Err(err(
+                    key_line_in("driver", key),
+                    format!("field `driver.{key}`: must be in 1..={max_log2}, got {v}"),
+                ));
+            }
+        }
+        let (min_recv, max_recv) = (
+            nic_driver::control::MAX_CONTROL_BYTES as u32,
+            nic_abi::MAX_MESSAGE_LENGTH,
+        );
+        if !d.recv_buffer_bytes.is_multiple_of(8)
+            || !(min_recv..=max_recv).contains(&d.recv_buffer_bytes)
+        {
+            return Err(err(
+                key_line_in("driver", "recv_buffer_bytes"),
+                format!(
+                    "field `driver.recv_buffer_bytes`: must be a multiple of 8 in {min_recv}..={max_recv}, got {}",
+                    d.recv_buffer_bytes
+                ),
+            ));
+        }
         if w.min_bytes == 0
             || w.min_bytes > w.max_bytes
             || w.max_bytes > self.driver.recv_buffer_bytes

@@ -568,3 +568,30 @@ fn dotted_quoted_and_inline_keys_name_their_line() {
         assert!(e.message.contains(field), "{text}: {e}");
     }
 }
+
+/// Ring sizes and receive buffers the driver refuses are refused by the parser, naming the
+/// line (they used to be accepted, and the run failed in its set-up naming neither file
+/// nor line: "the driver's arena ends at 0x4400000007100, beyond ...").
+#[test]
+fn driver_values_out_of_range_name_their_line() {
+    for (key, value) in [
+        ("sq_log2", "40"),
+        ("rq_log2", "0"),
+        ("cq_log2", "17"),
+        ("recv_buffer_bytes", "4000000000"),
+        ("recv_buffer_bytes", "1028"),
+        ("recv_buffer_bytes", "512"),
+    ] {
+        let e = refused(&format!("{BASE}[driver]\n{key} = {value}\n"));
+        assert_eq!(e.line, Some(5), "{key} = {value}: {e}");
+        assert!(e.message.contains(&format!("driver.{key}")), "{e}");
+    }
+    // What the driver takes is taken.
+    Scenario::parse(
+        &format!(
+            "{BASE}[driver]\nsq_log2 = 16\nrq_log2 = 1\ncq_log2 = 16\nrecv_buffer_bytes = 65536\n"
+        ),
+        FILE,
+    )
+    .unwrap();
+}
