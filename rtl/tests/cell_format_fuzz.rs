@@ -6,8 +6,8 @@
 //! inside the cell; the model delivers a message only when it is byte-exact.
 
 use nic_rtl::cell_format::{
-    decode_cell, encode_message, opcode, words_to_bytes, CellHeader, CellStatus,
-    Message, ReassemblyModel, CRC32, HEADER_WORDS,
+    decode_cell, encode_message, opcode, words_to_bytes, CellHeader, CellStatus, Message,
+    ReassemblyModel, CRC32, HEADER_WORDS,
 };
 use proptest::prelude::*;
 
