@@ -138,9 +138,11 @@ fn wrong_type(original: &str) -> &'static str {
     let o = original.trim();
     if o.starts_with('"') {
         "5"
-    } else if o.starts_with('[') || o.starts_with('{') {
-        "\"x\""
-    } else if o.parse::<i64>().is_ok() || o.parse::<f64>().is_ok() {
+    } else if o.starts_with('[')
+        || o.starts_with('{')
+        || o.parse::<i64>().is_ok()
+        || o.parse::<f64>().is_ok()
+    {
         "\"x\""
     } else {
         "[1]"
@@ -228,8 +230,8 @@ fn apply(text: &mut String, m: &Mutation) -> Option<usize> {
                 let (key, original) = lines[n].split_once('=').unwrap();
                 // Only a single-line value (not the start of a multi-line array or table).
                 let o = original.split('#').next().unwrap().trim();
-                let closed = !(o.starts_with('[') && !o.ends_with(']'))
-                    && !(o.starts_with('{') && !o.ends_with('}'));
+                let closed = (!o.starts_with('[') || o.ends_with(']'))
+                    && (!o.starts_with('{') || o.ends_with('}'));
                 if closed && !o.is_empty() {
                     lines[n] = format!("{key}= {}", wrong_type(o));
                     wrong_line = Some(n + 1);
