@@ -419,6 +419,44 @@ proptest! {
         check(&text, wrong_line)?;
     }
 
+    /// An unknown key in any table is refused, naming the key and its line.
+    #[test]
+    fn an_unknown_key_is_refused(
+        file in any::<prop::sample::Index>(),
+        table in prop::sample::select(vec!["", "fabric", "driver", "heartbeat", "memory", "workload", "[event]"]),
+        key in "[a-z][a-z_]{0,12}",
+        v in value(),
+    ) {
+        prop_assume!(!KEYS.iter().any(|(_, k)| *k == key) && key != "mix" && key != "event");
+        let files = shipped();
+        let (_, original) = &files[file.index(files.len())];
+        let mut lines: Vec<String> = original.lines().map(str::to_string).collect();
+        let line = format!("{key} = {v}");
+        let at = if table.is_empty() {
+            0
+        } else {
+            let header = format!("[{table}]");
+            match lines.iter().position(|l| l.trim() == header) {
+                Some(h) => h + 1,
+                None => {
+                    lines.push(header);
+                    lines.len()
+                }
+            }
+        };
+        lines.insert(at, line);
+        let text = lines.join("\n") + "\n";
+        check(&text, None)?;
+        let e = Scenario::parse(&text, FILE);
+        prop_assert!(e.is_err(), "unknown key `{}` in [{}] accepted", key, table);
+        let e = e.unwrap_err();
+        // The value may be refused first (an invalid TOML value); else the key is named.
+        if e.message.contains("unknown field") {
+            prop_assert!(e.message.contains(&key), "{}", e);
+            prop_assert_eq!(e.line, Some(at + 1), "{}", e);
+        }
+    }
+
     #[test]
     fn random_text_is_ok_or_a_clear_error(text in "[a-z_=\\[\\]\"0-9 .,{}#\n-]{0,300}") {
         check(&text, None)?;
