@@ -92,7 +92,7 @@ fn parse_u64(text: &str) -> Result<u64, String> {
 /// its characters and position (counted in characters, whitespace left out).
 fn parse_hex_bytes(text: &str) -> Result<Vec<u8>, String> {
     let clean: Vec<char> = text.chars().filter(|c| !c.is_whitespace()).collect();
-    if clean.len() % 2 != 0 {
+    if !clean.len().is_multiple_of(2) {
         return Err(format!("odd number of hex digits ({})", clean.len()));
     }
     clean

@@ -317,6 +317,21 @@ pub const MAX_HOSTS: usize = 64;
 /// The most event occurrences (`repeat` times hosts, over all `[[event]]` tables).
 pub const MAX_EVENT_OCCURRENCES: u64 = 1 << 20;
 
+/// The key path of a `key = value` line: a dotted key split, quotes removed (`None` for
+/// table headers, comments and lines without `=`).
+fn key_path(line: &str) -> Option<Vec<&str>> {
+    let t = line.trim_start();
+    if t.starts_with('[') || t.starts_with('#') {
+        return None;
+    }
+    let (key, _) = t.split_once('=')?;
+    Some(
+        key.split('.')
+            .map(|p| p.trim().trim_matches(|c| c == '"' || c == '\''))
+            .collect(),
+    )
+}
+
 /// The 1-based line of byte `span.start`, counted as the `toml` crate counts it in its
 /// messages (a position at the very end is on the last line).
 fn line_of(text: &str, span: Range<usize>) -> usize {
@@ -360,12 +375,10 @@ impl Scenario {
                 None => message,
             },
         };
+        // Line of the first `key = ...`, also as part of a dotted key (`workload.rate`).
         let key_line = |key: &str| {
             text.lines()
-                .position(|l| {
-                    let t = l.trim_start();
-                    t.starts_with(key) && t[key.len()..].trim_start().starts_with('=')
-                })
+                .position(|l| key_path(l).is_some_and(|p| p.contains(&key)))
                 .map(|i| i + 1)
         };
         // Line of the header `[table]`.
@@ -373,20 +386,26 @@ impl Scenario {
             let header = format!("[{table}]");
             text.lines().position(|l| l.trim() == header).map(|i| i + 1)
         };
-        // Line of `key = ...` inside `[table]` (a key several tables have), else the
-        // table's header.
+        // Line of `key = ...` inside `[table]` or of `table.key = ...` (a key several
+        // tables have), else the table's header or its inline table (`table = { ... }`).
         let key_line_in = |table: &str, key: &str| {
-            let start = table_line(table)?;
-            text.lines()
-                .enumerate()
-                .skip(start)
-                .take_while(|(_, l)| !l.trim_start().starts_with('['))
-                .find(|(_, l)| {
-                    let t = l.trim_start();
-                    t.starts_with(key) && t[key.len()..].trim_start().starts_with('=')
+            let inside = table_line(table).and_then(|start| {
+                text.lines()
+                    .enumerate()
+                    .skip(start)
+                    .take_while(|(_, l)| !l.trim_start().starts_with('['))
+                    .find(|(_, l)| key_path(l).is_some_and(|p| p == [key]))
+                    .map(|(i, _)| i + 1)
+            });
+            let dotted: Vec<&str> = table.split('.').chain([key]).collect();
+            inside
+                .or_else(|| {
+                    text.lines()
+                        .position(|l| key_path(l).is_some_and(|p| p == dotted))
+                        .map(|i| i + 1)
                 })
-                .map(|(i, _)| i + 1)
-                .or(Some(start))
+                .or_else(|| table_line(table))
+                .or_else(|| key_line(table.rsplit('.').next().unwrap_or(table)))
         };
         if !(2..=MAX_HOSTS).contains(&self.hosts) {
             return Err(err(
@@ -481,6 +500,35 @@ impl Scenario {
             return Err(err(
                 key_line("mix").or(table_line("workload.mix")),
                 "field `workload.mix`: every weight is 0".into(),
+            ));
+        }
+        let d = &self.driver;
+        let max_log2 = nic_abi::MAX_RING_SIZE_LOG2;
+        for (key, v) in [
+            ("sq_log2", d.sq_log2),
+            ("rq_log2", d.rq_log2),
+            ("cq_log2", d.cq_log2),
+        ] {
+            if !(1..=max_log2).contains(&v) {
+                return Err(err(
+                    key_line_in("driver", key),
+                    format!("field `driver.{key}`: must be in 1..={max_log2}, got {v}"),
+                ));
+            }
+        }
+        let (min_recv, max_recv) = (
+            nic_driver::control::MAX_CONTROL_BYTES as u32,
+            nic_abi::MAX_MESSAGE_LENGTH,
+        );
+        if !d.recv_buffer_bytes.is_multiple_of(8)
+            || !(min_recv..=max_recv).contains(&d.recv_buffer_bytes)
+        {
+            return Err(err(
+                key_line_in("driver", "recv_buffer_bytes"),
+                format!(
+                    "field `driver.recv_buffer_bytes`: must be a multiple of 8 in {min_recv}..={max_recv}, got {}",
+                    d.recv_buffer_bytes
+                ),
             ));
         }
         if w.min_bytes == 0
