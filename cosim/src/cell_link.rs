@@ -20,8 +20,10 @@ pub const PORT_DOWN_SYNDROME: u8 = 0x66;
 /// destination swapped, the request's PSN, AETH syndrome PORT_DOWN in the immediate, and
 /// the RESYNC flag: the answer is the fabric's, not the responder's, so it vouches for
 /// nothing sent before this PSN (the requester completes those with RESPONDER_RESTARTED,
-/// never with success; docs/nic-architecture.md).
-pub fn port_down_nack(request: &CellHeader) -> Vec<u64> {
+/// never with success; docs/nic-architecture.md). `None` when the header's fields do not
+/// fit a NACK (a header corrupted on the way: the fabric answers only cells whose CRC
+/// checks, see [`crate::fabric`], so this is a second line).
+pub fn port_down_nack(request: &CellHeader) -> Option<Vec<u64>> {
     let nack = Message {
         opcode: opcode::NACK,
         dest_node: request.src_node,
@@ -33,8 +35,7 @@ pub fn port_down_nack(request: &CellHeader) -> Vec<u64> {
         resync: true,
         ..Default::default()
     };
-    let mut cells = encode_message(&nack, 8).expect("an empty NACK always encodes");
-    cells.pop().expect("one cell")
+    encode_message(&nack, 8).ok()?.pop()
 }
 
 /// Whether a cell opcode is a request (answered by the responder) rather than a response.
@@ -247,11 +248,17 @@ mod tests {
             psn: 0x12_3456,
             ..Default::default()
         };
-        let cell = port_down_nack(&request);
+        let cell = port_down_nack(&request).expect("a NACK for a valid header");
         let decoded = decode_cell(&cell, 256).expect("a well-formed cell");
         assert_eq!(decoded.header.opcode, opcode::NACK);
         assert_eq!((decoded.header.dest_node, decoded.header.dest_qp), (1, 5));
         assert_eq!((decoded.header.src_node, decoded.header.src_qp), (3, 2));
+        // A header corrupted past the PSN's 24 bits gets no answer, and no panic.
+        let bad = CellHeader {
+            psn: 1 << 28,
+            ..request
+        };
+        assert_eq!(port_down_nack(&bad), None);
         assert_eq!(decoded.header.psn, 0x12_3456);
         assert_eq!(decoded.immediate, Some(PORT_DOWN_SYNDROME as u32));
         assert!(decoded.header.flags & nic_rtl::cell_format::flag::RESYNC != 0);

@@ -37,7 +37,7 @@
 //! cycle.
 
 use crate::cell_link::{is_request, port_down_nack};
-use nic_rtl::cell_format::{CellHeader, HEADER_WORDS};
+use nic_rtl::cell_format::{decode_cell, CellHeader, HEADER_WORDS, MAX_CELL_PAYLOAD};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -499,8 +499,14 @@ impl Fabric {
             return;
         }
         let header = CellHeader::from_words([words[0], words[1], words[2]]);
-        if header.first() && is_request(header.opcode) && src != dst {
-            let nack: Arc<[u64]> = port_down_nack(&header).into();
+        // A switch acts only on a cell that checks: a corrupted header names the wrong
+        // requester, PSN or opcode.
+        let intact = decode_cell(words, MAX_CELL_PAYLOAD).is_ok();
+        if header.first() && is_request(header.opcode) && src != dst && intact {
+            let Some(nack) = port_down_nack(&header) else {
+                return;
+            };
+            let nack: Arc<[u64]> = nack.into();
             self.stats.port_down_nacks += 1;
             self.enqueue(
                 src,

@@ -161,7 +161,33 @@ type Outcome = (u64, u64, Option<(u64, SoakFailure)>);
 
 fn soak_one(seed: u64, args: &SoakArgs, bar: &ProgressBar) -> Result<Outcome, String> {
     let case = SoakCase::generate(seed);
-    let result = run_case(&case)?;
+    // A panic in the simulation (the fabric, a model, the driver) is a finding too: the
+    // case is kept as it is, unshrunk.
+    let result = match std::panic::catch_unwind(|| run_case(&case)) {
+        Ok(r) => r?,
+        Err(panic) => {
+            let what = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic".into());
+            let name = format!("soak-{seed}");
+            let comment =
+                format!("Found by `nic soak --seed {seed} --cases 1`: the run panicked:\n{what}");
+            std::fs::create_dir_all(&args.regressions)
+                .map_err(|e| format!("{}: {e}", args.regressions.display()))?;
+            let path = args.regressions.join(format!("{name}.toml"));
+            std::fs::write(&path, case.to_toml(&name, &comment))
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let failure = SoakFailure {
+                seed,
+                kinds: vec!["panic".into()],
+                first: what,
+                file: path.display().to_string(),
+            };
+            return Ok((0, 0, Some((1, failure))));
+        }
+    };
     let (cycles, nic_cycles) = (result.report.cycles, result.report.nic_cycles);
     if result.report.passed {
         return Ok((cycles, nic_cycles, None));

@@ -21,7 +21,7 @@
 
 use crate::faults::{CorruptField, FaultKind, MessageClass};
 use crate::scenario::Scenario;
-use crate::scenario_run::{run_scenario, Report, RunOptions};
+use crate::scenario_run::{run_scenario, PlantedBug, Report, RunOptions};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -327,8 +327,16 @@ pub struct CaseResult {
 
 /// Run one case with every scoreboard on.
 pub fn run_case(case: &SoakCase) -> Result<CaseResult, String> {
-    let report =
-        run_scenario(&case.scenario(), RunOptions::default()).map_err(|e| e.to_string())?;
+    run_case_planted(case, None)
+}
+
+/// Run one case with a bug planted (tests show the soak finds and shrinks it).
+pub fn run_case_planted(case: &SoakCase, plant: Option<PlantedBug>) -> Result<CaseResult, String> {
+    let opts = RunOptions {
+        plant,
+        ..Default::default()
+    };
+    let report = run_scenario(&case.scenario(), opts).map_err(|e| e.to_string())?;
     Ok(CaseResult {
         case: case.clone(),
         report,
@@ -338,7 +346,17 @@ pub fn run_case(case: &SoakCase) -> Result<CaseResult, String> {
 /// Shrink a failing case: take any smaller variant that still fails the same way (its
 /// findings include the kind of the original's first violation), until none does or the
 /// budget of runs is spent. Returns the smallest such case and its report.
-pub fn shrink(failing: CaseResult, mut on_try: impl FnMut(usize)) -> Result<CaseResult, String> {
+pub fn shrink(failing: CaseResult, on_try: impl FnMut(usize)) -> Result<CaseResult, String> {
+    shrink_with(failing, SHRINK_BUDGET, None, on_try)
+}
+
+/// [`shrink`] with a budget of runs and a planted bug kept in every run.
+pub fn shrink_with(
+    failing: CaseResult,
+    budget: usize,
+    plant: Option<PlantedBug>,
+    mut on_try: impl FnMut(usize),
+) -> Result<CaseResult, String> {
     let kind = failing
         .report
         .violations
@@ -347,14 +365,14 @@ pub fn shrink(failing: CaseResult, mut on_try: impl FnMut(usize)) -> Result<Case
         .unwrap_or_default();
     let mut best = failing;
     let mut runs = 0;
-    'outer: while runs < SHRINK_BUDGET {
+    'outer: while runs < budget {
         for c in best.case.smaller() {
-            if runs >= SHRINK_BUDGET {
+            if runs >= budget {
                 break 'outer;
             }
             runs += 1;
             on_try(runs);
-            let r = run_case(&c)?;
+            let r = run_case_planted(&c, plant)?;
             if !r.report.passed && r.report.findings.contains_key(&kind) {
                 best = r;
                 continue 'outer;
