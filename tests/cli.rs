@@ -37,6 +37,7 @@ fn every_subcommand_has_help() {
         vec!["sim", "datapath", "--help"],
         vec!["bench", "datapath", "--help"],
         vec!["flow", "--help"],
+        vec!["soak", "--help"],
     ] {
         let o = nic(&cmd);
         assert!(o.status.success(), "{cmd:?}: {}", text(&o));
@@ -228,4 +229,62 @@ fn sim_datapath_writes_a_json_report() {
     assert!(o.status.success(), "{}", text(&o));
     let report = std::fs::read_to_string(&json).unwrap();
     assert!(report.contains("\"messages_delivered\": 20"), "{report}");
+}
+
+#[test]
+fn soak_runs_a_seed_range_and_reports_json() {
+    let dir = scratch("cli_soak");
+    let regressions = dir.join("regressions");
+    let o = nic(&[
+        "soak",
+        "--cases",
+        "2",
+        "--seed",
+        "3",
+        "--json",
+        "--regressions",
+        regressions.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert_eq!(v["cases"], 2);
+    assert_eq!(v["first_seed"], 3);
+    assert_eq!(v["failing_cases"], 0);
+    assert!(v["simulated_cycles"].as_u64().unwrap() > 40_000);
+    assert!(
+        !regressions.exists(),
+        "nothing written when every case passes"
+    );
+    let o = nic(&["soak", "--cases", "0"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("--cases"), "{}", text(&o));
+}
+
+#[test]
+fn a_scenario_with_a_bad_fault_names_the_file_line_and_field() {
+    let dir = scratch("cli_bad_fault");
+    let path = dir.join("bad.toml");
+    std::fs::write(
+        &path,
+        "name = \"x\"\nhosts = 2\ncycles = 1000\n\n[[fault]]\nkind = \"delay\"\nfrom = 10\n",
+    )
+    .unwrap();
+    let o = nic(&["sim", "--scenario", path.to_str().unwrap(), "--quiet"]);
+    assert!(!o.status.success());
+    let t = text(&o);
+    assert!(
+        t.contains("bad.toml") && t.contains("line 5") && t.contains("`cycles`"),
+        "{t}"
+    );
+    std::fs::write(
+        &path,
+        "name = \"x\"\nhosts = 2\ncycles = 1000\n\n[[fault]]\nkind = \"drop\"\nfrom = 10\nsrc = [7]\n",
+    )
+    .unwrap();
+    let o = nic(&["sim", "--scenario", path.to_str().unwrap(), "--quiet"]);
+    let t = text(&o);
+    assert!(
+        t.contains("line 5") && t.contains("host 7 does not exist"),
+        "{t}"
+    );
 }
