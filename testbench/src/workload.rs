@@ -534,29 +534,29 @@ impl Workload {
             return;
         };
         match app.w {
-            WRegion::Registered { handle, start, len } => {
-                if now < self.stop_at && rng.gen_bool(self.dereg_rate) {
-                    match driver.deregister(handle) {
-                        Ok(_) if self.free_at_deregistration => {
-                            self.stats.deregistrations += 1;
-                            app.w = WRegion::Free {
-                                until: now + W_FREE_CYCLES,
-                            };
-                            verdict.freed(h, start, len);
-                            sb.deregister(h, start);
-                        }
-                        Ok(_) => {
-                            self.stats.deregistrations += 1;
-                            app.w = WRegion::Freeing { handle, start, len };
-                        }
-                        Err(e) => sb.violation(
-                            now,
-                            "workload",
-                            vec![h],
-                            Some(start as u64),
-                            format!("deregistering the write region failed: {e}"),
-                        ),
+            WRegion::Registered { handle, start, len }
+                if now < self.stop_at && rng.gen_bool(self.dereg_rate) =>
+            {
+                match driver.deregister(handle) {
+                    Ok(_) if self.free_at_deregistration => {
+                        self.stats.deregistrations += 1;
+                        app.w = WRegion::Free {
+                            until: now + W_FREE_CYCLES,
+                        };
+                        verdict.freed(h, start, len);
+                        sb.deregister(h, start);
                     }
+                    Ok(_) => {
+                        self.stats.deregistrations += 1;
+                        app.w = WRegion::Freeing { handle, start, len };
+                    }
+                    Err(e) => sb.violation(
+                        now,
+                        "workload",
+                        vec![h],
+                        Some(start as u64),
+                        format!("deregistering the write region failed: {e}"),
+                    ),
                 }
             }
             WRegion::Free { until } if now >= until => {
