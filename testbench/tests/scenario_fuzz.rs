@@ -337,7 +337,13 @@ fn check(text: &str, wrong_line: Option<usize>) -> Result<(), TestCaseError> {
                     e.repeat.unwrap_or(1) as u64 * hosts as u64
                 })
                 .sum();
-            prop_assert_eq!(t.len() as u64, occurrences);
+            // A flapping port adds an unplug and a plug per flap.
+            let flaps: u64 = s
+                .fault_specs()
+                .iter()
+                .map(|f| 2 * f.flaps(s.cycles).len() as u64)
+                .sum();
+            prop_assert_eq!(t.len() as u64, occurrences + flaps);
             if s.workload.stop_at.is_none() {
                 prop_assert!(
                     s.workload_stop() <= s.cycles,
