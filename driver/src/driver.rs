@@ -9,7 +9,41 @@
 //! **Control messages travel on that same queue pair**, as SEND_IMMEDIATE with the immediate
 //! [`CONTROL_IMMEDIATE`]: they are ordered with the data operations to the same node, which
 //! the protocol relies on (000: "RDMA and SEND between the same source and destination use
-//! the same path and do not overtake each other").
+//! the same path and do not overtake each other"); a control message sent again (see below)
+//! goes behind what was posted since.
+//!
+//! # Control messages
+//!
+//! Control messages queue in a per-node backlog; the backlog goes out at the end of each
+//! [`Driver::poll`], bundled (one SEND carries what fits a receive buffer). The wire format
+//! and its reliability rules are in [`crate::control`]; the driver's part:
+//!
+//! - **Sequenced messages** (RDMA_READY, TPT_UPDATE, TPT_REMOVE, TPT_CLEAR) are numbered in
+//!   the node's control stream and kept until the node acknowledges them with STREAM_ACK,
+//!   whatever their SEND's completion says: a SEND that completes with an error (retry
+//!   exceeded, a NACK such as RECEIVER_NOT_READY or PORT_DOWN, RESPONDER_RESTARTED) is
+//!   lost, one that succeeds may still be dropped by the receiver (behind a lost one, or
+//!   because the receiver rebooted and follows no such stream). When no acknowledgement
+//!   has come [`DriverConfig::control_resend_interval`] after a post (or after the last
+//!   progress), every kept message is posted again, in order (go-back-N): the receiver
+//!   takes each once and in order, so a resent TPT_UPDATE cannot overtake a later
+//!   TPT_REMOVE of its handle. A STREAM_ACK with `restart` (the node rebooted since the
+//!   stream began) starts a new stream with the kept messages, numbered from 0: the new
+//!   boot takes them, and the protocol filters what was meant for the old one (TPT
+//!   messages are refused until this node's BOOTING or ACK reached the new boot).
+//! - **Nothing sequenced is dropped** by the sender, not even when the node is barred or
+//!   its queue pair flushed: the kept messages go back to the backlog and are posted again
+//!   behind the flush's NOP. A node that never answers gets them again every interval.
+//! - **Receiving**: a SEND carrying sequenced messages is answered by a STREAM_ACK (queued
+//!   with whatever else goes to that node in the same poll; a newer one replaces one not
+//!   sent yet). Duplicates and messages out of order are dropped and counted
+//!   ([`DriverStats::control_duplicates`], [`DriverStats::control_out_of_order`]).
+//! - **Datagrams** (BOOTING, ACK, PROBE, HEARTBEAT, STREAM_ACK) are sent once; the
+//!   protocols repeat them ([`crate::rejoin`]: BOOTING until answered, PROBE until ACKed,
+//!   ACK at every BOOTING and PROBE).
+//! - **Pushes** ([`Action::PushLocalTpt`]) start with TPT_CLEAR, so whatever the node's
+//!   copy held (updates it took before they stopped, or a late resend), it ends up equal to
+//!   this node's part.
 //!
 //! # Receive buffers
 //!
@@ -39,8 +73,9 @@
 //! waits for every operation issued before it. A fence on a node that announced a restart
 //! flushes its queue pair first (`flush_queue_pair`): what was still outstanding completes
 //! with [`CompletionStatus::Flushed`] at once, so the fence does not wait for the restarted
-//! node to refuse each request one round trip at a time. When a send queue is full,
-//! control messages wait in a per-node backlog (sent in order as slots free up) and application posts are
+//! node to refuse each request one round trip at a time; control messages are not flushed
+//! (they are posted again, see above). When a send queue is full, control messages wait in
+//! the per-node backlog (sent in order as slots free up) and application posts are
 //! refused with [`crate::VerbsError::RingFull`].
 
 use std::collections::{BTreeSet, VecDeque};
@@ -52,7 +87,7 @@ use nic_abi::{
 };
 use thiserror::Error;
 
-use crate::control::{ControlMessage, TptUpdate, MAX_CONTROL_BYTES};
+use crate::control::{ControlMessage, ControlSend, TptUpdate, MAX_CONTROL_BYTES, SEQUENCE_MASK};
 use crate::hw_tpt::{self, ExceptionHead, HwTpt, HwTptError};
 use crate::membership::{Membership, Protocol};
 use crate::rejoin::{Action, Event, MembershipError, Tick};
@@ -94,13 +129,23 @@ pub struct DriverConfig {
     /// is enabled (>= 1; right after an exception was answered the next poll looks again).
     /// A request waiting there holds up the NIC's incoming RDMA until it is answered.
     pub exception_poll_interval: u64,
+    /// Ticks without a STREAM_ACK before the sequenced control messages a node has not
+    /// acknowledged are posted again (>= 1; see "Control messages" in the module docs).
+    pub control_resend_interval: Tick,
 }
 
 impl DriverConfig {
-    /// A configuration with 16-entry send and receive rings, a 256-entry completion ring
-    /// and 4 KiB receive buffers.
+    /// A configuration with 16-entry send and receive rings, a 256-entry completion ring,
+    /// 4 KiB receive buffers, and control resends after the protocol's own resend time
+    /// (the rejoin protocol's `resend_timeout`, the heartbeat's `period`) without an
+    /// acknowledgement.
     pub fn new(protocol: Protocol, node_count: usize, arena_base: u32, arena_len: u32) -> Self {
+        let control_resend_interval = match &protocol {
+            Protocol::Rejoin(c) => c.resend_timeout,
+            Protocol::Heartbeat(c) => c.period,
+        };
         DriverConfig {
+            control_resend_interval,
             protocol,
             node_count,
             incarnation: 0,
@@ -174,6 +219,9 @@ impl DriverConfig {
         }
         if self.exception_poll_interval == 0 {
             return bad("exception_poll_interval must be at least 1".into());
+        }
+        if self.control_resend_interval == 0 {
+            return bad("control_resend_interval must be at least 1".into());
         }
         if !self.arena_base.is_multiple_of(64) {
             return bad(format!(
@@ -280,6 +328,15 @@ pub struct DriverStats {
     pub tpt_update_refused: u64,
     /// Control sends that completed with an error status.
     pub control_send_errors: u64,
+    /// Sequenced control messages posted again (not acknowledged in time, or behind a
+    /// flush).
+    pub control_resent: u64,
+    /// Sequenced control messages received again (dropped: already taken).
+    pub control_duplicates: u64,
+    /// Sequenced control messages dropped on arrival because an earlier one of their
+    /// stream is missing, or their stream's start was not received (this node rebooted
+    /// since): the STREAM_ACK makes the sender resend them, in a new stream for the latter.
+    pub control_out_of_order: u64,
     /// Control messages that shared a SEND with an earlier one (bundles).
     pub control_bundled: u64,
     /// Completions processed.
@@ -342,6 +399,21 @@ pub const FLUSH_PSN_STEP: u32 = 0x9E_3779;
 /// Flushed index ranges a queue pair remembers, to recognise late NIC completions.
 const FLUSHES_REMEMBERED: usize = 4;
 
+/// The sending side of the sequenced control messages to one peer (see "Control messages"
+/// in the module docs).
+#[derive(Clone, Debug)]
+pub(crate) struct ControlStream {
+    /// The stream's name on the wire; the next stream's is one more.
+    id: u32,
+    /// The sequence number the next sequenced message gets.
+    next_seq: u32,
+    /// Sequenced messages posted and not acknowledged yet (STREAM_ACK), oldest first,
+    /// with their sequence numbers.
+    unacked: VecDeque<(u32, ControlMessage)>,
+    /// Without an acknowledgement by then, the unacknowledged messages are posted again.
+    resend_at: Option<Tick>,
+}
+
 /// Per peer queue pair state.
 #[derive(Clone, Debug)]
 pub(crate) struct QueuePair {
@@ -356,7 +428,13 @@ pub(crate) struct QueuePair {
     pub(crate) slots: Vec<Option<SendRecord>>,
     rq_pi: u32,
     free_bounce: Vec<u32>,
-    pub(crate) backlog: VecDeque<(ControlMessage, u64)>,
+    /// Control messages queued, not posted yet: (message, sequence number if sequenced,
+    /// operation).
+    pub(crate) backlog: VecDeque<(ControlMessage, Option<u32>, u64)>,
+    /// The stream of sequenced control messages to the peer.
+    stream: ControlStream,
+    /// The peer's stream this node follows: (stream, next sequence number expected).
+    rx_stream: Option<(u32, u32)>,
     /// Send indices `start..end` of the last flushes: a late NIC completion for one of
     /// them is ignored.
     flushed: VecDeque<(u32, u32)>,
@@ -394,6 +472,8 @@ pub struct Driver<A: NicAccess> {
     outstanding: Vec<BTreeSet<u64>>,
     fence: Vec<Option<u64>>,
     deadline: Option<Tick>,
+    /// The time of the current (or last) `boot` or `poll`.
+    now: Tick,
     pub(crate) ready: VecDeque<Completion>,
     events: VecDeque<Event>,
     pub(crate) stats: DriverStats,
@@ -462,6 +542,13 @@ impl<A: NicAccess> Driver<A> {
                 rq_pi: 0,
                 free_bounce: (0..1u32 << config.rq_log2).rev().collect(),
                 backlog: VecDeque::new(),
+                stream: ControlStream {
+                    id: mix(((config.incarnation as u64) << 16) | q as u64 | 1 << 63) as u32,
+                    next_seq: 0,
+                    unacked: VecDeque::new(),
+                    resend_at: None,
+                },
+                rx_stream: None,
                 flushed: VecDeque::new(),
                 app_recvs: VecDeque::new(),
                 held: VecDeque::new(),
@@ -489,6 +576,7 @@ impl<A: NicAccess> Driver<A> {
             outstanding: vec![BTreeSet::new(); max],
             fence: vec![None; max],
             deadline: None,
+            now: 0,
             ready: VecDeque::new(),
             events: VecDeque::new(),
             stats: DriverStats::default(),
@@ -509,6 +597,7 @@ impl<A: NicAccess> Driver<A> {
             return Err(DriverError::AlreadyBooted);
         }
         self.booted = true;
+        self.now = now;
         let c = self.config.clone();
         if self.hw_tpt.is_some() {
             // The NIC's reset clears the table (its sweep keeps the TPT busy meanwhile):
@@ -579,6 +668,7 @@ impl<A: NicAccess> Driver<A> {
     /// `now`) and returns the application's completions, oldest first. Writes `CQ_CI` once
     /// if anything was consumed; never reads a CSR.
     pub fn poll(&mut self, now: Tick) -> Result<Vec<Completion>, DriverError> {
+        self.now = now;
         let size = 1u32 << self.config.cq_log2;
         let start = self.cq_next;
         let mut rq_doorbells = BitVec::<usize>::repeat(false, self.config.node_count);
@@ -606,6 +696,9 @@ impl<A: NicAccess> Driver<A> {
         if self.deadline.is_some_and(|d| now >= d) {
             self.deadline = None;
             self.events.push_back(Event::Timeout);
+        }
+        for q in 0..self.qps.len() {
+            self.resend_if_due(q as NodeId);
         }
         self.run(now)?;
         if self.hw_tpt.is_some() && self.rdma_enabled && now >= self.next_exception_poll {
@@ -885,16 +978,109 @@ impl<A: NicAccess> Driver<A> {
         op
     }
 
+    /// Queues `message` for `node` (sent at once unless control messages are deferred). A
+    /// sequenced message gets the next number of the node's stream.
     fn send_control(&mut self, node: NodeId, message: ControlMessage) {
         if self.qps.get(node as usize).is_none_or(|q| q.is_none()) {
             return; // the protocol only sends to other nodes of the cluster
         }
         let op = self.new_op(node);
         if let Some(qp) = self.qps[node as usize].as_mut() {
-            qp.backlog.push_back((message, op));
+            let seq = message.kind().is_sequenced().then(|| {
+                let s = qp.stream.next_seq;
+                qp.stream.next_seq = s.wrapping_add(1) & SEQUENCE_MASK;
+                s
+            });
+            qp.backlog.push_back((message, seq, op));
         }
         if !self.defer_control {
             self.flush_backlog(node);
+        }
+    }
+
+    /// Puts the unacknowledged messages of the control stream to `node` back at the head
+    /// of its backlog, in order, to be posted again (nothing is dropped). Every queued
+    /// message gets a new operation (the old one completes): one to be posted again does
+    /// not hold up a fence started before. With `new_stream` the stream gets its next name
+    /// and the sequenced messages new numbers from 0 (the node follows no stream of this
+    /// node: it rebooted).
+    fn requeue_control(&mut self, node: NodeId, new_stream: bool) {
+        let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
+            return;
+        };
+        let st = &mut qp.stream;
+        st.resend_at = None;
+        let again = st.unacked.len();
+        let mut queue: Vec<(ControlMessage, Option<u32>, Option<u64>)> = st
+            .unacked
+            .drain(..)
+            .map(|(seq, m)| (m, Some(seq), None))
+            .chain(qp.backlog.drain(..).map(|(m, seq, op)| (m, seq, Some(op))))
+            .collect();
+        if new_stream {
+            st.id = st.id.wrapping_add(1);
+            st.next_seq = 0;
+            for (_, seq, _) in queue.iter_mut() {
+                if seq.is_some() {
+                    *seq = Some(st.next_seq);
+                    st.next_seq = (st.next_seq + 1) & SEQUENCE_MASK;
+                }
+            }
+        }
+        self.stats.control_resent += again as u64;
+        for (message, seq, old) in queue.drain(..) {
+            let op = self.new_op(node);
+            if let Some(old) = old {
+                self.complete_op(node, old);
+            }
+            if let Some(qp) = self.qps[node as usize].as_mut() {
+                qp.backlog.push_back((message, seq, op));
+            }
+        }
+    }
+
+    /// Without an acknowledgement for `control_resend_interval`: posts the
+    /// unacknowledged messages again, in order.
+    fn resend_if_due(&mut self, node: NodeId) {
+        let now = self.now;
+        let due = self
+            .qps
+            .get(node as usize)
+            .and_then(|q| q.as_ref())
+            .and_then(|qp| qp.stream.resend_at)
+            .is_some_and(|t| now >= t);
+        if due {
+            self.requeue_control(node, false);
+            self.flush_backlog(node);
+        }
+    }
+
+    /// STREAM_ACK from `node` for `stream`: drops the messages numbered below `next`; with
+    /// `restart` starts a new stream with every message not acknowledged yet. An
+    /// acknowledgement of an earlier stream changes nothing.
+    fn on_stream_ack(&mut self, node: NodeId, stream: u32, next: u32, restart: bool) {
+        let resend_at = self.now.saturating_add(self.config.control_resend_interval);
+        let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
+            return;
+        };
+        let st = &mut qp.stream;
+        if stream != st.id {
+            return;
+        }
+        if restart {
+            self.requeue_control(node, true);
+            return;
+        }
+        let before = st.unacked.len();
+        while let Some(&(seq, _)) = st.unacked.front() {
+            let ahead = next.wrapping_sub(seq) & SEQUENCE_MASK;
+            if ahead == 0 || ahead > SEQUENCE_MASK / 2 {
+                break;
+            }
+            st.unacked.pop_front();
+        }
+        if st.unacked.len() != before {
+            st.resend_at = (!st.unacked.is_empty()).then_some(resend_at);
         }
     }
 
@@ -908,13 +1094,31 @@ impl<A: NicAccess> Driver<A> {
                 return;
             }
             // Everything queued for the node that fits one receive buffer goes in one SEND.
-            let Some((bytes, n)) = ControlMessage::bundle(qp.backlog.iter().map(|(m, _)| m))
-                .into_iter()
-                .next()
-            else {
+            let first_seq = qp
+                .backlog
+                .iter()
+                .find_map(|&(_, seq, _)| seq)
+                .unwrap_or(qp.stream.next_seq);
+            let Some((bytes, n)) = ControlSend::pack(
+                qp.stream.id,
+                first_seq,
+                qp.backlog.iter().map(|(m, _, _)| m),
+            )
+            .into_iter()
+            .next() else {
                 return;
             };
-            let ops: Vec<u64> = qp.backlog.drain(..n).map(|(_, op)| op).collect();
+            let mut ops = Vec::with_capacity(n);
+            for (message, seq, op) in qp.backlog.drain(..n) {
+                ops.push(op);
+                if let Some(seq) = seq {
+                    qp.stream.unacked.push_back((seq, message));
+                    if qp.stream.resend_at.is_none() {
+                        qp.stream.resend_at =
+                            Some(self.now.saturating_add(self.config.control_resend_interval));
+                    }
+                }
+            }
             // A short SEND goes inline: the NIC reads no payload after the WQE.
             let wqe = match Wqe::send_inline(&bytes, Some(CONTROL_IMMEDIATE)) {
                 Some(wqe) => wqe,
@@ -948,25 +1152,30 @@ impl<A: NicAccess> Driver<A> {
     /// announced a restart (BOOTING or PROBE): its send side is reset to a start PSN far
     /// from every PSN it used (so the restarted node adopts it, and a late answer to an old
     /// request is recognised as foreign), and a NOP WQE ([`NOP_OPCODE`]) is posted behind
-    /// the reset. Every operation still outstanding to `node`, in the ring or the control
-    /// backlog, completes with [`CompletionStatus::Flushed`] when the NOP completes: the
-    /// NIC may have committed a message just before the reset and still be reading its
-    /// payload from the application's buffer, and its transmit path takes the NOP only
-    /// after that (one WQE at a time). Nothing sent before is retransmitted after the
-    /// reset; what is already on the wire reaches `node` before anything this queue pair
+    /// the reset. Every operation still outstanding to `node` in the ring completes with
+    /// [`CompletionStatus::Flushed`] when the NOP completes: the NIC may have committed a
+    /// message just before the reset and still be reading its payload from the
+    /// application's buffer, and its transmit path takes the NOP only after that (one WQE
+    /// at a time). The control messages among them are not lost: the sequenced ones not
+    /// acknowledged yet, with the backlog, are posted again behind the NOP (with new
+    /// operation numbers: the fence does not wait for them). Nothing else sent before is
+    /// retransmitted after the reset; what is already on the wire reaches `node` before anything this queue pair
     /// sends next (the fabric keeps each source-destination pair in order), so it arrives
     /// while `node` still has RDMA disabled and is refused there. Without the flush the
     /// fence waits for each request to be refused in turn, one round trip each over a link
     /// the other nodes keep busy, plus a retry timeout for requests the restart cut off.
     fn flush_queue_pair(&mut self, node: NodeId) {
         let size = 1u32 << self.config.sq_log2;
+        // Control messages are not flushed: the unacknowledged ones (those in the ring
+        // among them) go back to the backlog, posted again behind the NOP.
+        self.requeue_control(node, false);
         let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
             return;
         };
         let (start, end) = (qp.sq_ci, qp.sq_pi);
         // Nothing since the last reset but its NOP (barring and fencing in one go): done.
         let mut i = start;
-        let mut only_fences = qp.backlog.is_empty();
+        let mut only_fences = true;
         while i != end && only_fences {
             only_fences = matches!(
                 qp.slots[(i % size) as usize],
@@ -978,6 +1187,9 @@ impl<A: NicAccess> Driver<A> {
             i = i.wrapping_add(1) & PSN_MASK;
         }
         if only_fences {
+            if !self.defer_control {
+                self.flush_backlog(node);
+            }
             return;
         }
         // A golden-ratio step through the PSN space: far from this queue pair's last PSNs,
@@ -1003,8 +1215,6 @@ impl<A: NicAccess> Driver<A> {
             }
             i = i.wrapping_add(1) & PSN_MASK;
         }
-        count += qp.backlog.len();
-        ops.extend(qp.backlog.drain(..).map(|(_, op)| op));
         (qp.sq_pi, qp.sq_ci) = (fresh, fresh);
         if qp.flushed.len() == FLUSHES_REMEMBERED {
             qp.flushed.pop_front();
@@ -1023,6 +1233,9 @@ impl<A: NicAccess> Driver<A> {
             ..Wqe::default()
         };
         self.post_wqe(node, nop, SendKind::FlushFence { app: flushed_app }, ops);
+        if !self.defer_control {
+            self.flush_backlog(node);
+        }
     }
 
     fn complete_op(&mut self, node: NodeId, op: u64) {
@@ -1096,6 +1309,7 @@ impl<A: NicAccess> Driver<A> {
         }
         match record.kind {
             SendKind::Control => {
+                // A lost SEND is sent again when its acknowledgement does not come.
                 if status != CompletionStatus::Success {
                     self.stats.control_send_errors += 1;
                 }
@@ -1119,6 +1333,75 @@ impl<A: NicAccess> Driver<A> {
         }
         self.flush_backlog(node);
         Ok(())
+    }
+
+    /// Queues STREAM_ACK for `stream` to `node` (sent when the current run ends, with
+    /// what else goes to it; a newer acknowledgement replaces one not sent yet).
+    fn ack_stream(&mut self, node: NodeId, stream: u32) {
+        let Some(qp) = self.qps.get(node as usize).and_then(|q| q.as_ref()) else {
+            return;
+        };
+        let ack = match qp.rx_stream {
+            Some((s, next)) if s == stream => ControlMessage::StreamAck {
+                stream,
+                next,
+                restart: false,
+            },
+            _ => ControlMessage::StreamAck {
+                stream,
+                next: 0,
+                restart: true,
+            },
+        };
+        let queued = qp
+            .backlog
+            .iter()
+            .position(|(m, _, _)| matches!(m, ControlMessage::StreamAck { .. }));
+        match queued {
+            Some(i) => {
+                if let Some(qp) = self.qps[node as usize].as_mut() {
+                    qp.backlog[i].0 = ack;
+                }
+            }
+            None => {
+                let op = self.new_op(node);
+                if let Some(qp) = self.qps[node as usize].as_mut() {
+                    qp.backlog.push_back((ack, None, op));
+                }
+            }
+        }
+    }
+
+    /// Whether sequenced message `seq` of `stream` from the peer of queue pair `q` is
+    /// taken (the next one of the stream it follows, or the start of another stream), and
+    /// follows it; counts what is dropped.
+    fn take_sequenced(&mut self, q: usize, stream: u32, seq: u32) -> bool {
+        let Some(qp) = self.qps[q].as_mut() else {
+            return false;
+        };
+        match qp.rx_stream {
+            Some((s, next)) if s == stream => {
+                if seq == next {
+                    qp.rx_stream = Some((s, (next + 1) & SEQUENCE_MASK));
+                    return true;
+                }
+                // Behind `next` (within half the number space): taken before.
+                if next.wrapping_sub(seq) & SEQUENCE_MASK <= SEQUENCE_MASK / 2 {
+                    self.stats.control_duplicates += 1;
+                } else {
+                    self.stats.control_out_of_order += 1;
+                }
+                false
+            }
+            _ if seq == 0 => {
+                qp.rx_stream = Some((stream, 1));
+                true
+            }
+            _ => {
+                self.stats.control_out_of_order += 1;
+                false
+            }
+        }
     }
 
     fn on_receive(
@@ -1149,13 +1432,27 @@ impl<A: NicAccess> Driver<A> {
             let mut buf = vec![0u8; len];
             let addr = qp.bounce_base as u64 + (slot * bytes) as u64;
             self.nic.mem_read(addr, &mut buf);
-            match (status, ControlMessage::decode_bundle(&buf)) {
-                (CompletionStatus::Success, Ok(messages)) => {
-                    for message in messages {
-                        self.events.push_back(Event::ControlReceived {
-                            from: node,
-                            message,
-                        })
+            match (status, ControlSend::decode(&buf)) {
+                (CompletionStatus::Success, Ok(send)) => {
+                    let seqs: Vec<Option<u32>> = send.sequence_numbers().collect();
+                    let sequenced = seqs.iter().any(|s| s.is_some());
+                    for (message, seq) in send.messages.into_iter().zip(seqs) {
+                        if let ControlMessage::StreamAck {
+                            stream,
+                            next,
+                            restart,
+                        } = message
+                        {
+                            self.on_stream_ack(node, stream, next, restart);
+                        } else if seq.is_none_or(|seq| self.take_sequenced(q, send.stream, seq)) {
+                            self.events.push_back(Event::ControlReceived {
+                                from: node,
+                                message,
+                            })
+                        }
+                    }
+                    if sequenced {
+                        self.ack_stream(node, send.stream);
                     }
                 }
                 _ => self.stats.control_malformed += 1,
@@ -1287,6 +1584,9 @@ impl<A: NicAccess> Driver<A> {
             Action::StopTptUpdates { node } => self.updates.set(node as usize, false),
             Action::ResumeTptUpdates { node } => self.updates.set(node as usize, true),
             Action::PushLocalTpt { node } => {
+                // Clear first: whatever the node's copy held (an update it took before
+                // the updates to it stopped, say), it ends up equal to the part.
+                self.send_control(node, ControlMessage::TptClear);
                 let entries = self.published_local_entries();
                 // Local entries are valid and batches are sized: this cannot fail.
                 for m in TptUpdate::batches(&entries).unwrap_or_default() {

@@ -202,6 +202,9 @@ impl HeartbeatMachine {
                     ControlMessage::TptRemove(remove) if self.up[x] => {
                         out.push(Action::ApplyTptRemove { from, remove })
                     }
+                    ControlMessage::TptClear if self.up[x] => {
+                        out.push(Action::ClearRemoteTpt { node: from })
+                    }
                     _ => {}
                 }
             }

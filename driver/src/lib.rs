@@ -6,7 +6,7 @@
 //!
 //! | module | concern |
 //! | --- | --- |
-//! | [`control`] | control messages exchanged as SEND payloads, and their wire format |
+//! | [`control`] | control messages exchanged as SEND payloads: wire format, reliable delivery |
 //! | [`tpt`] | the software TPT (000 Fig. 3), registration (Fig. 5), transfer checks (Fig. 6) |
 //! | [`hw_tpt`] | the NIC's hardware TPT when it has one: STags, entry programming, exceptions |
 //! | [`rejoin`] | the rejoin protocol (000 Figs. 7-8) as a pure state machine |

@@ -6,7 +6,7 @@ mod fake_nic;
 
 use fake_nic::{Cluster, Fabric, LoneNic, NicState};
 use nic_abi::{csr, CompletionStatus, Cqe, Rqe, Syndrome, WqeOpcode};
-use nic_driver::control::ControlMessage;
+use nic_driver::control::{ControlMessage, ControlSend};
 use nic_driver::driver::CONTROL_IMMEDIATE;
 use nic_driver::membership::Protocol;
 use nic_driver::rejoin::RejoinConfig;
@@ -89,10 +89,13 @@ fn boot_programs_the_nic_and_joins_when_peers_are_down() {
             assert!(wqe.inline);
             let payload = wqe.inline_payload();
             assert_eq!(
-                ControlMessage::decode(&payload),
-                Ok(ControlMessage::Booting {
-                    incarnation: 0xABCD
-                })
+                ControlSend::decode(&payload).map(|s| s.messages),
+                Ok(vec![
+                    ControlMessage::Booting {
+                        incarnation: 0xABCD
+                    },
+                    ControlMessage::TptClear
+                ])
             );
         }
     });
@@ -546,11 +549,9 @@ fn booting_flushes_the_queue_pair_so_the_ack_does_not_wait_for_earlier_writes() 
     // reading its payload) and the fence, hence the ACK, waits for it.
     assert!(c.d(0).is_barred(1));
     assert!(taken.is_empty(), "{taken:?}");
-    assert_eq!(
-        c.d(0).outstanding(1),
-        1,
-        "the flushed write, until the NOP completes"
-    );
+    // Outstanding: the flushed write, until the NOP completes, and the STREAM_ACK of node
+    // 1's TPT_CLEAR, posted behind the NOP (the fence does not wait for it).
+    assert_eq!(c.d(0).outstanding(1), 2);
     let ctrl = c.fabric.with(0, |s| s.writes_to(csr::qp(1, csr::QP_CTRL)));
     let flush = *ctrl.last().unwrap();
     assert_eq!(
@@ -565,13 +566,20 @@ fn booting_flushes_the_queue_pair_so_the_ack_does_not_wait_for_earlier_writes() 
     let q1 = c.fabric.with(0, |s| s.qps[1].clone());
     assert_eq!(
         (q1.sq_ci, q1.sq_pi),
-        (fresh, fresh.wrapping_add(1)),
-        "the NOP"
+        (fresh, fresh.wrapping_add(2)),
+        "the NOP and the STREAM_ACK"
     );
     assert_eq!(
         c.fabric.with(0, |s| s.wqe(1, fresh)).opcode,
         nic_abi::NOP_OPCODE
     );
+    let ack = c.fabric.with(0, |s| s.wqe(1, fresh.wrapping_add(1)));
+    assert!(matches!(
+        ControlSend::decode(&ack.inline_payload())
+            .map(|s| s.messages)
+            .as_deref(),
+        Ok([ControlMessage::StreamAck { .. }])
+    ));
     let stats = c.d(0).stats();
     assert_eq!((stats.flushes, stats.flushed_operations), (1, 1));
     // Released: the NOP completes, the write with it (FLUSHED, once), the fence ends and
@@ -629,6 +637,65 @@ fn deliver_control(d: &mut Driver<LoneNic>, q: usize, index: u32, bytes: &[u8]) 
     }));
 }
 
+/// Sequenced control messages from one node are taken once and in order: a duplicate of
+/// a TPT_UPDATE arriving after the TPT_REMOVE of its handle changes nothing, a message
+/// ahead of a missing one is dropped, and each SEND is answered by a STREAM_ACK naming
+/// the next number expected.
+#[test]
+fn duplicated_and_early_control_messages_change_nothing() {
+    let mut d = lone(2);
+    let send = |first_seq: u32, messages: Vec<ControlMessage>| {
+        ControlSend {
+            stream: 0x5EED,
+            first_seq,
+            messages,
+        }
+        .encode()
+    };
+    let ack = ControlMessage::Ack {
+        incarnation: 5,
+        joined: true,
+    };
+    deliver_control(&mut d, 1, 0, &send(0, vec![ack]));
+    d.poll(1).unwrap();
+    assert!(d.is_joined());
+    let e = TptEntry {
+        handle: 0x77,
+        logical: 0x1000,
+        physical: 0x2000,
+        length: 64,
+        protection: Protection::ReadWrite,
+    };
+    let update = ControlMessage::TptUpdate(nic_driver::control::TptUpdate::new(vec![e]).unwrap());
+    let remove =
+        ControlMessage::TptRemove(nic_driver::control::TptRemove::new(vec![0x77]).unwrap());
+    deliver_control(&mut d, 1, 1, &send(0, vec![update.clone()]));
+    deliver_control(&mut d, 1, 2, &send(1, vec![remove]));
+    deliver_control(&mut d, 1, 3, &send(0, vec![update.clone()]));
+    d.poll(2).unwrap();
+    assert!(
+        d.tpt().remote(1, 0x77).is_err(),
+        "the duplicate brought it back"
+    );
+    assert_eq!(d.stats().control_duplicates, 1);
+    // Number 3 before number 2: dropped until 2 comes.
+    deliver_control(&mut d, 1, 4, &send(3, vec![update.clone()]));
+    d.poll(3).unwrap();
+    assert!(d.tpt().remote(1, 0x77).is_err());
+    assert_eq!(d.stats().control_out_of_order, 1);
+    // The last SEND to node 1 acknowledges the stream up to number 2 (3 is not taken).
+    let s = &d.nic().0;
+    let last = s.wqe(1, s.qps[1].sq_pi.wrapping_sub(1));
+    assert_eq!(
+        ControlSend::decode(&last.inline_payload()).map(|s| s.messages),
+        Ok(vec![ControlMessage::StreamAck {
+            stream: 0x5EED,
+            next: 2,
+            restart: false
+        }])
+    );
+}
+
 #[test]
 fn hand_written_completions_drive_the_protocol() {
     let mut d = lone(2);
@@ -643,9 +710,13 @@ fn hand_written_completions_drive_the_protocol() {
         &mut d,
         1,
         1,
-        &ControlMessage::Ack {
-            incarnation: 5,
-            joined: true,
+        &ControlSend {
+            stream: 1,
+            first_seq: 0,
+            messages: vec![ControlMessage::Ack {
+                incarnation: 5,
+                joined: true,
+            }],
         }
         .encode(),
     );
@@ -656,8 +727,8 @@ fn hand_written_completions_drive_the_protocol() {
     let start = s.qps[1].sq_ci;
     let ready = s.wqe(1, start + 1);
     assert_eq!(
-        ControlMessage::decode(&ready.inline_payload()),
-        Ok(ControlMessage::RdmaReady { incarnation: 5 })
+        ControlSend::decode(&ready.inline_payload()).map(|s| s.messages),
+        Ok(vec![ControlMessage::RdmaReady { incarnation: 5 }])
     );
     // The BOOTING's send completion: mapped to the control record, no application completion.
     let booting = s.wqe(1, start);
@@ -687,8 +758,18 @@ fn hand_written_completions_drive_the_protocol() {
     };
     assert!(d.nic().0.push_cqe(cqe));
     assert!(d.poll(4).unwrap().is_empty());
-    assert_eq!(d.outstanding(1), 0);
     assert!(d.is_barred(1), "a restarted responder is barred");
+    // TPT_CLEAR (behind BOOTING) and RDMA_READY, never acknowledged, are posted again, in
+    // one SEND: control messages are not flushed.
+    let again = d.nic().0.wqe(1, start + 2);
+    assert_eq!(
+        ControlSend::decode(&again.inline_payload()).map(|s| s.messages),
+        Ok(vec![
+            ControlMessage::TptClear,
+            ControlMessage::RdmaReady { incarnation: 5 }
+        ])
+    );
+    assert_eq!(d.outstanding(1), 2);
     // A completion out of order, and one for a queue pair not in use: typed errors.
     let mut bad = cqe;
     bad.wqe_index = start + 5;
