@@ -24,16 +24,18 @@
 //!   exceeded, a NACK such as RECEIVER_NOT_READY or PORT_DOWN, RESPONDER_RESTARTED) is
 //!   lost, one that succeeds may still be dropped by the receiver (behind a lost one, or
 //!   because the receiver rebooted and follows no such stream). When no acknowledgement
-//!   has come [`DriverConfig::control_resend_interval`] after a post (or after the last
-//!   progress), every kept message is posted again, in order (go-back-N): the receiver
+//!   has come [`DriverConfig::control_resend_interval`] after a SEND of them completed
+//!   (not after the post: a SEND may wait in the send queue for long, and resending it
+//!   then only adds load), every kept message is posted again, in order (go-back-N): the receiver
 //!   takes each once and in order, so a resent TPT_UPDATE cannot overtake a later
 //!   TPT_REMOVE of its handle. A STREAM_ACK with `restart` (the node rebooted since the
 //!   stream began) starts a new stream with the kept messages, numbered from 0: the new
 //!   boot takes them, and the protocol filters what was meant for the old one (TPT
 //!   messages are refused until this node's BOOTING or ACK reached the new boot).
 //! - **Nothing sequenced is dropped** by the sender, not even when the node is barred or
-//!   its queue pair flushed: the kept messages go back to the backlog and are posted again
-//!   behind the flush's NOP. A node that never answers gets them again every interval.
+//!   its queue pair flushed: a flushed SEND counts as completed (its messages go again if
+//!   no acknowledgement comes), and the backlog goes out behind the flush's NOP. A node
+//!   that never answers gets the kept messages again every interval.
 //! - **Receiving**: a SEND carrying sequenced messages is answered by a STREAM_ACK (queued
 //!   with whatever else goes to that node in the same poll; a newer one replaces one not
 //!   sent yet). Duplicates and messages out of order are dropped and counted
@@ -129,8 +131,9 @@ pub struct DriverConfig {
     /// is enabled (>= 1; right after an exception was answered the next poll looks again).
     /// A request waiting there holds up the NIC's incoming RDMA until it is answered.
     pub exception_poll_interval: u64,
-    /// Ticks without a STREAM_ACK before the sequenced control messages a node has not
-    /// acknowledged are posted again (>= 1; see "Control messages" in the module docs).
+    /// Ticks from the completion of a control SEND without a STREAM_ACK until the
+    /// sequenced control messages the node has not acknowledged are posted again (>= 1;
+    /// see "Control messages" in the module docs).
     pub control_resend_interval: Tick,
 }
 
@@ -357,7 +360,12 @@ pub struct DriverStats {
 
 #[derive(Clone, Debug)]
 pub(crate) enum SendKind {
-    Control,
+    /// A control SEND of `stream` whose sequenced messages are numbered `first..first + count`.
+    Control {
+        stream: u32,
+        first: u32,
+        count: u32,
+    },
     App {
         wr_id: u64,
         opcode: WqeOpcode,
@@ -407,10 +415,12 @@ pub(crate) struct ControlStream {
     id: u32,
     /// The sequence number the next sequenced message gets.
     next_seq: u32,
-    /// Sequenced messages posted and not acknowledged yet (STREAM_ACK), oldest first,
-    /// with their sequence numbers.
-    unacked: VecDeque<(u32, ControlMessage)>,
-    /// Without an acknowledgement by then, the unacknowledged messages are posted again.
+    /// Sequenced messages posted and not acknowledged yet (STREAM_ACK), oldest first, with
+    /// their sequence numbers and whether their SEND has completed (or was flushed).
+    unacked: VecDeque<(u32, ControlMessage, bool)>,
+    /// Without an acknowledgement by then, the unacknowledged messages are posted again:
+    /// set when a SEND of them completes (its acknowledgement is due), not when it is
+    /// posted (it may wait in the send queue behind others for long).
     resend_at: Option<Tick>,
 }
 
@@ -1014,7 +1024,7 @@ impl<A: NicAccess> Driver<A> {
         let mut queue: Vec<(ControlMessage, Option<u32>, Option<u64>)> = st
             .unacked
             .drain(..)
-            .map(|(seq, m)| (m, Some(seq), None))
+            .map(|(seq, m, _)| (m, Some(seq), None))
             .chain(qp.backlog.drain(..).map(|(m, seq, op)| (m, seq, Some(op))))
             .collect();
         if new_stream {
@@ -1033,6 +1043,43 @@ impl<A: NicAccess> Driver<A> {
             if let Some(old) = old {
                 self.complete_op(node, old);
             }
+            if let Some(qp) = self.qps[node as usize].as_mut() {
+                qp.backlog.push_back((message, seq, op));
+            }
+        }
+    }
+
+    /// The SEND of the messages of `stream` that `sent` selects has completed (or was
+    /// flushed): their acknowledgement is due within `control_resend_interval`.
+    fn control_sent(&mut self, node: NodeId, stream: u32, sent: impl Fn(u32) -> bool) {
+        let resend_at = self.now.saturating_add(self.config.control_resend_interval);
+        let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
+            return;
+        };
+        let st = &mut qp.stream;
+        if stream != st.id {
+            return;
+        }
+        let mut any = false;
+        for e in st.unacked.iter_mut().filter(|e| sent(e.0)) {
+            e.2 = true;
+            any = true;
+        }
+        if any && st.resend_at.is_none() {
+            st.resend_at = Some(resend_at);
+        }
+    }
+
+    /// Gives every message in the backlog of `node` a new operation (the old one
+    /// completes): a fence started before does not wait for it.
+    fn reop_backlog(&mut self, node: NodeId) {
+        let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
+            return;
+        };
+        let queue: Vec<(ControlMessage, Option<u32>, u64)> = qp.backlog.drain(..).collect();
+        for (message, seq, old) in queue {
+            let op = self.new_op(node);
+            self.complete_op(node, old);
             if let Some(qp) = self.qps[node as usize].as_mut() {
                 qp.backlog.push_back((message, seq, op));
             }
@@ -1072,7 +1119,7 @@ impl<A: NicAccess> Driver<A> {
             return;
         }
         let before = st.unacked.len();
-        while let Some(&(seq, _)) = st.unacked.front() {
+        while let Some(&(seq, _, _)) = st.unacked.front() {
             let ahead = next.wrapping_sub(seq) & SEQUENCE_MASK;
             if ahead == 0 || ahead > SEQUENCE_MASK / 2 {
                 break;
@@ -1080,7 +1127,7 @@ impl<A: NicAccess> Driver<A> {
             st.unacked.pop_front();
         }
         if st.unacked.len() != before {
-            st.resend_at = (!st.unacked.is_empty()).then_some(resend_at);
+            st.resend_at = st.unacked.iter().any(|e| e.2).then_some(resend_at);
         }
     }
 
@@ -1109,16 +1156,19 @@ impl<A: NicAccess> Driver<A> {
                 return;
             };
             let mut ops = Vec::with_capacity(n);
+            let mut count = 0;
             for (message, seq, op) in qp.backlog.drain(..n) {
                 ops.push(op);
                 if let Some(seq) = seq {
-                    qp.stream.unacked.push_back((seq, message));
-                    if qp.stream.resend_at.is_none() {
-                        qp.stream.resend_at =
-                            Some(self.now.saturating_add(self.config.control_resend_interval));
-                    }
+                    qp.stream.unacked.push_back((seq, message, false));
+                    count += 1;
                 }
             }
+            let kind = SendKind::Control {
+                stream: qp.stream.id,
+                first: first_seq,
+                count,
+            };
             // A short SEND goes inline: the NIC reads no payload after the WQE.
             let wqe = match Wqe::send_inline(&bytes, Some(CONTROL_IMMEDIATE)) {
                 Some(wqe) => wqe,
@@ -1136,7 +1186,7 @@ impl<A: NicAccess> Driver<A> {
                 }
             };
             self.stats.control_bundled += n as u64 - 1;
-            self.post_wqe(node, wqe, SendKind::Control, ops);
+            self.post_wqe(node, wqe, kind, ops);
         }
     }
 
@@ -1156,9 +1206,9 @@ impl<A: NicAccess> Driver<A> {
     /// [`CompletionStatus::Flushed`] when the NOP completes: the NIC may have committed a
     /// message just before the reset and still be reading its payload from the
     /// application's buffer, and its transmit path takes the NOP only after that (one WQE
-    /// at a time). The control messages among them are not lost: the sequenced ones not
-    /// acknowledged yet, with the backlog, are posted again behind the NOP (with new
-    /// operation numbers: the fence does not wait for them). Nothing else sent before is
+    /// at a time). The control messages among them are not lost: they count as sent, and
+    /// go again if no acknowledgement comes; the control backlog is posted behind the NOP
+    /// (with new operation numbers: the fence does not wait for it). Nothing else sent before is
     /// retransmitted after the reset; what is already on the wire reaches `node` before anything this queue pair
     /// sends next (the fabric keeps each source-destination pair in order), so it arrives
     /// while `node` still has RDMA disabled and is refused there. Without the flush the
@@ -1166,9 +1216,18 @@ impl<A: NicAccess> Driver<A> {
     /// the other nodes keep busy, plus a retry timeout for requests the restart cut off.
     fn flush_queue_pair(&mut self, node: NodeId) {
         let size = 1u32 << self.config.sq_log2;
-        // Control messages are not flushed: the unacknowledged ones (those in the ring
-        // among them) go back to the backlog, posted again behind the NOP.
-        self.requeue_control(node, false);
+        // Control messages are not flushed: those in the ring count as sent (they are sent
+        // again if no acknowledgement comes), the backlog goes out behind the NOP with new
+        // operation numbers (the fence does not wait for it).
+        let stream = self
+            .qps
+            .get(node as usize)
+            .and_then(|q| q.as_ref())
+            .map(|q| q.stream.id);
+        if let Some(stream) = stream {
+            self.control_sent(node, stream, |_| true);
+        }
+        self.reop_backlog(node);
         let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
             return;
         };
@@ -1209,7 +1268,7 @@ impl<A: NicAccess> Driver<A> {
                     }
                     // An earlier flush's NOP: what it waited for now waits for this one.
                     SendKind::FlushFence { app } => flushed_app.extend(app),
-                    SendKind::Control => count += 1,
+                    SendKind::Control { .. } => count += 1,
                 }
                 ops.extend(r.ops);
             }
@@ -1308,11 +1367,18 @@ impl<A: NicAccess> Driver<A> {
             _ => {}
         }
         match record.kind {
-            SendKind::Control => {
-                // A lost SEND is sent again when its acknowledgement does not come.
+            SendKind::Control {
+                stream,
+                first,
+                count,
+            } => {
+                // Lost or not, its messages go again if their acknowledgement does not come.
                 if status != CompletionStatus::Success {
                     self.stats.control_send_errors += 1;
                 }
+                self.control_sent(node, stream, |seq| {
+                    seq.wrapping_sub(first) & SEQUENCE_MASK < count
+                });
             }
             SendKind::App { wr_id, opcode } => self.ready.push_back(Completion::Send {
                 wr_id,

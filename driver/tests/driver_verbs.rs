@@ -759,8 +759,13 @@ fn hand_written_completions_drive_the_protocol() {
     assert!(d.nic().0.push_cqe(cqe));
     assert!(d.poll(4).unwrap().is_empty());
     assert!(d.is_barred(1), "a restarted responder is barred");
+    assert_eq!(d.outstanding(1), 0);
     // TPT_CLEAR (behind BOOTING) and RDMA_READY, never acknowledged, are posted again, in
-    // one SEND: control messages are not flushed.
+    // one SEND, once the resend interval (50) has passed since the first of their SENDs
+    // completed (at 3) without an acknowledgement: control messages are not dropped.
+    assert!(d.poll(52).unwrap().is_empty());
+    assert_eq!(d.outstanding(1), 0);
+    assert!(d.poll(53).unwrap().is_empty());
     let again = d.nic().0.wqe(1, start + 2);
     assert_eq!(
         ControlSend::decode(&again.inline_payload()).map(|s| s.messages),
