@@ -41,15 +41,16 @@
 //! of that stream, or the first (number 0) of a stream it does not follow yet: a copy it
 //! took before is a duplicate and changes nothing; one behind a lost message is dropped
 //! and comes again with it; so a resent TPT_UPDATE never overtakes a later TPT_REMOVE of the
-//! same handle. After each SEND that carries sequenced messages it answers STREAM_ACK with
-//! the number it expects next, or with `restart` if it follows no stream of that name (it
-//! has rebooted since the stream began): the sender then starts a new stream with what it
-//! still keeps, numbered from 0. So nothing is lost when the receiver reboots, and nothing
+//! same handle. It acknowledges the SENDs that carry sequenced messages with STREAM_ACK (the
+//! number it expects next; delayed, so one answers several), or with `restart` if it
+//! follows no stream of that name (it has rebooted since the stream began): the sender then
+//! starts a new stream with what it still keeps, numbered from 0. So nothing is lost when the receiver reboots, and nothing
 //! of an old stream is taken by a new boot of the receiver.
 //!
 //! The other kinds are *datagrams*: sent once, lost with their SEND. The protocols repeat
 //! them on their own: BOOTING and PROBE until answered, ACK at every BOOTING and PROBE,
-//! HEARTBEAT every period, STREAM_ACK at every SEND of sequenced messages.
+//! HEARTBEAT every period; a lost STREAM_ACK makes the sender resend, and the duplicates
+//! are acknowledged again.
 //!
 //! The *incarnation* is a number a driver draws anew at every boot (like the start PSN):
 //! an ACK echoes the incarnation of the BOOTING it answers, so an ACK meant for an earlier

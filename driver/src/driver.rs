@@ -24,11 +24,12 @@
 //!   exceeded, a NACK such as RECEIVER_NOT_READY or PORT_DOWN, RESPONDER_RESTARTED) is
 //!   lost, one that succeeds may still be dropped by the receiver (behind a lost one, or
 //!   because the receiver rebooted and follows no such stream). When no acknowledgement
-//!   has come [`DriverConfig::control_resend_interval`] after a SEND of them completed
-//!   (not after the post: a SEND may wait in the send queue for long, and resending it
-//!   then only adds load), every kept message is posted again, in order (go-back-N): the receiver
-//!   takes each once and in order, so a resent TPT_UPDATE cannot overtake a later
-//!   TPT_REMOVE of its handle. A STREAM_ACK with `restart` (the node rebooted since the
+//!   has come one [`DriverConfig::control_resend_interval`] after a SEND of them failed,
+//!   or [`ACK_WAIT_INTERVALS`] after it succeeded or was flushed (counted from the
+//!   completion, not the post: a SEND may wait in the send queue for long, and resending
+//!   it then only adds load), every kept message is posted again, in order (go-back-N):
+//!   the receiver takes each once and in order, so a resent TPT_UPDATE cannot overtake a
+//!   later TPT_REMOVE of its handle. A STREAM_ACK with `restart` (the node rebooted since the
 //!   stream began) starts a new stream with the kept messages, numbered from 0: the new
 //!   boot takes them, and the protocol filters what was meant for the old one (TPT
 //!   messages are refused until this node's BOOTING or ACK reached the new boot).
@@ -36,10 +37,13 @@
 //!   its queue pair flushed: a flushed SEND counts as completed (its messages go again if
 //!   no acknowledgement comes), and the backlog goes out behind the flush's NOP. A node
 //!   that never answers gets the kept messages again every interval.
-//! - **Receiving**: a SEND carrying sequenced messages is answered by a STREAM_ACK (queued
-//!   with whatever else goes to that node in the same poll; a newer one replaces one not
-//!   sent yet). Duplicates and messages out of order are dropped and counted
-//!   ([`DriverStats::control_duplicates`], [`DriverStats::control_out_of_order`]).
+//! - **Receiving**: a SEND carrying sequenced messages is acknowledged with a STREAM_ACK
+//!   naming the next number expected. It is delayed: it rides with the next control SEND
+//!   to that node, or goes alone [`ACK_DELAY_INTERVALS`] resend intervals later, so most
+//!   go with the protocol's own answers and a burst of SENDs takes one; if the SEND had
+//!   messages to drop, at once (the sender is resending, or must). Duplicates and
+//!   messages out of order are dropped and counted ([`DriverStats::control_duplicates`],
+//!   [`DriverStats::control_out_of_order`]).
 //! - **Datagrams** (BOOTING, ACK, PROBE, HEARTBEAT, STREAM_ACK) are sent once; the
 //!   protocols repeat them ([`crate::rejoin`]: BOOTING until answered, PROBE until ACKed,
 //!   ACK at every BOOTING and PROBE).
@@ -404,6 +408,15 @@ pub(crate) struct HeldRecv {
 /// the PSN space (any k of them at least about 2^24 / (2.6 k) apart).
 pub const FLUSH_PSN_STEP: u32 = 0x9E_3779;
 
+/// A STREAM_ACK not urgent waits this many control resend intervals for a SEND to ride
+/// with.
+pub const ACK_DELAY_INTERVALS: u64 = 2;
+
+/// After a control SEND completes with success (or is flushed), its messages go again if
+/// not acknowledged within this many control resend intervals (after a failure: one).
+/// More than [`ACK_DELAY_INTERVALS`]: a delayed acknowledgement comes before.
+pub const ACK_WAIT_INTERVALS: u64 = 3;
+
 /// Flushed index ranges a queue pair remembers, to recognise late NIC completions.
 const FLUSHES_REMEMBERED: usize = 4;
 
@@ -416,8 +429,9 @@ pub(crate) struct ControlStream {
     /// The sequence number the next sequenced message gets.
     next_seq: u32,
     /// Sequenced messages posted and not acknowledged yet (STREAM_ACK), oldest first, with
-    /// their sequence numbers and whether their SEND has completed (or was flushed).
-    unacked: VecDeque<(u32, ControlMessage, bool)>,
+    /// their sequence numbers and, once their SEND has completed (or was flushed), the
+    /// time they go again without an acknowledgement.
+    unacked: VecDeque<(u32, ControlMessage, Option<Tick>)>,
     /// Without an acknowledgement by then, the unacknowledged messages are posted again:
     /// set when a SEND of them completes (its acknowledgement is due), not when it is
     /// posted (it may wait in the send queue behind others for long).
@@ -445,6 +459,8 @@ pub(crate) struct QueuePair {
     stream: ControlStream,
     /// The peer's stream this node follows: (stream, next sequence number expected).
     rx_stream: Option<(u32, u32)>,
+    /// A STREAM_ACK of this stream is due to the peer by this time.
+    ack_due: Option<(u32, Tick)>,
     /// Send indices `start..end` of the last flushes: a late NIC completion for one of
     /// them is ignored.
     flushed: VecDeque<(u32, u32)>,
@@ -559,6 +575,7 @@ impl<A: NicAccess> Driver<A> {
                     resend_at: None,
                 },
                 rx_stream: None,
+                ack_due: None,
                 flushed: VecDeque::new(),
                 app_recvs: VecDeque::new(),
                 held: VecDeque::new(),
@@ -711,6 +728,10 @@ impl<A: NicAccess> Driver<A> {
             self.resend_if_due(q as NodeId);
         }
         self.run(now)?;
+        // Acknowledgements due that rode with nothing this poll go alone.
+        for q in 0..self.qps.len() {
+            self.ack_if_due(q as NodeId);
+        }
         if self.hw_tpt.is_some() && self.rdma_enabled && now >= self.next_exception_poll {
             // RDMA disabled answers every RDMA request before the TPT looks at it (responder
             // rule 4 before rule 5): no exception can be waiting then.
@@ -1050,9 +1071,21 @@ impl<A: NicAccess> Driver<A> {
     }
 
     /// The SEND of the messages of `stream` that `sent` selects has completed (or was
-    /// flushed): their acknowledgement is due within `control_resend_interval`.
-    fn control_sent(&mut self, node: NodeId, stream: u32, sent: impl Fn(u32) -> bool) {
-        let resend_at = self.now.saturating_add(self.config.control_resend_interval);
+    /// flushed): without an acknowledgement they go again after `intervals` resend
+    /// intervals (one after a failure, [`ACK_WAIT_INTERVALS`] after a success or a flush:
+    /// a flushed SEND may have been delivered, and its acknowledgement may be delayed).
+    fn control_sent(
+        &mut self,
+        node: NodeId,
+        stream: u32,
+        intervals: u64,
+        sent: impl Fn(u32) -> bool,
+    ) {
+        let resend_at = self.now.saturating_add(
+            self.config
+                .control_resend_interval
+                .saturating_mul(intervals),
+        );
         let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
             return;
         };
@@ -1060,14 +1093,10 @@ impl<A: NicAccess> Driver<A> {
         if stream != st.id {
             return;
         }
-        let mut any = false;
         for e in st.unacked.iter_mut().filter(|e| sent(e.0)) {
-            e.2 = true;
-            any = true;
+            e.2 = Some(e.2.map_or(resend_at, |t| t.min(resend_at)));
         }
-        if any && st.resend_at.is_none() {
-            st.resend_at = Some(resend_at);
-        }
+        st.resend_at = st.unacked.iter().filter_map(|e| e.2).min();
     }
 
     /// Gives every message in the backlog of `node` a new operation (the old one
@@ -1106,7 +1135,6 @@ impl<A: NicAccess> Driver<A> {
     /// `restart` starts a new stream with every message not acknowledged yet. An
     /// acknowledgement of an earlier stream changes nothing.
     fn on_stream_ack(&mut self, node: NodeId, stream: u32, next: u32, restart: bool) {
-        let resend_at = self.now.saturating_add(self.config.control_resend_interval);
         let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
             return;
         };
@@ -1118,7 +1146,6 @@ impl<A: NicAccess> Driver<A> {
             self.requeue_control(node, true);
             return;
         }
-        let before = st.unacked.len();
         while let Some(&(seq, _, _)) = st.unacked.front() {
             let ahead = next.wrapping_sub(seq) & SEQUENCE_MASK;
             if ahead == 0 || ahead > SEQUENCE_MASK / 2 {
@@ -1126,9 +1153,7 @@ impl<A: NicAccess> Driver<A> {
             }
             st.unacked.pop_front();
         }
-        if st.unacked.len() != before {
-            st.resend_at = st.unacked.iter().any(|e| e.2).then_some(resend_at);
-        }
+        st.resend_at = st.unacked.iter().filter_map(|e| e.2).min();
     }
 
     fn flush_backlog(&mut self, node: NodeId) {
@@ -1137,8 +1162,18 @@ impl<A: NicAccess> Driver<A> {
             let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
                 return;
             };
-            if (qp.sq_pi.wrapping_sub(qp.sq_ci) & PSN_MASK) >= size {
+            if (qp.sq_pi.wrapping_sub(qp.sq_ci) & PSN_MASK) >= size || qp.backlog.is_empty() {
                 return;
+            }
+            // A STREAM_ACK due to the node rides with this SEND.
+            if qp.ack_due.is_some() {
+                if let Some(ack) = self.take_ack(node) {
+                    let op = self.new_op(node);
+                    if let Some(qp) = self.qps[node as usize].as_mut() {
+                        qp.backlog.push_front((ack, None, op));
+                    }
+                }
+                continue;
             }
             // Everything queued for the node that fits one receive buffer goes in one SEND.
             let first_seq = qp
@@ -1160,7 +1195,7 @@ impl<A: NicAccess> Driver<A> {
             for (message, seq, op) in qp.backlog.drain(..n) {
                 ops.push(op);
                 if let Some(seq) = seq {
-                    qp.stream.unacked.push_back((seq, message, false));
+                    qp.stream.unacked.push_back((seq, message, None));
                     count += 1;
                 }
             }
@@ -1225,7 +1260,7 @@ impl<A: NicAccess> Driver<A> {
             .and_then(|q| q.as_ref())
             .map(|q| q.stream.id);
         if let Some(stream) = stream {
-            self.control_sent(node, stream, |_| true);
+            self.control_sent(node, stream, ACK_WAIT_INTERVALS, |_| true);
         }
         self.reop_backlog(node);
         let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
@@ -1376,7 +1411,12 @@ impl<A: NicAccess> Driver<A> {
                 if status != CompletionStatus::Success {
                     self.stats.control_send_errors += 1;
                 }
-                self.control_sent(node, stream, |seq| {
+                let intervals = if status == CompletionStatus::Success {
+                    ACK_WAIT_INTERVALS
+                } else {
+                    1
+                };
+                self.control_sent(node, stream, intervals, |seq| {
                     seq.wrapping_sub(first) & SEQUENCE_MASK < count
                 });
             }
@@ -1401,13 +1441,31 @@ impl<A: NicAccess> Driver<A> {
         Ok(())
     }
 
-    /// Queues STREAM_ACK for `stream` to `node` (sent when the current run ends, with
-    /// what else goes to it; a newer acknowledgement replaces one not sent yet).
-    fn ack_stream(&mut self, node: NodeId, stream: u32) {
-        let Some(qp) = self.qps.get(node as usize).and_then(|q| q.as_ref()) else {
-            return;
+    /// SEND of sequenced messages of `stream` from `node` received: a STREAM_ACK is due,
+    /// at once if it had to drop some (`urgent`: the sender is resending them, or must),
+    /// else within [`ACK_DELAY_INTERVALS`] resend intervals. It rides with the next control
+    /// SEND to `node`, or goes alone when due: a delayed acknowledgement, so most go with
+    /// the answers the protocol sends anyway, and a burst of SENDs takes one.
+    fn ack_stream(&mut self, node: NodeId, stream: u32, urgent: bool) {
+        let delay = if urgent {
+            0
+        } else {
+            self.config
+                .control_resend_interval
+                .saturating_mul(ACK_DELAY_INTERVALS)
         };
-        let ack = match qp.rx_stream {
+        let due = self.now.saturating_add(delay);
+        if let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) {
+            let due = qp.ack_due.map_or(due, |(_, d)| d.min(due));
+            qp.ack_due = Some((stream, due));
+        }
+    }
+
+    /// The STREAM_ACK due to `node`, if any (it is no longer due after this).
+    fn take_ack(&mut self, node: NodeId) -> Option<ControlMessage> {
+        let qp = self.qps.get_mut(node as usize).and_then(|q| q.as_mut())?;
+        let (stream, _) = qp.ack_due.take()?;
+        Some(match qp.rx_stream {
             Some((s, next)) if s == stream => ControlMessage::StreamAck {
                 stream,
                 next,
@@ -1418,22 +1476,21 @@ impl<A: NicAccess> Driver<A> {
                 next: 0,
                 restart: true,
             },
-        };
-        let queued = qp
-            .backlog
-            .iter()
-            .position(|(m, _, _)| matches!(m, ControlMessage::StreamAck { .. }));
-        match queued {
-            Some(i) => {
-                if let Some(qp) = self.qps[node as usize].as_mut() {
-                    qp.backlog[i].0 = ack;
-                }
-            }
-            None => {
-                let op = self.new_op(node);
-                if let Some(qp) = self.qps[node as usize].as_mut() {
-                    qp.backlog.push_back((ack, None, op));
-                }
+        })
+    }
+
+    /// Sends the STREAM_ACK due to `node` alone once its time has come.
+    fn ack_if_due(&mut self, node: NodeId) {
+        let now = self.now;
+        let due = self
+            .qps
+            .get(node as usize)
+            .and_then(|q| q.as_ref())
+            .and_then(|qp| qp.ack_due)
+            .is_some_and(|(_, t)| now >= t);
+        if due {
+            if let Some(ack) = self.take_ack(node) {
+                self.send_control(node, ack);
             }
         }
     }
@@ -1502,6 +1559,8 @@ impl<A: NicAccess> Driver<A> {
                 (CompletionStatus::Success, Ok(send)) => {
                     let seqs: Vec<Option<u32>> = send.sequence_numbers().collect();
                     let sequenced = seqs.iter().any(|s| s.is_some());
+                    let dropped_before =
+                        self.stats.control_duplicates + self.stats.control_out_of_order;
                     for (message, seq) in send.messages.into_iter().zip(seqs) {
                         if let ControlMessage::StreamAck {
                             stream,
@@ -1518,7 +1577,11 @@ impl<A: NicAccess> Driver<A> {
                         }
                     }
                     if sequenced {
-                        self.ack_stream(node, send.stream);
+                        // Something dropped: the sender is resending, or must.
+                        let urgent = self.stats.control_duplicates
+                            + self.stats.control_out_of_order
+                            != dropped_before;
+                        self.ack_stream(node, send.stream, urgent);
                     }
                 }
                 _ => self.stats.control_malformed += 1,
