@@ -9,7 +9,47 @@
 //! **Control messages travel on that same queue pair**, as SEND_IMMEDIATE with the immediate
 //! [`CONTROL_IMMEDIATE`]: they are ordered with the data operations to the same node, which
 //! the protocol relies on (000: "RDMA and SEND between the same source and destination use
-//! the same path and do not overtake each other").
+//! the same path and do not overtake each other"); a control message sent again (see below)
+//! goes behind what was posted since.
+//!
+//! # Control messages
+//!
+//! Control messages queue in a per-node backlog; the backlog goes out at the end of each
+//! [`Driver::poll`], bundled (one SEND carries what fits a receive buffer). The wire format
+//! and its reliability rules are in [`crate::control`]; the driver's part:
+//!
+//! - **Sequenced messages** (RDMA_READY, TPT_UPDATE, TPT_REMOVE, TPT_CLEAR) are numbered in
+//!   the node's control stream and kept until the node acknowledges them with STREAM_ACK,
+//!   whatever their SEND's completion says: a SEND that completes with an error (retry
+//!   exceeded, a NACK such as RECEIVER_NOT_READY or PORT_DOWN, RESPONDER_RESTARTED) is
+//!   lost, one that succeeds may still be dropped by the receiver (behind a lost one, or
+//!   because the receiver rebooted and follows no such stream). When no acknowledgement
+//!   has come one [`DriverConfig::control_resend_interval`] after a SEND of them failed,
+//!   or [`ACK_WAIT_INTERVALS`] after it succeeded or was flushed (counted from the
+//!   completion, not the post: a SEND may wait in the send queue for long, and resending
+//!   it then only adds load), every kept message is posted again, in order (go-back-N):
+//!   the receiver takes each once and in order, so a resent TPT_UPDATE cannot overtake a
+//!   later TPT_REMOVE of its handle. A STREAM_ACK with `restart` (the node rebooted since the
+//!   stream began) starts a new stream with the kept messages, numbered from 0: the new
+//!   boot takes them, and the protocol filters what was meant for the old one (TPT
+//!   messages are refused until this node's BOOTING or ACK reached the new boot).
+//! - **Nothing sequenced is dropped** by the sender, not even when the node is barred or
+//!   its queue pair flushed: a flushed SEND counts as completed (its messages go again if
+//!   no acknowledgement comes), and the backlog goes out behind the flush's NOP. A node
+//!   that never answers gets the kept messages again every interval.
+//! - **Receiving**: a SEND carrying sequenced messages is acknowledged with a STREAM_ACK
+//!   naming the next number expected. It is delayed: it rides with the next control SEND
+//!   to that node, or goes alone [`ACK_DELAY_INTERVALS`] resend intervals later, so most
+//!   go with the protocol's own answers and a burst of SENDs takes one; if the SEND had
+//!   messages to drop, at once (the sender is resending, or must). Duplicates and
+//!   messages out of order are dropped and counted ([`DriverStats::control_duplicates`],
+//!   [`DriverStats::control_out_of_order`]).
+//! - **Datagrams** (BOOTING, ACK, PROBE, HEARTBEAT, STREAM_ACK) are sent once; the
+//!   protocols repeat them ([`crate::rejoin`]: BOOTING until answered, PROBE until ACKed,
+//!   ACK at every BOOTING and PROBE).
+//! - **Pushes** ([`Action::PushLocalTpt`]) start with TPT_CLEAR, so whatever the node's
+//!   copy held (updates it took before they stopped, or a late resend), it ends up equal to
+//!   this node's part.
 //!
 //! # Receive buffers
 //!
@@ -39,11 +79,12 @@
 //! waits for every operation issued before it. A fence on a node that announced a restart
 //! flushes its queue pair first (`flush_queue_pair`): what was still outstanding completes
 //! with [`CompletionStatus::Flushed`] at once, so the fence does not wait for the restarted
-//! node to refuse each request one round trip at a time. The deregistration fence
-//! ([`crate::dereg`]) uses the same numbers in a queue of its own: a TPT_REMOVE from node X
-//! is answered with TPT_REMOVE_DONE once every operation issued to X before it arrived has
-//! completed. When a send queue is full,
-//! control messages wait in a per-node backlog (sent in order as slots free up) and application posts are
+//! node to refuse each request one round trip at a time; control messages are not flushed
+//! (they are posted again, see above). The deregistration fence ([`crate::dereg`]) uses the
+//! same numbers in a queue of its own: a TPT_REMOVE from node X is answered with
+//! TPT_REMOVE_DONE once every operation issued to X before it arrived has completed. When a
+//! send queue is full, control messages wait in the per-node backlog (sent in order as
+//! slots free up) and application posts are
 //! refused with [`crate::VerbsError::RingFull`].
 
 use std::collections::{BTreeSet, VecDeque};
@@ -55,7 +96,9 @@ use nic_abi::{
 };
 use thiserror::Error;
 
-use crate::control::{ControlMessage, TptRemove, TptUpdate, MAX_CONTROL_BYTES};
+use crate::control::{
+    ControlMessage, ControlSend, TptRemove, TptUpdate, MAX_CONTROL_BYTES, SEQUENCE_MASK,
+};
 use crate::dereg::Deregistrations;
 use crate::hw_tpt::{self, ExceptionHead, HwTpt, HwTptError};
 use crate::membership::{Membership, Protocol};
@@ -98,13 +141,24 @@ pub struct DriverConfig {
     /// is enabled (>= 1; right after an exception was answered the next poll looks again).
     /// A request waiting there holds up the NIC's incoming RDMA until it is answered.
     pub exception_poll_interval: u64,
+    /// Ticks from the completion of a control SEND without a STREAM_ACK until the
+    /// sequenced control messages the node has not acknowledged are posted again (>= 1;
+    /// see "Control messages" in the module docs).
+    pub control_resend_interval: Tick,
 }
 
 impl DriverConfig {
-    /// A configuration with 16-entry send and receive rings, a 256-entry completion ring
-    /// and 4 KiB receive buffers.
+    /// A configuration with 16-entry send and receive rings, a 256-entry completion ring,
+    /// 4 KiB receive buffers, and control resends after the protocol's own resend time
+    /// (the rejoin protocol's `resend_timeout`, the heartbeat's `period`) without an
+    /// acknowledgement.
     pub fn new(protocol: Protocol, node_count: usize, arena_base: u32, arena_len: u32) -> Self {
+        let control_resend_interval = match &protocol {
+            Protocol::Rejoin(c) => c.resend_timeout,
+            Protocol::Heartbeat(c) => c.period,
+        };
         DriverConfig {
+            control_resend_interval,
             protocol,
             node_count,
             incarnation: 0,
@@ -178,6 +232,9 @@ impl DriverConfig {
         }
         if self.exception_poll_interval == 0 {
             return bad("exception_poll_interval must be at least 1".into());
+        }
+        if self.control_resend_interval == 0 {
+            return bad("control_resend_interval must be at least 1".into());
         }
         if !self.arena_base.is_multiple_of(64) {
             return bad(format!(
@@ -284,6 +341,15 @@ pub struct DriverStats {
     pub tpt_update_refused: u64,
     /// Control sends that completed with an error status.
     pub control_send_errors: u64,
+    /// Sequenced control messages posted again (not acknowledged in time, or behind a
+    /// flush).
+    pub control_resent: u64,
+    /// Sequenced control messages received again (dropped: already taken).
+    pub control_duplicates: u64,
+    /// Sequenced control messages dropped on arrival because an earlier one of their
+    /// stream is missing, or their stream's start was not received (this node rebooted
+    /// since): the STREAM_ACK makes the sender resend them, in a new stream for the latter.
+    pub control_out_of_order: u64,
     /// Control messages that shared a SEND with an earlier one (bundles).
     pub control_bundled: u64,
     /// Completions processed.
@@ -309,7 +375,12 @@ pub struct DriverStats {
 
 #[derive(Clone, Debug)]
 pub(crate) enum SendKind {
-    Control,
+    /// A control SEND of `stream` whose sequenced messages are numbered `first..first + count`.
+    Control {
+        stream: u32,
+        first: u32,
+        count: u32,
+    },
     App {
         wr_id: u64,
         opcode: WqeOpcode,
@@ -348,8 +419,35 @@ pub(crate) struct HeldRecv {
 /// the PSN space (any k of them at least about 2^24 / (2.6 k) apart).
 pub const FLUSH_PSN_STEP: u32 = 0x9E_3779;
 
+/// A STREAM_ACK not urgent waits this many control resend intervals for a SEND to ride
+/// with.
+pub const ACK_DELAY_INTERVALS: u64 = 2;
+
+/// After a control SEND completes with success (or is flushed), its messages go again if
+/// not acknowledged within this many control resend intervals (after a failure: one).
+/// More than [`ACK_DELAY_INTERVALS`]: a delayed acknowledgement comes before.
+pub const ACK_WAIT_INTERVALS: u64 = 3;
+
 /// Flushed index ranges a queue pair remembers, to recognise late NIC completions.
 const FLUSHES_REMEMBERED: usize = 4;
+
+/// The sending side of the sequenced control messages to one peer (see "Control messages"
+/// in the module docs).
+#[derive(Clone, Debug)]
+pub(crate) struct ControlStream {
+    /// The stream's name on the wire; the next stream's is one more.
+    id: u32,
+    /// The sequence number the next sequenced message gets.
+    next_seq: u32,
+    /// Sequenced messages posted and not acknowledged yet (STREAM_ACK), oldest first, with
+    /// their sequence numbers and, once their SEND has completed (or was flushed), the
+    /// time they go again without an acknowledgement.
+    unacked: VecDeque<(u32, ControlMessage, Option<Tick>)>,
+    /// Without an acknowledgement by then, the unacknowledged messages are posted again:
+    /// set when a SEND of them completes (its acknowledgement is due), not when it is
+    /// posted (it may wait in the send queue behind others for long).
+    resend_at: Option<Tick>,
+}
 
 /// Per peer queue pair state.
 #[derive(Clone, Debug)]
@@ -365,7 +463,15 @@ pub(crate) struct QueuePair {
     pub(crate) slots: Vec<Option<SendRecord>>,
     rq_pi: u32,
     free_bounce: Vec<u32>,
-    pub(crate) backlog: VecDeque<(ControlMessage, u64)>,
+    /// Control messages queued, not posted yet: (message, sequence number if sequenced,
+    /// operation).
+    pub(crate) backlog: VecDeque<(ControlMessage, Option<u32>, u64)>,
+    /// The stream of sequenced control messages to the peer.
+    stream: ControlStream,
+    /// The peer's stream this node follows: (stream, next sequence number expected).
+    rx_stream: Option<(u32, u32)>,
+    /// A STREAM_ACK of this stream is due to the peer by this time.
+    ack_due: Option<(u32, Tick)>,
     /// Send indices `start..end` of the last flushes: a late NIC completion for one of
     /// them is ignored.
     flushed: VecDeque<(u32, u32)>,
@@ -411,6 +517,8 @@ pub struct Driver<A: NicAccess> {
     /// schedule their resends from it).
     pub(crate) last_now: Tick,
     deadline: Option<Tick>,
+    /// The time of the current (or last) `boot` or `poll`.
+    now: Tick,
     pub(crate) ready: VecDeque<Completion>,
     events: VecDeque<Event>,
     pub(crate) stats: DriverStats,
@@ -479,6 +587,14 @@ impl<A: NicAccess> Driver<A> {
                 rq_pi: 0,
                 free_bounce: (0..1u32 << config.rq_log2).rev().collect(),
                 backlog: VecDeque::new(),
+                stream: ControlStream {
+                    id: mix(((config.incarnation as u64) << 16) | q as u64 | 1 << 63) as u32,
+                    next_seq: 0,
+                    unacked: VecDeque::new(),
+                    resend_at: None,
+                },
+                rx_stream: None,
+                ack_due: None,
                 flushed: VecDeque::new(),
                 app_recvs: VecDeque::new(),
                 held: VecDeque::new(),
@@ -509,6 +625,7 @@ impl<A: NicAccess> Driver<A> {
             dereg: Deregistrations::new(max),
             last_now: 0,
             deadline: None,
+            now: 0,
             ready: VecDeque::new(),
             events: VecDeque::new(),
             stats: DriverStats::default(),
@@ -529,6 +646,7 @@ impl<A: NicAccess> Driver<A> {
             return Err(DriverError::AlreadyBooted);
         }
         self.booted = true;
+        self.now = now;
         let c = self.config.clone();
         if self.hw_tpt.is_some() {
             // The NIC's reset clears the table (its sweep keeps the TPT busy meanwhile):
@@ -647,6 +765,7 @@ impl<A: NicAccess> Driver<A> {
     /// `now`) and returns the application's completions, oldest first. Writes `CQ_CI` once
     /// if anything was consumed; never reads a CSR.
     pub fn poll(&mut self, now: Tick) -> Result<Vec<Completion>, DriverError> {
+        self.now = now;
         let size = 1u32 << self.config.cq_log2;
         let start = self.cq_next;
         let mut rq_doorbells = BitVec::<usize>::repeat(false, self.config.node_count);
@@ -676,7 +795,14 @@ impl<A: NicAccess> Driver<A> {
             self.deadline = None;
             self.events.push_back(Event::Timeout);
         }
+        for q in 0..self.qps.len() {
+            self.resend_if_due(q as NodeId);
+        }
         self.run(now)?;
+        // Acknowledgements due that rode with nothing this poll go alone.
+        for q in 0..self.qps.len() {
+            self.ack_if_due(q as NodeId);
+        }
         if self.hw_tpt.is_some() && self.rdma_enabled && now >= self.next_exception_poll {
             // RDMA disabled answers every RDMA request before the TPT looks at it (responder
             // rule 4 before rule 5): no exception can be waiting then.
@@ -979,6 +1105,8 @@ impl<A: NicAccess> Driver<A> {
         op
     }
 
+    /// Queues `message` for `node` (sent at once unless control messages are deferred). A
+    /// sequenced message gets the next number of the node's stream.
     pub(crate) fn send_control(&mut self, node: NodeId, message: ControlMessage) {
         if self.qps.get(node as usize).is_none_or(|q| q.is_none()) {
             return; // the protocol only sends to other nodes of the cluster
@@ -991,11 +1119,143 @@ impl<A: NicAccess> Driver<A> {
         }
         let op = self.new_op(node);
         if let Some(qp) = self.qps[node as usize].as_mut() {
-            qp.backlog.push_back((message, op));
+            let seq = message.kind().is_sequenced().then(|| {
+                let s = qp.stream.next_seq;
+                qp.stream.next_seq = s.wrapping_add(1) & SEQUENCE_MASK;
+                s
+            });
+            qp.backlog.push_back((message, seq, op));
         }
         if !self.defer_control {
             self.flush_backlog(node);
         }
+    }
+
+    /// Puts the unacknowledged messages of the control stream to `node` back at the head
+    /// of its backlog, in order, to be posted again (nothing is dropped). Every queued
+    /// message gets a new operation (the old one completes): one to be posted again does
+    /// not hold up a fence started before. With `new_stream` the stream gets its next name
+    /// and the sequenced messages new numbers from 0 (the node follows no stream of this
+    /// node: it rebooted).
+    fn requeue_control(&mut self, node: NodeId, new_stream: bool) {
+        let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
+            return;
+        };
+        let st = &mut qp.stream;
+        st.resend_at = None;
+        let again = st.unacked.len();
+        let mut queue: Vec<(ControlMessage, Option<u32>, Option<u64>)> = st
+            .unacked
+            .drain(..)
+            .map(|(seq, m, _)| (m, Some(seq), None))
+            .chain(qp.backlog.drain(..).map(|(m, seq, op)| (m, seq, Some(op))))
+            .collect();
+        if new_stream {
+            st.id = st.id.wrapping_add(1);
+            st.next_seq = 0;
+            for (_, seq, _) in queue.iter_mut() {
+                if seq.is_some() {
+                    *seq = Some(st.next_seq);
+                    st.next_seq = (st.next_seq + 1) & SEQUENCE_MASK;
+                }
+            }
+        }
+        self.stats.control_resent += again as u64;
+        for (message, seq, old) in queue.drain(..) {
+            let op = self.new_op(node);
+            if let Some(old) = old {
+                self.complete_op(node, old);
+            }
+            if let Some(qp) = self.qps[node as usize].as_mut() {
+                qp.backlog.push_back((message, seq, op));
+            }
+        }
+    }
+
+    /// The SEND of the messages of `stream` that `sent` selects has completed (or was
+    /// flushed): without an acknowledgement they go again after `intervals` resend
+    /// intervals (one after a failure, [`ACK_WAIT_INTERVALS`] after a success or a flush:
+    /// a flushed SEND may have been delivered, and its acknowledgement may be delayed).
+    fn control_sent(
+        &mut self,
+        node: NodeId,
+        stream: u32,
+        intervals: u64,
+        sent: impl Fn(u32) -> bool,
+    ) {
+        let resend_at = self.now.saturating_add(
+            self.config
+                .control_resend_interval
+                .saturating_mul(intervals),
+        );
+        let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
+            return;
+        };
+        let st = &mut qp.stream;
+        if stream != st.id {
+            return;
+        }
+        for e in st.unacked.iter_mut().filter(|e| sent(e.0)) {
+            e.2 = Some(e.2.map_or(resend_at, |t| t.min(resend_at)));
+        }
+        st.resend_at = st.unacked.iter().filter_map(|e| e.2).min();
+    }
+
+    /// Gives every message in the backlog of `node` a new operation (the old one
+    /// completes): a fence started before does not wait for it.
+    fn reop_backlog(&mut self, node: NodeId) {
+        let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
+            return;
+        };
+        let queue: Vec<(ControlMessage, Option<u32>, u64)> = qp.backlog.drain(..).collect();
+        for (message, seq, old) in queue {
+            let op = self.new_op(node);
+            self.complete_op(node, old);
+            if let Some(qp) = self.qps[node as usize].as_mut() {
+                qp.backlog.push_back((message, seq, op));
+            }
+        }
+    }
+
+    /// Without an acknowledgement for `control_resend_interval`: posts the
+    /// unacknowledged messages again, in order.
+    fn resend_if_due(&mut self, node: NodeId) {
+        let now = self.now;
+        let due = self
+            .qps
+            .get(node as usize)
+            .and_then(|q| q.as_ref())
+            .and_then(|qp| qp.stream.resend_at)
+            .is_some_and(|t| now >= t);
+        if due {
+            self.requeue_control(node, false);
+            self.flush_backlog(node);
+        }
+    }
+
+    /// STREAM_ACK from `node` for `stream`: drops the messages numbered below `next`; with
+    /// `restart` starts a new stream with every message not acknowledged yet. An
+    /// acknowledgement of an earlier stream changes nothing.
+    fn on_stream_ack(&mut self, node: NodeId, stream: u32, next: u32, restart: bool) {
+        let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
+            return;
+        };
+        let st = &mut qp.stream;
+        if stream != st.id {
+            return;
+        }
+        if restart {
+            self.requeue_control(node, true);
+            return;
+        }
+        while let Some(&(seq, _, _)) = st.unacked.front() {
+            let ahead = next.wrapping_sub(seq) & SEQUENCE_MASK;
+            if ahead == 0 || ahead > SEQUENCE_MASK / 2 {
+                break;
+            }
+            st.unacked.pop_front();
+        }
+        st.resend_at = st.unacked.iter().filter_map(|e| e.2).min();
     }
 
     fn flush_backlog(&mut self, node: NodeId) {
@@ -1004,17 +1264,48 @@ impl<A: NicAccess> Driver<A> {
             let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
                 return;
             };
-            if (qp.sq_pi.wrapping_sub(qp.sq_ci) & PSN_MASK) >= size {
+            if (qp.sq_pi.wrapping_sub(qp.sq_ci) & PSN_MASK) >= size || qp.backlog.is_empty() {
                 return;
             }
+            // A STREAM_ACK due to the node rides with this SEND.
+            if qp.ack_due.is_some() {
+                if let Some(ack) = self.take_ack(node) {
+                    let op = self.new_op(node);
+                    if let Some(qp) = self.qps[node as usize].as_mut() {
+                        qp.backlog.push_front((ack, None, op));
+                    }
+                }
+                continue;
+            }
             // Everything queued for the node that fits one receive buffer goes in one SEND.
-            let Some((bytes, n)) = ControlMessage::bundle(qp.backlog.iter().map(|(m, _)| m))
-                .into_iter()
-                .next()
-            else {
+            let first_seq = qp
+                .backlog
+                .iter()
+                .find_map(|&(_, seq, _)| seq)
+                .unwrap_or(qp.stream.next_seq);
+            let Some((bytes, n)) = ControlSend::pack(
+                qp.stream.id,
+                first_seq,
+                qp.backlog.iter().map(|(m, _, _)| m),
+            )
+            .into_iter()
+            .next() else {
                 return;
             };
-            let ops: Vec<u64> = qp.backlog.drain(..n).map(|(_, op)| op).collect();
+            let mut ops = Vec::with_capacity(n);
+            let mut count = 0;
+            for (message, seq, op) in qp.backlog.drain(..n) {
+                ops.push(op);
+                if let Some(seq) = seq {
+                    qp.stream.unacked.push_back((seq, message, None));
+                    count += 1;
+                }
+            }
+            let kind = SendKind::Control {
+                stream: qp.stream.id,
+                first: first_seq,
+                count,
+            };
             // A short SEND goes inline: the NIC reads no payload after the WQE.
             let wqe = match Wqe::send_inline(&bytes, Some(CONTROL_IMMEDIATE)) {
                 Some(wqe) => wqe,
@@ -1032,7 +1323,7 @@ impl<A: NicAccess> Driver<A> {
                 }
             };
             self.stats.control_bundled += n as u64 - 1;
-            self.post_wqe(node, wqe, SendKind::Control, ops);
+            self.post_wqe(node, wqe, kind, ops);
         }
     }
 
@@ -1048,25 +1339,39 @@ impl<A: NicAccess> Driver<A> {
     /// announced a restart (BOOTING or PROBE): its send side is reset to a start PSN far
     /// from every PSN it used (so the restarted node adopts it, and a late answer to an old
     /// request is recognised as foreign), and a NOP WQE ([`NOP_OPCODE`]) is posted behind
-    /// the reset. Every operation still outstanding to `node`, in the ring or the control
-    /// backlog, completes with [`CompletionStatus::Flushed`] when the NOP completes: the
-    /// NIC may have committed a message just before the reset and still be reading its
-    /// payload from the application's buffer, and its transmit path takes the NOP only
-    /// after that (one WQE at a time). Nothing sent before is retransmitted after the
-    /// reset; what is already on the wire reaches `node` before anything this queue pair
+    /// the reset. Every operation still outstanding to `node` in the ring completes with
+    /// [`CompletionStatus::Flushed`] when the NOP completes: the NIC may have committed a
+    /// message just before the reset and still be reading its payload from the
+    /// application's buffer, and its transmit path takes the NOP only after that (one WQE
+    /// at a time). The control messages among them are not lost: they count as sent, and
+    /// go again if no acknowledgement comes; the control backlog is posted behind the NOP
+    /// (with new operation numbers: the fence does not wait for it). Nothing else sent before is
+    /// retransmitted after the reset; what is already on the wire reaches `node` before anything this queue pair
     /// sends next (the fabric keeps each source-destination pair in order), so it arrives
     /// while `node` still has RDMA disabled and is refused there. Without the flush the
     /// fence waits for each request to be refused in turn, one round trip each over a link
     /// the other nodes keep busy, plus a retry timeout for requests the restart cut off.
     fn flush_queue_pair(&mut self, node: NodeId) {
         let size = 1u32 << self.config.sq_log2;
+        // Control messages are not flushed: those in the ring count as sent (they are sent
+        // again if no acknowledgement comes), the backlog goes out behind the NOP with new
+        // operation numbers (the fence does not wait for it).
+        let stream = self
+            .qps
+            .get(node as usize)
+            .and_then(|q| q.as_ref())
+            .map(|q| q.stream.id);
+        if let Some(stream) = stream {
+            self.control_sent(node, stream, ACK_WAIT_INTERVALS, |_| true);
+        }
+        self.reop_backlog(node);
         let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
             return;
         };
         let (start, end) = (qp.sq_ci, qp.sq_pi);
         // Nothing since the last reset but its NOP (barring and fencing in one go): done.
         let mut i = start;
-        let mut only_fences = qp.backlog.is_empty();
+        let mut only_fences = true;
         while i != end && only_fences {
             only_fences = matches!(
                 qp.slots[(i % size) as usize],
@@ -1078,6 +1383,9 @@ impl<A: NicAccess> Driver<A> {
             i = i.wrapping_add(1) & PSN_MASK;
         }
         if only_fences {
+            if !self.defer_control {
+                self.flush_backlog(node);
+            }
             return;
         }
         // A golden-ratio step through the PSN space: far from this queue pair's last PSNs,
@@ -1097,14 +1405,12 @@ impl<A: NicAccess> Driver<A> {
                     }
                     // An earlier flush's NOP: what it waited for now waits for this one.
                     SendKind::FlushFence { app } => flushed_app.extend(app),
-                    SendKind::Control => count += 1,
+                    SendKind::Control { .. } => count += 1,
                 }
                 ops.extend(r.ops);
             }
             i = i.wrapping_add(1) & PSN_MASK;
         }
-        count += qp.backlog.len();
-        ops.extend(qp.backlog.drain(..).map(|(_, op)| op));
         (qp.sq_pi, qp.sq_ci) = (fresh, fresh);
         if qp.flushed.len() == FLUSHES_REMEMBERED {
             qp.flushed.pop_front();
@@ -1123,6 +1429,9 @@ impl<A: NicAccess> Driver<A> {
             ..Wqe::default()
         };
         self.post_wqe(node, nop, SendKind::FlushFence { app: flushed_app }, ops);
+        if !self.defer_control {
+            self.flush_backlog(node);
+        }
     }
 
     fn complete_op(&mut self, node: NodeId, op: u64) {
@@ -1252,10 +1561,23 @@ impl<A: NicAccess> Driver<A> {
             _ => {}
         }
         match record.kind {
-            SendKind::Control => {
+            SendKind::Control {
+                stream,
+                first,
+                count,
+            } => {
+                // Lost or not, its messages go again if their acknowledgement does not come.
                 if status != CompletionStatus::Success {
                     self.stats.control_send_errors += 1;
                 }
+                let intervals = if status == CompletionStatus::Success {
+                    ACK_WAIT_INTERVALS
+                } else {
+                    1
+                };
+                self.control_sent(node, stream, intervals, |seq| {
+                    seq.wrapping_sub(first) & SEQUENCE_MASK < count
+                });
             }
             SendKind::App { wr_id, opcode } => self.ready.push_back(Completion::Send {
                 wr_id,
@@ -1276,6 +1598,92 @@ impl<A: NicAccess> Driver<A> {
         }
         self.flush_backlog(node);
         Ok(())
+    }
+
+    /// SEND of sequenced messages of `stream` from `node` received: a STREAM_ACK is due,
+    /// at once if it had to drop some (`urgent`: the sender is resending them, or must),
+    /// else within [`ACK_DELAY_INTERVALS`] resend intervals. It rides with the next control
+    /// SEND to `node`, or goes alone when due: a delayed acknowledgement, so most go with
+    /// the answers the protocol sends anyway, and a burst of SENDs takes one.
+    fn ack_stream(&mut self, node: NodeId, stream: u32, urgent: bool) {
+        let delay = if urgent {
+            0
+        } else {
+            self.config
+                .control_resend_interval
+                .saturating_mul(ACK_DELAY_INTERVALS)
+        };
+        let due = self.now.saturating_add(delay);
+        if let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) {
+            let due = qp.ack_due.map_or(due, |(_, d)| d.min(due));
+            qp.ack_due = Some((stream, due));
+        }
+    }
+
+    /// The STREAM_ACK due to `node`, if any (it is no longer due after this).
+    fn take_ack(&mut self, node: NodeId) -> Option<ControlMessage> {
+        let qp = self.qps.get_mut(node as usize).and_then(|q| q.as_mut())?;
+        let (stream, _) = qp.ack_due.take()?;
+        Some(match qp.rx_stream {
+            Some((s, next)) if s == stream => ControlMessage::StreamAck {
+                stream,
+                next,
+                restart: false,
+            },
+            _ => ControlMessage::StreamAck {
+                stream,
+                next: 0,
+                restart: true,
+            },
+        })
+    }
+
+    /// Sends the STREAM_ACK due to `node` alone once its time has come.
+    fn ack_if_due(&mut self, node: NodeId) {
+        let now = self.now;
+        let due = self
+            .qps
+            .get(node as usize)
+            .and_then(|q| q.as_ref())
+            .and_then(|qp| qp.ack_due)
+            .is_some_and(|(_, t)| now >= t);
+        if due {
+            if let Some(ack) = self.take_ack(node) {
+                self.send_control(node, ack);
+            }
+        }
+    }
+
+    /// Whether sequenced message `seq` of `stream` from the peer of queue pair `q` is
+    /// taken (the next one of the stream it follows, or the start of another stream), and
+    /// follows it; counts what is dropped.
+    fn take_sequenced(&mut self, q: usize, stream: u32, seq: u32) -> bool {
+        let Some(qp) = self.qps[q].as_mut() else {
+            return false;
+        };
+        match qp.rx_stream {
+            Some((s, next)) if s == stream => {
+                if seq == next {
+                    qp.rx_stream = Some((s, (next + 1) & SEQUENCE_MASK));
+                    return true;
+                }
+                // Behind `next` (within half the number space): taken before.
+                if next.wrapping_sub(seq) & SEQUENCE_MASK <= SEQUENCE_MASK / 2 {
+                    self.stats.control_duplicates += 1;
+                } else {
+                    self.stats.control_out_of_order += 1;
+                }
+                false
+            }
+            _ if seq == 0 => {
+                qp.rx_stream = Some((stream, 1));
+                true
+            }
+            _ => {
+                self.stats.control_out_of_order += 1;
+                false
+            }
+        }
     }
 
     fn on_receive(
@@ -1306,13 +1714,33 @@ impl<A: NicAccess> Driver<A> {
             let mut buf = vec![0u8; len];
             let addr = qp.bounce_base as u64 + (slot * bytes) as u64;
             self.nic.mem_read(addr, &mut buf);
-            match (status, ControlMessage::decode_bundle(&buf)) {
-                (CompletionStatus::Success, Ok(messages)) => {
-                    for message in messages {
-                        self.events.push_back(Event::ControlReceived {
-                            from: node,
-                            message,
-                        })
+            match (status, ControlSend::decode(&buf)) {
+                (CompletionStatus::Success, Ok(send)) => {
+                    let seqs: Vec<Option<u32>> = send.sequence_numbers().collect();
+                    let sequenced = seqs.iter().any(|s| s.is_some());
+                    let dropped_before =
+                        self.stats.control_duplicates + self.stats.control_out_of_order;
+                    for (message, seq) in send.messages.into_iter().zip(seqs) {
+                        if let ControlMessage::StreamAck {
+                            stream,
+                            next,
+                            restart,
+                        } = message
+                        {
+                            self.on_stream_ack(node, stream, next, restart);
+                        } else if seq.is_none_or(|seq| self.take_sequenced(q, send.stream, seq)) {
+                            self.events.push_back(Event::ControlReceived {
+                                from: node,
+                                message,
+                            })
+                        }
+                    }
+                    if sequenced {
+                        // Something dropped: the sender is resending, or must.
+                        let urgent = self.stats.control_duplicates
+                            + self.stats.control_out_of_order
+                            != dropped_before;
+                        self.ack_stream(node, send.stream, urgent);
                     }
                 }
                 _ => self.stats.control_malformed += 1,
@@ -1448,6 +1876,9 @@ impl<A: NicAccess> Driver<A> {
             Action::StopTptUpdates { node } => self.updates.set(node as usize, false),
             Action::ResumeTptUpdates { node } => self.updates.set(node as usize, true),
             Action::PushLocalTpt { node } => {
+                // Clear first: whatever the node's copy held (an update it took before
+                // the updates to it stopped, say), it ends up equal to the part.
+                self.send_control(node, ControlMessage::TptClear);
                 let entries = self.published_local_entries();
                 // Local entries are valid and batches are sized: this cannot fail.
                 for m in TptUpdate::batches(&entries).unwrap_or_default() {

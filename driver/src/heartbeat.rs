@@ -20,7 +20,10 @@
 //! than `timeout` is never declared down, so its peers keep the TPT entries of its previous
 //! boot and their RDMA writes land in its new memory. Hardware NACKs are ignored (in
 //! \[0006\] only the heartbeat process tracks membership); TPT messages are applied from any
-//! node currently considered up; BOOTING, ACK and RDMA_READY are ignored.
+//! node currently considered up; BOOTING, ACK and RDMA_READY are ignored, and so is the
+//! TPT_CLEAR the driver puts at the head of every push: in the prior art a push only adds
+//! entries (a peer that never declared a quickly rebooted node down keeps the entries of
+//! its previous boot: the weakness measured against the rejoin protocol).
 
 use bitvec::prelude::*;
 
@@ -320,6 +323,34 @@ mod tests {
             a.contains(&Action::Bar { node: 1 }) && a.contains(&Action::ClearRemoteTpt { node: 1 })
         );
         assert!(!m.is_up(1));
+    }
+
+    /// The prior art's push only adds entries: the TPT_CLEAR at its head changes nothing.
+    #[test]
+    fn tpt_clear_is_ignored() {
+        let mut m = HeartbeatMachine::new(HeartbeatConfig {
+            node: 0,
+            max_nodes: 2,
+            period: 10,
+            timeout: 25,
+            hold_down: 0,
+        })
+        .unwrap();
+        m.handle(
+            0,
+            Event::Boot {
+                node_count: 2,
+                incarnation: 0,
+            },
+        )
+        .unwrap();
+        let heard = |message| Event::ControlReceived { from: 1, message };
+        m.handle(1, heard(ControlMessage::Heartbeat)).unwrap();
+        assert!(m.is_up(1));
+        assert!(m
+            .handle(2, heard(ControlMessage::TptClear))
+            .unwrap()
+            .is_empty());
     }
 
     #[test]

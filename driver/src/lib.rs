@@ -6,7 +6,7 @@
 //!
 //! | module | concern |
 //! | --- | --- |
-//! | [`control`] | control messages exchanged as SEND payloads, and their wire format |
+//! | [`control`] | control messages exchanged as SEND payloads: wire format, reliable delivery |
 //! | [`tpt`] | the software TPT (000 Fig. 3), registration (Fig. 5), transfer checks (Fig. 6) |
 //! | [`dereg`] | deregistration's fence: a region is freed once no peer's request can land in it |
 //! | [`hw_tpt`] | the NIC's hardware TPT when it has one: STags, entry programming, exceptions |

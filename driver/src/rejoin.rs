@@ -41,7 +41,9 @@
 //!   answer while the peer's stale RDMA writes queue behind it.
 //! - *ACK says whether the sender has joined.* A booting node admits (unbars, pushes its TPT
 //!   to) a node that answered ACK only if that node has itself finished joining; a node that
-//!   is still joining is admitted on its RDMA_READY. A node that answered with a crossing
+//!   is still joining is admitted on its RDMA_READY. So a node that ACKs while joining
+//!   owes that node RDMA_READY at its join, also when the ACK answered a PROBE and the
+//!   prober counts as NACKed (its BOOTING to the prober found the link down). A node that answered with a crossing
 //!   BOOTING is always admitted on its RDMA_READY.
 //! - *TPT updates are accepted from X only* after X's BOOTING or after X's ACK to this boot
 //!   (the part is cleared at both): everything X sent before that was meant for an earlier
@@ -61,8 +63,21 @@
 //!   (short enough to go inline), and no node needs a second message. A node whose updates
 //!   were stopped (it NACKed, or its own BOOTING crossed ours) gets the push again when it
 //!   is admitted, queued *before* its RDMA_READY so both go in one bundle. A joined node
-//!   pushes to a node once that node is admitted.
+//!   pushes to a node once that node is admitted. A push starts with TPT_CLEAR: a node
+//!   admitted again after its updates stopped may still hold entries this node has
+//!   deregistered since (it took them before the stop, and the ACK that re-admits it can
+//!   be one it sent before it was found down), and the clear drops them.
 //! - *RDMA_READY while fencing* is remembered and applied right after the ACK is sent.
+//!   One of another incarnation than the BOOTING (or PROBE) being handled comes from a
+//!   new boot of the node whose BOOTING was lost (it counted this node's as its answer, so
+//!   no other comes): the handling starts over for that boot, as for a PROBE but keeping
+//!   the node's part (its push came before, behind a TPT_CLEAR), and the RDMA_READY is
+//!   remembered.
+//! - *An ACK saying "joined" from a node mid-rejoin with this one* (this node handled its
+//!   BOOTING or PROBE and waits for its RDMA_READY) stands for that RDMA_READY: the node
+//!   has RDMA enabled and has fenced for this boot. A prober sends RDMA_READY only on the
+//!   ACK to its probe; if that ACK is lost and the prober answers this node's BOOTING
+//!   instead, no RDMA_READY comes.
 //! - *A node that never comes back* answers with the fabric's PORT_DOWN NACK: it counts as
 //!   answered, is not sent RDMA_READY and stays barred until it boots. A node that answers
 //!   nothing at all is asked again at every timeout; with
@@ -70,7 +85,10 @@
 //!   (default: never, as in 000: RDMA waits until every node has answered).
 //! - *Probing.* After joining, the machine keeps sending PROBE at every timeout to the
 //!   nodes that NACKed (its boot or later operations), until they answer with ACK or
-//!   BOOTING ([`RejoinConfig::probe_down_nodes`]). A node receiving PROBE handles it as a
+//!   BOOTING ([`RejoinConfig::probe_down_nodes`]); a PROBE of theirs (both found the other
+//!   down) is no answer, nor is an RDMA_READY, and an ACK may be lost. Each PROBE stops
+//!   the TPT updates to the node (it clears this node's part) until its ACK admits it
+//!   again, with a push. A node receiving PROBE handles it as a
 //!   BOOTING (clear, stop updates, bar, fence, ACK; RDMA_READY admits the sender again) but
 //!   a booting node does not count it as an answer: unlike a BOOTING, its sender has not
 //!   rebooted and may still have writes in flight from before the receiver's boot (the
@@ -167,7 +185,8 @@ pub enum Action {
         /// The node.
         node: NodeId,
     },
-    /// Send the whole local TPT part to `node` (TPT_UPDATE messages; nothing if it is empty).
+    /// Send the whole local TPT part to `node`: TPT_CLEAR, then TPT_UPDATE messages (none if
+    /// the part is empty), so the node's copy ends up equal to the part whatever it held.
     PushLocalTpt {
         /// The node.
         node: NodeId,
@@ -368,6 +387,9 @@ pub struct RejoinMachine {
     accept_tpt: BitVec,
     ack_joined: BitVec,
     ready_sent: BitVec,
+    /// ACK sent (to a BOOTING or PROBE) while joining: the node admits this one only on
+    /// its RDMA_READY, owed at join.
+    ready_owed: BitVec,
     probe: BitVec,
     deadline: Option<Tick>,
 }
@@ -389,6 +411,7 @@ impl RejoinMachine {
             accept_tpt: bitvec![0; n],
             ack_joined: bitvec![0; n],
             ready_sent: bitvec![0; n],
+            ready_owed: bitvec![0; n],
             probe: bitvec![0; n],
             deadline: None,
             config,
@@ -517,6 +540,8 @@ impl RejoinMachine {
             Event::FenceDrained { node } => {
                 let x = self.check_node(node)?;
                 if let PeerRole::Fencing { incarnation, ready } = self.role[x] {
+                    let joined = self.is_joined();
+                    self.ready_owed.set(x, !joined);
                     out.push(Action::Send {
                         to: node,
                         message: ControlMessage::Ack {
@@ -551,7 +576,11 @@ impl RejoinMachine {
                 };
                 self.accept_tpt.set(x, true);
                 self.ack_joined.set(x, false);
-                self.probe.set(x, false);
+                if crossing {
+                    // A rebooted node answers no probe: it rejoins. A PROBE is no answer
+                    // to ours: probing goes on until the ACK to it comes.
+                    self.probe.set(x, false);
+                }
                 if let (Phase::Joining { .. }, true) = (self.phase, crossing) {
                     // A crossing BOOTING is that node's answer (Fig. 7 S17).
                     self.answered.set(x, true);
@@ -572,8 +601,19 @@ impl RejoinMachine {
                 self.accept_tpt.set(x, true);
                 self.ack_joined.set(x, joined);
                 self.probe.set(x, false);
-                if self.role[x] == PeerRole::Down {
-                    self.role[x] = PeerRole::Established;
+                match self.role[x] {
+                    PeerRole::Down => self.role[x] = PeerRole::Established,
+                    // Mid-rejoin with us (we handled its PROBE, or its BOOTING): an ACK
+                    // that says it has joined stands for its RDMA_READY, which it sends
+                    // only on the ACK to its probe (that ACK may be lost).
+                    PeerRole::Acked { .. } if joined => self.role[x] = PeerRole::Ready,
+                    PeerRole::Fencing { incarnation, .. } if joined => {
+                        self.role[x] = PeerRole::Fencing {
+                            incarnation,
+                            ready: true,
+                        }
+                    }
+                    _ => {}
                 }
                 self.answer[x] = Some(Answer::Ack);
                 match self.phase {
@@ -612,6 +652,20 @@ impl RejoinMachine {
                     self.role[x] = PeerRole::Ready;
                     self.admit(x, out);
                 }
+                PeerRole::Fencing { .. } | PeerRole::Acked { .. } => {
+                    // Another incarnation: the node rebooted since and its BOOTING was
+                    // lost (it counted this node's as the answer, and sends no other).
+                    // Start over with its new boot, as for a PROBE, and take this; but
+                    // keep its part: its push (TPT_CLEAR first) came before, in order.
+                    self.stop_updates(x, out);
+                    self.bar(x, out);
+                    out.push(Action::StartFence { node });
+                    self.role[x] = PeerRole::Fencing {
+                        incarnation,
+                        ready: true,
+                    };
+                    self.ack_joined.set(x, false);
+                }
                 // Stale (another incarnation) or from a node barred until it boots again.
                 _ => {}
             },
@@ -625,8 +679,15 @@ impl RejoinMachine {
                     out.push(Action::ApplyTptRemove { from: node, remove });
                 }
             }
+            ControlMessage::TptClear => {
+                if self.accept_tpt[x] {
+                    out.push(Action::ClearRemoteTpt { node });
+                }
+            }
             // The deregistration fence is the driver's (`crate::dereg`).
-            ControlMessage::Heartbeat | ControlMessage::TptRemoveDone(_) => {}
+            ControlMessage::Heartbeat
+            | ControlMessage::StreamAck { .. }
+            | ControlMessage::TptRemoveDone(_) => {}
         }
     }
 
@@ -639,6 +700,9 @@ impl RejoinMachine {
                 self.stop_updates(x, out);
                 self.bar(x, out);
                 self.accept_tpt.set(x, false);
+                // The RDMA_READY it had from us may have been dropped with the rest: send
+                // it again when it answers (a late ACK, or the ACK to a probe).
+                self.ready_sent.set(x, false);
                 self.probe.set(x, self.config.probe_down_nodes);
             }
             // Mid-rejoin with us (e.g. our stale write reached its new boot): its RDMA_READY
@@ -708,8 +772,11 @@ impl RejoinMachine {
             Phase::Joined => {
                 let probe: Vec<usize> = self.probe.iter_ones().collect();
                 for x in probe {
-                    // The node will treat us as rebooted: it needs RDMA_READY after its ACK.
+                    // The node will treat us as rebooted: it clears our part (updates stop
+                    // until we admit it again, with a push) and needs RDMA_READY after its
+                    // ACK.
                     self.ready_sent.set(x, false);
+                    self.stop_updates(x, out);
                     out.push(Action::Send {
                         to: x as NodeId,
                         message: probe_message.clone(),
@@ -752,7 +819,7 @@ impl RejoinMachine {
             }
         }
         for &x in &others {
-            if matches!(self.answer[x], Some(Answer::Ack | Answer::Booting)) {
+            if matches!(self.answer[x], Some(Answer::Ack | Answer::Booting)) || self.ready_owed[x] {
                 self.send_ready(x, out);
             }
         }
@@ -774,6 +841,7 @@ impl RejoinMachine {
 
     fn send_ready(&mut self, x: usize, out: &mut Vec<Action>) {
         self.ready_sent.set(x, true);
+        self.ready_owed.set(x, false);
         out.push(Action::Send {
             to: x as NodeId,
             message: ControlMessage::RdmaReady {
@@ -1008,6 +1076,240 @@ mod tests {
             .handle(4, Event::FenceDrained { node: 0 })
             .unwrap()
             .is_empty());
+    }
+
+    /// A node that found this one down probes it while it is still joining (its BOOTING
+    /// to that node was NACKed: the link was down). The ACK to the probe says "not joined",
+    /// so the prober admits this node only on its RDMA_READY: joining sends it there too.
+    #[test]
+    fn a_probe_acked_while_joining_gets_rdma_ready_at_join() {
+        let mut m = RejoinMachine::new(RejoinConfig::new(1, 4, 100)).unwrap();
+        boot(&mut m, 3, 5);
+        m.handle(
+            1,
+            Event::HardwareNack {
+                from: 0,
+                syndrome: Syndrome::PortDown,
+            },
+        )
+        .unwrap();
+        assert_eq!(m.answer(0), Some(Answer::Nack));
+        rx(&mut m, 0, ControlMessage::Probe { incarnation: 7 });
+        let a = m.handle(2, Event::FenceDrained { node: 0 }).unwrap();
+        assert_eq!(
+            sends(&a),
+            vec![(
+                0,
+                ControlMessage::Ack {
+                    incarnation: 7,
+                    joined: false
+                }
+            )]
+        );
+        rx(&mut m, 0, ControlMessage::RdmaReady { incarnation: 7 });
+        let a = rx(
+            &mut m,
+            2,
+            ControlMessage::Ack {
+                incarnation: 5,
+                joined: true,
+            },
+        );
+        assert!(m.is_joined());
+        let ready = sends(&a);
+        assert!(
+            ready.contains(&(0, ControlMessage::RdmaReady { incarnation: 5 })),
+            "{ready:?}"
+        );
+        assert!(ready.contains(&(2, ControlMessage::RdmaReady { incarnation: 5 })));
+    }
+
+    /// A joined node probes this one while it is joining; the ACK to the probe is lost, and
+    /// the prober answers this node's BOOTING instead (ACK, joined): that ACK admits the
+    /// prober as its RDMA_READY would (it will not send one: it has no ACK to its probe).
+    #[test]
+    fn an_ack_from_a_joined_prober_admits_it() {
+        let mut m = RejoinMachine::new(RejoinConfig::new(1, 4, 100)).unwrap();
+        boot(&mut m, 3, 5);
+        rx(&mut m, 0, ControlMessage::Probe { incarnation: 7 });
+        m.handle(2, Event::FenceDrained { node: 0 }).unwrap();
+        assert_eq!(m.role(0), Some(PeerRole::Acked { incarnation: 7 }));
+        for x in [0, 2] {
+            rx(
+                &mut m,
+                x,
+                ControlMessage::Ack {
+                    incarnation: 5,
+                    joined: true,
+                },
+            );
+        }
+        assert!(m.is_joined());
+        assert!(!m.is_barred(0) && m.updates_enabled(0), "{:?}", m.role(0));
+        // While still fencing, the ACK is remembered like an RDMA_READY.
+        let mut m = RejoinMachine::new(RejoinConfig::new(1, 4, 100)).unwrap();
+        boot(&mut m, 2, 5);
+        rx(&mut m, 0, ControlMessage::Probe { incarnation: 7 });
+        rx(
+            &mut m,
+            0,
+            ControlMessage::Ack {
+                incarnation: 5,
+                joined: true,
+            },
+        );
+        assert!(m.is_joined() && m.is_barred(0));
+        let a = m.handle(2, Event::FenceDrained { node: 0 }).unwrap();
+        assert!(a.contains(&Action::Unbar { node: 0 }), "{a:?}");
+    }
+
+    /// Two joined nodes find each other down and their PROBEs cross: each handles the
+    /// other's and waits for its RDMA_READY, which comes only with the ACK to its own probe.
+    /// A crossing PROBE is no answer: probing goes on until the ACK comes (it may be lost).
+    #[test]
+    fn a_crossing_probe_does_not_end_probing() {
+        let mut m = RejoinMachine::new(RejoinConfig::new(1, 4, 100)).unwrap();
+        boot(&mut m, 2, 5);
+        rx(
+            &mut m,
+            0,
+            ControlMessage::Ack {
+                incarnation: 5,
+                joined: true,
+            },
+        );
+        let a = m
+            .handle(
+                10,
+                Event::HardwareNack {
+                    from: 0,
+                    syndrome: Syndrome::PortDown,
+                },
+            )
+            .unwrap();
+        assert_eq!(a.last(), Some(&Action::SetTimer { at: 110 }));
+        rx(&mut m, 0, ControlMessage::Probe { incarnation: 7 });
+        m.handle(20, Event::FenceDrained { node: 0 }).unwrap();
+        let a = m.handle(110, Event::Timeout).unwrap();
+        assert_eq!(
+            sends(&a),
+            vec![(0, ControlMessage::Probe { incarnation: 5 })]
+        );
+        // Its ACK to our probe (joined) admits it and ends probing.
+        let a = rx(
+            &mut m,
+            0,
+            ControlMessage::Ack {
+                incarnation: 5,
+                joined: true,
+            },
+        );
+        assert!(sends(&a).contains(&(0, ControlMessage::RdmaReady { incarnation: 5 })));
+        assert!(!m.is_barred(0) && m.updates_enabled(0));
+        assert!(sends(&m.handle(300, Event::Timeout).unwrap()).is_empty());
+        // Or its RDMA_READY (after its own probe) admits it, while the ACK to this node's
+        // probe is lost: probing goes on (the node waits for this node's RDMA_READY after
+        // the ACK), and each probe stops the updates (the node clears this node's part) until
+        // the ACK admits it again, with a push.
+        let mut m = RejoinMachine::new(RejoinConfig::new(1, 4, 100)).unwrap();
+        boot(&mut m, 2, 5);
+        let ack = ControlMessage::Ack {
+            incarnation: 5,
+            joined: true,
+        };
+        rx(&mut m, 0, ack.clone());
+        let nack = Event::HardwareNack {
+            from: 0,
+            syndrome: Syndrome::PortDown,
+        };
+        m.handle(10, nack).unwrap();
+        rx(&mut m, 0, ControlMessage::Probe { incarnation: 7 });
+        m.handle(20, Event::FenceDrained { node: 0 }).unwrap();
+        let a = rx(&mut m, 0, ControlMessage::RdmaReady { incarnation: 7 });
+        assert!(a.contains(&Action::PushLocalTpt { node: 0 }), "{a:?}");
+        let a = m.handle(110, Event::Timeout).unwrap();
+        assert_eq!(
+            sends(&a),
+            vec![(0, ControlMessage::Probe { incarnation: 5 })]
+        );
+        assert!(a.contains(&Action::StopTptUpdates { node: 0 }));
+        let a = rx(&mut m, 0, ack);
+        assert!(sends(&a).contains(&(0, ControlMessage::RdmaReady { incarnation: 5 })));
+        assert!(a.contains(&Action::PushLocalTpt { node: 0 }), "{a:?}");
+        assert!(m.updates_enabled(0) && !m.is_barred(0));
+        assert!(sends(&m.handle(300, Event::Timeout).unwrap()).is_empty());
+    }
+
+    /// This node's RDMA_READY to a peer fails with a barring NACK (the peer's link was
+    /// down; the driver drops what it still had queued for it): when an ACK from the peer
+    /// admits it again, RDMA_READY goes again (the peer waits for it).
+    #[test]
+    fn rdma_ready_goes_again_after_the_node_was_found_down() {
+        let mut m = RejoinMachine::new(RejoinConfig::new(1, 4, 100)).unwrap();
+        boot(&mut m, 2, 5);
+        let ack = ControlMessage::Ack {
+            incarnation: 5,
+            joined: true,
+        };
+        let a = rx(&mut m, 0, ack.clone());
+        assert_eq!(
+            sends(&a),
+            vec![(0, ControlMessage::RdmaReady { incarnation: 5 })]
+        );
+        let nack = Event::HardwareNack {
+            from: 0,
+            syndrome: Syndrome::PortDown,
+        };
+        m.handle(10, nack).unwrap();
+        let a = rx(&mut m, 0, ack);
+        assert_eq!(
+            sends(&a),
+            vec![(0, ControlMessage::RdmaReady { incarnation: 5 })]
+        );
+        assert!(!m.is_barred(0) && m.updates_enabled(0));
+    }
+
+    /// A peer rebooted while this node waited for its RDMA_READY, and its BOOTING was lost
+    /// (it counted this node's crossing BOOTING as the answer, so it sends no other):
+    /// its RDMA_READY of the new boot starts the handling over for that boot, as a PROBE
+    /// would, and admits it after the fence.
+    #[test]
+    fn rdma_ready_of_a_new_boot_restarts_the_handling() {
+        let mut m = RejoinMachine::new(RejoinConfig::new(1, 4, 100)).unwrap();
+        boot(&mut m, 3, 5);
+        rx(&mut m, 0, ControlMessage::Booting { incarnation: 7 });
+        m.handle(2, Event::FenceDrained { node: 0 }).unwrap();
+        assert_eq!(m.role(0), Some(PeerRole::Acked { incarnation: 7 }));
+        let a = rx(&mut m, 0, ControlMessage::RdmaReady { incarnation: 9 });
+        assert!(a.contains(&Action::StartFence { node: 0 }), "{a:?}");
+        assert!(
+            !a.contains(&Action::ClearRemoteTpt { node: 0 }),
+            "its push came before, after its TPT_CLEAR: {a:?}"
+        );
+        assert_eq!(
+            m.role(0),
+            Some(PeerRole::Fencing {
+                incarnation: 9,
+                ready: true
+            })
+        );
+        rx(
+            &mut m,
+            2,
+            ControlMessage::Ack {
+                incarnation: 5,
+                joined: true,
+            },
+        );
+        let a = m.handle(3, Event::FenceDrained { node: 0 }).unwrap();
+        assert!(sends(&a).contains(&(
+            0,
+            ControlMessage::Ack {
+                incarnation: 9,
+                joined: true
+            }
+        )));
+        assert!(!m.is_barred(0) && m.updates_enabled(0));
     }
 
     #[test]

@@ -6,7 +6,7 @@ mod fake_nic;
 
 use fake_nic::{Cluster, Fabric, LoneNic, NicState};
 use nic_abi::{csr, CompletionStatus, Cqe, Rqe, Syndrome, WqeOpcode};
-use nic_driver::control::ControlMessage;
+use nic_driver::control::{ControlMessage, ControlSend};
 use nic_driver::driver::CONTROL_IMMEDIATE;
 use nic_driver::membership::Protocol;
 use nic_driver::rejoin::RejoinConfig;
@@ -89,10 +89,13 @@ fn boot_programs_the_nic_and_joins_when_peers_are_down() {
             assert!(wqe.inline);
             let payload = wqe.inline_payload();
             assert_eq!(
-                ControlMessage::decode(&payload),
-                Ok(ControlMessage::Booting {
-                    incarnation: 0xABCD
-                })
+                ControlSend::decode(&payload).map(|s| s.messages),
+                Ok(vec![
+                    ControlMessage::Booting {
+                        incarnation: 0xABCD
+                    },
+                    ControlMessage::TptClear
+                ])
             );
         }
     });
@@ -629,6 +632,65 @@ fn deliver_control(d: &mut Driver<LoneNic>, q: usize, index: u32, bytes: &[u8]) 
     }));
 }
 
+/// Sequenced control messages from one node are taken once and in order: a duplicate of
+/// a TPT_UPDATE arriving after the TPT_REMOVE of its handle changes nothing, a message
+/// ahead of a missing one is dropped, and a STREAM_ACK names the next number expected.
+#[test]
+fn duplicated_and_early_control_messages_change_nothing() {
+    let mut d = lone(2);
+    let send = |first_seq: u32, messages: Vec<ControlMessage>| {
+        ControlSend {
+            stream: 0x5EED,
+            first_seq,
+            messages,
+        }
+        .encode()
+    };
+    let ack = ControlMessage::Ack {
+        incarnation: 5,
+        joined: true,
+    };
+    deliver_control(&mut d, 1, 0, &send(0, vec![ack]));
+    d.poll(1).unwrap();
+    assert!(d.is_joined());
+    let e = TptEntry {
+        handle: 0x77,
+        logical: 0x1000,
+        physical: 0x2000,
+        length: 64,
+        protection: Protection::ReadWrite,
+    };
+    let update = ControlMessage::TptUpdate(nic_driver::control::TptUpdate::new(vec![e]).unwrap());
+    let remove =
+        ControlMessage::TptRemove(nic_driver::control::TptRemove::new(vec![0x77]).unwrap());
+    deliver_control(&mut d, 1, 1, &send(0, vec![update.clone()]));
+    deliver_control(&mut d, 1, 2, &send(1, vec![remove]));
+    deliver_control(&mut d, 1, 3, &send(0, vec![update.clone()]));
+    d.poll(2).unwrap();
+    assert!(
+        d.tpt().remote(1, 0x77).is_err(),
+        "the duplicate brought it back"
+    );
+    assert_eq!(d.stats().control_duplicates, 1);
+    // Number 3 before number 2: dropped until 2 comes.
+    deliver_control(&mut d, 1, 4, &send(3, vec![update.clone()]));
+    d.poll(3).unwrap();
+    assert!(d.tpt().remote(1, 0x77).is_err());
+    assert_eq!(d.stats().control_out_of_order, 1);
+    // Something was dropped: the acknowledgement goes at once (not delayed), the stream up
+    // to number 2 (3 is not taken).
+    let s = &d.nic().0;
+    let last = s.wqe(1, s.qps[1].sq_pi.wrapping_sub(1));
+    assert_eq!(
+        ControlSend::decode(&last.inline_payload()).map(|s| s.messages),
+        Ok(vec![ControlMessage::StreamAck {
+            stream: 0x5EED,
+            next: 2,
+            restart: false
+        }])
+    );
+}
+
 #[test]
 fn hand_written_completions_drive_the_protocol() {
     let mut d = lone(2);
@@ -643,9 +705,13 @@ fn hand_written_completions_drive_the_protocol() {
         &mut d,
         1,
         1,
-        &ControlMessage::Ack {
-            incarnation: 5,
-            joined: true,
+        &ControlSend {
+            stream: 1,
+            first_seq: 0,
+            messages: vec![ControlMessage::Ack {
+                incarnation: 5,
+                joined: true,
+            }],
         }
         .encode(),
     );
@@ -656,8 +722,8 @@ fn hand_written_completions_drive_the_protocol() {
     let start = s.qps[1].sq_ci;
     let ready = s.wqe(1, start + 1);
     assert_eq!(
-        ControlMessage::decode(&ready.inline_payload()),
-        Ok(ControlMessage::RdmaReady { incarnation: 5 })
+        ControlSend::decode(&ready.inline_payload()).map(|s| s.messages),
+        Ok(vec![ControlMessage::RdmaReady { incarnation: 5 }])
     );
     // The BOOTING's send completion: mapped to the control record, no application completion.
     let booting = s.wqe(1, start);
@@ -687,8 +753,29 @@ fn hand_written_completions_drive_the_protocol() {
     };
     assert!(d.nic().0.push_cqe(cqe));
     assert!(d.poll(4).unwrap().is_empty());
-    assert_eq!(d.outstanding(1), 0);
     assert!(d.is_barred(1), "a restarted responder is barred");
+    assert_eq!(d.outstanding(1), 0);
+    // TPT_CLEAR (behind BOOTING) and RDMA_READY, never acknowledged, are posted again, in
+    // one SEND, one resend interval (50) after the failure and the flush (at 4) without an
+    // acknowledgement: control messages are not dropped.
+    assert!(d.poll(53).unwrap().is_empty());
+    assert_eq!(d.outstanding(1), 0);
+    assert!(d.poll(54).unwrap().is_empty());
+    let again = d.nic().0.wqe(1, start + 2);
+    assert_eq!(
+        ControlSend::decode(&again.inline_payload()).map(|s| s.messages),
+        Ok(vec![
+            ControlMessage::TptClear,
+            ControlMessage::RdmaReady { incarnation: 5 }
+        ])
+    );
+    // Behind them the protocol's PROBE (node 1 was found down) at the same time.
+    let probe = d.nic().0.wqe(1, start + 3);
+    assert_eq!(
+        ControlSend::decode(&probe.inline_payload()).map(|s| s.messages),
+        Ok(vec![ControlMessage::Probe { incarnation: 5 }])
+    );
+    assert_eq!(d.outstanding(1), 3);
     // A completion out of order, and one for a queue pair not in use: typed errors.
     let mut bad = cqe;
     bad.wqe_index = start + 5;

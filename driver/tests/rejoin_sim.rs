@@ -521,6 +521,7 @@ impl Sim {
                 Action::StopTptUpdates { node: x } => self.nodes[node].updates[x as usize] = false,
                 Action::ResumeTptUpdates { node: x } => self.nodes[node].updates[x as usize] = true,
                 Action::PushLocalTpt { node: x } => {
+                    self.send(node, x as usize, Req::Control(ControlMessage::TptClear));
                     let entries: Vec<TptEntry> =
                         self.nodes[node].tpt.local_entries().copied().collect();
                     for m in TptUpdate::batches(&entries).unwrap() {

@@ -27,9 +27,9 @@
 //! `"response"` (ACK, NACK, READ and atomic responses), `"send"` (application SENDs),
 //! `"control"` (any driver control message), or one control message kind: `"booting"`,
 //! `"ack"`, `"rdma_ready"`, `"tpt_update"`, `"tpt_remove"`, `"probe"`, `"heartbeat"`. A
-//! control message is a SEND_IMMEDIATE whose first cell's payload starts with the control
-//! magic; it matches a kind when any message of its bundle (as far as the first cell
-//! holds it) has that kind.
+//! control SEND is a SEND_IMMEDIATE whose first cell's payload starts with the control
+//! magic; it matches a kind when any of its messages (as far as the first cell holds them)
+//! has that kind.
 //!
 //! The hook draws from its own generator, seeded from the scenario's seed, so a run is
 //! reproducible and the workload's draws do not depend on the faults.
@@ -317,7 +317,8 @@ fn classes(header: &CellHeader, cell: &[u64]) -> Vec<MessageClass> {
     out
 }
 
-/// The control message kinds of a bundle, as far as `payload` holds it.
+/// The control message kinds of a control SEND, as far as `payload` (its first cell) holds
+/// it: after the header, each message is a kind byte and its body.
 fn control_kinds(payload: &[u8]) -> Vec<MessageClass> {
     const KINDS: [MessageClass; 7] = [
         MessageClass::Booting,
@@ -329,9 +330,9 @@ fn control_kinds(payload: &[u8]) -> Vec<MessageClass> {
         MessageClass::Heartbeat,
     ];
     let mut out = vec![];
-    let mut rest = payload;
-    while rest.len() >= 2 && rest[0] >> 4 == nic_driver::control::MAGIC {
-        if let Some(k) = KINDS.iter().find(|k| k.control_code() == Some(rest[1])) {
+    let mut rest = payload.get(nic_driver::control::HEADER_BYTES..).unwrap_or_default();
+    while let Some(&code) = rest.first() {
+        if let Some(k) = KINDS.iter().find(|k| k.control_code() == Some(code)) {
             out.push(*k);
         }
         match nic_driver::control::ControlMessage::decode_prefix(rest) {

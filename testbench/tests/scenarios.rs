@@ -88,6 +88,8 @@ fn every_shipped_scenario_passes_under_the_rejoin_protocol() {
         "deregister-under-traffic",
         "lost-tpt-remove",
         "corruption-during-rejoin",
+        "lost-control-messages",
+        "flapping-port",
     ] {
         assert!(
             names.iter().any(|n| n == required),

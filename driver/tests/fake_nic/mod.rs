@@ -16,6 +16,11 @@
 //! passes and will be executed clears the entry's valid bit when the entry is one-shot or
 //! the request carries the invalidate flag (`rtl/src/tpt.rs`); an RDMA_WRITE_IMMEDIATE
 //! refused for want of a receive buffer is checked without effect on the table.
+//!
+//! `Faults` injects faults into the drivers' control SENDs: the next one from a node to a
+//! node carrying a given kind, or random ones; each is lost (completing with a given
+//! status, not delivered) or delivered with its acknowledgement lost (RETRY_EXCEEDED).
+//! With `FAKE_TRACE` set in the environment every control SEND is printed.
 
 #![allow(dead_code)]
 
@@ -24,7 +29,17 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use nic_abi::{csr, CompletionStatus, Cqe, Rqe, Syndrome, Wqe, WqeOpcode, PSN_MASK};
+use nic_driver::control::{ControlKind, ControlSend};
+use nic_driver::driver::CONTROL_IMMEDIATE;
+use nic_driver::tpt::TptEntry;
 use nic_driver::{Completion, Driver, DriverConfig, NicAccess, NodeId};
+
+/// The kinds of the messages a control SEND's payload carries (none if it does not decode).
+pub fn control_kinds(payload: &[u8]) -> Vec<ControlKind> {
+    ControlSend::decode(payload)
+        .map(|s| s.messages.iter().map(|m| m.kind()).collect())
+        .unwrap_or_default()
+}
 
 pub const MEM_BYTES: usize = 1 << 20;
 
@@ -447,9 +462,81 @@ impl NicAccess for LoneNic {
 
 pub type Shared = Rc<RefCell<Vec<NicState>>>;
 
-/// Several fake NICs connected by an ideal network.
+/// Several fake NICs connected by an ideal network (but for the faults of [`Faults`]).
 pub struct Fabric {
     pub nics: Shared,
+    pub faults: Rc<RefCell<Faults>>,
+}
+
+/// What a fault does to a driver control SEND (SEND_IMMEDIATE with `CONTROL_IMMEDIATE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultEffect {
+    /// Not delivered; the send completes with this status (RETRY_EXCEEDED: it vanished on
+    /// the wire; a NACK's status: the responder refused it).
+    Lost(CompletionStatus),
+    /// Delivered, but the acknowledgement is lost: the send completes RETRY_EXCEEDED.
+    AckLost,
+}
+
+/// A one-shot fault: the next control SEND from `src` to `dst` that carries a message of
+/// `kind` (any control SEND with `None`).
+#[derive(Clone, Copy, Debug)]
+pub struct ControlFault {
+    pub src: usize,
+    pub dst: usize,
+    pub kind: Option<ControlKind>,
+    pub effect: FaultEffect,
+}
+
+/// Faults injected into driver control SENDs: one-shot ones, and random ones (each control
+/// SEND to a powered NIC meets a random [`FaultEffect`] with probability `random_rate`).
+pub struct Faults {
+    pub once: Vec<ControlFault>,
+    pub random_rate: f64,
+    pub rng: rand_chacha::ChaCha8Rng,
+    /// Faults applied so far: (src, dst, the SEND's message kinds, effect).
+    pub applied: Vec<(usize, usize, Vec<ControlKind>, FaultEffect)>,
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        use rand::SeedableRng;
+        Faults {
+            once: Vec::new(),
+            random_rate: 0.0,
+            rng: rand_chacha::ChaCha8Rng::seed_from_u64(0),
+            applied: Vec::new(),
+        }
+    }
+}
+
+/// The random faults, in proportion: vanished, receiver not ready, ack lost, port down.
+pub const RANDOM_FAULTS: [FaultEffect; 4] = [
+    FaultEffect::Lost(CompletionStatus::RetryExceeded),
+    FaultEffect::Lost(CompletionStatus::Remote(Syndrome::ReceiverNotReady)),
+    FaultEffect::AckLost,
+    FaultEffect::Lost(CompletionStatus::Remote(Syndrome::PortDown)),
+];
+
+impl Faults {
+    /// The fault for a control SEND from `src` to `dst` carrying `kinds`, if any.
+    fn take(&mut self, src: usize, dst: usize, kinds: &[ControlKind]) -> Option<FaultEffect> {
+        use rand::Rng;
+        let hit = self.once.iter().position(|f| {
+            f.src == src && f.dst == dst && f.kind.is_none_or(|k| kinds.contains(&k))
+        });
+        let effect = match hit {
+            Some(i) => Some(self.once.remove(i).effect),
+            None if self.random_rate > 0.0 && self.rng.gen_bool(self.random_rate) => {
+                Some(RANDOM_FAULTS[self.rng.gen_range(0..RANDOM_FAULTS.len())])
+            }
+            None => None,
+        };
+        if let Some(e) = effect {
+            self.applied.push((src, dst, kinds.to_vec(), e));
+        }
+        effect
+    }
 }
 
 /// One NIC of a fabric, as its driver sees it.
@@ -486,7 +573,26 @@ impl Fabric {
             nics: Rc::new(RefCell::new(
                 (0..nodes).map(|i| NicState::new(i, queue_pairs)).collect(),
             )),
+            faults: Rc::new(RefCell::new(Faults::default())),
         }
+    }
+
+    /// The next control SEND from `src` to `dst` carrying a message of `kind` meets `effect`.
+    pub fn fault_next(&self, src: usize, dst: usize, kind: ControlKind, effect: FaultEffect) {
+        self.faults.borrow_mut().once.push(ControlFault {
+            src,
+            dst,
+            kind: Some(kind),
+            effect,
+        });
+    }
+
+    /// Every control SEND meets a random fault with probability `rate` (0 stops them).
+    pub fn random_faults(&self, rate: f64, seed: u64) {
+        use rand::SeedableRng;
+        let mut f = self.faults.borrow_mut();
+        f.random_rate = rate;
+        f.rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
     }
 
     /// NICs with a hardware TPT of `2^tpt_log2` entries.
@@ -571,10 +677,33 @@ impl Fabric {
                 CompletionStatus::BadOpcode,
             );
         };
-        let outcome = if dst >= nics.len() || !nics[dst].powered {
+        let up = dst < nics.len() && nics[dst].powered;
+        let fault =
+            if up && opcode == WqeOpcode::SendImmediate && wqe.immediate == CONTROL_IMMEDIATE {
+                let payload = if wqe.inline {
+                    wqe.inline_payload()[..wqe.length as usize].to_vec()
+                } else {
+                    nics[src].read(wqe.local_addr, wqe.length as usize)
+                };
+                let kinds = control_kinds(&payload);
+                if std::env::var("FAKE_TRACE").is_ok() {
+                    eprintln!("ctrl {src}->{dst}: {:?}", ControlSend::decode(&payload));
+                }
+                self.faults.borrow_mut().take(src, dst, &kinds)
+            } else {
+                None
+            };
+        let outcome = if !up {
             Outcome::Done(CompletionStatus::Remote(Syndrome::PortDown))
+        } else if let Some(FaultEffect::Lost(status)) = fault {
+            Outcome::Done(status)
         } else {
-            Self::respond(&mut nics, (src, q, index), dst, dst_qp, opcode, &wqe)
+            match Self::respond(&mut nics, (src, q, index), dst, dst_qp, opcode, &wqe) {
+                Outcome::Done(CompletionStatus::Success) if fault == Some(FaultEffect::AckLost) => {
+                    Outcome::Done(CompletionStatus::RetryExceeded)
+                }
+                o => o,
+            }
         };
         match outcome {
             Outcome::Stall => false,
@@ -823,6 +952,62 @@ impl Cluster {
     pub fn take(&mut self, node: usize) -> Vec<Completion> {
         std::mem::take(&mut self.completions[node])
     }
+
+    /// Runs the fabric and polls every driver for `ticks` (timers fire meanwhile: protocol
+    /// resends, probes), then settles.
+    pub fn run_for(&mut self, ticks: u64) {
+        let end = self.now + ticks;
+        while self.now < end {
+            self.fabric.step();
+            for (i, d) in self.drivers.iter_mut().enumerate() {
+                if let Some(d) = d {
+                    let c = d.poll(self.now).unwrap();
+                    self.completions[i].extend(c);
+                }
+            }
+            self.now += 10;
+        }
+        self.settle();
+    }
+
+    /// Whether the live drivers agree: each has joined, admits every other and holds
+    /// exactly the published copy of its TPT part.
+    pub fn check_converged(&mut self) -> Result<(), String> {
+        let live: Vec<usize> = (0..self.drivers.len())
+            .filter(|&i| self.drivers[i].is_some())
+            .collect();
+        for &p in &live {
+            if !self.d(p).is_joined() {
+                return Err(format!("node {p} has not joined"));
+            }
+            for &x in &live {
+                if p == x {
+                    continue;
+                }
+                if self.d(p).is_barred(x as NodeId) || !self.d(p).updates_enabled(x as NodeId) {
+                    return Err(format!(
+                        "node {p} has node {x} barred={} updates={}",
+                        self.d(p).is_barred(x as NodeId),
+                        self.d(p).updates_enabled(x as NodeId)
+                    ));
+                }
+                let copy: Vec<TptEntry> = self
+                    .d(p)
+                    .tpt()
+                    .remote_entries(x as NodeId)
+                    .unwrap()
+                    .copied()
+                    .collect();
+                let truth = self.d(x).published_local_entries();
+                if copy != truth {
+                    return Err(format!(
+                        "node {p}'s copy of node {x}'s TPT part: {copy:?}, node {x} has {truth:?}"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Writes a random-reboot run issued: work-request id -> (target, the target's epoch then).
@@ -851,6 +1036,21 @@ pub fn random_reboots(
     seed: u64,
     refused: fn(&CompletionStatus) -> bool,
 ) -> (Cluster, RandomReboots) {
+    random_reboots_with_faults(fabric, config, app, seed, refused, 0.0)
+}
+
+/// [`random_reboots`] with random faults on control SENDs ([`Fabric::random_faults`] at
+/// `fault_rate`) until the last round; then the drivers run on (their timers fire) until
+/// they have had time to recover, and settle.
+pub fn random_reboots_with_faults(
+    fabric: Fabric,
+    config: fn(NodeId, usize, u32) -> DriverConfig,
+    app: u32,
+    seed: u64,
+    refused: fn(&CompletionStatus) -> bool,
+    fault_rate: f64,
+) -> (Cluster, RandomReboots) {
+    fabric.random_faults(fault_rate, seed ^ 0x5EED);
     use nic_driver::tpt::{Protection, RegionRef};
     use nic_driver::VerbsError;
     use rand::{Rng, SeedableRng};
@@ -941,7 +1141,13 @@ pub fn random_reboots(
         }
         c.now += 10;
     }
-    c.settle();
+    if fault_rate > 0.0 {
+        c.fabric.random_faults(0.0, 0);
+        // Long enough for control resends and for probes of nodes found down.
+        c.run_for(2000);
+    } else {
+        c.settle();
+    }
     for i in 0..n {
         let done = c.take(i);
         tally(&mut r, &done);
