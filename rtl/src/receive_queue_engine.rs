@@ -57,7 +57,8 @@
 //!   low 32 bits of the virtual address, and a range beyond 2^32 is refused.
 //! - Counters (32, wrapping, cleared by reset): `stat_messages_received` (every message
 //!   whose last cell passed the reassembler's checks), `stat_dropped` (messages dropped
-//!   without an answer: another node, rule 1, slot busy, a response nobody expects, a
+//!   without an answer: another node, rule 1, a duplicate or resync while the slot is
+//!   busy, a response nobody expects, a
 //!   duplicate atomic that is not the saved one, an unknown opcode; not the silent
 //!   discard after a SEQUENCE_ERROR NACK), `stat_nack_received_0`..`_7` (NACKs delivered to
 //!   the requester, by `Syndrome::counter_index`).
@@ -69,8 +70,14 @@
 //! - A TPT translation to a physical address that is not 8-aligned counts as a failed
 //!   check (REMOTE_ACCESS_ERROR). An RDMA WRITE whose message length differs from its
 //!   RETH `dma_length` is INVALID_REQUEST; nothing is ever written beyond `dma_length`.
-//! - A failed cell owes CRC_OR_MALFORMED only when its opcode is a request, its QP is
-//!   synchronised (otherwise there is no expected PSN to name) and the slot is free.
+//! - A failed cell owes CRC_OR_MALFORMED only when its opcode is a request and its QP is
+//!   synchronised (otherwise there is no expected PSN to name); a busy slot keeps it
+//!   behind its item.
+//! - Owed-slot rule (`docs/nic-architecture.md`, "Responses owed by the responder"): a
+//!   request at or ahead of the expected PSN that would owe a NACK or a response while
+//!   its QP's slot is busy is not applied and owes NACK SEQUENCE_ERROR with the expected
+//!   PSN instead (the `NackGenerator`'s `slot_refused`; no TPT lookup, nothing consumed),
+//!   which the `ResponseGenerator` sends right after the busy item.
 //! - A response is written only when the expected local address is 8-aligned; an atomic
 //!   response writes at most 8 bytes. A CAS that does not match writes nothing.
 //! - A QP reset (QP_CTRL bit 1) of the QP whose message is in progress abandons that
@@ -1227,7 +1234,8 @@ impl Logic for ReceiveQueueEngine {
                 self.state.d.next = ResponderState::Decide;
             }
             ResponderState::FailLookup => {
-                // A failed cell: owe CRC_OR_MALFORMED once per gap.
+                // A failed cell: owe CRC_OR_MALFORMED once per gap (behind a busy slot's
+                // item if need be: the ResponseGenerator keeps it there).
                 self.main_ram_use.next = true;
                 self.state.d.next = ResponderState::Stream;
                 if self.lk_node_ok.val()
@@ -1245,7 +1253,6 @@ impl Logic for ReceiveQueueEngine {
                         .get_bit(self.ctx_qp.q.val().index())
                     & !self.nak_bits.q.val().get_bit(self.ctx_qp.q.val().index())
                     & self.rx_is_request.val()
-                    & !self.slot_busy.val().get_bit(self.ctx_qp.q.val().index())
                 {
                     self.owe_kind.d.next = 1.into();
                     self.owe_syndrome.d.next = 0x64.into();
@@ -1284,6 +1291,7 @@ impl Logic for ReceiveQueueEngine {
                     }
                 } else if self.tpt_present.val()
                     & (self.nack.action.val() != 2)
+                    & !self.nack.slot_refused.val()
                     & self.nack.check_access.val()
                     & !self.access_done.q.val()
                 {
@@ -3009,6 +3017,69 @@ mod tests {
         assert_eq!(d.last_owed().kind, OWE_ACK);
         assert_eq!(d.b.writes.len(), 5);
         assert_eq!(d.expected_psn(0), 112);
+    }
+
+    /// The owed-slot rule: while QP 0's answer slot is busy (a NACK or response not yet
+    /// handed over), a request at or ahead of the expected PSN that would owe a NACK or a
+    /// response is not applied and owes NACK SEQUENCE_ERROR with the expected PSN (the
+    /// `ResponseGenerator` sends it right after the busy item), so the requester goes back
+    /// to it at once instead of losing it until its timer fires. A request that owes only
+    /// an ACK is executed; a duplicate is dropped; a failed cell still owes
+    /// CRC_OR_MALFORMED. Once the slot is free, the same request gets its own answer.
+    #[test]
+    fn a_request_the_busy_slot_cannot_answer_owes_a_sequence_error() {
+        let mut d = Directed::new(1, false, 64, true);
+        let owed = |d: &Directed| {
+            let o = d.last_owed();
+            (o.kind, o.syndrome, o.psn)
+        };
+        let seq = Syndrome::SequenceError as u8;
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 300, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 300));
+        let writes = d.b.writes.len();
+        d.b.set_slot_busy(&mut d.m, 1);
+        // A SEND with no receive buffer (RNR) and a READ: not applied, turned away.
+        d.send(&[d.msg(opcode::SEND, 0, 301, 16)]);
+        assert_eq!(
+            owed(&d),
+            (OWE_NACK, seq, 301),
+            "the refusal needs the busy slot"
+        );
+        let mut read = d.msg(opcode::RDMA_READ_REQUEST, 0, 301, 0);
+        read.dma_length = 64;
+        d.send(&[read.clone()]);
+        assert_eq!(
+            owed(&d),
+            (OWE_NACK, seq, 301),
+            "the response needs the busy slot"
+        );
+        assert_eq!(
+            d.expected_psn(0),
+            301,
+            "a turned-away request consumed its PSN"
+        );
+        // An RDMA WRITE owes only an ACK: executed.
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 301, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 301));
+        assert!(d.b.writes.len() > writes);
+        // A duplicate READ is dropped (its answer left the slot before).
+        let n = d.b.owed.len();
+        read.psn = 300;
+        d.send(&[read.clone()]);
+        assert_eq!(d.b.owed.len(), n);
+        assert_eq!(d.b.uut.stat_dropped.val().to_u32(), 1);
+        // A failed cell owes CRC_OR_MALFORMED with the expected PSN.
+        let cells = encode_message(&d.msg(opcode::RDMA_WRITE, 0, 302, 40), d.cell_payload).unwrap();
+        let mut bad = cells[0].clone();
+        bad[6] ^= 1 << 3;
+        d.send_cells(&[bad]);
+        assert_eq!(owed(&d), (OWE_NACK, Syndrome::CrcOrMalformed as u8, 302));
+        // The slot is free again: the READ at 302 is executed.
+        d.b.set_slot_busy(&mut d.m, 0);
+        read.psn = 302;
+        d.send(&[read]);
+        assert_eq!(owed(&d), (OWE_READ_RESPONSE, 0, 302));
+        assert!(d.b.completions.is_empty());
     }
 
     /// A refused PSN stays refused (the requester may time out while the NACK is on its

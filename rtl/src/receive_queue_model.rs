@@ -407,10 +407,10 @@ impl ResponderModel {
         if h.dest_node != self.node_id || qp >= self.queue_pairs || !is_request(h.opcode) {
             return;
         }
-        let busy = self.busy(qp);
         let q = &mut self.qps[qp];
         let source = h.src_node as u32 | (h.src_qp as u32) << 16;
-        if q.enabled && q.remote == source && q.synced && !q.nak_sent && !busy {
+        // Owed even while the slot is busy: it waits behind the slot's item.
+        if q.enabled && q.remote == source && q.synced && !q.nak_sent {
             q.nak_sent = true;
             let psn = q.expected_psn;
             let marked = q.resync_psn.is_some();
@@ -558,10 +558,7 @@ impl ResponderModel {
             if q.nak_sent {
                 return; // silent
             }
-            if busy {
-                self.dropped += 1;
-                return;
-            }
+            // Owed even while the slot is busy: it waits behind the slot's item.
             self.qps[qp].nak_sent = true;
             self.owe(
                 qp,
@@ -574,6 +571,26 @@ impl ResponderModel {
             return;
         }
         let duplicate = distance != 0;
+        // The owed-slot rule: a request that would owe a NACK or a response while the
+        // slot is busy is not applied. At or ahead of the expected PSN (not a resync) it
+        // is answered SEQUENCE_ERROR with the expected PSN (the answer waits behind the
+        // slot's item), so the requester goes back to it at once; a duplicate or a
+        // resync is dropped.
+        let slot_refuse = |m: &mut Self| {
+            if duplicate || resync {
+                m.dropped += 1;
+            } else {
+                m.qps[qp].nak_sent = true;
+                m.owe(
+                    qp,
+                    node,
+                    src_qp,
+                    OWE_NACK,
+                    expected,
+                    Syndrome::SequenceError,
+                );
+            }
+        };
         // The duplicate of a refused PSN is refused again, whatever its opcode.
         if let Some((psn, s)) = q.refused.filter(|r| duplicate && r.0 == h.psn) {
             if busy {
@@ -613,8 +630,7 @@ impl ResponderModel {
         // A NACK (rules 3-6), answered unless the slot is busy.
         let nack = |m: &mut Self, s: Syndrome| {
             if busy {
-                m.dropped += 1;
-                return;
+                return slot_refuse(m);
             }
             if !duplicate {
                 let st = &mut m.qps[qp];
@@ -656,8 +672,7 @@ impl ResponderModel {
                     // No lookup for a request the slot rule drops anyway.
                     let rnr = consumes && q.rq_pi == q.rq_ci;
                     if busy && (rnr || read || atomic) {
-                        self.dropped += 1;
-                        return;
+                        return slot_refuse(self);
                     }
                     let lookup = TptLookup {
                         stag: o.reth.stag,
@@ -694,8 +709,7 @@ impl ResponderModel {
         // Execute (or a duplicate READ, executed again).
         if read {
             if busy {
-                self.dropped += 1;
-                return;
+                return slot_refuse(self);
             }
             if !duplicate {
                 let st = &mut self.qps[qp];
@@ -722,8 +736,7 @@ impl ResponderModel {
             return;
         }
         if atomic && busy {
-            self.dropped += 1;
-            return;
+            return slot_refuse(self);
         }
         // The receive queue entry.
         let (mut buffer, mut buffer_length, mut wr_id) = (0u32, 0u32, 0u64);
@@ -741,8 +754,7 @@ impl ResponderModel {
                     status = 0x01;
                 }
                 if status != 0 && busy {
-                    self.dropped += 1;
-                    return;
+                    return slot_refuse(self);
                 }
             }
         }
