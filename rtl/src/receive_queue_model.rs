@@ -8,7 +8,9 @@
 //! counters the engine must produce, in order per output.
 
 use crate::cell_format::{flag, opcode, CellOutcome, CellStatus};
-use nic_abi::{psn_distance, Syndrome, PSN_MASK, SEND_WINDOW};
+use nic_abi::{
+    psn_distance, AethRefusal, Syndrome, AETH_REFUSED_SYNDROME_SHIFT, PSN_MASK, SEND_WINDOW,
+};
 use std::collections::HashMap;
 
 /// Owed response kinds (`m_owe_kind`).
@@ -65,6 +67,9 @@ pub struct Owed {
     pub dest_qp: u16,
     /// The request's PSN was adopted by a resync (`m_owe_resync`): the answer carries RESYNC.
     pub resync: bool,
+    /// ACK and NACK: the AETH's refusal bits 18:8 (`m_owe_refusal`, see
+    /// [`nic_abi::AethRefusal`]): the QP's last refused PSN when it lies 1..=7 before `psn`.
+    pub refusal: u16,
 }
 
 impl Owed {
@@ -80,7 +85,27 @@ impl Owed {
         if self.kind != OWE_NACK && !(self.kind == OWE_ACK && self.syndrome != 0) {
             self.syndrome = 0;
         }
+        if self.kind != OWE_ACK && self.kind != OWE_NACK {
+            self.refusal = 0;
+        }
         self
+    }
+}
+
+/// The AETH refusal bits (18:8, as `m_owe_refusal`) of an answer to `psn`, given the QP's
+/// last refused PSN in the answer's PSN sequence: an answer acknowledges the PSNs before its
+/// own, so it reports a refusal among them (the requester may have lost that NACK).
+fn refusal_bits(refused: Option<(u32, Syndrome)>, psn: u32) -> u16 {
+    match refused {
+        Some((r, s)) if (1..=7).contains(&psn_distance(psn, r)) => {
+            (AethRefusal {
+                syndrome: s as u8,
+                distance: psn_distance(psn, r) as u8,
+            }
+            .to_aeth()
+                >> AETH_REFUSED_SYNDROME_SHIFT) as u16
+        }
+        _ => 0,
     }
 }
 
@@ -414,6 +439,7 @@ impl ResponderModel {
             q.nak_sent = true;
             let psn = q.expected_psn;
             let marked = q.resync_psn.is_some();
+            let refusal = refusal_bits(q.refused, psn);
             self.owe(
                 qp,
                 h.src_node,
@@ -422,7 +448,9 @@ impl ResponderModel {
                 psn,
                 Syndrome::CrcOrMalformed,
             );
-            self.owed.last_mut().unwrap().resync = marked;
+            let ow = self.owed.last_mut().unwrap();
+            ow.resync = marked;
+            ow.refusal = refusal;
         }
     }
 
@@ -456,6 +484,16 @@ impl ResponderModel {
                     return;
                 }
                 let syndrome = o.immediate as u8;
+                // A refusal the AETH reports comes first, as its own final NACK.
+                if let Some(r) = AethRefusal::from_aeth(o.immediate) {
+                    self.acks.push(AckEvent {
+                        qp: qp as u8,
+                        psn: r.psn(h.psn),
+                        syndrome: r.syndrome,
+                        response: false,
+                        resync: h.flags & flag::RESYNC != 0,
+                    });
+                }
                 self.acks.push(AckEvent {
                     qp: qp as u8,
                     psn: h.psn,
@@ -518,10 +556,16 @@ impl ResponderModel {
         } else {
             q.resync_psn.is_some()
         };
+        // The refusal the answers report is the one before this request, in its PSN
+        // sequence (a resync forgets it).
+        let refused = if resync { None } else { q.refused };
         let n_owed = self.owed.len();
         self.request_answer(o, qp, q, resync, marked, expected, distance);
         for ow in &mut self.owed[n_owed..] {
             ow.resync = marked;
+            if ow.kind == OWE_ACK || ow.kind == OWE_NACK {
+                ow.refusal = refusal_bits(refused, ow.psn);
+            }
         }
     }
 
@@ -793,6 +837,7 @@ impl ResponderModel {
             dest_node: node,
             dest_qp: src_qp,
             resync: marked,
+            refusal: refusal_bits(if resync { None } else { q.refused }, h.psn),
             ..Default::default()
         };
         let completion = consumes.then_some(Completion {

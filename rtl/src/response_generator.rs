@@ -13,8 +13,10 @@
 //! - `s_owe_valid` / `s_owe_ready`, `s_owe_qp` (6), `s_owe_kind` (2: 0 ACK, 1 NACK,
 //!   2 READ_RESPONSE, 3 ATOMIC_RESPONSE), `s_owe_psn` (24), `s_owe_syndrome` (8),
 //!   `s_owe_addr` (32), `s_owe_length` (32), `s_owe_value` (64), `s_owe_dest_node` (16),
-//!   `s_owe_dest_qp` (16), `s_owe_resync` (the answer's PSN became the responder's
-//!   expected one through a resync: the message is sent with the RESYNC flag). `s_owe_ready`
+//!   `s_owe_dest_qp` (16), `s_owe_refusal` (11, ACK and NACK: the AETH's bits 18:8, a
+//!   refusal the answer reports, `nic_abi::AethRefusal`), `s_owe_resync` (the answer's PSN
+//!   became the responder's expected one through a resync: the message is sent with the
+//!   RESYNC flag). `s_owe_ready`
 //!   is high whenever `reset` is low: an owe is never held up by transmission. Slot rules,
 //!   applied on the accepting edge against the slot as it was before that edge: a QP whose
 //!   slot is not busy (see `slot_busy`) takes the item into the slot, replacing a waiting
@@ -31,7 +33,8 @@
 //! - `slot_busy` (64): bit q is set while QP q's slot holds a NACK, READ response or
 //!   atomic response, waiting or being sent (cleared on the edge that hands it over).
 //! - `m_msg_*` / `m_payload_*`: message source bundle (to `TxArbiter`). ACK / NACK:
-//!   opcode 0x30 / 0x31, length 0, `has_immediate` 1, immediate = syndrome. READ_RESPONSE:
+//!   opcode 0x30 / 0x31, length 0, `has_immediate` 1, immediate = the AETH (syndrome 7:0,
+//!   refusal 18:8). READ_RESPONSE:
 //!   opcode 0x20, length = the slot's length, then `ceil(length / 8)` payload words read
 //!   from the slot's address. ATOMIC_RESPONSE: opcode 0x21, length 8, one payload word =
 //!   the value. Every message: `dest_node` / `dest_qp` and `psn` from the slot, `src_node`
@@ -107,6 +110,7 @@ pub struct ResponseGenerator {
     pub s_owe_kind: Signal<In, Bits<2>>,
     pub s_owe_psn: Signal<In, Bits<24>>,
     pub s_owe_syndrome: Signal<In, Bits<8>>,
+    pub s_owe_refusal: Signal<In, Bits<11>>,
     pub s_owe_addr: Signal<In, Bits<32>>,
     pub s_owe_length: Signal<In, Bits<32>>,
     pub s_owe_value: Signal<In, Bits<64>>,
@@ -156,8 +160,9 @@ pub struct ResponseGenerator {
     /// Slot data per QP: syndrome (ACK / NACK, bits 7:0), address | length << 32 (READ
     /// response), original value (atomic response).
     data_ram: RAM<Bits<64>, 6>,
-    /// Follow-up per QP: psn (23:0), syndrome (31:24), kind (32: 0 ACK, 1 NACK).
-    follow_ram: RAM<Bits<33>, 6>,
+    /// Follow-up per QP: psn (23:0), syndrome (31:24), kind (32: 0 ACK, 1 NACK), refusal
+    /// (43:33).
+    follow_ram: RAM<Bits<44>, 6>,
     state: DFF<ResponseState>,
     /// Bit q: QP q's slot holds an item not yet served.
     pending: DFF<Bits<64>>,
@@ -253,6 +258,8 @@ pub struct ResponseGenerator {
     idx_mask_5: Constant<Bits<64>>,
     max_burst: Constant<Bits<32>>,
     addr_align: Constant<Bits<32>>,
+    /// The AETH's used bits (syndrome 7:0, refusal 18:8).
+    aeth_mask: Constant<Bits<32>>,
 }
 
 impl ResponseGenerator {
@@ -286,6 +293,7 @@ impl ResponseGenerator {
             s_owe_kind: Default::default(),
             s_owe_psn: Default::default(),
             s_owe_syndrome: Default::default(),
+            s_owe_refusal: Default::default(),
             s_owe_addr: Default::default(),
             s_owe_length: Default::default(),
             s_owe_value: Default::default(),
@@ -409,6 +417,7 @@ impl ResponseGenerator {
             idx_mask_5: idx_mask(5),
             max_burst: Constant::new(MAX_BURST_WORDS.to_bits()),
             addr_align: Constant::new(0xFFFF_FFF8u64.to_bits()),
+            aeth_mask: Constant::new(0x7_FFFFu64.to_bits()),
         }
     }
 }
@@ -493,9 +502,10 @@ impl Logic for ResponseGenerator {
         }
         self.follow_ram.write_enable.next = self.follow_write.val();
         self.follow_ram.write_address.next = self.s_owe_qp.val();
-        self.follow_ram.write_data.next = bit_cast::<33, 24>(self.s_owe_psn.val())
-            | (bit_cast::<33, 8>(self.s_owe_syndrome.val()) << 24)
-            | (bit_cast::<33, 2>(self.s_owe_kind.val()) << 32);
+        self.follow_ram.write_data.next = bit_cast::<44, 24>(self.s_owe_psn.val())
+            | (bit_cast::<44, 8>(self.s_owe_syndrome.val()) << 24)
+            | (bit_cast::<44, 1>(self.s_owe_kind.val().get_bits::<1>(0)) << 32)
+            | (bit_cast::<44, 11>(self.s_owe_refusal.val()) << 33);
         self.set_busy.next = 0.into();
         if self.owe_write.val() & (self.s_owe_kind.val() != 0) {
             self.set_busy.next = self.owe_onehot.val();
@@ -512,7 +522,8 @@ impl Logic for ResponseGenerator {
             | (bit_cast::<58, 16>(self.s_owe_dest_qp.val()) << 42);
         self.data_ram.write_enable.next = self.owe_write.val();
         self.data_ram.write_address.next = self.s_owe_qp.val();
-        self.data_ram.write_data.next = bit_cast::<64, 8>(self.s_owe_syndrome.val());
+        self.data_ram.write_data.next = bit_cast::<64, 8>(self.s_owe_syndrome.val())
+            | (bit_cast::<64, 11>(self.s_owe_refusal.val()) << 8);
         if self.s_owe_kind.val() == 2 {
             self.data_ram.write_data.next = bit_cast::<64, 32>(self.s_owe_addr.val())
                 | (bit_cast::<64, 32>(self.s_owe_length.val()) << 32);
@@ -603,7 +614,10 @@ impl Logic for ResponseGenerator {
                 self.data_reg.d.next = self.data_ram.read_data.val();
                 if self.cur_from_follow.q.val() {
                     self.data_reg.d.next =
-                        bit_cast::<64, 8>(self.follow_ram.read_data.val().get_bits::<8>(24));
+                        bit_cast::<64, 8>(self.follow_ram.read_data.val().get_bits::<8>(24))
+                            | (bit_cast::<64, 11>(
+                                self.follow_ram.read_data.val().get_bits::<11>(33),
+                            ) << 8);
                 }
                 self.addr_reg.d.next =
                     self.data_ram.read_data.val().get_bits::<32>(0) & self.addr_align.val();
@@ -792,7 +806,8 @@ impl Logic for ResponseGenerator {
         self.m_msg_has_immediate.next = !self.kind_reg.q.val().get_bit(1);
         self.m_msg_immediate.next = 0.into();
         if !self.kind_reg.q.val().get_bit(1) {
-            self.m_msg_immediate.next = bit_cast::<32, 8>(self.syndrome.val());
+            self.m_msg_immediate.next =
+                self.data_reg.q.val().get_bits::<32>(0) & self.aeth_mask.val();
         }
         self.m_msg_invalidate.next = false;
         self.m_msg_resync.next = self.resync_reg.q.val();
@@ -833,6 +848,8 @@ mod tests {
         kind: u64,
         psn: u32,
         syndrome: u8,
+        /// `s_owe_refusal`: the AETH's refusal bits (ACK and NACK only).
+        refusal: u16,
         addr: u32,
         length: u32,
         value: u64,
@@ -895,8 +912,16 @@ mod tests {
     /// The message the generator must build for `owe` served from QP `q`.
     fn expected_message(o: &Owe, node_id: u16) -> (Message, usize) {
         let (op, len, imm) = match o.kind {
-            kind::ACK => (opcode::ACK, 0, Some(o.syndrome as u32)),
-            kind::NACK => (opcode::NACK, 0, Some(o.syndrome as u32)),
+            kind::ACK => (
+                opcode::ACK,
+                0,
+                Some(o.syndrome as u32 | (o.refusal as u32) << 8),
+            ),
+            kind::NACK => (
+                opcode::NACK,
+                0,
+                Some(o.syndrome as u32 | (o.refusal as u32) << 8),
+            ),
             kind::READ_RESPONSE => (opcode::RDMA_READ_RESPONSE, o.length as usize, None),
             _ => (opcode::ATOMIC_RESPONSE, 8, None),
         };
@@ -1229,6 +1254,7 @@ mod tests {
             u.s_owe_kind.next = o.kind.to_bits();
             u.s_owe_psn.next = (o.psn as u64).to_bits();
             u.s_owe_syndrome.next = (o.syndrome as u64).to_bits();
+            u.s_owe_refusal.next = (o.refusal as u64).to_bits();
             u.s_owe_addr.next = (o.addr as u64).to_bits();
             u.s_owe_length.next = (o.length as u64).to_bits();
             u.s_owe_value.next = o.value.to_bits();
@@ -1297,7 +1323,8 @@ mod tests {
                     payload: vec![],
                 };
                 let len = u.m_msg_length.val().to_u64() as usize;
-                assert!(!u.m_msg_has_immediate.val() || u.m_msg_immediate.val().to_u64() < 256);
+                // The AETH: syndrome 7:0 and the refusal 18:8, nothing above.
+                assert!(!u.m_msg_has_immediate.val() || u.m_msg_immediate.val().to_u64() < 1 << 19);
                 assert_eq!(
                     (got.clone(), len),
                     expected_message(o, self.node_id),
@@ -1426,6 +1453,11 @@ mod tests {
             dest_node: rng.gen(),
             dest_qp: rng.gen(),
             resync: rng.gen_bool(0.1),
+            refusal: if rng.gen_bool(0.2) {
+                rng.gen_range(0..1 << 11)
+            } else {
+                0
+            },
             ..ack(qp, 0)
         };
         match rng.gen_range(0..20) {
