@@ -168,7 +168,8 @@ pub struct NackGenerator {
     counted: Signal<Local, Bit>,
     reached_access: Signal<Local, Bit>,
     owes: Signal<Local, Bit>,
-    /// Not a duplicate and not a resync: at or ahead of the expected PSN.
+    /// Not a duplicate (before the resync point or not) and not a resync: at or ahead of
+    /// the expected PSN.
     fresh: Signal<Local, Bit>,
 }
 
@@ -270,8 +271,9 @@ impl Logic for NackGenerator {
         // The owed-slot rule: anything but an ACK needs a free slot.
         self.owes.next = (self.code.val() != 0)
             | ((self.verdict.val() != 2) & (self.is_read.val() | self.is_atomic.val()));
-        self.fresh.next = !self.resync_now.val()
-            & (self.sequential.val() | self.ahead.val() | self.rs_before.val());
+        // (A duplicate before the resync point is a duplicate here: dropped.)
+        self.fresh.next =
+            !self.resync_now.val() & (self.sequential.val() | self.behind.val().get_bit(23));
         self.action.next = self.verdict.val();
         self.syndrome.next = self.code.val();
         self.count_dropped.next = (self.verdict.val() == 2) & self.counted.val();
@@ -431,9 +433,7 @@ mod tests {
         let back = psn_distance(i.expected_psn, i.psn);
         let replayed_resync = i.resync && (1..=SEND_WINDOW).contains(&back);
         let resyncs = !i.synced || (i.resync && !replayed_resync);
-        let before_resync =
-            back != 0 && i.rs_valid && back > psn_distance(i.expected_psn, i.rs_psn);
-        let fresh = !resyncs && (back == 0 || back >= 1 << 23 || before_resync);
+        let fresh = !resyncs && (back == 0 || back >= 1 << 23);
         if owes_more_than_ack && i.slot_busy {
             if fresh {
                 (Nack(Syndrome::SequenceError), check, true)

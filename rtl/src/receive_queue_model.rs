@@ -602,7 +602,12 @@ impl ResponderModel {
             if q.nak_sent {
                 return; // silent
             }
-            // Owed even while the slot is busy: it waits behind the slot's item.
+            // Owed even while the slot is busy (it waits behind the slot's item), unless
+            // the request is a duplicate (before the resync point): dropped.
+            if busy && distance < 1 << 23 {
+                self.dropped += 1;
+                return;
+            }
             self.qps[qp].nak_sent = true;
             self.owe(
                 qp,
