@@ -7,7 +7,10 @@ pub mod queue_entries;
 pub mod syndrome;
 
 pub use queue_entries::{Cqe, Rqe, Wqe, WqeOpcode, INLINE_MAX_BYTES, INLINE_WORDS, NOP_OPCODE};
-pub use syndrome::{CompletionStatus, Syndrome};
+pub use syndrome::{
+    AethRefusal, CompletionStatus, Syndrome, AETH_REFUSED_DISTANCE_SHIFT,
+    AETH_REFUSED_SYNDROME_SHIFT,
+};
 
 /// Largest number of queue pairs a NIC can be configured with (6-bit QP index).
 pub const MAX_QUEUE_PAIRS: usize = 64;

@@ -68,6 +68,44 @@ impl fmt::Display for Syndrome {
     }
 }
 
+/// The refusal an ACK / NACK cell's AETH carries besides its own syndrome (bits 18:8 of
+/// its immediate data): the responder's last refused PSN `psn - distance` and its final
+/// syndrome, when that refusal lies 1..=7 PSNs before the answer's own PSN (the answer
+/// acknowledges it otherwise). A requester whose NACK for that PSN was lost learns of
+/// the refusal from any later answer (`docs/nic-architecture.md`, "Refused PSNs").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AethRefusal {
+    /// The refused PSN's syndrome (a final NACK syndrome, never 0).
+    pub syndrome: u8,
+    /// How far before the answer's PSN the refused PSN lies (1..=7).
+    pub distance: u8,
+}
+
+/// Bit position of [`AethRefusal::syndrome`] in the AETH (8 bits).
+pub const AETH_REFUSED_SYNDROME_SHIFT: u32 = 8;
+/// Bit position of [`AethRefusal::distance`] in the AETH (3 bits).
+pub const AETH_REFUSED_DISTANCE_SHIFT: u32 = 16;
+
+impl AethRefusal {
+    /// The refusal an AETH carries, if any (a zero syndrome field: none).
+    pub fn from_aeth(aeth: u32) -> Option<Self> {
+        let syndrome = (aeth >> AETH_REFUSED_SYNDROME_SHIFT) as u8;
+        let distance = (aeth >> AETH_REFUSED_DISTANCE_SHIFT) as u8 & 7;
+        (syndrome != 0 && distance != 0).then_some(AethRefusal { syndrome, distance })
+    }
+
+    /// This refusal's AETH bits (to OR with the answer's syndrome).
+    pub fn to_aeth(self) -> u32 {
+        (self.syndrome as u32) << AETH_REFUSED_SYNDROME_SHIFT
+            | ((self.distance & 7) as u32) << AETH_REFUSED_DISTANCE_SHIFT
+    }
+
+    /// The refused PSN, for an answer to PSN `psn`.
+    pub fn psn(self, psn: u32) -> u32 {
+        psn.wrapping_sub(self.distance as u32) & crate::PSN_MASK
+    }
+}
+
 /// Status byte of a completion queue entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CompletionStatus {

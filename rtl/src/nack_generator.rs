@@ -48,6 +48,9 @@
 //!   or `refused_psn - 1` when the duplicate lies before the refused PSN.
 //! - `count_dropped`: the drop is counted in `STAT_DROPPED` (every drop except the silent
 //!   discard of requests ahead of the expected PSN after the SEQUENCE_ERROR NACK was sent).
+//! - `slot_refused`: the owed-slot rule turned the request away with SEQUENCE_ERROR
+//!   (`action` NACK, `in_sequence` 0: nothing is consumed; the engine skips the TPT
+//!   lookup for it).
 //!
 //! Rule order (the first rule that applies decides):
 //! 1. QP missing, disabled or source mismatch → drop (counted). Opcode that is not a
@@ -68,7 +71,13 @@
 //! 7. Execute (`syndrome` INVALID_REQUEST with `length_error` on a SEND).
 //!
 //! Finally the owed-slot rule: a result that owes anything but an ACK (a NACK, a read or
-//! atomic response, the NACK of a too-long SEND) while `slot_busy` becomes a counted drop.
+//! atomic response, the NACK of a too-long SEND) while `slot_busy` is not applied. A
+//! request at or ahead of the expected PSN (not a duplicate, not a resync) is answered
+//! NACK SEQUENCE_ERROR with the expected PSN instead (`slot_refused`): the
+//! `ResponseGenerator` keeps that NACK behind the busy item, so the requester learns at
+//! once that it must go back to the expected PSN (its request is never lost without an
+//! answer). A duplicate or a resync becomes a counted drop: a duplicate's answer repeats
+//! one that left the slot before the busy item, and a resync has no expected PSN to name.
 //!
 //! Refused PSNs: a refusal that consumes its PSN is final. Without a memory of it, a
 //! requester that timed out while the NACK was on its way (go-back-N to an older PSN,
@@ -133,6 +142,7 @@ pub struct NackGenerator {
     pub check_access: Signal<Out, Bit>,
     pub count_dropped: Signal<Out, Bit>,
     pub ack_psn: Signal<Out, Bits<24>>,
+    pub slot_refused: Signal<Out, Bit>,
     // Opcode classes.
     is_send: Signal<Local, Bit>,
     is_write: Signal<Local, Bit>,
@@ -158,6 +168,9 @@ pub struct NackGenerator {
     counted: Signal<Local, Bit>,
     reached_access: Signal<Local, Bit>,
     owes: Signal<Local, Bit>,
+    /// Not a duplicate (before the resync point or not) and not a resync: at or ahead of
+    /// the expected PSN.
+    fresh: Signal<Local, Bit>,
 }
 
 impl NackGenerator {
@@ -258,16 +271,27 @@ impl Logic for NackGenerator {
         // The owed-slot rule: anything but an ACK needs a free slot.
         self.owes.next = (self.code.val() != 0)
             | ((self.verdict.val() != 2) & (self.is_read.val() | self.is_atomic.val()));
+        // (A duplicate before the resync point is a duplicate here: dropped.)
+        self.fresh.next =
+            !self.resync_now.val() & (self.sequential.val() | self.behind.val().get_bit(23));
         self.action.next = self.verdict.val();
         self.syndrome.next = self.code.val();
         self.count_dropped.next = (self.verdict.val() == 2) & self.counted.val();
+        self.in_sequence.next = self.sequential.val();
+        self.slot_refused.next = false;
         if self.owes.val() & self.slot_busy.val() {
-            self.action.next = 2.into();
-            self.syndrome.next = 0.into();
-            self.count_dropped.next = true;
+            if self.fresh.val() {
+                self.action.next = 3.into();
+                self.syndrome.next = 0x60.into();
+                self.in_sequence.next = false;
+                self.slot_refused.next = true;
+            } else {
+                self.action.next = 2.into();
+                self.syndrome.next = 0.into();
+                self.count_dropped.next = true;
+            }
         }
         self.resynced.next = self.resync_now.val();
-        self.in_sequence.next = self.sequential.val();
         self.check_access.next = self.reached_access.val();
     }
 }
@@ -317,8 +341,10 @@ mod tests {
     }
 
     /// The responder rules written out as a plain sequence of early returns (independent
-    /// of the RTL's if-chain), returning the decision before and after the slot rule.
-    pub(crate) fn reference(i: &Inputs) -> (Decision, bool /* check_access */) {
+    /// of the RTL's if-chain), returning the decision after the slot rule, whether the
+    /// access check matters and whether the slot rule turned the request away with a
+    /// SEQUENCE_ERROR NACK.
+    pub(crate) fn reference(i: &Inputs) -> (Decision, bool /* check_access */, bool) {
         use Decision::*;
         let op = i.opcode;
         let send = op == 0x00 || op == 0x01;
@@ -402,10 +428,20 @@ mod tests {
             Duplicate => read || atomic,
             Drop { .. } => false,
         };
+        // The owed-slot rule: a request at or ahead of the expected PSN (not a resync)
+        // is answered SEQUENCE_ERROR, not applied; a duplicate or a resync is dropped.
+        let back = psn_distance(i.expected_psn, i.psn);
+        let replayed_resync = i.resync && (1..=SEND_WINDOW).contains(&back);
+        let resyncs = !i.synced || (i.resync && !replayed_resync);
+        let fresh = !resyncs && (back == 0 || back >= 1 << 23);
         if owes_more_than_ack && i.slot_busy {
-            (Drop { counted: true }, check)
+            if fresh {
+                (Nack(Syndrome::SequenceError), check, true)
+            } else {
+                (Drop { counted: true }, check, false)
+            }
         } else {
-            (d, check)
+            (d, check, false)
         }
     }
 
@@ -442,7 +478,7 @@ mod tests {
 
     fn check(uut: &mut NackGenerator, i: &Inputs) {
         apply(uut, i);
-        let (want, want_check) = reference(i);
+        let (want, want_check, want_slot_refused) = reference(i);
         let action = uut.action.val().to_u64();
         let syndrome = uut.syndrome.val().to_u64() as u8;
         let got = match action {
@@ -462,6 +498,11 @@ mod tests {
             _ => Decision::Nack(Syndrome::from_code(syndrome).expect("known syndrome")),
         };
         assert_eq!(got, want, "decision for {i:?}");
+        assert_eq!(
+            uut.slot_refused.val(),
+            want_slot_refused,
+            "slot_refused for {i:?}"
+        );
         if action != ACTION_DROP {
             assert_eq!(uut.check_access.val(), want_check, "check_access for {i:?}");
         }
@@ -492,9 +533,10 @@ mod tests {
             let resync = !i.synced || (i.resync && !(1..=SEND_WINDOW).contains(&back));
             assert_eq!(uut.resynced.val(), resync, "resynced for {i:?}");
             let expected = if resync { i.psn } else { i.expected_psn };
+            // A request the slot rule turns away consumes nothing.
             assert_eq!(
                 uut.in_sequence.val(),
-                expected == i.psn,
+                expected == i.psn && !want_slot_refused,
                 "in_sequence {i:?}"
             );
         }

@@ -375,6 +375,7 @@ impl Logic for NicTop {
         self.resp.s_owe_kind.next = self.rq.m_owe_kind.val();
         self.resp.s_owe_psn.next = self.rq.m_owe_psn.val();
         self.resp.s_owe_syndrome.next = self.rq.m_owe_syndrome.val();
+        self.resp.s_owe_refusal.next = self.rq.m_owe_refusal.val();
         self.resp.s_owe_addr.next = self.rq.m_owe_addr.val();
         self.resp.s_owe_length.next = self.rq.m_owe_length.val();
         self.resp.s_owe_value.next = self.rq.m_owe_value.val();

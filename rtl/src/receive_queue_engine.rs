@@ -36,10 +36,17 @@
 //!   `m_owe_addr` (32), `m_owe_length` (32), `m_owe_value` (64), `m_owe_dest_node`,
 //!   `m_owe_dest_qp` (16), `m_owe_resync` (the request's PSN became the expected one through
 //!   a resync: the QP was not synced, or a RESYNC request restarted the sequence; the answer
-//!   goes out with the RESYNC flag); `slot_busy` (64, in).
+//!   goes out with the RESYNC flag), `m_owe_refusal` (11: the AETH's bits 18:8 of an ACK
+//!   or NACK, `nic_abi::AethRefusal`: the QP's last refused PSN's syndrome (7:0) and its
+//!   distance before `m_owe_psn` (10:8), when that distance is 1..=7 and no resync of this
+//!   message forgot the refusal; 0 otherwise); `slot_busy` (64, in).
 //! - Acknowledgement events `m_ack_valid/ready`, `m_ack_qp` (6), `m_ack_psn` (24),
 //!   `m_ack_syndrome` (8), `m_ack_response`, `m_ack_resync` (the ACK, NACK or response
 //!   carried the RESYNC flag: the remote responder restarted its PSN sequence at `psn`).
+//!   An ACK or NACK whose AETH reports a refusal gives two events: first the refused
+//!   PSN's final NACK (`psn` minus the distance, the reported syndrome, the answer's
+//!   RESYNC flag), then the answer's own; only the second counts in
+//!   `stat_nack_received_*`.
 //!   Expect events `s_expect_valid/ready`,
 //!   `s_expect_qp` (6), `s_expect_psn` (24), `s_expect_addr` (32), `s_expect_length` (32),
 //!   `s_expect_atomic`.
@@ -57,7 +64,8 @@
 //!   low 32 bits of the virtual address, and a range beyond 2^32 is refused.
 //! - Counters (32, wrapping, cleared by reset): `stat_messages_received` (every message
 //!   whose last cell passed the reassembler's checks), `stat_dropped` (messages dropped
-//!   without an answer: another node, rule 1, slot busy, a response nobody expects, a
+//!   without an answer: another node, rule 1, a duplicate or resync while the slot is
+//!   busy, a response nobody expects, a
 //!   duplicate atomic that is not the saved one, an unknown opcode; not the silent
 //!   discard after a SEQUENCE_ERROR NACK), `stat_nack_received_0`..`_7` (NACKs delivered to
 //!   the requester, by `Syndrome::counter_index`).
@@ -69,8 +77,14 @@
 //! - A TPT translation to a physical address that is not 8-aligned counts as a failed
 //!   check (REMOTE_ACCESS_ERROR). An RDMA WRITE whose message length differs from its
 //!   RETH `dma_length` is INVALID_REQUEST; nothing is ever written beyond `dma_length`.
-//! - A failed cell owes CRC_OR_MALFORMED only when its opcode is a request, its QP is
-//!   synchronised (otherwise there is no expected PSN to name) and the slot is free.
+//! - A failed cell owes CRC_OR_MALFORMED only when its opcode is a request and its QP is
+//!   synchronised (otherwise there is no expected PSN to name); a busy slot keeps it
+//!   behind its item.
+//! - Owed-slot rule (`docs/nic-architecture.md`, "Responses owed by the responder"): a
+//!   request at or ahead of the expected PSN that would owe a NACK or a response while
+//!   its QP's slot is busy is not applied and owes NACK SEQUENCE_ERROR with the expected
+//!   PSN instead (the `NackGenerator`'s `slot_refused`; no TPT lookup, nothing consumed),
+//!   which the `ResponseGenerator` sends right after the busy item.
 //! - A response is written only when the expected local address is 8-aligned; an atomic
 //!   response writes at most 8 bytes. A CAS that does not match writes nothing.
 //! - A QP reset (QP_CTRL bit 1) of the QP whose message is in progress abandons that
@@ -137,6 +151,9 @@ pub enum ResponderState {
     Owe,
     /// Handing an acknowledgement or a written response to the requester.
     AckEvent,
+    /// Handing the final NACK an answer's AETH reports (its refused PSN) to the
+    /// requester, before the answer's own event.
+    AckRefusal,
     /// Waiting for the last write to be accepted.
     Drain,
     AtomicRead,
@@ -221,6 +238,7 @@ pub struct ReceiveQueueEngine {
     pub m_owe_dest_node: Signal<Out, Bits<16>>,
     pub m_owe_dest_qp: Signal<Out, Bits<16>>,
     pub m_owe_resync: Signal<Out, Bit>,
+    pub m_owe_refusal: Signal<Out, Bits<11>>,
     pub slot_busy: Signal<In, Bits<64>>,
     pub m_ack_valid: Signal<Out, Bit>,
     pub m_ack_ready: Signal<In, Bit>,
@@ -340,6 +358,12 @@ pub struct ReceiveQueueEngine {
     owe_syndrome: DFF<Bits<8>>,
     /// The owed answer's PSN became the expected one through a resync.
     owe_resync: DFF<Bit>,
+    /// `refused_reg` is the QP's refusal in the owed answer's PSN sequence (valid, and
+    /// not forgotten by a resync of this message).
+    owe_ref_ok: DFF<Bit>,
+    /// An answer's AETH reported a refusal: its PSN and syndrome (`AckRefusal`).
+    ref_psn: DFF<Bits<24>>,
+    ref_syndrome: DFF<Bits<8>>,
     ack_syndrome: DFF<Bits<8>>,
     ack_response: DFF<Bit>,
     /// The acknowledgement or response being handed over carried the RESYNC flag.
@@ -455,6 +479,8 @@ pub struct ReceiveQueueEngine {
     rs_far_commit: Signal<Local, Bit>,
     expect_clear: Signal<Local, Bit>,
     drop_count: Signal<Local, Bit>,
+    /// How far the QP's refused PSN lies before the owed answer's PSN.
+    owe_ref_dist: Signal<Local, Bits<24>>,
     nack_count: Signal<Local, Bit>,
     message_count: Signal<Local, Bit>,
     nack_index: Signal<Local, Bits<3>>,
@@ -584,6 +610,7 @@ impl ReceiveQueueEngine {
             m_owe_dest_node: Default::default(),
             m_owe_dest_qp: Default::default(),
             m_owe_resync: Default::default(),
+            m_owe_refusal: Default::default(),
             slot_busy: Default::default(),
             m_ack_valid: Default::default(),
             m_ack_ready: Default::default(),
@@ -685,6 +712,9 @@ impl ReceiveQueueEngine {
             owe_psn: Default::default(),
             owe_syndrome: Default::default(),
             owe_resync: Default::default(),
+            owe_ref_ok: Default::default(),
+            ref_psn: Default::default(),
+            ref_syndrome: Default::default(),
             ack_syndrome: Default::default(),
             ack_response: Default::default(),
             ack_resync: Default::default(),
@@ -782,6 +812,7 @@ impl ReceiveQueueEngine {
             rs_far_commit: Default::default(),
             expect_clear: Default::default(),
             drop_count: Default::default(),
+            owe_ref_dist: Default::default(),
             nack_count: Default::default(),
             message_count: Default::default(),
             nack_index: Default::default(),
@@ -901,6 +932,9 @@ impl Logic for ReceiveQueueEngine {
             owe_psn,
             owe_syndrome,
             owe_resync,
+            owe_ref_ok,
+            ref_psn,
+            ref_syndrome,
             ack_syndrome,
             ack_response,
             ack_resync,
@@ -1227,7 +1261,8 @@ impl Logic for ReceiveQueueEngine {
                 self.state.d.next = ResponderState::Decide;
             }
             ResponderState::FailLookup => {
-                // A failed cell: owe CRC_OR_MALFORMED once per gap.
+                // A failed cell: owe CRC_OR_MALFORMED once per gap (behind a busy slot's
+                // item if need be: the ResponseGenerator keeps it there).
                 self.main_ram_use.next = true;
                 self.state.d.next = ResponderState::Stream;
                 if self.lk_node_ok.val()
@@ -1245,7 +1280,6 @@ impl Logic for ReceiveQueueEngine {
                         .get_bit(self.ctx_qp.q.val().index())
                     & !self.nak_bits.q.val().get_bit(self.ctx_qp.q.val().index())
                     & self.rx_is_request.val()
-                    & !self.slot_busy.val().get_bit(self.ctx_qp.q.val().index())
                 {
                     self.owe_kind.d.next = 1.into();
                     self.owe_syndrome.d.next = 0x64.into();
@@ -1254,6 +1288,12 @@ impl Logic for ReceiveQueueEngine {
                     // before the expected one).
                     self.owe_resync.d.next =
                         self.rs_bits.q.val().get_bit(self.ctx_qp.q.val().index());
+                    self.refused_reg.d.next = self.refused_ram.read_data.val();
+                    self.owe_ref_ok.d.next = self
+                        .refused_bits
+                        .q
+                        .val()
+                        .get_bit(self.ctx_qp.q.val().index());
                     self.nak_set.next = true;
                     self.state.d.next = ResponderState::Owe;
                 }
@@ -1272,6 +1312,16 @@ impl Logic for ReceiveQueueEngine {
                         self.ack_resync.d.next = self.s_rx_flags.val().get_bit(4);
                         self.nack_count.next = self.s_rx_opcode.val() == 0x31;
                         self.state.d.next = ResponderState::AckEvent;
+                        // The AETH reports a refused PSN before this one: its final NACK
+                        // first (the NACK itself may have been lost on the way).
+                        self.ref_syndrome.d.next = self.s_rx_immediate.val().get_bits::<8>(8);
+                        self.ref_psn.d.next = self.s_rx_psn.val()
+                            - bit_cast::<24, 3>(self.s_rx_immediate.val().get_bits::<3>(16));
+                        if self.s_rx_immediate.val().get_bits::<8>(8).any()
+                            & self.s_rx_immediate.val().get_bits::<3>(16).any()
+                        {
+                            self.state.d.next = ResponderState::AckRefusal;
+                        }
                     } else {
                         self.drop_count.next = true;
                     }
@@ -1284,6 +1334,7 @@ impl Logic for ReceiveQueueEngine {
                     }
                 } else if self.tpt_present.val()
                     & (self.nack.action.val() != 2)
+                    & !self.nack.slot_refused.val()
                     & self.nack.check_access.val()
                     & !self.access_done.q.val()
                 {
@@ -1310,6 +1361,7 @@ impl Logic for ReceiveQueueEngine {
                     if self.nack.resynced.val() {
                         self.owe_resync.d.next = !self.s_rx_flags.val().get_bit(4);
                     }
+                    self.owe_ref_ok.d.next = self.refused_valid.q.val() & !self.nack.resynced.val();
                     if self.nack.action.val() == 3 {
                         self.owe_kind.d.next = 1.into();
                         if self.nack.syndrome.val() == 0x60 {
@@ -1443,6 +1495,11 @@ impl Logic for ReceiveQueueEngine {
                             self.state.d.next = ResponderState::Complete;
                         }
                     }
+                }
+            }
+            ResponderState::AckRefusal => {
+                if self.m_ack_ready.val() {
+                    self.state.d.next = ResponderState::AckEvent;
                 }
             }
             ResponderState::AckEvent => {
@@ -1888,10 +1945,27 @@ impl Logic for ReceiveQueueEngine {
         self.m_owe_dest_node.next = self.hdr_src_node.q.val();
         self.m_owe_dest_qp.next = self.hdr_src_qp.q.val();
         self.m_owe_resync.next = self.owe_resync.q.val();
-        self.m_ack_valid.next = self.state.q.val() == ResponderState::AckEvent;
+        // The AETH's refusal: the QP's last refused PSN 1..=7 before this answer's PSN
+        // (which the answer acknowledges), ACKs and NACKs only.
+        self.owe_ref_dist.next = self.owe_psn.q.val() - self.refused_reg.q.val().get_bits::<24>(0);
+        self.m_owe_refusal.next = 0.into();
+        if self.owe_ref_ok.q.val()
+            & !self.owe_kind.q.val().get_bit(1)
+            & (self.owe_ref_dist.val().get_bits::<21>(3) == 0)
+            & self.owe_ref_dist.val().get_bits::<3>(0).any()
+        {
+            self.m_owe_refusal.next = bit_cast::<11, 8>(self.refused_reg.q.val().get_bits::<8>(24))
+                | (bit_cast::<11, 3>(self.owe_ref_dist.val().get_bits::<3>(0)) << 8);
+        }
+        self.m_ack_valid.next = (self.state.q.val() == ResponderState::AckEvent)
+            | (self.state.q.val() == ResponderState::AckRefusal);
         self.m_ack_qp.next = self.ctx_qp.q.val();
         self.m_ack_psn.next = self.hdr_psn.q.val();
         self.m_ack_syndrome.next = self.ack_syndrome.q.val();
+        if self.state.q.val() == ResponderState::AckRefusal {
+            self.m_ack_psn.next = self.ref_psn.q.val();
+            self.m_ack_syndrome.next = self.ref_syndrome.q.val();
+        }
         self.m_ack_response.next = self.ack_response.q.val();
         self.m_ack_resync.next = self.ack_resync.q.val();
         self.m_cpl_valid.next = self.state.q.val() == ResponderState::Complete;
@@ -1949,7 +2023,7 @@ mod tests {
     use crate::cell_format::{encode_message, opcode, CellOutcome, Message, ReassemblyModel};
     use crate::receive_queue_model::*;
     use crate::sim::{settle, tick};
-    use nic_abi::{Syndrome, PSN_MASK, SEND_WINDOW};
+    use nic_abi::{AethRefusal, Syndrome, PSN_MASK, SEND_WINDOW};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
     use std::collections::{HashMap, VecDeque};
@@ -2203,6 +2277,7 @@ mod tests {
                         dest_node: u.m_owe_dest_node.val().to_u64() as u16,
                         dest_qp: u.m_owe_dest_qp.val().to_u64() as u16,
                         resync: u.m_owe_resync.val(),
+                        refusal: u.m_owe_refusal.val().to_u64() as u16,
                     }
                     .normalised(),
                 );
@@ -3009,6 +3084,132 @@ mod tests {
         assert_eq!(d.last_owed().kind, OWE_ACK);
         assert_eq!(d.b.writes.len(), 5);
         assert_eq!(d.expected_psn(0), 112);
+    }
+
+    /// The owed-slot rule: while QP 0's answer slot is busy (a NACK or response not yet
+    /// handed over), a request at or ahead of the expected PSN that would owe a NACK or a
+    /// response is not applied and owes NACK SEQUENCE_ERROR with the expected PSN (the
+    /// `ResponseGenerator` sends it right after the busy item), so the requester goes back
+    /// to it at once instead of losing it until its timer fires. A request that owes only
+    /// an ACK is executed; a duplicate is dropped; a failed cell still owes
+    /// CRC_OR_MALFORMED. Once the slot is free, the same request gets its own answer.
+    #[test]
+    fn a_request_the_busy_slot_cannot_answer_owes_a_sequence_error() {
+        let mut d = Directed::new(1, false, 64, true);
+        let owed = |d: &Directed| {
+            let o = d.last_owed();
+            (o.kind, o.syndrome, o.psn)
+        };
+        let seq = Syndrome::SequenceError as u8;
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 300, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 300));
+        let writes = d.b.writes.len();
+        d.b.set_slot_busy(&mut d.m, 1);
+        // A SEND with no receive buffer (RNR) and a READ: not applied, turned away.
+        d.send(&[d.msg(opcode::SEND, 0, 301, 16)]);
+        assert_eq!(
+            owed(&d),
+            (OWE_NACK, seq, 301),
+            "the refusal needs the busy slot"
+        );
+        let mut read = d.msg(opcode::RDMA_READ_REQUEST, 0, 301, 0);
+        read.dma_length = 64;
+        d.send(&[read.clone()]);
+        assert_eq!(
+            owed(&d),
+            (OWE_NACK, seq, 301),
+            "the response needs the busy slot"
+        );
+        assert_eq!(
+            d.expected_psn(0),
+            301,
+            "a turned-away request consumed its PSN"
+        );
+        // An RDMA WRITE owes only an ACK: executed.
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 301, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 301));
+        assert!(d.b.writes.len() > writes);
+        // A duplicate READ is dropped (its answer left the slot before).
+        let n = d.b.owed.len();
+        read.psn = 300;
+        d.send(&[read.clone()]);
+        assert_eq!(d.b.owed.len(), n);
+        assert_eq!(d.b.uut.stat_dropped.val().to_u32(), 1);
+        // A failed cell owes CRC_OR_MALFORMED with the expected PSN.
+        let cells = encode_message(&d.msg(opcode::RDMA_WRITE, 0, 302, 40), d.cell_payload).unwrap();
+        let mut bad = cells[0].clone();
+        bad[6] ^= 1 << 3;
+        d.send_cells(&[bad]);
+        assert_eq!(owed(&d), (OWE_NACK, Syndrome::CrcOrMalformed as u8, 302));
+        // The slot is free again: the READ at 302 is executed.
+        d.b.set_slot_busy(&mut d.m, 0);
+        read.psn = 302;
+        d.send(&[read]);
+        assert_eq!(owed(&d), (OWE_READ_RESPONSE, 0, 302));
+        assert!(d.b.completions.is_empty());
+    }
+
+    /// Every ACK or NACK that acknowledges a refused PSN (1..=7 PSNs after it) reports
+    /// the refusal in its AETH (`m_owe_refusal`: the refused syndrome and the distance),
+    /// so a requester whose final NACK was lost still never completes that PSN with
+    /// success; the NACK itself, a duplicate's ACK before it and answers 8 or more PSNs
+    /// on carry none. On the requester side an answer whose AETH reports a refusal is
+    /// handed over as two events: the refused PSN's final NACK, then the answer itself.
+    #[test]
+    fn answers_after_a_refusal_report_it_in_their_aeth() {
+        let mut d = Directed::new(1, false, 64, true);
+        let owed = |d: &Directed| {
+            let o = d.last_owed();
+            (o.kind, o.syndrome, o.psn, o.refusal)
+        };
+        let rae = Syndrome::RemoteAccessError as u8;
+        let refusal = |distance: u8| {
+            (AethRefusal {
+                syndrome: rae,
+                distance,
+            }
+            .to_aeth()
+                >> 8) as u16
+        };
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 400, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 400, 0));
+        let mut bad = d.msg(opcode::RDMA_WRITE, 0, 401, 16);
+        bad.vaddr = 1 << 40;
+        d.send(&[bad.clone()]);
+        assert_eq!(
+            owed(&d),
+            (OWE_NACK, rae, 401, 0),
+            "the NACK names its own PSN"
+        );
+        for k in 1..=7u32 {
+            d.send(&[d.msg(opcode::RDMA_WRITE, 0, 401 + k, 16)]);
+            assert_eq!(
+                owed(&d),
+                (OWE_ACK, 0, 401 + k, refusal(k as u8)),
+                "ACK {k} on"
+            );
+        }
+        // A duplicate ACK (expected - 1 = 408) still covers it; the duplicate of the refused
+        // PSN is NACKed again without a report; one before it is ACKed short of it.
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 405, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 408, refusal(7)));
+        d.send(&[bad]);
+        assert_eq!(owed(&d), (OWE_NACK, rae, 401, 0));
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 400, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 400, 0));
+        // A SEQUENCE_ERROR at the expected PSN 409 is 8 on: nothing to report.
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 411, 16)]);
+        assert_eq!(owed(&d), (OWE_NACK, Syndrome::SequenceError as u8, 409, 0));
+        // Requester side: an ACK for 20 reporting a refusal 3 before it.
+        let n = d.b.acks.len();
+        let mut ack = d.msg(opcode::ACK, 0, 20, 0);
+        ack.immediate = Some(refusal(3) as u32 * 256);
+        d.send(&[ack]);
+        let events: Vec<(u32, u8, bool)> = d.b.acks[n..]
+            .iter()
+            .map(|e| (e.psn, e.syndrome, e.response))
+            .collect();
+        assert_eq!(events, [(17, rae, false), (20, 0, false)]);
     }
 
     /// A refused PSN stays refused (the requester may time out while the NACK is on its

@@ -8,7 +8,9 @@
 //! counters the engine must produce, in order per output.
 
 use crate::cell_format::{flag, opcode, CellOutcome, CellStatus};
-use nic_abi::{psn_distance, Syndrome, PSN_MASK, SEND_WINDOW};
+use nic_abi::{
+    psn_distance, AethRefusal, Syndrome, AETH_REFUSED_SYNDROME_SHIFT, PSN_MASK, SEND_WINDOW,
+};
 use std::collections::HashMap;
 
 /// Owed response kinds (`m_owe_kind`).
@@ -65,6 +67,9 @@ pub struct Owed {
     pub dest_qp: u16,
     /// The request's PSN was adopted by a resync (`m_owe_resync`): the answer carries RESYNC.
     pub resync: bool,
+    /// ACK and NACK: the AETH's refusal bits 18:8 (`m_owe_refusal`, see
+    /// [`nic_abi::AethRefusal`]): the QP's last refused PSN when it lies 1..=7 before `psn`.
+    pub refusal: u16,
 }
 
 impl Owed {
@@ -80,7 +85,27 @@ impl Owed {
         if self.kind != OWE_NACK && !(self.kind == OWE_ACK && self.syndrome != 0) {
             self.syndrome = 0;
         }
+        if self.kind != OWE_ACK && self.kind != OWE_NACK {
+            self.refusal = 0;
+        }
         self
+    }
+}
+
+/// The AETH refusal bits (18:8, as `m_owe_refusal`) of an answer to `psn`, given the QP's
+/// last refused PSN in the answer's PSN sequence: an answer acknowledges the PSNs before its
+/// own, so it reports a refusal among them (the requester may have lost that NACK).
+fn refusal_bits(refused: Option<(u32, Syndrome)>, psn: u32) -> u16 {
+    match refused {
+        Some((r, s)) if (1..=7).contains(&psn_distance(psn, r)) => {
+            (AethRefusal {
+                syndrome: s as u8,
+                distance: psn_distance(psn, r) as u8,
+            }
+            .to_aeth()
+                >> AETH_REFUSED_SYNDROME_SHIFT) as u16
+        }
+        _ => 0,
     }
 }
 
@@ -407,13 +432,14 @@ impl ResponderModel {
         if h.dest_node != self.node_id || qp >= self.queue_pairs || !is_request(h.opcode) {
             return;
         }
-        let busy = self.busy(qp);
         let q = &mut self.qps[qp];
         let source = h.src_node as u32 | (h.src_qp as u32) << 16;
-        if q.enabled && q.remote == source && q.synced && !q.nak_sent && !busy {
+        // Owed even while the slot is busy: it waits behind the slot's item.
+        if q.enabled && q.remote == source && q.synced && !q.nak_sent {
             q.nak_sent = true;
             let psn = q.expected_psn;
             let marked = q.resync_psn.is_some();
+            let refusal = refusal_bits(q.refused, psn);
             self.owe(
                 qp,
                 h.src_node,
@@ -422,7 +448,9 @@ impl ResponderModel {
                 psn,
                 Syndrome::CrcOrMalformed,
             );
-            self.owed.last_mut().unwrap().resync = marked;
+            let ow = self.owed.last_mut().unwrap();
+            ow.resync = marked;
+            ow.refusal = refusal;
         }
     }
 
@@ -456,6 +484,16 @@ impl ResponderModel {
                     return;
                 }
                 let syndrome = o.immediate as u8;
+                // A refusal the AETH reports comes first, as its own final NACK.
+                if let Some(r) = AethRefusal::from_aeth(o.immediate) {
+                    self.acks.push(AckEvent {
+                        qp: qp as u8,
+                        psn: r.psn(h.psn),
+                        syndrome: r.syndrome,
+                        response: false,
+                        resync: h.flags & flag::RESYNC != 0,
+                    });
+                }
                 self.acks.push(AckEvent {
                     qp: qp as u8,
                     psn: h.psn,
@@ -518,10 +556,16 @@ impl ResponderModel {
         } else {
             q.resync_psn.is_some()
         };
+        // The refusal the answers report is the one before this request, in its PSN
+        // sequence (a resync forgets it).
+        let refused = if resync { None } else { q.refused };
         let n_owed = self.owed.len();
         self.request_answer(o, qp, q, resync, marked, expected, distance);
         for ow in &mut self.owed[n_owed..] {
             ow.resync = marked;
+            if ow.kind == OWE_ACK || ow.kind == OWE_NACK {
+                ow.refusal = refusal_bits(refused, ow.psn);
+            }
         }
     }
 
@@ -558,7 +602,9 @@ impl ResponderModel {
             if q.nak_sent {
                 return; // silent
             }
-            if busy {
+            // Owed even while the slot is busy (it waits behind the slot's item), unless
+            // the request is a duplicate (before the resync point): dropped.
+            if busy && distance < 1 << 23 {
                 self.dropped += 1;
                 return;
             }
@@ -574,6 +620,26 @@ impl ResponderModel {
             return;
         }
         let duplicate = distance != 0;
+        // The owed-slot rule: a request that would owe a NACK or a response while the
+        // slot is busy is not applied. At or ahead of the expected PSN (not a resync) it
+        // is answered SEQUENCE_ERROR with the expected PSN (the answer waits behind the
+        // slot's item), so the requester goes back to it at once; a duplicate or a
+        // resync is dropped.
+        let slot_refuse = |m: &mut Self| {
+            if duplicate || resync {
+                m.dropped += 1;
+            } else {
+                m.qps[qp].nak_sent = true;
+                m.owe(
+                    qp,
+                    node,
+                    src_qp,
+                    OWE_NACK,
+                    expected,
+                    Syndrome::SequenceError,
+                );
+            }
+        };
         // The duplicate of a refused PSN is refused again, whatever its opcode.
         if let Some((psn, s)) = q.refused.filter(|r| duplicate && r.0 == h.psn) {
             if busy {
@@ -613,8 +679,7 @@ impl ResponderModel {
         // A NACK (rules 3-6), answered unless the slot is busy.
         let nack = |m: &mut Self, s: Syndrome| {
             if busy {
-                m.dropped += 1;
-                return;
+                return slot_refuse(m);
             }
             if !duplicate {
                 let st = &mut m.qps[qp];
@@ -656,8 +721,7 @@ impl ResponderModel {
                     // No lookup for a request the slot rule drops anyway.
                     let rnr = consumes && q.rq_pi == q.rq_ci;
                     if busy && (rnr || read || atomic) {
-                        self.dropped += 1;
-                        return;
+                        return slot_refuse(self);
                     }
                     let lookup = TptLookup {
                         stag: o.reth.stag,
@@ -694,8 +758,7 @@ impl ResponderModel {
         // Execute (or a duplicate READ, executed again).
         if read {
             if busy {
-                self.dropped += 1;
-                return;
+                return slot_refuse(self);
             }
             if !duplicate {
                 let st = &mut self.qps[qp];
@@ -722,8 +785,7 @@ impl ResponderModel {
             return;
         }
         if atomic && busy {
-            self.dropped += 1;
-            return;
+            return slot_refuse(self);
         }
         // The receive queue entry.
         let (mut buffer, mut buffer_length, mut wr_id) = (0u32, 0u32, 0u64);
@@ -741,8 +803,7 @@ impl ResponderModel {
                     status = 0x01;
                 }
                 if status != 0 && busy {
-                    self.dropped += 1;
-                    return;
+                    return slot_refuse(self);
                 }
             }
         }
@@ -781,6 +842,7 @@ impl ResponderModel {
             dest_node: node,
             dest_qp: src_qp,
             resync: marked,
+            refusal: refusal_bits(if resync { None } else { q.refused }, h.psn),
             ..Default::default()
         };
         let completion = consumes.then_some(Completion {

@@ -13,20 +13,28 @@
 //! - `s_owe_valid` / `s_owe_ready`, `s_owe_qp` (6), `s_owe_kind` (2: 0 ACK, 1 NACK,
 //!   2 READ_RESPONSE, 3 ATOMIC_RESPONSE), `s_owe_psn` (24), `s_owe_syndrome` (8),
 //!   `s_owe_addr` (32), `s_owe_length` (32), `s_owe_value` (64), `s_owe_dest_node` (16),
-//!   `s_owe_dest_qp` (16), `s_owe_resync` (the answer's PSN became the responder's
-//!   expected one through a resync: the message is sent with the RESYNC flag). `s_owe_ready`
+//!   `s_owe_dest_qp` (16), `s_owe_refusal` (11, ACK and NACK: the AETH's bits 18:8, a
+//!   refusal the answer reports, `nic_abi::AethRefusal`), `s_owe_resync` (the answer's PSN
+//!   became the responder's expected one through a resync: the message is sent with the
+//!   RESYNC flag). `s_owe_ready`
 //!   is high whenever `reset` is low: an owe is never held up by transmission. Slot rules,
 //!   applied on the accepting edge against the slot as it was before that edge: a QP whose
-//!   slot is busy (see `slot_busy`) drops the item (ACK or not) and the slot is untouched;
-//!   otherwise the item is written into the slot, replacing a waiting ACK if there is one
-//!   (an ACK by a newer ACK; a waiting ACK by a NACK or response too, since those
-//!   acknowledge the PSNs before theirs). The replacing item keeps the waiting ACK's resync
-//!   mark (ORed with its own): the requester learns of the resync from whichever answer
-//!   reaches it. An owe for a QP `>= queue_pairs` is dropped.
+//!   slot is not busy (see `slot_busy`) takes the item into the slot, replacing a waiting
+//!   ACK if there is one (an ACK by a newer ACK; a waiting ACK by a NACK or response too,
+//!   since those acknowledge the PSNs before theirs). A busy slot takes an ACK or a NACK
+//!   as its *follow-up*, sent right after the busy item (a newer follow-up replaces a
+//!   waiting ACK); it drops a response, and drops everything while its follow-up is a NACK
+//!   (waiting, or become the slot's busy item): the owed-slot rule of
+//!   `docs/nic-architecture.md` puts only ACKs and retryable NACKs naming the expected PSN
+//!   there, and such a NACK makes the requester resend everything from it. The replacing
+//!   item keeps the waiting item's resync mark (ORed with its own): the requester learns of
+//!   the resync from whichever answer reaches it. An owe for a QP `>= queue_pairs` is
+//!   dropped.
 //! - `slot_busy` (64): bit q is set while QP q's slot holds a NACK, READ response or
 //!   atomic response, waiting or being sent (cleared on the edge that hands it over).
 //! - `m_msg_*` / `m_payload_*`: message source bundle (to `TxArbiter`). ACK / NACK:
-//!   opcode 0x30 / 0x31, length 0, `has_immediate` 1, immediate = syndrome. READ_RESPONSE:
+//!   opcode 0x30 / 0x31, length 0, `has_immediate` 1, immediate = the AETH (syndrome 7:0,
+//!   refusal 18:8). READ_RESPONSE:
 //!   opcode 0x20, length = the slot's length, then `ceil(length / 8)` payload words read
 //!   from the slot's address. ATOMIC_RESPONSE: opcode 0x21, length 8, one payload word =
 //!   the value. Every message: `dest_node` / `dest_qp` and `psn` from the slot, `src_node`
@@ -45,15 +53,19 @@
 //! Scheduling: slots with an item are served round robin by QP index (starting after the
 //! QP served last), one message each. Serving an ACK frees its slot at once (a new owe
 //! for that QP fills it and is sent after it); a NACK or response keeps its slot busy
-//! until the message (and its payload's last word) has been handed over.
+//! until the message (and its payload's last word) has been handed over. On that edge its
+//! follow-up, if any (one owed on that edge included), becomes the slot's item: pending,
+//! busy if it is a NACK, sent to the destination of the item it followed (the QP's
+//! remote).
 //!
 //! Latency: an owe accepted at edge t into an idle generator is picked at edge t+1 and
 //! its message is valid from edge t+2 on. The READ request is valid on the clock after the
 //! message was accepted; payload words leave in the clock they arrive (combinational).
 //! Throughput: a message every 3 clocks when downstream is always ready (ACK / NACK);
 //! payload at one word per clock, plus one request turnaround per burst.
-//! Limits: `queue_pairs` in 1..=64; slot state in two 64-entry RAMs (58 and 64 bits) and
-//! three 64-bit registers (pending, busy, resync mark).
+//! Limits: `queue_pairs` in 1..=64; slot state in three 64-entry RAMs (58, 64 and 33
+//! bits: header, data, follow-up) and seven 64-bit registers (pending, busy, resync mark;
+//! follow-up present, is a NACK, its resync mark, slot item is a promoted follow-up).
 
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
@@ -98,6 +110,7 @@ pub struct ResponseGenerator {
     pub s_owe_kind: Signal<In, Bits<2>>,
     pub s_owe_psn: Signal<In, Bits<24>>,
     pub s_owe_syndrome: Signal<In, Bits<8>>,
+    pub s_owe_refusal: Signal<In, Bits<11>>,
     pub s_owe_addr: Signal<In, Bits<32>>,
     pub s_owe_length: Signal<In, Bits<32>>,
     pub s_owe_value: Signal<In, Bits<64>>,
@@ -147,6 +160,9 @@ pub struct ResponseGenerator {
     /// Slot data per QP: syndrome (ACK / NACK, bits 7:0), address | length << 32 (READ
     /// response), original value (atomic response).
     data_ram: RAM<Bits<64>, 6>,
+    /// Follow-up per QP: psn (23:0), syndrome (31:24), kind (32: 0 ACK, 1 NACK), refusal
+    /// (43:33).
+    follow_ram: RAM<Bits<44>, 6>,
     state: DFF<ResponseState>,
     /// Bit q: QP q's slot holds an item not yet served.
     pending: DFF<Bits<64>>,
@@ -154,6 +170,17 @@ pub struct ResponseGenerator {
     busy: DFF<Bits<64>>,
     /// Bit q: QP q's waiting item carries the resync mark (only meaningful while pending).
     resync_bits: DFF<Bits<64>>,
+    /// Bit q: a follow-up (ACK or NACK in `follow_ram`) waits behind QP q's busy item.
+    follow: DFF<Bits<64>>,
+    /// Bit q: QP q's follow-up is a NACK (nothing more is kept behind it).
+    follow_nack: DFF<Bits<64>>,
+    /// Bit q: QP q's follow-up carries the resync mark.
+    follow_resync: DFF<Bits<64>>,
+    /// Bit q: QP q's slot item is a promoted follow-up: its kind, PSN and syndrome are in
+    /// `follow_ram`, its destination in `hdr_ram` (left by the item it followed).
+    from_follow: DFF<Bits<64>>,
+    /// The slot being served is a promoted follow-up.
+    cur_from_follow: DFF<Bit>,
     /// Round robin: the QPs after the one served last.
     rr_mask: DFF<Bits<64>>,
     // The slot being served.
@@ -187,6 +214,15 @@ pub struct ResponseGenerator {
     // Combinational intermediates.
     owe_onehot: Signal<Local, Bits<64>>,
     owe_write: Signal<Local, Bit>,
+    /// The owe goes behind its QP's busy item.
+    follow_write: Signal<Local, Bit>,
+    follow_set: Signal<Local, Bits<64>>,
+    follow_nack_next: Signal<Local, Bits<64>>,
+    follow_resync_next: Signal<Local, Bits<64>>,
+    /// The handed-over item's follow-up becomes the slot's item (one-hot, or 0).
+    promote: Signal<Local, Bits<64>>,
+    follow_kind: Signal<Local, Bits<2>>,
+    eff_kind: Signal<Local, Bits<2>>,
     set_busy: Signal<Local, Bits<64>>,
     clear_pending: Signal<Local, Bits<64>>,
     clear_busy: Signal<Local, Bits<64>>,
@@ -222,6 +258,8 @@ pub struct ResponseGenerator {
     idx_mask_5: Constant<Bits<64>>,
     max_burst: Constant<Bits<32>>,
     addr_align: Constant<Bits<32>>,
+    /// The AETH's used bits (syndrome 7:0, refusal 18:8).
+    aeth_mask: Constant<Bits<32>>,
 }
 
 impl ResponseGenerator {
@@ -255,6 +293,7 @@ impl ResponseGenerator {
             s_owe_kind: Default::default(),
             s_owe_psn: Default::default(),
             s_owe_syndrome: Default::default(),
+            s_owe_refusal: Default::default(),
             s_owe_addr: Default::default(),
             s_owe_length: Default::default(),
             s_owe_value: Default::default(),
@@ -301,10 +340,16 @@ impl ResponseGenerator {
             stat_nack_sent_7: Default::default(),
             hdr_ram: Default::default(),
             data_ram: Default::default(),
+            follow_ram: Default::default(),
             state: Default::default(),
             pending: Default::default(),
             busy: Default::default(),
             resync_bits: Default::default(),
+            follow: Default::default(),
+            follow_nack: Default::default(),
+            follow_resync: Default::default(),
+            from_follow: Default::default(),
+            cur_from_follow: Default::default(),
             rr_mask: Default::default(),
             cur_qp: Default::default(),
             cur_onehot: Default::default(),
@@ -332,6 +377,13 @@ impl ResponseGenerator {
             nack_reg_7: Default::default(),
             owe_onehot: Default::default(),
             owe_write: Default::default(),
+            follow_write: Default::default(),
+            follow_set: Default::default(),
+            follow_nack_next: Default::default(),
+            follow_resync_next: Default::default(),
+            promote: Default::default(),
+            follow_kind: Default::default(),
+            eff_kind: Default::default(),
             set_busy: Default::default(),
             clear_pending: Default::default(),
             clear_busy: Default::default(),
@@ -365,6 +417,7 @@ impl ResponseGenerator {
             idx_mask_5: idx_mask(5),
             max_burst: Constant::new(MAX_BURST_WORDS.to_bits()),
             addr_align: Constant::new(0xFFFF_FFF8u64.to_bits()),
+            aeth_mask: Constant::new(0x7_FFFFu64.to_bits()),
         }
     }
 }
@@ -379,6 +432,11 @@ impl Logic for ResponseGenerator {
             pending,
             busy,
             resync_bits,
+            follow,
+            follow_nack,
+            follow_resync,
+            from_follow,
+            cur_from_follow,
             rr_mask,
             cur_qp,
             cur_onehot,
@@ -409,6 +467,8 @@ impl Logic for ResponseGenerator {
         self.hdr_ram.write_clock.next = self.clock.val();
         self.data_ram.read_clock.next = self.clock.val();
         self.data_ram.write_clock.next = self.clock.val();
+        self.follow_ram.read_clock.next = self.clock.val();
+        self.follow_ram.write_clock.next = self.clock.val();
         // Owe side: always ready; write the slot unless it is busy (or the QP is unknown).
         self.s_owe_ready.next = !self.reset.val();
         self.owe_onehot.next = self.one.val() << self.s_owe_qp.val();
@@ -416,6 +476,36 @@ impl Logic for ResponseGenerator {
             & !self.reset.val()
             & (self.owe_onehot.val() & self.qp_mask.val()).any()
             & !(self.owe_onehot.val() & self.busy.q.val()).any();
+        // Behind a busy item: one follow-up, an ACK or a NACK. A newer one replaces a
+        // waiting ACK; nothing is kept behind a follow-up NACK, waiting or promoted
+        // (responses are never owed for a busy slot: the NackGenerator turns them into a
+        // SEQUENCE_ERROR NACK).
+        self.follow_write.next = self.s_owe_valid.val()
+            & !self.reset.val()
+            & (self.owe_onehot.val() & self.qp_mask.val()).any()
+            & (self.owe_onehot.val() & self.busy.q.val()).any()
+            & !self.s_owe_kind.val().get_bit(1)
+            & !(self.owe_onehot.val()
+                & ((self.follow.q.val() & self.follow_nack.q.val()) | self.from_follow.q.val()))
+            .any();
+        self.follow_set.next = 0.into();
+        if self.follow_write.val() {
+            self.follow_set.next = self.owe_onehot.val();
+        }
+        self.follow_nack_next.next = self.follow_nack.q.val() & !self.follow_set.val();
+        if self.follow_write.val() & (self.s_owe_kind.val() == 1) {
+            self.follow_nack_next.next = self.follow_nack.q.val() | self.follow_set.val();
+        }
+        self.follow_resync_next.next = self.follow_resync.q.val();
+        if self.follow_write.val() & self.s_owe_resync.val() {
+            self.follow_resync_next.next = self.follow_resync.q.val() | self.follow_set.val();
+        }
+        self.follow_ram.write_enable.next = self.follow_write.val();
+        self.follow_ram.write_address.next = self.s_owe_qp.val();
+        self.follow_ram.write_data.next = bit_cast::<44, 24>(self.s_owe_psn.val())
+            | (bit_cast::<44, 8>(self.s_owe_syndrome.val()) << 24)
+            | (bit_cast::<44, 1>(self.s_owe_kind.val().get_bits::<1>(0)) << 32)
+            | (bit_cast::<44, 11>(self.s_owe_refusal.val()) << 33);
         self.set_busy.next = 0.into();
         if self.owe_write.val() & (self.s_owe_kind.val() != 0) {
             self.set_busy.next = self.owe_onehot.val();
@@ -432,7 +522,8 @@ impl Logic for ResponseGenerator {
             | (bit_cast::<58, 16>(self.s_owe_dest_qp.val()) << 42);
         self.data_ram.write_enable.next = self.owe_write.val();
         self.data_ram.write_address.next = self.s_owe_qp.val();
-        self.data_ram.write_data.next = bit_cast::<64, 8>(self.s_owe_syndrome.val());
+        self.data_ram.write_data.next = bit_cast::<64, 8>(self.s_owe_syndrome.val())
+            | (bit_cast::<64, 11>(self.s_owe_refusal.val()) << 8);
         if self.s_owe_kind.val() == 2 {
             self.data_ram.write_data.next = bit_cast::<64, 32>(self.s_owe_addr.val())
                 | (bit_cast::<64, 32>(self.s_owe_length.val()) << 32);
@@ -461,8 +552,14 @@ impl Logic for ResponseGenerator {
             | (bit_cast::<6, 1>(self.sel_b5.val().into()) << 5);
         self.hdr_ram.read_address.next = self.sel_qp.val();
         self.data_ram.read_address.next = self.sel_qp.val();
+        self.follow_ram.read_address.next = self.sel_qp.val();
         // The slot as read from the RAMs (valid in Load).
         self.load_kind.next = self.hdr_ram.read_data.val().get_bits::<2>(0);
+        self.follow_kind.next = bit_cast::<2, 1>(self.follow_ram.read_data.val().get_bits::<1>(32));
+        self.eff_kind.next = self.load_kind.val();
+        if self.cur_from_follow.q.val() {
+            self.eff_kind.next = self.follow_kind.val();
+        }
         self.load_len.next = self.data_ram.read_data.val().get_bits::<32>(32);
         self.load_words.next = self.load_len.val() >> 3;
         if self.load_len.val().get_bits::<3>(0).any() {
@@ -496,6 +593,8 @@ impl Logic for ResponseGenerator {
                     self.rr_mask.d.next = (self.all_ones.val() << self.sel_qp.val()) << 1;
                     self.resync_reg.d.next =
                         (self.resync_bits.q.val() & self.sel_onehot.val()).any();
+                    self.cur_from_follow.d.next =
+                        (self.from_follow.q.val() & self.sel_onehot.val()).any();
                     // An ACK leaves its slot now: a new owe for the QP fills it.
                     if !(self.sel_onehot.val() & self.busy.q.val()).any() {
                         self.clear_pending.next = self.sel_onehot.val();
@@ -504,12 +603,22 @@ impl Logic for ResponseGenerator {
                 }
             }
             ResponseState::Load => {
-                self.kind_reg.d.next = self.load_kind.val();
+                self.kind_reg.d.next = self.eff_kind.val();
                 self.psn_reg.d.next = self.hdr_ram.read_data.val().get_bits::<24>(2);
+                if self.cur_from_follow.q.val() {
+                    self.psn_reg.d.next = self.follow_ram.read_data.val().get_bits::<24>(0);
+                }
                 self.dest_node_reg.d.next = self.hdr_ram.read_data.val().get_bits::<16>(26);
                 self.dest_qp_reg.d.next = self.hdr_ram.read_data.val().get_bits::<16>(42);
                 self.src_node_reg.d.next = self.cfg_node_id.val();
                 self.data_reg.d.next = self.data_ram.read_data.val();
+                if self.cur_from_follow.q.val() {
+                    self.data_reg.d.next =
+                        bit_cast::<64, 8>(self.follow_ram.read_data.val().get_bits::<8>(24))
+                            | (bit_cast::<64, 11>(
+                                self.follow_ram.read_data.val().get_bits::<11>(33),
+                            ) << 8);
+                }
                 self.addr_reg.d.next =
                     self.data_ram.read_data.val().get_bits::<32>(0) & self.addr_align.val();
                 self.words_left.d.next = self.load_words.val();
@@ -517,14 +626,14 @@ impl Logic for ResponseGenerator {
                 self.burst_reg.d.next = self.next_burst.val();
                 self.opcode_reg.d.next = 0x30.into();
                 self.length_reg.d.next = 0.into();
-                if self.load_kind.val() == 1 {
+                if self.eff_kind.val() == 1 {
                     self.opcode_reg.d.next = 0x31.into();
                 }
-                if self.load_kind.val() == 2 {
+                if self.eff_kind.val() == 2 {
                     self.opcode_reg.d.next = 0x20.into();
                     self.length_reg.d.next = self.load_len.val();
                 }
-                if self.load_kind.val() == 3 {
+                if self.eff_kind.val() == 3 {
                     self.opcode_reg.d.next = 0x21.into();
                     self.length_reg.d.next = 8.into();
                 }
@@ -615,10 +724,17 @@ impl Logic for ResponseGenerator {
         }
         // Slot bookkeeping: a handed-over NACK or response frees its slot; a new owe's
         // set wins over the clear of an ACK being served on the same edge.
+        // A handed-over item with a follow-up (waiting, or written on this edge) makes
+        // the follow-up the slot's item: it stays pending, busy if it is a NACK.
         self.clear_busy.next = 0.into();
+        self.promote.next = 0.into();
         if self.free.val() {
-            self.clear_pending.next = self.cur_onehot.q.val();
             self.clear_busy.next = self.cur_onehot.q.val();
+            if (self.cur_onehot.q.val() & (self.follow.q.val() | self.follow_set.val())).any() {
+                self.promote.next = self.cur_onehot.q.val();
+            } else {
+                self.clear_pending.next = self.cur_onehot.q.val();
+            }
         }
         // Every slot vector keeps only the bits of QPs below queue_pairs (an owe for any
         // other QP is dropped), so synthesis drops the unused slots and arbiter positions.
@@ -628,19 +744,42 @@ impl Logic for ResponseGenerator {
                 | self.owe_onehot.val())
                 & self.qp_mask.val();
         }
-        self.busy.d.next = ((self.busy.q.val() & !self.clear_busy.val()) | self.set_busy.val())
+        self.busy.d.next = ((self.busy.q.val() & !self.clear_busy.val())
+            | self.set_busy.val()
+            | (self.promote.val() & self.follow_nack_next.val()))
             & self.qp_mask.val();
+        self.follow.d.next = (self.follow.q.val() | self.follow_set.val())
+            & !self.promote.val()
+            & self.qp_mask.val();
+        self.follow_nack.d.next = self.follow_nack_next.val() & !self.promote.val();
+        self.follow_resync.d.next = self.follow_resync_next.val() & !self.promote.val();
+        // An owe written into the slot itself replaces a promoted item.
+        self.from_follow.d.next = ((self.from_follow.q.val() & !self.clear_pending.val())
+            | self.promote.val())
+            & self.qp_mask.val();
+        if self.owe_write.val() {
+            self.from_follow.d.next = ((self.from_follow.q.val() & !self.clear_pending.val())
+                | self.promote.val())
+                & !self.owe_onehot.val()
+                & self.qp_mask.val();
+        }
         // The resync mark lives as long as its slot's item: it leaves with it (an ACK when
         // picked, a NACK or response when handed over), and an item written into a slot
         // that still holds a waiting ACK keeps that ACK's mark.
-        self.resync_bits.d.next = ((self.resync_bits.q.val() & !self.clear_pending.val())
-            | self.resync_set.val())
-            & self.qp_mask.val();
+        self.resync_bits.d.next =
+            ((self.resync_bits.q.val() & !self.clear_pending.val() & !self.promote.val())
+                | self.resync_set.val()
+                | (self.follow_resync_next.val() & self.promote.val()))
+                & self.qp_mask.val();
         if self.reset.val() {
             self.state.d.next = ResponseState::Idle;
             self.pending.d.next = 0.into();
             self.busy.d.next = 0.into();
             self.resync_bits.d.next = 0.into();
+            self.follow.d.next = 0.into();
+            self.follow_nack.d.next = 0.into();
+            self.follow_resync.d.next = 0.into();
+            self.from_follow.d.next = 0.into();
             self.rr_mask.d.next = self.all_ones.val();
             self.responses_reg.d.next = 0.into();
             self.nack_reg_0.d.next = 0.into();
@@ -667,7 +806,8 @@ impl Logic for ResponseGenerator {
         self.m_msg_has_immediate.next = !self.kind_reg.q.val().get_bit(1);
         self.m_msg_immediate.next = 0.into();
         if !self.kind_reg.q.val().get_bit(1) {
-            self.m_msg_immediate.next = bit_cast::<32, 8>(self.syndrome.val());
+            self.m_msg_immediate.next =
+                self.data_reg.q.val().get_bits::<32>(0) & self.aeth_mask.val();
         }
         self.m_msg_invalidate.next = false;
         self.m_msg_resync.next = self.resync_reg.q.val();
@@ -708,6 +848,8 @@ mod tests {
         kind: u64,
         psn: u32,
         syndrome: u8,
+        /// `s_owe_refusal`: the AETH's refusal bits (ACK and NACK only).
+        refusal: u16,
         addr: u32,
         length: u32,
         value: u64,
@@ -770,8 +912,16 @@ mod tests {
     /// The message the generator must build for `owe` served from QP `q`.
     fn expected_message(o: &Owe, node_id: u16) -> (Message, usize) {
         let (op, len, imm) = match o.kind {
-            kind::ACK => (opcode::ACK, 0, Some(o.syndrome as u32)),
-            kind::NACK => (opcode::NACK, 0, Some(o.syndrome as u32)),
+            kind::ACK => (
+                opcode::ACK,
+                0,
+                Some(o.syndrome as u32 | (o.refusal as u32) << 8),
+            ),
+            kind::NACK => (
+                opcode::NACK,
+                0,
+                Some(o.syndrome as u32 | (o.refusal as u32) << 8),
+            ),
             kind::READ_RESPONSE => (opcode::RDMA_READ_RESPONSE, o.length as usize, None),
             _ => (opcode::ATOMIC_RESPONSE, 8, None),
         };
@@ -815,6 +965,11 @@ mod tests {
         queue_pairs: usize,
         /// Items waiting in each QP's slot.
         slots: Vec<Option<Owe>>,
+        /// The follow-up waiting behind each QP's busy item (an ACK or a NACK).
+        follow: Vec<Option<Owe>>,
+        /// Bit q: QP q's busy item is a promoted follow-up NACK (nothing is kept behind
+        /// it until it has been handed over).
+        promoted_nack: u64,
         phase: Phase,
         /// Payload words of the READ response still to come.
         words_left: u64,
@@ -830,6 +985,8 @@ mod tests {
             SlotModel {
                 queue_pairs,
                 slots: vec![None; 64],
+                follow: vec![None; 64],
+                promoted_nack: 0,
                 phase: Phase::Idle,
                 words_left: 0,
                 words_sent: 0,
@@ -870,6 +1027,16 @@ mod tests {
             o.qp < self.queue_pairs && self.busy() >> o.qp & 1 == 0
         }
 
+        /// Whether an owe offered now would wait behind its slot's busy item: an ACK or
+        /// a NACK, unless a NACK already waits there (or is the promoted busy item).
+        fn follows(&self, o: &Owe) -> bool {
+            o.qp < self.queue_pairs
+                && self.busy() >> o.qp & 1 == 1
+                && o.kind <= kind::NACK
+                && self.promoted_nack >> o.qp & 1 == 0
+                && !matches!(self.follow[o.qp], Some(f) if f.kind == kind::NACK)
+        }
+
         fn burst(words: u64) -> u64 {
             words.min(MAX_BURST_WORDS)
         }
@@ -879,6 +1046,18 @@ mod tests {
         /// DMA `last` flag). Decisions use the state before the edge.
         fn edge(&mut self, owe: Option<Owe>, msg: bool, req: bool, beat: Option<bool>) {
             let write = owe.filter(|o| self.accepts(o));
+            let behind = owe.filter(|o| self.follows(o));
+            // The busy item handed over on this edge, if any.
+            let freed = match &self.phase {
+                Phase::Message(o) if msg => match o.kind {
+                    kind::NACK => Some(*o),
+                    kind::READ_RESPONSE if o.length == 0 => Some(*o),
+                    _ => None,
+                },
+                Phase::ReadData { owe, .. } if beat.is_some() && self.words_left == 1 => Some(*owe),
+                Phase::Atomic(o) if beat.is_some() => Some(*o),
+                _ => None,
+            };
             self.phase = match std::mem::replace(&mut self.phase, Phase::Idle) {
                 Phase::Idle => {
                     let pick = (0..64)
@@ -945,6 +1124,25 @@ mod tests {
                     o.resync |= old.resync;
                 }
                 self.slots[o.qp] = Some(o);
+            }
+            if let Some(mut o) = behind {
+                // A newer follow-up replaces a waiting ACK and keeps its resync mark.
+                if let Some(old) = self.follow[o.qp] {
+                    o.resync |= old.resync;
+                }
+                self.follow[o.qp] = Some(o);
+            }
+            if let Some(done) = freed {
+                self.promoted_nack &= !(1 << done.qp);
+                // The follow-up becomes the slot's item, sent to the same remote.
+                if let Some(mut f) = self.follow[done.qp].take() {
+                    f.dest_node = done.dest_node;
+                    f.dest_qp = done.dest_qp;
+                    if f.kind == kind::NACK {
+                        self.promoted_nack |= 1 << done.qp;
+                    }
+                    self.slots[done.qp] = Some(f);
+                }
             }
         }
     }
@@ -1056,6 +1254,7 @@ mod tests {
             u.s_owe_kind.next = o.kind.to_bits();
             u.s_owe_psn.next = (o.psn as u64).to_bits();
             u.s_owe_syndrome.next = (o.syndrome as u64).to_bits();
+            u.s_owe_refusal.next = (o.refusal as u64).to_bits();
             u.s_owe_addr.next = (o.addr as u64).to_bits();
             u.s_owe_length.next = (o.length as u64).to_bits();
             u.s_owe_value.next = o.value.to_bits();
@@ -1124,7 +1323,8 @@ mod tests {
                     payload: vec![],
                 };
                 let len = u.m_msg_length.val().to_u64() as usize;
-                assert!(!u.m_msg_has_immediate.val() || u.m_msg_immediate.val().to_u64() < 256);
+                // The AETH: syndrome 7:0 and the refusal 18:8, nothing above.
+                assert!(!u.m_msg_has_immediate.val() || u.m_msg_immediate.val().to_u64() < 1 << 19);
                 assert_eq!(
                     (got.clone(), len),
                     expected_message(o, self.node_id),
@@ -1253,6 +1453,11 @@ mod tests {
             dest_node: rng.gen(),
             dest_qp: rng.gen(),
             resync: rng.gen_bool(0.1),
+            refusal: if rng.gen_bool(0.2) {
+                rng.gen_range(0..1 << 11)
+            } else {
+                0
+            },
             ..ack(qp, 0)
         };
         match rng.gen_range(0..20) {
@@ -1338,8 +1543,8 @@ mod tests {
             for _ in 0..5000 {
                 let mut owe = rng.gen_bool(p_owe).then(|| random_owe(&mut rng, &qps));
                 if respect_busy {
-                    // As the ReceiveQueueEngine does: nothing but ACKs for a busy slot.
-                    owe = owe.filter(|o| o.kind == kind::ACK || b.model.busy() >> o.qp & 1 == 0);
+                    // As the ReceiveQueueEngine does: no response for a busy slot.
+                    owe = owe.filter(|o| o.kind <= kind::NACK || b.model.busy() >> o.qp & 1 == 0);
                 }
                 let (mr, pr) = (rng.gen_bool(p_msg_ready), rng.gen_bool(p_payload_ready));
                 b.step(owe, mr, pr);
@@ -1399,11 +1604,13 @@ mod tests {
         assert_eq!(b.uut.stat_responses_sent.val().to_u32(), 5);
     }
 
-    /// A slot holding a NACK or response is busy until handed over: every owe for it is
-    /// dropped without touching it; afterwards the QP takes owes again. A NACK replaces a
+    /// A slot holding a NACK or response is busy until handed over. An ACK or NACK owed
+    /// meanwhile is not lost: it waits behind the busy item (a newer one replaces a
+    /// waiting ACK) and is sent after it, to the same remote; nothing is kept behind a
+    /// follow-up NACK, and a response owed for a busy slot is dropped. A NACK replaces a
     /// waiting ACK. NACKs count per syndrome; unknown syndromes and QPs count nowhere.
     #[test]
-    fn busy_slot_drops_owes() {
+    fn owes_for_a_busy_slot_follow_its_item() {
         let mut b = Bench::new(4, 2, Dma::new(1.0, 1.0, 3));
         b.step(
             Some(nack(2, 7, Syndrome::InvalidRequest as u8)),
@@ -1411,41 +1618,64 @@ mod tests {
             true,
         );
         assert_eq!(b.uut.slot_busy.val().to_u64(), 1 << 2);
-        b.step(Some(ack(2, 8)), false, true);
-        b.step(Some(read(2, 9, 0x100, 16)), false, true);
-        b.step(Some(atomic(2, 10, 99)), false, true);
+        b.step(Some(ack(2, 8)), false, true); // waits behind the NACK
+        b.step(Some(read(2, 9, 0x100, 16)), false, true); // dropped: a response
+        b.step(Some(atomic(2, 10, 99)), false, true); // dropped: a response
         b.step(
             Some(nack(2, 11, Syndrome::SequenceError as u8)),
             false,
             true,
-        );
+        ); // replaces the waiting ACK
+        b.step(Some(ack(2, 12)), false, true); // dropped: behind a follow-up NACK
         b.step(Some(ack(9, 1)), false, true); // QP 9 does not exist (4 queue pairs)
-                                              // QP 1: an ACK waits behind QP 2's NACK, then a NACK replaces it.
+                                              // QP 1: a NACK replaces a waiting ACK in the slot itself.
         b.step(Some(ack(1, 20)), false, true);
         b.step(Some(nack(1, 21, 0x55)), false, true);
-        assert_eq!(b.uut.slot_busy.val().to_u64(), 1 << 2 | 1 << 1);
+        // QP 3: two ACKs behind a NACK, the second replaces the first.
+        b.step(
+            Some(nack(3, 30, Syndrome::RemoteAccessError as u8)),
+            false,
+            true,
+        );
+        b.step(Some(ack(3, 31)), false, true);
+        b.step(
+            Some(Owe {
+                dest_node: 0x777,
+                ..ack(3, 32)
+            }),
+            false,
+            true,
+        );
+        assert_eq!(b.uut.slot_busy.val().to_u64(), 1 << 3 | 1 << 2 | 1 << 1);
         for _ in 0..5 {
             b.step(None, false, true);
         }
         b.drain();
         assert_eq!(b.uut.slot_busy.val().to_u64(), 0);
-        b.step(Some(atomic(2, 12, 0xdead_beef_0bad_f00d)), true, true);
+        b.step(Some(atomic(2, 13, 0xdead_beef_0bad_f00d)), true, true);
         b.drain();
         let sent: Vec<(u8, u16, u32)> = b.out.iter().map(|m| (m.opcode, m.src_qp, m.psn)).collect();
         assert_eq!(
             sent,
             [
                 (opcode::NACK, 2, 7),
+                (opcode::NACK, 3, 30),
                 (opcode::NACK, 1, 21),
-                (opcode::ATOMIC_RESPONSE, 2, 12)
+                (opcode::NACK, 2, 11),
+                (opcode::ACK, 3, 32),
+                (opcode::ATOMIC_RESPONSE, 2, 13)
             ]
         );
         assert_eq!(b.out[0].immediate, Some(0x61));
-        assert_eq!(b.out[1].immediate, Some(0x55));
-        assert_eq!(b.out[2].payload, 0xdead_beef_0bad_f00du64.to_le_bytes());
+        assert_eq!(b.out[2].immediate, Some(0x55));
+        assert_eq!(b.out[3].immediate, Some(0x60));
+        assert_eq!(b.out[4].immediate, Some(0));
+        // A follow-up goes where the item it followed went (the QP's remote).
+        assert_eq!((b.out[4].dest_node, b.out[4].dest_qp), (0x103, 0x203));
+        assert_eq!(b.out[5].payload, 0xdead_beef_0bad_f00du64.to_le_bytes());
         assert_eq!(b.uut.stat_nack_sent_2.val().to_u32(), 1);
-        assert_eq!(b.uut.stat_nack_sent_1.val().to_u32(), 0);
-        assert_eq!(b.uut.stat_responses_sent.val().to_u32(), 3);
+        assert_eq!(b.uut.stat_nack_sent_1.val().to_u32(), 1);
+        assert_eq!(b.uut.stat_responses_sent.val().to_u32(), 6);
     }
 
     /// READ response payloads are host memory from the slot's address, for lengths around
@@ -1574,18 +1804,20 @@ mod tests {
         for q in [5, 63, 2, 41, 0, 39] {
             b.step(Some(atomic(q, q as u32, q as u64)), false, true);
         }
-        b.step(Some(ack(40, 1)), false, true); // dropped: QP 40 is busy with its NACK
+        b.step(Some(ack(40, 1)), false, true); // waits behind QP 40's NACK
         for _ in 0..4 {
             b.step(None, false, true);
         }
         b.drain();
-        // Second round: a waiting ACK on every other QP, served in index order after 39.
+        // Second round: a waiting ACK on every other QP, served in index order.
         for q in [10, 50, 30] {
             b.step(Some(nack(q, 100, 0x66)), false, true);
         }
         b.drain();
         let order: Vec<u16> = b.out.iter().map(|m| m.src_qp).collect();
-        assert_eq!(order, [40, 41, 63, 0, 2, 5, 39, 10, 30, 50]);
+        // QP 40's ACK became its slot's item when the NACK was handed over: served in
+        // turn after 39.
+        assert_eq!(order, [40, 41, 63, 0, 2, 5, 39, 40, 10, 30, 50]);
         assert_eq!(b.uut.stat_nack_sent_0.val().to_u32(), 1);
         assert_eq!(b.uut.stat_nack_sent_7.val().to_u32(), 3);
     }

@@ -87,7 +87,10 @@
 //! the syndrome (and `sq_next` moves past it). It reaches the requester before the answer
 //! to the retransmitted duplicate, which the responder, remembering only its last refused
 //! PSN, could ACK once it has refused a later PSN (`docs/nic-architecture.md`, "Refused
-//! PSNs"; `receive_queue_engine::tests::duplicate_of_a_refused_psn_is_refused_again`).
+//! PSNs"; `receive_queue_engine::tests::duplicate_of_a_refused_psn_is_refused_again`). A
+//! NACK lost on the way is reported again by every later answer's AETH, which the
+//! `ReceiveQueueEngine` hands over as that PSN's final NACK before the answer's own event:
+//! nothing here changes for it.
 //!
 //! Responder restarts: an event for PSN p that carries RESYNC says the responder adopted p
 //! as its expected PSN (its QP had been reset: it rebooted), so it never applied the PSNs
@@ -555,6 +558,9 @@ pub struct SendQueueEngine {
     index_mask4: Constant<Bits<64>>,
     index_mask5: Constant<Bits<64>>,
     send_window: Constant<Bits<24>>,
+    /// `2^24 - SEND_WINDOW`: an event PSN distance at or above it lies at most
+    /// `SEND_WINDOW` before `sq_una`.
+    window_before: Constant<Bits<24>>,
     max_length: Constant<Bits<32>>,
     inline_max: Constant<Bits<32>>,
     syn_sequence: Constant<Bits<8>>,
@@ -892,6 +898,7 @@ impl SendQueueEngine {
             index_mask4: k(index_mask(4)),
             index_mask5: k(index_mask(5)),
             send_window: k(SEND_WINDOW as u64),
+            window_before: k((1 << 24) - SEND_WINDOW as u64),
             max_length: k(MAX_MESSAGE_LENGTH as u64),
             inline_max: k(INLINE_MAX_BYTES as u64),
             syn_sequence: k(Syndrome::SequenceError as u64),
@@ -1069,10 +1076,14 @@ impl Logic for SendQueueEngine {
         self.ev_hit.next = self.qp_valid.val()
             & (self.d_evt.val() < self.d_posted.val())
             & (self.d_evt.val() < self.send_window.val());
+        // Foreign: a NACK more than SEND_WINDOW after sq_una, or before it (a final NACK
+        // up to SEND_WINDOW before sq_una answers a PSN already completed, e.g. a refusal
+        // a later answer's AETH reports again: stale).
         self.ev_foreign.next = self.qp_valid.val()
             & self.rd_outstanding.val()
             & !self.ev_success.val()
-            & (self.d_evt.val() > self.send_window.val());
+            & (self.d_evt.val() > self.send_window.val())
+            & (self.ev_retry.val() | (self.d_evt.val() < self.window_before.val()));
         // Retry count after a retry event; an event that completes WQEs clears it first
         // (both outcomes computed, then selected: the event's classification is the
         // longest path of the Read clock).
@@ -2650,7 +2661,11 @@ mod tests {
             let success = ev.response || ev.syndrome == 0;
             let retryable =
                 !success && Syndrome::from_code(ev.syndrome).is_some_and(|syn| syn.is_retryable());
-            if ev.qp < self.n && s.outstanding() && !success && d_evt > SEND_WINDOW {
+            // A final NACK up to SEND_WINDOW before sq_una answers a completed PSN (a
+            // refusal reported again): stale, not foreign.
+            let recent_final = !retryable && psn_distance(s.una, ev.psn) <= SEND_WINDOW;
+            if ev.qp < self.n && s.outstanding() && !success && d_evt > SEND_WINDOW && !recent_final
+            {
                 // A NACK for a PSN this QP has not sent lately: go back to sq_una as on a
                 // timeout; only a retryable one counts a retry.
                 self.retransmissions += 1;
@@ -4222,6 +4237,36 @@ mod tests {
             assert_eq!(b.cpl_list(0)[4], (0x14, Syndrome::RemoteAccessError as u8));
             assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 1);
         }
+    }
+
+    /// A final NACK up to SEND_WINDOW before `sq_una` answers a PSN already completed (a
+    /// refusal that a later answer's AETH reports again, docs/nic-architecture.md,
+    /// "Refused PSNs"): stale, nothing is resent or completed. Further back it is foreign
+    /// (an answer to a request from before a send-side reset) and goes back to `sq_una`.
+    #[test]
+    fn a_final_nack_just_before_sq_una_is_stale() {
+        let mut b = Bench::new(1, 34, SMOOTH);
+        b.set_cfg(0x42, 4096, 3);
+        b.setup_qp(0, ring(0), 4, 0x4, 0x10);
+        b.post(0, &[send(8, 0), send(8, 1), send(8, 2)]);
+        b.run_until(|b| b.sent.len() == 3, 20_000);
+        b.push_ack(AckEvent::nack(0, 0x10, Syndrome::RdmaDisabled));
+        b.push_ack(AckEvent::ack(0, 0x11));
+        b.settle_down();
+        let sent = b.sent.len();
+        assert_eq!(b.cpl_list(0).len(), 2);
+        // sq_una = 0x12: the refusal of 0x10 reported again, and one 8 before sq_una.
+        b.push_ack(AckEvent::nack(0, 0x10, Syndrome::RdmaDisabled));
+        b.push_ack(AckEvent::nack(0, 0x0a, Syndrome::RemoteAccessError));
+        b.settle_down();
+        assert_eq!(b.sent.len(), sent, "a stale final NACK made the QP go back");
+        assert_eq!(b.cpl_list(0).len(), 2);
+        assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 1);
+        // Nine before sq_una: foreign, sq_una (0x12) is resent at once.
+        b.push_ack(AckEvent::nack(0, 0x09, Syndrome::RemoteAccessError));
+        b.run_until(|b| b.sent.len() == sent + 1, 1000);
+        assert_eq!(b.sent[sent].psn, 0x12);
+        assert_eq!(b.cpl_list(0).len(), 2);
     }
 
     /// Multi-host scenarios: a driver posting more often than RETRY_TIMEOUT kept the timer

@@ -11,8 +11,9 @@
 //!   (the sender's belief is recorded when it posts, [`Scoreboard::expect_request`]) is a
 //!   stale request. The target's answer decides whether it landed: an ACK covering its
 //!   PSN, a NACK for a later PSN, or a read/atomic response for it means the target
-//!   applied it (a **stale access landed**); a non-retryable NACK for it means the NIC
-//!   refused it. A refusal is final (the responder never applies that PSN later): a
+//!   applied it (a **stale access landed**); a non-retryable NACK for it, or a later
+//!   ACK or NACK whose AETH reports its refusal, means the NIC refused it. A refusal is
+//!   final (the responder never applies that PSN later): a
 //!   retransmission of a refused request is not a new stale request, and a requester that
 //!   completes a refused request with success was misinformed
 //!   ([`Scoreboard::check_success`]).
@@ -23,7 +24,7 @@
 //! they are counted ([`StaleCounts`]) instead.
 
 use crate::memory_verdict::OperationTag;
-use nic_abi::{Syndrome, PSN_MASK};
+use nic_abi::{AethRefusal, Syndrome, PSN_MASK};
 use nic_cosim::fabric::Delivery;
 use nic_cosim::host_memory::{DmaRead, DmaWrite};
 use nic_rtl::cell_format::{decode_cell, opcode, CellHeader};
@@ -385,28 +386,44 @@ impl Scoreboard {
             opcode::ACK | opcode::NACK | opcode::RDMA_READ_RESPONSE | opcode::ATOMIC_RESPONSE => {
                 // An answer from d.src (responder) to d.dst (requester).
                 let key = (d.dst, d.src);
+                let aeth = matches!(h.opcode, opcode::ACK | opcode::NACK)
+                    .then(|| {
+                        decode_cell(&d.words, self.cell_payload)
+                            .ok()
+                            .and_then(|c| c.immediate)
+                    })
+                    .flatten();
+                // The final refusals this answer tells of: its own NACK, and the earlier
+                // refused PSN its AETH reports (docs/nic-architecture.md, "Refused PSNs").
+                let mut refusals = vec![];
                 if h.opcode == opcode::NACK {
-                    let syndrome = decode_cell(&d.words, self.cell_payload)
-                        .ok()
-                        .and_then(|c| c.immediate)
-                        .and_then(|i| Syndrome::from_code(i as u8));
+                    let syndrome = aeth.and_then(|i| Syndrome::from_code(i as u8));
                     if syndrome == Some(Syndrome::RdmaDisabled) {
                         self.counts.rdma_disabled_nacks += 1;
                     }
                     if syndrome.is_some_and(|s| !s.is_retryable()) {
-                        let r = self.refused.entry(key).or_default();
-                        let entry = (h.psn & PSN_MASK, epochs[d.src]);
-                        if !r.contains(&entry) {
-                            r.push_back(entry);
-                            if r.len() > REFUSED_KEPT {
-                                r.pop_front();
-                            }
+                        refusals.push(h.psn & PSN_MASK);
+                    }
+                }
+                let reported = aeth.and_then(AethRefusal::from_aeth).map(|r| r.psn(h.psn));
+                refusals.extend(reported);
+                for psn in refusals {
+                    let r = self.refused.entry(key).or_default();
+                    let entry = (psn, epochs[d.src]);
+                    if !r.contains(&entry) {
+                        r.push_back(entry);
+                        if r.len() > REFUSED_KEPT {
+                            r.pop_front();
                         }
                     }
                 }
                 let Some(q) = self.stale.get_mut(&key) else {
                     return;
                 };
+                // A refused PSN the AETH reports did not land (its NACK may have been lost).
+                if let Some(psn) = reported {
+                    q.retain(|s| s.psn != psn);
+                }
                 let mut landed = vec![];
                 if h.flags & nic_rtl::cell_format::flag::RESYNC != 0 {
                     // The responder restarted its PSN sequence at h.psn: it never saw the
@@ -536,6 +553,32 @@ mod tests {
         assert!(!sb.passed());
         assert_eq!(sb.violations()[0].kind, "refused-then-success");
         assert_eq!(sb.violations()[0].hosts, vec![0, 1]);
+    }
+
+    /// A refusal whose NACK was lost, reported by the next ACK's AETH: the stale request
+    /// did not land, and a success completion for it is still a violation.
+    #[test]
+    fn a_refusal_reported_in_an_aeth_is_a_refusal() {
+        let mut sb = Scoreboard::new(2, true, 256);
+        let req = ExpectedRequest {
+            believed_epoch: 1,
+            is_write: true,
+        };
+        let epochs = [1, 2];
+        sb.expect_request(0, 1, 30, req);
+        sb.on_delivery(&delivery(opcode::RDMA_WRITE, 0, 1, 30, None), &epochs);
+        let report = AethRefusal {
+            syndrome: Syndrome::RdmaDisabled as u8,
+            distance: 2,
+        };
+        sb.on_delivery(
+            &delivery(opcode::ACK, 1, 0, 32, Some(report.to_aeth())),
+            &epochs,
+        );
+        assert_eq!(sb.counts().stale_writes_landed, 0);
+        assert!(sb.passed(), "{:?}", sb.violations());
+        sb.check_success(9, 0, 1, 30, 2);
+        assert_eq!(sb.violations()[0].kind, "refused-then-success");
     }
 
     #[test]

@@ -227,12 +227,19 @@ fn provoke<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>>(
     );
     assert_eq!(c.wr_id, wqe.wr_id);
     // At least one NACK each way. A requester whose timer fires while the NACK is in
-    // flight (NIC 0 times out after 100 clocks here) retransmits, and the responder
-    // answers the retransmission of a refused PSN with the same NACK (docs/
-    // nic-architecture.md, "Refused PSNs"), so a slow refusal (TPT) may count twice.
+    // flight retransmits, and the responder answers the retransmission of a refused PSN
+    // with the same NACK (docs/nic-architecture.md, "Refused PSNs"), so a slow refusal
+    // may count more than once: a request punted to the TPT's exception queue holds the
+    // responder's receive path until the exception times out (about 65,000 clocks), and
+    // the requester's retransmissions of it (two at RETRY_TIMEOUT 4096: one before the
+    // link backed up, one waiting in the requester's transmit path) are each answered.
     let sent = pair.csr_read(1, csr::NACK_SENT + 8 * index).unwrap() - sent_before;
     let received = pair.csr_read(0, csr::NACK_RECEIVED + 8 * index).unwrap() - received_before;
-    assert!((1..=2).contains(&sent), "{syndrome}: NACK_SENT +{sent}");
+    assert!(
+        (1..=3).contains(&sent),
+        "{syndrome}: NACK_SENT +{sent} (work request {})",
+        c.wr_id
+    );
     assert!(
         (1..=sent).contains(&received),
         "{syndrome}: NACK_RECEIVED +{received}, sent +{sent}"
@@ -388,6 +395,96 @@ fn lost_and_corrupted_cells_are_retransmitted_go_back_n() {
         "a corrupted cell was NACKed"
     );
     assert!(pair.csr_read(0, csr::STAT_RETRANSMISSIONS).unwrap() >= 2);
+}
+
+/// An RDMA WRITE from NIC 0's QP 0 of 64 bytes to `vaddr` (refused when it lies beyond
+/// 2^32: no TPT).
+fn write_to(wr_id: u64, vaddr: u64) -> Wqe {
+    Wqe {
+        opcode: WqeOpcode::RdmaWrite as u8,
+        length: 64,
+        wr_id,
+        local_addr: DATA_AREA,
+        remote_vaddr: vaddr,
+        ..Default::default()
+    }
+}
+
+/// A final NACK still in flight when the requester times out (link latency 150 each way,
+/// `RETRY_TIMEOUT` 200): the requester goes back and retransmits the refused requests,
+/// but the refused WQEs complete with their syndrome, never with success, and the request
+/// between them is applied once (docs/nic-architecture.md, "Refused PSNs").
+#[test]
+fn a_final_nack_in_flight_across_a_timeout_still_refuses() {
+    let timing = HostMemoryTiming {
+        latency: 6,
+        stall: 0.1,
+        seed: 5,
+    };
+    let mut pair = NicPair::new([verilated(), verilated()], QPS, timing, 150);
+    pair.hosts[0].configure(1, ENABLE_ALL, 100);
+    pair.hosts[1].configure(0, ENABLE_ALL, 5000);
+    pair.hosts[0].queue_csr_write(csr::RETRY_TIMEOUT, 200);
+    pair.flush_csr(10_000).unwrap();
+    let data = pattern(90, 64);
+    pair.hosts[0].mem.write_bytes(DATA_AREA, &data);
+    pair.hosts[0].post_send(0, &write_to(1, 1 << 40));
+    pair.hosts[0].post_send(0, &write_to(2, (REMOTE_AREA + 0x200) as u64));
+    pair.hosts[0].post_send(0, &write_to(3, 1 << 41));
+    let done = wait_completions(&mut pair, 0, 3, 100_000);
+    let got: Vec<(u64, CompletionStatus)> = done.iter().map(|c| (c.wr_id, status(c))).collect();
+    let rae = CompletionStatus::Remote(Syndrome::RemoteAccessError);
+    assert_eq!(
+        got,
+        [(1, rae), (2, CompletionStatus::Success), (3, rae)],
+        "{done:#?}"
+    );
+    assert_eq!(
+        pair.hosts[1].mem.read_bytes(REMOTE_AREA + 0x200, 64),
+        &data[..]
+    );
+    assert!(
+        pair.csr_read(0, csr::STAT_RETRANSMISSIONS).unwrap() >= 1,
+        "the timer fired while the NACK was in flight"
+    );
+}
+
+/// A final NACK lost on the wire: the ACK of a later request acknowledges the refused PSN
+/// too, and used to complete the refused WQE with success. The ACK reports the refusal
+/// in its AETH (docs/nic-architecture.md, "Refused PSNs"), so the refused WQE completes
+/// with its syndrome and the later one with success, without waiting for a timeout.
+#[test]
+fn a_lost_final_nack_is_reported_by_the_next_answer() {
+    let mut pair = pair(6);
+    let data = pattern(91, 64);
+    pair.hosts[0].mem.write_bytes(DATA_AREA, &data);
+    // Link 1 carries NIC 1's answers: its first cell is the NACK for the refused WRITE.
+    pair.links[1].faults.insert(0, LinkFault::Drop);
+    pair.hosts[0].post_send(0, &write_to(1, 1 << 40));
+    // The next WRITE after the NACK has left NIC 1 (so its ACK is not held behind it).
+    pair.run_until(300, |_| false).unwrap_err();
+    pair.hosts[0].post_send(0, &write_to(2, (REMOTE_AREA + 0x300) as u64));
+    let done = wait_completions(&mut pair, 0, 2, 3_000);
+    let got: Vec<(u64, CompletionStatus)> = done.iter().map(|c| (c.wr_id, status(c))).collect();
+    assert_eq!(
+        got,
+        [
+            (1, CompletionStatus::Remote(Syndrome::RemoteAccessError)),
+            (2, CompletionStatus::Success)
+        ],
+        "the refused WRITE completed with success: {done:#?}"
+    );
+    assert_eq!(
+        pair.hosts[1].mem.read_bytes(REMOTE_AREA + 0x300, 64),
+        &data[..]
+    );
+    let rae = Syndrome::RemoteAccessError.counter_index().unwrap() as u16;
+    assert_eq!(pair.csr_read(1, csr::NACK_SENT + 8 * rae).unwrap(), 1);
+    assert_eq!(
+        pair.csr_read(0, csr::NACK_RECEIVED + 8 * rae).unwrap(),
+        0,
+        "the NACK was lost"
+    );
 }
 
 #[test]
