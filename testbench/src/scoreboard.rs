@@ -563,6 +563,7 @@ mod tests {
         let req = ExpectedRequest {
             believed_epoch: 1,
             is_write: true,
+            tag: None,
         };
         let epochs = [1, 2];
         sb.expect_request(0, 1, 30, req);
