@@ -95,8 +95,12 @@
 //!   simulation found exactly this when probes were plain BOOTINGs). 000 treats a hardware
 //!   NACK as "that node's NIC is off or uninitialised": such a node boots and sends BOOTING
 //!   itself. The probe also re-admits a node that was only cut off (a link down and up
-//!   again) and so never rebooted; note that such a node is outside 000's model: while it
-//!   was cut off it may hold TPT entries from this node's previous boot.
+//!   again) and so never rebooted. Such a node is outside 000's model: while it was cut
+//!   off it may have missed a reboot of this node and still hold TPT entries of the boot
+//!   that is gone. The driver closes that hole on the cut-off node's side: at every change
+//!   of its own link it forgets every remote TPT part, flushes, and starts this machine
+//!   again with a new incarnation (`Driver::link_changed`), so it rejoins like a booting
+//!   node.
 
 use bitvec::prelude::*;
 use nic_abi::Syndrome;
