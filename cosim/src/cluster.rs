@@ -159,6 +159,7 @@ impl Cluster {
     pub fn power_on(&mut self, n: usize) {
         self.fabric.set_port_up(n, false);
         self.hosts[n].power_on(self.cycle);
+        self.fabric.nic_reset(n);
         self.fabric.set_port_up(n, true);
     }
 

@@ -183,6 +183,9 @@ pub struct FabricStats {
 struct Ingress {
     partial: Vec<u64>,
     buffered_words: usize,
+    /// The NIC is part way through a cell (it sent words of it, not its last), whether the
+    /// port took them or, down, discarded them.
+    nic_mid_cell: bool,
 }
 
 struct Egress {
@@ -228,6 +231,7 @@ impl Fabric {
                 .map(|_| Ingress {
                     partial: Vec::new(),
                     buffered_words: 0,
+                    nic_mid_cell: false,
                 })
                 .collect(),
             egress: (0..n)
@@ -314,6 +318,12 @@ impl Fabric {
                 }
             }
         }
+    }
+
+    /// The NIC behind `port` was reset (powered on): it starts a new cell, whatever it was
+    /// sending before.
+    pub fn nic_reset(&mut self, port: usize) {
+        self.ingress[port].nic_mid_cell = false;
     }
 
     /// Words in flight in the fabric (all VOQs and partial cells).
@@ -421,12 +431,17 @@ impl Fabric {
             if !o.m_cell_valid {
                 continue;
             }
-            if !self.up[src] {
-                self.stats.lost_words += 1;
-                continue;
-            }
             if !self.drive[src].m_cell_ready {
                 self.stats.backpressure_cycles += 1;
+                continue;
+            }
+            let tail = self.ingress[src].nic_mid_cell && self.ingress[src].partial.is_empty();
+            self.ingress[src].nic_mid_cell = !o.m_cell_last;
+            // Down: the words go nowhere. Up again in the middle of a cell: its head was
+            // lost, so its tail is too (a receiver finds frames at their start, it does not
+            // take the tail of one for a header).
+            if !self.up[src] || tail {
+                self.stats.lost_words += 1;
                 continue;
             }
             self.ingress[src].partial.push(o.m_cell_data);
@@ -646,6 +661,48 @@ mod tests {
             fabric.observe(&outs);
         }
         got
+    }
+
+    /// A port that goes down in the middle of a cell and comes back before the NIC has
+    /// sent the rest: the rest is dropped (its head is gone), not taken for a header, and
+    /// the next whole cell goes through. (A tail taken for a header once routed a
+    /// non-LAST cell that locked the output port for good: found by `nic soak`.)
+    #[test]
+    fn the_tail_of_a_cell_cut_by_a_port_down_is_dropped() {
+        let mut f = Fabric::new(FabricConfig::new(2));
+        let a = cell(opcode::SEND, 0, 1, 1, 64);
+        let b = cell(opcode::SEND, 0, 1, 2, 64);
+        let send = |f: &mut Fabric, w: u64, last: bool| {
+            f.drive();
+            f.observe(&[
+                Some(PortOutputs {
+                    m_cell_valid: true,
+                    m_cell_data: w,
+                    m_cell_last: last,
+                    ..Default::default()
+                }),
+                Some(PortOutputs::default()),
+            ]);
+        };
+        send(&mut f, a[0], false);
+        f.set_port_up(0, false);
+        send(&mut f, a[1], false);
+        f.set_port_up(0, true);
+        for (i, &w) in a.iter().enumerate().skip(2) {
+            send(&mut f, w, i + 1 == a.len());
+        }
+        for (i, &w) in b.iter().enumerate() {
+            send(&mut f, w, i + 1 == b.len());
+        }
+        let got = run(
+            &mut f,
+            vec![VecDeque::new(), VecDeque::new()],
+            |_, _| true,
+            200,
+        );
+        assert_eq!(got[1].len(), 1, "only the whole cell arrives");
+        assert_eq!(decode_cell(&got[1][0], 256).unwrap().header.psn, 2);
+        assert_eq!(f.stats().misrouted, 0);
     }
 
     #[test]

@@ -330,7 +330,9 @@ fn control_kinds(payload: &[u8]) -> Vec<MessageClass> {
         MessageClass::Heartbeat,
     ];
     let mut out = vec![];
-    let mut rest = payload.get(nic_driver::control::HEADER_BYTES..).unwrap_or_default();
+    let mut rest = payload
+        .get(nic_driver::control::HEADER_BYTES..)
+        .unwrap_or_default();
     while let Some(&code) = rest.first() {
         if let Some(k) = KINDS.iter().find(|k| k.control_code() == Some(code)) {
             out.push(*k);
