@@ -80,6 +80,16 @@
 //! (held only while `sq_una` itself is transmitted, restarted by acknowledgement progress);
 //! later transmissions do not restart it.
 //!
+//! Implied NAK: a READ or atomic completes only with its response. While the WQE at
+//! `sq_una` is a READ or atomic that has been sent (bit 24 of the `sq_una` entry: set by
+//! its commit, which only happens with nothing outstanding; kept across go-backs; cleared
+//! when `sq_una` moves on), an ACK, or a NACK for a later PSN, without RESYNC for a later
+//! PSN, completes nothing: the responder executed it and the response was lost. The QP
+//! goes back to `sq_una` as on a foreign NACK, and it is a retry event (the count is
+//! incremented, never cleared first: RETRY_EXCEEDED after `RETRY_LIMIT` of them); while
+//! `sq_next == sq_una` it is ignored (already going back). The classification is
+//! registered in the Read clock beside `ev_restarted` (not behind `ev_hit`).
+//!
 //! Refused PSNs (a NACK in flight across a go-back): an event is evaluated for any PSN
 //! from `sq_una` up to the last one the QP can have sent (`sq_pi`, at most `SEND_WINDOW`
 //! on), not only up to `sq_next`: an answer to a message sent before a go-back still tells
