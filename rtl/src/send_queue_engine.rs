@@ -4138,7 +4138,11 @@ mod tests {
             b.run(2000);
             b.push_ack(AckEvent::ack(1, 0x52));
             b.run(2000);
-            assert_eq!(b.cpl_list(1).len(), 2, "the atomic completed without its response");
+            assert_eq!(
+                b.cpl_list(1).len(),
+                2,
+                "the atomic completed without its response"
+            );
             assert_eq!(b.psns(1), [0x50, 0x50, 0x51, 0x52, 0x52, 0x52]);
             assert_eq!(b.sent[5].payload, [5, 0], "the same atomic again");
             assert_eq!(b.read_csr(1, QP_STATUS) >> 52 & 0xF, 2);

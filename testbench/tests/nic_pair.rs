@@ -408,7 +408,9 @@ fn implied_nak_after_a_lost_response(op: WqeOpcode) {
     pair.hosts[1].mem.write_bytes(remote, &remote_data);
     pair.hosts[0].mem.write_bytes(local, &[0xEE; 200]);
     let write_data = pattern(62, 100);
-    pair.hosts[0].mem.write_bytes(DATA_AREA + 0x800, &write_data);
+    pair.hosts[0]
+        .mem
+        .write_bytes(DATA_AREA + 0x800, &write_data);
     pair.hosts[0].post_send(
         0,
         &Wqe {
