@@ -4896,6 +4896,9 @@ mod tests {
         /// Only SEND and RDMA WRITE (no READ or atomic draining the queue), rings of at
         /// least 8 WQEs: the send window can fill up.
         streaming_only: bool,
+        /// Many corrupted requests and lost answers: READ and atomic responses are lost
+        /// and the resends NACKed past them (implied NAKs).
+        lossy: bool,
     }
 
     struct LoopStats {
@@ -4922,6 +4925,10 @@ mod tests {
         b.set_cfg(0x1234, cfg.timeout, 7);
         let mut resp = Responder::new(queue_pairs);
         resp.delay = cfg.delay;
+        if cfg.lossy {
+            resp.p_corrupt = 0.2;
+            resp.p_ack_loss = 0.3;
+        }
         let mut drv: Vec<DriverQp> = (0..queue_pairs)
             .map(|q| DriverQp {
                 start: rng.gen::<u32>() & PSN_MASK,
@@ -5053,6 +5060,7 @@ mod tests {
             delay: (3, 80),
             timeout: 1500,
             streaming_only: false,
+            lossy: false,
         };
         let slow = Knobs {
             gaps: true,
@@ -5109,6 +5117,14 @@ mod tests {
                 delay: (300, 900),
                 timeout: 4000,
                 streaming_only: true,
+                ..base
+            },
+            LoopCfg {
+                seed: 0x58,
+                queue_pairs: 2,
+                per_qp: 60,
+                max_len: 100,
+                lossy: true,
                 ..base
             },
         ] {
