@@ -80,6 +80,16 @@
 //! (held only while `sq_una` itself is transmitted, restarted by acknowledgement progress);
 //! later transmissions do not restart it.
 //!
+//! Implied NAK: a READ or atomic completes only with its response. While the WQE at
+//! `sq_una` is a READ or atomic that has been sent (bit 24 of the `sq_una` entry: set by
+//! its commit, which only happens with nothing outstanding; kept across go-backs; cleared
+//! when `sq_una` moves on), an ACK, or a NACK for a later PSN, without RESYNC for a later
+//! PSN, completes nothing: the responder executed it and the response was lost. The QP
+//! goes back to `sq_una` as on a foreign NACK, and it is a retry event (the count is
+//! incremented, never cleared first: RETRY_EXCEEDED after `RETRY_LIMIT` of them); while
+//! `sq_next == sq_una` it is ignored (already going back). The classification is
+//! registered in the Read clock beside `ev_restarted` (not behind `ev_hit`).
+//!
 //! Refused PSNs (a NACK in flight across a go-back): an event is evaluated for any PSN
 //! from `sq_una` up to the last one the QP can have sent (`sq_pi`, at most `SEND_WINDOW`
 //! on), not only up to `sq_next`: an answer to a message sent before a go-back still tells
@@ -292,8 +302,10 @@ pub struct SendQueueEngine {
     ram_pi: RAM<Bits<29>, QP_TABLE_ADDRESS_BITS>,
     /// 23:0 sq_next, 24 enable, 25 resync, 26 waiting, 27 draining, 31:28 retry count.
     ram_next: RAM<Bits<32>, QP_TABLE_ADDRESS_BITS>,
-    /// sq_una (= SQ_CI).
-    ram_una: RAM<Bits<24>, QP_TABLE_ADDRESS_BITS>,
+    /// 23:0 sq_una (= SQ_CI), 24 the WQE at sq_una is an RDMA READ or atomic that has been
+    /// sent (set by its commit, kept across go-backs, cleared when sq_una moves on): an
+    /// answer past it that is not its response does not complete it (implied NAK).
+    ram_una: RAM<Bits<25>, QP_TABLE_ADDRESS_BITS>,
     /// Timer start: the cycle of the QP's last progress.
     ram_tstart: RAM<Bits<32>, QP_TABLE_ADDRESS_BITS>,
     // Table engine.
@@ -383,6 +395,12 @@ pub struct SendQueueEngine {
     /// The retry count after a retry event.
     retry_new_reg: DFF<Bits<4>>,
     retry_exceeded_reg: DFF<Bit>,
+    /// The stored retry count + 1 (never cleared first) and whether it exceeds the limit:
+    /// for a go-back to sq_una that completes nothing (foreign NACK, implied NAK).
+    retry_kept_reg: DFF<Bits<4>>,
+    retry_kept_exceeded_reg: DFF<Bit>,
+    /// An implied NAK (see `ev_implied`).
+    ev_implied_reg: DFF<Bit>,
     /// `(event PSN - sq_una) mod 16`: the WQEs the event completes before its own PSN.
     evt_run_reg: DFF<Bits<4>>,
     /// The QP's retry timer has expired (as of the Exec clock).
@@ -416,6 +434,8 @@ pub struct SendQueueEngine {
     rd_drain: Signal<Local, Bit>,
     rd_retry: Signal<Local, Bits<4>>,
     rd_una: Signal<Local, Bits<24>>,
+    /// Bit 24 of the sq_una entry: sq_una is a READ or atomic already sent.
+    rd_una_rsp: Signal<Local, Bit>,
     rd_tstart: Signal<Local, Bits<32>>,
     rd_outstanding: Signal<Local, Bit>,
     rd_eligible: Signal<Local, Bit>,
@@ -449,6 +469,10 @@ pub struct SendQueueEngine {
     ev_foreign: Signal<Local, Bit>,
     /// The event carries RESYNC for a PSN after `sq_una`.
     ev_restarted: Signal<Local, Bit>,
+    /// Implied NAK: sq_una is a READ or atomic already sent, and the event is an ACK, or
+    /// a NACK for a later PSN, without RESYNC for a later PSN: the responder executed it,
+    /// its response was lost; the event completes nothing, the QP goes back to sq_una.
+    ev_implied: Signal<Local, Bit>,
     csr_value: Signal<Local, Bits<64>>,
     /// The engine executes an operation this clock.
     exec_now: Signal<Local, Bit>,
@@ -537,6 +561,7 @@ pub struct SendQueueEngine {
     wr_drain: Signal<Local, Bit>,
     wr_retry: Signal<Local, Bits<4>>,
     wr_una: Signal<Local, Bits<24>>,
+    wr_una_rsp: Signal<Local, Bit>,
     wr_tstart: Signal<Local, Bits<32>>,
     wr_drain_kept: Signal<Local, Bit>,
     wr_d_out: Signal<Local, Bits<24>>,
@@ -756,6 +781,7 @@ impl SendQueueEngine {
             rd_drain: Default::default(),
             rd_retry: Default::default(),
             rd_una: Default::default(),
+            rd_una_rsp: Default::default(),
             rd_tstart: Default::default(),
             rd_outstanding: Default::default(),
             rd_eligible: Default::default(),
@@ -768,6 +794,9 @@ impl SendQueueEngine {
             ev_restarted_reg: Default::default(),
             retry_new_reg: Default::default(),
             retry_exceeded_reg: Default::default(),
+            retry_kept_reg: Default::default(),
+            retry_kept_exceeded_reg: Default::default(),
+            ev_implied_reg: Default::default(),
             evt_run_reg: Default::default(),
             timer_expired_reg: Default::default(),
             wqe_local_only_reg: Default::default(),
@@ -809,6 +838,7 @@ impl SendQueueEngine {
             ev_hit: Default::default(),
             ev_foreign: Default::default(),
             ev_restarted: Default::default(),
+            ev_implied: Default::default(),
             csr_value: Default::default(),
             op_known: Default::default(),
             op_read: Default::default(),
@@ -876,6 +906,7 @@ impl SendQueueEngine {
             wr_drain: Default::default(),
             wr_retry: Default::default(),
             wr_una: Default::default(),
+            wr_una_rsp: Default::default(),
             wr_tstart: Default::default(),
             wr_drain_kept: Default::default(),
             wr_d_out: Default::default(),
@@ -942,6 +973,9 @@ impl Logic for SendQueueEngine {
             ev_restarted_reg,
             retry_new_reg,
             retry_exceeded_reg,
+            retry_kept_reg,
+            retry_kept_exceeded_reg,
+            ev_implied_reg,
             evt_run_reg,
             timer_expired_reg,
             wqe_local_only_reg,
@@ -1040,7 +1074,8 @@ impl Logic for SendQueueEngine {
         self.rd_waiting.next = self.ram_next.read_data.val().get_bit(26);
         self.rd_drain.next = self.ram_next.read_data.val().get_bit(27);
         self.rd_retry.next = self.ram_next.read_data.val().get_bits::<4>(28);
-        self.rd_una.next = self.ram_una.read_data.val();
+        self.rd_una.next = self.ram_una.read_data.val().get_bits::<24>(0);
+        self.rd_una_rsp.next = self.ram_una.read_data.val().get_bit(24);
         self.rd_tstart.next = self.ram_tstart.read_data.val();
         self.qp_valid.next = bit_cast::<7, 6>(self.op_qp.q.val()) < self.num_qps.val();
         self.d_out.next = self.rd_next.val() - self.rd_una.val();
@@ -1098,6 +1133,12 @@ impl Logic for SendQueueEngine {
             self.retry_exceeded.next = self.cfg_retry_limit.val() == 0;
         }
         self.ev_restarted.next = self.ak_resync.q.val() & (self.d_evt.val() != 0);
+        // Beside the classification, not after it: a registered bit and `d_evt != 0`
+        // (as in `ev_restarted`); Exec combines it with `ev_hit`.
+        self.ev_implied.next = self.rd_una_rsp.val()
+            & !self.ak_resp.q.val()
+            & !self.ev_restarted.val()
+            & ((self.ak_syn.q.val() == 0) | (self.d_evt.val() != 0));
         self.timer_expired.next = (self.cfg_retry_timeout.val() != 0)
             & (self.elapsed.val() >= self.cfg_retry_timeout.val());
         // Registered every clock; only the values of the Read clock are used (in Exec).
@@ -1110,6 +1151,10 @@ impl Logic for SendQueueEngine {
         self.ev_restarted_reg.d.next = self.ev_restarted.val();
         self.retry_new_reg.d.next = self.retry_new.val();
         self.retry_exceeded_reg.d.next = self.retry_exceeded.val();
+        self.retry_kept_reg.d.next = self.retry_inc.val().get_bits::<4>(0);
+        self.retry_kept_exceeded_reg.d.next =
+            self.retry_inc.val() > bit_cast::<5, 4>(self.cfg_retry_limit.val());
+        self.ev_implied_reg.d.next = self.ev_implied.val();
         self.evt_run_reg.d.next = self.d_evt.val().get_bits::<4>(0);
         self.timer_expired_reg.d.next = self.timer_expired.val();
         self.csr_value.next = 0.into();
@@ -1325,6 +1370,7 @@ impl Logic for SendQueueEngine {
         self.wr_drain.next = self.rd_drain.val();
         self.wr_retry.next = self.rd_retry.val();
         self.wr_una.next = self.rd_una.val();
+        self.wr_una_rsp.next = self.rd_una_rsp.val();
         self.wr_tstart.next = self.rd_tstart.val();
         match self.eng_state.q.val() {
             SqEngineState::Init => {
@@ -1378,6 +1424,7 @@ impl Logic for SendQueueEngine {
                                     self.wr_resync.next = true;
                                     self.wr_retry.next = 0.into();
                                     self.wr_waiting.next = false;
+                                    self.wr_una_rsp.next = false;
                                     self.wr_drain.next = false;
                                     self.wr_tstart.next = self.now.q.val();
                                     if (self.op_qp.q.val() == self.ak_qp.q.val())
@@ -1414,7 +1461,9 @@ impl Logic for SendQueueEngine {
                                 // Nothing more is sent until the local completion is done.
                                 self.wr_drain.next = true;
                             } else if self.needs_response_reg.q.val() {
+                                // Committed only with nothing outstanding: it is sq_una.
                                 self.wr_waiting.next = true;
+                                self.wr_una_rsp.next = true;
                             }
                             if !self.rd_outstanding_reg.q.val() {
                                 self.wr_tstart.next = self.now.q.val();
@@ -1436,7 +1485,7 @@ impl Logic for SendQueueEngine {
                             self.ex_job_final.next = true;
                             self.ex_job_status.next = self.ak_local_status.q.val();
                             self.ex_job_resync.next = true;
-                        } else if self.ev_hit_reg.q.val() {
+                        } else if self.ev_hit_reg.q.val() & !self.ev_implied_reg.q.val() {
                             self.ex_job_valid.next = true;
                             self.wr_waiting.next = false;
                             self.wr_tstart.next = self.now.q.val();
@@ -1480,30 +1529,40 @@ impl Logic for SendQueueEngine {
                                 self.wr_next.next = self.psn_p1.val();
                                 self.ex_retx.next = self.rd_next.val() != self.psn_p1.val();
                             }
-                        } else if self.ev_foreign_reg.q.val() {
+                        } else if self.ev_foreign_reg.q.val()
+                            | (self.ev_hit_reg.q.val()
+                                & self.ev_implied_reg.q.val()
+                                & self.rd_outstanding_reg.q.val())
+                        {
                             // A NACK for a PSN this QP has not sent lately. Retryable: the
                             // responder expects something else (a lost RESYNC message, a
                             // skipped PSN). Final: it answers a request sent before this
                             // QP's send side was reset, and while that NACK sat in its
                             // answer slot it may have dropped what this QP sent since.
+                            // Or an implied NAK: an answer past the READ or atomic at
+                            // sq_una, whose response was lost (while it is not
+                            // outstanding, the QP already went back to it: ignored).
                             // Either way go back to sq_una, as on a timeout (with RESYNC
-                            // if the QP's resync is pending); only a retryable one counts
-                            // a retry.
+                            // if the QP's resync is pending); a retryable NACK and an
+                            // implied NAK count a retry (nothing completes: the count
+                            // is not cleared).
                             self.ex_retx.next = true;
                             self.wr_tstart.next = self.now.q.val();
                             self.wr_waiting.next = false;
                             self.wr_next.next = self.rd_una.val();
-                            if self.ev_retry.val() {
-                                self.wr_retry.next = self.retry_new_reg.q.val();
-                            }
-                            if self.ev_retry.val() & self.retry_exceeded_reg.q.val() {
-                                self.ex_job_valid.next = true;
-                                self.ex_job_final.next = true;
-                                self.ex_job_status.next = self.st_retry.val();
-                                self.ex_job_resync.next = true;
-                                self.wr_next.next = self.una_p1.val();
-                                self.wr_drain.next = true;
-                                self.wr_retry.next = 0.into();
+                            if self.ev_retry.val()
+                                | (self.ev_hit_reg.q.val() & self.ev_implied_reg.q.val())
+                            {
+                                self.wr_retry.next = self.retry_kept_reg.q.val();
+                                if self.retry_kept_exceeded_reg.q.val() {
+                                    self.ex_job_valid.next = true;
+                                    self.ex_job_final.next = true;
+                                    self.ex_job_status.next = self.st_retry.val();
+                                    self.ex_job_resync.next = true;
+                                    self.wr_next.next = self.una_p1.val();
+                                    self.wr_drain.next = true;
+                                    self.wr_retry.next = 0.into();
+                                }
                             }
                         }
                     }
@@ -1513,6 +1572,7 @@ impl Logic for SendQueueEngine {
                             & !self.ak_stale.q.val();
                         if self.ex_ok.val() {
                             self.wr_una.next = self.job_idx_p1.val();
+                            self.wr_una_rsp.next = false;
                             if !self.rd_outstanding_reg.q.val() {
                                 self.wr_next.next = self.job_idx_p1.val();
                             }
@@ -1663,7 +1723,8 @@ impl Logic for SendQueueEngine {
             | (bit_cast::<32, 1>(self.wr_waiting.val().into()) << 26)
             | (bit_cast::<32, 1>(self.wr_drain_kept.val().into()) << 27)
             | (bit_cast::<32, 4>(self.wr_retry.val()) << 28);
-        self.ram_una.write_data.next = self.wr_una.val();
+        self.ram_una.write_data.next = bit_cast::<25, 24>(self.wr_una.val())
+            | (bit_cast::<25, 1>(self.wr_una_rsp.val().into()) << 24);
         self.ram_tstart.write_data.next = self.wr_tstart.val();
         self.ram_base.write_enable.next = false;
         self.ram_remote.write_enable.next = false;
@@ -2107,7 +2168,7 @@ mod tests {
     use nic_abi::{csr, psn_distance, Wqe, INLINE_WORDS, PSN_MASK};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
-    use std::collections::{HashMap, VecDeque};
+    use std::collections::{HashMap, HashSet, VecDeque};
 
     // Register numbers on the per-QP CSR side port: `(offset - 0x1000) % 0x80 / 8`.
     const SQ_BASE: u8 = (csr::QP_SQ_BASE / 8) as u8;
@@ -2356,6 +2417,9 @@ mod tests {
         enable: bool,
         resync: bool,
         waiting: bool,
+        /// `sq_una` is an RDMA READ or atomic that has been sent and has not completed
+        /// (kept across go-backs).
+        una_needs_response: bool,
         drain: bool,
         retry: u32,
         tstart: u32,
@@ -2525,6 +2589,7 @@ mod tests {
                         s.resync = true;
                         s.retry = 0;
                         s.waiting = false;
+                        s.una_needs_response = false;
                         s.drain = false;
                         s.tstart = now;
                     }
@@ -2584,6 +2649,7 @@ mod tests {
                     m.resync = resync;
                     if needs_response(&w) {
                         s.waiting = true;
+                        s.una_needs_response = true;
                         self.exp_expects.push_back(Expect {
                             qp,
                             psn: c.psn,
@@ -2693,6 +2759,37 @@ mod tests {
                 s.settle();
                 return false; // stale
             }
+            // Implied NAK: an ACK, or a NACK for a later PSN, while sq_una is a READ or
+            // atomic already sent says its response was lost (unless RESYNC for a later
+            // PSN: the READ or atomic completes with RESPONDER_RESTARTED below). Nothing
+            // completes; go back to sq_una and count a retry, unless the QP already went
+            // back to it.
+            let restarted = ev.resync && d_evt != 0;
+            if s.una_needs_response
+                && !ev.response
+                && !restarted
+                && (ev.syndrome == 0 || d_evt != 0)
+            {
+                if !s.outstanding() {
+                    s.settle();
+                    return false;
+                }
+                self.retransmissions += 1;
+                s.tstart = now;
+                s.waiting = false;
+                s.next = s.una;
+                let count = s.retry + 1;
+                if count > limit {
+                    s.next = psn_add(s.una, 1);
+                    s.drain = true;
+                    s.retry = 0;
+                    s.settle();
+                    return self.start_job(ev.qp, 0, SUCCESS, Some(RETRY_EXCEEDED), true, mem);
+                }
+                s.retry = count;
+                s.settle();
+                return false;
+            }
             // Sent before a go-back: the answer still holds.
             let ahead = d_evt >= psn_distance(s.next, s.una);
             let old_retry = s.retry;
@@ -2700,7 +2797,6 @@ mod tests {
             s.tstart = now;
             s.retry = 0;
             // The responder restarted at ev.psn: the WQEs before it were not applied there.
-            let restarted = ev.resync && d_evt != 0;
             let run_status = if restarted {
                 RESPONDER_RESTARTED
             } else {
@@ -2757,6 +2853,7 @@ mod tests {
             if ok {
                 let was_outstanding = s.outstanding();
                 s.una = psn_add(j.index, 1);
+                s.una_needs_response = false;
                 if !was_outstanding {
                     s.next = s.una;
                 }
@@ -2906,6 +3003,8 @@ mod tests {
         /// The last refused PSN and its syndrome ("Refused PSNs": its duplicate is refused
         /// again, and older duplicates are acknowledged only up to the PSN before it).
         refused: Option<(u32, u8)>,
+        /// PSNs a read or atomic response was sent for (not lost).
+        responded: HashSet<u32>,
     }
 
     /// A remote responder following the responder rules of docs/nic-architecture.md, with
@@ -2939,6 +3038,16 @@ mod tests {
                 return vec![]; // lost on the way
             }
             let just_before = |p: u32, e: u32| (1..=SEND_WINDOW).contains(&psn_distance(e, p));
+            if r.synced && rng.gen_bool(self.p_corrupt) {
+                // A cell of the message failed the reassembler's checks (whatever its PSN:
+                // a resent READ too): NACK CRC_OR_MALFORMED with the expected PSN, once
+                // per gap.
+                if r.nak_sent {
+                    return vec![];
+                }
+                r.nak_sent = true;
+                return vec![AckEvent::nack(q, r.expected, Syndrome::CrcOrMalformed)];
+            }
             // A resync adopts the PSN; the answer to this message says so (RESYNC) unless
             // the request asked for it (then it is the requester's oldest PSN).
             let resynced = !r.synced || (m.resync && !just_before(m.psn, r.expected));
@@ -2960,14 +3069,6 @@ mod tests {
             });
             let mut out = vec![];
             if m.psn == r.expected {
-                if rng.gen_bool(self.p_corrupt) {
-                    // A cell of the message failed the reassembler's checks.
-                    if !r.nak_sent {
-                        r.nak_sent = true;
-                        out.push(AckEvent::nack(q, r.expected, Syndrome::CrcOrMalformed));
-                    }
-                    return out;
-                }
                 r.expected = psn_add(r.expected, 1);
                 r.nak_sent = false;
                 if rng.gen_bool(self.p_refuse) {
@@ -2990,6 +3091,7 @@ mod tests {
                     );
                     if !rng.gen_bool(self.p_ack_loss) {
                         out.push(if is_response {
+                            r.responded.insert(m.psn);
                             AckEvent::response(q, m.psn)
                         } else {
                             AckEvent::ack(q, m.psn)
@@ -2998,6 +3100,7 @@ mod tests {
                 }
             } else if (1..1 << 23).contains(&psn_distance(r.expected, m.psn)) {
                 // Duplicate: not applied again, acknowledged again.
+                let lost = rng.gen_bool(self.p_ack_loss);
                 let before_refused = r
                     .refused
                     .filter(|&(p, _)| (1..1 << 23).contains(&psn_distance(p, m.psn)));
@@ -3009,13 +3112,18 @@ mod tests {
                         response: false,
                         resync: false,
                     },
-                    (_, Some(Fate::Applied)) if is_response => AckEvent::response(q, m.psn),
+                    (_, Some(Fate::Applied)) if is_response => {
+                        if !lost {
+                            r.responded.insert(m.psn);
+                        }
+                        AckEvent::response(q, m.psn)
+                    }
                     _ => match before_refused {
                         Some((p, _)) => AckEvent::ack(q, psn_add(p, PSN_MASK)),
                         None => AckEvent::ack(q, psn_add(r.expected, PSN_MASK)),
                     },
                 };
-                if !rng.gen_bool(self.p_ack_loss) {
+                if !lost {
                     out.push(ev);
                 }
             } else if !r.nak_sent {
@@ -3995,6 +4103,94 @@ mod tests {
         );
     }
 
+    /// Implied NAK: an ACK, or a NACK for a later PSN, while an RDMA READ or atomic at
+    /// `sq_una` awaits its response says the response was lost. It completes nothing: the
+    /// QP goes back to the READ or atomic and resends it (a retry: counted, limited), and
+    /// only its response completes it (the soak failure: NACK CRC_OR_MALFORMED with the
+    /// expected PSN after a corrupted resend completed a READ whose response never came).
+    /// Once the QP has gone back (nothing outstanding), such an answer is ignored.
+    #[test]
+    fn an_answer_past_a_read_or_atomic_without_its_response_resends_it() {
+        for (seed, knobs) in [(31, SMOOTH), (32, ROUGH)] {
+            let mut b = Bench::new(2, seed, knobs);
+            b.set_cfg(0x42, 0, 2);
+            b.setup_qp(1, ring(1), 3, 0x1, 0x50);
+            let read = Wqe {
+                opcode: WqeOpcode::RdmaRead as u8,
+                length: 64,
+                wr_id: 7,
+                local_addr: 0x0060_0000,
+                remote_vaddr: 0x4000,
+                ..Default::default()
+            };
+            let faa = Wqe {
+                opcode: WqeOpcode::AtomicFetchAdd as u8,
+                length: 8,
+                wr_id: 9,
+                local_addr: 0x0060_0100,
+                remote_vaddr: 0x4008,
+                compare_add: 5,
+                ..Default::default()
+            };
+            b.post(1, &[read, send(8, 1), faa, send(8, 2), read, send(8, 3)]);
+            b.run(2000);
+            assert_eq!(b.psns(1), [0x50]);
+            // The READ's response is lost; the responder NACKs a corrupted resend with its
+            // expected PSN, one past the READ.
+            b.push_ack(AckEvent::nack(1, 0x51, Syndrome::CrcOrMalformed));
+            b.run(2000);
+            assert!(b.cpls.is_empty(), "the READ completed without its response");
+            assert_eq!(b.psns(1), [0x50, 0x50], "the READ is resent");
+            assert_eq!(b.read_csr(1, QP_STATUS) >> 52 & 0xF, 1, "a retry");
+            b.push_ack(AckEvent::response(1, 0x50));
+            b.run(2000);
+            assert_eq!(b.cpl_list(1), [(0x50, SUCCESS)]);
+            b.push_ack(AckEvent::ack(1, 0x51));
+            b.run(2000);
+            assert_eq!(b.psns(1), [0x50, 0x50, 0x51, 0x52]);
+            // An ACK for the atomic's own PSN (its response lost): resent, twice.
+            b.push_ack(AckEvent::ack(1, 0x52));
+            b.run(2000);
+            b.push_ack(AckEvent::ack(1, 0x52));
+            b.run(2000);
+            assert_eq!(
+                b.cpl_list(1).len(),
+                2,
+                "the atomic completed without its response"
+            );
+            assert_eq!(b.psns(1), [0x50, 0x50, 0x51, 0x52, 0x52, 0x52]);
+            assert_eq!(b.sent[5].payload, [5, 0], "the same atomic again");
+            assert_eq!(b.read_csr(1, QP_STATUS) >> 52 & 0xF, 2);
+            b.push_ack(AckEvent::response(1, 0x52));
+            b.run(2000);
+            b.push_ack(AckEvent::ack(1, 0x53));
+            b.run(2000);
+            assert_eq!(b.psns(1), [0x50, 0x50, 0x51, 0x52, 0x52, 0x52, 0x53, 0x54]);
+            // A third implied NAK for the second READ exceeds the limit of 2; the first
+            // two are ACKs for the READ's own PSN and a NACK past it.
+            b.push_ack(AckEvent::ack(1, 0x54));
+            b.run(2000);
+            b.push_ack(AckEvent::nack(1, 0x55, Syndrome::SequenceError));
+            b.run(2000);
+            b.push_ack(AckEvent::ack(1, 0x54));
+            b.run(2000);
+            b.push_ack(AckEvent::ack(1, 0x55));
+            b.settle_down();
+            assert_eq!(
+                b.cpl_list(1),
+                [
+                    (0x50, SUCCESS),
+                    (0x51, SUCCESS),
+                    (0x52, SUCCESS),
+                    (0x53, SUCCESS),
+                    (0x54, RETRY_EXCEEDED),
+                    (0x55, SUCCESS)
+                ]
+            );
+            assert_eq!(b.uut.stat_retransmissions.val().to_u32(), 6);
+        }
+    }
+
     /// A SEQUENCE_ERROR NACK completes the WQEs before its PSN and re-sends the same PSNs
     /// with the same fields and payload.
     #[test]
@@ -4745,6 +4941,9 @@ mod tests {
         /// Only SEND and RDMA WRITE (no READ or atomic draining the queue), rings of at
         /// least 8 WQEs: the send window can fill up.
         streaming_only: bool,
+        /// Many corrupted requests and lost answers: READ and atomic responses are lost
+        /// and the resends NACKed past them (implied NAKs).
+        lossy: bool,
     }
 
     struct LoopStats {
@@ -4771,6 +4970,10 @@ mod tests {
         b.set_cfg(0x1234, cfg.timeout, 7);
         let mut resp = Responder::new(queue_pairs);
         resp.delay = cfg.delay;
+        if cfg.lossy {
+            resp.p_corrupt = 0.2;
+            resp.p_ack_loss = 0.3;
+        }
         let mut drv: Vec<DriverQp> = (0..queue_pairs)
             .map(|q| DriverQp {
                 start: rng.gen::<u32>() & PSN_MASK,
@@ -4854,6 +5057,12 @@ mod tests {
                         "QP {} PSN {index:#x} completed but not applied",
                         c.qp
                     );
+                    // A READ or atomic completes with its response only.
+                    assert!(
+                        !needs_response(w) || resp.qps[c.qp].responded.contains(&index),
+                        "QP {} PSN {index:#x}: READ or atomic completed without its response",
+                        c.qp
+                    );
                 } else if c.status != RETRY_EXCEEDED {
                     assert_eq!(
                         fate,
@@ -4896,6 +5105,7 @@ mod tests {
             delay: (3, 80),
             timeout: 1500,
             streaming_only: false,
+            lossy: false,
         };
         let slow = Knobs {
             gaps: true,
@@ -4952,6 +5162,14 @@ mod tests {
                 delay: (300, 900),
                 timeout: 4000,
                 streaming_only: true,
+                ..base
+            },
+            LoopCfg {
+                seed: 0x58,
+                queue_pairs: 2,
+                per_qp: 60,
+                max_len: 100,
+                lossy: true,
                 ..base
             },
         ] {

@@ -487,6 +487,108 @@ fn a_lost_final_nack_is_reported_by_the_next_answer() {
     );
 }
 
+/// A READ or atomic whose response was lost, then an answer past it: the READ's (or
+/// atomic's) response is corrupted on link 1 (the requester's reassembler drops it), the
+/// resend after the timeout is corrupted on link 0, so the responder, which executed it,
+/// answers NACK CRC_OR_MALFORMED with its expected PSN, the one after it (soak-72). That
+/// NACK is an implied NAK: the requester resends the READ or atomic (the responder
+/// executes a duplicate READ again, answers a duplicate atomic with its saved original
+/// value), and it completes only with its response: the data byte-exact, the atomic
+/// applied once. A WRITE behind it puts the NACK's PSN among those the QP has posted.
+fn implied_nak_after_a_lost_response(op: WqeOpcode) {
+    let mut pair = pair(6);
+    let len = if op.is_atomic() { 8 } else { 200 };
+    let local = DATA_AREA;
+    let remote = REMOTE_AREA;
+    let remote_data = pattern(61, len);
+    let original = u64::from_le_bytes(remote_data[..8].try_into().unwrap());
+    pair.hosts[1].mem.write_bytes(remote, &remote_data);
+    pair.hosts[0].mem.write_bytes(local, &[0xEE; 200]);
+    let write_data = pattern(62, 100);
+    pair.hosts[0]
+        .mem
+        .write_bytes(DATA_AREA + 0x800, &write_data);
+    pair.hosts[0].post_send(
+        0,
+        &Wqe {
+            opcode: op as u8,
+            length: len as u32,
+            wr_id: 1,
+            local_addr: local,
+            remote_vaddr: remote as u64,
+            compare_add: 0x1_0000_0001,
+            ..Default::default()
+        },
+    );
+    pair.hosts[0].post_send(
+        0,
+        &Wqe {
+            opcode: WqeOpcode::RdmaWrite as u8,
+            length: 100,
+            wr_id: 2,
+            local_addr: DATA_AREA + 0x800,
+            remote_vaddr: (REMOTE_AREA + 0x800) as u64,
+            ..Default::default()
+        },
+    );
+    // Link 1, cell 0: the response (one cell). Link 0, cell 1: the resend (cell 0 is the
+    // first transmission); word 3 is in the RETH, so the header still names the QP.
+    let corrupt = LinkFault::Corrupt {
+        word: 3,
+        mask: 1 << 7,
+    };
+    pair.links[1].faults.insert(0, corrupt);
+    pair.links[0].faults.insert(1, corrupt);
+    let done = wait_completions(&mut pair, 0, 2, 200_000);
+    assert_eq!(
+        (pair.links[0].cells_corrupted, pair.links[1].cells_corrupted),
+        (1, 1),
+        "both faults hit"
+    );
+    let crc = Syndrome::CrcOrMalformed.counter_index().unwrap() as u16;
+    assert_eq!(
+        pair.csr_read(1, csr::NACK_SENT + 8 * crc).unwrap(),
+        1,
+        "the corrupted resend was NACKed"
+    );
+    for (k, c) in done.iter().enumerate() {
+        assert_eq!(status(c), CompletionStatus::Success, "{c:?}");
+        assert_eq!(c.wr_id, k as u64 + 1, "in order, once: {c:?}");
+    }
+    if op.is_atomic() {
+        assert_eq!(
+            pair.hosts[0].mem.read_u64(local),
+            original,
+            "{op:?} returns the original value"
+        );
+        assert_eq!(
+            pair.hosts[1].mem.read_u64(remote),
+            original.wrapping_add(0x1_0000_0001),
+            "{op:?} applied once"
+        );
+    } else {
+        assert_eq!(
+            pair.hosts[0].mem.read_bytes(local, len),
+            &remote_data[..],
+            "READ returned other data"
+        );
+    }
+    assert_eq!(
+        pair.hosts[1].mem.read_bytes(REMOTE_AREA + 0x800, 100),
+        &write_data[..]
+    );
+}
+
+#[test]
+fn a_nack_past_a_read_whose_response_was_lost_resends_the_read() {
+    implied_nak_after_a_lost_response(WqeOpcode::RdmaRead);
+}
+
+#[test]
+fn a_nack_past_an_atomic_whose_response_was_lost_resends_the_atomic() {
+    implied_nak_after_a_lost_response(WqeOpcode::AtomicFetchAdd);
+}
+
 #[test]
 fn a_request_to_an_unplugged_nic_completes_with_port_down() {
     let mut pair = pair(4);
