@@ -401,7 +401,10 @@ impl Scoreboard {
                     if syndrome == Some(Syndrome::RdmaDisabled) {
                         self.counts.rdma_disabled_nacks += 1;
                     }
-                    if syndrome.is_some_and(|s| !s.is_retryable()) {
+                    // PORT_DOWN is the fabric's answer for a port that is down, not the
+                    // responder's: the responder may have applied an earlier copy of the
+                    // request (and acknowledged it) before it went down.
+                    if syndrome.is_some_and(|s| !s.is_retryable() && s != Syndrome::PortDown) {
                         refusals.push(h.psn & PSN_MASK);
                     }
                 }
@@ -580,6 +583,27 @@ mod tests {
         assert!(sb.passed(), "{:?}", sb.violations());
         sb.check_success(9, 0, 1, 30, 2);
         assert_eq!(sb.violations()[0].kind, "refused-then-success");
+    }
+
+    /// The fabric's PORT_DOWN for a retransmission says nothing of the copy the responder
+    /// applied and acknowledged before it went down (found by `nic soak`, seed 54).
+    #[test]
+    fn a_port_down_nack_is_not_the_responders_refusal() {
+        let mut sb = Scoreboard::new(2, true, 256);
+        let epochs = [1, 1];
+        sb.on_delivery(&delivery(opcode::ACK, 1, 0, 7, Some(0)), &epochs);
+        sb.on_delivery(
+            &delivery(opcode::NACK, 1, 0, 7, Some(Syndrome::PortDown as u32)),
+            &epochs,
+        );
+        sb.check_success(9, 0, 1, 7, 1);
+        assert!(sb.passed(), "{:?}", sb.violations());
+        sb.on_delivery(
+            &delivery(opcode::NACK, 1, 0, 8, Some(Syndrome::RdmaDisabled as u32)),
+            &epochs,
+        );
+        sb.check_success(9, 0, 1, 8, 1);
+        assert!(!sb.passed(), "a responder's final NACK still is a refusal");
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //!   (a few hundred cycles after its power-on) or another host's;
 //! - 0 to 4 link faults of every kind (drop, corrupt, delay, flap), fabric-wide, per link
 //!   or per message class, in windows;
-//! - a random workload (rate, sizes, mix with every operation);
+//! - a random workload (rate, sizes, mix with every operation), and in half the cases
+//!   write regions deregistered and registered again under traffic;
 //! - then a quiet tail of [`SETTLE_CYCLES`]: every live host must be usable by all peers
 //!   within [`SOAK_REJOIN_BOUND`] of the last disturbance, and every operation completes.
 //!
@@ -69,6 +70,8 @@ pub struct SoakCase {
     pub hardware_tpt: bool,
     pub rate: f64,
     pub max_bytes: u32,
+    /// Chance per cycle that a host deregisters its write region (and registers it again).
+    pub dereg_rate: f64,
     pub reboots: Vec<SoakEvent>,
     pub faults: Vec<SoakFault>,
 }
@@ -169,6 +172,7 @@ impl SoakCase {
             hardware_tpt,
             rate: pick(&mut rng, &[0.005, 0.01, 0.02, 0.05]),
             max_bytes: pick(&mut rng, &[64, 256, 512, 1024]),
+            dereg_rate: pick(&mut rng, &[0.0, 0.0, 0.0002, 0.001]),
             reboots,
             faults,
         }
@@ -217,6 +221,9 @@ impl SoakCase {
             "mix = {{ rdma_write = 6, rdma_read = 2, send = 1, fetch_add = 1, compare_swap = 1 }}"
         );
         let _ = writeln!(s, "max_bytes = {}", self.max_bytes);
+        if self.dereg_rate > 0.0 {
+            let _ = writeln!(s, "dereg_rate = {}", self.dereg_rate);
+        }
         let _ = writeln!(s, "stop_at = {}", last + SETTLE_CYCLES / 4);
         for e in &self.reboots {
             let _ = writeln!(
@@ -315,6 +322,11 @@ impl SoakCase {
             c.rate = (self.rate / 2.0).max(0.005);
             out.push(c);
         }
+        if self.dereg_rate > 0.0 {
+            let mut c = self.clone();
+            c.dereg_rate = 0.0;
+            out.push(c);
+        }
         out
     }
 }
@@ -405,5 +417,6 @@ mod tests {
             .collect();
         assert_eq!(kinds.len(), 4, "every fault kind is drawn: {kinds:?}");
         assert!((0..100).any(|s| SoakCase::generate(s).hardware_tpt));
+        assert!((0..100).any(|s| SoakCase::generate(s).dereg_rate > 0.0));
     }
 }
