@@ -137,8 +137,8 @@ pub struct DriverConfig {
     /// Bytes per receive bounce buffer: the largest SEND (multiple of 8, at least
     /// `MAX_CONTROL_BYTES`, at most `MAX_MESSAGE_LENGTH`).
     pub recv_buffer_bytes: u32,
-    /// With a hardware TPT: ticks between two reads of the NIC's exception queue while RDMA
-    /// is enabled (>= 1; right after an exception was answered the next poll looks again).
+    /// With a hardware TPT: ticks between two reads of the NIC's exception queue, whether
+    /// RDMA is enabled or not (>= 1; right after an exception was answered the next poll looks again).
     /// A request waiting there holds up the NIC's incoming RDMA until it is answered.
     pub exception_poll_interval: u64,
     /// Ticks from the completion of a control SEND without a STREAM_ACK until the
@@ -803,9 +803,12 @@ impl<A: NicAccess> Driver<A> {
         for q in 0..self.qps.len() {
             self.ack_if_due(q as NodeId);
         }
-        if self.hw_tpt.is_some() && self.rdma_enabled && now >= self.next_exception_poll {
-            // RDMA disabled answers every RDMA request before the TPT looks at it (responder
-            // rule 4 before rule 5): no exception can be waiting then.
+        if self.hw_tpt.is_some() && now >= self.next_exception_poll {
+            // Also while RDMA is disabled: RDMA disabled answers every new RDMA request
+            // before the TPT looks at it (responder rule 4 before rule 5), but a request
+            // that missed just before the disable still waits at the head, and the
+            // responder waits with it, receiving nothing (not even the BOOTINGs and ACKs
+            // that would enable RDMA again) until the head is answered.
             let answered = self.service_exception();
             self.next_exception_poll = if answered {
                 now
@@ -1485,16 +1488,34 @@ impl<A: NicAccess> Driver<A> {
     }
 
     /// Sends TPT_REMOVE again to the peers that have not confirmed a deregistration for
-    /// [`Protocol::resend_interval`].
+    /// [`Protocol::resend_interval`], unless a TPT_REMOVE to that peer is still queued or
+    /// unacknowledged in its control stream: the stream delivers that one, and under load
+    /// (a control SEND waits behind the data in the send queue) resending every interval
+    /// would pile up copies, each answered with its own TPT_REMOVE_DONE.
     fn resend_removes(&mut self, now: Tick) {
         let next = now.saturating_add(self.config.protocol.resend_interval());
         for (node, handles) in self.dereg.due(now, next) {
+            if self.remove_in_stream(node) {
+                continue;
+            }
             for chunk in handles.chunks(crate::control::MAX_REMOVE_HANDLES) {
                 if let Ok(remove) = TptRemove::new(chunk.to_vec()) {
                     self.send_control(node, ControlMessage::TptRemove(remove));
                 }
             }
         }
+    }
+
+    /// Whether a TPT_REMOVE to `node` waits in its backlog or for its acknowledgement.
+    fn remove_in_stream(&self, node: NodeId) -> bool {
+        let is_remove = |m: &ControlMessage| matches!(m, ControlMessage::TptRemove(_));
+        self.qps
+            .get(node as usize)
+            .and_then(|q| q.as_ref())
+            .is_some_and(|qp| {
+                qp.backlog.iter().any(|(m, _, _)| is_remove(m))
+                    || qp.stream.unacked.iter().any(|(_, m, _)| is_remove(m))
+            })
     }
 
     fn check_fence(&mut self, node: NodeId) {
