@@ -162,6 +162,12 @@ impl Report {
                 "write regions deregistered {}, registered again {}",
                 self.workload.deregistrations, self.workload.reregistrations
             );
+            let c = &self.workload.cache;
+            let _ = writeln!(
+                s,
+                "registration cache: {} hits, {} misses ({} registrations), let go {:?}",
+                c.hits, c.misses, c.registrations, c.deregistrations
+            );
         }
         for (kind, by) in &self.workload.completions {
             let _ = writeln!(s, "  completions {kind}: {by:?}");

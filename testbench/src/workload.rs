@@ -29,6 +29,7 @@ use crate::scenario::{MixSpec, Scenario};
 use crate::scoreboard::{ExpectedRequest, MemoryRange, Scoreboard};
 use nic_abi::CompletionStatus;
 use nic_cosim::cluster::Cluster;
+use nic_driver::regcache::{OwnerId, RegistrationCache};
 use nic_driver::tpt::{Protection, RegionRef, TptEntry};
 use nic_driver::{Completion, DriverConfig, VerbsError};
 use rand::Rng;
@@ -252,7 +253,34 @@ struct HostApp {
     w: WRegion,
     /// Which of the two overlapping ranges of `W` the next registration takes.
     w_narrow: bool,
+    /// The application's registrations go through the registration cache (004), `W`'s
+    /// under the process `owner`; a new process takes over when one exits.
+    cache: RegistrationCache,
+    owner: OwnerId,
+    /// Which way the next deregistration of `W` goes (see [`Churn`]).
+    churn: usize,
+    /// Registrations of `W` replaced by a range change, deregistering: `(handle, start,
+    /// len)`; their memory stays in use by the new range.
+    retiring: Vec<(u32, u32, u32)>,
 }
+
+/// The three ways the cache (004) lets go of the write region's registration, taken in
+/// turn: the application frees the memory (the free hook), the range changes (a request
+/// for the whole of `W` while the narrow range is registered: the cache deregisters the
+/// narrow one and registers the whole), or the process exits and the garbage collector
+/// deregisters what it owned. A change from the whole to the narrow range is a hit, so
+/// from the whole range the turn goes to the next way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Churn {
+    Free,
+    Change,
+    OwnerExit,
+}
+
+const CHURN_ORDER: [Churn; 3] = [Churn::Free, Churn::Change, Churn::OwnerExit];
+
+/// Registrations the application's cache keeps that no request holds.
+const CACHE_CAPACITY: usize = 8;
 
 /// The registration of a host's write region `W`. It alternates between two overlapping
 /// ranges: all of `W`, and `W` without source 0's slot (source 0 then has nowhere to write
@@ -278,6 +306,26 @@ enum WRegion {
     None,
 }
 
+/// `a` without `b`: up to two ranges `(start, len)`.
+fn range_minus(a: (u32, u32), b: Option<(u32, u32)>) -> Vec<(u32, u32)> {
+    let (a0, a1) = (a.0 as u64, a.0 as u64 + a.1 as u64);
+    let Some(b) = b else {
+        return vec![a];
+    };
+    let (b0, b1) = (b.0 as u64, b.0 as u64 + b.1 as u64);
+    let mut out = vec![];
+    if b0 > a0 {
+        out.push((a0, b0.min(a1)));
+    }
+    if b1 < a1 {
+        out.push((b1.max(a0), a1));
+    }
+    out.into_iter()
+        .filter(|(s, e)| e > s)
+        .map(|(s, e)| (s as u32, (e - s) as u32))
+        .collect()
+}
+
 /// Cycles a freed write region stays unregistered before the next registration.
 const W_FREE_CYCLES: u64 = 400;
 
@@ -294,6 +342,10 @@ impl HostApp {
             last_seq: HashMap::new(),
             w: WRegion::None,
             w_narrow: false,
+            cache: RegistrationCache::new(CACHE_CAPACITY),
+            owner: OwnerId(1),
+            churn: 0,
+            retiring: vec![],
         }
     }
 }
@@ -317,6 +369,33 @@ pub struct WorkloadStats {
     /// Write regions deregistered (started) and registered again under traffic.
     pub deregistrations: u64,
     pub reregistrations: u64,
+    /// The applications' registration caches (004), summed over hosts and epochs.
+    pub cache: CacheCounts,
+}
+
+/// Registration-cache counters of the applications.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct CacheCounts {
+    pub hits: u64,
+    pub misses: u64,
+    pub registrations: u64,
+    /// Deregistrations started, per reason (freed, changed, evicted, collected).
+    pub deregistrations: BTreeMap<String, u64>,
+}
+
+impl CacheCounts {
+    fn add(&mut self, c: &RegistrationCache) {
+        let st = c.stats();
+        self.hits += st.hits;
+        self.misses += st.misses;
+        self.registrations += st.registrations;
+        for (r, n) in &st.deregistrations {
+            *self
+                .deregistrations
+                .entry(format!("{r:?}").to_lowercase())
+                .or_default() += n;
+        }
+    }
 }
 
 /// A SEND the sender saw succeed: `(target, target epoch, source, source epoch, seq)`.
@@ -419,9 +498,26 @@ impl Workload {
             (R_LOGICAL, l.r_base, l.r_len, Protection::ReadOnly),
             (L_LOGICAL, l.l_base, l.l_len(), Protection::ReadWrite),
         ];
+        let mut app = app;
         let mut entries = vec![];
-        for (logical, physical, len, protection) in regions {
-            match driver.register(logical, physical, len, protection) {
+        for (i, (logical, physical, len, protection)) in regions.into_iter().enumerate() {
+            // `W` goes through the application's registration cache, which keeps it.
+            let registered = if i == 0 {
+                app.cache
+                    .acquire(driver, app.owner, logical, physical, len, protection)
+                    .map_err(|e| e.to_string())
+                    .and_then(|lease| {
+                        app.cache
+                            .release(driver, lease)
+                            .map(|_| lease.entry)
+                            .map_err(|e| e.to_string())
+                    })
+            } else {
+                driver
+                    .register(logical, physical, len, protection)
+                    .map_err(|e| e.to_string())
+            };
+            match registered {
                 Ok(e) => entries.push(e),
                 Err(e) => {
                     sb.violation(
@@ -446,7 +542,6 @@ impl Workload {
         for e in &entries {
             self.handle_epoch.insert((h, e.handle), epoch);
         }
-        let mut app = app;
         app.w = WRegion::Registered {
             handle: entries[0].handle,
             start: l.w_base,
@@ -474,6 +569,7 @@ impl Workload {
     pub fn on_power_off(&mut self, h: usize) {
         if let Some(app) = self.apps[h].take() {
             self.stats.in_flight_at_end += app.ops.len() as u64;
+            self.stats.cache.add(&app.cache);
         }
     }
 
@@ -515,8 +611,10 @@ impl Workload {
     }
 
     /// Deregister host `h`'s write region now and then (chance `dereg_rate` per cycle
-    /// while the workload runs), and register the other overlapping range once the
-    /// driver has freed it and [`W_FREE_CYCLES`] have passed.
+    /// while the workload runs), each time one of the ways of [`Churn`] in turn, through
+    /// the application's registration cache; register the other overlapping range once
+    /// the driver has freed the old one and [`W_FREE_CYCLES`] have passed. In between,
+    /// the application's requests for its slots of `W` are cache hits.
     fn churn_w(
         &mut self,
         cluster: &mut Cluster,
@@ -533,12 +631,45 @@ impl Workload {
         let Some(driver) = cluster.host_mut(h).driver_mut() else {
             return;
         };
+        // The other range: all of W, or W without source 0's slot.
+        let skip = if app.w_narrow { l.slot } else { 0 };
+        let (next_start, next_len) = (l.w_base + skip, l.w_len() - skip);
+        let mut registered = None;
         match app.w {
             WRegion::Registered { handle, start, len }
                 if now < self.stop_at && rng.gen_bool(self.dereg_rate) =>
             {
-                match driver.deregister(handle) {
-                    Ok(_) if self.free_at_deregistration => {
+                let mut way = CHURN_ORDER[app.churn % CHURN_ORDER.len()];
+                app.churn += 1;
+                if way == Churn::Change && app.w_narrow {
+                    // The next range is the narrow one, so the whole of W is registered,
+                    // and a request for the narrow range is a hit: no change.
+                    way = Churn::OwnerExit;
+                    app.churn += 1;
+                }
+                let result = match way {
+                    Churn::Free => app.cache.free(driver, start, len).map(|_| None),
+                    Churn::OwnerExit => {
+                        app.cache.owner_gone(app.owner);
+                        app.owner = OwnerId(app.owner.0 + 1);
+                        app.cache.collect_garbage(driver).map(|_| None)
+                    }
+                    Churn::Change => app
+                        .cache
+                        .acquire(
+                            driver,
+                            app.owner,
+                            W_LOGICAL + skip as u64,
+                            next_start,
+                            next_len,
+                            Protection::ReadWrite,
+                        )
+                        .and_then(|lease| {
+                            app.cache.release(driver, lease).map(|_| Some(lease.entry))
+                        }),
+                };
+                match result {
+                    Ok(new) if self.free_at_deregistration && new.is_none() => {
                         self.stats.deregistrations += 1;
                         app.w = WRegion::Free {
                             until: now + W_FREE_CYCLES,
@@ -546,56 +677,100 @@ impl Workload {
                         verdict.freed(h, start, len);
                         sb.deregister(h, start);
                     }
-                    Ok(_) => {
+                    Ok(None) => {
                         self.stats.deregistrations += 1;
                         app.w = WRegion::Freeing { handle, start, len };
+                    }
+                    Ok(Some(entry)) => {
+                        // The cache deregistered the narrow range and registered the whole.
+                        self.stats.deregistrations += 1;
+                        app.retiring.push((handle, start, len));
+                        registered = Some(entry);
                     }
                     Err(e) => sb.violation(
                         now,
                         "workload",
                         vec![h],
                         Some(start as u64),
-                        format!("deregistering the write region failed: {e}"),
+                        format!("letting go of the write region ({way:?}) failed: {e}"),
+                    ),
+                }
+            }
+            WRegion::Registered { start, len, .. } if rng.gen_bool(0.01) => {
+                // A request on one slot of `W` (a message-passing library registering a
+                // receive buffer): served by the cached registration.
+                let slots = len / l.slot;
+                let first = (start - l.w_base) / l.slot;
+                let s = first + rng.gen_range(0..slots);
+                let at = l.w_base + s * l.slot;
+                let result = app
+                    .cache
+                    .acquire(
+                        driver,
+                        app.owner,
+                        W_LOGICAL + (at - l.w_base) as u64,
+                        at,
+                        l.slot,
+                        Protection::ReadWrite,
+                    )
+                    .and_then(|lease| app.cache.release(driver, lease).map(|_| lease.hit));
+                match result {
+                    Ok(true) => {}
+                    other => sb.violation(
+                        now,
+                        "workload",
+                        vec![h],
+                        Some(at as u64),
+                        format!("a request for slot {s} of the write region was not served by its cached registration: {other:?}"),
                     ),
                 }
             }
             WRegion::Free { until } if now >= until => {
-                // Alternate between all of W and W without source 0's slot.
-                let skip = if app.w_narrow { l.slot } else { 0 };
-                let (start, len) = (l.w_base + skip, l.w_len() - skip);
-                match driver.register(W_LOGICAL + skip as u64, start, len, Protection::ReadWrite) {
-                    Ok(e) => {
-                        self.stats.reregistrations += 1;
-                        app.w = WRegion::Registered {
-                            handle: e.handle,
-                            start,
-                            len,
-                        };
-                        app.w_narrow = !app.w_narrow;
-                        self.handle_epoch.insert((h, e.handle), app.epoch);
-                        verdict.registered(h, start, len);
-                        sb.register(
-                            h,
-                            MemoryRange {
-                                start,
-                                len,
-                                writable: true,
-                            },
-                        );
-                    }
+                let r = app
+                    .cache
+                    .acquire(
+                        driver,
+                        app.owner,
+                        W_LOGICAL + skip as u64,
+                        next_start,
+                        next_len,
+                        Protection::ReadWrite,
+                    )
+                    .and_then(|lease| app.cache.release(driver, lease).map(|_| lease.entry));
+                match r {
+                    Ok(e) => registered = Some(e),
                     Err(e) => {
                         app.w = WRegion::None;
                         sb.violation(
                             now,
                             "workload",
                             vec![h],
-                            Some(start as u64),
+                            Some(next_start as u64),
                             format!("registering the write region again failed: {e}"),
                         );
                     }
                 }
             }
             _ => {}
+        }
+        if let Some(e) = registered {
+            self.stats.reregistrations += 1;
+            app.w = WRegion::Registered {
+                handle: e.handle,
+                start: next_start,
+                len: next_len,
+            };
+            app.w_narrow = !app.w_narrow;
+            self.handle_epoch.insert((h, e.handle), app.epoch);
+            verdict.registered(h, next_start, next_len);
+            sb.register(
+                h,
+                MemoryRange {
+                    start: next_start,
+                    len: next_len,
+                    writable: true,
+                },
+            );
         }
     }
 
@@ -1026,6 +1201,19 @@ impl Workload {
                         sb.deregister(h, start);
                     }
                 }
+                // A range replaced by a change: its memory outside the new range is free.
+                if let Some(i) = app.retiring.iter().position(|r| r.0 == entry.handle) {
+                    let (_, start, len) = app.retiring.remove(i);
+                    let live = match app.w {
+                        WRegion::Registered { start, len, .. }
+                        | WRegion::Freeing { start, len, .. } => Some((start, len)),
+                        _ => None,
+                    };
+                    for (s, l) in range_minus((start, len), live) {
+                        verdict.freed(h, s, l);
+                    }
+                    sb.deregister(h, start);
+                }
             }
         }
     }
@@ -1033,6 +1221,9 @@ impl Workload {
     /// End of run: every successful SEND to a host still in that epoch was delivered.
     pub fn finish(&mut self, cluster: &Cluster, sb: &mut Scoreboard) {
         let now = cluster.cycle();
+        for app in self.apps.iter().flatten() {
+            self.stats.cache.add(&app.cache);
+        }
         for &(t, t_epoch, s, s_epoch, seq) in &self.sent_ok {
             let target = cluster.host(t);
             if target.epoch() != t_epoch || !target.is_powered() {

@@ -90,6 +90,7 @@ fn every_shipped_scenario_passes_under_the_rejoin_protocol() {
         "corruption-during-rejoin",
         "lost-control-messages",
         "flapping-port",
+        "registration-cache",
     ] {
         assert!(
             names.iter().any(|n| n == required),
@@ -200,6 +201,32 @@ fn deregistration_under_traffic_never_writes_freed_memory() {
     assert!(r.workload.reregistrations > 10, "{}", r.summary());
     assert_eq!(r.memory.use_after_free, 0);
     assert!(r.workload.writes_verified > 300, "{}", r.summary());
+}
+
+/// The registration cache (004) under traffic and reboots: requests are hits, and every
+/// way it lets go of a registration (free hook, range change, owner exit and garbage
+/// collection) happens, with nothing landing in freed memory.
+#[test]
+fn the_registration_cache_lets_go_only_on_free_change_or_owner_exit() {
+    let r = run(&load("registration-cache"), RunOptions::default());
+    assert_passed(&r);
+    let c = &r.workload.cache;
+    assert!(c.hits > 10 * c.misses, "{c:?}");
+    assert_eq!(c.misses, c.registrations, "{c:?}");
+    for reason in ["freed", "changed", "collected"] {
+        assert!(c.deregistrations.get(reason).is_some_and(|&n| n > 0), "{reason}: {c:?}");
+    }
+    assert_eq!(r.memory.use_after_free, 0);
+    assert!(r.memory.words_checked > 1000, "{}", r.summary());
+    // And it is the fence that keeps the memory clean: taken as free at once, it is not.
+    let planted = run(
+        &load("registration-cache"),
+        RunOptions {
+            plant: Some(PlantedBug::FreedAtDeregistration),
+            ..Default::default()
+        },
+    );
+    assert!(planted.memory.use_after_free > 0, "{}", planted.summary());
 }
 
 /// The use-after-free check can fail: a workload that takes memory as free when its
