@@ -136,6 +136,9 @@ enum BenchCommand {
     /// The rejoin protocol against the heartbeat baseline of 000 [0006]: rejoin latency,
     /// stale writes landed, and co-simulation speed against the bare Verilator model.
     Rejoin(commands::scenario::RejoinBenchArgs),
+    /// The registration cache of 004 against registering for every request: a
+    /// message-passing library's rendezvous on the Verilated NICs, cycles and registrations.
+    Regcache(commands::regcache::RegcacheBenchArgs),
 }
 
 fn parse_config(text: &str) -> Result<NicConfig, String> {
@@ -206,6 +209,7 @@ fn run(cli: Cli) -> Result<(), String> {
             ..Default::default()
         }),
         Command::Bench(BenchCommand::Rejoin(args)) => commands::scenario::bench_rejoin(&args),
+        Command::Bench(BenchCommand::Regcache(args)) => commands::regcache::run(&args),
         Command::Flow {
             out,
             no_waves,

@@ -382,7 +382,7 @@ fn live(cluster: &Cluster, h: usize) -> bool {
 }
 
 /// Whether host `t` is usable by every other live host.
-fn usable_by_all(cluster: &Cluster, t: usize) -> bool {
+pub(crate) fn usable_by_all(cluster: &Cluster, t: usize) -> bool {
     let Some(dt) = cluster.host(t).driver() else {
         return false;
     };
@@ -428,15 +428,23 @@ fn usable_by_all(cluster: &Cluster, t: usize) -> bool {
         })
 }
 
-/// Run `scenario` (see the module docs).
-pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report, RunError> {
-    let started = Instant::now();
-    let protocol = opts.protocol.unwrap_or(scenario.protocol);
+/// Where a host's driver arena lies and how much memory the host has.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HostPlan {
+    pub arena_base: u32,
+    pub arena_len: u32,
+    pub memory_bytes: usize,
+}
+
+/// The hosts of `scenario` (NICs of its TPT kind and backend, drivers running `protocol`,
+/// memory as `plan` says) on its fabric, all powered off.
+pub(crate) fn build_cluster(
+    scenario: &Scenario,
+    protocol: ProtocolKind,
+    plan: HostPlan,
+    opts: &RunOptions,
+) -> Result<Cluster, RunError> {
     let n = scenario.hosts;
-    let probe = driver_config(scenario, protocol, opts.hold_down, 0);
-    let mut workload = Workload::new(scenario, &probe);
-    workload.free_at_deregistration = opts.plant == Some(PlantedBug::FreedAtDeregistration);
-    let layout = workload.layout;
     let backend = match scenario.backend {
         BackendKind::Verilator => Backend::Verilator,
         BackendKind::Rusthdl => Backend::RustHdl,
@@ -445,11 +453,11 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     let mut hosts = Vec::with_capacity(n);
     for node in 0..n {
         let mut driver = driver_config(scenario, protocol, opts.hold_down, node);
-        driver.arena_base = layout.arena_base;
-        driver.arena_len = layout.arena_len;
+        driver.arena_base = plan.arena_base;
+        driver.arena_len = plan.arena_len;
         let config = HostConfig {
             driver,
-            memory_bytes: layout.total as usize,
+            memory_bytes: plan.memory_bytes,
             timing: HostMemoryTiming {
                 latency: scenario.memory.latency,
                 stall: scenario.memory.stall,
@@ -477,14 +485,32 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         latency: scenario.fabric.latency,
         input_capacity_words: scenario.fabric.input_capacity_words,
     };
-    let mut cluster = Cluster::new(
+    Cluster::new(
         ClusterConfig {
             fabric,
             threads: opts.threads.or(scenario.threads).unwrap_or(1),
         },
         hosts,
     )
-    .map_err(RunError::Setup)?;
+    .map_err(RunError::Setup)
+}
+
+/// Run `scenario` (see the module docs).
+pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report, RunError> {
+    let started = Instant::now();
+    let protocol = opts.protocol.unwrap_or(scenario.protocol);
+    let n = scenario.hosts;
+    let probe = driver_config(scenario, protocol, opts.hold_down, 0);
+    let mut workload = Workload::new(scenario, &probe);
+    workload.free_at_deregistration = opts.plant == Some(PlantedBug::FreedAtDeregistration);
+    let layout = workload.layout;
+    let qps = scenario.nic_queue_pairs();
+    let plan = HostPlan {
+        arena_base: layout.arena_base,
+        arena_len: layout.arena_len,
+        memory_bytes: layout.total as usize,
+    };
+    let mut cluster = build_cluster(scenario, protocol, plan, &opts)?;
     cluster.fabric_mut().record_deliveries(true);
     let fault_specs = scenario.fault_specs();
     let fault_stats = if fault_specs.iter().any(|f| f.kind != FaultKind::Flap) {
