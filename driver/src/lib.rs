@@ -9,6 +9,7 @@
 //! | [`control`] | control messages exchanged as SEND payloads: wire format, reliable delivery |
 //! | [`tpt`] | the software TPT (000 Fig. 3), registration (Fig. 5), transfer checks (Fig. 6) |
 //! | [`dereg`] | deregistration's fence: a region is freed once no peer's request can land in it |
+//! | [`pools`] | push-push buffer pools of 002: pool messages, target and initiator state machines |
 //! | [`regcache`] | the registration cache of 004: registrations kept across requests, lazy deregistration |
 //! | [`hw_tpt`] | the NIC's hardware TPT when it has one: STags, entry programming, exceptions |
 //! | [`rejoin`] | the rejoin protocol (000 Figs. 7-8) as a pure state machine |
@@ -25,6 +26,7 @@ pub mod driver;
 pub mod heartbeat;
 pub mod hw_tpt;
 pub mod membership;
+pub mod pools;
 pub mod regcache;
 pub mod rejoin;
 pub mod tpt;
