@@ -59,10 +59,13 @@
 //! application posted with [`Driver::post_receive`] (host memory access is instant), or held
 //! until it posts one. So control messages never consume application buffers, and a SEND is
 //! limited to `recv_buffer_bytes` (a cluster-wide setting, like the maximum node count).
-//! Held messages keep their bounce buffers: an application that never posts receives for
-//! a node's SENDs eventually leaves that queue pair without buffers, and then the NIC
-//! answers that node's messages, control messages included, with RECEIVER_NOT_READY (not a
-//! barring NACK: the sender's protocol resends).
+//! A held message is copied out of its bounce buffer, which goes back to the NIC at once,
+//! up to [`HELD_COPIED_MAX`] messages per peer: a node whose application posts no receives
+//! for a while (it is not ready for that peer yet) must not leave the queue pair without
+//! buffers for the control messages that would make it ready. Past that many, held
+//! messages keep their bounce buffers, and once those are taken the NIC answers that
+//! node's messages, control messages included, with RECEIVER_NOT_READY (not a barring
+//! NACK: the sender's protocol resends).
 //!
 //! # Host memory
 //!
@@ -407,12 +410,28 @@ pub(crate) struct AppRecv {
 
 #[derive(Clone, Debug)]
 pub(crate) struct HeldRecv {
-    slot: u32,
+    /// Where the message is: still in its bounce buffer, or copied out of it.
+    at: Held,
     opcode: u8,
     byte_count: u32,
     immediate: Option<u32>,
     status: CompletionStatus,
 }
+
+/// Where a held application message waits.
+#[derive(Clone, Debug)]
+enum Held {
+    /// In bounce buffer `slot` (past [`HELD_COPIED_MAX`] copied messages).
+    Bounce(u32),
+    /// Copied into the driver's memory; the bounce buffer went back to the NIC.
+    Copied(Vec<u8>),
+}
+
+/// Application messages per peer the driver copies out of their bounce buffers while the
+/// application has no receive posted, so the bounce buffers go back at once and control
+/// messages always find one. Past this many the messages keep their bounce buffers, and
+/// the NIC answers the peer RECEIVER_NOT_READY once they are all taken (flow control).
+pub const HELD_COPIED_MAX: usize = 64;
 
 /// How far a flush moves a queue pair's PSNs on (see `Driver::flush_queue_pair`): 2^24
 /// divided by the golden ratio, so the start PSNs of successive flushes stay spread over
@@ -1773,8 +1792,31 @@ impl<A: NicAccess> Driver<A> {
             rq_doorbells.set(q, true);
             return Ok(());
         }
+        let copied = self.qps[q]
+            .as_ref()
+            .map_or(0, |qp| qp.held.iter().filter(|h| matches!(h.at, Held::Copied(_))).count());
+        let waiting = self.qps[q].as_ref().is_some_and(|qp| qp.app_recvs.is_empty());
+        let at = if waiting && copied < HELD_COPIED_MAX {
+            // No application buffer yet: copy the message out so that its bounce buffer
+            // goes back now (held messages must not starve the control messages).
+            let Some(qp) = self.qps[q].as_ref() else {
+                return Ok(());
+            };
+            let n = cqe.byte_count.min(bytes) as usize;
+            let mut data = vec![0u8; n];
+            let addr = qp.bounce_base as u64 + (slot * bytes) as u64;
+            self.nic.mem_read(addr, &mut data);
+            if let Some(qp) = self.qps[q].as_mut() {
+                qp.free_bounce.push(slot);
+            }
+            self.post_bounce(q);
+            rq_doorbells.set(q, true);
+            Held::Copied(data)
+        } else {
+            Held::Bounce(slot)
+        };
         let held = HeldRecv {
-            slot,
+            at,
             opcode: cqe.opcode,
             byte_count: cqe.byte_count,
             immediate: cqe.has_immediate.then_some(cqe.immediate),
@@ -1801,14 +1843,20 @@ impl<A: NicAccess> Driver<A> {
             let (Some(h), Some(r)) = (qp.held.pop_front(), qp.app_recvs.pop_front()) else {
                 return;
             };
-            let src = qp.bounce_base as u64 + (h.slot * bytes) as u64;
+            let bounce_base = qp.bounce_base as u64;
             let opcode = WqeOpcode::from_code(h.opcode).unwrap_or(WqeOpcode::Send);
             let carries_data = matches!(opcode, WqeOpcode::Send | WqeOpcode::SendImmediate);
             let mut status = h.status;
             if carries_data && status == CompletionStatus::Success {
                 let n = h.byte_count.min(r.length).min(bytes) as usize;
-                let mut buf = vec![0u8; n];
-                self.nic.mem_read(src, &mut buf);
+                let buf = match &h.at {
+                    Held::Copied(data) => data[..n.min(data.len())].to_vec(),
+                    Held::Bounce(slot) => {
+                        let mut buf = vec![0u8; n];
+                        self.nic.mem_read(bounce_base + (slot * bytes) as u64, &mut buf);
+                        buf
+                    }
+                };
                 self.nic.mem_write(r.physical as u64, &buf);
                 if h.byte_count > r.length {
                     status = CompletionStatus::LocalLengthError;
@@ -1822,12 +1870,14 @@ impl<A: NicAccess> Driver<A> {
                 immediate: h.immediate,
                 status,
             });
-            if let Some(qp) = self.qps[q].as_mut() {
-                qp.free_bounce.push(h.slot);
-            }
-            self.post_bounce(q);
-            if q < rq_doorbells.len() {
-                rq_doorbells.set(q, true);
+            if let Held::Bounce(slot) = h.at {
+                if let Some(qp) = self.qps[q].as_mut() {
+                    qp.free_bounce.push(slot);
+                }
+                self.post_bounce(q);
+                if q < rq_doorbells.len() {
+                    rq_doorbells.set(q, true);
+                }
             }
         }
     }

@@ -16,4 +16,5 @@ pub mod scenario;
 pub mod scenario_run;
 pub mod scoreboard;
 pub mod soak;
+pub mod split_driver;
 pub mod workload;

@@ -284,15 +284,30 @@ impl MemoryVerdict {
     fn check_write(&mut self, sb: &mut Scoreboard, host: usize, w: &DmaWrite) {
         let l = self.layout;
         let w_end = l.w_base + l.hosts as u32 * l.slot;
+        let state = &self.hosts[host];
+        // Freed memory anywhere (the write region, the split driver's pools).
+        let freed = state
+            .freed
+            .iter()
+            .any(|&(s, len)| w.addr >= s && (w.addr as u64) < s as u64 + len as u64);
+        if freed && (w.addr < l.w_base || w.addr >= w_end) {
+            self.counts.use_after_free += 1;
+            sb.stale_finding(
+                w.cycle,
+                "use-after-free",
+                vec![host],
+                Some(w.addr as u64),
+                format!(
+                    "host {host}'s NIC wrote {:#018x} into memory whose deregistration had completed",
+                    w.data
+                ),
+            );
+            return;
+        }
         if w.addr < l.w_base || w.addr >= w_end {
             return;
         }
-        let state = &self.hosts[host];
-        if state
-            .freed
-            .iter()
-            .any(|&(s, len)| w.addr >= s && (w.addr as u64) < s as u64 + len as u64)
-        {
+        if freed {
             self.counts.use_after_free += 1;
             sb.stale_finding(
                 w.cycle,

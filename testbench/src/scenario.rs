@@ -210,6 +210,56 @@ impl Default for WorkloadSpec {
     }
 }
 
+/// How the split-driver exchange moves its packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SplitMode {
+    /// RDMA WRITEs into the peer's advertised buffer pools (002's push-push RDMA).
+    #[default]
+    Pools,
+    /// Each packet in a SendData message (plain SEND/RECV).
+    Send,
+}
+
+/// `[split_driver]`: a split-model driver of 002 between a host and an I/O unit, each
+/// pushing `packets` packets to the other (see [`crate::split_driver`]).
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SplitDriverSpec {
+    pub host: usize,
+    pub io_unit: usize,
+    /// Packets each way.
+    pub packets: u32,
+    /// Bytes per packet (a multiple of 8).
+    pub packet_bytes: u32,
+    /// Elements per pool (1..=256).
+    pub elements: u32,
+    /// Bytes per element (a multiple of 8, at least `packet_bytes`, at most 65536).
+    pub element_bytes: u32,
+    pub mode: SplitMode,
+    /// The target flushes its pool and advertises a new one every this many packets
+    /// received (0: never).
+    pub flush_every: u32,
+    /// Cycle the exchange starts at (once both ends have joined).
+    pub start_at: u64,
+}
+
+impl Default for SplitDriverSpec {
+    fn default() -> Self {
+        SplitDriverSpec {
+            host: 0,
+            io_unit: 1,
+            packets: 200,
+            packet_bytes: 512,
+            elements: 16,
+            element_bytes: 1024,
+            mode: SplitMode::Pools,
+            flush_every: 64,
+            start_at: 0,
+        }
+    }
+}
+
 /// A timed event's action.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -287,6 +337,8 @@ pub struct Scenario {
     /// Link faults (`[[fault]]`, see [`crate::faults`]).
     #[serde(default, rename = "fault")]
     pub faults: Vec<toml::Spanned<FaultSpec>>,
+    /// The split-driver exchange of 002, if any.
+    pub split_driver: Option<SplitDriverSpec>,
 }
 
 /// A scenario file that could not be used: where and what.
@@ -501,6 +553,38 @@ impl Scenario {
                 key_line("mix").or(table_line("workload.mix")),
                 "field `workload.mix`: every weight is 0".into(),
             ));
+        }
+        if let Some(sd) = &self.split_driver {
+            let line = table_line("split_driver");
+            let bad = |m: String| Err(err(line, format!("table `split_driver`: {m}")));
+            if sd.host == sd.io_unit || sd.host >= self.hosts || sd.io_unit >= self.hosts {
+                return bad(format!(
+                    "host {} and io_unit {} must be two different hosts of 0..{}",
+                    sd.host, sd.io_unit, self.hosts
+                ));
+            }
+            if sd.packets == 0 || sd.packet_bytes == 0 || sd.packet_bytes % 8 != 0 {
+                return bad(format!(
+                    "packets ({}) and packet_bytes ({}, a multiple of 8) must be at least 1",
+                    sd.packets, sd.packet_bytes
+                ));
+            }
+            if !(1..=256).contains(&sd.elements)
+                || sd.element_bytes % 8 != 0
+                || !(sd.packet_bytes..=65536).contains(&sd.element_bytes)
+            {
+                return bad(format!(
+                    "elements must be in 1..=256 ({}) and element_bytes a multiple of 8 in packet_bytes..=65536 ({})",
+                    sd.elements, sd.element_bytes
+                ));
+            }
+            let room = self.driver.recv_buffer_bytes - nic_driver::pools::HEADER_BYTES as u32 - 4;
+            if sd.mode == SplitMode::Send && sd.packet_bytes > room {
+                return bad(format!(
+                    "mode send: packet_bytes {} does not fit a receive buffer ({} bytes with the SendData header; driver.recv_buffer_bytes {})",
+                    sd.packet_bytes, room, self.driver.recv_buffer_bytes
+                ));
+            }
         }
         let d = &self.driver;
         let max_log2 = nic_abi::MAX_RING_SIZE_LOG2;

@@ -73,6 +73,9 @@ pub enum PlantedBug {
     /// The workload takes a deregistered region as free as soon as the deregistration
     /// starts, without the driver's fence: requests in flight against it land after.
     FreedAtDeregistration,
+    /// The split driver's target takes a pool as free when it requests the flush, without
+    /// waiting for the initiator's reply: writes already on their way land after.
+    PoolFreedAtFlush,
 }
 
 /// One boot of one host.
@@ -127,6 +130,8 @@ pub struct Report {
     /// Words the fabric delivered into each host's NIC over the run (its link's load).
     pub delivered_words: Vec<u64>,
     pub layout: MemoryLayout,
+    /// The split-driver exchange of 002, when the scenario has one.
+    pub split_driver: Option<crate::split_driver::SplitStats>,
     /// The NIC inputs of [`RunOptions::record_host_inputs`], every cycle it was powered.
     #[serde(skip)]
     pub recorded_inputs: Option<Vec<nic_cosim::NicTopInputs>>,
@@ -167,6 +172,26 @@ impl Report {
                 s,
                 "registration cache: {} hits, {} misses ({} registrations), let go {:?}",
                 c.hits, c.misses, c.registrations, c.deregistrations
+            );
+        }
+        if let Some(sd) = &self.split_driver {
+            let _ = writeln!(
+                s,
+                "split driver ({}): sent {:?}, delivered {:?}, goodput bytes/cycle {:?}; idata {}, indicate messages {}, SendData {}; pools advertised {}, flushed {}, freed {}; restarts {}",
+                sd.mode,
+                sd.sent,
+                sd.delivered,
+                sd.goodput_bytes_per_cycle
+                    .iter()
+                    .map(|(k, v)| (k.clone(), (v * 100.0).round() / 100.0))
+                    .collect::<std::collections::BTreeMap<_, _>>(),
+                sd.by_idata,
+                sd.by_message,
+                sd.send_data,
+                sd.pools_advertised,
+                sd.pools_flushed,
+                sd.pools_freed,
+                sd.restarts
             );
         }
         for (kind, by) in &self.workload.completions {
@@ -504,6 +529,17 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     let mut workload = Workload::new(scenario, &probe);
     workload.free_at_deregistration = opts.plant == Some(PlantedBug::FreedAtDeregistration);
     let layout = workload.layout;
+    let mut split = scenario.split_driver.clone().map(|spec| {
+        let x = crate::split_driver::SplitLayout::new(
+            &spec,
+            layout.x_base,
+            scenario.driver.recv_buffer_bytes,
+        );
+        let mut sd = crate::split_driver::SplitDriver::new(spec, x);
+        sd.free_at_flush = opts.plant == Some(PlantedBug::PoolFreedAtFlush);
+        sd.stop_at = scenario.workload_stop();
+        sd
+    });
     let qps = scenario.nic_queue_pairs();
     let plan = HostPlan {
         arena_base: layout.arena_base,
@@ -566,6 +602,9 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                     cluster.power_off(e.host);
                     sb.power_off(e.host);
                     workload.on_power_off(e.host);
+                    if let Some(sd) = split.as_mut() {
+                        sd.on_power_off(e.host);
+                    }
                     tracker.power_off(e.host);
                     pending_on.retain(|&(_, h)| h != e.host);
                     if e.action == EventAction::Reboot {
@@ -581,6 +620,9 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
             if pending_on[k].0 <= cycle {
                 let h = pending_on.swap_remove(k).1;
                 workload.on_power_off(h);
+                if let Some(sd) = split.as_mut() {
+                    sd.on_power_off(h);
+                }
                 hw_tpt.add(cluster.host(h));
                 cluster.power_on(h);
                 let epoch = cluster.host(h).epoch();
@@ -601,6 +643,9 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                             tracker.records[i].driver_boot = Some(cycle);
                         }
                         workload.on_boot(&mut cluster, &mut sb, h, epoch);
+                        if let Some(sd) = split.as_mut() {
+                            sd.on_boot(h, epoch);
+                        }
                         if opts.plant == Some(PlantedBug::RdmaEnabledAtBoot) {
                             use nic_driver::NicAccess;
                             cluster.host_mut(h).nic().csr_write(
@@ -629,7 +674,19 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
             }
             sb.on_delivery(&d, &epochs);
         }
-        workload.step(&mut cluster, &mut sb, &mut verdict, &mut rng);
+        let mut completions: Vec<Vec<nic_driver::Completion>> =
+            (0..n).map(|h| cluster.host_mut(h).take_completions()).collect();
+        if let Some(sd) = split.as_mut() {
+            let mut own = vec![];
+            for (h, list) in completions.iter_mut().enumerate() {
+                let (mine, rest): (Vec<_>, Vec<_>) =
+                    std::mem::take(list).into_iter().partition(|c| sd.owns(h, c));
+                *list = rest;
+                own.extend(mine.into_iter().map(|c| (h, c)));
+            }
+            sd.step(&mut cluster, &mut sb, &mut verdict, own);
+        }
+        workload.step(&mut cluster, &mut sb, &mut verdict, &mut rng, &mut completions);
         if cycle % REJOIN_CHECK_INTERVAL == 0 {
             for h in 0..n {
                 let Some(i) = tracker.current[h] else {
@@ -670,6 +727,38 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     }
     let end = cluster.cycle();
     workload.finish(&cluster, &mut sb);
+    if let Some(sd) = split.as_mut() {
+        sd.finish();
+        let st = &sd.stats;
+        // After a restart, indications of the old session can still arrive: counted
+        // out of protocol, never acted on.
+        if st.malformed > 0 || (st.out_of_protocol > 0 && st.restarts == 0) {
+            sb.violation(
+                end,
+                "split-driver",
+                vec![],
+                None,
+                format!(
+                    "{} malformed and {} out-of-protocol pool messages",
+                    st.malformed, st.out_of_protocol
+                ),
+            );
+        }
+        if st.restarts == 0 && strict {
+            for (dir, sent) in &st.sent {
+                let got = st.delivered.get(dir).copied().unwrap_or(0);
+                if got != *sent {
+                    sb.violation(
+                        end,
+                        "split-driver",
+                        vec![],
+                        None,
+                        format!("{dir}: {sent} packets sent, {got} delivered"),
+                    );
+                }
+            }
+        }
+    }
     let answers_landed = sb.landed_tags();
     verdict.compare(&mut sb, end, &answers_landed);
     // End-of-run checks.
@@ -765,6 +854,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         fabric: cluster.fabric().stats(),
         delivered_words,
         layout,
+        split_driver: split.map(|sd| sd.stats),
         recorded_inputs,
     })
 }

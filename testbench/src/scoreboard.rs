@@ -260,9 +260,13 @@ impl Scoreboard {
         self.maps[host].regions.push(range);
     }
 
-    /// A region deregistered.
+    /// A region deregistered (one registration: the same range may be registered twice,
+    /// an old registration still fencing while a new one of the same range is live).
     pub fn deregister(&mut self, host: usize, start: u32) {
-        self.maps[host].regions.retain(|r| r.start != start);
+        let regions = &mut self.maps[host].regions;
+        if let Some(i) = regions.iter().position(|r| r.start == start) {
+            regions.remove(i);
+        }
     }
 
     /// Whether `[addr, +bytes)` of host `host` lies in its arena or a region of its current

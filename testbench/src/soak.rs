@@ -11,7 +11,10 @@
 //! - 0 to 4 link faults of every kind (drop, corrupt, delay, flap), fabric-wide, per link
 //!   or per message class, in windows;
 //! - a random workload (rate, sizes, mix with every operation), and in half the cases
-//!   write regions deregistered and registered again under traffic;
+//!   write regions deregistered and registered again under traffic through the
+//!   registration cache (004: free hook, range change, owner exit);
+//! - in a third of the cases the split-driver exchange of 002 between hosts 0 and 1
+//!   (buffer pools or SendData, pool flushes, random sizes; `[split_driver]`);
 //! - then a quiet tail of [`SETTLE_CYCLES`]: every live host must be usable by all peers
 //!   within [`SOAK_REJOIN_BOUND`] of the last disturbance, and every operation completes.
 //!
@@ -74,6 +77,8 @@ pub struct SoakCase {
     pub dereg_rate: f64,
     pub reboots: Vec<SoakEvent>,
     pub faults: Vec<SoakFault>,
+    /// The split-driver exchange of 002 between hosts 0 and 1, in a third of the cases.
+    pub split: Option<crate::scenario::SplitDriverSpec>,
 }
 
 fn pick<T: Copy>(rng: &mut ChaCha8Rng, items: &[T]) -> T {
@@ -166,15 +171,39 @@ impl SoakCase {
                 host: rng.gen_range(0..hosts),
             });
         }
+        let rate = pick(&mut rng, &[0.005, 0.01, 0.02, 0.05]);
+        let max_bytes = pick(&mut rng, &[64, 256, 512, 1024]);
+        let dereg_rate = pick(&mut rng, &[0.0, 0.0, 0.0002, 0.001]);
+        // Drawn last, so the fields above are what they were for every seed.
+        let split = rng.gen_ratio(1, 3).then(|| {
+            let packet_bytes = pick(&mut rng, &[64, 256, 512, 1000]);
+            let send = rng.gen_bool(0.3);
+            crate::scenario::SplitDriverSpec {
+                host: 0,
+                io_unit: 1,
+                packets: rng.gen_range(20..=150),
+                packet_bytes,
+                elements: pick(&mut rng, &[4, 16, 64]),
+                element_bytes: packet_bytes.max(pick(&mut rng, &[512, 1024, 2048])),
+                mode: if send {
+                    crate::scenario::SplitMode::Send
+                } else {
+                    crate::scenario::SplitMode::Pools
+                },
+                flush_every: pick(&mut rng, &[0, 10, 40]),
+                start_at: rng.gen_range(0..DISTURBED_CYCLES / 2),
+            }
+        });
         SoakCase {
             seed,
             hosts,
             hardware_tpt,
-            rate: pick(&mut rng, &[0.005, 0.01, 0.02, 0.05]),
-            max_bytes: pick(&mut rng, &[64, 256, 512, 1024]),
-            dereg_rate: pick(&mut rng, &[0.0, 0.0, 0.0002, 0.001]),
+            rate,
+            max_bytes,
+            dereg_rate,
             reboots,
             faults,
+            split,
         }
     }
 
@@ -225,6 +254,14 @@ impl SoakCase {
             let _ = writeln!(s, "dereg_rate = {}", self.dereg_rate);
         }
         let _ = writeln!(s, "stop_at = {}", last + SETTLE_CYCLES / 4);
+        if let Some(sd) = &self.split {
+            let mode = if sd.mode == crate::scenario::SplitMode::Send { "send" } else { "pools" };
+            let _ = writeln!(
+                s,
+                "\n[split_driver]\nhost = {}\nio_unit = {}\npackets = {}\npacket_bytes = {}\nelements = {}\nelement_bytes = {}\nmode = \"{mode}\"\nflush_every = {}\nstart_at = {}",
+                sd.host, sd.io_unit, sd.packets, sd.packet_bytes, sd.elements, sd.element_bytes, sd.flush_every, sd.start_at
+            );
+        }
         for e in &self.reboots {
             let _ = writeln!(
                 s,
@@ -326,6 +363,18 @@ impl SoakCase {
             let mut c = self.clone();
             c.dereg_rate = 0.0;
             out.push(c);
+        }
+        if let Some(sd) = &self.split {
+            let mut c = self.clone();
+            c.split = None;
+            out.push(c);
+            if sd.packets > 10 {
+                let mut c = self.clone();
+                if let Some(x) = c.split.as_mut() {
+                    x.packets /= 2;
+                }
+                out.push(c);
+            }
         }
         out
     }

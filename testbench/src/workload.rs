@@ -68,6 +68,9 @@ pub struct MemoryLayout {
     pub r_stripe: u32,
     pub l_base: u32,
     pub l_per_peer: u32,
+    /// The split-driver exchange's memory `X` (see [`crate::split_driver`]; empty without one).
+    pub x_base: u32,
+    pub x_len: u32,
     /// Host memory size.
     pub total: u32,
 }
@@ -98,8 +101,18 @@ impl MemoryLayout {
             r_stripe: r_stripe as u32,
             l_base: l_base as u32,
             l_per_peer: l_per_peer as u32,
+            x_base: total as u32,
+            x_len: 0,
             total: total as u32,
         }
+    }
+
+    /// The same layout with `bytes` of split-driver memory `X` after the regions.
+    pub fn with_x(mut self, bytes: u32) -> Self {
+        self.x_base = self.total;
+        self.x_len = bytes;
+        self.total = align(self.x_base as u64 + bytes as u64, 1 << 16) as u32;
+        self
     }
 
     fn w_len(&self) -> u32 {
@@ -415,6 +428,9 @@ pub struct Workload {
     /// A planted bug: take the write region as free as soon as its deregistration starts
     /// (no fence), as the driver did before deregistration waited for its peers.
     pub free_at_deregistration: bool,
+    /// Two hosts whose queue pair carries the split-driver exchange: no SENDs between
+    /// them, and no receives posted for each other.
+    pub split_pair: Option<(usize, usize)>,
     apps: Vec<Option<HostApp>>,
     /// `(host, handle)` -> the host's epoch that registered it.
     handle_epoch: HashMap<(usize, u32), u32>,
@@ -457,7 +473,13 @@ impl Workload {
     /// The layout for `scenario` with its drivers' configuration.
     pub fn new(scenario: &Scenario, driver: &DriverConfig) -> Self {
         let n = scenario.hosts;
-        let layout = MemoryLayout::new(n, scenario.workload.max_bytes, driver.arena_needed());
+        let mut layout = MemoryLayout::new(n, scenario.workload.max_bytes, driver.arena_needed());
+        if let Some(sd) = &scenario.split_driver {
+            layout = layout.with_x(crate::split_driver::SplitLayout::bytes_needed(
+                sd,
+                scenario.driver.recv_buffer_bytes,
+            ));
+        }
         let mask = |list: &Option<Vec<usize>>| match list {
             Some(l) => (0..n).map(|h| l.contains(&h)).collect(),
             None => vec![true; n],
@@ -472,6 +494,7 @@ impl Workload {
             stop_at: scenario.workload_stop(),
             dereg_rate: scenario.workload.dereg_rate,
             free_at_deregistration: false,
+            split_pair: scenario.split_driver.as_ref().map(|sd| (sd.host, sd.io_unit)),
             apps: (0..n).map(|_| None).collect(),
             handle_epoch: HashMap::new(),
             sent_ok: vec![],
@@ -549,7 +572,9 @@ impl Workload {
         };
         app.w_narrow = true;
         let l_handle = entries[2].handle;
-        for p in (0..n).filter(|&p| p != h) {
+        let pair = self.split_pair;
+        let split = |a: usize, b: usize| pair.is_some_and(|(x, y)| (a, b) == (x, y) || (a, b) == (y, x));
+        for p in (0..n).filter(|&p| p != h && !split(h, p)) {
             for j in 0..RECEIVES {
                 let at = RegionRef::new(l_handle, L_LOGICAL + l.l_receive(p, j) as u64);
                 let wr = (1u64 << 63) | (p as u64) << 8 | j as u64;
@@ -580,11 +605,11 @@ impl Workload {
         sb: &mut Scoreboard,
         verdict: &mut MemoryVerdict,
         rng: &mut ChaCha8Rng,
+        completions: &mut [Vec<Completion>],
     ) {
         let now = cluster.cycle();
         for h in 0..self.layout.hosts {
-            let completions = cluster.host_mut(h).take_completions();
-            for c in completions {
+            for c in std::mem::take(&mut completions[h]) {
                 self.on_completion(cluster, sb, verdict, h, c, now);
             }
             let Some(app) = self.apps[h].as_mut() else {
@@ -813,8 +838,13 @@ impl Workload {
         let l = self.layout;
         let n = l.hosts;
         let kind = OpKind::pick(&self.mix, rng.gen_range(0..self.mix.total()));
+        let pair = self.split_pair;
         let candidates: Vec<usize> = (0..n)
             .filter(|&t| t != h && self.targets[t])
+            .filter(|&t| {
+                kind != OpKind::Send
+                    || !pair.is_some_and(|(x, y)| (h, t) == (x, y) || (h, t) == (y, x))
+            })
             .filter(|&t| {
                 kind == OpKind::Send
                     || cluster
