@@ -139,6 +139,9 @@ enum BenchCommand {
     /// The registration cache of 004 against registering for every request: a
     /// message-passing library's rendezvous on the Verilated NICs, cycles and registrations.
     Regcache(commands::regcache::RegcacheBenchArgs),
+    /// The split-model driver of 002: buffer pools (RDMA WRITE + immediate) against SendData
+    /// (SEND/RECV) on the same packets, goodput per packet size with the spread over seeds.
+    Pools(commands::pools::PoolsBenchArgs),
 }
 
 fn parse_config(text: &str) -> Result<NicConfig, String> {
@@ -210,6 +213,7 @@ fn run(cli: Cli) -> Result<(), String> {
         }),
         Command::Bench(BenchCommand::Rejoin(args)) => commands::scenario::bench_rejoin(&args),
         Command::Bench(BenchCommand::Regcache(args)) => commands::regcache::run(&args),
+        Command::Bench(BenchCommand::Pools(args)) => commands::pools::run(&args),
         Command::Flow {
             out,
             no_waves,

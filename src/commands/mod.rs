@@ -1,6 +1,7 @@
 //! One module per subcommand; each turns arguments into calls on the library crates.
 pub mod cell;
 pub mod lint;
+pub mod pools;
 pub mod regcache;
 pub mod scenario;
 pub mod sim;

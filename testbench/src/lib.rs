@@ -10,6 +10,7 @@ pub mod memory_verdict;
 pub mod nic_bench;
 pub mod nic_pair;
 pub mod paired;
+pub mod pools_bench;
 pub mod regcache_bench;
 pub mod rejoin_bench;
 pub mod scenario;

@@ -1,4 +1,5 @@
-//! `nic bench regcache` in small: both modes move every message byte for byte, and the
+//! The seed-system benches in small. `nic bench regcache`: both modes move every message byte
+//! for byte, and the
 //! cache registers less and finishes sooner on a reused working set.
 
 use nic_testbench::regcache_bench::{bench_regcache, run_once, RegcacheBenchOptions};
@@ -40,4 +41,25 @@ fn bad_options_are_named() {
         ..small()
     };
     assert!(run_once(&o, 1, true).unwrap_err().contains("message bytes"));
+}
+
+/// `nic bench pools` in small: both modes move every packet, the immediate carries the
+/// indication when it fits and a BufferRDMAIndicate does when it does not.
+#[test]
+fn the_pools_bench_moves_every_packet_in_both_modes() {
+    use nic_testbench::pools_bench::{bench_pools, PoolsBenchOptions};
+    let rows = bench_pools(&PoolsBenchOptions {
+        packet_bytes: vec![256, 65536],
+        packets: 12,
+        seeds: vec![1],
+    })
+    .expect("the bench runs");
+    let modes: Vec<(String, u32)> = rows.iter().map(|r| (r.mode.clone(), r.packet_bytes)).collect();
+    assert_eq!(
+        modes,
+        [("pools".into(), 256), ("send".into(), 256), ("pools".into(), 65536)]
+    );
+    assert_eq!((rows[0].by_idata, rows[0].by_message), (24, 0));
+    assert_eq!((rows[2].by_idata, rows[2].by_message), (0, 24));
+    assert!(rows.iter().all(|r| r.goodput.min > 0.0), "{rows:?}");
 }
