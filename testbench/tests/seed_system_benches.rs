@@ -1,6 +1,6 @@
-//! The seed-system benches in small. `nic bench regcache`: both modes move every message byte
-//! for byte, and the
-//! cache registers less and finishes sooner on a reused working set.
+//! The seed-system benches in small. `nic bench regcache`: both modes move every message
+//! byte for byte, and the cache registers less and finishes sooner on a reused working set.
+//! `nic bench pools`: both modes move every packet.
 
 use nic_testbench::regcache_bench::{bench_regcache, run_once, RegcacheBenchOptions};
 
