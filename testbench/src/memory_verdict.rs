@@ -20,6 +20,9 @@
 //!   is not registered again;
 //! - `unmatched-write`: the word is not a tag, or its tag names no posted operation, or an
 //!   operation of another source or to another address, or a word index past its length;
+//! - `refused-write-landed`: a word of an RDMA WRITE lands after its requester completed
+//!   it with the responder's refusal (REMOTE_ACCESS_ERROR, INVALID_REQUEST,
+//!   RDMA_DISABLED): a refused request is never executed, not even a copy of it;
 //! - `duplicate-apply`: a word (or an atomic) of an operation already applied is applied
 //!   again (the responder must not execute a duplicate). An RDMA WRITE counts as applied
 //!   once its last word landed: before that, its words may land again, because a message
@@ -153,6 +156,8 @@ pub struct MemoryCounts {
     pub use_after_free: u64,
     pub unmatched_writes: u64,
     pub duplicate_applies: u64,
+    /// Words of RDMA WRITEs that landed after their requester completed them as refused.
+    pub refused_landed: u64,
     /// Operations the two verdicts judge differently (see [`MemoryVerdict::compare`]).
     pub disagreements: u64,
 }
@@ -172,6 +177,8 @@ pub struct MemoryVerdict {
     stripe_len: u32,
     hosts: Vec<HostState>,
     posted: HashMap<OperationTag, Posted>,
+    /// RDMA WRITEs the responder refused (their requester completed them with its NACK).
+    refused: HashSet<OperationTag>,
     /// Operations applied: an RDMA WRITE whose last word landed, an atomic that wrote.
     applied: HashSet<OperationTag>,
     /// Stale operations that landed (each once): `(source, target, tag)`.
@@ -186,6 +193,7 @@ impl MemoryVerdict {
             stripe_len: layout.r_stripe,
             hosts: vec![HostState::default(); layout.hosts],
             posted: HashMap::new(),
+            refused: HashSet::new(),
             applied: HashSet::new(),
             stale_ops: HashSet::new(),
             counts: MemoryCounts::default(),
@@ -224,6 +232,12 @@ impl MemoryVerdict {
     /// The workload posted an atomic on the counter at physical `addr` of `target`.
     pub fn posted_atomic(&mut self, tag: OperationTag, target: usize, addr: u32) {
         self.posted.insert(tag, Posted::Atomic { target, addr });
+    }
+
+    /// The responder refused the RDMA WRITE `tag` (its requester completed it with a
+    /// refusal): no word of it may land, now or later.
+    pub fn refused(&mut self, tag: OperationTag) {
+        self.refused.insert(tag);
     }
 
     /// The deregistration of `[start, +len)` of `host` completed: the memory is free.
@@ -390,6 +404,16 @@ impl MemoryVerdict {
             return;
         }
         self.counts.words_checked += 1;
+        if self.refused.contains(&tag) {
+            self.counts.refused_landed += 1;
+            sb.violation(
+                w.cycle,
+                "refused-write-landed",
+                vec![host, tag.source],
+                Some(w.addr as u64),
+                format!("{tag:?} landed (word {tag_index:?}) after its requester completed it as refused"),
+            );
+        }
         // An RDMA WRITE is applied with its last word; an atomic with its one write.
         let complete = match (posted, tag_index) {
             (Some(Posted::Write { words, .. }), Some(i)) => i + 1 == words,
@@ -510,6 +534,17 @@ mod tests {
         v.check(&mut sb, 1, &[write(7, target(&l), stale.word(0))], &[]);
         assert_eq!(v.counts().stale_writes, 1);
         assert_eq!(sb.violations()[0].kind, "stale-write");
+    }
+
+    #[test]
+    fn a_refused_write_that_lands_is_a_violation() {
+        let (l, mut v, mut sb) = setup();
+        let t = OperationTag::new(3, 1, 2, 10);
+        v.posted_write(t, 1, target(&l), 2);
+        v.refused(t);
+        v.check(&mut sb, 1, &[write(1, target(&l), t.word(0))], &[]);
+        assert_eq!(v.counts().refused_landed, 1);
+        assert_eq!(sb.violations()[0].kind, "refused-write-landed");
     }
 
     #[test]

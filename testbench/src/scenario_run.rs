@@ -224,13 +224,14 @@ impl Report {
         let m = &self.memory;
         let _ = writeln!(
             s,
-            "memory verdict: {} tagged words checked; stale writes {}, stale reads {}, use after free {}, unmatched writes {}, duplicates {}, disagreements with the answers {}",
+            "memory verdict: {} tagged words checked; stale writes {}, stale reads {}, use after free {}, unmatched writes {}, duplicates {}, refused writes landed {}, disagreements with the answers {}",
             m.words_checked,
             m.stale_writes,
             m.stale_reads,
             m.use_after_free,
             m.unmatched_writes,
             m.duplicate_applies,
+            m.refused_landed,
             m.disagreements
         );
         let _ = writeln!(

@@ -1055,6 +1055,20 @@ impl Workload {
                     .entry(status_name(status))
                     .or_default() += 1;
                 let epoch = app.epoch;
+                // The responder refused it: it was never executed, and no copy of it
+                // (a retransmission still on the wire) may be.
+                if op.kind == OpKind::RdmaWrite
+                    && matches!(
+                        status,
+                        CompletionStatus::Remote(
+                            nic_abi::Syndrome::RemoteAccessError
+                                | nic_abi::Syndrome::InvalidRequest
+                                | nic_abi::Syndrome::RdmaDisabled
+                        )
+                    )
+                {
+                    verdict.refused(op.tag);
+                }
                 if status != CompletionStatus::Success {
                     if matches!(op.kind, OpKind::FetchAdd | OpKind::CompareSwap) {
                         app.counters
@@ -1084,12 +1098,16 @@ impl Workload {
                             .to_vec();
                         if got != want {
                             let at = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
+                            let word = at / 8 * 8;
+                            let found = got
+                                .get(word..word + 8)
+                                .and_then(|b| OperationTag::decode(u64::from_le_bytes(b.try_into().ok()?)));
                             sb.violation(
                                 now,
                                 "data",
                                 vec![t, h],
                                 Some(op.remote as u64 + at as u64),
-                                format!("RDMA WRITE of {} bytes from host {h} (seq {}) completed, but host {t}'s memory differs from byte {at}", op.len, op.seq),
+                                format!("RDMA WRITE of {} bytes from host {h} (seq {}, {:?}) completed, but host {t}'s memory differs from byte {at} (it holds {found:?})", op.len, op.seq, op.tag),
                             );
                         } else {
                             self.stats.writes_verified += 1;
