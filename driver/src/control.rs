@@ -26,6 +26,7 @@
 //! | TPT_CLEAR | 8 | nothing: forget the copy of the sender's part (a push of the whole part follows) | 1 | yes |
 //! | STREAM_ACK | 9 | u32 stream, u24 next sequence number expected, u8 flags (bit 0 `restart`: the receiver follows no such stream; others zero) | 9 | no |
 //! | TPT_REMOVE_DONE | 10 | as TPT_REMOVE: u16 count, then u32 handles (of the receiver's regions) | 3 + 4 n | no |
+//! | HEARTBEAT_INCARNATION | 11 | u32 incarnation of the sender (the baseline's variant that sees a reboot at the first beat, [`crate::heartbeat`]) | 5 | no |
 //!
 //! No control SEND is longer than [`MAX_CONTROL_BYTES`], the size of a control receive
 //! buffer, so a one-entry TPT_UPDATE with its header fits a WQE's 32 inline bytes. A
@@ -107,6 +108,9 @@ pub enum ControlKind {
     /// TPT_REMOVE of them has completed": the answer to TPT_REMOVE (see [`crate::dereg`]).
     /// A datagram: a lost one is answered again when the owner resends the TPT_REMOVE.
     TptRemoveDone = 10,
+    /// A heartbeat that names the sender's incarnation (the baseline's variant that sees a
+    /// reboot at the first beat, see [`crate::heartbeat`]).
+    HeartbeatIncarnation = 11,
 }
 
 impl ControlKind {
@@ -123,6 +127,7 @@ impl ControlKind {
             8 => ControlKind::TptClear,
             9 => ControlKind::StreamAck,
             10 => ControlKind::TptRemoveDone,
+            11 => ControlKind::HeartbeatIncarnation,
             _ => return None,
         })
     }
@@ -303,6 +308,12 @@ pub enum ControlMessage {
     TptRemoveDone(TptRemove),
     /// The sender is alive (heartbeat baseline only).
     Heartbeat,
+    /// The sender is alive and in its boot `incarnation` (the heartbeat baseline's
+    /// incarnation variant only).
+    HeartbeatIncarnation {
+        /// The sender's incarnation.
+        incarnation: u32,
+    },
     /// The sender (which has not rebooted: incarnation `incarnation`) found the receiver
     /// down; the receiver handles it as a BOOTING (clear, fence, ACK) but, if it is itself
     /// booting, does not count it as the sender's answer.
@@ -337,6 +348,7 @@ impl ControlMessage {
             ControlMessage::TptRemove(_) => ControlKind::TptRemove,
             ControlMessage::TptRemoveDone(_) => ControlKind::TptRemoveDone,
             ControlMessage::Heartbeat => ControlKind::Heartbeat,
+            ControlMessage::HeartbeatIncarnation { .. } => ControlKind::HeartbeatIncarnation,
             ControlMessage::Probe { .. } => ControlKind::Probe,
             ControlMessage::TptClear => ControlKind::TptClear,
             ControlMessage::StreamAck { .. } => ControlKind::StreamAck,
@@ -350,7 +362,8 @@ impl ControlMessage {
         match self {
             ControlMessage::Booting { incarnation }
             | ControlMessage::RdmaReady { incarnation }
-            | ControlMessage::Probe { incarnation } => {
+            | ControlMessage::Probe { incarnation }
+            | ControlMessage::HeartbeatIncarnation { incarnation } => {
                 b.extend_from_slice(&incarnation.to_le_bytes())
             }
             ControlMessage::Ack {
@@ -417,6 +430,9 @@ impl ControlMessage {
                 incarnation: r.u32()?,
             },
             ControlKind::Probe => ControlMessage::Probe {
+                incarnation: r.u32()?,
+            },
+            ControlKind::HeartbeatIncarnation => ControlMessage::HeartbeatIncarnation {
                 incarnation: r.u32()?,
             },
             ControlKind::Ack => {
@@ -675,6 +691,8 @@ mod tests {
             prop::collection::vec(any::<u32>(), 1..=MAX_REMOVE_HANDLES)
                 .prop_map(|v| ControlMessage::TptRemove(TptRemove::new(v).unwrap())),
             Just(ControlMessage::Heartbeat),
+            any::<u32>()
+                .prop_map(|incarnation| ControlMessage::HeartbeatIncarnation { incarnation }),
             Just(ControlMessage::TptClear),
             (any::<u32>(), 0..=SEQUENCE_MASK, any::<bool>()).prop_map(|(stream, next, restart)| {
                 ControlMessage::StreamAck {
@@ -804,6 +822,13 @@ mod tests {
             ]
         );
         assert_eq!(ControlMessage::Heartbeat.encode(), [6]);
+        assert_eq!(
+            ControlMessage::HeartbeatIncarnation {
+                incarnation: 0x0403_0201
+            }
+            .encode(),
+            [11, 1, 2, 3, 4]
+        );
         assert_eq!(
             ControlMessage::TptRemoveDone(TptRemove::new(vec![0x0403_0201]).unwrap()).encode(),
             [10, 1, 0, 1, 2, 3, 4]

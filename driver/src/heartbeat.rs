@@ -24,6 +24,19 @@
 //! TPT_CLEAR the driver puts at the head of every push: in the prior art a push only adds
 //! entries (a peer that never declared a quickly rebooted node down keeps the entries of
 //! its previous boot: the weakness measured against the rejoin protocol).
+//!
+//! **Incarnation variant** ([`HeartbeatConfig::incarnation_beats`]): the baseline as its
+//! best advocate would build it. Heartbeats carry the sender's incarnation
+//! (HEARTBEAT_INCARNATION, [`crate::control`]), so a peer sees a reboot at the first beat
+//! instead of after `timeout` of silence. A booting node beats at once, with RDMA off for
+//! the hold-down, and takes what it hears meanwhile (heartbeats and pushes); RDMA goes on
+//! when the hold-down ends. A peer that hears a new incarnation of a node it considers up
+//! declares it down and up again at once: bars it (the driver flushes the queue pair to
+//! it), clears its TPT copy, answers with a heartbeat and pushes its own part; the node
+//! stays barred until its push arrives (the TPT_CLEAR at the push's head, which this
+//! variant applies). The hold-down then only has to cover the time until every peer has
+//! heard the first beat and flushed, and what those peers had already put on the wire
+//! has arrived.
 
 use bitvec::prelude::*;
 
@@ -43,8 +56,11 @@ pub struct HeartbeatConfig {
     /// Silence after which a peer is declared down (longer than `period`).
     pub timeout: Tick,
     /// Silence, RDMA off, after boot before the first heartbeat (0: none; see the module
-    /// docs).
+    /// docs). With `incarnation_beats`: RDMA off for this long after boot, beating from
+    /// the start.
     pub hold_down: Tick,
+    /// Heartbeats carry the incarnation: the variant of the module docs.
+    pub incarnation_beats: bool,
 }
 
 impl HeartbeatConfig {
@@ -88,6 +104,12 @@ pub struct HeartbeatMachine {
     next_beat: Tick,
     /// End of the hold-down (`None` once it is over).
     holding_until: Option<Tick>,
+    /// This boot's incarnation.
+    incarnation: u32,
+    /// Incarnation variant: the incarnation each peer last beat with.
+    peer_incarnation: Vec<Option<u32>>,
+    /// Incarnation variant: peers seen with a new incarnation, barred until their push.
+    awaiting_push: BitVec,
 }
 
 impl HeartbeatMachine {
@@ -103,6 +125,9 @@ impl HeartbeatMachine {
             up: bitvec![0; n],
             next_beat: 0,
             holding_until: None,
+            incarnation: 0,
+            peer_incarnation: vec![None; n],
+            awaiting_push: bitvec![0; n],
         })
     }
 
@@ -143,7 +168,10 @@ impl HeartbeatMachine {
     pub fn handle(&mut self, now: Tick, event: Event) -> Result<Vec<Action>, MembershipError> {
         let mut out = Vec::new();
         match event {
-            Event::Boot { node_count, .. } => {
+            Event::Boot {
+                node_count,
+                incarnation,
+            } => {
                 if self.booted {
                     return Err(MembershipError::AlreadyBooted);
                 }
@@ -156,6 +184,7 @@ impl HeartbeatMachine {
                 }
                 self.booted = true;
                 self.node_count = node_count;
+                self.incarnation = incarnation;
                 if self.config.hold_down > 0 {
                     let until = now.saturating_add(self.config.hold_down);
                     self.holding_until = Some(until);
@@ -163,12 +192,34 @@ impl HeartbeatMachine {
                         send_recv: true,
                         rdma: false,
                     });
-                    out.push(Action::SetTimer { at: until });
+                    if self.config.incarnation_beats {
+                        self.beat(now, &mut out);
+                    } else {
+                        out.push(Action::SetTimer { at: until });
+                    }
                 } else {
                     self.start(now, &mut out);
                 }
             }
             _ if !self.booted => return Err(MembershipError::NotBooted),
+            Event::Timeout if self.config.incarnation_beats => {
+                if self.holding_until.is_some_and(|t| now >= t) {
+                    self.holding_until = None;
+                    out.push(Action::SetEnables {
+                        send_recv: true,
+                        rdma: true,
+                    });
+                    out.push(Action::RejoinComplete);
+                }
+                if now >= self.next_beat {
+                    self.declare_silent_down(now, &mut out);
+                    self.beat(now, &mut out);
+                } else {
+                    out.push(Action::SetTimer {
+                        at: self.next_timer(),
+                    });
+                }
+            }
             Event::Timeout if self.holding_until.is_some() => {
                 if self.holding_until.is_some_and(|t| now >= t) {
                     self.holding_until = None;
@@ -178,7 +229,9 @@ impl HeartbeatMachine {
                 }
             }
             // Silent during the hold-down: nothing heard counts yet.
-            Event::ControlReceived { from, .. } if self.holding_until.is_some() => {
+            Event::ControlReceived { from, .. }
+                if self.holding_until.is_some() && !self.config.incarnation_beats =>
+            {
                 self.check_node(from)?;
             }
             Event::ControlReceived { from, message } => {
@@ -187,16 +240,36 @@ impl HeartbeatMachine {
                     ControlMessage::Heartbeat => {
                         self.last_seen[x] = now;
                         if !self.up[x] {
+                            self.admit(x, &mut out);
+                        }
+                    }
+                    ControlMessage::HeartbeatIncarnation { incarnation } => {
+                        self.last_seen[x] = now;
+                        let known = self.peer_incarnation[x];
+                        self.peer_incarnation[x] = Some(incarnation);
+                        if !self.up[x] {
+                            self.admit(x, &mut out);
+                        } else if known.is_some_and(|k| k != incarnation) {
+                            // A reboot, seen at its first beat: down and up again at
+                            // once, barred until the node's push arrives.
+                            self.declare_down(x, &mut out);
                             self.up.set(x, true);
-                            out.push(Action::Unbar { node: from });
+                            self.awaiting_push.set(x, true);
                             out.push(Action::ResumeTptUpdates { node: from });
-                            // A heartbeat first, so the peer considers this node up
-                            // (and applies the push) even if its own next beat is late.
                             out.push(Action::Send {
                                 to: from,
-                                message: ControlMessage::Heartbeat,
+                                message: self.heartbeat_message(),
                             });
                             out.push(Action::PushLocalTpt { node: from });
+                        }
+                    }
+                    // The variant applies the clear at the head of a push (the prior art
+                    // only adds entries); the push ends the bar of a rebooted node.
+                    ControlMessage::TptClear if self.config.incarnation_beats && self.up[x] => {
+                        out.push(Action::ClearRemoteTpt { node: from });
+                        if self.awaiting_push[x] {
+                            self.awaiting_push.set(x, false);
+                            out.push(Action::Unbar { node: from });
                         }
                     }
                     ControlMessage::TptUpdate(update) if self.up[x] => {
@@ -215,23 +288,65 @@ impl HeartbeatMachine {
             }
             Event::Timeout => {
                 if now >= self.next_beat {
-                    let down: Vec<usize> = self
-                        .up
-                        .iter_ones()
-                        .filter(|&x| now.saturating_sub(self.last_seen[x]) > self.config.timeout)
-                        .collect();
-                    for x in down {
-                        let node = x as NodeId;
-                        self.up.set(x, false);
-                        out.push(Action::Bar { node });
-                        out.push(Action::StopTptUpdates { node });
-                        out.push(Action::ClearRemoteTpt { node });
-                    }
+                    self.declare_silent_down(now, &mut out);
                     self.beat(now, &mut out);
                 }
             }
         }
         Ok(out)
+    }
+
+    /// Declares down every peer silent for longer than the timeout.
+    fn declare_silent_down(&mut self, now: Tick, out: &mut Vec<Action>) {
+        let down: Vec<usize> = self
+            .up
+            .iter_ones()
+            .filter(|&x| now.saturating_sub(self.last_seen[x]) > self.config.timeout)
+            .collect();
+        for x in down {
+            self.declare_down(x, out);
+        }
+    }
+
+    fn declare_down(&mut self, x: usize, out: &mut Vec<Action>) {
+        let node = x as NodeId;
+        self.up.set(x, false);
+        self.awaiting_push.set(x, false);
+        out.push(Action::Bar { node });
+        out.push(Action::StopTptUpdates { node });
+        out.push(Action::ClearRemoteTpt { node });
+    }
+
+    /// Heard from `x`, which was down: up again, and the TPT part pushed to it.
+    fn admit(&mut self, x: usize, out: &mut Vec<Action>) {
+        let node = x as NodeId;
+        self.up.set(x, true);
+        out.push(Action::Unbar { node });
+        out.push(Action::ResumeTptUpdates { node });
+        // A heartbeat first, so the peer considers this node up (and applies the push)
+        // even if its own next beat is late.
+        out.push(Action::Send {
+            to: node,
+            message: self.heartbeat_message(),
+        });
+        out.push(Action::PushLocalTpt { node });
+    }
+
+    fn heartbeat_message(&self) -> ControlMessage {
+        if self.config.incarnation_beats {
+            ControlMessage::HeartbeatIncarnation {
+                incarnation: self.incarnation,
+            }
+        } else {
+            ControlMessage::Heartbeat
+        }
+    }
+
+    /// The next time the machine needs a [`Event::Timeout`]: the next beat, or the end of
+    /// the hold-down if sooner.
+    fn next_timer(&self) -> Tick {
+        self.holding_until
+            .map_or(self.next_beat, |t| t.min(self.next_beat))
     }
 
     /// The prior art's weakness: RDMA on at once (after any hold-down).
@@ -246,14 +361,17 @@ impl HeartbeatMachine {
 
     fn beat(&mut self, now: Tick, out: &mut Vec<Action>) {
         let others: Vec<NodeId> = self.others().collect();
+        let message = self.heartbeat_message();
         for to in others {
             out.push(Action::Send {
                 to,
-                message: ControlMessage::Heartbeat,
+                message: message.clone(),
             });
         }
         self.next_beat = now.saturating_add(self.config.period);
-        out.push(Action::SetTimer { at: self.next_beat });
+        out.push(Action::SetTimer {
+            at: self.next_timer(),
+        });
     }
 }
 
@@ -269,6 +387,7 @@ mod tests {
             period: 10,
             timeout: 25,
             hold_down: 0,
+            incarnation_beats: false,
         })
         .unwrap();
         let a = m
@@ -334,6 +453,7 @@ mod tests {
             period: 10,
             timeout: 25,
             hold_down: 0,
+            incarnation_beats: false,
         })
         .unwrap();
         m.handle(
@@ -361,6 +481,7 @@ mod tests {
             period: 10,
             timeout: 10,
             hold_down: 0,
+            incarnation_beats: false,
         })
         .is_err());
         assert!(HeartbeatMachine::new(HeartbeatConfig {
@@ -369,6 +490,7 @@ mod tests {
             period: 1,
             timeout: 10,
             hold_down: 0,
+            incarnation_beats: false,
         })
         .is_err());
     }
@@ -381,6 +503,7 @@ mod tests {
             period: 10,
             timeout: 25,
             hold_down: HeartbeatConfig::safe_hold_down(10, 25, 0),
+            incarnation_beats: false,
         })
         .unwrap();
         let a = m
@@ -428,6 +551,123 @@ mod tests {
         assert!(
             !m.is_up(1),
             "heartbeats heard during the hold-down do not count"
+        );
+    }
+
+    fn variant(hold_down: Tick) -> HeartbeatMachine {
+        HeartbeatMachine::new(HeartbeatConfig {
+            node: 0,
+            max_nodes: 4,
+            period: 10,
+            timeout: 25,
+            hold_down,
+            incarnation_beats: true,
+        })
+        .unwrap()
+    }
+
+    fn beat(incarnation: u32) -> Event {
+        Event::ControlReceived {
+            from: 1,
+            message: ControlMessage::HeartbeatIncarnation { incarnation },
+        }
+    }
+
+    /// The variant beats with its incarnation from boot, RDMA off until the hold-down ends,
+    /// and takes what it hears meanwhile.
+    #[test]
+    fn incarnation_variant_beats_during_the_hold_down() {
+        let mut m = variant(15);
+        let a = m
+            .handle(
+                100,
+                Event::Boot {
+                    node_count: 2,
+                    incarnation: 7,
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            a,
+            vec![
+                Action::SetEnables {
+                    send_recv: true,
+                    rdma: false
+                },
+                Action::Send {
+                    to: 1,
+                    message: ControlMessage::HeartbeatIncarnation { incarnation: 7 }
+                },
+                Action::SetTimer { at: 110 }
+            ]
+        );
+        let a = m.handle(103, beat(9)).unwrap();
+        assert!(
+            a.contains(&Action::Unbar { node: 1 }) && a.contains(&Action::PushLocalTpt { node: 1 })
+        );
+        assert!(m.is_up(1) && !m.is_joined());
+        let a = m.handle(110, Event::Timeout).unwrap();
+        assert!(!a
+            .iter()
+            .any(|a| matches!(a, Action::SetEnables { rdma: true, .. })));
+        assert!(a.contains(&Action::SetTimer { at: 115 }));
+        let a = m.handle(115, Event::Timeout).unwrap();
+        assert_eq!(
+            a,
+            vec![
+                Action::SetEnables {
+                    send_recv: true,
+                    rdma: true
+                },
+                Action::RejoinComplete,
+                Action::SetTimer { at: 120 }
+            ]
+        );
+        assert!(m.is_joined());
+    }
+
+    /// A new incarnation of a node that is up: down and up at once (bar, clear, answer,
+    /// push), barred until the node's push (its TPT_CLEAR) arrives.
+    #[test]
+    fn a_new_incarnation_is_a_reboot_at_the_first_beat() {
+        let mut m = variant(0);
+        m.handle(
+            0,
+            Event::Boot {
+                node_count: 2,
+                incarnation: 7,
+            },
+        )
+        .unwrap();
+        m.handle(1, beat(9)).unwrap();
+        assert!(m.handle(5, beat(9)).unwrap().is_empty(), "same incarnation");
+        let a = m.handle(6, beat(4)).unwrap();
+        assert_eq!(
+            a,
+            vec![
+                Action::Bar { node: 1 },
+                Action::StopTptUpdates { node: 1 },
+                Action::ClearRemoteTpt { node: 1 },
+                Action::ResumeTptUpdates { node: 1 },
+                Action::Send {
+                    to: 1,
+                    message: ControlMessage::HeartbeatIncarnation { incarnation: 7 }
+                },
+                Action::PushLocalTpt { node: 1 },
+            ]
+        );
+        let heard = |message| Event::ControlReceived { from: 1, message };
+        assert_eq!(
+            m.handle(7, heard(ControlMessage::TptClear)).unwrap(),
+            vec![
+                Action::ClearRemoteTpt { node: 1 },
+                Action::Unbar { node: 1 }
+            ]
+        );
+        assert_eq!(
+            m.handle(8, heard(ControlMessage::TptClear)).unwrap(),
+            vec![Action::ClearRemoteTpt { node: 1 }],
+            "unbarred once"
         );
     }
 }

@@ -690,6 +690,7 @@ impl RejoinMachine {
             }
             // The deregistration fence is the driver's (`crate::dereg`).
             ControlMessage::Heartbeat
+            | ControlMessage::HeartbeatIncarnation { .. }
             | ControlMessage::StreamAck { .. }
             | ControlMessage::TptRemoveDone(_) => {}
         }

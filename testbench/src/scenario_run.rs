@@ -304,6 +304,7 @@ fn driver_config(
                     retransmit_span(),
                 ),
             ),
+            incarnation_beats: s.heartbeat.incarnation,
         }),
     };
     let mut c = DriverConfig::new(proto, s.hosts, 0, 0);
