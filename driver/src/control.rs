@@ -26,6 +26,7 @@
 //! | TPT_CLEAR | 8 | nothing: forget the copy of the sender's part (a push of the whole part follows) | 1 | yes |
 //! | STREAM_ACK | 9 | u32 stream, u24 next sequence number expected, u8 flags (bit 0 `restart`: the receiver follows no such stream; others zero) | 9 | no |
 //! | TPT_REMOVE_DONE | 10 | as TPT_REMOVE: u16 count, then u32 handles (of the receiver's regions) | 3 + 4 n | no |
+//! | TPT_REQUEST | 12 | nothing: push your whole part to me (the heartbeat baseline, when it admits a node) | 1 | yes |
 //! | HEARTBEAT_INCARNATION | 11 | u32 incarnation of the sender (the baseline's variant that sees a reboot at the first beat, [`crate::heartbeat`]) | 5 | no |
 //!
 //! No control SEND is longer than [`MAX_CONTROL_BYTES`], the size of a control receive
@@ -111,6 +112,8 @@ pub enum ControlKind {
     /// A heartbeat that names the sender's incarnation (the baseline's variant that sees a
     /// reboot at the first beat, see [`crate::heartbeat`]).
     HeartbeatIncarnation = 11,
+    /// "Push your whole TPT part to me" (the heartbeat baseline, when it admits a node).
+    TptRequest = 12,
 }
 
 impl ControlKind {
@@ -128,6 +131,7 @@ impl ControlKind {
             9 => ControlKind::StreamAck,
             10 => ControlKind::TptRemoveDone,
             11 => ControlKind::HeartbeatIncarnation,
+            12 => ControlKind::TptRequest,
             _ => return None,
         })
     }
@@ -141,6 +145,7 @@ impl ControlKind {
                 | ControlKind::TptUpdate
                 | ControlKind::TptRemove
                 | ControlKind::TptClear
+                | ControlKind::TptRequest
         )
     }
 }
@@ -321,6 +326,9 @@ pub enum ControlMessage {
         /// The sender's incarnation.
         incarnation: u32,
     },
+    /// Push your whole TPT part to the sender (the heartbeat baseline, when it admits the
+    /// receiver: its copy of the receiver's part is empty then).
+    TptRequest,
     /// Drop every entry of the sender's part: a push of the whole part (TPT_UPDATEs)
     /// follows, so the copy ends up equal to the part, whatever it held before.
     TptClear,
@@ -351,6 +359,7 @@ impl ControlMessage {
             ControlMessage::HeartbeatIncarnation { .. } => ControlKind::HeartbeatIncarnation,
             ControlMessage::Probe { .. } => ControlKind::Probe,
             ControlMessage::TptClear => ControlKind::TptClear,
+            ControlMessage::TptRequest => ControlKind::TptRequest,
             ControlMessage::StreamAck { .. } => ControlKind::StreamAck,
         }
     }
@@ -389,7 +398,7 @@ impl ControlMessage {
                     b.extend_from_slice(&h.to_le_bytes());
                 }
             }
-            ControlMessage::Heartbeat | ControlMessage::TptClear => {}
+            ControlMessage::Heartbeat | ControlMessage::TptClear | ControlMessage::TptRequest => {}
             ControlMessage::StreamAck {
                 stream,
                 next,
@@ -481,6 +490,7 @@ impl ControlMessage {
             }
             ControlKind::Heartbeat => ControlMessage::Heartbeat,
             ControlKind::TptClear => ControlMessage::TptClear,
+            ControlKind::TptRequest => ControlMessage::TptRequest,
             ControlKind::StreamAck => {
                 let stream = r.u32()?;
                 let n: [u8; 3] = r.take()?;
@@ -691,6 +701,7 @@ mod tests {
             prop::collection::vec(any::<u32>(), 1..=MAX_REMOVE_HANDLES)
                 .prop_map(|v| ControlMessage::TptRemove(TptRemove::new(v).unwrap())),
             Just(ControlMessage::Heartbeat),
+            Just(ControlMessage::TptRequest),
             any::<u32>()
                 .prop_map(|incarnation| ControlMessage::HeartbeatIncarnation { incarnation }),
             Just(ControlMessage::TptClear),
@@ -880,7 +891,7 @@ mod tests {
             })
         );
         assert_eq!(d(&[0]), Err(UnknownKind { kind: 0 }));
-        assert_eq!(d(&[11]), Err(UnknownKind { kind: 11 }));
+        assert_eq!(d(&[13]), Err(UnknownKind { kind: 13 }));
         assert_eq!(
             d(&[9, 0, 0, 0, 0, 0, 0, 0, 4]),
             Err(ReservedFlags { flags: 4 })

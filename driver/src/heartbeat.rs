@@ -8,7 +8,13 @@
 //! SEND/RECEIVE **and RDMA** at once and considers every peer down until it hears from it.
 //! On hearing a peer that it considered down it answers with a heartbeat of its own before
 //! pushing its TPT part, so the peer applies the push (it takes TPT messages only from
-//! nodes it considers up).
+//! nodes it considers up). If the peer's own push (its TPT_CLEAR) has not come a timeout
+//! after it was admitted, the node asks for it with TPT_REQUEST, every timeout until it
+//! comes; a node that considers the sender up answers with a push. Without the request a
+//! copy could stay empty for good: under load a timeout can be one-sided (one node's heartbeats are late),
+//! and the other node, which saw nothing, would not push; and a push that arrives while the
+//! receiver considers its sender down (it declared it down again in between) is dropped,
+//! although the reliable control stream has delivered it.
 //!
 //! **Hold-down** ([`HeartbeatConfig::hold_down`]): what the prior art must add to be safe.
 //! A booting node stays silent, RDMA off, for `hold_down` before its first heartbeat; with
@@ -20,8 +26,8 @@
 //! than `timeout` is never declared down, so its peers keep the TPT entries of its previous
 //! boot and their RDMA writes land in its new memory. Hardware NACKs are ignored (in
 //! \[0006\] only the heartbeat process tracks membership); TPT messages are applied from any
-//! node currently considered up; BOOTING, ACK and RDMA_READY are ignored, and so is the
-//! TPT_CLEAR the driver puts at the head of every push: in the prior art a push only adds
+//! node currently considered up; BOOTING, ACK and RDMA_READY are ignored, and the
+//! TPT_CLEAR the driver puts at the head of every push clears nothing: in the prior art a push only adds
 //! entries (a peer that never declared a quickly rebooted node down keeps the entries of
 //! its previous boot: the weakness measured against the rejoin protocol).
 //!
@@ -110,6 +116,10 @@ pub struct HeartbeatMachine {
     peer_incarnation: Vec<Option<u32>>,
     /// Incarnation variant: peers seen with a new incarnation, barred until their push.
     awaiting_push: BitVec,
+    /// Peers admitted whose push has not come yet, and when this node admitted them or
+    /// last asked for it (TPT_REQUEST).
+    push_pending: BitVec,
+    asked_at: Vec<Tick>,
 }
 
 impl HeartbeatMachine {
@@ -128,6 +138,8 @@ impl HeartbeatMachine {
             incarnation: 0,
             peer_incarnation: vec![None; n],
             awaiting_push: bitvec![0; n],
+            push_pending: bitvec![0; n],
+            asked_at: vec![0; n],
         })
     }
 
@@ -213,6 +225,7 @@ impl HeartbeatMachine {
                 }
                 if now >= self.next_beat {
                     self.declare_silent_down(now, &mut out);
+                    self.ask_for_pushes(now, &mut out);
                     self.beat(now, &mut out);
                 } else {
                     out.push(Action::SetTimer {
@@ -240,7 +253,7 @@ impl HeartbeatMachine {
                     ControlMessage::Heartbeat => {
                         self.last_seen[x] = now;
                         if !self.up[x] {
-                            self.admit(x, &mut out);
+                            self.admit(now, x, &mut out);
                         }
                     }
                     ControlMessage::HeartbeatIncarnation { incarnation } => {
@@ -248,7 +261,7 @@ impl HeartbeatMachine {
                         let known = self.peer_incarnation[x];
                         self.peer_incarnation[x] = Some(incarnation);
                         if !self.up[x] {
-                            self.admit(x, &mut out);
+                            self.admit(now, x, &mut out);
                         } else if known.is_some_and(|k| k != incarnation) {
                             // A reboot, seen at its first beat: down and up again at
                             // once, barred until the node's push arrives.
@@ -261,16 +274,24 @@ impl HeartbeatMachine {
                                 message: self.heartbeat_message(),
                             });
                             out.push(Action::PushLocalTpt { node: from });
+                            self.expect_push(now, x);
                         }
                     }
-                    // The variant applies the clear at the head of a push (the prior art
-                    // only adds entries); the push ends the bar of a rebooted node.
-                    ControlMessage::TptClear if self.config.incarnation_beats && self.up[x] => {
-                        out.push(Action::ClearRemoteTpt { node: from });
-                        if self.awaiting_push[x] {
-                            self.awaiting_push.set(x, false);
-                            out.push(Action::Unbar { node: from });
+                    // A push has come. The variant applies the clear at its head (the
+                    // prior art only adds entries), and the push ends the bar of a
+                    // rebooted node.
+                    ControlMessage::TptClear if self.up[x] => {
+                        self.push_pending.set(x, false);
+                        if self.config.incarnation_beats {
+                            out.push(Action::ClearRemoteTpt { node: from });
+                            if self.awaiting_push[x] {
+                                self.awaiting_push.set(x, false);
+                                out.push(Action::Unbar { node: from });
+                            }
                         }
+                    }
+                    ControlMessage::TptRequest if self.up[x] => {
+                        out.push(Action::PushLocalTpt { node: from })
                     }
                     ControlMessage::TptUpdate(update) if self.up[x] => {
                         out.push(Action::ApplyTptUpdate { from, update })
@@ -289,6 +310,7 @@ impl HeartbeatMachine {
             Event::Timeout => {
                 if now >= self.next_beat {
                     self.declare_silent_down(now, &mut out);
+                    self.ask_for_pushes(now, &mut out);
                     self.beat(now, &mut out);
                 }
             }
@@ -312,13 +334,14 @@ impl HeartbeatMachine {
         let node = x as NodeId;
         self.up.set(x, false);
         self.awaiting_push.set(x, false);
+        self.push_pending.set(x, false);
         out.push(Action::Bar { node });
         out.push(Action::StopTptUpdates { node });
         out.push(Action::ClearRemoteTpt { node });
     }
 
     /// Heard from `x`, which was down: up again, and the TPT part pushed to it.
-    fn admit(&mut self, x: usize, out: &mut Vec<Action>) {
+    fn admit(&mut self, now: Tick, x: usize, out: &mut Vec<Action>) {
         let node = x as NodeId;
         self.up.set(x, true);
         out.push(Action::Unbar { node });
@@ -330,6 +353,29 @@ impl HeartbeatMachine {
             message: self.heartbeat_message(),
         });
         out.push(Action::PushLocalTpt { node });
+        self.expect_push(now, x);
+    }
+
+    /// `x` was admitted: its push should come; asked for after a timeout without it.
+    fn expect_push(&mut self, now: Tick, x: usize) {
+        self.push_pending.set(x, true);
+        self.asked_at[x] = now;
+    }
+
+    /// Asks the peers admitted a timeout ago or more whose push has not come for it (again).
+    fn ask_for_pushes(&mut self, now: Tick, out: &mut Vec<Action>) {
+        let due: Vec<usize> = self
+            .push_pending
+            .iter_ones()
+            .filter(|&x| self.up[x] && now.saturating_sub(self.asked_at[x]) >= self.config.timeout)
+            .collect();
+        for x in due {
+            self.asked_at[x] = now;
+            out.push(Action::Send {
+                to: x as NodeId,
+                message: ControlMessage::TptRequest,
+            });
+        }
     }
 
     fn heartbeat_message(&self) -> ControlMessage {
@@ -667,7 +713,138 @@ mod tests {
         assert_eq!(
             m.handle(8, heard(ControlMessage::TptClear)).unwrap(),
             vec![Action::ClearRemoteTpt { node: 1 }],
-            "unbarred once"
+            "unbarred once; a push right after this node's own is not answered"
+        );
+    }
+
+    /// Carries `actions` of node `from` to the machine `to` as the driver would: sends as
+    /// they are, a push as its TPT_CLEAR head; returns what `to` does.
+    fn deliver(
+        from: NodeId,
+        actions: &[Action],
+        to: &mut HeartbeatMachine,
+        now: Tick,
+    ) -> Vec<Action> {
+        let mut out = vec![];
+        for a in actions {
+            let message = match a {
+                Action::Send { message, .. } => message.clone(),
+                Action::PushLocalTpt { .. } => ControlMessage::TptClear,
+                _ => continue,
+            };
+            out.extend(
+                to.handle(now, Event::ControlReceived { from, message })
+                    .unwrap(),
+            );
+        }
+        out
+    }
+
+    /// A push can be lost: B's push reaches A after A declared B down again (B's beats are
+    /// late under load), and the membership drops it although the control stream delivered
+    /// it; B, which never saw A down, has no reason to push again. When A admits B again,
+    /// B must push its part to A. (Without this A's copy of B stayed empty and B was never
+    /// usable by all peers: the baseline runs that never finished, found at 16 and 64 hosts
+    /// with heartbeats late under load.)
+    #[test]
+    fn a_node_admitted_again_pushes_its_part_back() {
+        let config = |node| HeartbeatConfig {
+            node,
+            max_nodes: 2,
+            period: 10,
+            timeout: 25,
+            hold_down: 0,
+            incarnation_beats: false,
+        };
+        let mut a = HeartbeatMachine::new(config(0)).unwrap();
+        let mut b = HeartbeatMachine::new(config(1)).unwrap();
+        let boot = Event::Boot {
+            node_count: 2,
+            incarnation: 0,
+        };
+        let a_beat = a.handle(0, boot.clone()).unwrap();
+        let b_beat = b.handle(0, boot).unwrap();
+        // A admits B (and pushes); B admits A on A's beat, pushes too.
+        let a_admits = deliver(1, &b_beat, &mut a, 1);
+        let b_admits = deliver(0, &a_beat, &mut b, 1);
+        deliver(0, &a_admits, &mut b, 2);
+        // B's beats are late: A declares B down before B's push arrives, and drops it.
+        let down = a.handle(30, Event::Timeout).unwrap();
+        assert!(down.contains(&Action::ClearRemoteTpt { node: 1 }));
+        let push: Vec<Action> = b_admits
+            .iter()
+            .filter(|x| matches!(x, Action::PushLocalTpt { .. }))
+            .cloned()
+            .collect();
+        assert!(deliver(1, &push, &mut a, 31)
+            .iter()
+            .all(|x| !matches!(x, Action::ApplyTptUpdate { .. })));
+        // B's next beat: A admits B again; B, still seeing A up, gets what A sends.
+        let again = deliver(
+            1,
+            &[Action::Send {
+                to: 0,
+                message: ControlMessage::Heartbeat,
+            }],
+            &mut a,
+            35,
+        );
+        assert!(again.contains(&Action::Unbar { node: 1 }));
+        assert!(
+            deliver(0, &again, &mut b, 36)
+                .iter()
+                .all(|x| !matches!(x, Action::PushLocalTpt { .. })),
+            "B saw A up all along: it does not push on A's push"
+        );
+        // A timeout later B's push has not come: A asks for it.
+        assert!(a
+            .handle(45, Event::Timeout)
+            .unwrap()
+            .iter()
+            .all(|x| !matches!(
+                x,
+                Action::Send {
+                    message: ControlMessage::TptRequest,
+                    ..
+                }
+            )));
+        for t in [50, 60] {
+            a.handle(
+                t,
+                Event::ControlReceived {
+                    from: 1,
+                    message: ControlMessage::Heartbeat,
+                },
+            )
+            .unwrap();
+        }
+        let ask = a.handle(65, Event::Timeout).unwrap();
+        assert!(ask.contains(&Action::Send {
+            to: 1,
+            message: ControlMessage::TptRequest
+        }));
+        let back = deliver(0, &ask, &mut b, 66);
+        assert!(
+            back.contains(&Action::PushLocalTpt { node: 0 }),
+            "B pushes its part to A again: {back:?}"
+        );
+        // The push arrives: A asks no more, and nothing answers it.
+        let end = deliver(1, &back, &mut a, 67);
+        assert!(a
+            .handle(95, Event::Timeout)
+            .unwrap()
+            .iter()
+            .all(|x| !matches!(
+                x,
+                Action::Send {
+                    message: ControlMessage::TptRequest,
+                    ..
+                }
+            )));
+        assert!(
+            end.iter()
+                .all(|x| !matches!(x, Action::PushLocalTpt { .. } | Action::Send { .. })),
+            "{end:?}"
         );
     }
 }

@@ -691,6 +691,7 @@ impl RejoinMachine {
             // The deregistration fence is the driver's (`crate::dereg`).
             ControlMessage::Heartbeat
             | ControlMessage::HeartbeatIncarnation { .. }
+            | ControlMessage::TptRequest
             | ControlMessage::StreamAck { .. }
             | ControlMessage::TptRemoveDone(_) => {}
         }
