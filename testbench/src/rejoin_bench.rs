@@ -28,9 +28,10 @@
 //! **Hold-down search** per size and heartbeat mode: a candidate passes if on each of
 //! [`RejoinBenchOptions::search_seeds`] seeds the run lands no stale write or read by the
 //! memory verdict (`crate::memory_verdict`) and every live host becomes usable by all peers;
-//! the search tries 0, then bisects between the largest failing candidate and the smallest
-//! passing one (at first the reference, which is run only if nothing below it passes)
-//! until they are within [`RejoinBenchOptions::precision`] of the passing one. A candidate stops at its first failing seed, and a run at its first stale
+//! the search tries 0, then bisects on the first seed between the largest failing candidate
+//! and the smallest passing one (at first the reference, not run) until they are within
+//! [`RejoinBenchOptions::precision`] of the passing one, then runs that one on every seed;
+//! if a seed fails it steps up by the precision and runs every seed again. A candidate stops at its first failing seed, and a run at its first stale
 //! access.
 //!
 //! **A run** (baseline modes): the cluster's cold start runs without hold-down (no boot
@@ -766,12 +767,14 @@ impl Runner<'_> {
         Ok(r)
     }
 
-    /// Whether `hold_down` passes on every search seed (stops at the first failure).
+    /// Whether `hold_down` passes on the first `seeds` search seeds (stops at the first
+    /// failure).
     fn candidate(
         &mut self,
         n: usize,
         mode: ModeKind,
         hold_down: u64,
+        seeds: usize,
         progress: &mut dyn FnMut(&str),
     ) -> Result<Candidate, String> {
         let mut c = Candidate {
@@ -780,7 +783,7 @@ impl Runner<'_> {
             seeds_run: 0,
             failure: None,
         };
-        for seed in search_seeds(self.o) {
+        for seed in search_seeds(self.o).take(seeds) {
             let r = self.run(n, mode, hold_down, seed, progress)?;
             c.seeds_run += 1;
             if let Some(f) = r.failure {
@@ -806,7 +809,8 @@ impl Runner<'_> {
             largest_failing: None,
             candidates: vec![],
         };
-        let zero = self.candidate(n, mode, 0, progress)?;
+        let all = self.o.search_seeds;
+        let zero = self.candidate(n, mode, 0, all, progress)?;
         let zero_passed = zero.passed;
         candidates.push(zero);
         if zero_passed {
@@ -814,32 +818,41 @@ impl Runner<'_> {
             t.candidates = candidates;
             return Ok(t);
         }
-        // Bisect between 0 (failed) and the reference, which is run only if no candidate
-        // below it passes (it is the longest run).
+        // Bisect on the first seed between 0 (failed) and the reference (not run: it is the
+        // longest run), on a 16-cycle grid (the rejoin tracker's resolution).
         let reference = self.o.reference_hold_down(n);
-        let (mut lo, mut hi, mut hi_passed) = (0, reference, false);
-        // Candidates on a 16-cycle grid (the rejoin tracker's resolution).
-        while (hi - lo) as f64 > self.o.precision * hi as f64 && hi - lo > 16 {
+        let close =
+            |lo: u64, hi: u64| (hi - lo) as f64 <= self.o.precision * hi as f64 || hi - lo <= 16;
+        let (mut lo, mut hi) = (0, reference);
+        while !close(lo, hi) {
             let mid = (lo + hi) / 2 / 16 * 16;
             if mid <= lo || mid >= hi {
                 break;
             }
-            let c = self.candidate(n, mode, mid, progress)?;
+            let c = self.candidate(n, mode, mid, 1, progress)?;
             if c.passed {
-                (hi, hi_passed) = (mid, true);
+                hi = mid;
             } else {
                 lo = mid;
             }
             candidates.push(c);
         }
-        if !hi_passed {
-            let top = self.candidate(n, mode, hi, progress)?;
-            hi_passed = top.passed;
-            candidates.push(top);
-        }
-        if hi_passed {
-            t.hold_down = Some(hi);
-            t.largest_failing = Some(lo);
+        // Then the answer on every seed; if a seed fails, one step of the precision up.
+        loop {
+            let c = self.candidate(n, mode, hi, all, progress)?;
+            let passed = c.passed;
+            candidates.push(c);
+            if passed {
+                t.hold_down = Some(hi);
+                t.largest_failing = Some(lo);
+                break;
+            }
+            if hi >= reference {
+                break;
+            }
+            lo = hi;
+            let step = ((self.o.precision * hi as f64) as u64).max(16).div_ceil(16) * 16;
+            hi = (hi + step).min(reference);
         }
         t.candidates = candidates;
         Ok(t)

@@ -355,8 +355,11 @@ fn trace_delivery(d: &nic_cosim::fabric::Delivery, epochs: &[u32]) {
     let imm = decode_cell(&d.words, nic_rtl::DEFAULT_CELL_PAYLOAD)
         .ok()
         .and_then(|c| c.immediate);
+    let control = ControlCell::decode(d)
+        .map(|c| format!(" control {:?}", c.messages))
+        .unwrap_or_default();
     eprintln!(
-        "{} (ready {}) {}->{} {} psn {:#x} flags {:#x} imm {imm:x?} epochs {epochs:?}",
+        "{} (ready {}) {}->{} {} psn {:#x} flags {:#x} imm {imm:x?} epochs {epochs:?}{control}",
         d.cycle,
         d.ready,
         d.src,
