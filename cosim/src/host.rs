@@ -366,6 +366,12 @@ impl Host {
         &self.config
     }
 
+    /// The configuration, to change what later boots use (a boot reads it when the driver
+    /// starts).
+    pub fn config_mut(&mut self) -> &mut HostConfig {
+        &mut self.config
+    }
+
     pub fn phase(&self) -> HostPhase {
         self.phase
     }

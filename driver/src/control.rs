@@ -26,6 +26,8 @@
 //! | TPT_CLEAR | 8 | nothing: forget the copy of the sender's part (a push of the whole part follows) | 1 | yes |
 //! | STREAM_ACK | 9 | u32 stream, u24 next sequence number expected, u8 flags (bit 0 `restart`: the receiver follows no such stream; others zero) | 9 | no |
 //! | TPT_REMOVE_DONE | 10 | as TPT_REMOVE: u16 count, then u32 handles (of the receiver's regions) | 3 + 4 n | no |
+//! | TPT_REQUEST | 12 | nothing: push your whole part to me (the heartbeat baseline, when it admits a node) | 1 | yes |
+//! | HEARTBEAT_INCARNATION | 11 | u32 incarnation of the sender (the baseline's variant that sees a reboot at the first beat, [`crate::heartbeat`]) | 5 | no |
 //!
 //! No control SEND is longer than [`MAX_CONTROL_BYTES`], the size of a control receive
 //! buffer, so a one-entry TPT_UPDATE with its header fits a WQE's 32 inline bytes. A
@@ -107,6 +109,11 @@ pub enum ControlKind {
     /// TPT_REMOVE of them has completed": the answer to TPT_REMOVE (see [`crate::dereg`]).
     /// A datagram: a lost one is answered again when the owner resends the TPT_REMOVE.
     TptRemoveDone = 10,
+    /// A heartbeat that names the sender's incarnation (the baseline's variant that sees a
+    /// reboot at the first beat, see [`crate::heartbeat`]).
+    HeartbeatIncarnation = 11,
+    /// "Push your whole TPT part to me" (the heartbeat baseline, when it admits a node).
+    TptRequest = 12,
 }
 
 impl ControlKind {
@@ -123,6 +130,8 @@ impl ControlKind {
             8 => ControlKind::TptClear,
             9 => ControlKind::StreamAck,
             10 => ControlKind::TptRemoveDone,
+            11 => ControlKind::HeartbeatIncarnation,
+            12 => ControlKind::TptRequest,
             _ => return None,
         })
     }
@@ -136,6 +145,7 @@ impl ControlKind {
                 | ControlKind::TptUpdate
                 | ControlKind::TptRemove
                 | ControlKind::TptClear
+                | ControlKind::TptRequest
         )
     }
 }
@@ -303,6 +313,12 @@ pub enum ControlMessage {
     TptRemoveDone(TptRemove),
     /// The sender is alive (heartbeat baseline only).
     Heartbeat,
+    /// The sender is alive and in its boot `incarnation` (the heartbeat baseline's
+    /// incarnation variant only).
+    HeartbeatIncarnation {
+        /// The sender's incarnation.
+        incarnation: u32,
+    },
     /// The sender (which has not rebooted: incarnation `incarnation`) found the receiver
     /// down; the receiver handles it as a BOOTING (clear, fence, ACK) but, if it is itself
     /// booting, does not count it as the sender's answer.
@@ -310,6 +326,9 @@ pub enum ControlMessage {
         /// The sender's incarnation.
         incarnation: u32,
     },
+    /// Push your whole TPT part to the sender (the heartbeat baseline, when it admits the
+    /// receiver: its copy of the receiver's part is empty then).
+    TptRequest,
     /// Drop every entry of the sender's part: a push of the whole part (TPT_UPDATEs)
     /// follows, so the copy ends up equal to the part, whatever it held before.
     TptClear,
@@ -337,8 +356,10 @@ impl ControlMessage {
             ControlMessage::TptRemove(_) => ControlKind::TptRemove,
             ControlMessage::TptRemoveDone(_) => ControlKind::TptRemoveDone,
             ControlMessage::Heartbeat => ControlKind::Heartbeat,
+            ControlMessage::HeartbeatIncarnation { .. } => ControlKind::HeartbeatIncarnation,
             ControlMessage::Probe { .. } => ControlKind::Probe,
             ControlMessage::TptClear => ControlKind::TptClear,
+            ControlMessage::TptRequest => ControlKind::TptRequest,
             ControlMessage::StreamAck { .. } => ControlKind::StreamAck,
         }
     }
@@ -350,7 +371,8 @@ impl ControlMessage {
         match self {
             ControlMessage::Booting { incarnation }
             | ControlMessage::RdmaReady { incarnation }
-            | ControlMessage::Probe { incarnation } => {
+            | ControlMessage::Probe { incarnation }
+            | ControlMessage::HeartbeatIncarnation { incarnation } => {
                 b.extend_from_slice(&incarnation.to_le_bytes())
             }
             ControlMessage::Ack {
@@ -376,7 +398,7 @@ impl ControlMessage {
                     b.extend_from_slice(&h.to_le_bytes());
                 }
             }
-            ControlMessage::Heartbeat | ControlMessage::TptClear => {}
+            ControlMessage::Heartbeat | ControlMessage::TptClear | ControlMessage::TptRequest => {}
             ControlMessage::StreamAck {
                 stream,
                 next,
@@ -417,6 +439,9 @@ impl ControlMessage {
                 incarnation: r.u32()?,
             },
             ControlKind::Probe => ControlMessage::Probe {
+                incarnation: r.u32()?,
+            },
+            ControlKind::HeartbeatIncarnation => ControlMessage::HeartbeatIncarnation {
                 incarnation: r.u32()?,
             },
             ControlKind::Ack => {
@@ -465,6 +490,7 @@ impl ControlMessage {
             }
             ControlKind::Heartbeat => ControlMessage::Heartbeat,
             ControlKind::TptClear => ControlMessage::TptClear,
+            ControlKind::TptRequest => ControlMessage::TptRequest,
             ControlKind::StreamAck => {
                 let stream = r.u32()?;
                 let n: [u8; 3] = r.take()?;
@@ -675,6 +701,9 @@ mod tests {
             prop::collection::vec(any::<u32>(), 1..=MAX_REMOVE_HANDLES)
                 .prop_map(|v| ControlMessage::TptRemove(TptRemove::new(v).unwrap())),
             Just(ControlMessage::Heartbeat),
+            Just(ControlMessage::TptRequest),
+            any::<u32>()
+                .prop_map(|incarnation| ControlMessage::HeartbeatIncarnation { incarnation }),
             Just(ControlMessage::TptClear),
             (any::<u32>(), 0..=SEQUENCE_MASK, any::<bool>()).prop_map(|(stream, next, restart)| {
                 ControlMessage::StreamAck {
@@ -805,6 +834,13 @@ mod tests {
         );
         assert_eq!(ControlMessage::Heartbeat.encode(), [6]);
         assert_eq!(
+            ControlMessage::HeartbeatIncarnation {
+                incarnation: 0x0403_0201
+            }
+            .encode(),
+            [11, 1, 2, 3, 4]
+        );
+        assert_eq!(
             ControlMessage::TptRemoveDone(TptRemove::new(vec![0x0403_0201]).unwrap()).encode(),
             [10, 1, 0, 1, 2, 3, 4]
         );
@@ -855,7 +891,7 @@ mod tests {
             })
         );
         assert_eq!(d(&[0]), Err(UnknownKind { kind: 0 }));
-        assert_eq!(d(&[11]), Err(UnknownKind { kind: 11 }));
+        assert_eq!(d(&[13]), Err(UnknownKind { kind: 13 }));
         assert_eq!(
             d(&[9, 0, 0, 0, 0, 0, 0, 0, 4]),
             Err(ReservedFlags { flags: 4 })

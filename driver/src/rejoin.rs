@@ -690,6 +690,8 @@ impl RejoinMachine {
             }
             // The deregistration fence is the driver's (`crate::dereg`).
             ControlMessage::Heartbeat
+            | ControlMessage::HeartbeatIncarnation { .. }
+            | ControlMessage::TptRequest
             | ControlMessage::StreamAck { .. }
             | ControlMessage::TptRemoveDone(_) => {}
         }

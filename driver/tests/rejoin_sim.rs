@@ -193,6 +193,7 @@ fn protocol(sc: &Scenario, node: usize) -> Protocol {
             period: HB_PERIOD,
             timeout: HB_TIMEOUT,
             hold_down: 0,
+            incarnation_beats: false,
         }),
     }
 }

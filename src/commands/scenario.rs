@@ -101,21 +101,43 @@ pub fn run(path: &Path, args: &ScenarioArgs) -> Result<Report, String> {
     }
 }
 
-/// Options of `nic bench rejoin`.
+/// Options of `nic bench rejoin` (see nic_testbench::rejoin_bench).
 #[derive(clap::Args, Debug, Clone)]
 pub struct RejoinBenchArgs {
     /// Cluster sizes, comma separated (2..=64).
     #[arg(long, value_delimiter = ',', default_value = "2,4,8,16,32,64")]
     pub hosts: Vec<usize>,
-    /// Heartbeat period of the baseline, cycles.
-    #[arg(long, default_value_t = 2000)]
-    pub period: u64,
-    /// Heartbeat timeout of the baseline, cycles.
-    #[arg(long, default_value_t = 6000)]
-    pub timeout: u64,
-    /// Cycles the rebooting host stays off (below the timeout).
+    /// Seeds per size and mode in the report (min / median / max).
+    #[arg(long, default_value_t = 3)]
+    pub seeds: usize,
+    /// Seeds every hold-down candidate of the baseline's search must pass.
+    #[arg(long, default_value_t = 5)]
+    pub search_seeds: usize,
+    /// The first seed (the others follow).
+    #[arg(long, default_value_t = 11)]
+    pub seed: u64,
+    /// Share of a link the baseline's heartbeats may take; sets the period per size.
+    #[arg(long, default_value_t = 0.01)]
+    pub budget: f64,
+    /// The baseline's timeout in heartbeat periods.
+    #[arg(long, default_value_t = 3)]
+    pub timeout_periods: u64,
+    /// A fixed heartbeat period instead of the budget's, cycles.
+    #[arg(long)]
+    pub period: Option<u64>,
+    /// The hold-down search stops within this fraction of the smallest passing candidate.
+    #[arg(long, default_value_t = 0.05)]
+    pub precision: f64,
+    /// Also run the reference hold-down (timeout + 2 periods + the retransmission span).
+    #[arg(long)]
+    pub reference: bool,
+    /// Cycles the rebooting host stays off.
     #[arg(long, default_value_t = 500)]
     pub down_cycles: u64,
+    /// Requests to the rebooting host sent this many cycles before its reboot are held in
+    /// the fabric up to twice as long, so they reach its new boot (0: none).
+    #[arg(long, default_value_t = 1000)]
+    pub held_requests: u64,
     /// Offered load on the rebooting host: a fraction of its capacity (the words per cycle
     /// it takes of this mix), split evenly among the other hosts.
     #[arg(long, default_value_t = 0.9)]
@@ -124,109 +146,77 @@ pub struct RejoinBenchArgs {
     /// senders saturating it; 1.0 sizes the load to its link, which overloads the NIC).
     #[arg(long)]
     pub capacity: Option<f64>,
-    /// Instead of --load: chance per cycle that each other host starts an operation (a
-    /// fixed rate per host overloads the link more as hosts are added).
+    /// Instead of --load: chance per cycle that each other host starts an operation.
     #[arg(long)]
     pub rate: Option<f64>,
     /// Threads stepping the NICs.
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
-    /// Where the JSON results go.
+    /// Print the results as JSON on stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Where the JSON results are written as well.
     #[arg(long, default_value = "target/bench/rejoin.json")]
-    pub json: PathBuf,
+    pub out: PathBuf,
 }
 
-/// `nic bench rejoin`: the table of the three modes per size.
+/// `nic bench rejoin`: the protocol against the tuned heartbeat baselines per size.
 pub fn bench_rejoin(args: &RejoinBenchArgs) -> Result<(), String> {
-    use nic_testbench::rejoin_bench::{bench_rejoin, RejoinBenchOptions};
-    if let Some(n) = args.hosts.iter().find(|&&n| !(2..=64).contains(&n)) {
-        return Err(format!("--hosts: {n} is not in 2..=64"));
-    }
-    if args.down_cycles >= args.timeout || args.period == 0 || args.timeout <= args.period {
-        return Err("need 0 < --period < --timeout and --down-cycles < --timeout".into());
-    }
-    if !(args.load > 0.0 && args.load <= 4.0) {
-        return Err(format!("--load: {} is not in (0, 4]", args.load));
-    }
-    if let Some(r) = args.rate.filter(|r| !(*r > 0.0 && *r <= 1.0)) {
-        return Err(format!("--rate: {r} is not in (0, 1]"));
-    }
-    if let Some(c) = args.capacity.filter(|c| !(*c > 0.0 && *c <= 1.0)) {
-        return Err(format!("--capacity: {c} is not in (0, 1] words per cycle"));
-    }
+    use nic_testbench::rejoin_bench::{
+        bench_rejoin, measure_capacity, render_text, RejoinBenchOptions,
+    };
     let mut o = RejoinBenchOptions {
         hosts: args.hosts.clone(),
-        heartbeat_period: args.period,
-        heartbeat_timeout: args.timeout,
+        seeds: args.seeds,
+        search_seeds: args.search_seeds,
+        first_seed: args.seed,
         down_cycles: args.down_cycles,
+        held_requests: args.held_requests,
+        budget: args.budget,
+        timeout_periods: args.timeout_periods,
+        period: args.period,
+        precision: args.precision,
+        reference: args.reference,
         load: args.load,
         capacity: args.capacity,
         rate: args.rate,
         threads: args.threads,
-        ..Default::default()
     };
-    let hold = o.heartbeat_timeout
-        + 2 * o.heartbeat_period
-        + nic_testbench::scenario_run::retransmit_span();
+    o.check().map_err(|e| format!("nic bench rejoin: {e}"))?;
     if o.rate.is_none() && o.capacity.is_none() {
         eprintln!(
             "  measuring host 1's capacity ({} hosts saturating it) ...",
             nic_testbench::rejoin_bench::CAPACITY_HOSTS
         );
-        o.capacity = Some(nic_testbench::rejoin_bench::measure_capacity(&o)?);
+        o.capacity = Some(measure_capacity(&o)?);
     }
-    let traffic = match (o.rate, o.capacity) {
-        (Some(r), _) => format!("each other host starts an operation with chance {r} per cycle"),
-        (None, c) => format!(
-            "offered load {:.2} of its capacity {:.3} words/cycle = {:.3} words/cycle, split among the other hosts",
-            o.load,
-            c.unwrap_or(1.0),
-            o.load * c.unwrap_or(1.0)
-        ),
-    };
-    println!(
-        "nic bench rejoin: host 1 reboots ({} cycles off) under RDMA traffic from every other host ({traffic}); baseline period {} timeout {}, safe hold-down {hold}",
-        o.down_cycles, o.heartbeat_period, o.heartbeat_timeout
-    );
     let results = bench_rejoin(&o, |what| eprintln!("  running {what} ..."))?;
-    println!(
-        "{:>5}  {:<16} {:>10} {:>8} {:>9} {:>9}  {:>12}",
-        "hosts", "mode", "latency", "x rejoin", "stale wr", "stale r/a", "NIC-cycles/s"
-    );
-    for r in &results {
-        let base = r.modes[0].latency;
-        for m in &r.modes {
-            let lat = m.latency.map_or("never".to_string(), |l| l.to_string());
-            let ratio = match (m.latency, base) {
-                (Some(l), Some(b)) if b > 0 => format!("{:.1}", l as f64 / b as f64),
-                _ => "-".into(),
-            };
-            println!(
-                "{:>5}  {:<16} {:>10} {:>8} {:>9} {:>9}  {:>12.0}",
-                r.hosts,
-                m.mode,
-                lat,
-                ratio,
-                m.stale_writes_landed,
-                m.stale_reads_and_atomics_landed,
-                m.nic_cycles_per_second
-            );
-        }
+    let json = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
+    if args.json {
+        println!("{json}");
+    } else {
+        let traffic = match (o.rate, o.capacity) {
+            (Some(r), _) => {
+                format!("each other host starts an operation with chance {r} per cycle")
+            }
+            (None, c) => format!(
+                "offered load {:.2} of its capacity {:.3} words/cycle, split among the other hosts",
+                o.load,
+                c.unwrap_or(1.0)
+            ),
+        };
         println!(
-            "{:>5}  rate {:.5}/host/cycle, offered {:.3}, delivered into host 1 {:.3} words/cycle; bare Verilator model {:.0} cycles/s on host 1's inputs, the system keeps {:.0}% (target >= 50%)",
-            r.hosts,
-            r.rate_per_host,
-            r.offered_load,
-            r.modes[0].measured_load,
-            r.bare_model_cycles_per_second,
-            100.0 * r.system_share()
+            "nic bench rejoin: host 1 reboots ({} cycles off) under RDMA traffic from every other host ({traffic})",
+            o.down_cycles
         );
+        print!("{}", render_text(&results));
     }
-    if let Some(dir) = args.json.parent() {
+    if let Some(dir) = args.out.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
-    let json = serde_json::to_string_pretty(&results).map_err(|e| e.to_string())?;
-    std::fs::write(&args.json, json).map_err(|e| format!("{}: {e}", args.json.display()))?;
-    println!("results: {}", args.json.display());
+    std::fs::write(&args.out, json).map_err(|e| format!("{}: {e}", args.out.display()))?;
+    if !args.json {
+        println!("results: {}", args.out.display());
+    }
     Ok(())
 }

@@ -4,6 +4,7 @@
 //! scoreboards run on the Verilator model and on RustHDL direct stepping.
 
 pub mod bench;
+pub mod control_trace;
 pub mod datapath;
 pub mod faults;
 pub mod memory_verdict;

@@ -241,7 +241,7 @@ pub fn run_once(o: &RegcacheBenchOptions, seed: u64, cached: bool) -> Result<Reg
         0,
     );
     let plan = Plan::new(o, probe.arena_needed());
-    let mut cluster = build_cluster(
+    let (mut cluster, _) = build_cluster(
         &s,
         ProtocolKind::Rejoin,
         HostPlan {

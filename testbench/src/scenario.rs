@@ -115,6 +115,10 @@ pub struct HeartbeatSpec {
     /// Silence after boot before the first heartbeat; absent: the safe value
     /// (`timeout + 2 * period` + the NIC's retransmission span); 0: the naive prior art.
     pub hold_down: Option<u64>,
+    /// Heartbeats carry the sender's incarnation, so peers see a reboot at the first beat
+    /// (the variant of driver/src/heartbeat.rs: beats from boot, RDMA off for the
+    /// hold-down).
+    pub incarnation: bool,
 }
 
 impl Default for HeartbeatSpec {
@@ -123,6 +127,7 @@ impl Default for HeartbeatSpec {
             period: 5000,
             timeout: 15000,
             hold_down: None,
+            incarnation: false,
         }
     }
 }

@@ -16,6 +16,7 @@
 //! other's TPT parts, every operation of a live host has completed, and every successful
 //! SEND to a host still in the same epoch was delivered.
 
+use crate::control_trace::ControlCell;
 use crate::faults::{FaultKind, FaultStats, ScheduledFaults};
 use crate::memory_verdict::{MemoryCounts, MemoryVerdict};
 use crate::scenario::{BackendKind, EventAction, ProtocolKind, Scenario, TimedEvent, TptKind};
@@ -50,6 +51,18 @@ pub struct RunOptions {
     pub protocol: Option<ProtocolKind>,
     /// Override the heartbeat hold-down.
     pub hold_down: Option<u64>,
+    /// Heartbeat hold-down of the boots at cycle 0 (the cluster's cold start, when no
+    /// peer holds an entry of an earlier boot); later boots use the configured one. The
+    /// bench sets 0, so its runs do not wait a long hold-down before the reboot they measure.
+    pub cold_start_hold_down: Option<u64>,
+    /// End the run this many cycles after every boot since the cold start is usable by all
+    /// peers (for runs that are not strict: nothing is left to check for them then but
+    /// stale accesses, and see [`crate::rejoin_bench`] for why the margin covers those).
+    pub stop_after_rejoin: Option<u64>,
+    /// End the run at the first stale write or read the memory verdict finds.
+    pub stop_at_stale: bool,
+    /// Record the control SENDs to and from this host ([`Report::control_cells`]).
+    pub record_control_of: Option<usize>,
     /// Override the threads stepping the NICs.
     pub threads: Option<usize>,
     /// Fail on stale findings even under the baseline (`Some(true)`), or only count them
@@ -94,6 +107,9 @@ pub struct RejoinRecord {
     pub latency: Option<u64>,
     /// The host lost power before finishing.
     pub interrupted: bool,
+    /// Not usable by all peers at the end of the run: why (the first peer that keeps it
+    /// from being usable).
+    pub not_usable_because: Option<String>,
 }
 
 /// What a run produced (also written as JSON).
@@ -135,6 +151,13 @@ pub struct Report {
     /// The NIC inputs of [`RunOptions::record_host_inputs`], every cycle it was powered.
     #[serde(skip)]
     pub recorded_inputs: Option<Vec<nic_cosim::NicTopInputs>>,
+    /// The control SENDs of [`RunOptions::record_control_of`], as the fabric delivered
+    /// them (first cells; retransmissions included).
+    #[serde(skip)]
+    pub control_cells: Vec<ControlCell>,
+    /// The run ended early (see [`RunOptions::stop_after_rejoin`] and
+    /// [`RunOptions::stop_at_stale`]): why.
+    pub stopped_early: Option<String>,
 }
 
 impl Report {
@@ -213,7 +236,10 @@ impl Report {
             let what = match (r.latency, r.interrupted) {
                 (Some(l), _) => format!("{l}"),
                 (None, true) => "interrupted".into(),
-                (None, false) => "not finished".into(),
+                (None, false) => format!(
+                    "not finished ({})",
+                    r.not_usable_because.as_deref().unwrap_or("-")
+                ),
             };
             let _ = writeln!(
                 s,
@@ -336,6 +362,7 @@ fn driver_config(
                     retransmit_span(),
                 ),
             ),
+            incarnation_beats: s.heartbeat.incarnation,
         }),
     };
     let mut c = DriverConfig::new(proto, s.hosts, 0, 0);
@@ -360,8 +387,11 @@ fn trace_delivery(d: &nic_cosim::fabric::Delivery, epochs: &[u32]) {
     let imm = decode_cell(&d.words, nic_rtl::DEFAULT_CELL_PAYLOAD)
         .ok()
         .and_then(|c| c.immediate);
+    let control = ControlCell::decode(d)
+        .map(|c| format!(" control {:?}", c.messages))
+        .unwrap_or_default();
     eprintln!(
-        "{} (ready {}) {}->{} {} psn {:#x} flags {:#x} imm {imm:x?} epochs {epochs:?}",
+        "{} (ready {}) {}->{} {} psn {:#x} flags {:#x} imm {imm:x?} epochs {epochs:?}{control}",
         d.cycle,
         d.ready,
         d.src,
@@ -390,6 +420,7 @@ impl RejoinTracker {
             usable: None,
             latency: None,
             interrupted: false,
+            not_usable_because: None,
         });
     }
 
@@ -409,48 +440,56 @@ fn live(cluster: &Cluster, h: usize) -> bool {
 
 /// Whether host `t` is usable by every other live host.
 pub(crate) fn usable_by_all(cluster: &Cluster, t: usize) -> bool {
+    why_not_usable(cluster, t).is_none()
+}
+
+/// What keeps host `t` from being usable by every other live host (`None`: nothing).
+fn why_not_usable(cluster: &Cluster, t: usize) -> Option<String> {
     let Some(dt) = cluster.host(t).driver() else {
-        return false;
+        return Some("no driver".into());
     };
     if !dt.is_joined() || !live(cluster, t) {
-        return false;
+        return Some("not joined or not live".into());
     }
     // What the peers should hold: with a hardware TPT, STag + virtual address (no physical).
-    let local: BTreeSet<_> = dt
-        .published_local_entries()
-        .iter()
-        .map(|e| {
-            (
-                e.handle,
-                e.logical,
-                e.physical,
-                e.length,
-                e.protection.code(),
-            )
-        })
-        .collect();
+    let key = |e: &nic_driver::tpt::TptEntry| {
+        (
+            e.handle,
+            e.logical,
+            e.physical,
+            e.length,
+            e.protection.code(),
+        )
+    };
+    let local: BTreeSet<_> = dt.published_local_entries().iter().map(key).collect();
     (0..cluster.hosts().len())
         .filter(|&p| p != t && live(cluster, p))
-        .all(|p| {
+        .find_map(|p| {
             let Some(dp) = cluster.host(p).driver() else {
-                return false;
+                return Some(format!("host {p} has no driver"));
             };
-            let copy: Option<BTreeSet<_>> = dp.tpt().remote_entries(t as u16).ok().map(|it| {
-                it.map(|e| {
-                    (
-                        e.handle,
-                        e.logical,
-                        e.physical,
-                        e.length,
-                        e.protection.code(),
-                    )
-                })
-                .collect()
-            });
-            dp.is_joined()
-                && !dp.is_barred(t as u16)
-                && dp.updates_enabled(t as u16)
-                && copy.as_ref() == Some(&local)
+            let copy: Option<BTreeSet<_>> = dp
+                .tpt()
+                .remote_entries(t as u16)
+                .ok()
+                .map(|it| it.map(key).collect());
+            if !dp.is_joined() {
+                Some(format!("host {p} has not joined"))
+            } else if dp.is_barred(t as u16) {
+                Some(format!("host {p} bars it"))
+            } else if !dp.updates_enabled(t as u16) {
+                Some(format!("host {p} withholds TPT updates from it"))
+            } else if copy.as_ref() != Some(&local) {
+                let copy = copy.unwrap_or_default();
+                Some(format!(
+                    "host {p}'s copy of its TPT part lacks {} of its {} entries and holds {} others",
+                    local.difference(&copy).count(),
+                    local.len(),
+                    copy.difference(&local).count()
+                ))
+            } else {
+                None
+            }
         })
 }
 
@@ -463,13 +502,15 @@ pub(crate) struct HostPlan {
 }
 
 /// The hosts of `scenario` (NICs of its TPT kind and backend, drivers running `protocol`,
-/// memory as `plan` says) on its fabric, all powered off.
+/// memory as `plan` says) on its fabric, all powered off; and, with
+/// `cold_start_hold_down`, the driver configuration each host boots with after the cold
+/// start (empty otherwise).
 pub(crate) fn build_cluster(
     scenario: &Scenario,
     protocol: ProtocolKind,
     plan: HostPlan,
     opts: &RunOptions,
-) -> Result<Cluster, RunError> {
+) -> Result<(Cluster, Vec<nic_driver::DriverConfig>), RunError> {
     let n = scenario.hosts;
     let backend = match scenario.backend {
         BackendKind::Verilator => Backend::Verilator,
@@ -477,10 +518,17 @@ pub(crate) fn build_cluster(
     };
     let qps = scenario.nic_queue_pairs();
     let mut hosts = Vec::with_capacity(n);
+    // What boots after the cold start use, when it differs (`cold_start_hold_down`).
+    let mut later_drivers = vec![];
     for node in 0..n {
         let mut driver = driver_config(scenario, protocol, opts.hold_down, node);
         driver.arena_base = plan.arena_base;
         driver.arena_len = plan.arena_len;
+        if opts.cold_start_hold_down.is_some() {
+            later_drivers.push(driver.clone());
+            driver.protocol =
+                driver_config(scenario, protocol, opts.cold_start_hold_down, node).protocol;
+        }
         let config = HostConfig {
             driver,
             memory_bytes: plan.memory_bytes,
@@ -519,6 +567,7 @@ pub(crate) fn build_cluster(
         hosts,
     )
     .map_err(RunError::Setup)
+    .map(|c| (c, later_drivers))
 }
 
 /// Run `scenario` (see the module docs).
@@ -547,7 +596,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         arena_len: layout.arena_len,
         memory_bytes: layout.total as usize,
     };
-    let mut cluster = build_cluster(scenario, protocol, plan, &opts)?;
+    let (mut cluster, later_drivers) = build_cluster(scenario, protocol, plan, &opts)?;
     cluster.fabric_mut().record_deliveries(true);
     let fault_specs = scenario.fault_specs();
     let fault_stats = if fault_specs.iter().any(|f| f.kind != FaultKind::Flap) {
@@ -588,6 +637,8 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     let mut hw_tpt = HwTptStats::default();
     let trace_cells = std::env::var_os("NIC_TRACE_CELLS").is_some();
     let mut delivered_words = vec![0u64; n];
+    let mut control_cells = vec![];
+    let mut stopped_early = None;
     for cycle in 0..scenario.cycles {
         // Timeline.
         let mut due: Vec<TimedEvent> = vec![];
@@ -620,6 +671,11 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         while k < pending_on.len() {
             if pending_on[k].0 <= cycle {
                 let h = pending_on.swap_remove(k).1;
+                if cycle > 0 {
+                    if let Some(later) = later_drivers.get(h) {
+                        cluster.host_mut(h).config_mut().driver = later.clone();
+                    }
+                }
                 workload.on_power_off(h);
                 if let Some(sd) = split.as_mut() {
                     sd.on_power_off(h);
@@ -670,6 +726,12 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         }
         for d in cluster.fabric_mut().take_deliveries() {
             delivered_words[d.dst] += d.words.len() as u64;
+            if opts
+                .record_control_of
+                .is_some_and(|h| h == d.src || h == d.dst)
+            {
+                control_cells.extend(ControlCell::decode(&d));
+            }
             if trace_cells {
                 trace_delivery(&d, &epochs);
             }
@@ -725,6 +787,28 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 p(cycle, scenario.cycles);
             }
         }
+        if opts.stop_at_stale {
+            let m = verdict.counts();
+            if m.stale_writes + m.stale_reads > 0 {
+                stopped_early = Some(format!("stale access at cycle {cycle}"));
+                break;
+            }
+        }
+        if let Some(margin) = opts.stop_after_rejoin {
+            let rebooted = pending_on.is_empty() && tracker.records.iter().any(|r| r.power_on > 0);
+            let last = tracker
+                .records
+                .iter()
+                .filter(|r| !r.interrupted)
+                .map(|r| r.usable)
+                .try_fold(0, |a, u| u.map(|u| a.max(u)));
+            if let Some(last) = last.filter(|&l| rebooted && cycle >= l + margin) {
+                stopped_early = Some(format!(
+                    "every boot usable by all peers at cycle {last}, {margin} cycles before"
+                ));
+                break;
+            }
+        }
     }
     let end = cluster.cycle();
     workload.finish(&cluster, &mut sb);
@@ -769,6 +853,9 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
             continue;
         }
         if let Some(i) = tracker.current[h] {
+            if tracker.records[i].usable.is_none() {
+                tracker.records[i].not_usable_because = why_not_usable(&cluster, h);
+            }
             let r = &tracker.records[i];
             let since = r.power_on.max(last_event);
             if r.usable.is_none() && end.saturating_sub(since) > bound && strict {
@@ -857,5 +944,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         layout,
         split_driver: split.map(|sd| sd.stats),
         recorded_inputs,
+        control_cells,
+        stopped_early,
     })
 }
