@@ -140,6 +140,9 @@ pub struct Bounds {
     pub link_capacity: usize,
     /// Nodes issue RDMA requests to the peers they consider usable.
     pub rdma_requests: bool,
+    /// RDMA requests (and their NACKs) travel on a FIFO of their own per pair, not ordered
+    /// with the control messages (several queue pairs, a multi-path fabric).
+    pub rdma_own_path: bool,
     /// Where the check starts.
     pub start: Start,
     /// Explore paths of at most this many steps (`None`: all).
@@ -164,6 +167,7 @@ impl Bounds {
             losses: 1,
             link_capacity: 3,
             rdma_requests: true,
+            rdma_own_path: false,
             start: Start::Joined,
             max_depth: None,
         }
@@ -364,6 +368,8 @@ pub enum Step {
     PowerOff(usize),
     /// The head of link `from -> to` arrives.
     Deliver(usize, usize),
+    /// The head of the RDMA path `from -> to` arrives (with [`Bounds::rdma_own_path`]).
+    DeliverRdma(usize, usize),
     /// The head of link `from -> to` is lost (a fault).
     Lose(usize, usize),
     /// The node's timer fires.
@@ -407,6 +413,22 @@ impl RejoinModel {
         from * self.n() + to
     }
 
+    /// The link RDMA requests from `from` to `to` take (and the NACKs back).
+    fn rdma_link(&self, from: usize, to: usize) -> usize {
+        let own = if self.bounds.rdma_own_path {
+            self.n() * self.n()
+        } else {
+            0
+        };
+        own + self.link(from, to)
+    }
+
+    /// The links from `from` to `to`: the control link, and the RDMA path if it is apart.
+    fn links_to(&self, from: usize, to: usize) -> impl Iterator<Item = usize> {
+        let (a, b) = (self.link(from, to), self.rdma_link(from, to));
+        std::iter::once(a).chain((b != a).then_some(b))
+    }
+
     /// The state the check starts from (see [`Start`]), with the full fault budget.
     pub fn initial(&self) -> Cluster {
         let mut s = self.all_off();
@@ -431,7 +453,7 @@ impl RejoinModel {
         let n = self.n();
         Cluster {
             nodes: vec![Node::Off { epoch: 0 }; n],
-            links: vec![VecDeque::new(); n * n],
+            links: vec![VecDeque::new(); n * n * if self.bounds.rdma_own_path { 2 } else { 1 }],
             reboots_left: self.bounds.reboots,
             losses_left: self.bounds.losses,
             stale_landed: false,
@@ -488,10 +510,22 @@ impl RejoinModel {
                 }
             }
         }
+        if self.bounds.rdma_own_path {
+            for from in 0..n {
+                for to in 0..n {
+                    if !s.links[self.rdma_link(from, to)].is_empty() {
+                        out.push(Step::DeliverRdma(from, to));
+                    }
+                }
+            }
+        }
     }
 
     fn fence_drained(&self, s: &Cluster, node: usize, peer: usize) -> bool {
-        self.bug == Some(Bug::SkipFence) || !s.links[self.link(node, peer)].iter().any(|m| m.fenced)
+        self.bug == Some(Bug::SkipFence)
+            || !self
+                .links_to(node, peer)
+                .any(|l| s.links[l].iter().any(|m| m.fenced))
     }
 
     /// Whether nothing node `i` sent (control messages) is still in its outgoing links.
@@ -510,8 +544,10 @@ impl RejoinModel {
             if let Some(l) = s.nodes[i].live_mut() {
                 l.fence[x] = false;
             }
-            for m in s.links[self.link(i, x)].iter_mut() {
-                m.fenced = false;
+            for l in self.links_to(i, x) {
+                for m in s.links[l].iter_mut() {
+                    m.fenced = false;
+                }
             }
             self.feed(s, i, &[Event::FenceDrained { node: x as NodeId }]);
         }
@@ -568,8 +604,9 @@ impl RejoinModel {
                 for x in 0..n {
                     // The port goes down: what it had sent is gone; the fabric's NACKs
                     // (sender epoch 0) are not its own.
-                    let link = self.link(i, x);
-                    s.links[link].retain(|m| m.src_epoch == 0);
+                    for link in self.links_to(i, x) {
+                        s.links[link].retain(|m| m.src_epoch == 0);
+                    }
                 }
             }
             Step::Lose(from, to) => {
@@ -614,7 +651,7 @@ impl RejoinModel {
                     src_epoch: l.epoch,
                     fenced: false,
                 };
-                let link = self.link(i, x);
+                let link = self.rdma_link(i, x);
                 s.links[link].push_back(msg);
             }
             Step::Deliver(from, to) => {
@@ -622,13 +659,20 @@ impl RejoinModel {
                 let Some(msg) = s.links[link].pop_front() else {
                     return;
                 };
-                self.deliver(s, from, to, msg);
+                self.deliver(s, from, to, msg, self.link(to, from));
+            }
+            Step::DeliverRdma(from, to) => {
+                let link = self.rdma_link(from, to);
+                let Some(msg) = s.links[link].pop_front() else {
+                    return;
+                };
+                self.deliver(s, from, to, msg, self.rdma_link(to, from));
             }
         }
     }
 
-    fn deliver(&self, s: &mut Cluster, from: usize, to: usize, msg: Msg) {
-        let back = self.link(to, from);
+    /// Delivers `msg` from `from` to `to`; a NACK goes back on link `back`.
+    fn deliver(&self, s: &mut Cluster, from: usize, to: usize, msg: Msg, back: usize) {
         let (to_epoch, to_rdma) = match s.nodes[to].live() {
             Some(l) => (l.epoch, l.rdma),
             None => {
@@ -738,7 +782,6 @@ impl RejoinModel {
         timeout: bool,
         outbox: &mut [Vec<Ctl>],
     ) {
-        let link_of = |x: NodeId| self.link(me, x as usize);
         let Some(l) = s.nodes[me].live_mut() else {
             return;
         };
@@ -779,10 +822,11 @@ impl RejoinModel {
             }
             Action::StartFence { node } => {
                 l.fence[node as usize] = true;
-                let link = link_of(node);
-                for m in s.links[link].iter_mut() {
-                    if m.is_request() && m.src_epoch != 0 {
-                        m.fenced = true;
+                for link in self.links_to(me, node as usize) {
+                    for m in s.links[link].iter_mut() {
+                        if m.is_request() && m.src_epoch != 0 {
+                            m.fenced = true;
+                        }
                     }
                 }
             }
@@ -831,7 +875,7 @@ impl RejoinModel {
         let mut steps = Vec::new();
         self.enabled(s, false, false, &mut steps);
         let first = |f: fn(&Step) -> bool| steps.iter().copied().find(|x| f(x));
-        first(|x| matches!(x, Step::Deliver(..)))
+        first(|x| matches!(x, Step::Deliver(..) | Step::DeliverRdma(..)))
             .or_else(|| first(|x| matches!(x, Step::Timeout(..))))
     }
 
@@ -899,7 +943,7 @@ fn stale_request_reachable(m: &RejoinModel, s: &Cluster) -> bool {
             continue;
         }
         for a in 0..n {
-            if s.links[m.link(a, x)].iter().any(
+            if s.links[m.rdma_link(a, x)].iter().any(
                 |msg| matches!(msg.body, Body::Rdma { target_epoch } if target_epoch != lx.epoch),
             ) {
                 return true;
@@ -1009,9 +1053,15 @@ impl RejoinModel {
                 }
             }
         }
-        for from in 0..n {
-            for to in 0..n {
-                let link = &s.links[self.link(from, to)];
+        let links = (0..n).flat_map(|f| (0..n).map(move |t| (f, t)));
+        let rdma = self.bounds.rdma_own_path;
+        let paths = links.clone().map(|(f, t)| (f, t, self.link(f, t), ""));
+        let rdma_paths = links
+            .filter(move |_| rdma)
+            .map(|(f, t)| (f, t, self.rdma_link(f, t), " (RDMA path)"));
+        for (from, to, index, what) in paths.chain(rdma_paths) {
+            {
+                let link = &s.links[index];
                 if link.is_empty() {
                     continue;
                 }
@@ -1035,7 +1085,7 @@ impl RejoinModel {
                         )
                     })
                     .collect();
-                let _ = writeln!(out, "  link {from}->{to}: {}", msgs.join(", "));
+                let _ = writeln!(out, "  link {from}->{to}{what}: {}", msgs.join(", "));
             }
         }
         let _ = writeln!(

@@ -97,7 +97,11 @@
 //! - *Probing.* After joining, the machine keeps sending PROBE at every timeout to the
 //!   nodes that NACKed (its boot or later operations), until they answer with ACK or
 //!   BOOTING ([`RejoinConfig::probe_down_nodes`]); a PROBE of theirs (both found the other
-//!   down) is no answer, nor is an RDMA_READY, and an ACK may be lost. Each PROBE stops
+//!   down) is no answer, nor is an RDMA_READY, and an ACK may be lost. A BOOTING from the
+//!   node ends the probing; if a PROBE is still unanswered then, the ACK to that BOOTING
+//!   goes with an RDMA_READY: the node may handle the PROBE after its BOOTING and wait for
+//!   RDMA_READY, and the ACK (joined) that would stand for it is a datagram that may be
+//!   lost (the model check found a node that kept its peer barred for ever). Each PROBE stops
 //!   the TPT updates to the node (it clears this node's part) until its ACK admits it
 //!   again, with a push. A node receiving PROBE handles it as a
 //!   BOOTING (clear, stop updates, bar, fence, ACK; RDMA_READY admits the sender again) but
@@ -411,6 +415,9 @@ pub struct RejoinMachine {
     /// its RDMA_READY, owed at join.
     ready_owed: BitVec,
     probe: BitVec,
+    /// A PROBE went to the node and no ACK to it (nor RDMA_READY since) came back: the node
+    /// may be waiting for RDMA_READY after handling it.
+    probe_unanswered: BitVec,
     deadline: Option<Tick>,
 }
 
@@ -433,6 +440,7 @@ impl RejoinMachine {
             ready_sent: bitvec![0; n],
             ready_owed: bitvec![0; n],
             probe: bitvec![0; n],
+            probe_unanswered: bitvec![0; n],
             deadline: None,
             config,
         })
@@ -574,6 +582,12 @@ impl RejoinMachine {
                         self.role[x] = PeerRole::Ready;
                         self.admit(x, &mut out);
                     }
+                    if joined && self.probe_unanswered[x] {
+                        // Its BOOTING ended the probing, but it may handle the PROBE still
+                        // on its way and wait for RDMA_READY: the ACK that stands for it is
+                        // a datagram, RDMA_READY goes on the reliable stream.
+                        self.send_ready(x, &mut out);
+                    }
                 }
             }
         }
@@ -617,6 +631,7 @@ impl RejoinMachine {
                 self.accept_tpt.set(x, true);
                 self.ack_joined.set(x, joined);
                 self.probe.set(x, false);
+                self.probe_unanswered.set(x, false);
                 match self.role[x] {
                     PeerRole::Down => self.role[x] = PeerRole::Established,
                     // Mid-rejoin with us (we handled its PROBE, or its BOOTING): an ACK
@@ -796,6 +811,7 @@ impl RejoinMachine {
                     // until we admit it again, with a push) and needs RDMA_READY after its
                     // ACK.
                     self.ready_sent.set(x, false);
+                    self.probe_unanswered.set(x, true);
                     self.stop_updates(x, out);
                     out.push(Action::Send {
                         to: x as NodeId,
@@ -862,6 +878,7 @@ impl RejoinMachine {
     fn send_ready(&mut self, x: usize, out: &mut Vec<Action>) {
         self.ready_sent.set(x, true);
         self.ready_owed.set(x, false);
+        self.probe_unanswered.set(x, false);
         out.push(Action::Send {
             to: x as NodeId,
             message: ControlMessage::RdmaReady {

@@ -106,3 +106,70 @@ fn an_old_booting_is_no_answer_to_a_new_boot() {
         rdma: true
     }));
 }
+
+/// Node 1 probes node 0 (it counted node 0 as NACKed while it rejoined itself) just before
+/// node 0's BOOTING, sent again on a timeout, reaches it; that BOOTING ends node 1's probing.
+/// Node 0 handles the PROBE and waits for node 1's RDMA_READY, which a prober sends on the
+/// ACK to its probe. Both ACKs (datagrams) are lost: node 1's to the BOOTING, which would
+/// stand for that RDMA_READY, and node 0's to the PROBE. Node 1, no longer probing, never
+/// sent RDMA_READY, and node 0 kept node 1 barred for ever (the model checker found this with
+/// 2 nodes, 2 reboots and 2 losses). A node whose probe is unanswered sends RDMA_READY
+/// (on the reliable stream) with its ACK to the BOOTING.
+#[test]
+fn a_probe_overtaken_by_a_booting_still_gets_its_rdma_ready() {
+    let (mut n0, a) = machine(0, 20);
+    let booting_20 = sent(&a)[0].1.clone();
+    let (mut n1, _) = machine(1, 10);
+    // Node 1 handles node 0's BOOTING while joining itself, then finds node 0's RDMA off
+    // (an RDMA write of its earlier boot was refused): node 0 counts as NACKed, node 1
+    // joins and owes it RDMA_READY.
+    rx(&mut n1, 0, booting_20.clone());
+    let ack_20 = sent(&n1.handle(2, Event::FenceDrained { node: 0 }).unwrap());
+    let a = n1
+        .handle(
+            3,
+            Event::HardwareNack {
+                from: 0,
+                syndrome: nic_abi::Syndrome::RdmaDisabled,
+            },
+        )
+        .unwrap();
+    assert!(n1.is_joined());
+    let ready_10 = sent(&a);
+    // Node 0 joins on node 1's ACK and admits node 1 on its RDMA_READY.
+    let a = rx(&mut n0, 1, ack_20[0].1.clone());
+    assert!(n0.is_joined());
+    let ready_20 = sent(&a);
+    rx(&mut n0, 1, ready_10[0].1.clone());
+    assert!(!n0.is_barred(1));
+    // Node 1 probes node 0 (it NACKed); node 0's BOOTING, sent again, arrives, then its
+    // RDMA_READY.
+    let probe = sent(&n1.handle(200, Event::Timeout).unwrap());
+    assert!(
+        matches!(probe[0].1, ControlMessage::Probe { .. }),
+        "{probe:?}"
+    );
+    rx(&mut n1, 0, booting_20);
+    rx(&mut n1, 0, ready_20[0].1.clone());
+    // Node 1's fence drains: ACK (lost) and whatever else it sends node 0.
+    let to_0 = sent(&n1.handle(201, Event::FenceDrained { node: 0 }).unwrap());
+    assert!(!n1.is_barred(0));
+    // Node 0 gets the PROBE, fences, ACKs (lost) and waits for node 1's RDMA_READY.
+    rx(&mut n0, 1, probe[0].1.clone());
+    n0.handle(202, Event::FenceDrained { node: 1 }).unwrap();
+    assert!(n0.is_barred(1));
+    // What node 1 sent, but the ACK (a datagram: lost).
+    for (_, m) in to_0 {
+        if !matches!(m, ControlMessage::Ack { .. }) {
+            rx(&mut n0, 1, m);
+        }
+    }
+    // Node 1 does not probe any more; no timeout of node 0's is pending.
+    assert!(sent(&n1.handle(400, Event::Timeout).unwrap()).is_empty());
+    assert_eq!(n0.deadline(), None);
+    assert!(
+        !n0.is_barred(1),
+        "node 0 waits for an RDMA_READY that never comes: {:?}",
+        n0.role(1)
+    );
+}

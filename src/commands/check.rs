@@ -26,6 +26,9 @@ pub struct RejoinCheckArgs {
     /// No RDMA requests (the stale-access properties then check nothing).
     #[arg(long)]
     no_rdma: bool,
+    /// RDMA requests travel on a path of their own, not ordered with control messages.
+    #[arg(long)]
+    rdma_own_path: bool,
     /// Plant a defect: rdma-at-boot, skip-fence, keep-stale-tpt, no-resend, no-rdma-ready.
     #[arg(long, value_parser = Bug::from_name)]
     bug: Option<Bug>,
@@ -43,6 +46,7 @@ pub fn rejoin(args: &RejoinCheckArgs) -> Result<(), String> {
         losses: args.losses,
         link_capacity: args.link_capacity,
         rdma_requests: !args.no_rdma,
+        rdma_own_path: args.rdma_own_path,
         start: if args.cold {
             Start::Cold
         } else {
@@ -52,12 +56,17 @@ pub fn rejoin(args: &RejoinCheckArgs) -> Result<(), String> {
     };
     let report = nic_check::check(bounds.clone(), args.bug, args.threads, args.bug.is_some())?;
     println!(
-        "nodes {} reboots {} losses {} link capacity {} start {:?}{}{}",
+        "nodes {} reboots {} losses {} link capacity {} start {:?}{}{}{}",
         bounds.nodes,
         bounds.reboots,
         bounds.losses,
         bounds.link_capacity,
         bounds.start,
+        if bounds.rdma_own_path {
+            " rdma on its own path"
+        } else {
+            ""
+        },
         bounds
             .max_depth
             .map(|d| format!(" max depth {d}"))
