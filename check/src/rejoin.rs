@@ -49,7 +49,8 @@
 //!   peer holds its TPT part of its current epoch. The check runs one fault-free
 //!   continuation, a function of the state alone: fences are reported as soon as they
 //!   drain, then links are delivered (lowest link first) until all are empty, and only then
-//!   do timers fire (resend timeout longer than any round trip). It fails if that run gets
+//!   do timers fire, every pending one in a round (resend timeout longer than any round
+//!   trip). It fails if that run gets
 //!   stuck or does not reach the goal within [`CONVERGE_STEPS`] steps. Runs are memoised:
 //!   every state a successful run passes through is known to converge.
 //!
@@ -440,9 +441,8 @@ impl RejoinModel {
                 if self.all_usable(&s) && s.links.iter().all(|l| l.is_empty()) {
                     break;
                 }
-                match self.continuation_step(&s) {
-                    Some(step) => self.apply(&mut s, step),
-                    None => break,
+                if !self.continue_once(&mut s, &mut Vec::new()) {
+                    break;
                 }
             }
         }
@@ -870,13 +870,33 @@ impl RejoinModel {
         true
     }
 
-    /// The step the fault-free continuation takes next in `s` (see [`CONVERGES`]).
-    pub fn continuation_step(&self, s: &Cluster) -> Option<Step> {
+    /// The steps the fault-free continuation takes next in `s` (see [`CONVERGES`]).
+    ///
+    /// The head of the lowest non-empty link; when every link is empty, the timers of
+    /// every node that has one, in one round (so a node that probes a dead peer for ever
+    /// does not starve the others' resends).
+    pub fn continuation_steps(&self, s: &Cluster) -> Vec<Step> {
         let mut steps = Vec::new();
         self.enabled(s, false, false, &mut steps);
-        let first = |f: fn(&Step) -> bool| steps.iter().copied().find(|x| f(x));
-        first(|x| matches!(x, Step::Deliver(..) | Step::DeliverRdma(..)))
-            .or_else(|| first(|x| matches!(x, Step::Timeout(..))))
+        match steps
+            .iter()
+            .find(|x| matches!(x, Step::Deliver(..) | Step::DeliverRdma(..)))
+        {
+            Some(&deliver) => vec![deliver],
+            None => steps
+                .into_iter()
+                .filter(|x| matches!(x, Step::Timeout(..)))
+                .collect(),
+        }
+    }
+
+    fn continue_once(&self, t: &mut Cluster, taken: &mut Vec<Step>) -> bool {
+        let steps = self.continuation_steps(t);
+        for &step in &steps {
+            self.apply(t, step);
+        }
+        taken.extend(&steps);
+        !steps.is_empty()
     }
 
     /// The fault-free continuation from `s`: the steps taken and whether it reached the
@@ -888,11 +908,9 @@ impl RejoinModel {
             if self.all_usable(&t) {
                 return (steps, true);
             }
-            let Some(step) = self.continuation_step(&t) else {
+            if !self.continue_once(&mut t, &mut steps) {
                 return (steps, false);
-            };
-            self.apply(&mut t, step);
-            steps.push(step);
+            }
         }
         (steps, self.all_usable(&t))
     }
@@ -915,10 +933,9 @@ impl RejoinModel {
                 ok = true;
                 break;
             }
-            let Some(step) = self.continuation_step(&t) else {
+            if !self.continue_once(&mut t, &mut Vec::new()) {
                 break;
-            };
-            self.apply(&mut t, step);
+            }
         }
         if ok {
             self.converged.lock().expect("memo").extend(seen);

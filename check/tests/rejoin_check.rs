@@ -161,8 +161,8 @@ fn two_nodes_two_reboots_two_losses() {
 
 #[test]
 #[ignore = "minutes: run with --ignored"]
-fn three_nodes_cold_start_first_18_steps() {
+fn three_nodes_cold_start_first_14_steps() {
     let mut b = bounds(3, 1, 1, Start::Cold);
-    b.max_depth = Some(18);
+    b.max_depth = Some(14);
     holds(b);
 }
