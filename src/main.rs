@@ -93,6 +93,16 @@ enum Command {
     /// Encode or decode cells of the network port.
     #[command(subcommand)]
     Cell(commands::cell::CellCommand),
+    /// Model checking (stateright) of the driver's protocol machines.
+    #[command(subcommand)]
+    Check(CheckCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum CheckCommand {
+    /// The rejoin protocol: every interleaving of a few nodes with FIFO links, lost
+    /// control messages and reboots (docs/rejoin-model-check.md).
+    Rejoin(commands::check::RejoinCheckArgs),
 }
 
 #[derive(Subcommand, Debug)]
@@ -158,6 +168,7 @@ fn run(cli: Cli) -> Result<(), String> {
             Ok(())
         }
         Command::Soak(args) => commands::soak::run(&args).map(|_| ()),
+        Command::Check(CheckCommand::Rejoin(args)) => commands::check::rejoin(&args),
         Command::Lint { dir, config } => {
             let warnings = commands::lint::lint_all(&dir, &config)?;
             if warnings > 0 {

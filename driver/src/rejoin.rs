@@ -8,13 +8,16 @@
 //!
 //! **Booting node** (Fig. 7). At [`Event::Boot`] the machine enables SEND/RECEIVE, disables
 //! RDMA, clears the response bitmap (one bit per possible node, `bitvec`) and sends BOOTING
-//! to every other node. An answer from node X is: an ACK echoing this boot's incarnation, a
-//! hardware NACK that means X is not there (see [`nack_bars`]), or a BOOTING from X (the two
-//! nodes boot together: the BOOTINGs cross). Each node is counted once. On [`Event::Timeout`]
+//! to every other node. An answer from node X is: an ACK echoing this boot's incarnation, or a
+//! hardware NACK that means X is not there (see [`nack_bars`]). A BOOTING from X is no
+//! answer, also when the two nodes boot together and the BOOTINGs cross (000 Fig. 7 S17
+//! counts it; see "Decisions" below): each node handles the other's BOOTING as a peer and
+//! answers it with ACK. Each node is counted once. On [`Event::Timeout`]
 //! (`resend_timeout` without a new answer: each answer restarts the timer, so a broadcast
 //! to many nodes is not resent to the last ones while their answers are on the way)
 //! BOOTING is sent again to the nodes still missing. When every node has answered, RDMA is
-//! enabled and RDMA_READY goes to every node that answered with ACK or BOOTING.
+//! enabled and RDMA_READY goes to every node that answered with ACK (and to every node
+//! whose BOOTING or PROBE this node ACKed while joining).
 //!
 //! **Peer** (Fig. 8). On BOOTING from N (also while booting itself, and again for every new
 //! BOOTING from N: a node that reboots restarts its handling) the machine clears N's remote
@@ -43,8 +46,16 @@
 //!   to) a node that answered ACK only if that node has itself finished joining; a node that
 //!   is still joining is admitted on its RDMA_READY. So a node that ACKs while joining
 //!   owes that node RDMA_READY at its join, also when the ACK answered a PROBE and the
-//!   prober counts as NACKed (its BOOTING to the prober found the link down). A node that answered with a crossing
-//!   BOOTING is always admitted on its RDMA_READY.
+//!   prober counts as NACKed (its BOOTING to the prober found the link down).
+//! - *A crossing BOOTING is no answer* (unlike 000 Fig. 7 S17). It cannot tell which boot
+//!   of this node it was sent to: a BOOTING that X sent while this node was off (or in an
+//!   earlier boot), retransmitted by X's NIC and taken by this boot's restarted responder,
+//!   arrives after X has joined and admitted this node's earlier boot. X then still holds
+//!   that boot's TPT, and its RDMA requests with it queue behind the old BOOTING; had it
+//!   counted as an answer, this node would enable RDMA before X even saw its new BOOTING,
+//!   and they would land (the model check found it: docs/rejoin-model-check.md). Only X's
+//!   ACK to this boot says X has fenced. When two nodes boot together each ACKs the other's
+//!   BOOTING after its fence (quick: nothing was issued), so joining costs one more hop.
 //! - *TPT updates are accepted from X only* after X's BOOTING or after X's ACK to this boot
 //!   (the part is cleared at both): everything X sent before that was meant for an earlier
 //!   boot, and X's updates stop between its ACK and its push, so an earlier copy could hold
@@ -86,7 +97,11 @@
 //! - *Probing.* After joining, the machine keeps sending PROBE at every timeout to the
 //!   nodes that NACKed (its boot or later operations), until they answer with ACK or
 //!   BOOTING ([`RejoinConfig::probe_down_nodes`]); a PROBE of theirs (both found the other
-//!   down) is no answer, nor is an RDMA_READY, and an ACK may be lost. Each PROBE stops
+//!   down) is no answer, nor is an RDMA_READY, and an ACK may be lost. A BOOTING from the
+//!   node ends the probing; if a PROBE is still unanswered then, the ACK to that BOOTING
+//!   goes with an RDMA_READY: the node may handle the PROBE after its BOOTING and wait for
+//!   RDMA_READY, and the ACK (joined) that would stand for it is a datagram that may be
+//!   lost (the model check found a node that kept its peer barred for ever). Each PROBE stops
 //!   the TPT updates to the node (it clears this node's part) until its ACK admits it
 //!   again, with a push. A node receiving PROBE handles it as a
 //!   BOOTING (clear, stop updates, bar, fence, ACK; RDMA_READY admits the sender again) but
@@ -285,7 +300,7 @@ pub fn nack_bars(syndrome: Syndrome) -> bool {
 }
 
 /// Configuration of the rejoin protocol.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RejoinConfig {
     /// This node's number.
     pub node: NodeId,
@@ -335,18 +350,16 @@ impl RejoinConfig {
 }
 
 /// How a node answered this node's BOOTING.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Answer {
     /// ACK for this boot's incarnation.
     Ack,
-    /// A BOOTING of its own (crossing).
-    Booting,
     /// A hardware NACK (or no answer after [`RejoinConfig::give_up_after`] rounds).
     Nack,
 }
 
 /// This node's view of another node as a peer (Fig. 8).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PeerRole {
     /// No BOOTING from it since this boot: an established node (if it answered ACK).
     Established,
@@ -368,15 +381,22 @@ pub enum PeerRole {
     Down,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Phase {
     NotBooted,
-    Joining { rounds: u32 },
+    /// `rounds`: timeouts since Boot, counted only up to the one that gives up (so the
+    /// machine has finitely many states: a model checker explores them all).
+    Joining {
+        rounds: u32,
+    },
     Joined,
 }
 
 /// The rejoin protocol state machine of one node (000 Figs. 7 and 8).
-#[derive(Clone, Debug)]
+///
+/// Comparable and hashable so that a model checker can store the states it has explored
+/// (`nic-check`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RejoinMachine {
     config: RejoinConfig,
     phase: Phase,
@@ -395,6 +415,9 @@ pub struct RejoinMachine {
     /// its RDMA_READY, owed at join.
     ready_owed: BitVec,
     probe: BitVec,
+    /// A PROBE went to the node and no ACK to it (nor RDMA_READY since) came back: the node
+    /// may be waiting for RDMA_READY after handling it.
+    probe_unanswered: BitVec,
     deadline: Option<Tick>,
 }
 
@@ -417,6 +440,7 @@ impl RejoinMachine {
             ready_sent: bitvec![0; n],
             ready_owed: bitvec![0; n],
             probe: bitvec![0; n],
+            probe_unanswered: bitvec![0; n],
             deadline: None,
             config,
         })
@@ -558,6 +582,12 @@ impl RejoinMachine {
                         self.role[x] = PeerRole::Ready;
                         self.admit(x, &mut out);
                     }
+                    if joined && self.probe_unanswered[x] {
+                        // Its BOOTING ended the probing, but it may handle the PROBE still
+                        // on its way and wait for RDMA_READY: the ACK that stands for it is
+                        // a datagram, RDMA_READY goes on the reliable stream.
+                        self.send_ready(x, &mut out);
+                    }
                 }
             }
         }
@@ -568,7 +598,7 @@ impl RejoinMachine {
         let node = x as NodeId;
         match message {
             ControlMessage::Booting { incarnation } | ControlMessage::Probe { incarnation } => {
-                let crossing = matches!(message, ControlMessage::Booting { .. });
+                let booting = matches!(message, ControlMessage::Booting { .. });
                 // Fig. 8 S26: clear, stop updates, bar; then fence before the ACK (S27).
                 out.push(Action::ClearRemoteTpt { node });
                 self.stop_updates(x, out);
@@ -580,17 +610,13 @@ impl RejoinMachine {
                 };
                 self.accept_tpt.set(x, true);
                 self.ack_joined.set(x, false);
-                if crossing {
+                if booting {
                     // A rebooted node answers no probe: it rejoins. A PROBE is no answer
                     // to ours: probing goes on until the ACK to it comes.
                     self.probe.set(x, false);
                 }
-                if let (Phase::Joining { .. }, true) = (self.phase, crossing) {
-                    // A crossing BOOTING is that node's answer (Fig. 7 S17).
-                    self.answered.set(x, true);
-                    self.answer[x] = Some(Answer::Booting);
-                    self.check_complete(now, out);
-                }
+                // Nor is a BOOTING an answer to this node's boot (see "Decisions"): its
+                // sender's ACK to this boot will be.
             }
             ControlMessage::Ack {
                 incarnation,
@@ -605,6 +631,7 @@ impl RejoinMachine {
                 self.accept_tpt.set(x, true);
                 self.ack_joined.set(x, joined);
                 self.probe.set(x, false);
+                self.probe_unanswered.set(x, false);
                 match self.role[x] {
                     PeerRole::Down => self.role[x] = PeerRole::Established,
                     // Mid-rejoin with us (we handled its PROBE, or its BOOTING): an ACK
@@ -657,10 +684,11 @@ impl RejoinMachine {
                     self.admit(x, out);
                 }
                 PeerRole::Fencing { .. } | PeerRole::Acked { .. } => {
-                    // Another incarnation: the node rebooted since and its BOOTING was
-                    // lost (it counted this node's as the answer, and sends no other).
-                    // Start over with its new boot, as for a PROBE, and take this; but
-                    // keep its part: its push (TPT_CLEAR first) came before, in order.
+                    // Another incarnation: the node rebooted since and this node missed its
+                    // BOOTING (it counted this node as NACKed, e.g. after
+                    // `give_up_after`). Start over with its new boot, as for a PROBE, and
+                    // take this; but keep its part: its push (TPT_CLEAR first) came before,
+                    // in order.
                     self.stop_updates(x, out);
                     self.bar(x, out);
                     out.push(Action::StartFence { node });
@@ -747,7 +775,10 @@ impl RejoinMachine {
         };
         match self.phase {
             Phase::Joining { rounds } => {
-                let rounds = rounds + 1;
+                let rounds = match self.config.give_up_after {
+                    Some(k) => rounds.saturating_add(1).min(k.saturating_add(1)),
+                    None => 0,
+                };
                 self.phase = Phase::Joining { rounds };
                 let missing: Vec<usize> = self
                     .others()
@@ -782,6 +813,7 @@ impl RejoinMachine {
                     // until we admit it again, with a push) and needs RDMA_READY after its
                     // ACK.
                     self.ready_sent.set(x, false);
+                    self.probe_unanswered.set(x, true);
                     self.stop_updates(x, out);
                     out.push(Action::Send {
                         to: x as NodeId,
@@ -825,7 +857,7 @@ impl RejoinMachine {
             }
         }
         for &x in &others {
-            if matches!(self.answer[x], Some(Answer::Ack | Answer::Booting)) || self.ready_owed[x] {
+            if self.answer[x] == Some(Answer::Ack) || self.ready_owed[x] {
                 self.send_ready(x, out);
             }
         }
@@ -848,6 +880,7 @@ impl RejoinMachine {
     fn send_ready(&mut self, x: usize, out: &mut Vec<Action>) {
         self.ready_sent.set(x, true);
         self.ready_owed.set(x, false);
+        self.probe_unanswered.set(x, false);
         out.push(Action::Send {
             to: x as NodeId,
             message: ControlMessage::RdmaReady {
@@ -1275,8 +1308,8 @@ mod tests {
         assert!(!m.is_barred(0) && m.updates_enabled(0));
     }
 
-    /// A peer rebooted while this node waited for its RDMA_READY, and its BOOTING was lost
-    /// (it counted this node's crossing BOOTING as the answer, so it sends no other):
+    /// A peer rebooted while this node waited for its RDMA_READY, and this node missed its
+    /// BOOTING (the peer counted it as NACKed, say after `give_up_after`):
     /// its RDMA_READY of the new boot starts the handling over for that boot, as a PROBE
     /// would, and admits it after the fence.
     #[test]
@@ -1299,6 +1332,15 @@ mod tests {
                 ready: true
             })
         );
+        // Node 0's reboot cut an operation: its NACK is node 0's answer to this boot.
+        m.handle(
+            2,
+            Event::HardwareNack {
+                from: 0,
+                syndrome: Syndrome::PortDown,
+            },
+        )
+        .unwrap();
         rx(
             &mut m,
             2,
@@ -1318,16 +1360,17 @@ mod tests {
         assert!(!m.is_barred(0) && m.updates_enabled(0));
     }
 
+    /// Two nodes boot together: each handles the other's BOOTING as a peer (fence, ACK)
+    /// and joins on the other's ACK, not on its BOOTING.
     #[test]
-    fn crossing_bootings_count_as_answers_and_fence() {
+    fn crossing_bootings_are_acked_not_counted() {
         let mut m = RejoinMachine::new(RejoinConfig::new(0, 2, 100)).unwrap();
         boot(&mut m, 2, 1);
         let a = rx(&mut m, 1, ControlMessage::Booting { incarnation: 2 });
-        // Counted: joined immediately, RDMA_READY to node 1, but node 1 not admitted yet.
-        assert!(m.is_joined());
+        assert!(!m.is_joined(), "a BOOTING is no answer: {a:?}");
+        assert_eq!(m.answer(1), None);
         assert!(a.contains(&Action::StartFence { node: 1 }));
-        assert!(sends(&a).contains(&(1, ControlMessage::RdmaReady { incarnation: 1 })));
-        assert!(!a.iter().any(|x| matches!(x, Action::Unbar { .. })));
+        assert!(sends(&a).is_empty());
         let a = m.handle(2, Event::FenceDrained { node: 1 }).unwrap();
         assert_eq!(
             sends(&a),
@@ -1335,10 +1378,26 @@ mod tests {
                 1,
                 ControlMessage::Ack {
                     incarnation: 2,
-                    joined: true
+                    joined: false
                 }
             )]
         );
+        // Node 1's ACK (not joined: it waits for this node's) is the answer: join, and
+        // RDMA_READY to node 1, which is admitted on its own RDMA_READY.
+        let a = rx(
+            &mut m,
+            1,
+            ControlMessage::Ack {
+                incarnation: 1,
+                joined: false,
+            },
+        );
+        assert!(m.is_joined());
+        assert_eq!(
+            sends(&a),
+            vec![(1, ControlMessage::RdmaReady { incarnation: 1 })]
+        );
+        assert!(m.is_barred(1));
         let a = rx(&mut m, 1, ControlMessage::RdmaReady { incarnation: 2 });
         assert!(
             a.contains(&Action::Unbar { node: 1 }) && a.contains(&Action::PushLocalTpt { node: 1 })

@@ -1,5 +1,6 @@
 //! One module per subcommand; each turns arguments into calls on the library crates.
 pub mod cell;
+pub mod check;
 pub mod lint;
 pub mod pools;
 pub mod regcache;

@@ -1,0 +1,97 @@
+//! Model checking of the driver's protocols with [`stateright`].
+//!
+//! [`rejoin`] checks the rejoin protocol of source document 000 on the driver's own
+//! [`nic_driver::rejoin::RejoinMachine`] (not a re-implementation): every interleaving of a
+//! few nodes with FIFO links, message loss and reboots, within bounds. [`check`] runs one
+//! breadth-first check and reports what it explored; `nic check rejoin` prints it.
+//! docs/rejoin-model-check.md says what is checked, the abstraction and the measured
+//! state counts.
+
+#![warn(missing_docs)]
+
+pub mod rejoin;
+
+use std::time::Instant;
+
+use rejoin::{Bounds, Bug, Cluster, RejoinModel, Step};
+use stateright::{Checker, HasDiscoveries, Model};
+
+/// A property that failed, with the path that shows it.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// The property's name.
+    pub property: &'static str,
+    /// The steps from the initial state (all nodes off) to the failing state.
+    pub steps: Vec<Step>,
+    /// The failing state.
+    pub state: Cluster,
+    /// For the liveness property: the fault-free continuation that did not converge.
+    pub continuation: Option<Vec<Step>>,
+}
+
+/// What one check explored and found.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// The bounds checked.
+    pub bounds: Bounds,
+    /// The planted bug, if any.
+    pub bug: Option<Bug>,
+    /// Distinct states explored.
+    pub unique_states: usize,
+    /// States generated (with repeats).
+    pub states: usize,
+    /// Longest path explored, in steps.
+    pub max_depth: usize,
+    /// Wall time of the check, seconds.
+    pub seconds: f64,
+    /// The properties that failed (empty: all hold within the bounds).
+    pub failures: Vec<Failure>,
+}
+
+/// Checks the rejoin model within `bounds` (with `bug` planted, if given) on `threads`
+/// threads; with `stop_at_first` the check ends at the first failure.
+pub fn check(
+    bounds: Bounds,
+    bug: Option<Bug>,
+    threads: usize,
+    stop_at_first: bool,
+) -> Result<Report, String> {
+    if threads == 0 {
+        return Err("threads must be at least 1".into());
+    }
+    let model = RejoinModel::new(bounds.clone(), bug)?;
+    let start = Instant::now();
+    let mut builder = model.checker().threads(threads);
+    if let Some(depth) = bounds.max_depth {
+        builder = builder.target_max_depth(depth);
+    }
+    if stop_at_first {
+        builder = builder.finish_when(HasDiscoveries::AnyFailures);
+    }
+    let checker = builder.spawn_bfs().join();
+    let seconds = start.elapsed().as_secs_f64();
+    let model = checker.model();
+    let mut failures = Vec::new();
+    for property in model.properties() {
+        if let Some(path) = checker.discovery(property.name) {
+            let state = path.last_state().clone();
+            let continuation =
+                (property.name == rejoin::CONVERGES).then(|| model.continuation(&state).0);
+            failures.push(Failure {
+                property: property.name,
+                steps: path.into_actions(),
+                state,
+                continuation,
+            });
+        }
+    }
+    Ok(Report {
+        bounds,
+        bug,
+        unique_states: checker.unique_state_count(),
+        states: checker.state_count(),
+        max_depth: checker.max_depth(),
+        seconds,
+        failures,
+    })
+}

@@ -1,0 +1,99 @@
+//! `nic check rejoin`: the rejoin protocol model-checked (nic-check), with what it explored.
+use clap::Args;
+use nic_check::rejoin::{Bounds, Bug, RejoinModel, Start};
+
+/// Bounds of `nic check rejoin`.
+#[derive(Args, Debug)]
+pub struct RejoinCheckArgs {
+    /// Nodes (2 to 8).
+    #[arg(long, default_value_t = 3)]
+    nodes: usize,
+    /// Power-offs (each node may boot again after one).
+    #[arg(long, default_value_t = 1)]
+    reboots: u8,
+    /// Control messages (BOOTING, PROBE, ACK) the network may lose.
+    #[arg(long, default_value_t = 0)]
+    losses: u8,
+    /// Messages a link may hold.
+    #[arg(long, default_value_t = 3)]
+    link_capacity: usize,
+    /// Start with every node off (first boot, crossing BOOTINGs) instead of joined.
+    #[arg(long)]
+    cold: bool,
+    /// Explore paths of at most this many steps.
+    #[arg(long)]
+    max_depth: Option<usize>,
+    /// No RDMA requests (the stale-access properties then check nothing).
+    #[arg(long)]
+    no_rdma: bool,
+    /// RDMA requests travel on a path of their own, not ordered with control messages.
+    #[arg(long)]
+    rdma_own_path: bool,
+    /// Plant a defect: rdma-at-boot, skip-fence, keep-stale-tpt, no-resend, no-rdma-ready.
+    #[arg(long, value_parser = Bug::from_name)]
+    bug: Option<Bug>,
+    /// Checker threads.
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+}
+
+/// Runs the check and prints states explored, depth, time and each failure with its trace.
+/// Fails (non-zero exit) if a property fails.
+pub fn rejoin(args: &RejoinCheckArgs) -> Result<(), String> {
+    let bounds = Bounds {
+        nodes: args.nodes,
+        reboots: args.reboots,
+        losses: args.losses,
+        link_capacity: args.link_capacity,
+        rdma_requests: !args.no_rdma,
+        rdma_own_path: args.rdma_own_path,
+        start: if args.cold {
+            Start::Cold
+        } else {
+            Start::Joined
+        },
+        max_depth: args.max_depth,
+    };
+    let report = nic_check::check(bounds.clone(), args.bug, args.threads, args.bug.is_some())?;
+    println!(
+        "nodes {} reboots {} losses {} link capacity {} start {:?}{}{}{}",
+        bounds.nodes,
+        bounds.reboots,
+        bounds.losses,
+        bounds.link_capacity,
+        bounds.start,
+        if bounds.rdma_own_path {
+            " rdma on its own path"
+        } else {
+            ""
+        },
+        bounds
+            .max_depth
+            .map(|d| format!(" max depth {d}"))
+            .unwrap_or_default(),
+        args.bug.map(|b| format!(" bug {b:?}")).unwrap_or_default()
+    );
+    println!(
+        "unique states {}  generated {}  depth {}  wall time {:.2} s",
+        report.unique_states, report.states, report.max_depth, report.seconds
+    );
+    if report.failures.is_empty() {
+        println!("result: every property holds within these bounds");
+        return Ok(());
+    }
+    let model = RejoinModel::new(bounds, args.bug)?;
+    for f in &report.failures {
+        println!("\nFAILED: {} ({} steps)", f.property, f.steps.len());
+        print!("{}", model.replay(&f.steps));
+        if let Some(c) = &f.continuation {
+            let tail = c.len().saturating_sub(20);
+            println!(
+                "fault-free continuation ({} steps, last {}): {:?}",
+                c.len(),
+                c.len() - tail,
+                &c[tail..]
+            );
+        }
+    }
+    Err(format!("{} properties failed", report.failures.len()))
+}
