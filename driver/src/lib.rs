@@ -15,6 +15,7 @@
 //! | [`membership`] | either protocol behind one type |
 //! | [`driver`] | [`Driver`]: one NIC, its queues, completions and the protocol glue |
 //! | [`verbs`] | the verbs a process uses on a [`Driver`] and their errors |
+//! | [`multi_nic`] | several NICs per host (003): host-wide STags, migration, failover |
 
 #![warn(missing_docs)]
 
@@ -24,6 +25,7 @@ pub mod driver;
 pub mod heartbeat;
 pub mod hw_tpt;
 pub mod membership;
+pub mod multi_nic;
 pub mod rejoin;
 pub mod tpt;
 pub mod verbs;
