@@ -238,6 +238,7 @@ impl SoakCase {
                 FaultKind::Corrupt => "corrupt",
                 FaultKind::Delay => "delay",
                 FaultKind::Flap => "flap",
+                FaultKind::ForgeStag => "forge_stag",
             };
             let _ = writeln!(s, "\n[[fault]]\nkind = \"{kind}\"\nfrom = {}", f.from);
             if f.kind == FaultKind::Flap {
