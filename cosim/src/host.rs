@@ -242,8 +242,8 @@ impl SimNic {
     /// One clock of every NIC, NIC `n` driven by `ports[n]`; outputs into `outs`.
     pub fn step_all(&mut self, ports: &[PortDrive], reset: bool, outs: &mut Vec<NicTopOutputs>) {
         outs.clear();
-        for n in 0..self.units.len() {
-            let out = self.step_nic(n, &ports[n], reset);
+        for (n, port) in ports.iter().enumerate().take(self.units.len()) {
+            let out = self.step_nic(n, port, reset);
             outs.push(out);
         }
         self.mem.advance();

@@ -377,6 +377,44 @@ mod tests {
         assert!(mem.faults.is_empty());
     }
 
+    /// Two NICs on one memory (source 003): a write through the second NIC's port is seen
+    /// by a read the first NIC makes after it, and each NIC's read data comes on its own
+    /// ports only.
+    #[test]
+    fn several_nics_share_the_memory_through_their_own_ports() {
+        let mut mem = HostMemory::new(4096, HostMemoryTiming::default());
+        assert_eq!(mem.add_dma_port(), 1);
+        assert_eq!(mem.dma_ports(), 2);
+        // NIC 1 writes a word while NIC 0 asks to read it the cycle after.
+        let mut got = vec![];
+        for cycle in 0..40 {
+            let d0 = mem.drive_port(0);
+            let d1 = mem.drive_port(1);
+            let mut r0 = DmaRequests::default();
+            r0.read[RX_READ].req_valid = cycle == 1;
+            r0.read[RX_READ].req_addr = 128;
+            r0.read[RX_READ].req_words = 1;
+            r0.read[RX_READ].data_ready = true;
+            let r1 = DmaRequests {
+                wr_valid: cycle == 0,
+                wr_addr: 128,
+                wr_data: 0xABCD,
+                wr_strobe: 0xFF,
+                ..Default::default()
+            };
+            assert!(cycle != 0 || d1.wr_ready);
+            assert!(!d1.read[RX_READ].data_valid, "NIC 1 asked for nothing");
+            if d0.read[RX_READ].data_valid {
+                got.push(d0.read[RX_READ].data);
+            }
+            mem.observe_port(0, &r0);
+            mem.observe_port(1, &r1);
+            mem.advance();
+        }
+        assert_eq!(got, vec![0xABCD]);
+        assert_eq!(mem.take_writes().len(), 1);
+    }
+
     #[test]
     fn byte_strobes_and_faults() {
         let mut mem = HostMemory::new(64, HostMemoryTiming::default());
