@@ -520,7 +520,9 @@ impl Fabric {
             self.ingress[src].buffered_words -= cell.words.len();
         }
         let header = CellHeader::from_words([cell.words[0], cell.words[1], cell.words[2]]);
-        self.egress[dst].message_from = (!header.last()).then_some(src);
+        // The rest of the message is awaited only from a source that is up: one that went
+        // down while this cell was going out sends no more of it.
+        self.egress[dst].message_from = (!header.last() && self.up[src]).then_some(src);
         if self.up[dst] {
             self.stats.cells_out += 1;
             if self.record {
@@ -835,6 +837,54 @@ mod tests {
             "each request answered"
         );
         assert_eq!(f.words_in_flight(), 0);
+    }
+
+    /// A source unplugged while the first cell of a message is going out to a port: the
+    /// cell is finished, but the port does not wait for the rest of the message (it never
+    /// comes) and takes the other sources' cells. (It locked the port for good: found by
+    /// `nic soak --multi-nic`, a host's first NIC unplugged mid-message.)
+    #[test]
+    fn a_source_unplugged_mid_message_does_not_lock_the_output() {
+        let mut f = Fabric::new(FabricConfig::new(3));
+        let m = Message {
+            opcode: opcode::SEND,
+            src_node: 0,
+            dest_node: 2,
+            psn: 1,
+            payload: vec![7; 700],
+            ..Default::default()
+        };
+        let cells: VecDeque<Vec<u64>> = encode_message(&m, 256).unwrap().into();
+        assert!(cells.len() > 1);
+        // Port 0 sends its message's cells; port 2 takes nothing yet, then the first
+        // cell's first word only.
+        let _ = run(
+            &mut f,
+            vec![cells, VecDeque::new(), VecDeque::new()],
+            |p, _| p != 2,
+            100,
+        );
+        assert!(f.drive()[2].s_cell_valid, "the first cell is offered");
+        let mut outs = vec![Some(PortOutputs::default()); 3];
+        outs[2] = Some(PortOutputs {
+            s_cell_ready: true,
+            ..Default::default()
+        });
+        f.observe(&outs);
+        f.set_port_up(0, false);
+        let other: VecDeque<_> = [cell(opcode::SEND, 1, 2, 9, 8)].into();
+        let got = run(
+            &mut f,
+            vec![VecDeque::new(), other, VecDeque::new()],
+            |_, _| true,
+            300,
+        );
+        let psns: Vec<u32> = got[2]
+            .iter()
+            .filter_map(|c| decode_cell(c, 256).ok())
+            .map(|c| c.header.psn)
+            .collect();
+        assert!(psns.contains(&9), "port 1's cell got through: {psns:?}");
     }
 
     #[test]

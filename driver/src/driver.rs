@@ -1147,6 +1147,23 @@ impl<A: NicAccess> Driver<A> {
         &mut self.nics
     }
 
+    /// Processes every completion the current NIC has written to its ring (as
+    /// [`Driver::poll`] does, without running the protocol).
+    fn drain_completions(&mut self) -> Result<(), DriverError> {
+        let size = 1u32 << self.config.cq_log2;
+        let mut rq_doorbells = BitVec::<usize>::repeat(false, self.config.node_count);
+        loop {
+            let addr = self.cq_base as u64 + ((self.cq_next % size) * CQE_BYTES) as u64;
+            let cqe = Cqe::from_words(&self.read_words::<4>(addr));
+            if cqe.sequence != self.cq_next.wrapping_add(1) {
+                return Ok(());
+            }
+            self.cq_next = self.cq_next.wrapping_add(1);
+            self.stats.completions += 1;
+            self.on_cqe(&cqe, &mut rq_doorbells)?;
+        }
+    }
+
     /// Moves the host's traffic to NIC `to` (the network now delivers it there: the
     /// active NIC was unplugged, or the route changed; see [`crate::multi_nic`]): the
     /// active NIC's queue pairs are reset and left disabled, SEND/RECEIVE and RDMA off;
@@ -1171,6 +1188,11 @@ impl<A: NicAccess> Driver<A> {
             }
         }
         self.csr(csr::ENABLE, 0);
+        // A read returns once the posted writes before it are done: from then on the old
+        // NIC completes nothing, and what it completed before is taken from its ring (a
+        // SEND it received and acknowledged is delivered, not lost with the ring).
+        let _ = self.nic.csr_read(csr::STAT_MESSAGES_RECEIVED as u32);
+        self.drain_completions()?;
         self.swap_in(to);
         self.nics.active = to;
         self.nics.stats.failovers += 1;
