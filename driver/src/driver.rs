@@ -772,7 +772,9 @@ impl<A: NicAccess> Driver<A> {
             return;
         }
         qp.programmed = true;
-        let (sq_base, rq_base, start) = (qp.sq_base, qp.rq_base, qp.sq_pi);
+        // From the oldest index not completed: the same as `sq_pi` at boot; after a
+        // failover ([`Driver::fail_over`]) the new NIC takes up what the old one left.
+        let (sq_base, rq_base, start) = (qp.sq_base, qp.rq_base, qp.sq_ci);
         let ctrl = csr::qp(q, csr::QP_CTRL);
         self.csr(
             ctrl,
