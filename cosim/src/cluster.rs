@@ -10,6 +10,14 @@
 //! Power and cables: [`Cluster::power_on`] starts a host's new epoch and brings its port up,
 //! [`Cluster::power_off`] takes both down, [`Cluster::unplug`] / [`Cluster::plug`] change
 //! only the port (the host keeps running, cut off).
+//!
+//! Several NICs per host (source 003): a host with `k` NICs ([`Host::add_nic`]) has `k`
+//! fabric ports. Port `n` is NIC 0 of host `n`; the other NICs' ports follow the hosts'
+//! ([`Cluster::ports_of`]). The fabric's routing table maps a host's node id to one of
+//! its ports: NIC 0's at power-on; [`Cluster::route`] moves it (a route change: the host's
+//! driver fails over to that NIC), and when [`Cluster::unplug_nic`] pulls the cable of
+//! the NIC carrying the host's traffic the driver fails over to another NIC and the route
+//! follows (the host announces where it is now, as a gratuitous ARP would).
 
 use crate::fabric::{Fabric, FabricConfig, PortDrive, PortOutputs};
 use crate::host::{Host, NicModel};
@@ -85,18 +93,26 @@ pub struct Cluster {
     fabric: Fabric,
     threads: usize,
     cycle: u64,
+    /// Per host: its NICs' ports.
+    ports: Vec<Vec<usize>>,
+    /// Per port: its host.
+    host_of_port: Vec<usize>,
+    /// Per host: its NICs' outputs this cycle.
+    host_outputs: Vec<Vec<Option<PortOutputs>>>,
     outputs: Vec<Option<PortOutputs>>,
     /// NIC-cycles stepped (powered hosts x cycles).
     nic_cycles: u64,
 }
 
 impl Cluster {
-    /// `hosts[n]` must be node `n`; all start powered off with their ports down.
+    /// `hosts[n]` must be node `n`; all start powered off with their ports down. The
+    /// fabric has a port per NIC of every host.
     pub fn new(config: ClusterConfig, hosts: Vec<Host>) -> Result<Self, String> {
         config.fabric.validate()?;
-        if hosts.len() != config.fabric.ports {
+        let nics: usize = hosts.iter().map(Host::nics).sum();
+        if nics != config.fabric.ports {
             return Err(format!(
-                "{} hosts for a fabric of {} ports",
+                "{} hosts with {nics} NICs for a fabric of {} ports",
                 hosts.len(),
                 config.fabric.ports
             ));
@@ -109,11 +125,23 @@ impl Cluster {
             return Err(format!("host {n} is configured as node {}", h.node()));
         }
         let mut fabric = Fabric::new(config.fabric);
-        for p in 0..hosts.len() {
+        for p in 0..nics {
             fabric.set_port_up(p, false);
         }
+        fabric.set_nodes(hosts.len());
+        let mut ports: Vec<Vec<usize>> = (0..hosts.len()).map(|n| vec![n]).collect();
+        let mut host_of_port: Vec<usize> = (0..hosts.len()).collect();
+        for (n, h) in hosts.iter().enumerate() {
+            for _ in 1..h.nics() {
+                ports[n].push(host_of_port.len());
+                host_of_port.push(n);
+            }
+        }
         Ok(Cluster {
-            outputs: vec![None; hosts.len()],
+            outputs: vec![None; nics],
+            host_outputs: ports.iter().map(|p| vec![None; p.len()]).collect(),
+            ports,
+            host_of_port,
             hosts,
             fabric,
             threads: config.threads.max(1),
@@ -155,30 +183,90 @@ impl Cluster {
         &mut self.fabric
     }
 
-    /// Power host `n` on now (a new epoch; a powered host is power-cycled) and plug it in.
-    pub fn power_on(&mut self, n: usize) {
-        self.fabric.set_port_up(n, false);
-        self.hosts[n].power_on(self.cycle);
-        self.fabric.nic_reset(n);
-        self.fabric.set_port_up(n, true);
+    /// Host `n`'s NICs' ports (NIC 0's is `n`).
+    pub fn ports_of(&self, n: usize) -> &[usize] {
+        &self.ports[n]
     }
 
-    /// Power host `n` off: its port goes down.
+    /// The host behind `port`.
+    pub fn host_of_port(&self, port: usize) -> usize {
+        self.host_of_port[port]
+    }
+
+    /// Whether any port of host `n` is up.
+    pub fn is_connected(&self, n: usize) -> bool {
+        self.ports[n].iter().any(|&p| self.fabric.is_port_up(p))
+    }
+
+    /// Power host `n` on now (a new epoch; a powered host is power-cycled) and plug it in;
+    /// its node is routed to NIC 0.
+    pub fn power_on(&mut self, n: usize) {
+        for &p in &self.ports[n] {
+            self.fabric.set_port_up(p, false);
+        }
+        self.hosts[n].power_on(self.cycle);
+        for &p in &self.ports[n] {
+            self.fabric.nic_reset(p);
+            self.fabric.set_port_up(p, true);
+        }
+        self.fabric.set_route(n, n);
+    }
+
+    /// Power host `n` off: its ports go down.
     pub fn power_off(&mut self, n: usize) {
         self.hosts[n].power_off();
-        self.fabric.set_port_up(n, false);
+        for &p in &self.ports[n] {
+            self.fabric.set_port_up(p, false);
+        }
     }
 
-    /// Pull host `n`'s cable (the host keeps running; its driver sees the link go down).
+    /// Pull all of host `n`'s cables (the host keeps running; its driver sees the link go
+    /// down).
     pub fn unplug(&mut self, n: usize) {
-        self.fabric.set_port_up(n, false);
+        for &p in &self.ports[n] {
+            self.fabric.set_port_up(p, false);
+        }
         self.hosts[n].link_changed(self.cycle, false);
     }
 
-    /// Plug host `n`'s cable back in (its driver sees the link come back).
+    /// Plug all of host `n`'s cables back in (its driver sees the link come back).
     pub fn plug(&mut self, n: usize) {
-        self.fabric.set_port_up(n, true);
+        for &p in &self.ports[n] {
+            self.fabric.set_port_up(p, true);
+        }
         self.hosts[n].link_changed(self.cycle, true);
+    }
+
+    /// Pull the cable of host `n`'s NIC `nic` (see the module docs: the host may fail over
+    /// and the route follow). Ignored for a NIC the host does not have.
+    pub fn unplug_nic(&mut self, n: usize, nic: usize) {
+        self.set_nic_link(n, nic, false);
+    }
+
+    /// Plug the cable of host `n`'s NIC `nic` back in.
+    pub fn plug_nic(&mut self, n: usize, nic: usize) {
+        self.set_nic_link(n, nic, true);
+    }
+
+    fn set_nic_link(&mut self, n: usize, nic: usize, up: bool) {
+        let Some(&port) = self.ports[n].get(nic) else {
+            return;
+        };
+        self.fabric.set_port_up(port, up);
+        if let Some(to) = self.hosts[n].nic_link_changed(self.cycle, nic, up) {
+            self.fabric.set_route(n, self.ports[n][to]);
+        }
+    }
+
+    /// A route change: cells for host `n` go to its NIC `nic` from now on (those queued
+    /// for the old port still arrive there), and the host's driver fails over to it.
+    /// Ignored for a NIC the host does not have.
+    pub fn route(&mut self, n: usize, nic: usize) {
+        let Some(&port) = self.ports[n].get(nic) else {
+            return;
+        };
+        self.fabric.set_route(n, port);
+        self.hosts[n].route_changed(self.cycle, nic);
     }
 
     /// One clock of the whole cluster.
@@ -186,9 +274,19 @@ impl Cluster {
         let now = self.cycle;
         let drive: Vec<PortDrive> = self.fabric.drive().to_vec();
         let threads = self.threads.min(self.hosts.len()).max(1);
+        let ports = &self.ports;
+        let step = |h: &mut Host, o: &mut Vec<Option<PortOutputs>>| {
+            let p = &ports[h.node() as usize];
+            if p.len() == 1 {
+                o[0] = h.step(now, &drive[p[0]]);
+            } else {
+                let d: Vec<PortDrive> = p.iter().map(|&q| drive[q]).collect();
+                h.step_ports(now, &d, o);
+            }
+        };
         if threads == 1 {
-            for (h, o) in self.hosts.iter_mut().zip(self.outputs.iter_mut()) {
-                *o = h.step(now, &drive[h.node() as usize]);
+            for (h, o) in self.hosts.iter_mut().zip(self.host_outputs.iter_mut()) {
+                step(h, o);
             }
         } else {
             let chunk = self.hosts.len().div_ceil(threads);
@@ -196,16 +294,21 @@ impl Cluster {
                 for (hosts, outs) in self
                     .hosts
                     .chunks_mut(chunk)
-                    .zip(self.outputs.chunks_mut(chunk))
+                    .zip(self.host_outputs.chunks_mut(chunk))
                 {
-                    let drive = &drive;
+                    let step = &step;
                     s.spawn(move || {
                         for (h, o) in hosts.iter_mut().zip(outs.iter_mut()) {
-                            *o = h.step(now, &drive[h.node() as usize]);
+                            step(h, o);
                         }
                     });
                 }
             });
+        }
+        for (p, o) in self.ports.iter().zip(&self.host_outputs) {
+            for (&q, out) in p.iter().zip(o) {
+                self.outputs[q] = *out;
+            }
         }
         self.nic_cycles += self.outputs.iter().filter(|o| o.is_some()).count() as u64;
         self.fabric.observe(&self.outputs);

@@ -4,7 +4,10 @@
 //! # Model
 //! - **Ingress** (port `p`'s `m_cell_*`): a cell is taken word by word while
 //!   `m_cell_ready` is high, then routed by its header's `dest_node` into the virtual output
-//!   queue (VOQ) of the pair `(p, dest)`. `m_cell_ready` is low while `p`'s cells waiting in
+//!   queue (VOQ) of the pair `(p, dest)`, where `dest` is the port the **routing table**
+//!   maps the node to: port `n` for node `n` unless [`Fabric::set_route`] changed it (a
+//!   host with several NICs has a port per NIC, source 003; a route change applies to the
+//!   cells routed from then on, those already queued go where they were routed). `m_cell_ready` is low while `p`'s cells waiting in
 //!   all its VOQs (and its partial cell) fill [`FabricConfig::input_capacity_words`]: an
 //!   input-buffered switch, so a congested destination back-pressures its sources.
 //! - **Latency**: a cell can leave [`FabricConfig::latency`] cycles after its last word
@@ -87,7 +90,7 @@ impl FabricConfig {
 }
 
 /// What a [`FaultHook`] decides for one cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CellFate {
     /// Deliver unchanged.
     Deliver,
@@ -97,6 +100,9 @@ pub enum CellFate {
     Corrupt { word: usize, mask: u64 },
     /// Deliver `cycles` later than the latency says (cells behind it wait too).
     Delay { cycles: u64 },
+    /// Deliver these words instead, routed as the original was (a forged cell: a
+    /// misbehaving peer; counted as corrupted).
+    Replace(Arc<[u64]>),
 }
 
 /// Fault injection: called once for every cell a NIC sends, after routing.
@@ -209,6 +215,8 @@ pub struct Fabric {
     /// `voq[dst][src]`.
     voq: Vec<Vec<VecDeque<QueuedCell>>>,
     drive: Vec<PortDrive>,
+    /// Node -> port.
+    route: Vec<usize>,
     hook: Option<Box<dyn FaultHook>>,
     record: bool,
     deliveries: Vec<Delivery>,
@@ -246,6 +254,7 @@ impl Fabric {
                 .map(|_| (0..n).map(|_| VecDeque::new()).collect())
                 .collect(),
             drive: vec![PortDrive::default(); n],
+            route: (0..n).collect(),
             hook: None,
             record: false,
             deliveries: Vec::new(),
@@ -283,6 +292,27 @@ impl Fabric {
 
     pub fn is_port_up(&self, port: usize) -> bool {
         self.up[port]
+    }
+
+    /// Nodes `0..nodes` exist (routed to ports `0..nodes`); a header naming another node
+    /// is misrouted. By default every port is a node.
+    pub fn set_nodes(&mut self, nodes: usize) {
+        self.route = (0..nodes.min(self.config.ports)).collect();
+    }
+
+    /// Cells for `node` go to `port` from now on. Panics on a node or port the fabric does
+    /// not have (callers check them).
+    pub fn set_route(&mut self, node: usize, port: usize) {
+        assert!(
+            node < self.route.len() && port < self.config.ports,
+            "Fabric::set_route: node {node} or port {port} out of range"
+        );
+        self.route[node] = port;
+    }
+
+    /// The port cells for `node` go to.
+    pub fn route_of(&self, node: usize) -> Option<usize> {
+        self.route.get(node).copied()
     }
 
     /// Plug (`true`) or unplug (`false`) the NIC behind `port`. Going down discards the
@@ -490,7 +520,9 @@ impl Fabric {
             self.ingress[src].buffered_words -= cell.words.len();
         }
         let header = CellHeader::from_words([cell.words[0], cell.words[1], cell.words[2]]);
-        self.egress[dst].message_from = (!header.last()).then_some(src);
+        // The rest of the message is awaited only from a source that is up: one that went
+        // down while this cell was going out sends no more of it.
+        self.egress[dst].message_from = (!header.last() && self.up[src]).then_some(src);
         if self.up[dst] {
             self.stats.cells_out += 1;
             if self.record {
@@ -549,11 +581,10 @@ impl Fabric {
             return;
         }
         let header = CellHeader::from_words([cell[0], cell[1], cell[2]]);
-        let dst = header.dest_node as usize;
-        if dst >= self.config.ports {
+        let Some(dst) = self.route_of(header.dest_node as usize) else {
             self.stats.misrouted += 1;
             return;
-        }
+        };
         let mut due = self.cycle + self.config.latency;
         if let Some(hook) = self.hook.as_mut() {
             match hook.on_cell(self.cycle, src, dst, &header, &cell) {
@@ -583,6 +614,10 @@ impl Fabric {
                 CellFate::Delay { cycles } => {
                     self.stats.delayed += 1;
                     due += cycles;
+                }
+                CellFate::Replace(words) => {
+                    self.stats.corrupted += 1;
+                    cell = words.to_vec();
                 }
             }
         }
@@ -804,6 +839,54 @@ mod tests {
         assert_eq!(f.words_in_flight(), 0);
     }
 
+    /// A source unplugged while the first cell of a message is going out to a port: the
+    /// cell is finished, but the port does not wait for the rest of the message (it never
+    /// comes) and takes the other sources' cells. (It locked the port for good: found by
+    /// `nic soak --multi-nic`, a host's first NIC unplugged mid-message.)
+    #[test]
+    fn a_source_unplugged_mid_message_does_not_lock_the_output() {
+        let mut f = Fabric::new(FabricConfig::new(3));
+        let m = Message {
+            opcode: opcode::SEND,
+            src_node: 0,
+            dest_node: 2,
+            psn: 1,
+            payload: vec![7; 700],
+            ..Default::default()
+        };
+        let cells: VecDeque<Vec<u64>> = encode_message(&m, 256).unwrap().into();
+        assert!(cells.len() > 1);
+        // Port 0 sends its message's cells; port 2 takes nothing yet, then the first
+        // cell's first word only.
+        let _ = run(
+            &mut f,
+            vec![cells, VecDeque::new(), VecDeque::new()],
+            |p, _| p != 2,
+            100,
+        );
+        assert!(f.drive()[2].s_cell_valid, "the first cell is offered");
+        let mut outs = vec![Some(PortOutputs::default()); 3];
+        outs[2] = Some(PortOutputs {
+            s_cell_ready: true,
+            ..Default::default()
+        });
+        f.observe(&outs);
+        f.set_port_up(0, false);
+        let other: VecDeque<_> = [cell(opcode::SEND, 1, 2, 9, 8)].into();
+        let got = run(
+            &mut f,
+            vec![VecDeque::new(), other, VecDeque::new()],
+            |_, _| true,
+            300,
+        );
+        let psns: Vec<u32> = got[2]
+            .iter()
+            .filter_map(|c| decode_cell(c, 256).ok())
+            .map(|c| c.header.psn)
+            .collect();
+        assert!(psns.contains(&9), "port 1's cell got through: {psns:?}");
+    }
+
     #[test]
     fn a_message_s_cells_stay_together_at_the_output() {
         let mut f = Fabric::new(FabricConfig::new(3));
@@ -865,6 +948,51 @@ mod tests {
             .collect();
         assert_eq!(psns, vec![0, 2, 3]);
         assert_eq!((f.stats().dropped, f.stats().delayed), (1, 1));
+    }
+
+    /// A route change sends the cells routed from then on to the new port; a cell already
+    /// queued still goes to the old one. A node beyond `set_nodes` is misrouted.
+    #[test]
+    fn a_route_change_moves_later_cells_to_the_other_port() {
+        let mut f = Fabric::new(FabricConfig::new(3));
+        f.set_nodes(2);
+        let first: VecDeque<_> = [cell(opcode::SEND, 0, 1, 1, 8)].into();
+        let got = run(
+            &mut f,
+            vec![first, VecDeque::new(), VecDeque::new()],
+            |_, _| true,
+            100,
+        );
+        assert_eq!((got[1].len(), got[2].len()), (1, 0));
+        // Port 1 takes nothing for a while: a cell waits queued for it.
+        let queued: VecDeque<_> = [cell(opcode::SEND, 0, 1, 2, 8)].into();
+        let _ = run(
+            &mut f,
+            vec![queued, VecDeque::new(), VecDeque::new()],
+            |p, _| p != 1,
+            50,
+        );
+        f.set_route(1, 2);
+        let later: VecDeque<_> = [
+            cell(opcode::SEND, 0, 1, 3, 8),
+            cell(opcode::SEND, 0, 2, 4, 8),
+        ]
+        .into();
+        let got = run(
+            &mut f,
+            vec![later, VecDeque::new(), VecDeque::new()],
+            |_, _| true,
+            200,
+        );
+        let psns = |cells: &Vec<Vec<u64>>| -> Vec<u32> {
+            cells
+                .iter()
+                .map(|c| decode_cell(c, 256).unwrap().header.psn)
+                .collect()
+        };
+        assert_eq!(psns(&got[1]), vec![2], "queued before the change: old port");
+        assert_eq!(psns(&got[2]), vec![3], "routed after it: new port");
+        assert_eq!(f.stats().misrouted, 1, "node 2 is no node");
     }
 
     #[test]

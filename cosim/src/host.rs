@@ -86,11 +86,9 @@ pub fn dma_requests(out: &NicTopOutputs) -> DmaRequests {
     }
 }
 
-/// The NIC as the host sees it: the model, its host memory and the CSR port's queue.
-pub struct SimNic {
+/// One NIC of a host: its model, its inputs and its CSR port's queue.
+pub struct NicUnit {
     model: NicModel,
-    /// The host memory behind the NIC's DMA port.
-    pub mem: HostMemory,
     inputs: NicTopInputs,
     csr_queue: VecDeque<CsrOp>,
     csr_reads_in_flight: VecDeque<u16>,
@@ -100,16 +98,12 @@ pub struct SimNic {
     pub last_outputs: NicTopOutputs,
     /// CSR writes performed since construction.
     pub csr_writes: u64,
-    /// The inputs of every step, when recording (benchmarks replay them on a bare model).
-    pub recorded_inputs: Option<Vec<NicTopInputs>>,
 }
 
-impl SimNic {
-    /// The model with a zeroed host memory of `memory_bytes`.
-    pub fn new(model: NicModel, memory_bytes: usize, timing: HostMemoryTiming) -> Self {
-        SimNic {
+impl NicUnit {
+    fn new(model: NicModel) -> Self {
+        NicUnit {
             model,
-            mem: HostMemory::new(memory_bytes, timing),
             inputs: NicTopInputs::default(),
             csr_queue: VecDeque::new(),
             csr_reads_in_flight: VecDeque::new(),
@@ -117,24 +111,20 @@ impl SimNic {
             csr_cache: BTreeMap::new(),
             last_outputs: NicTopOutputs::default(),
             csr_writes: 0,
-            recorded_inputs: None,
         }
     }
 
-    /// The model (for traces).
-    pub fn model(&mut self) -> &mut NicModel {
-        &mut self.model
-    }
-
-    /// CSR accesses waiting for the port.
-    pub fn csr_pending(&self) -> usize {
-        self.csr_queue.len() + self.csr_reads_in_flight.len()
-    }
-
-    /// One clock: the NIC's inputs from the memory model, `port` (the fabric) and the CSR
-    /// queue; then the handshakes. `reset` holds the NIC in reset.
-    pub fn step(&mut self, port: &PortDrive, reset: bool) -> NicTopOutputs {
-        let d = self.mem.drive();
+    /// One clock of this NIC against DMA port set `n` of `mem` (the caller advances the
+    /// memory once all NICs have stepped).
+    fn step(
+        &mut self,
+        mem: &mut HostMemory,
+        n: usize,
+        port: &PortDrive,
+        reset: bool,
+        record: Option<&mut Vec<NicTopInputs>>,
+    ) -> NicTopOutputs {
+        let d = mem.drive_port(n);
         let i = &mut self.inputs;
         i.reset = reset;
         apply_dma_responses(i, &d);
@@ -159,10 +149,10 @@ impl SimNic {
             None => i.csr_valid = false,
         }
         let out = self.model.step(&self.inputs);
-        if let Some(r) = self.recorded_inputs.as_mut() {
+        if let Some(r) = record {
             r.push(self.inputs);
         }
-        self.mem.observe(&dma_requests(&out));
+        mem.observe_port(n, &dma_requests(&out));
         if self.inputs.csr_valid && out.csr_ready {
             match self.csr_queue.pop_front() {
                 Some(CsrOp::Read { addr }) => self.csr_reads_in_flight.push_back(addr),
@@ -179,16 +169,6 @@ impl SimNic {
         out
     }
 
-    /// Queue a CSR read whose answer [`SimNic::take_csr_result`] returns.
-    pub fn queue_csr_read(&mut self, addr: u16) {
-        self.csr_queue.push_back(CsrOp::Read { addr });
-    }
-
-    /// The oldest CSR read answer not taken yet.
-    pub fn take_csr_result(&mut self) -> Option<(u16, u64)> {
-        self.csr_results.pop_front()
-    }
-
     /// Forget queued CSR accesses and answers (the NIC was reset or powered off).
     fn reset_csr_port(&mut self) {
         self.csr_queue.clear();
@@ -198,19 +178,116 @@ impl SimNic {
     }
 }
 
-impl NicAccess for SimNic {
-    fn csr_read(&mut self, offset: u32) -> u64 {
+/// The NICs as the host sees them: their models, the host memory behind all their DMA
+/// ports, and each one's CSR port queue. Most hosts have one NIC; [`SimNic::add_nic`]
+/// adds more (source 003). The [`NicAccess`] of `SimNic` itself is NIC 0's.
+pub struct SimNic {
+    units: Vec<NicUnit>,
+    /// The host memory behind the NICs' DMA ports.
+    pub mem: HostMemory,
+    /// NIC 0's inputs of every step, when recording (benchmarks replay them on a bare
+    /// model).
+    pub recorded_inputs: Option<Vec<NicTopInputs>>,
+}
+
+impl SimNic {
+    /// The model with a zeroed host memory of `memory_bytes`.
+    pub fn new(model: NicModel, memory_bytes: usize, timing: HostMemoryTiming) -> Self {
+        SimNic {
+            units: vec![NicUnit::new(model)],
+            mem: HostMemory::new(memory_bytes, timing),
+            recorded_inputs: None,
+        }
+    }
+
+    /// Adds another NIC on the same host memory; returns its number.
+    pub fn add_nic(&mut self, model: NicModel) -> usize {
+        self.units.push(NicUnit::new(model));
+        self.mem.add_dma_port()
+    }
+
+    /// NICs of the host.
+    pub fn nics(&self) -> usize {
+        self.units.len()
+    }
+
+    /// NIC `n`.
+    pub fn unit(&mut self, n: usize) -> &mut NicUnit {
+        &mut self.units[n]
+    }
+
+    /// NIC 0's model (for traces).
+    pub fn model(&mut self) -> &mut NicModel {
+        &mut self.units[0].model
+    }
+
+    /// NIC `n`'s model.
+    pub fn model_of(&mut self, n: usize) -> &mut NicModel {
+        &mut self.units[n].model
+    }
+
+    /// CSR accesses waiting for NIC 0's port.
+    pub fn csr_pending(&self) -> usize {
+        self.units[0].csr_queue.len() + self.units[0].csr_reads_in_flight.len()
+    }
+
+    /// One clock of a one-NIC host: NIC 0's inputs from the memory model, `port` (the
+    /// fabric) and the CSR queue; then the handshakes. `reset` holds the NIC in reset.
+    pub fn step(&mut self, port: &PortDrive, reset: bool) -> NicTopOutputs {
+        let out = self.step_nic(0, port, reset);
+        self.mem.advance();
+        out
+    }
+
+    /// One clock of every NIC, NIC `n` driven by `ports[n]`; outputs into `outs`.
+    pub fn step_all(&mut self, ports: &[PortDrive], reset: bool, outs: &mut Vec<NicTopOutputs>) {
+        outs.clear();
+        for (n, port) in ports.iter().enumerate().take(self.units.len()) {
+            let out = self.step_nic(n, port, reset);
+            outs.push(out);
+        }
+        self.mem.advance();
+    }
+
+    /// NIC `n` alone, the memory not advanced.
+    fn step_nic(&mut self, n: usize, port: &PortDrive, reset: bool) -> NicTopOutputs {
+        let record = if n == 0 {
+            self.recorded_inputs.as_mut()
+        } else {
+            None
+        };
+        self.units[n].step(&mut self.mem, n, port, reset, record)
+    }
+
+    /// Queue a CSR read of NIC 0 whose answer [`SimNic::take_csr_result`] returns.
+    pub fn queue_csr_read(&mut self, addr: u16) {
+        self.units[0].csr_queue.push_back(CsrOp::Read { addr });
+    }
+
+    /// The oldest CSR read answer of NIC 0 not taken yet.
+    pub fn take_csr_result(&mut self) -> Option<(u16, u64)> {
+        self.units[0].csr_results.pop_front()
+    }
+
+    /// Forget queued CSR accesses and answers of every NIC (reset or power-off).
+    fn reset_csr_ports(&mut self) {
+        self.units.iter_mut().for_each(NicUnit::reset_csr_port);
+    }
+
+    /// NIC `n`'s CSR read (see [`NicAccess::csr_read`]).
+    fn csr_read_of(&mut self, n: usize, offset: u32) -> u64 {
         let addr = offset as u16;
-        if let Some(v) = self.csr_cache.get(&addr) {
+        if let Some(v) = self.units[n].csr_cache.get(&addr) {
             return *v;
         }
         // Not read at boot: step this NIC alone, network ports idle, until the answer.
-        self.queue_csr_read(addr);
+        self.units[n].csr_queue.push_back(CsrOp::Read { addr });
         let idle = PortDrive::default();
         for _ in 0..CSR_READ_TIMEOUT {
-            self.step(&idle, false);
-            while let Some((a, v)) = self.take_csr_result() {
-                if a == addr && self.csr_queue.is_empty() {
+            self.step_nic(n, &idle, false);
+            self.mem.advance();
+            while let Some((a, v)) = self.units[n].csr_results.pop_front() {
+                if a == addr && self.units[n].csr_queue.is_empty() {
                     return v;
                 }
             }
@@ -218,11 +295,21 @@ impl NicAccess for SimNic {
         u64::MAX
     }
 
-    fn csr_write(&mut self, offset: u32, value: u64) {
-        self.csr_queue.push_back(CsrOp::Write {
+    fn csr_write_of(&mut self, n: usize, offset: u32, value: u64) {
+        self.units[n].csr_queue.push_back(CsrOp::Write {
             addr: offset as u16,
             data: value,
         });
+    }
+}
+
+impl NicAccess for SimNic {
+    fn csr_read(&mut self, offset: u32) -> u64 {
+        self.csr_read_of(0, offset)
+    }
+
+    fn csr_write(&mut self, offset: u32, value: u64) {
+        self.csr_write_of(0, offset, value)
     }
 
     fn mem_read(&mut self, addr: u64, buf: &mut [u8]) {
@@ -242,24 +329,34 @@ impl NicAccess for SimNic {
     }
 }
 
-/// A [`SimNic`] shared between the host (which steps it) and the driver (which programs
-/// it): the driver's [`NicAccess`].
+/// One NIC of a [`SimNic`] shared between the host (which steps it) and the driver (which
+/// programs it): the driver's [`NicAccess`] to NIC `nic`.
 #[derive(Clone)]
-pub struct SharedNic(Arc<Mutex<SimNic>>);
+pub struct SharedNic {
+    inner: Arc<Mutex<SimNic>>,
+    nic: usize,
+}
 
 impl SharedNic {
     fn lock(&self) -> MutexGuard<'_, SimNic> {
         // A panic while holding the lock leaves a NIC that is still a valid object.
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The NIC of the host this handle reaches.
+    pub fn nic(&self) -> usize {
+        self.nic
     }
 }
 
 impl NicAccess for SharedNic {
     fn csr_read(&mut self, offset: u32) -> u64 {
-        self.lock().csr_read(offset)
+        let n = self.nic;
+        self.lock().csr_read_of(n, offset)
     }
     fn csr_write(&mut self, offset: u32, value: u64) {
-        self.lock().csr_write(offset, value)
+        let n = self.nic;
+        self.lock().csr_write_of(n, offset, value)
     }
     fn mem_read(&mut self, addr: u64, buf: &mut [u8]) {
         self.lock().mem_read(addr, buf)
@@ -326,6 +423,8 @@ pub struct Host {
     completions: Vec<Completion>,
     events: Vec<HostEvent>,
     failure: Option<String>,
+    /// Per NIC: its cable is plugged in.
+    link_up: Vec<bool>,
 }
 
 impl Host {
@@ -345,7 +444,11 @@ impl Host {
         let nic = SimNic::new(model, config.memory_bytes, config.timing);
         Ok(Host {
             node: config.driver.node(),
-            nic: SharedNic(Arc::new(Mutex::new(nic))),
+            nic: SharedNic {
+                inner: Arc::new(Mutex::new(nic)),
+                nic: 0,
+            },
+            link_up: vec![true],
             config,
             driver: None,
             phase: HostPhase::Off,
@@ -360,6 +463,42 @@ impl Host {
 
     pub fn node(&self) -> u16 {
         self.node
+    }
+
+    /// Adds another NIC (source 003) on the same host memory, before the first power-on;
+    /// `config.driver.nics` must count it (the driver's arena holds a completion ring per
+    /// NIC). Returns its number.
+    pub fn add_nic(&mut self, model: NicModel) -> Result<usize, String> {
+        let have = self.nics();
+        if self.epoch != 0 || self.phase != HostPhase::Off {
+            return Err(format!(
+                "host {}: NICs are added before the first power-on",
+                self.node
+            ));
+        }
+        if have >= self.config.driver.nics {
+            return Err(format!(
+                "host {}: driver.nics is {}, room for no NIC {have}",
+                self.node, self.config.driver.nics
+            ));
+        }
+        self.link_up.push(true);
+        Ok(self.nic.lock().add_nic(model))
+    }
+
+    /// NICs of the host.
+    pub fn nics(&self) -> usize {
+        self.link_up.len()
+    }
+
+    /// The NIC carrying the host's traffic (the driver's active NIC; 0 without a driver).
+    pub fn active_nic(&self) -> usize {
+        self.driver.as_ref().map_or(0, |d| d.multi_nic().active())
+    }
+
+    /// Whether NIC `n`'s cable is plugged in.
+    pub fn is_link_up(&self, n: usize) -> bool {
+        self.link_up.get(n).copied().unwrap_or(false)
     }
 
     pub fn config(&self) -> &HostConfig {
@@ -433,11 +572,19 @@ impl Host {
 
     /// Write a VCD of the NIC from now on (one file per NIC, across reboots).
     pub fn open_trace(&mut self, path: &Path) -> Result<(), CosimError> {
-        self.nic.lock().model().open_trace(path)
+        self.open_trace_of(0, path)
+    }
+
+    /// Write a VCD of NIC `n` from now on.
+    pub fn open_trace_of(&mut self, n: usize, path: &Path) -> Result<(), CosimError> {
+        self.nic.lock().model_of(n).open_trace(path)
     }
 
     pub fn close_trace(&mut self) {
-        self.nic.lock().model().close_trace();
+        let mut nic = self.nic.lock();
+        for n in 0..nic.nics() {
+            nic.model_of(n).close_trace();
+        }
     }
 
     /// Start a new epoch at `now` (see the module docs). A powered host is power-cycled.
@@ -448,7 +595,7 @@ impl Host {
         self.failure = None;
         let mut nic = self.nic.lock();
         nic.mem.clear();
-        nic.reset_csr_port();
+        nic.reset_csr_ports();
         drop(nic);
         self.phase = HostPhase::Reset {
             until: now + RESET_CYCLES,
@@ -462,26 +609,46 @@ impl Host {
         self.phase = HostPhase::Off;
     }
 
-    /// One cycle at time `now` (the fabric's cycle): `None` when powered off.
+    /// One cycle at time `now` (the fabric's cycle) of a one-NIC host: `None` when
+    /// powered off.
     pub fn step(&mut self, now: u64, port: &PortDrive) -> Option<PortOutputs> {
+        let mut out = [None];
+        self.step_ports(now, std::slice::from_ref(port), &mut out);
+        out[0]
+    }
+
+    /// One cycle at time `now` of every NIC, NIC `n` driven by `ports[n]`; its outputs
+    /// into `outs[n]` (`None` when powered off).
+    pub fn step_ports(&mut self, now: u64, ports: &[PortDrive], outs: &mut [Option<PortOutputs>]) {
         let reset = match self.phase {
-            HostPhase::Off => return None,
+            HostPhase::Off => {
+                outs.iter_mut().for_each(|o| *o = None);
+                return;
+            }
             HostPhase::Reset { until } => {
                 if now + 1 >= until {
                     self.phase = HostPhase::Probe;
                     let mut nic = self.nic.lock();
-                    nic.queue_csr_read(csr::NIC_ID);
-                    nic.queue_csr_read(csr::NIC_CONFIG);
+                    for n in 0..nic.nics() {
+                        let u = nic.unit(n);
+                        u.csr_queue.push_back(CsrOp::Read { addr: csr::NIC_ID });
+                        u.csr_queue.push_back(CsrOp::Read {
+                            addr: csr::NIC_CONFIG,
+                        });
+                    }
                 }
                 true
             }
             _ => false,
         };
-        let out = self.nic.lock().step(port, reset);
+        let mut raw = Vec::with_capacity(outs.len());
+        self.nic.lock().step_all(ports, reset, &mut raw);
         if reset {
             // A NIC in reset neither sends nor takes cells: whatever its outputs show
             // before the reset takes effect is not a cell.
-            return Some(PortOutputs::default());
+            outs.iter_mut()
+                .for_each(|o| *o = Some(PortOutputs::default()));
+            return;
         }
         match self.phase {
             HostPhase::Probe => self.probe(now),
@@ -491,21 +658,68 @@ impl Host {
             }
             _ => {}
         }
-        Some(PortOutputs {
-            m_cell_valid: out.m_cell_valid,
-            m_cell_data: out.m_cell_data,
-            m_cell_last: out.m_cell_last,
-            s_cell_ready: out.s_cell_ready,
-        })
+        for (o, out) in outs.iter_mut().zip(raw) {
+            *o = Some(PortOutputs {
+                m_cell_valid: out.m_cell_valid,
+                m_cell_data: out.m_cell_data,
+                m_cell_last: out.m_cell_last,
+                s_cell_ready: out.s_cell_ready,
+            });
+        }
     }
 
     /// The NIC's link went down or came back (the cable): the driver hears of it as from a
     /// link-state interrupt ([`nic_driver::Driver::link_changed`]).
     pub fn link_changed(&mut self, now: u64, up: bool) {
+        self.link_up.iter_mut().for_each(|l| *l = up);
         let Some(driver) = self.driver.as_mut() else {
             return;
         };
         if let Err(e) = driver.link_changed(now, up) {
+            self.fail(now, e);
+        }
+    }
+
+    /// NIC `n`'s cable was pulled (`up` false) or plugged back. When the active NIC's
+    /// link goes down and another NIC's is up, the driver fails over to the first such
+    /// NIC ([`nic_driver::Driver::fail_over`]), which is returned (the network should now
+    /// deliver the host's traffic there). When every NIC is down, or the first comes back,
+    /// the driver hears of it as [`Host::link_changed`] says.
+    pub fn nic_link_changed(&mut self, now: u64, n: usize, up: bool) -> Option<usize> {
+        if n >= self.link_up.len() {
+            return None;
+        }
+        let was_any = self.link_up.iter().any(|&l| l);
+        self.link_up[n] = up;
+        let any = self.link_up.iter().any(|&l| l);
+        let active = self.active_nic();
+        let driver = self.driver.as_mut()?;
+        let result = if !up && n == active && any {
+            let to = self.link_up.iter().position(|&l| l)?;
+            driver.fail_over(now, to).map(|_| Some(to))
+        } else if up && !was_any && n != active {
+            driver.fail_over(now, n).map(|_| Some(n))
+        } else if was_any != any {
+            driver.link_changed(now, up).map(|_| None)
+        } else {
+            Ok(None)
+        };
+        match result {
+            Ok(to) => to,
+            Err(e) => {
+                self.fail(now, e);
+                None
+            }
+        }
+    }
+
+    /// The network delivers the host's traffic to NIC `n` from now on (a route change):
+    /// the driver fails over to it ([`nic_driver::Driver::fail_over`]).
+    pub fn route_changed(&mut self, now: u64, n: usize) {
+        let Some(driver) = self.driver.as_mut() else {
+            return;
+        };
+        if let Err(e) = driver.fail_over(now, n) {
             self.fail(now, e);
         }
     }
@@ -523,12 +737,16 @@ impl Host {
 
     fn probe(&mut self, now: u64) {
         let mut nic = self.nic.lock();
-        while let Some((addr, value)) = nic.take_csr_result() {
-            nic.csr_cache.insert(addr, value);
+        let mut done = true;
+        for n in 0..nic.nics() {
+            let u = nic.unit(n);
+            while let Some((addr, value)) = u.csr_results.pop_front() {
+                u.csr_cache.insert(addr, value);
+            }
+            done &= [csr::NIC_ID, csr::NIC_CONFIG]
+                .iter()
+                .all(|a| u.csr_cache.contains_key(a));
         }
-        let done = [csr::NIC_ID, csr::NIC_CONFIG]
-            .iter()
-            .all(|a| nic.csr_cache.contains_key(a));
         drop(nic);
         if !done {
             if now > self.boot_cycle + CSR_READ_TIMEOUT {
@@ -548,7 +766,17 @@ impl Host {
         let draw: u64 = ChaCha8Rng::from_seed(seed).gen();
         config.incarnation = draw as u32;
         config.first_handle = (draw >> 32) as u32;
+        config.nics = self.nics();
+        let extra: Vec<SharedNic> = (1..self.nics())
+            .map(|n| SharedNic {
+                inner: self.nic.inner.clone(),
+                nic: n,
+            })
+            .collect();
         let booted = Driver::new(self.nic.clone(), config).and_then(|mut d| {
+            for nic in extra {
+                d.add_nic(nic)?;
+            }
             d.boot(now)?;
             Ok(d)
         });

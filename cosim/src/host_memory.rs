@@ -10,6 +10,12 @@
 //! chance that a ready is withheld in a cycle (back-pressure). A write is visible to every
 //! read accepted after it. Accesses outside the memory or not 8-aligned are not performed;
 //! they are recorded as [`DmaFault`]s (read data is then zero) for the scoreboards.
+//!
+//! A host with several NICs (source 003) has one memory behind all of their DMA ports:
+//! [`HostMemory::add_dma_port`] adds a NIC's set of ports; each cycle the host calls
+//! [`HostMemory::drive_port`] and [`HostMemory::observe_port`] for every NIC, then
+//! [`HostMemory::advance`] once. A write by one NIC is seen by every read any NIC makes
+//! after it. [`HostMemory::drive`] and [`HostMemory::observe`] are the one-NIC forms.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -112,9 +118,11 @@ pub struct HostMemory {
     bytes: Vec<u8>,
     timing: HostMemoryTiming,
     rng: ChaCha8Rng,
-    ports: [ReadPort; 2],
+    /// Per NIC: its two read ports.
+    ports: Vec<[ReadPort; 2]>,
     cycle: u64,
-    driven: DmaResponses,
+    /// Per NIC: what was driven this cycle.
+    driven: Vec<DmaResponses>,
     /// Accepted writes since the last [`HostMemory::take_writes`].
     writes: Vec<DmaWrite>,
     /// Accepted reads since the last [`HostMemory::take_reads`], when recording.
@@ -146,9 +154,9 @@ impl HostMemory {
             bytes: vec![0; size],
             timing,
             rng: ChaCha8Rng::seed_from_u64(timing.seed),
-            ports: Default::default(),
+            ports: vec![Default::default()],
             cycle: 0,
-            driven: DmaResponses::default(),
+            driven: vec![DmaResponses::default()],
             writes: vec![],
             reads: None,
             faults: vec![],
@@ -163,7 +171,7 @@ impl HostMemory {
     /// Zero the memory and drop reads in flight and unreported accesses (a host reboot).
     pub fn clear(&mut self) {
         self.bytes.iter_mut().for_each(|b| *b = 0);
-        self.ports = Default::default();
+        self.ports.iter_mut().for_each(|p| *p = Default::default());
         self.writes.clear();
         if let Some(r) = self.reads.as_mut() {
             r.clear();
@@ -207,10 +215,34 @@ impl HostMemory {
         addr.is_multiple_of(8) && (addr as u64 + 8 * words as u64) <= self.bytes.len() as u64
     }
 
-    /// The inputs to give the NIC this cycle.
+    /// Adds the DMA ports of another NIC; returns its number (the first NIC is 0).
+    pub fn add_dma_port(&mut self) -> usize {
+        self.ports.push(Default::default());
+        self.driven.push(DmaResponses::default());
+        self.ports.len() - 1
+    }
+
+    /// NICs whose DMA ports this memory serves.
+    pub fn dma_ports(&self) -> usize {
+        self.ports.len()
+    }
+
+    /// The inputs to give the NIC this cycle (one NIC).
     pub fn drive(&mut self) -> DmaResponses {
+        self.drive_port(0)
+    }
+
+    /// Apply this cycle's handshakes, given the NIC's outputs, and advance one cycle (one
+    /// NIC).
+    pub fn observe(&mut self, nic: &DmaRequests) {
+        self.observe_port(0, nic);
+        self.advance();
+    }
+
+    /// The inputs to give NIC `n` this cycle.
+    pub fn drive_port(&mut self, n: usize) -> DmaResponses {
         let mut out = DmaResponses::default();
-        for (p, port) in self.ports.iter().enumerate() {
+        for (p, port) in self.ports[n].iter().enumerate() {
             let stalled = self.timing.stall > 0.0 && self.rng.gen_bool(self.timing.stall);
             out.read[p].req_ready = port.beats.len() < self.max_beats_in_flight
                 && !(self.timing.stall > 0.0 && self.rng.gen_bool(self.timing.stall));
@@ -223,17 +255,22 @@ impl HostMemory {
             }
         }
         out.wr_ready = !(self.timing.stall > 0.0 && self.rng.gen_bool(self.timing.stall));
-        self.driven = out;
+        self.driven[n] = out;
         out
     }
 
-    /// Apply this cycle's handshakes, given the NIC's outputs, and advance one cycle.
-    pub fn observe(&mut self, nic: &DmaRequests) {
-        let driven = self.driven;
+    /// Advance one cycle (after every NIC's [`HostMemory::observe_port`]).
+    pub fn advance(&mut self) {
+        self.cycle += 1;
+    }
+
+    /// Apply this cycle's handshakes of NIC `n`, given its outputs.
+    pub fn observe_port(&mut self, n: usize, nic: &DmaRequests) {
+        let driven = self.driven[n];
         for p in 0..2 {
             let req = nic.read[p];
             if driven.read[p].data_valid && req.data_ready {
-                self.ports[p].beats.pop_front();
+                self.ports[n][p].beats.pop_front();
             }
             if driven.read[p].req_ready && req.req_valid {
                 let words = req.req_words as u32;
@@ -259,7 +296,7 @@ impl HostMemory {
                 for i in 0..words {
                     let addr = req.req_addr.wrapping_add(8 * i);
                     let data = if ok { self.read_u64(addr) } else { 0 };
-                    self.ports[p]
+                    self.ports[n][p]
                         .beats
                         .push_back((start + i as u64, data, i + 1 == words));
                 }
@@ -288,7 +325,6 @@ impl HostMemory {
                 });
             }
         }
-        self.cycle += 1;
     }
 }
 
@@ -339,6 +375,44 @@ mod tests {
             assert_eq!(got, (0..16u64).map(|i| 0x1111 * i).collect::<Vec<_>>());
         }
         assert!(mem.faults.is_empty());
+    }
+
+    /// Two NICs on one memory (source 003): a write through the second NIC's port is seen
+    /// by a read the first NIC makes after it, and each NIC's read data comes on its own
+    /// ports only.
+    #[test]
+    fn several_nics_share_the_memory_through_their_own_ports() {
+        let mut mem = HostMemory::new(4096, HostMemoryTiming::default());
+        assert_eq!(mem.add_dma_port(), 1);
+        assert_eq!(mem.dma_ports(), 2);
+        // NIC 1 writes a word while NIC 0 asks to read it the cycle after.
+        let mut got = vec![];
+        for cycle in 0..40 {
+            let d0 = mem.drive_port(0);
+            let d1 = mem.drive_port(1);
+            let mut r0 = DmaRequests::default();
+            r0.read[RX_READ].req_valid = cycle == 1;
+            r0.read[RX_READ].req_addr = 128;
+            r0.read[RX_READ].req_words = 1;
+            r0.read[RX_READ].data_ready = true;
+            let r1 = DmaRequests {
+                wr_valid: cycle == 0,
+                wr_addr: 128,
+                wr_data: 0xABCD,
+                wr_strobe: 0xFF,
+                ..Default::default()
+            };
+            assert!(cycle != 0 || d1.wr_ready);
+            assert!(!d1.read[RX_READ].data_valid, "NIC 1 asked for nothing");
+            if d0.read[RX_READ].data_valid {
+                got.push(d0.read[RX_READ].data);
+            }
+            mem.observe_port(0, &r0);
+            mem.observe_port(1, &r1);
+            mem.advance();
+        }
+        assert_eq!(got, vec![0xABCD]);
+        assert_eq!(mem.take_writes().len(), 1);
     }
 
     #[test]

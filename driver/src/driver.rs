@@ -105,6 +105,7 @@ use crate::control::{
 use crate::dereg::Deregistrations;
 use crate::hw_tpt::{self, ExceptionHead, HwTpt, HwTptError};
 use crate::membership::{Membership, Protocol};
+use crate::multi_nic::{self, HolderEntry, NicSlots, Resolution, SlowPathOutcome};
 use crate::rejoin::{Action, Event, MembershipError, Tick};
 use crate::tpt::{Tpt, TptEntry, TptError};
 use crate::verbs::Completion;
@@ -148,6 +149,9 @@ pub struct DriverConfig {
     /// sequenced control messages the node has not acknowledged are posted again (>= 1;
     /// see "Control messages" in the module docs).
     pub control_resend_interval: Tick,
+    /// NICs of the host (1..=[`multi_nic::MAX_NICS`]): each NIC beyond the first gets its
+    /// own completion ring at the end of the arena ([`Driver::add_nic`], `crate::multi_nic`).
+    pub nics: usize,
 }
 
 impl DriverConfig {
@@ -173,6 +177,7 @@ impl DriverConfig {
             cq_log2: 8,
             recv_buffer_bytes: 4096,
             exception_poll_interval: 64,
+            nics: 1,
         }
     }
 
@@ -189,10 +194,28 @@ impl DriverConfig {
         align64(sq) + align64(rq) + align64(staging) + align64(bounce)
     }
 
+    fn cq_bytes(&self) -> u64 {
+        align64((1u64 << self.cq_log2) * CQE_BYTES as u64)
+    }
+
     /// Bytes of arena this configuration needs.
     pub fn arena_needed(&self) -> u64 {
-        let cq = align64((1u64 << self.cq_log2) * CQE_BYTES as u64);
-        cq + self.per_qp_bytes() * self.node_count.saturating_sub(1) as u64
+        self.cq_bytes()
+            + self.per_qp_bytes() * self.node_count.saturating_sub(1) as u64
+            + self.cq_bytes() * self.nics.saturating_sub(1) as u64
+    }
+
+    /// Where NIC `nic`'s completion ring starts: NIC 0's opens the arena, the others'
+    /// follow the queue pairs.
+    pub fn cq_base(&self, nic: usize) -> u32 {
+        let first = self.arena_base as u64;
+        if nic == 0 {
+            return first as u32;
+        }
+        let after_qps = first
+            + self.cq_bytes()
+            + self.per_qp_bytes() * self.node_count.saturating_sub(1) as u64;
+        (after_qps + self.cq_bytes() * (nic as u64 - 1)) as u32
     }
 
     fn check(&self) -> Result<(), DriverError> {
@@ -238,6 +261,13 @@ impl DriverConfig {
         }
         if self.control_resend_interval == 0 {
             return bad("control_resend_interval must be at least 1".into());
+        }
+        if !(1..=multi_nic::MAX_NICS).contains(&self.nics) {
+            return bad(format!(
+                "nics must be in 1..={}, got {}",
+                multi_nic::MAX_NICS,
+                self.nics
+            ));
         }
         if !self.arena_base.is_multiple_of(64) {
             return bad(format!(
@@ -541,6 +571,8 @@ pub struct Driver<A: NicAccess> {
     pub(crate) ready: VecDeque<Completion>,
     events: VecDeque<Event>,
     pub(crate) stats: DriverStats,
+    /// The host's other NICs and which NIC holds each STag ([`crate::multi_nic`]).
+    pub(crate) nics: NicSlots<A>,
 }
 
 fn mix(mut z: u64) -> u64 {
@@ -648,6 +680,7 @@ impl<A: NicAccess> Driver<A> {
             ready: VecDeque::new(),
             events: VecDeque::new(),
             stats: DriverStats::default(),
+            nics: NicSlots::new(cq_base),
             config,
         })
     }
@@ -758,7 +791,9 @@ impl<A: NicAccess> Driver<A> {
             return;
         }
         qp.programmed = true;
-        let (sq_base, rq_base, start) = (qp.sq_base, qp.rq_base, qp.sq_pi);
+        // From the oldest index not completed: the same as `sq_pi` at boot; after a
+        // failover ([`Driver::fail_over`]) the new NIC takes up what the old one left.
+        let (sq_base, rq_base, start) = (qp.sq_base, qp.rq_base, qp.sq_ci);
         let ctrl = csr::qp(q, csr::QP_CTRL);
         self.csr(
             ctrl,
@@ -828,7 +863,7 @@ impl<A: NicAccess> Driver<A> {
             // that missed just before the disable still waits at the head, and the
             // responder waits with it, receiving nothing (not even the BOOTINGs and ACKs
             // that would enable RDMA again) until the head is answered.
-            let answered = self.service_exception();
+            let answered = self.service_exceptions(now);
             self.next_exception_poll = if answered {
                 now
             } else {
@@ -916,46 +951,303 @@ impl<A: NicAccess> Driver<A> {
         self.csr(csr::TPT_VADDR, entry.logical);
         self.csr(csr::TPT_LENGTH, entry.length as u64);
         self.csr(csr::TPT_PADDR, entry.physical as u64);
-        self.tpt_command(index, csr::TPT_COMMAND_WRITE)
+        self.tpt_command(index, csr::TPT_COMMAND_WRITE)?;
+        self.nics.holders.insert(entry.handle, self.nics.current);
+        Ok(())
     }
 
-    /// Invalidates the NIC's entry named by `stag` and waits until it is done.
+    /// Invalidates the entry named by `stag` in the NIC that holds it
+    /// ([`crate::multi_nic`]) and waits until it is done.
     pub(crate) fn invalidate_tpt_entry(&mut self, stag: u32) -> Result<(), HwTptError> {
-        let index = hw_tpt::stag_index(stag);
-        self.csr(csr::TPT_INDEX, index as u64);
-        self.tpt_command(index, csr::TPT_COMMAND_INVALIDATE)
+        let holder = self.nics.holder(stag);
+        self.with_nic(holder, |d| {
+            let index = hw_tpt::stag_index(stag);
+            d.csr(csr::TPT_INDEX, index as u64);
+            d.tpt_command(index, csr::TPT_COMMAND_INVALIDATE)
+        })
     }
 
-    /// Reads the exception queue's head and refuses it, echoing the head's tag (an answer
-    /// that comes after the NIC timed the head out is then ignored by the NIC instead of
-    /// answering the next one). Returns whether a head was answered.
+    /// Reads the exception queue's head of every NIC of the host and answers it, echoing
+    /// the head's tag (an answer that comes after the NIC timed the head out is then
+    /// ignored by the NIC instead of answering the next one). Returns whether a head was
+    /// answered.
     ///
-    /// Every region of this host is in the NIC's table from its registration until its
-    /// deregistration invalidates it (a registration that finds the table full fails), and
-    /// only the driver writes entries valid. So a head naming a region of the local part is
-    /// a request that missed an entry the NIC itself cleared: a one-shot entry that a
-    /// request used up, or an entry a request with the invalidate flag cleared (003). The
-    /// driver's own copy of the region must not bring it back: the head is refused and the
-    /// region retired ([`Driver::retire_used_up`]). No race with the NIC's write-back is
-    /// possible: the TPT applies a lookup's write-back before any later lookup or command
-    /// (`rtl/src/tpt.rs`, "Consistency"), so an entry that missed stays cleared. Any other
-    /// STag (a deregistered region, one of an earlier boot) is refused as well.
-    fn service_exception(&mut self) -> bool {
-        let head0 = self.nic.csr_read(csr::EXC_HEAD0 as u32);
+    /// With one NIC every head is refused. Every region of this host is in a NIC's table
+    /// from its registration until its deregistration invalidates it (a registration that
+    /// finds the table full fails), and only the driver writes entries valid. So a head
+    /// naming a region of the local part, in the NIC that holds it, is a request that
+    /// missed an entry the NIC itself cleared: a one-shot entry that a request used up, or
+    /// an entry a request with the invalidate flag cleared (003). The driver's own copy of
+    /// the region must not bring it back: the head is refused and the region retired
+    /// ([`Driver::retire_used_up`]). No race with the NIC's write-back is possible: the TPT
+    /// applies a lookup's write-back before any later lookup or command (`rtl/src/tpt.rs`,
+    /// "Consistency"), so an entry that missed stays cleared. Any other STag (a
+    /// deregistered region, one of an earlier boot) is refused as well. With several NICs
+    /// a head naming a region another NIC holds migrates it ([`crate::multi_nic`]).
+    fn service_exceptions(&mut self, now: Tick) -> bool {
+        let mut answered = false;
+        for k in 0..self.nics.count() {
+            answered |= self.service_exception_at(k, now);
+        }
+        answered
+    }
+
+    /// Answers NIC `k`'s exception head, if any (see [`Driver::service_exceptions`]).
+    fn service_exception_at(&mut self, k: usize, now: Tick) -> bool {
+        let head0 = self.with_nic(k, |d| d.nic.csr_read(csr::EXC_HEAD0 as u32));
         if head0 & csr::EXC_HEAD_VALID == 0 {
             return false;
         }
-        // The refusal needs only the STag and the tag: EXC_HEAD1..2 are not read.
-        let Some(head) = ExceptionHead::decode(head0, 0, 0) else {
+        let Some(mut head) = ExceptionHead::decode(head0, 0, 0) else {
             return false;
         };
-        self.stats.exceptions_refused += 1;
-        self.csr(csr::EXC_ANSWER, csr::exc_answer(head0, None));
-        if self.tpt.local(head.stag).is_some() {
-            self.stats.exceptions_used_up += 1;
+        let entry = self.tpt.local(head.stag).copied();
+        let holder = self.nics.holder(head.stag);
+        let mut read = None;
+        if entry.is_some() && holder != k {
+            // The request's range (EXC_HEAD1..2) and the holder's entry: only read when a
+            // migration is possible.
+            let (vaddr, length) = self.with_nic(k, |d| {
+                (
+                    d.nic.csr_read(csr::EXC_HEAD1 as u32),
+                    d.nic.csr_read(csr::EXC_HEAD2 as u32),
+                )
+            });
+            head = ExceptionHead::decode(head0, vaddr, length).unwrap_or(head);
+            match self.read_tpt_word0(holder, head.stag) {
+                Ok(word0) => read = Some(HolderEntry::from_word0(word0)),
+                Err(_) => read = None,
+            }
+        }
+        let resolution = multi_nic::resolve(&head, k, entry.as_ref(), holder, read);
+        let (answer, outcome) = match resolution {
+            Resolution::Refuse { retire } => {
+                let outcome = match (entry.is_some(), retire) {
+                    (false, _) => SlowPathOutcome::Unknown,
+                    (true, true) => SlowPathOutcome::UsedUp,
+                    (true, false) => SlowPathOutcome::Refused,
+                };
+                (None, outcome)
+            }
+            Resolution::Migrate { paddr, install } => {
+                match self.migrate(head.stag, k, entry, read, install) {
+                    Ok(()) if install => (Some(paddr), SlowPathOutcome::Migrated),
+                    Ok(()) => (Some(paddr), SlowPathOutcome::MigratedUsedUp),
+                    Err(_) => (None, SlowPathOutcome::Refused),
+                }
+            }
+        };
+        if answer.is_none() {
+            self.stats.exceptions_refused += 1;
+        }
+        self.with_nic(k, |d| {
+            d.csr(csr::EXC_ANSWER, csr::exc_answer(head0, answer))
+        });
+        self.nics.record(k, head.stag, now, outcome);
+        let retire = match resolution {
+            Resolution::Refuse { retire } => retire,
+            Resolution::Migrate { install, .. } => !install && answer.is_some(),
+        };
+        if retire && entry.is_some() {
+            if outcome == SlowPathOutcome::UsedUp {
+                self.stats.exceptions_used_up += 1;
+            }
             self.retire_used_up(head.stag);
         }
         true
+    }
+
+    /// Reads `TPT_WORD0` of `stag`'s index in NIC `nic` (`TPT_COMMAND` read).
+    fn read_tpt_word0(&mut self, nic: usize, stag: u32) -> Result<u64, HwTptError> {
+        self.with_nic(nic, |d| {
+            let index = hw_tpt::stag_index(stag);
+            d.csr(csr::TPT_INDEX, index as u64);
+            d.tpt_command(index, csr::TPT_COMMAND_READ)?;
+            Ok(d.nic.csr_read(csr::TPT_WORD0 as u32))
+        })
+    }
+
+    /// Moves `stag` from the NIC that holds it to NIC `to`: invalidated in the holder,
+    /// then, with `install`, programmed in `to` (with the one-shot bit `read` showed),
+    /// which becomes its holder.
+    fn migrate(
+        &mut self,
+        stag: u32,
+        to: usize,
+        entry: Option<TptEntry>,
+        read: Option<HolderEntry>,
+        install: bool,
+    ) -> Result<(), HwTptError> {
+        self.invalidate_tpt_entry(stag)?;
+        let (Some(entry), true) = (entry, install) else {
+            return Ok(());
+        };
+        let one_shot = read.is_some_and(|r| r.one_shot);
+        self.with_nic(to, |d| d.program_tpt_entry(&entry, one_shot))
+    }
+
+    /// Runs `f` with NIC `k`'s handle in `self.nic` (and its TPT refused-command count),
+    /// then puts the NIC that was there back.
+    pub(crate) fn with_nic<R>(&mut self, k: usize, f: impl FnOnce(&mut Self) -> R) -> R {
+        let back = self.nics.current;
+        self.swap_in(k);
+        let r = f(self);
+        self.swap_in(back);
+        r
+    }
+
+    /// Puts NIC `k`'s handle in `self.nic` (a no-op for a NIC the host does not have).
+    fn swap_in(&mut self, k: usize) {
+        let current = self.nics.current;
+        if k == current {
+            return;
+        }
+        let Some(mut incoming) = self.nics.slots.get_mut(k).and_then(|s| s.take()) else {
+            return;
+        };
+        std::mem::swap(&mut self.nic, &mut incoming);
+        self.nics.slots[current] = Some(incoming);
+        if let Some(hw) = self.hw_tpt.as_mut() {
+            self.nics.refused[current] = hw.refused_seen;
+            hw.refused_seen = self.nics.refused[k];
+        }
+        self.nics.current = k;
+    }
+
+    /// Adds another NIC of this host (before [`Driver::boot`] or after): checks it as
+    /// [`Driver::new`] checks the first (two CSR reads), and, with a hardware TPT, that its
+    /// table has the same size (an STag names the same index on every NIC) and waits for
+    /// its reset sweep. Nothing else is written: the NIC is a standby until a migration
+    /// installs an entry in it or [`Driver::fail_over`] makes it active. Returns its
+    /// number.
+    pub fn add_nic(&mut self, mut nic: A) -> Result<usize, DriverError> {
+        let k = self.nics.count();
+        if k >= self.config.nics {
+            return Err(DriverError::BadConfig(format!(
+                "the configuration has room for {} NICs (DriverConfig::nics)",
+                self.config.nics
+            )));
+        }
+        let id = nic.csr_read(csr::NIC_ID as u32);
+        if id != csr::NIC_ID_VALUE {
+            return Err(DriverError::BadNicId { found: id });
+        }
+        let nic_config = nic.csr_read(csr::NIC_CONFIG as u32);
+        let have = (nic_config & 0xFF) as usize;
+        if have < self.config.node_count {
+            return Err(DriverError::TooFewQueuePairs {
+                needed: self.config.node_count,
+                have,
+            });
+        }
+        let tpt_log2 = ((nic_config >> 24) & 0xFF) as u32;
+        let entries = self.hw_tpt.as_ref().map_or(0, |h| h.entries());
+        if (tpt_log2 != 0) != (entries != 0) || (entries != 0 && 1u32 << tpt_log2 != entries) {
+            return Err(DriverError::BadConfig(format!(
+                "NIC {k} reports 2^{tpt_log2} TPT entries; every NIC of a host needs the first one's table size ({entries} entries)"
+            )));
+        }
+        self.nics.slots.push(Some(nic));
+        self.nics.refused.push(0);
+        self.nics.cq_bases.push(self.config.cq_base(k));
+        if self.hw_tpt.is_some() {
+            let status = self.with_nic(k, |d| d.wait_tpt_idle())?;
+            self.nics.refused[k] = (status >> csr::TPT_STATUS_REFUSED_SHIFT) as u8;
+        }
+        Ok(k)
+    }
+
+    /// The host's NICs beyond the first, STag holders and the slow path's counters
+    /// ([`crate::multi_nic`]).
+    pub fn multi_nic(&self) -> &NicSlots<A> {
+        &self.nics
+    }
+
+    /// As [`Driver::multi_nic`], to take the slow-path records.
+    pub fn multi_nic_mut(&mut self) -> &mut NicSlots<A> {
+        &mut self.nics
+    }
+
+    /// Processes every completion the current NIC has written to its ring (as
+    /// [`Driver::poll`] does, without running the protocol).
+    fn drain_completions(&mut self) -> Result<(), DriverError> {
+        let size = 1u32 << self.config.cq_log2;
+        let mut rq_doorbells = BitVec::<usize>::repeat(false, self.config.node_count);
+        loop {
+            let addr = self.cq_base as u64 + ((self.cq_next % size) * CQE_BYTES) as u64;
+            let cqe = Cqe::from_words(&self.read_words::<4>(addr));
+            if cqe.sequence != self.cq_next.wrapping_add(1) {
+                return Ok(());
+            }
+            self.cq_next = self.cq_next.wrapping_add(1);
+            self.stats.completions += 1;
+            self.on_cqe(&cqe, &mut rq_doorbells)?;
+        }
+    }
+
+    /// Moves the host's traffic to NIC `to` (the network now delivers it there: the
+    /// active NIC was unplugged, or the route changed; see [`crate::multi_nic`]): the
+    /// active NIC's queue pairs are reset and left disabled, SEND/RECEIVE and RDMA off;
+    /// NIC `to` gets the node id, its own completion ring and every queue pair; then the
+    /// membership protocol restarts as after a link change ([`Driver::link_changed`]).
+    /// Registrations and STags stay; each migrates to NIC `to` at its first request there.
+    /// Needs the rejoin protocol (the heartbeat baseline has no restart).
+    pub fn fail_over(&mut self, now: Tick, to: usize) -> Result<(), DriverError> {
+        if to >= self.nics.count() {
+            return Err(DriverError::BadConfig(format!(
+                "no NIC {to}: the host has {}",
+                self.nics.count()
+            )));
+        }
+        if to == self.nics.active || !self.booted {
+            return Ok(());
+        }
+        // Stop the old NIC: nothing it still receives is executed, nothing is sent.
+        for q in 0..self.qps.len() {
+            if self.qps[q].is_some() {
+                self.csr(csr::qp(q, csr::QP_CTRL), csr::QP_CTRL_RESET);
+            }
+        }
+        self.csr(csr::ENABLE, 0);
+        // A read returns once the posted writes before it are done: from then on the old
+        // NIC completes nothing, and what it completed before is taken from its ring (a
+        // SEND it received and acknowledged is delivered, not lost with the ring).
+        let _ = self.nic.csr_read(csr::STAT_MESSAGES_RECEIVED as u32);
+        self.drain_completions()?;
+        self.swap_in(to);
+        self.nics.active = to;
+        self.nics.stats.failovers += 1;
+        // The new NIC as boot programs one.
+        let c = self.config.clone();
+        self.csr(csr::ENABLE, 0);
+        self.csr(csr::NODE_ID, self.node as u64);
+        self.cq_base = self.nics.cq_bases[to];
+        self.cq_next = 0;
+        let cq_bytes = (1usize << c.cq_log2) * CQE_BYTES as usize;
+        self.nic
+            .mem_write(self.cq_base as u64, &vec![0u8; cq_bytes]);
+        self.csr(csr::CQ_SIZE_LOG2, c.cq_log2 as u64);
+        self.csr(csr::CQ_BASE, self.cq_base as u64);
+        let rq_size = 1u32 << c.rq_log2;
+        for qp in self.qps.iter_mut().flatten() {
+            qp.programmed = false;
+            // The receive ring starts again: every bounce buffer not holding a message
+            // for the application is posted anew.
+            qp.rq_pi = 0;
+            let held: Vec<u32> = qp
+                .held
+                .iter()
+                .filter_map(|h| match h.at {
+                    Held::Bounce(slot) => Some(slot),
+                    Held::Copied(_) => None,
+                })
+                .collect();
+            qp.free_bounce = (0..rq_size).rev().filter(|b| !held.contains(b)).collect();
+        }
+        for q in 0..self.qps.len() {
+            self.program_queue_pair(q);
+        }
+        self.link_changed(now, true)
     }
 
     /// Retires local region `stag`, whose NIC entry a request used up (one-shot) or
@@ -966,6 +1258,7 @@ impl<A: NicAccess> Driver<A> {
         let Ok(entry) = self.tpt.deregister(stag) else {
             return;
         };
+        self.nics.holders.remove(&stag);
         if let Some(hw) = self.hw_tpt.as_mut() {
             hw.release(stag);
         }

@@ -17,6 +17,7 @@
 //! | [`membership`] | either protocol behind one type |
 //! | [`driver`] | [`Driver`]: one NIC, its queues, completions and the protocol glue |
 //! | [`verbs`] | the verbs a process uses on a [`Driver`] and their errors |
+//! | [`multi_nic`] | several NICs per host (003): host-wide STags, migration, failover |
 
 #![warn(missing_docs)]
 
@@ -26,6 +27,7 @@ pub mod driver;
 pub mod heartbeat;
 pub mod hw_tpt;
 pub mod membership;
+pub mod multi_nic;
 pub mod pools;
 pub mod regcache;
 pub mod rejoin;

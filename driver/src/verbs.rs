@@ -323,6 +323,7 @@ impl<A: NicAccess> Driver<A> {
             self.invalidate_tpt_entry(handle)?;
         }
         let entry = self.tpt.deregister(handle)?;
+        self.nics.holders.remove(&handle);
         if let Some(hw) = self.hw_tpt.as_mut() {
             hw.release(handle);
         }

@@ -34,6 +34,10 @@ pub struct SoakArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Give each case a host with two NICs and route changes or an unplugged NIC
+    /// (docs/multi-nic.md).
+    #[arg(long)]
+    pub multi_nic: bool,
 }
 
 /// What a soak did.
@@ -160,7 +164,11 @@ pub fn run(args: &SoakArgs) -> Result<SoakSummary, String> {
 type Outcome = (u64, u64, Option<(u64, SoakFailure)>);
 
 fn soak_one(seed: u64, args: &SoakArgs, bar: &ProgressBar) -> Result<Outcome, String> {
-    let case = SoakCase::generate(seed);
+    let case = if args.multi_nic {
+        SoakCase::generate_multi_nic(seed)
+    } else {
+        SoakCase::generate(seed)
+    };
     // A panic in the simulation (the fabric, a model, the driver) is a finding too: the
     // case is kept as it is, unshrunk.
     let result = match std::panic::catch_unwind(|| run_case(&case)) {

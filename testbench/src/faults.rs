@@ -22,6 +22,14 @@
 //!   keeps each source-destination pair in order, so cells behind it wait too.
 //! - `flap`: host `host`'s cable is pulled at `from` and plugged back `down_cycles` later
 //!   (default 500), again `every` cycles while before `until` (default once).
+//! - `forge_stag`: the STag of a hit RDMA request (READ, WRITE, atomic; its first cell) is
+//!   replaced by a deliberately invalid one, which no NIC's table can hold: its index is
+//!   moved beyond any table ([`FORGED_INDEX_BIT`]); the cell CRC is recomputed so the cell
+//!   arrives intact. The target must refuse it (REMOTE_ACCESS_ERROR) and write nothing;
+//!   with a hardware TPT it goes through the exception queue to the driver (source 003).
+//!
+//! With several NICs per host the fabric has a port per NIC; `src` and `dst` name hosts,
+//! whatever NIC the cell leaves or reaches ([`ScheduledFaults::set_port_hosts`]).
 //!
 //! `messages` names classes of cells: `"request"` (RDMA WRITE / READ / atomic cells),
 //! `"response"` (ACK, NACK, READ and atomic responses), `"send"` (application SENDs),
@@ -35,7 +43,7 @@
 //! reproducible and the workload's draws do not depend on the faults.
 
 use nic_cosim::fabric::{CellFate, FaultHook};
-use nic_rtl::cell_format::{opcode, CellHeader, HEADER_WORDS};
+use nic_rtl::cell_format::{opcode, words_to_bytes, CellHeader, CRC32, HEADER_WORDS};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
@@ -50,7 +58,12 @@ pub enum FaultKind {
     Corrupt,
     Delay,
     Flap,
+    ForgeStag,
 }
+
+/// `forge_stag` sets this bit of an STag's 24-bit index (bit 23 of the index, bit 31 of the
+/// STag): beyond any NIC's table (at most 2^24 / 2 entries here; the models have 256).
+pub const FORGED_INDEX_BIT: u32 = 1 << 31;
 
 /// Where a corruption flips its bit.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -167,7 +180,12 @@ impl FaultSpec {
         only("host", self.host.is_some(), &flap)?;
         only("down_cycles", self.down_cycles.is_some(), &flap)?;
         only("every", self.every.is_some(), &flap)?;
-        let cells = [FaultKind::Drop, FaultKind::Corrupt, FaultKind::Delay];
+        let cells = [
+            FaultKind::Drop,
+            FaultKind::Corrupt,
+            FaultKind::Delay,
+            FaultKind::ForgeStag,
+        ];
         only("rate", self.rate.is_some(), &cells)?;
         only("src", self.src.is_some(), &cells)?;
         only("dst", self.dst.is_some(), &cells)?;
@@ -238,6 +256,8 @@ pub struct ScheduledFaults {
     /// `(src, dst)` -> the fault dropping the message in progress on that link.
     dropping: HashMap<(usize, usize), usize>,
     stats: Arc<Mutex<FaultStats>>,
+    /// Port -> host (empty: port `n` is host `n`).
+    port_hosts: Vec<usize>,
 }
 
 impl ScheduledFaults {
@@ -254,9 +274,20 @@ impl ScheduledFaults {
                 messages_hit: vec![0; faults.len()],
                 dropping: HashMap::new(),
                 stats: Arc::clone(&stats),
+                port_hosts: vec![],
             },
             stats,
         )
+    }
+
+    /// The host behind each fabric port (several NICs per host): `src` and `dst` of the
+    /// faults name hosts.
+    pub fn set_port_hosts(&mut self, port_hosts: Vec<usize>) {
+        self.port_hosts = port_hosts;
+    }
+
+    fn host_of(&self, port: usize) -> usize {
+        self.port_hosts.get(port).copied().unwrap_or(port)
     }
 
     fn matches(
@@ -368,9 +399,15 @@ impl FaultHook for ScheduledFaults {
         } else {
             vec![]
         };
+        let (src_host, dst_host) = (self.host_of(src), self.host_of(dst));
         for i in 0..self.faults.len() {
             let f = &self.faults[i];
-            if !self.matches(f, cycle, src, dst, &classes) {
+            if !self.matches(f, cycle, src_host, dst_host, &classes) {
+                continue;
+            }
+            if f.kind == FaultKind::ForgeStag
+                && !(header.first() && header.has_reth() && cell.len() > HEADER_WORDS + 2)
+            {
                 continue;
             }
             if f.messages.is_some() && !header.first() {
@@ -407,6 +444,14 @@ impl FaultHook for ScheduledFaults {
                 FaultKind::Delay => CellFate::Delay {
                     cycles: self.rng.gen_range(1..=f.cycles.unwrap_or(1)),
                 },
+                FaultKind::ForgeStag => {
+                    let mut forged = cell.to_vec();
+                    forged[HEADER_WORDS + 1] |= FORGED_INDEX_BIT as u64;
+                    let last = forged.len() - 1;
+                    let crc = CRC32.checksum(&words_to_bytes(&forged[..last]));
+                    forged[last] = crc as u64;
+                    CellFate::Replace(forged.into())
+                }
                 FaultKind::Flap => continue,
             };
             self.messages_hit[i] += 1;

@@ -279,6 +279,9 @@ pub enum EventAction {
     Unplug,
     /// Plug the cable back in.
     Plug,
+    /// A route change: the fabric delivers the host's traffic to its NIC `nic` from now
+    /// on, and the host's driver fails over to it (source 003).
+    Route,
 }
 
 /// One `[[event]]` table.
@@ -296,6 +299,23 @@ pub struct EventSpec {
     /// Occurrences (default 1), `every` cycles apart.
     pub repeat: Option<u32>,
     pub every: Option<u64>,
+    /// `unplug` / `plug`: only this NIC of the host (default: all of them); `route`: the
+    /// NIC the host's traffic goes to (required).
+    pub nic: Option<usize>,
+}
+
+/// NICs per host: one count for every host, or one per host.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(untagged)]
+pub enum NicsSpec {
+    All(usize),
+    PerHost(Vec<usize>),
+}
+
+impl Default for NicsSpec {
+    fn default() -> Self {
+        NicsSpec::All(1)
+    }
 }
 
 /// A scenario file.
@@ -317,6 +337,9 @@ pub struct Scenario {
     pub backend: BackendKind,
     #[serde(default)]
     pub tpt: TptKind,
+    /// NICs per host (source 003): `nics = 2`, or `nics = [1, 2, 1]` per host.
+    #[serde(default)]
+    pub nics: NicsSpec,
     #[serde(default)]
     pub seed: u64,
     /// Hosts that are not powered on at cycle 0 (the others are: a cold boot).
@@ -363,6 +386,8 @@ pub struct TimedEvent {
     pub action: EventAction,
     pub host: usize,
     pub down_cycles: u64,
+    /// The NIC an `unplug` / `plug` / `route` names (`None`: all of the host's).
+    pub nic: Option<usize>,
 }
 
 /// Default cycles a rebooting host stays powered off.
@@ -663,8 +688,31 @@ impl Scenario {
                 ),
             ));
         }
+        match &self.nics {
+            NicsSpec::PerHost(v) if v.len() != self.hosts => {
+                return Err(err(
+                    key_line("nics"),
+                    format!(
+                        "field `nics`: one count per host: {} hosts, {} counts",
+                        self.hosts,
+                        v.len()
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        let max_nics = nic_driver::multi_nic::MAX_NICS;
+        if let Some(k) = (0..self.hosts)
+            .map(|h| self.nics_of(h))
+            .find(|k| !(1..=max_nics).contains(k))
+        {
+            return Err(err(
+                key_line("nics"),
+                format!("field `nics`: must be in 1..={max_nics} per host, got {k}"),
+            ));
+        }
         if let Err(e) = (nic_cosim::fabric::FabricConfig {
-            ports: self.hosts,
+            ports: self.total_nics(),
             latency: self.fabric.latency,
             input_capacity_words: self.fabric.input_capacity_words,
         })
@@ -751,6 +799,36 @@ impl Scenario {
                     "event field `down_cycles`: only a reboot has one".into(),
                 ));
             }
+            let names_nic = matches!(
+                e.action,
+                EventAction::Unplug | EventAction::Plug | EventAction::Route
+            );
+            match e.nic {
+                None if e.action == EventAction::Route => {
+                    return Err(err(
+                        line,
+                        "event field `nic`: a route event names the NIC the traffic goes to".into(),
+                    ))
+                }
+                Some(_) if !names_nic => {
+                    return Err(err(
+                        line,
+                        "event field `nic`: only unplug, plug and route name a NIC".into(),
+                    ))
+                }
+                Some(k) => {
+                    if let Some(&h) = hosts.iter().find(|&&h| k >= self.nics_of(h)) {
+                        return Err(err(
+                            line,
+                            format!(
+                                "event field `nic`: host {h} has no NIC {k} (it has {})",
+                                self.nics_of(h)
+                            ),
+                        ));
+                    }
+                }
+                None => {}
+            }
         }
         for f in &self.faults {
             if let Err(e) = f.get_ref().check(self.hosts, self.cycles) {
@@ -788,6 +866,7 @@ impl Scenario {
                         action: e.action,
                         host,
                         down_cycles: e.down_cycles.unwrap_or(DEFAULT_DOWN_CYCLES),
+                        nic: e.nic,
                     });
                 }
             }
@@ -805,12 +884,26 @@ impl Scenario {
                         action,
                         host,
                         down_cycles: DEFAULT_DOWN_CYCLES,
+                        nic: None,
                     });
                 }
             }
         }
         out.sort_by_key(|e| e.at);
         out
+    }
+
+    /// NICs of host `h`.
+    pub fn nics_of(&self, h: usize) -> usize {
+        match &self.nics {
+            NicsSpec::All(k) => *k,
+            NicsSpec::PerHost(v) => v.get(h).copied().unwrap_or(1),
+        }
+    }
+
+    /// NICs of all hosts (the fabric's ports).
+    pub fn total_nics(&self) -> usize {
+        (0..self.hosts).map(|h| self.nics_of(h)).sum()
     }
 
     /// The link faults (drop, corrupt, delay) in file order.
@@ -935,5 +1028,39 @@ hosts = [2, 3]
         assert!(e.message.contains("at most 4 hosts"), "{e}");
         assert!(e.message.contains("got 5 hosts"), "{e}");
         assert!(error("hosts = [").message.contains("line 1"));
+    }
+
+    /// `nics` for all hosts or per host; `route` needs a NIC the host has; `nic` only on
+    /// unplug, plug and route.
+    #[test]
+    fn several_nics_per_host_and_their_events() {
+        let multi = GOOD.replace("hosts = 4", "hosts = 4\nnics = [1, 2, 1, 3]")
+            + "\n[[event]]\nat = 200\naction = \"route\"\nhost = 3\nnic = 2\n";
+        let s = Scenario::parse(&multi, "multi.toml").unwrap();
+        assert_eq!((s.nics_of(1), s.nics_of(3), s.total_nics()), (2, 3, 7));
+        let route = s
+            .timeline()
+            .into_iter()
+            .find(|e| e.action == EventAction::Route);
+        assert_eq!(route.map(|e| (e.host, e.nic)), Some((3, Some(2))));
+        let all = Scenario::parse(&GOOD.replace("hosts = 4", "hosts = 4\nnics = 2"), "a.toml");
+        assert_eq!(all.unwrap().total_nics(), 8);
+        let e = error(&multi.replace("nic = 2", "nic = 3"));
+        assert!(e.message.contains("host 3 has no NIC 3 (it has 3)"), "{e}");
+        let e = error(&multi.replace("nic = 2\n", ""));
+        assert!(e.message.contains("a route event names the NIC"), "{e}");
+        let e = error(&multi.replace("[1, 2, 1, 3]", "[1, 2]"));
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(
+            e.message.contains("one count per host: 4 hosts, 2 counts"),
+            "{e}"
+        );
+        let e = error(&multi.replace("[1, 2, 1, 3]", "[1, 2, 0, 1]"));
+        assert!(e.message.contains("field `nics`: must be in 1..=8"), "{e}");
+        let e = error(&GOOD.replace("repeat = 2", "repeat = 2\nnic = 0"));
+        assert!(
+            e.message.contains("only unplug, plug and route name a NIC"),
+            "{e}"
+        );
     }
 }

@@ -33,7 +33,7 @@ use nic_driver::DriverConfig;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -121,6 +121,8 @@ pub struct Report {
     pub tpt: TptKind,
     /// Hardware TPT: what the drivers did (summed over every boot).
     pub hw_tpt: HwTptStats,
+    /// Several NICs per host (source 003): failovers and the exception-queue slow path.
+    pub multi_nic: MultiNicReport,
     pub hosts: usize,
     pub nic_queue_pairs: usize,
     pub cycles: u64,
@@ -279,6 +281,26 @@ impl Report {
                 self.hw_tpt.exceptions_used_up
             );
         }
+        if self.multi_nic.nics > self.hosts || self.multi_nic.slow_path > 0 {
+            let m = &self.multi_nic;
+            let _ = writeln!(
+                s,
+                "multi-NIC: {} NICs on {} hosts, {} failovers; slow path (exception queue): {} requests ({} migrated, {} answered from a used-up key's last use, {} refused: unknown STag {}, used up {}, checks {}); latency added (cycles from arrival to the driver's answer) min {} / median {} / max {}",
+                m.nics,
+                self.hosts,
+                m.failovers,
+                m.slow_path,
+                m.migrated,
+                m.migrated_used_up,
+                m.refused_unknown + m.refused_used_up + m.refused_checks,
+                m.refused_unknown,
+                m.refused_used_up,
+                m.refused_checks,
+                m.latency_min,
+                m.latency_median,
+                m.latency_max
+            );
+        }
         let _ = writeln!(
             s,
             "fabric: {} cells, {} PORT_DOWN NACKs; faults: {} dropped, {} corrupted, {} delayed (per [[fault]]: {:?})",
@@ -324,6 +346,69 @@ impl HwTptStats {
             self.commands += s.tpt_commands;
             self.exceptions_used_up += s.exceptions_used_up;
             self.exceptions_refused += s.exceptions_refused;
+        }
+    }
+}
+
+/// Several NICs per host (source 003): what the drivers' multi-NIC layer did over the run.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MultiNicReport {
+    /// NICs of all hosts.
+    pub nics: usize,
+    /// Failovers to another NIC (route changes, unplugged active NICs), every boot.
+    pub failovers: u64,
+    /// Requests that took the slow path: exception-queue heads the drivers answered.
+    pub slow_path: u64,
+    /// Of those: migrated to the NIC that missed.
+    pub migrated: u64,
+    /// Answered from another NIC's entry that the request used up (one-shot, invalidate).
+    pub migrated_used_up: u64,
+    /// Refused: no NIC of the host holds the STag.
+    pub refused_unknown: u64,
+    /// Refused: the key was used up.
+    pub refused_used_up: u64,
+    /// Refused by the rights or bounds of the region.
+    pub refused_checks: u64,
+    /// Cycles from the delivery of the request's first cell at the NIC (the latest request
+    /// naming the STag delivered there before the answer: the NIC's lookups wait behind
+    /// the head, so it is the one that missed) to the driver's answer, over the slow-path
+    /// requests whose arrival was seen (0 when none).
+    pub latency_min: u64,
+    pub latency_median: u64,
+    pub latency_max: u64,
+    /// Every slow-path latency measured, in answer order.
+    pub latencies: Vec<u64>,
+}
+
+impl MultiNicReport {
+    fn add_failovers(&mut self, host: &Host) {
+        if let Some(d) = host.driver() {
+            self.failovers += d.multi_nic().stats().failovers;
+        }
+    }
+
+    fn record(&mut self, p: &nic_driver::multi_nic::SlowPath, latency: Option<u64>) {
+        use nic_driver::multi_nic::SlowPathOutcome as O;
+        self.slow_path += 1;
+        match p.outcome {
+            O::Migrated => self.migrated += 1,
+            O::MigratedUsedUp => self.migrated_used_up += 1,
+            O::Unknown => self.refused_unknown += 1,
+            O::UsedUp => self.refused_used_up += 1,
+            O::Refused => self.refused_checks += 1,
+        }
+        if let Some(l) = latency {
+            self.latencies.push(l);
+        }
+    }
+
+    fn finish(&mut self) {
+        let mut l = self.latencies.clone();
+        l.sort_unstable();
+        if let (Some(&min), Some(&max)) = (l.first(), l.last()) {
+            self.latency_min = min;
+            self.latency_max = max;
+            self.latency_median = l[l.len() / 2];
         }
     }
 }
@@ -435,7 +520,17 @@ impl RejoinTracker {
 
 fn live(cluster: &Cluster, h: usize) -> bool {
     let host = cluster.host(h);
-    host.phase() == HostPhase::Running && cluster.fabric().is_port_up(h)
+    host.phase() == HostPhase::Running && cluster.is_connected(h)
+}
+
+/// The STag of an RDMA request's first cell (its RETH), if the cell is one.
+fn request_stag(words: &[u64]) -> Option<u32> {
+    use nic_rtl::cell_format::{CellHeader, HEADER_WORDS};
+    if words.len() < HEADER_WORDS + 2 {
+        return None;
+    }
+    let h = CellHeader::from_words([words[0], words[1], words[2]]);
+    (h.first() && h.has_reth()).then_some(words[HEADER_WORDS + 1] as u32)
 }
 
 /// Whether host `t` is usable by every other live host.
@@ -529,6 +624,7 @@ pub(crate) fn build_cluster(
             driver.protocol =
                 driver_config(scenario, protocol, opts.cold_start_hold_down, node).protocol;
         }
+        driver.nics = scenario.nics_of(node);
         let config = HostConfig {
             driver,
             memory_bytes: plan.memory_bytes,
@@ -540,22 +636,28 @@ pub(crate) fn build_cluster(
             poll_interval: scenario.driver.poll_interval,
             seed: scenario.seed,
         };
-        let model = match scenario.tpt {
-            TptKind::Software => nic_model(backend, qps)?,
-            TptKind::Hardware => nic_model_tpt(backend, qps)?,
+        let model = || match scenario.tpt {
+            TptKind::Software => nic_model(backend, qps),
+            TptKind::Hardware => nic_model_tpt(backend, qps),
         };
-        let mut host = Host::new(config, model).map_err(RunError::Setup)?;
+        let mut host = Host::new(config, model()?).map_err(RunError::Setup)?;
+        for _ in 1..scenario.nics_of(node) {
+            host.add_nic(model()?).map_err(RunError::Setup)?;
+        }
         host.record_dma_reads(true);
         if opts.record_host_inputs == Some(node) {
             host.nic().recorded_inputs = Some(vec![]);
         }
         if let Some(dir) = &opts.waves_dir {
             host.open_trace(&dir.join(format!("nic{node}.vcd")))?;
+            for k in 1..host.nics() {
+                host.open_trace_of(k, &dir.join(format!("nic{node}-{k}.vcd")))?;
+            }
         }
         hosts.push(host);
     }
     let fabric = FabricConfig {
-        ports: n,
+        ports: scenario.total_nics(),
         latency: scenario.fabric.latency,
         input_capacity_words: scenario.fabric.input_capacity_words,
     };
@@ -575,7 +677,8 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     let started = Instant::now();
     let protocol = opts.protocol.unwrap_or(scenario.protocol);
     let n = scenario.hosts;
-    let probe = driver_config(scenario, protocol, opts.hold_down, 0);
+    let mut probe = driver_config(scenario, protocol, opts.hold_down, 0);
+    probe.nics = (0..n).map(|h| scenario.nics_of(h)).max().unwrap_or(1);
     let mut workload = Workload::new(scenario, &probe);
     workload.free_at_deregistration = opts.plant == Some(PlantedBug::FreedAtDeregistration);
     let layout = workload.layout;
@@ -600,7 +703,12 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     cluster.fabric_mut().record_deliveries(true);
     let fault_specs = scenario.fault_specs();
     let fault_stats = if fault_specs.iter().any(|f| f.kind != FaultKind::Flap) {
-        let (hook, stats) = ScheduledFaults::new(&fault_specs, scenario.cycles, scenario.seed);
+        let (mut hook, stats) = ScheduledFaults::new(&fault_specs, scenario.cycles, scenario.seed);
+        hook.set_port_hosts(
+            (0..scenario.total_nics())
+                .map(|p| cluster.host_of_port(p))
+                .collect(),
+        );
         cluster.fabric_mut().set_fault_hook(Box::new(hook));
         Some(stats)
     } else {
@@ -635,6 +743,12 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     let mut epochs = vec![0u32; n];
     let bound = scenario.rejoin_bound();
     let mut hw_tpt = HwTptStats::default();
+    let mut multi = MultiNicReport {
+        nics: scenario.total_nics(),
+        ..Default::default()
+    };
+    // Per port: STag -> the cycle the latest request naming it arrived (its first cell).
+    let mut arrivals: Vec<BTreeMap<u32, u64>> = vec![BTreeMap::new(); scenario.total_nics()];
     let trace_cells = std::env::var_os("NIC_TRACE_CELLS").is_some();
     let mut delivered_words = vec![0u64; n];
     let mut control_cells = vec![];
@@ -651,6 +765,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 EventAction::PowerOn => pending_on.push((cycle, e.host)),
                 EventAction::PowerOff | EventAction::Reboot => {
                     hw_tpt.add(cluster.host(e.host));
+                    multi.add_failovers(cluster.host(e.host));
                     cluster.power_off(e.host);
                     sb.power_off(e.host);
                     workload.on_power_off(e.host);
@@ -663,8 +778,15 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                         pending_on.push((cycle + e.down_cycles.max(1), e.host));
                     }
                 }
-                EventAction::Unplug => cluster.unplug(e.host),
-                EventAction::Plug => cluster.plug(e.host),
+                EventAction::Unplug => match e.nic {
+                    Some(k) => cluster.unplug_nic(e.host, k),
+                    None => cluster.unplug(e.host),
+                },
+                EventAction::Plug => match e.nic {
+                    Some(k) => cluster.plug_nic(e.host, k),
+                    None => cluster.plug(e.host),
+                },
+                EventAction::Route => cluster.route(e.host, e.nic.unwrap_or(0)),
             }
         }
         let mut k = 0;
@@ -681,6 +803,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                     sd.on_power_off(h);
                 }
                 hw_tpt.add(cluster.host(h));
+                multi.add_failovers(cluster.host(h));
                 cluster.power_on(h);
                 let epoch = cluster.host(h).epoch();
                 epochs[h] = epoch;
@@ -724,7 +847,13 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 }
             }
         }
-        for d in cluster.fabric_mut().take_deliveries() {
+        for mut d in cluster.fabric_mut().take_deliveries() {
+            if let Some(stag) = request_stag(&d.words) {
+                arrivals[d.dst].insert(stag, d.cycle);
+            }
+            // The scoreboards know hosts, not ports.
+            d.src = cluster.host_of_port(d.src);
+            d.dst = cluster.host_of_port(d.dst);
             delivered_words[d.dst] += d.words.len() as u64;
             if opts
                 .record_control_of
@@ -736,6 +865,16 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 trace_delivery(&d, &epochs);
             }
             sb.on_delivery(&d, &epochs);
+        }
+        for h in 0..n {
+            let Some(d) = cluster.host_mut(h).driver_mut() else {
+                continue;
+            };
+            for p in d.multi_nic_mut().take_slow_path() {
+                let port = cluster.ports_of(h)[p.nic];
+                let arrived = arrivals[port].remove(&p.stag);
+                multi.record(&p, arrived.map(|a| p.answered_at.saturating_sub(a)));
+            }
         }
         let mut completions: Vec<Vec<nic_driver::Completion>> =
             (0..n).map(|h| cluster.host_mut(h).take_completions()).collect();
@@ -906,8 +1045,10 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     }
     for h in 0..n {
         hw_tpt.add(cluster.host(h));
+        multi.add_failovers(cluster.host(h));
         cluster.host_mut(h).close_trace();
     }
+    multi.finish();
     let recorded_inputs = opts
         .record_host_inputs
         .filter(|&h| h < n)
@@ -921,6 +1062,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         protocol,
         tpt: scenario.tpt,
         hw_tpt,
+        multi_nic: multi,
         hosts: n,
         nic_queue_pairs: qps,
         cycles: end,

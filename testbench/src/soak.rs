@@ -18,6 +18,12 @@
 //! - then a quiet tail of [`SETTLE_CYCLES`]: every live host must be usable by all peers
 //!   within [`SOAK_REJOIN_BOUND`] of the last disturbance, and every operation completes.
 //!
+//! `nic soak --multi-nic` ([`SoakCase::generate_multi_nic`]) adds to each case a host with
+//! two NICs (source 003, docs/multi-nic.md) and one to three of its NIC events: a route
+//! change to the other NIC, the route back, the first NIC's cable pulled (and plugged back
+//! later or not). Its draws come from a generator of their own, so the rest of the case is
+//! the plain soak's case of the same seed.
+//!
 //! A failing case is shrunk greedily ([`shrink`]): drop one event or fault, halve a fault
 //! window, lower the host count, the workload rate and the payload size, as long as the
 //! run still fails with the kind of violation it first failed with. The result is TOML that [`Scenario::parse`] reads:
@@ -79,6 +85,24 @@ pub struct SoakCase {
     pub faults: Vec<SoakFault>,
     /// The split-driver exchange of 002 between hosts 0 and 1, in a third of the cases.
     pub split: Option<crate::scenario::SplitDriverSpec>,
+    /// `--multi-nic`: the host with two NICs and its NIC events.
+    pub multi_nic: Option<SoakMultiNic>,
+}
+
+/// What happens to a NIC of the two-NIC host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SoakNicAction {
+    Route,
+    Unplug,
+    Plug,
+}
+
+/// The host with two NICs and its NIC events (`nic soak --multi-nic`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SoakMultiNic {
+    pub host: usize,
+    /// (cycle, action, NIC), in time order.
+    pub events: Vec<(u64, SoakNicAction, usize)>,
 }
 
 fn pick<T: Copy>(rng: &mut ChaCha8Rng, items: &[T]) -> T {
@@ -204,12 +228,35 @@ impl SoakCase {
             reboots,
             faults,
             split,
+            multi_nic: None,
         }
+    }
+
+    /// The case of `seed` with a two-NIC host and its NIC events (see the module docs).
+    pub fn generate_multi_nic(seed: u64) -> Self {
+        let mut case = Self::generate(seed);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0003_3003_0003_3003);
+        let host = rng.gen_range(0..case.hosts);
+        let t1 = rng.gen_range(1000..DISTURBED_CYCLES / 2);
+        let t2 = rng.gen_range(t1 + 200..=DISTURBED_CYCLES);
+        use SoakNicAction::*;
+        let events = match rng.gen_range(0..4) {
+            0 => vec![(t1, Route, 1)],
+            1 => vec![(t1, Route, 1), (t2, Route, 0)],
+            2 => vec![(t1, Unplug, 0)],
+            _ => vec![(t1, Unplug, 0), (t2, Plug, 0)],
+        };
+        case.multi_nic = Some(SoakMultiNic { host, events });
+        case
     }
 
     /// The last disturbed cycle.
     pub fn last_disturbance(&self) -> u64 {
-        let r = self.reboots.iter().map(|e| e.at + e.down_cycles);
+        let m = self
+            .multi_nic
+            .iter()
+            .flat_map(|m| m.events.iter().map(|e| e.0));
+        let r = self.reboots.iter().map(|e| e.at + e.down_cycles).chain(m);
         let f = self.faults.iter().map(|f| match f.kind {
             FaultKind::Flap => f.from + f.cycles,
             _ => f.until,
@@ -227,8 +274,14 @@ impl SoakCase {
         let _ = writeln!(s, "name = \"{name}\"");
         let _ = writeln!(
             s,
-            "description = \"soak case of seed {} (nic soak --seed {} --cases 1)\"",
-            self.seed, self.seed
+            "description = \"soak case of seed {} (nic soak --seed {} --cases 1{})\"",
+            self.seed,
+            self.seed,
+            if self.multi_nic.is_some() {
+                " --multi-nic"
+            } else {
+                ""
+            }
         );
         let _ = writeln!(s, "hosts = {}", self.hosts);
         let _ = writeln!(s, "cycles = {}", last + SETTLE_CYCLES);
@@ -242,6 +295,12 @@ impl SoakCase {
             }
         );
         let _ = writeln!(s, "seed = {}", self.seed);
+        if let Some(m) = &self.multi_nic {
+            let nics: Vec<String> = (0..self.hosts)
+                .map(|h| if h == m.host { "2" } else { "1" }.to_string())
+                .collect();
+            let _ = writeln!(s, "nics = [{}]", nics.join(", "));
+        }
         let _ = writeln!(s, "rejoin_bound = {SOAK_REJOIN_BOUND}");
         let _ = writeln!(s, "\n[workload]");
         let _ = writeln!(s, "rate = {}", self.rate);
@@ -269,12 +328,27 @@ impl SoakCase {
                 e.at, e.host, e.down_cycles
             );
         }
+        if let Some(m) = &self.multi_nic {
+            for &(at, action, nic) in &m.events {
+                let action = match action {
+                    SoakNicAction::Route => "route",
+                    SoakNicAction::Unplug => "unplug",
+                    SoakNicAction::Plug => "plug",
+                };
+                let _ = writeln!(
+                    s,
+                    "\n[[event]]\nat = {at}\naction = \"{action}\"\nhost = {}\nnic = {nic}",
+                    m.host
+                );
+            }
+        }
         for f in &self.faults {
             let kind = match f.kind {
                 FaultKind::Drop => "drop",
                 FaultKind::Corrupt => "corrupt",
                 FaultKind::Delay => "delay",
                 FaultKind::Flap => "flap",
+                FaultKind::ForgeStag => "forge_stag",
             };
             let _ = writeln!(s, "\n[[fault]]\nkind = \"{kind}\"\nfrom = {}", f.from);
             if f.kind == FaultKind::Flap {
@@ -326,8 +400,18 @@ impl SoakCase {
             c.faults.remove(i);
             out.push(c);
         }
+        if let Some(m) = &self.multi_nic {
+            for i in 0..m.events.len() {
+                let mut c = self.clone();
+                if let Some(cm) = c.multi_nic.as_mut() {
+                    cm.events.remove(i);
+                }
+                out.push(c);
+            }
+        }
         let top = self.hosts - 1;
-        let names_top = self.reboots.iter().any(|e| e.host == top)
+        let names_top = self.multi_nic.as_ref().is_some_and(|m| m.host == top)
+            || self.reboots.iter().any(|e| e.host == top)
             || self.faults.iter().any(|f| {
                 f.src == Some(top)
                     || f.dst == Some(top)
@@ -467,5 +551,25 @@ mod tests {
         assert_eq!(kinds.len(), 4, "every fault kind is drawn: {kinds:?}");
         assert!((0..100).any(|s| SoakCase::generate(s).hardware_tpt));
         assert!((0..100).any(|s| SoakCase::generate(s).dereg_rate > 0.0));
+    }
+
+    #[test]
+    fn multi_nic_cases_are_valid_and_keep_the_plain_case() {
+        for seed in 0..100 {
+            let c = SoakCase::generate_multi_nic(seed);
+            let plain = SoakCase::generate(seed);
+            assert_eq!(
+                (c.hosts, &c.reboots, &c.faults),
+                (plain.hosts, &plain.reboots, &plain.faults)
+            );
+            let m = c.multi_nic.as_ref().expect("a two-NIC host");
+            let s = c.scenario();
+            assert_eq!(s.nics_of(m.host), 2);
+            assert_eq!(s.total_nics(), c.hosts + 1);
+            assert!(s.cycles > c.last_disturbance());
+            for smaller in c.smaller() {
+                smaller.scenario();
+            }
+        }
     }
 }

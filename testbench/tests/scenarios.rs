@@ -92,6 +92,9 @@ fn every_shipped_scenario_passes_under_the_rejoin_protocol() {
         "flapping-port",
         "registration-cache",
         "split-driver",
+        "multi-nic-route-change",
+        "multi-nic-unplugged",
+        "multi-nic-invalid-stag",
     ] {
         assert!(
             names.iter().any(|n| n == required),
@@ -464,4 +467,66 @@ fn the_split_driver_runs_over_send_and_survives_a_reboot() {
     let sd = r.split_driver.as_ref().unwrap();
     assert!(sd.restarts > 0, "{sd:?}");
     assert!(sd.delivered.values().sum::<u64>() > 120, "{sd:?}");
+}
+
+/// Several NICs per host (source 003, docs/multi-nic.md), on the Verilated NICs with every
+/// scoreboard and the memory verdict on. A route change mid-transfer and an unplugged
+/// first NIC move the host's traffic to its other NIC: the host fails over and rejoins
+/// once (one rejoin record per boot, whatever its NIC count), and the STags the peers use
+/// migrate through the exception queue; writes are verified byte for byte after it. A
+/// forged STag is refused through both NICs and nothing of it lands.
+#[test]
+fn several_nics_per_host_migrate_stags_and_refuse_forged_ones() {
+    for name in ["multi-nic-route-change", "multi-nic-unplugged"] {
+        let s = load(name);
+        let r = run(&s, RunOptions::default());
+        assert_passed(&r);
+        assert_all_rejoined(&r);
+        let boots = s.hosts
+            + s.timeline()
+                .iter()
+                .filter(|e| e.action == nic_testbench::scenario::EventAction::Reboot)
+                .count();
+        assert_eq!(
+            r.rejoins.len(),
+            boots,
+            "{name}: a host rejoins once per boot"
+        );
+        let m = &r.multi_nic;
+        assert!(m.failovers >= 1, "{name}: {m:?}");
+        assert!(
+            m.migrated >= 2,
+            "{name}: the W and R regions migrate: {m:?}"
+        );
+        assert_eq!(
+            m.refused_unknown + m.refused_used_up + m.refused_checks,
+            0,
+            "{name}"
+        );
+        assert!(m.latency_max >= m.latency_median && m.latency_median >= m.latency_min);
+        assert!(m.latency_min > 0, "{name}: {m:?}");
+        assert_eq!(
+            r.memory.stale_writes + r.memory.unmatched_writes,
+            0,
+            "{name}"
+        );
+        assert!(r.workload.writes_verified > 300, "{name}");
+    }
+    let r = run(&load("multi-nic-route-change"), RunOptions::default());
+    assert_eq!(r.multi_nic.failovers, 2, "there and back");
+    let r = run(&load("multi-nic-invalid-stag"), RunOptions::default());
+    assert_passed(&r);
+    let m = &r.multi_nic;
+    assert!(m.refused_unknown > 10, "{m:?}");
+    assert_eq!(
+        completions_with(&r, "REMOTE_ACCESS_ERROR"),
+        m.refused_unknown,
+        "each forged request is refused with REMOTE_ACCESS_ERROR"
+    );
+    assert!(m.migrated >= 1, "{m:?}");
+    assert_eq!(
+        r.memory.stale_writes + r.memory.unmatched_writes + r.memory.disagreements,
+        0,
+        "nothing of a forged request lands"
+    );
 }

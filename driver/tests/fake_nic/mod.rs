@@ -428,6 +428,11 @@ impl NicState {
                     | (self.tpt_refused as u64) << csr::TPT_STATUS_REFUSED_SHIFT
                     | (self.exc_stale_answers as u64) << csr::TPT_STATUS_STALE_ANSWERS_SHIFT
             }
+            // The staging registers read back what they hold (a read command loads them).
+            csr::TPT_WORD0 if self.tpt_log2 > 0 => self.tpt_stage.word0,
+            csr::TPT_VADDR if self.tpt_log2 > 0 => self.tpt_stage.vaddr,
+            csr::TPT_LENGTH if self.tpt_log2 > 0 => self.tpt_stage.length as u64,
+            csr::TPT_PADDR if self.tpt_log2 > 0 => self.tpt_stage.paddr as u64,
             csr::EXC_HEAD0 if self.tpt_log2 > 0 => self.exc_head0(),
             csr::EXC_HEAD1 if self.tpt_log2 > 0 => self
                 .exc_head
