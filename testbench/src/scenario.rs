@@ -585,35 +585,53 @@ impl Scenario {
             ));
         }
         if let Some(sd) = &self.split_driver {
-            let line = table_line("split_driver");
-            let bad = |m: String| Err(err(line, format!("table `split_driver`: {m}")));
-            if sd.host == sd.io_unit || sd.host >= self.hosts || sd.io_unit >= self.hosts {
-                return bad(format!(
-                    "host {} and io_unit {} must be two different hosts of 0..{}",
-                    sd.host, sd.io_unit, self.hosts
-                ));
+            let bad = |key: &str, m: String| {
+                Err(err(
+                    key_line_in("split_driver", key),
+                    format!("field `split_driver.{key}`: {m}"),
+                ))
+            };
+            for (key, h) in [("host", sd.host), ("io_unit", sd.io_unit)] {
+                if h >= self.hosts {
+                    return bad(key, format!("must be a host of 0..{}, got {h}", self.hosts));
+                }
             }
-            if sd.packets == 0 || sd.packet_bytes == 0 || sd.packet_bytes % 8 != 0 {
-                return bad(format!(
-                    "packets ({}) and packet_bytes ({}, a multiple of 8) must be at least 1",
-                    sd.packets, sd.packet_bytes
-                ));
+            if sd.host == sd.io_unit {
+                return bad("io_unit", format!("must differ from host ({})", sd.host));
             }
-            if !(1..=256).contains(&sd.elements)
-                || sd.element_bytes % 8 != 0
-                || !(sd.packet_bytes..=65536).contains(&sd.element_bytes)
-            {
-                return bad(format!(
-                    "elements must be in 1..=256 ({}) and element_bytes a multiple of 8 in packet_bytes..=65536 ({})",
-                    sd.elements, sd.element_bytes
-                ));
+            if sd.packets == 0 {
+                return bad("packets", "must be at least 1".into());
             }
-            let room = self.driver.recv_buffer_bytes - nic_driver::pools::HEADER_BYTES as u32 - 4;
+            if sd.packet_bytes == 0 || sd.packet_bytes % 8 != 0 {
+                return bad(
+                    "packet_bytes",
+                    format!("must be a positive multiple of 8, got {}", sd.packet_bytes),
+                );
+            }
+            if !(1..=256).contains(&sd.elements) {
+                return bad("elements", format!("must be in 1..=256, got {}", sd.elements));
+            }
+            if sd.element_bytes % 8 != 0 || !(sd.packet_bytes..=65536).contains(&sd.element_bytes) {
+                return bad(
+                    "element_bytes",
+                    format!(
+                        "must be a multiple of 8 in packet_bytes ({})..=65536, got {}",
+                        sd.packet_bytes, sd.element_bytes
+                    ),
+                );
+            }
+            let room = self
+                .driver
+                .recv_buffer_bytes
+                .saturating_sub(nic_driver::pools::HEADER_BYTES as u32 + 4);
             if sd.mode == SplitMode::Send && sd.packet_bytes > room {
-                return bad(format!(
-                    "mode send: packet_bytes {} does not fit a receive buffer ({} bytes with the SendData header; driver.recv_buffer_bytes {})",
-                    sd.packet_bytes, room, self.driver.recv_buffer_bytes
-                ));
+                return bad(
+                    "packet_bytes",
+                    format!(
+                        "mode send: {} does not fit a receive buffer ({room} bytes with the SendData header; driver.recv_buffer_bytes {})",
+                        sd.packet_bytes, self.driver.recv_buffer_bytes
+                    ),
+                );
             }
         }
         let d = &self.driver;
