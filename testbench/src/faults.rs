@@ -213,7 +213,23 @@ impl FaultSpec {
                         self.down_cycles.unwrap_or(DEFAULT_FLAP_DOWN)
                     ))
                 }
-                Some(_) => Ok(()),
+                Some(_) => {
+                    // Each flap becomes two timeline events: bounded like `[[event]] repeat`.
+                    let until = self.until.unwrap_or(cycles);
+                    let flaps = match self.every {
+                        Some(e) => until.saturating_sub(self.from).div_ceil(e.max(1)),
+                        None => 1,
+                    };
+                    let max = crate::scenario::MAX_EVENT_OCCURRENCES;
+                    if flaps > max {
+                        Err(format!(
+                            "fault field `every`: {flaps} flaps from {} to {until}, more than {max}",
+                            self.from
+                        ))
+                    } else {
+                        Ok(())
+                    }
+                }
             },
             _ => Ok(()),
         }
@@ -229,9 +245,9 @@ impl FaultSpec {
         let mut out = vec![];
         let mut at = self.from;
         while at < until {
-            out.push((at, at + down));
+            out.push((at, at.saturating_add(down)));
             match self.every {
-                Some(e) => at += e,
+                Some(e) => at = at.saturating_add(e.max(1)),
                 None => break,
             }
         }

@@ -569,6 +569,17 @@ fn too_many_event_occurrences_are_refused() {
     assert!(e.message.contains("repeat"), "{e}");
 }
 
+/// A flap fault repeated `every` cycles over a long run expands into timeline events: too
+/// many is refused (the fuzzer's mutation of the flapping-port scenario took 24 GB).
+#[test]
+fn too_many_flaps_are_refused() {
+    let e = refused(
+        "name = \"t\"\nhosts = 2\ncycles = 100000000000\n[[fault]]\nkind = \"flap\"\nfrom = 10\nhost = 1\ndown_cycles = 1\nevery = 2\n",
+    );
+    assert_eq!(e.line, Some(4), "{e}");
+    assert!(e.message.contains("flaps"), "{e}");
+}
+
 /// The default stop of the workload is 3/4 of `cycles`, also for the largest `cycles`.
 #[test]
 fn the_default_workload_stop_does_not_wrap() {
