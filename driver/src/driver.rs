@@ -2085,10 +2085,15 @@ impl<A: NicAccess> Driver<A> {
             rq_doorbells.set(q, true);
             return Ok(());
         }
-        let copied = self.qps[q]
+        let copied = self.qps[q].as_ref().map_or(0, |qp| {
+            qp.held
+                .iter()
+                .filter(|h| matches!(h.at, Held::Copied(_)))
+                .count()
+        });
+        let waiting = self.qps[q]
             .as_ref()
-            .map_or(0, |qp| qp.held.iter().filter(|h| matches!(h.at, Held::Copied(_))).count());
-        let waiting = self.qps[q].as_ref().is_some_and(|qp| qp.app_recvs.is_empty());
+            .is_some_and(|qp| qp.app_recvs.is_empty());
         let at = if waiting && copied < HELD_COPIED_MAX {
             // No application buffer yet: copy the message out so that its bounce buffer
             // goes back now (held messages must not starve the control messages).
@@ -2146,7 +2151,8 @@ impl<A: NicAccess> Driver<A> {
                     Held::Copied(data) => data[..n.min(data.len())].to_vec(),
                     Held::Bounce(slot) => {
                         let mut buf = vec![0u8; n];
-                        self.nic.mem_read(bounce_base + (slot * bytes) as u64, &mut buf);
+                        self.nic
+                            .mem_read(bounce_base + (slot * bytes) as u64, &mut buf);
                         buf
                     }
                 };

@@ -226,13 +226,19 @@ impl Reader<'_> {
         Ok(s)
     }
     fn u16(&mut self) -> Result<u16, PoolError> {
-        Ok(u16::from_le_bytes(self.take(2)?.try_into().expect("2 bytes")))
+        Ok(u16::from_le_bytes(
+            self.take(2)?.try_into().expect("2 bytes"),
+        ))
     }
     fn u32(&mut self) -> Result<u32, PoolError> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
     }
     fn u64(&mut self) -> Result<u64, PoolError> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes")))
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
     }
     fn count(&mut self, function: Function, max: usize) -> Result<usize, PoolError> {
         let count = self.u16()? as usize;
@@ -552,7 +558,10 @@ impl PoolTarget {
 
     fn indicate(&mut self, pool: u32, element: u32, bytes: u32) -> Option<TargetEvent> {
         let ok = self.pools.get_mut(&pool).and_then(|p| {
-            let writable = matches!(p.state, TargetPoolState::Active | TargetPoolState::Flushing(_));
+            let writable = matches!(
+                p.state,
+                TargetPoolState::Active | TargetPoolState::Flushing(_)
+            );
             let size = p.desc.size;
             let slot = p.elements.get_mut(element as usize)?;
             (writable && *slot == TargetElement::Free && bytes <= size).then(|| {

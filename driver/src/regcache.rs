@@ -341,7 +341,9 @@ impl RegistrationCache {
         let hit: Vec<u32> = self
             .cached
             .iter()
-            .filter(|(_, c)| (c.entry.physical as u64) < end && (physical as u64) < c.physical_end())
+            .filter(|(_, c)| {
+                (c.entry.physical as u64) < end && (physical as u64) < c.physical_end()
+            })
             .map(|(&h, _)| h)
             .collect();
         let mut out = vec![];

@@ -175,15 +175,27 @@ fn malformed_unknown_and_wrong_version_messages_are_refused_and_counted() {
     );
     let mut b = header(7, 2);
     b.extend_from_slice(&[0; 12]);
-    assert_eq!(PoolMessage::decode(&b), Err(PoolError::WrongVersion { version: 2 }));
+    assert_eq!(
+        PoolMessage::decode(&b),
+        Err(PoolError::WrongVersion { version: 2 })
+    );
     let b = header(7, VERSION);
-    assert!(matches!(PoolMessage::decode(&b), Err(PoolError::Truncated { .. })));
+    assert!(matches!(
+        PoolMessage::decode(&b),
+        Err(PoolError::Truncated { .. })
+    ));
     let mut b = header(3, VERSION);
     b.extend_from_slice(&0u16.to_le_bytes());
-    assert!(matches!(PoolMessage::decode(&b), Err(PoolError::BadCount { count: 0, .. })));
+    assert!(matches!(
+        PoolMessage::decode(&b),
+        Err(PoolError::BadCount { count: 0, .. })
+    ));
     let mut b = header(2, VERSION);
     b.extend_from_slice(&[1, 0, 0, 0, 8, 0, 0, 0, 0xFF]);
-    assert_eq!(PoolMessage::decode(&b), Err(PoolError::Trailing { extra: 1 }));
+    assert_eq!(
+        PoolMessage::decode(&b),
+        Err(PoolError::Trailing { extra: 1 })
+    );
     // Neither side acts on them.
     let mut t = PoolTarget::new();
     assert_eq!(t.on_message(&header(9, VERSION)), (None, None));
@@ -192,7 +204,14 @@ fn malformed_unknown_and_wrong_version_messages_are_refused_and_counted() {
     assert_eq!(i.on_message(&[1, 2, 3]), None);
     assert_eq!(i.stats().malformed, 1);
     // An indication of an element never advertised is counted, not taken.
-    let m = PoolMessage { context: 0, body: PoolBody::RdmaIndicate { pool: 3, element: 1, bytes: 8 } };
+    let m = PoolMessage {
+        context: 0,
+        body: PoolBody::RdmaIndicate {
+            pool: 3,
+            element: 1,
+            bytes: 8,
+        },
+    };
     assert_eq!(t.on_message(&m.encode()), (None, None));
     assert_eq!(t.stats().out_of_protocol, 1);
 }
@@ -205,7 +224,14 @@ fn the_immediate_says_pool_element_and_bytes_or_a_message_does() {
     assert_eq!(idata(0, 300, 8), None);
     assert_eq!(idata(0, 0, 65536), None);
     let mut t = PoolTarget::new();
-    let d = PoolDescriptor { pool: 300, count: 2, size: 70000, handle: 1, address: 0, context: 0 };
+    let d = PoolDescriptor {
+        pool: 300,
+        count: 2,
+        size: 70000,
+        handle: 1,
+        address: 0,
+        context: 0,
+    };
     let adv = t.advertise(d).unwrap();
     let mut i = PoolInitiator::new();
     assert_eq!(i.on_message(&adv.encode()), None);
@@ -214,5 +240,12 @@ fn the_immediate_says_pool_element_and_bytes_or_a_message_does() {
         panic!("pool 300 does not fit the immediate");
     };
     let (ev, _) = t.on_message(&m.encode());
-    assert_eq!(ev, Some(TargetEvent::Data { pool: 300, element: 0, bytes: 65536 }));
+    assert_eq!(
+        ev,
+        Some(TargetEvent::Data {
+            pool: 300,
+            element: 0,
+            bytes: 65536
+        })
+    );
 }

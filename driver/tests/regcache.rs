@@ -227,7 +227,14 @@ fn a_hit_reuses_the_registration_and_a_free_deregisters_it() {
     assert_eq!(drv.registers, 1);
     // Another owner does not share it.
     let other = c
-        .acquire(&mut drv, OwnerId(2), 0x1000, 0x1000, 4096, Protection::ReadWrite)
+        .acquire(
+            &mut drv,
+            OwnerId(2),
+            0x1000,
+            0x1000,
+            4096,
+            Protection::ReadWrite,
+        )
         .unwrap();
     assert!(!other.hit);
     // Read-only is not served by read-write.
@@ -256,7 +263,14 @@ fn the_bound_evicts_the_least_recently_used_and_the_collector_takes_gone_owners(
     let mut handles = vec![];
     for i in 0..3u32 {
         let l = c
-            .acquire(&mut drv, me, i as u64 * 4096, i * 4096, 4096, Protection::ReadWrite)
+            .acquire(
+                &mut drv,
+                me,
+                i as u64 * 4096,
+                i * 4096,
+                4096,
+                Protection::ReadWrite,
+            )
             .unwrap();
         handles.push(l.entry.handle);
         c.release(&mut drv, l).unwrap();

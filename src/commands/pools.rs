@@ -31,7 +31,10 @@ pub fn run(args: &PoolsBenchArgs) -> Result<(), String> {
     }
     let rows = bench_pools(&o).map_err(|e| format!("nic bench pools: {e}"))?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+        );
         return Ok(());
     }
     println!(
@@ -39,11 +42,20 @@ pub fn run(args: &PoolsBenchArgs) -> Result<(), String> {
         o.packets,
         o.seeds.len()
     );
-    println!("{:>8} {:<6} {:>26} {:>9} {:>9}", "bytes", "mode", "goodput", "idata", "indicate");
+    println!(
+        "{:>8} {:<6} {:>26} {:>9} {:>9}",
+        "bytes", "mode", "goodput", "idata", "indicate"
+    );
     for r in &rows {
         println!(
             "{:>8} {:<6} {:>9.2} ({:.2} .. {:.2}) {:>9} {:>9}",
-            r.packet_bytes, r.mode, r.goodput.median, r.goodput.min, r.goodput.max, r.by_idata, r.by_message
+            r.packet_bytes,
+            r.mode,
+            r.goodput.median,
+            r.goodput.min,
+            r.goodput.max,
+            r.by_idata,
+            r.by_message
         );
     }
     Ok(())

@@ -87,9 +87,18 @@ pub fn run(args: &RegcacheBenchArgs) -> Result<(), String> {
         return Ok(());
     }
     println!("median (min .. max) over {} seeds:", o.seeds.len());
-    println!("  hit rate                       {}", spread(&report.hit_rate, ""));
-    println!("  registrations, without / with  {}", spread(&report.registration_ratio, "x"));
-    println!("  cycles, without / with         {}", spread(&report.speedup, "x"));
+    println!(
+        "  hit rate                       {}",
+        spread(&report.hit_rate, "")
+    );
+    println!(
+        "  registrations, without / with  {}",
+        spread(&report.registration_ratio, "x")
+    );
+    println!(
+        "  cycles, without / with         {}",
+        spread(&report.speedup, "x")
+    );
     println!(
         "  cycles saved per message       {}",
         spread(&report.cycles_saved_per_message, "")

@@ -300,11 +300,11 @@ impl MemoryVerdict {
         let w_end = l.w_base + l.hosts as u32 * l.slot;
         let state = &self.hosts[host];
         // Freed memory anywhere (the write region, the split driver's pools).
-        let freed = state
+        if state
             .freed
             .iter()
-            .any(|&(s, len)| w.addr >= s && (w.addr as u64) < s as u64 + len as u64);
-        if freed && (w.addr < l.w_base || w.addr >= w_end) {
+            .any(|&(s, len)| w.addr >= s && (w.addr as u64) < s as u64 + len as u64)
+        {
             self.counts.use_after_free += 1;
             sb.stale_finding(
                 w.cycle,
@@ -316,23 +316,10 @@ impl MemoryVerdict {
                     w.data
                 ),
             );
-            return;
         }
+        // Only the write region carries tags.
         if w.addr < l.w_base || w.addr >= w_end {
             return;
-        }
-        if freed {
-            self.counts.use_after_free += 1;
-            sb.stale_finding(
-                w.cycle,
-                "use-after-free",
-                vec![host],
-                Some(w.addr as u64),
-                format!(
-                    "host {host}'s NIC wrote {:#018x} into memory whose deregistration had completed",
-                    w.data
-                ),
-            );
         }
         let off = w.addr - l.w_base;
         let slot = off / l.slot;

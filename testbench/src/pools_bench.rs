@@ -63,7 +63,9 @@ pub fn bench_pools(o: &PoolsBenchOptions) -> Result<Vec<PoolsBenchRow>, String> 
     let mut rows = vec![];
     for &bytes in &o.packet_bytes {
         if bytes == 0 || bytes % 8 != 0 || bytes > 65536 {
-            return Err(format!("packet bytes: {bytes} is not a multiple of 8 in 8..=65536"));
+            return Err(format!(
+                "packet bytes: {bytes} is not a multiple of 8 in 8..=65536"
+            ));
         }
         for mode in ["pools", "send"] {
             if mode == "send" && bytes > SEND_MAX {
@@ -72,15 +74,22 @@ pub fn bench_pools(o: &PoolsBenchOptions) -> Result<Vec<PoolsBenchRow>, String> 
             let mut goodput = vec![];
             let (mut by_idata, mut by_message) = (0, 0);
             for &seed in &o.seeds {
-                let r = run_scenario(&scenario(mode, bytes, o.packets, seed)?, RunOptions::default())
-                    .map_err(|e| e.to_string())?;
+                let r = run_scenario(
+                    &scenario(mode, bytes, o.packets, seed)?,
+                    RunOptions::default(),
+                )
+                .map_err(|e| e.to_string())?;
                 if !r.passed {
                     return Err(format!("{mode} {bytes} bytes seed {seed}: {}", r.summary()));
                 }
                 let sd = r.split_driver.ok_or("no split-driver report")?;
                 for dir in ["0->1", "1->0"] {
                     if sd.delivered.get(dir).copied() != Some(o.packets as u64) {
-                        return Err(format!("{mode} {bytes} bytes seed {seed}: {dir} delivered {:?} of {}", sd.delivered.get(dir), o.packets));
+                        return Err(format!(
+                            "{mode} {bytes} bytes seed {seed}: {dir} delivered {:?} of {}",
+                            sd.delivered.get(dir),
+                            o.packets
+                        ));
                     }
                     goodput.push(sd.goodput_bytes_per_cycle.get(dir).copied().unwrap_or(0.0));
                 }

@@ -178,7 +178,10 @@ impl Plan {
         let src_base = arena_base + arena_len;
         let src_len = (o.hosts * o.window) as u64 * o.message_bytes as u64;
         let pool_base = align(src_base + src_len, 4096);
-        let total = align(pool_base + o.buffers as u64 * o.message_bytes as u64, 1 << 16);
+        let total = align(
+            pool_base + o.buffers as u64 * o.message_bytes as u64,
+            1 << 16,
+        );
         Plan {
             arena_base: arena_base as u32,
             arena_len: arena_len as u32,
@@ -270,8 +273,13 @@ pub fn run_once(o: &RegcacheBenchOptions, seed: u64, cached: bool) -> Result<Reg
                     // The senders' staging memory, registered once.
                     let len = plan.pool_base - plan.src_base;
                     *l = Some(
-                        d.register(LOGICAL + plan.src_base as u64, plan.src_base, len, Protection::ReadWrite)
-                            .map_err(|e| format!("host {h}: registering its staging memory: {e}"))?,
+                        d.register(
+                            LOGICAL + plan.src_base as u64,
+                            plan.src_base,
+                            len,
+                            Protection::ReadWrite,
+                        )
+                        .map_err(|e| format!("host {h}: registering its staging memory: {e}"))?,
                     );
                 }
             }
@@ -329,7 +337,14 @@ pub fn run_once(o: &RegcacheBenchOptions, seed: u64, cached: bool) -> Result<Reg
                     }
                     let (handle, lease) = if cached {
                         let lease = caches[dst]
-                            .acquire(d, OwnerId(1), LOGICAL + phys as u64, phys, o.message_bytes, Protection::ReadWrite)
+                            .acquire(
+                                d,
+                                OwnerId(1),
+                                LOGICAL + phys as u64,
+                                phys,
+                                o.message_bytes,
+                                Protection::ReadWrite,
+                            )
                             .map_err(|e| format!("host {dst}: {e}"))?;
                         if !lease.hit {
                             registrations += 1;
@@ -337,7 +352,12 @@ pub fn run_once(o: &RegcacheBenchOptions, seed: u64, cached: bool) -> Result<Reg
                         (lease.entry.handle, Some(lease))
                     } else {
                         let e = d
-                            .register(LOGICAL + phys as u64, phys, o.message_bytes, Protection::ReadWrite)
+                            .register(
+                                LOGICAL + phys as u64,
+                                phys,
+                                o.message_bytes,
+                                Protection::ReadWrite,
+                            )
                             .map_err(|e| format!("host {dst}: {e}"))?;
                         registrations += 1;
                         (e.handle, None)
@@ -382,7 +402,10 @@ pub fn run_once(o: &RegcacheBenchOptions, seed: u64, cached: bool) -> Result<Reg
             }
             let staging = plan.staging(o, m.dst, m.slot);
             let phys = plan.buffer(o, m.buffer);
-            sender.nic().mem.write_bytes(staging, &pattern(m.head, o.message_bytes));
+            sender
+                .nic()
+                .mem
+                .write_bytes(staging, &pattern(m.head, o.message_bytes));
             let d = cluster.host_mut(m.src).driver_mut().expect("booted");
             let r = d.rdma_write(
                 m.dst as u16,
@@ -445,7 +468,12 @@ pub fn run_once(o: &RegcacheBenchOptions, seed: u64, cached: bool) -> Result<Reg
     for c in &caches {
         hits += c.stats().hits;
         misses += c.stats().misses;
-        deregistrations += c.stats().deregistered() - c.stats().deregistrations.get(&nic_driver::regcache::Reason::Freed).copied().unwrap_or(0);
+        deregistrations += c.stats().deregistered()
+            - c.stats()
+                .deregistrations
+                .get(&nic_driver::regcache::Reason::Freed)
+                .copied()
+                .unwrap_or(0);
     }
     Ok(RegcacheRun {
         cached,

@@ -609,7 +609,10 @@ impl Scenario {
                 );
             }
             if !(1..=256).contains(&sd.elements) {
-                return bad("elements", format!("must be in 1..=256, got {}", sd.elements));
+                return bad(
+                    "elements",
+                    format!("must be in 1..=256, got {}", sd.elements),
+                );
             }
             if sd.element_bytes % 8 != 0 || !(sd.packet_bytes..=65536).contains(&sd.element_bytes) {
                 return bad(

@@ -876,19 +876,27 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 multi.record(&p, arrived.map(|a| p.answered_at.saturating_sub(a)));
             }
         }
-        let mut completions: Vec<Vec<nic_driver::Completion>> =
-            (0..n).map(|h| cluster.host_mut(h).take_completions()).collect();
+        let mut completions: Vec<Vec<nic_driver::Completion>> = (0..n)
+            .map(|h| cluster.host_mut(h).take_completions())
+            .collect();
         if let Some(sd) = split.as_mut() {
             let mut own = vec![];
             for (h, list) in completions.iter_mut().enumerate() {
-                let (mine, rest): (Vec<_>, Vec<_>) =
-                    std::mem::take(list).into_iter().partition(|c| sd.owns(h, c));
+                let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(list)
+                    .into_iter()
+                    .partition(|c| sd.owns(h, c));
                 *list = rest;
                 own.extend(mine.into_iter().map(|c| (h, c)));
             }
             sd.step(&mut cluster, &mut sb, &mut verdict, own);
         }
-        workload.step(&mut cluster, &mut sb, &mut verdict, &mut rng, &mut completions);
+        workload.step(
+            &mut cluster,
+            &mut sb,
+            &mut verdict,
+            &mut rng,
+            &mut completions,
+        );
         if cycle % REJOIN_CHECK_INTERVAL == 0 {
             for h in 0..n {
                 let Some(i) = tracker.current[h] else {

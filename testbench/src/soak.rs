@@ -314,7 +314,11 @@ impl SoakCase {
         }
         let _ = writeln!(s, "stop_at = {}", last + SETTLE_CYCLES / 4);
         if let Some(sd) = &self.split {
-            let mode = if sd.mode == crate::scenario::SplitMode::Send { "send" } else { "pools" };
+            let mode = if sd.mode == crate::scenario::SplitMode::Send {
+                "send"
+            } else {
+                "pools"
+            };
             let _ = writeln!(
                 s,
                 "\n[split_driver]\nhost = {}\nio_unit = {}\npackets = {}\npacket_bytes = {}\nelements = {}\nelement_bytes = {}\nmode = \"{mode}\"\nflush_every = {}\nstart_at = {}",

@@ -130,13 +130,23 @@ pub struct SplitStats {
 enum PoolHalf {
     Free,
     /// Registered and advertised: the pool's reference and handle.
-    Live { pool: u32, handle: u32 },
+    Live {
+        pool: u32,
+        handle: u32,
+    },
     /// Flush requested; the initiator may write until it replies.
-    Flushing { pool: u32, handle: u32 },
+    Flushing {
+        pool: u32,
+        handle: u32,
+    },
     /// Left from before a restart: to deregister.
-    Stale { handle: u32 },
+    Stale {
+        handle: u32,
+    },
     /// Deregistration started; free at the driver's `Deregistered`.
-    Freeing { handle: u32 },
+    Freeing {
+        handle: u32,
+    },
 }
 
 impl PoolHalf {
@@ -384,7 +394,10 @@ impl SplitDriver {
         }
         let node = e.node;
         let peer = e.peer as u16;
-        let d = cluster.host_mut(node).driver_mut().expect("a live end has a driver");
+        let d = cluster
+            .host_mut(node)
+            .driver_mut()
+            .expect("a live end has a driver");
         // Deregister pools left from before a restart.
         for h in e.halves.iter_mut() {
             if let PoolHalf::Stale { handle } = *h {
@@ -395,7 +408,12 @@ impl SplitDriver {
             }
         }
         if e.x_handle.is_none() {
-            match d.register(X_LOGICAL + l.staging_base as u64, l.staging_base, l.len - (l.staging_base - l.base), Protection::ReadWrite) {
+            match d.register(
+                X_LOGICAL + l.staging_base as u64,
+                l.staging_base,
+                l.len - (l.staging_base - l.base),
+                Protection::ReadWrite,
+            ) {
                 Ok(entry) => {
                     e.x_handle = Some(entry.handle);
                     sb.register(
@@ -408,7 +426,13 @@ impl SplitDriver {
                     );
                 }
                 Err(err) => {
-                    sb.violation(now, "split-driver", vec![node], None, format!("registering the staging memory failed: {err}"));
+                    sb.violation(
+                        now,
+                        "split-driver",
+                        vec![node],
+                        None,
+                        format!("registering the staging memory failed: {err}"),
+                    );
                     return;
                 }
             }
@@ -417,8 +441,19 @@ impl SplitDriver {
         if !e.receives_posted {
             for j in 0..RECEIVES {
                 let at = l.recv_base + j as u32 * l.recv_bytes;
-                if let Err(err) = d.post_receive(peer, RegionRef::new(x, X_LOGICAL + at as u64), l.recv_bytes, SPLIT_TAG | KIND_RECV | j as u64) {
-                    sb.violation(now, "split-driver", vec![node], None, format!("posting a receive failed: {err}"));
+                if let Err(err) = d.post_receive(
+                    peer,
+                    RegionRef::new(x, X_LOGICAL + at as u64),
+                    l.recv_bytes,
+                    SPLIT_TAG | KIND_RECV | j as u64,
+                ) {
+                    sb.violation(
+                        now,
+                        "split-driver",
+                        vec![node],
+                        None,
+                        format!("posting a receive failed: {err}"),
+                    );
                     return;
                 }
             }
@@ -431,7 +466,12 @@ impl SplitDriver {
         {
             if let Some(half) = e.halves.iter().position(|h| *h == PoolHalf::Free) {
                 let base = l.pool_base(half);
-                match d.register(X_LOGICAL + base as u64, base, l.pool_bytes, Protection::ReadWrite) {
+                match d.register(
+                    X_LOGICAL + base as u64,
+                    base,
+                    l.pool_bytes,
+                    Protection::ReadWrite,
+                ) {
                     Ok(entry) => {
                         let pool = e.next_pool % 256;
                         e.next_pool += 1;
@@ -445,7 +485,10 @@ impl SplitDriver {
                         };
                         if let Ok(m) = e.target.advertise(desc) {
                             e.outgoing.push_back(m);
-                            e.halves[half] = PoolHalf::Live { pool, handle: entry.handle };
+                            e.halves[half] = PoolHalf::Live {
+                                pool,
+                                handle: entry.handle,
+                            };
                             self.stats.pools_advertised += 1;
                             verdict.registered(node, base, l.pool_bytes);
                             sb.register(
@@ -458,7 +501,13 @@ impl SplitDriver {
                             );
                         }
                     }
-                    Err(err) => sb.violation(now, "split-driver", vec![node], None, format!("registering a pool failed: {err}")),
+                    Err(err) => sb.violation(
+                        now,
+                        "split-driver",
+                        vec![node],
+                        None,
+                        format!("registering a pool failed: {err}"),
+                    ),
                 }
             }
         }
@@ -475,7 +524,13 @@ impl SplitDriver {
             let at = l.staging_base + slot as u32 * l.stage_bytes;
             cluster.host(node).nic().mem.write_bytes(at, &bytes);
             let d = cluster.host_mut(node).driver_mut().expect("live");
-            match d.post_send(peer, RegionRef::new(x, X_LOGICAL + at as u64), bytes.len() as u32, None, SPLIT_TAG | KIND_SEND | slot as u64) {
+            match d.post_send(
+                peer,
+                RegionRef::new(x, X_LOGICAL + at as u64),
+                bytes.len() as u32,
+                None,
+                SPLIT_TAG | KIND_SEND | slot as u64,
+            ) {
                 Ok(()) => {
                     e.staging[slot] = Some(InFlight::Message(e.session));
                     e.outgoing.pop_front();
@@ -501,7 +556,10 @@ impl SplitDriver {
                         *sent += 1;
                         e.first_sent.get_or_insert(now);
                         self.stats.send_data += 1;
-                        e.outgoing.push_back(PoolMessage { context: 0, body: PoolBody::SendData(data) });
+                        e.outgoing.push_back(PoolMessage {
+                            context: 0,
+                            body: PoolBody::SendData(data),
+                        });
                     }
                 }
             }
@@ -526,7 +584,14 @@ impl SplitDriver {
                     Indication::Idata(imm) => Some(*imm),
                     Indication::Message(_) => None,
                 };
-                let r = d.rdma_write(peer, RegionRef::new(x, X_LOGICAL + at as u64), RegionRef::new(el.handle, el.address), spec.packet_bytes, imm, SPLIT_TAG | KIND_WRITE | slot as u64);
+                let r = d.rdma_write(
+                    peer,
+                    RegionRef::new(x, X_LOGICAL + at as u64),
+                    RegionRef::new(el.handle, el.address),
+                    spec.packet_bytes,
+                    imm,
+                    SPLIT_TAG | KIND_WRITE | slot as u64,
+                );
                 match r {
                     Ok(()) => {
                         e.waiting.pop_front();
@@ -542,8 +607,20 @@ impl SplitDriver {
                             }
                         }
                     }
-                    Err(nic_driver::VerbsError::RingFull { .. } | nic_driver::VerbsError::NodeBarred { .. }) => {}
-                    Err(err) => sb.violation(now, "split-driver", vec![node], None, format!("RDMA WRITE into pool {} element {}: {err}", el.pool, el.element)),
+                    Err(
+                        nic_driver::VerbsError::RingFull { .. }
+                        | nic_driver::VerbsError::NodeBarred { .. },
+                    ) => {}
+                    Err(err) => sb.violation(
+                        now,
+                        "split-driver",
+                        vec![node],
+                        None,
+                        format!(
+                            "RDMA WRITE into pool {} element {}: {err}",
+                            el.pool, el.element
+                        ),
+                    ),
                 }
             }
         }
@@ -561,7 +638,9 @@ impl SplitDriver {
         let spec = self.spec.clone();
         let l = self.layout;
         let Some(s) = self.side(h) else { return };
-        let Some(e) = self.ends[s].as_mut() else { return };
+        let Some(e) = self.ends[s].as_mut() else {
+            return;
+        };
         match c {
             Completion::Send { wr_id, status, .. } => {
                 let slot = (wr_id & 0xFF) as usize;
@@ -585,7 +664,13 @@ impl SplitDriver {
                     self.restart_both();
                 }
             }
-            Completion::Receive { wr_id, immediate, byte_count, status, .. } => {
+            Completion::Receive {
+                wr_id,
+                immediate,
+                byte_count,
+                status,
+                ..
+            } => {
                 let j = (wr_id & 0xFF) as u32;
                 let at = l.recv_base + j * l.recv_bytes;
                 let mut event = None;
@@ -593,7 +678,12 @@ impl SplitDriver {
                     match immediate {
                         Some(imm) => event = e.target.on_idata(imm),
                         None => {
-                            let mut bytes = cluster.host(h).nic().mem.read_bytes(at, byte_count.min(l.recv_bytes) as usize).to_vec();
+                            let mut bytes = cluster
+                                .host(h)
+                                .nic()
+                                .mem
+                                .read_bytes(at, byte_count.min(l.recv_bytes) as usize)
+                                .to_vec();
                             // A message of an earlier session (still on the wire when the
                             // session started over) names pools that are gone: dropped.
                             let decoded = PoolMessage::decode(&bytes);
@@ -611,7 +701,11 @@ impl SplitDriver {
                             use nic_driver::pools::Function as F;
                             match f {
                                 _ if bytes.is_empty() => {}
-                                Ok(F::BufferRecvPool | F::BufferRecvPoolUpdate | F::BufferPoolFlushRequest) => {
+                                Ok(
+                                    F::BufferRecvPool
+                                    | F::BufferRecvPoolUpdate
+                                    | F::BufferPoolFlushRequest,
+                                ) => {
                                     if let Some(reply) = e.initiator.on_message(&bytes) {
                                         e.outgoing.push_back(reply);
                                     }
@@ -629,15 +723,33 @@ impl SplitDriver {
                 }
                 // The receive buffer goes back.
                 if let (Some(x), Some(d)) = (e.x_handle, cluster.host_mut(h).driver_mut()) {
-                    let _ = d.post_receive(e.peer as u16, RegionRef::new(x, X_LOGICAL + at as u64), l.recv_bytes, SPLIT_TAG | KIND_RECV | j as u64);
+                    let _ = d.post_receive(
+                        e.peer as u16,
+                        RegionRef::new(x, X_LOGICAL + at as u64),
+                        l.recv_bytes,
+                        SPLIT_TAG | KIND_RECV | j as u64,
+                    );
                 }
                 let data = match event {
-                    Some(TargetEvent::Data { pool, element, bytes }) => {
-                        let Some(half) = e.halves.iter().position(|x| x.writable_pool() == Some(pool)) else {
+                    Some(TargetEvent::Data {
+                        pool,
+                        element,
+                        bytes,
+                    }) => {
+                        let Some(half) = e
+                            .halves
+                            .iter()
+                            .position(|x| x.writable_pool() == Some(pool))
+                        else {
                             return;
                         };
                         let addr = l.pool_base(half) + element * spec.element_bytes;
-                        let got = cluster.host(h).nic().mem.read_bytes(addr, bytes as usize).to_vec();
+                        let got = cluster
+                            .host(h)
+                            .nic()
+                            .mem
+                            .read_bytes(addr, bytes as usize)
+                            .to_vec();
                         e.target.take(pool, element);
                         Some(got)
                     }
@@ -651,7 +763,9 @@ impl SplitDriver {
                                 }
                                 for half in e.halves.iter_mut() {
                                     if half.writable_pool() == Some(p) {
-                                        *half = PoolHalf::Freeing { handle: desc.handle };
+                                        *half = PoolHalf::Freeing {
+                                            handle: desc.handle,
+                                        };
                                     }
                                 }
                             }
@@ -666,7 +780,9 @@ impl SplitDriver {
                     let head = packet_head(&got);
                     let want = e.expect;
                     let ok = match head {
-                        Some((src, session, _)) if src == peer && session < (current & 0xFF_FFFF) => {
+                        Some((src, session, _))
+                            if src == peer && session < (current & 0xFF_FFFF) =>
+                        {
                             self.stats.late += 1;
                             return;
                         }
@@ -701,13 +817,22 @@ impl SplitDriver {
                         && e.received_since_flush >= spec.flush_every
                         && now < self.stop_at
                     {
-                        let live = e.halves.iter().find_map(|x| match x { PoolHalf::Live { pool, .. } => Some(*pool), _ => None });
-                        if let (Some(pool), true) = (live, e.halves.iter().any(|x| *x == PoolHalf::Free)) {
+                        let live = e.halves.iter().find_map(|x| match x {
+                            PoolHalf::Live { pool, .. } => Some(*pool),
+                            _ => None,
+                        });
+                        if let (Some(pool), true) =
+                            (live, e.halves.iter().any(|x| *x == PoolHalf::Free))
+                        {
                             if let Some(m) = e.target.flush(pool) {
                                 msgs.push(m);
                                 e.received_since_flush = 0;
                                 if self.free_at_flush {
-                                    if let Some(half) = e.halves.iter().position(|x| x.writable_pool() == Some(pool)) {
+                                    if let Some(half) = e
+                                        .halves
+                                        .iter()
+                                        .position(|x| x.writable_pool() == Some(pool))
+                                    {
                                         verdict.freed(h, l.pool_base(half), l.pool_bytes);
                                     }
                                 }
@@ -727,7 +852,11 @@ impl SplitDriver {
             }
             Completion::Deregistered { entry } => {
                 for (half, x) in e.halves.iter_mut().enumerate() {
-                    if *x == (PoolHalf::Freeing { handle: entry.handle }) {
+                    if *x
+                        == (PoolHalf::Freeing {
+                            handle: entry.handle,
+                        })
+                    {
                         *x = PoolHalf::Free;
                         self.stats.pools_freed += 1;
                         verdict.freed(h, l.pool_base(half), l.pool_bytes);
@@ -751,9 +880,12 @@ impl SplitDriver {
             let dir = Self::dir(e.node, e.peer);
             if let (Some(first), Some(last)) = (e.first_sent, self.last_delivered[s]) {
                 let cycles = last.saturating_sub(first).max(1);
-                let bytes = self.stats.delivered.get(&dir).copied().unwrap_or(0) * self.spec.packet_bytes as u64;
+                let bytes = self.stats.delivered.get(&dir).copied().unwrap_or(0)
+                    * self.spec.packet_bytes as u64;
                 self.stats.cycles.insert(dir.clone(), cycles);
-                self.stats.goodput_bytes_per_cycle.insert(dir, bytes as f64 / cycles as f64);
+                self.stats
+                    .goodput_bytes_per_cycle
+                    .insert(dir, bytes as f64 / cycles as f64);
             }
         }
     }

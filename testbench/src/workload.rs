@@ -319,6 +319,11 @@ enum WRegion {
     None,
 }
 
+/// Whether hosts `a` and `b` are the split-driver exchange's two ends.
+fn is_split_pair(pair: Option<(usize, usize)>, a: usize, b: usize) -> bool {
+    pair.is_some_and(|(x, y)| (a, b) == (x, y) || (a, b) == (y, x))
+}
+
 /// `a` without `b`: up to two ranges `(start, len)`.
 fn range_minus(a: (u32, u32), b: Option<(u32, u32)>) -> Vec<(u32, u32)> {
     let (a0, a1) = (a.0 as u64, a.0 as u64 + a.1 as u64);
@@ -494,7 +499,10 @@ impl Workload {
             stop_at: scenario.workload_stop(),
             dereg_rate: scenario.workload.dereg_rate,
             free_at_deregistration: false,
-            split_pair: scenario.split_driver.as_ref().map(|sd| (sd.host, sd.io_unit)),
+            split_pair: scenario
+                .split_driver
+                .as_ref()
+                .map(|sd| (sd.host, sd.io_unit)),
             apps: (0..n).map(|_| None).collect(),
             handle_epoch: HashMap::new(),
             sent_ok: vec![],
@@ -573,8 +581,7 @@ impl Workload {
         app.w_narrow = true;
         let l_handle = entries[2].handle;
         let pair = self.split_pair;
-        let split = |a: usize, b: usize| pair.is_some_and(|(x, y)| (a, b) == (x, y) || (a, b) == (y, x));
-        for p in (0..n).filter(|&p| p != h && !split(h, p)) {
+        for p in (0..n).filter(|&p| p != h && !is_split_pair(pair, h, p)) {
             for j in 0..RECEIVES {
                 let at = RegionRef::new(l_handle, L_LOGICAL + l.l_receive(p, j) as u64);
                 let wr = (1u64 << 63) | (p as u64) << 8 | j as u64;
@@ -841,10 +848,7 @@ impl Workload {
         let pair = self.split_pair;
         let candidates: Vec<usize> = (0..n)
             .filter(|&t| t != h && self.targets[t])
-            .filter(|&t| {
-                kind != OpKind::Send
-                    || !pair.is_some_and(|(x, y)| (h, t) == (x, y) || (h, t) == (y, x))
-            })
+            .filter(|&t| kind != OpKind::Send || !is_split_pair(pair, h, t))
             .filter(|&t| {
                 kind == OpKind::Send
                     || cluster
@@ -1099,9 +1103,9 @@ impl Workload {
                         if got != want {
                             let at = got.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(0);
                             let word = at / 8 * 8;
-                            let found = got
-                                .get(word..word + 8)
-                                .and_then(|b| OperationTag::decode(u64::from_le_bytes(b.try_into().ok()?)));
+                            let found = got.get(word..word + 8).and_then(|b| {
+                                OperationTag::decode(u64::from_le_bytes(b.try_into().ok()?))
+                            });
                             sb.violation(
                                 now,
                                 "data",

@@ -592,7 +592,7 @@ fn the_default_workload_stop_does_not_wrap() {
 }
 
 /// An error at the end of the text (an unclosed array): `line` is the line the message
-/// names (it used to be one more, the line after the final newline).
+/// names (not the line after the final newline).
 #[test]
 fn an_error_at_the_end_names_the_same_line_twice() {
     for text in [

@@ -218,7 +218,10 @@ fn the_registration_cache_lets_go_only_on_free_change_or_owner_exit() {
     assert!(c.hits > 10 * c.misses, "{c:?}");
     assert_eq!(c.misses, c.registrations, "{c:?}");
     for reason in ["freed", "changed", "collected"] {
-        assert!(c.deregistrations.get(reason).is_some_and(|&n| n > 0), "{reason}: {c:?}");
+        assert!(
+            c.deregistrations.get(reason).is_some_and(|&n| n > 0),
+            "{reason}: {c:?}"
+        );
     }
     assert_eq!(r.memory.use_after_free, 0);
     assert!(r.memory.words_checked > 1000, "{}", r.summary());

@@ -54,10 +54,17 @@ fn the_pools_bench_moves_every_packet_in_both_modes() {
         seeds: vec![1],
     })
     .expect("the bench runs");
-    let modes: Vec<(String, u32)> = rows.iter().map(|r| (r.mode.clone(), r.packet_bytes)).collect();
+    let modes: Vec<(String, u32)> = rows
+        .iter()
+        .map(|r| (r.mode.clone(), r.packet_bytes))
+        .collect();
     assert_eq!(
         modes,
-        [("pools".into(), 256), ("send".into(), 256), ("pools".into(), 65536)]
+        [
+            ("pools".into(), 256),
+            ("send".into(), 256),
+            ("pools".into(), 65536)
+        ]
     );
     assert_eq!((rows[0].by_idata, rows[0].by_message), (24, 0));
     assert_eq!((rows[2].by_idata, rows[2].by_message), (0, 24));
