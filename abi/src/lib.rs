@@ -8,8 +8,8 @@ pub mod syndrome;
 
 pub use queue_entries::{Cqe, Rqe, Wqe, WqeOpcode, INLINE_MAX_BYTES, INLINE_WORDS, NOP_OPCODE};
 pub use syndrome::{
-    AethRefusal, CompletionStatus, Syndrome, AETH_REFUSED_DISTANCE_SHIFT,
-    AETH_REFUSED_SYNDROME_SHIFT,
+    AethRefusals, CompletionStatus, Syndrome, AETH_REFUSALS_REPORTED, AETH_REFUSALS_SHIFT,
+    AETH_REFUSAL_CODE_BITS,
 };
 
 /// Largest number of queue pairs a NIC can be configured with (6-bit QP index).

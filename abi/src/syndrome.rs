@@ -42,6 +42,26 @@ impl Syndrome {
         Self::NACKS.iter().position(|s| *s == self)
     }
 
+    /// The 3-bit code of a final NACK syndrome in an AETH's refusal report
+    /// ([`AethRefusals`]): 1 for RECEIVER_NOT_READY, `x + 1` for `0x6x` (x = 1..6);
+    /// None for ACK and the retryable NACKs, which never consume a PSN.
+    pub fn refusal_code(self) -> Option<u8> {
+        match self {
+            Syndrome::Ack | Syndrome::SequenceError | Syndrome::CrcOrMalformed => None,
+            Syndrome::ReceiverNotReady => Some(1),
+            s => Some((s as u8 & 0x0f) + 1),
+        }
+    }
+
+    /// The final NACK syndrome of a refusal code (None for 0 and for a code no final
+    /// syndrome has).
+    pub fn from_refusal_code(code: u8) -> Option<Self> {
+        Self::NACKS
+            .iter()
+            .copied()
+            .find(|s| s.refusal_code() == Some(code))
+    }
+
     /// Retryable NACKs make the requester go back N; the others consume the PSN.
     pub fn is_retryable(self) -> bool {
         matches!(self, Syndrome::SequenceError | Syndrome::CrcOrMalformed)
@@ -68,41 +88,61 @@ impl fmt::Display for Syndrome {
     }
 }
 
-/// The refusal an ACK / NACK cell's AETH carries besides its own syndrome (bits 18:8 of
-/// its immediate data): the responder's last refused PSN `psn - distance` and its final
-/// syndrome, when that refusal lies 1..=7 PSNs before the answer's own PSN (the answer
-/// acknowledges it otherwise). A requester whose NACK for that PSN was lost learns of
-/// the refusal from any later answer (`docs/nic-architecture.md`, "Refused PSNs").
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct AethRefusal {
-    /// The refused PSN's syndrome (a final NACK syndrome, never 0).
-    pub syndrome: u8,
-    /// How far before the answer's PSN the refused PSN lies (1..=7).
-    pub distance: u8,
-}
+/// How many PSNs before an answer's own its AETH reports refusals for (`SEND_WINDOW - 1`:
+/// a requester sends nothing more than that past a PSN it has not completed).
+pub const AETH_REFUSALS_REPORTED: usize = 7;
+/// Bit position of the first refusal code in the AETH (the PSN just before the answer's).
+pub const AETH_REFUSALS_SHIFT: u32 = 8;
+/// Bits per refusal code in the AETH ([`Syndrome::refusal_code`]).
+pub const AETH_REFUSAL_CODE_BITS: u32 = 3;
 
-/// Bit position of [`AethRefusal::syndrome`] in the AETH (8 bits).
-pub const AETH_REFUSED_SYNDROME_SHIFT: u32 = 8;
-/// Bit position of [`AethRefusal::distance`] in the AETH (3 bits).
-pub const AETH_REFUSED_DISTANCE_SHIFT: u32 = 16;
+/// The refusals an ACK / NACK cell's AETH reports besides its own syndrome (bits 28:8 of
+/// its immediate data): for each of the [`AETH_REFUSALS_REPORTED`] PSNs before the
+/// answer's own, the final NACK syndrome the responder gave it, if it refused it. The
+/// answer acknowledges those PSNs, so a requester whose NACK for one of them was lost
+/// learns of the refusal from any later answer (`docs/nic-architecture.md`, "Refused
+/// PSNs"). Entry `k - 1` is the PSN `k` before the answer's; its code sits at bits
+/// `8 + 3 (k - 1)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct AethRefusals(pub [Option<Syndrome>; AETH_REFUSALS_REPORTED]);
 
-impl AethRefusal {
-    /// The refusal an AETH carries, if any (a zero syndrome field: none).
-    pub fn from_aeth(aeth: u32) -> Option<Self> {
-        let syndrome = (aeth >> AETH_REFUSED_SYNDROME_SHIFT) as u8;
-        let distance = (aeth >> AETH_REFUSED_DISTANCE_SHIFT) as u8 & 7;
-        (syndrome != 0 && distance != 0).then_some(AethRefusal { syndrome, distance })
+impl AethRefusals {
+    /// The refusals an AETH reports (a code no final syndrome has counts as none).
+    pub fn from_aeth(aeth: u32) -> Self {
+        let mut r = [None; AETH_REFUSALS_REPORTED];
+        for (k, entry) in r.iter_mut().enumerate() {
+            let code = (aeth >> (AETH_REFUSALS_SHIFT + AETH_REFUSAL_CODE_BITS * k as u32)) & 7;
+            *entry = Syndrome::from_refusal_code(code as u8);
+        }
+        AethRefusals(r)
     }
 
-    /// This refusal's AETH bits (to OR with the answer's syndrome).
+    /// One refusal, `distance` (1..=7) PSNs before the answer's.
+    pub fn one(distance: usize, syndrome: Syndrome) -> Self {
+        let mut r = AethRefusals::default();
+        r.0[distance - 1] = Some(syndrome);
+        r
+    }
+
+    /// These refusals' AETH bits (to OR with the answer's syndrome). A syndrome that is
+    /// not a final NACK has no code and is left out.
     pub fn to_aeth(self) -> u32 {
-        (self.syndrome as u32) << AETH_REFUSED_SYNDROME_SHIFT
-            | ((self.distance & 7) as u32) << AETH_REFUSED_DISTANCE_SHIFT
+        self.0.iter().enumerate().fold(0, |aeth, (k, s)| {
+            let code = s.and_then(Syndrome::refusal_code).unwrap_or(0) as u32;
+            aeth | code << (AETH_REFUSALS_SHIFT + AETH_REFUSAL_CODE_BITS * k as u32)
+        })
     }
 
-    /// The refused PSN, for an answer to PSN `psn`.
-    pub fn psn(self, psn: u32) -> u32 {
-        psn.wrapping_sub(self.distance as u32) & crate::PSN_MASK
+    /// No refusal reported.
+    pub fn is_empty(self) -> bool {
+        self.0.iter().all(Option::is_none)
+    }
+
+    /// The refused PSNs and their syndromes, oldest first, for an answer to PSN `psn`.
+    pub fn oldest_first(self, psn: u32) -> impl Iterator<Item = (u32, Syndrome)> {
+        (1..=AETH_REFUSALS_REPORTED).rev().filter_map(move |k| {
+            self.0[k - 1].map(|s| (psn.wrapping_sub(k as u32) & crate::PSN_MASK, s))
+        })
     }
 }
 
@@ -172,6 +212,48 @@ impl CompletionStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::PSN_MASK;
+
+    #[test]
+    fn refusal_codes_fit_three_bits_and_round_trip() {
+        let finals: Vec<Syndrome> = Syndrome::NACKS
+            .iter()
+            .copied()
+            .filter(|s| !s.is_retryable())
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        for s in &finals {
+            let c = s.refusal_code().unwrap();
+            assert!((1..=7).contains(&c), "{s}: {c}");
+            assert!(seen.insert(c), "{s}: code {c} taken twice");
+            assert_eq!(Syndrome::from_refusal_code(c), Some(*s));
+        }
+        assert_eq!(Syndrome::SequenceError.refusal_code(), None);
+        assert_eq!(Syndrome::CrcOrMalformed.refusal_code(), None);
+        assert_eq!(Syndrome::from_refusal_code(0), None);
+    }
+
+    #[test]
+    fn aeth_refusals_round_trip_oldest_first() {
+        let mut r = AethRefusals::default();
+        r.0[0] = Some(Syndrome::RemoteAccessError);
+        r.0[6] = Some(Syndrome::ReceiverNotReady);
+        r.0[3] = Some(Syndrome::RdmaDisabled);
+        let aeth = r.to_aeth();
+        assert_eq!(aeth & 0xff, 0, "the answer's own syndrome is not touched");
+        assert_eq!(aeth >> 29, 0, "bits 31:29 stay zero");
+        assert_eq!(AethRefusals::from_aeth(aeth | 0x62), r);
+        let order: Vec<_> = r.oldest_first(5).collect();
+        assert_eq!(
+            order,
+            vec![
+                (PSN_MASK - 1, Syndrome::ReceiverNotReady),
+                (1, Syndrome::RdmaDisabled),
+                (4, Syndrome::RemoteAccessError)
+            ]
+        );
+        assert!(AethRefusals::from_aeth(0x65).is_empty());
+    }
 
     #[test]
     fn codes_round_trip_and_counter_indices_are_dense() {

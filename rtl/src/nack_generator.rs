@@ -14,8 +14,8 @@
 //! - `psn`, `expected_psn` (24), `synced`, `resync` (the cell's RESYNC flag), `nak_sent`.
 //! - The PSN distances, computed by the engine a clock ahead (from its per-QP RAMs, in
 //!   the clock they answer) so that no subtraction lies in series with the rules:
-//!   `behind` = `(expected_psn - psn) mod 2^24`, `refused_back` = `(expected_psn -
-//!   refused_psn) mod 2^24`, `rs_back` = `(expected_psn - rs_psn) mod 2^24`.
+//!   `behind` = `(expected_psn - psn) mod 2^24`, `rs_back` = `(expected_psn - rs_psn) mod
+//!   2^24`.
 //! - `atomic_match`: the QP's saved atomic is valid and its PSN equals `psn`.
 //! - `enable_send_recv`, `enable_rdma` (the `ENABLE` register).
 //! - `vaddr_low` (3, the RETH address's low bits), `msg_length` (32), `dma_length` (32).
@@ -25,10 +25,11 @@
 //! - `length_error`: the receive buffer cannot hold the SEND (shorter than the message, or
 //!   not 8-aligned). Known only after the receive queue entry was read; 0 before.
 //! - `slot_busy`: the QP's owed-response slot holds a NACK or a response.
-//! - `refused_valid`, `refused_psn` (24), `refused_syndrome` (8): the QP's last refused
-//!   PSN (a NACK that consumed its PSN: every syndrome but SEQUENCE_ERROR and
-//!   CRC_OR_MALFORMED) and its syndrome. The engine keeps it valid only while it lies
-//!   within `SEND_WINDOW` PSNs behind the expected one (see "Refused PSNs" below).
+//! - `refused_window` (24): the QP's refusals among the `SEND_WINDOW` PSNs before the
+//!   expected one: bits `3(k-1)+2 .. 3(k-1)` hold the refusal code
+//!   (`nic_abi::Syndrome::refusal_code`, 0 = not refused) of PSN `expected_psn - k`, k =
+//!   1..=8 (a refusal is a NACK that consumed its PSN: every syndrome but SEQUENCE_ERROR
+//!   and CRC_OR_MALFORMED; see "Refused PSNs" below).
 //! - `rs_valid`: the QP keeps a resync point, the PSN it last resynced at (adopted as the
 //!   expected one), while it lies within `SEND_WINDOW` PSNs behind the expected one (see
 //!   "Resync point" below); its distance is `rs_back`.
@@ -45,7 +46,9 @@
 //! - `check_access`: the decision reached the access check of rule 5 (an RDMA or atomic
 //!   request whose earlier checks passed): `access_ok` matters, so the engine looks it up.
 //! - `ack_psn` (24): the PSN the ACK of a duplicate SEND / WRITE names: `expected - 1`,
-//!   or `refused_psn - 1` when the duplicate lies before the refused PSN.
+//!   or the duplicate's own PSN when `expected - 1` was refused (an ACK of a refused PSN
+//!   would complete it with success). The engine's AETH reports the refusals before the
+//!   PSN the answer names.
 //! - `count_dropped`: the drop is counted in `STAT_DROPPED` (every drop except the silent
 //!   discard of requests ahead of the expected PSN after the SEQUENCE_ERROR NACK was sent).
 //! - `slot_refused`: the owed-slot rule turned the request away with SEQUENCE_ERROR
@@ -58,8 +61,9 @@
 //! 2. PSN, after the resync: ahead (`(expected - psn) mod 2^24 >= 2^23`), or a duplicate
 //!    before the resync point → NACK SEQUENCE_ERROR (0x60), or a silent drop while
 //!    `nak_sent`. Duplicate
-//!    (`1..2^23` behind) → answer again: the duplicate of the refused PSN its NACK again
-//!    (`refused_syndrome`, whatever the opcode); SEND / WRITE an ACK (`ack_psn`), an
+//!    (`1..2^23` behind) → answer again: the duplicate of a refused PSN its NACK again
+//!    (its syndrome from `refused_window`, whatever the opcode); SEND / WRITE an ACK
+//!    (`ack_psn`), an
 //!    atomic whose PSN is the saved one its saved value (otherwise drop, counted), a READ
 //!    goes on through rules 3-5 and is executed again (`ACTION_DUPLICATE` when it passes).
 //! 3. SEND/RECV disabled → NACK REMOTE_OPERATIONAL_ERROR (0x63).
@@ -83,8 +87,10 @@
 //! requester that timed out while the NACK was on its way (go-back-N to an older PSN,
 //! which makes it ignore the NACK) would retransmit the refused request, get a duplicate's
 //! ACK and complete the refused WQE with success. So the answer to a PSN never changes:
-//! its duplicate gets the same NACK (which acknowledges every PSN before it), and a
-//! duplicate before it an ACK that stops short of it.
+//! the duplicate of a refused PSN gets the same NACK, and no ACK names a refused PSN. The
+//! window holds every refusal the requester may not have completed yet (it sends nothing
+//! more than `SEND_WINDOW - 1` past a PSN it has not completed), so two or more refusals
+//! within one window are all remembered.
 //!
 //! Resync point: a QP that resynced at PSN r never applied the PSNs before r in its
 //! current incarnation (its host rebooted, or the requester skipped them). A duplicate
@@ -128,12 +134,9 @@ pub struct NackGenerator {
     pub rq_empty: Signal<In, Bit>,
     pub length_error: Signal<In, Bit>,
     pub slot_busy: Signal<In, Bit>,
-    pub refused_valid: Signal<In, Bit>,
-    pub refused_psn: Signal<In, Bits<24>>,
-    pub refused_syndrome: Signal<In, Bits<8>>,
+    pub refused_window: Signal<In, Bits<24>>,
     pub rs_valid: Signal<In, Bit>,
     pub behind: Signal<In, Bits<24>>,
-    pub refused_back: Signal<In, Bits<24>>,
     pub rs_back: Signal<In, Bits<24>>,
     pub action: Signal<Out, Bits<2>>,
     pub syndrome: Signal<Out, Bits<8>>,
@@ -155,9 +158,11 @@ pub struct NackGenerator {
     resync_now: Signal<Local, Bit>,
     sequential: Signal<Local, Bit>,
     ahead: Signal<Local, Bit>,
-    // The refused PSN: named by this PSN, after it.
+    // This PSN's refusal code in the window (0: not refused, or not in the window), and
+    // its syndrome.
+    refused_code: Signal<Local, Bits<3>>,
     refused_hit: Signal<Local, Bit>,
-    refused_before: Signal<Local, Bit>,
+    refused_syndrome: Signal<Local, Bits<8>>,
     // The resync point: this PSN is a duplicate before it.
     rs_before: Signal<Local, Bit>,
     // Rule 5's static part.
@@ -196,15 +201,44 @@ impl Logic for NackGenerator {
         // classification needs no second subtraction in series with the first.
         self.sequential.next = self.resync_now.val() | (self.behind.val() == 0);
         self.ahead.next = !self.resync_now.val() & self.behind.val().get_bit(23);
-        self.refused_hit.next =
-            self.refused_valid.val() & (self.psn.val() == self.refused_psn.val());
-        self.refused_before.next =
-            self.refused_valid.val() & (self.behind.val() > self.refused_back.val());
+        // The window entry of a duplicate `behind` PSNs back (1..=8), unrolled.
+        self.refused_code.next = 0.into();
+        if self.behind.val() == 1 {
+            self.refused_code.next = self.refused_window.val().get_bits::<3>(0);
+        }
+        if self.behind.val() == 2 {
+            self.refused_code.next = self.refused_window.val().get_bits::<3>(3);
+        }
+        if self.behind.val() == 3 {
+            self.refused_code.next = self.refused_window.val().get_bits::<3>(6);
+        }
+        if self.behind.val() == 4 {
+            self.refused_code.next = self.refused_window.val().get_bits::<3>(9);
+        }
+        if self.behind.val() == 5 {
+            self.refused_code.next = self.refused_window.val().get_bits::<3>(12);
+        }
+        if self.behind.val() == 6 {
+            self.refused_code.next = self.refused_window.val().get_bits::<3>(15);
+        }
+        if self.behind.val() == 7 {
+            self.refused_code.next = self.refused_window.val().get_bits::<3>(18);
+        }
+        if self.behind.val() == 8 {
+            self.refused_code.next = self.refused_window.val().get_bits::<3>(21);
+        }
+        self.refused_hit.next = self.refused_code.val().any();
+        // Refusal code 1 is RECEIVER_NOT_READY, code c >= 2 the syndrome 0x60 + c - 1.
+        self.refused_syndrome.next = 0x20.into();
+        if self.refused_code.val() != 1 {
+            self.refused_syndrome.next =
+                bit_cast::<8, 3>(self.refused_code.val() - 1) | bits::<8>(0x60);
+        }
         self.rs_before.next =
             self.rs_valid.val() & !self.sequential.val() & (self.behind.val() > self.rs_back.val());
         self.ack_psn.next = self.expected_psn.val() - 1;
-        if self.refused_before.val() {
-            self.ack_psn.next = self.refused_psn.val() - 1;
+        if self.refused_window.val().get_bits::<3>(0).any() {
+            self.ack_psn.next = self.psn.val();
         }
         self.request_ok.next = (self.vaddr_low.val() == 0)
             & (!self.is_atomic.val()
@@ -325,9 +359,8 @@ mod tests {
         pub rq_empty: bool,
         pub length_error: bool,
         pub slot_busy: bool,
-        pub refused_valid: bool,
-        pub refused_psn: u32,
-        pub refused_syndrome: u8,
+        /// The refusal window: entry k-1 is PSN `expected_psn - k`.
+        pub refused: [Option<Syndrome>; 8],
         pub rs_valid: bool,
         pub rs_psn: u32,
     }
@@ -375,8 +408,12 @@ mod tests {
                 };
             }
             let duplicate = d != 0;
-            if duplicate && i.refused_valid && i.psn == i.refused_psn {
-                let s = Syndrome::from_code(i.refused_syndrome).expect("a refusal");
+            if let Some(s) = i
+                .refused
+                .get((d as usize).wrapping_sub(1))
+                .copied()
+                .flatten()
+            {
                 return (Nack(s), false);
             }
             if duplicate && !read {
@@ -465,13 +502,13 @@ mod tests {
         uut.rq_empty.next = i.rq_empty;
         uut.length_error.next = i.length_error;
         uut.slot_busy.next = i.slot_busy;
-        uut.refused_valid.next = i.refused_valid;
-        uut.refused_psn.next = (i.refused_psn as u64).to_bits();
-        uut.refused_syndrome.next = (i.refused_syndrome as u64).to_bits();
+        let window = i.refused.iter().enumerate().fold(0u64, |w, (k, s)| {
+            w | (s.and_then(Syndrome::refusal_code).unwrap_or(0) as u64) << (3 * k)
+        });
+        uut.refused_window.next = window.to_bits();
         uut.rs_valid.next = i.rs_valid;
         let distance = |a: u32, b: u32| (a.wrapping_sub(b) & PSN_MASK) as u64;
         uut.behind.next = distance(i.expected_psn, i.psn).to_bits();
-        uut.refused_back.next = distance(i.expected_psn, i.refused_psn).to_bits();
         uut.rs_back.next = distance(i.expected_psn, i.rs_psn).to_bits();
         settle(uut);
     }
@@ -513,17 +550,16 @@ mod tests {
             );
         }
         if got == Decision::Duplicate && !matches!(i.opcode, 0x12..=0x14) {
-            // The ACK stops short of a refused PSN after the duplicate.
-            let back = psn_distance(i.expected_psn, i.psn);
-            let refused_back = psn_distance(i.expected_psn, i.refused_psn);
-            let acked = if i.refused_valid && back > refused_back {
-                i.refused_psn
+            // No ACK names a refused PSN: the one before the expected PSN, unless that
+            // was refused, then the duplicate's own (not refused, or it was NACKed).
+            let acked = if i.refused[0].is_some() {
+                i.psn
             } else {
-                i.expected_psn
+                i.expected_psn.wrapping_sub(1) & PSN_MASK
             };
             assert_eq!(
                 uut.ack_psn.val().to_u64() as u32,
-                acked.wrapping_sub(1) & PSN_MASK,
+                acked,
                 "ack_psn for {i:?}"
             );
         }
@@ -558,6 +594,29 @@ mod tests {
         v
     }
 
+    /// The final NACK syndromes a refusal window holds.
+    const FINAL: [Syndrome; 5] = [
+        Syndrome::RemoteAccessError,
+        Syndrome::ReceiverNotReady,
+        Syndrome::InvalidRequest,
+        Syndrome::RemoteOperationalError,
+        Syndrome::RdmaDisabled,
+    ];
+
+    /// The refusal windows of the exhaustive test, for a PSN `back` before the expected
+    /// one: 1, this PSN refused; 2, every other PSN of the window refused (each with its
+    /// own syndrome); otherwise none.
+    fn window(case: u32, back: u32) -> [Option<Syndrome>; 8] {
+        let mut w = [None; 8];
+        for (k, entry) in w.iter_mut().enumerate() {
+            let this = k as u32 + 1 == back;
+            if (case == 1 && this) || (case == 2 && !this) {
+                *entry = Some(FINAL[k % FINAL.len()]);
+            }
+        }
+        w
+    }
+
     /// Every combination of the 13 boolean inputs, for every opcode class and PSN
     /// relation, with request shapes that pass and fail rule 5.
     #[test]
@@ -574,7 +633,7 @@ mod tests {
                 _ => &[(0, 100, 0)],
             };
             for &(psn, expected_psn) in &psn_cases() {
-                // No refusal; this PSN refused; a later PSN refused (this one before it);
+                // No refusal; this PSN refused; every other PSN of the window refused;
                 // no refusal but a resync point at this PSN, or after it.
                 for refused in 0..5u32 {
                     for &(vaddr_low, msg_length, dma_length) in shapes {
@@ -600,9 +659,7 @@ mod tests {
                                 rq_empty: b(10),
                                 length_error: b(11),
                                 slot_busy: b(12),
-                                refused_valid: refused == 1 || refused == 2,
-                                refused_psn: (psn + refused.max(1) - 1) & PSN_MASK,
-                                refused_syndrome: Syndrome::RemoteAccessError as u8,
+                                refused: window(refused, psn_distance(expected_psn, psn)),
                                 rs_valid: refused >= 3,
                                 rs_psn: (psn + refused.max(3) - 3) & PSN_MASK,
                             };
@@ -733,8 +790,7 @@ mod tests {
             vaddr_low in 0u8..8,
             msg_length in prop_oneof![Just(16u32), Just(8), any::<u32>()],
             dma_length in prop_oneof![Just(8u32), Just(16), any::<u32>()],
-            refused_back in 0u32..10,
-            refused_syndrome in prop::sample::select(vec![0x20u8, 0x61, 0x62, 0x63, 0x65]),
+            refused in prop::array::uniform8(prop::option::of(prop::sample::select(FINAL.to_vec()))),
             rs_back in 0u32..10,
         ) {
             let b = |k: u32| bits >> k & 1 != 0;
@@ -759,9 +815,7 @@ mod tests {
                 rq_empty: b(10),
                 length_error: b(11),
                 slot_busy: b(12),
-                refused_valid: b(20),
-                refused_psn: if b(21) { psn } else { expected_psn.wrapping_sub(refused_back) & PSN_MASK },
-                refused_syndrome,
+                refused,
                 rs_valid: b(22),
                 rs_psn: if b(23) { psn } else { expected_psn.wrapping_sub(rs_back) & PSN_MASK },
             };

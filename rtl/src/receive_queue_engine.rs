@@ -36,17 +36,16 @@
 //!   `m_owe_addr` (32), `m_owe_length` (32), `m_owe_value` (64), `m_owe_dest_node`,
 //!   `m_owe_dest_qp` (16), `m_owe_resync` (the request's PSN became the expected one through
 //!   a resync: the QP was not synced, or a RESYNC request restarted the sequence; the answer
-//!   goes out with the RESYNC flag), `m_owe_refusal` (11: the AETH's bits 18:8 of an ACK
-//!   or NACK, `nic_abi::AethRefusal`: the QP's last refused PSN's syndrome (7:0) and its
-//!   distance before `m_owe_psn` (10:8), when that distance is 1..=7 and no resync of this
-//!   message forgot the refusal; 0 otherwise); `slot_busy` (64, in).
+//!   goes out with the RESYNC flag), `m_owe_refusal` (21: the AETH's bits 28:8 of an ACK
+//!   or NACK, `nic_abi::AethRefusals`: bits `3(k-1)+2 .. 3(k-1)` the refusal code of PSN
+//!   `m_owe_psn - k`, k = 1..=7, 0 where it was not refused; all 0 for a response and
+//!   after a resync of this message); `slot_busy` (64, in).
 //! - Acknowledgement events `m_ack_valid/ready`, `m_ack_qp` (6), `m_ack_psn` (24),
 //!   `m_ack_syndrome` (8), `m_ack_response`, `m_ack_resync` (the ACK, NACK or response
 //!   carried the RESYNC flag: the remote responder restarted its PSN sequence at `psn`).
-//!   An ACK or NACK whose AETH reports a refusal gives two events: first the refused
-//!   PSN's final NACK (`psn` minus the distance, the reported syndrome, the answer's
-//!   RESYNC flag), then the answer's own; only the second counts in
-//!   `stat_nack_received_*`.
+//!   An ACK or NACK whose AETH reports refusals gives one event per refusal first, oldest
+//!   first: the refused PSN's final NACK (`psn - k`, the reported syndrome, the answer's
+//!   RESYNC flag); then the answer's own, which alone counts in `stat_nack_received_*`.
 //!   Expect events `s_expect_valid/ready`,
 //!   `s_expect_qp` (6), `s_expect_psn` (24), `s_expect_addr` (32), `s_expect_length` (32),
 //!   `s_expect_atomic`.
@@ -89,11 +88,12 @@
 //!   response writes at most 8 bytes. A CAS that does not match writes nothing.
 //! - A QP reset (QP_CTRL bit 1) of the QP whose message is in progress abandons that
 //!   message (no further writes, no completion, no answer not yet begun).
-//! - Refused PSNs (`docs/nic-architecture.md`, "Refused PSNs"): per QP the last PSN a
-//!   NACK consumed and its syndrome (a 64 x 32 RAM and a valid bit per QP). Its duplicate
-//!   is NACKed again with that syndrome (a READ is not executed again), and a duplicate
-//!   of an older PSN is ACKed up to the PSN before it. Forgotten on a QP reset, a resync,
-//!   or once the expected PSN is more than `SEND_WINDOW` past it.
+//! - Refused PSNs (`docs/nic-architecture.md`, "Refused PSNs"): per QP a refusal window,
+//!   the refusal code of each of the `SEND_WINDOW` PSNs before the expected one (a 64 x 24
+//!   RAM and a valid bit per QP), shifted by one entry whenever a PSN is consumed. The
+//!   duplicate of a refused PSN is NACKed again with its syndrome (a READ is not executed
+//!   again), no ACK names a refused PSN, and every ACK or NACK reports the refusals among
+//!   the 7 PSNs before its own in its AETH. Forgotten on a QP reset and a resync.
 //! - Resynced answers (`docs/nic-architecture.md`, "Rejoin support"): the answer to a
 //!   request whose PSN a resync adopted although the request did not carry RESYNC (the
 //!   QP was not synced: this host rebooted) is owed with `m_owe_resync`, whatever it is
@@ -238,7 +238,7 @@ pub struct ReceiveQueueEngine {
     pub m_owe_dest_node: Signal<Out, Bits<16>>,
     pub m_owe_dest_qp: Signal<Out, Bits<16>>,
     pub m_owe_resync: Signal<Out, Bit>,
-    pub m_owe_refusal: Signal<Out, Bits<11>>,
+    pub m_owe_refusal: Signal<Out, Bits<21>>,
     pub slot_busy: Signal<In, Bits<64>>,
     pub m_ack_valid: Signal<Out, Bit>,
     pub m_ack_ready: Signal<In, Bit>,
@@ -323,15 +323,14 @@ pub struct ReceiveQueueEngine {
     rqe_addr: DFF<Bits<32>>,
     synced_reg: DFF<Bit>,
     nak_reg: DFF<Bit>,
-    /// The QP's last refused PSN (23:0) and its syndrome (31:24), and whether it is valid.
-    refused_reg: DFF<Bits<32>>,
-    refused_valid: DFF<Bit>,
+    /// The QP's refusal window (0 when not valid): bits `3(k-1)+2 .. 3(k-1)` the refusal
+    /// code of PSN `expected - k`, k = 1..=8.
+    refused_reg: DFF<Bits<24>>,
     /// The QP's resync point (the PSN it last resynced at) and whether it is kept.
     rs_reg: DFF<Bits<24>>,
-    /// `expected - psn`, `expected - refused PSN`, `expected - resync point` (24 each),
-    /// registered in Lookup for the NackGenerator.
+    /// `expected - psn`, `expected - resync point` (24 each), registered in Lookup for the
+    /// NackGenerator.
     behind_reg: DFF<Bits<24>>,
-    refused_back_reg: DFF<Bits<24>>,
     rs_back_reg: DFF<Bits<24>>,
     rs_valid: DFF<Bit>,
     atomic_match: DFF<Bit>,
@@ -358,12 +357,10 @@ pub struct ReceiveQueueEngine {
     owe_syndrome: DFF<Bits<8>>,
     /// The owed answer's PSN became the expected one through a resync.
     owe_resync: DFF<Bit>,
-    /// `refused_reg` is the QP's refusal in the owed answer's PSN sequence (valid, and
-    /// not forgotten by a resync of this message).
-    owe_ref_ok: DFF<Bit>,
-    /// An answer's AETH reported a refusal: its PSN and syndrome (`AckRefusal`).
-    ref_psn: DFF<Bits<24>>,
-    ref_syndrome: DFF<Bits<8>>,
+    /// The owed answer's AETH refusal report (`m_owe_refusal`), relative to `owe_psn`.
+    owe_refusal: DFF<Bits<21>>,
+    /// The refusals an answer's AETH reported and not yet handed on (`AckRefusal`).
+    ref_codes: DFF<Bits<21>>,
     ack_syndrome: DFF<Bits<8>>,
     ack_response: DFF<Bit>,
     /// The acknowledgement or response being handed over carried the RESYNC flag.
@@ -406,8 +403,8 @@ pub struct ReceiveQueueEngine {
     /// rq_ci 23:0, expected PSN 47:24.
     resp_ram: RAM<Bits<48>, QP_ADDRESS_BITS>,
     atomic_psn_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
-    /// Last refused PSN 23:0, its syndrome 31:24 (valid: `refused_bits`).
-    refused_ram: RAM<Bits<32>, QP_ADDRESS_BITS>,
+    /// The refusal window (as `refused_reg`; valid: `refused_bits`).
+    refused_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
     /// The PSN the QP last resynced at (valid: `rs_bits`).
     rs_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
     atomic_value_ram: RAM<Bits<64>, QP_ADDRESS_BITS>,
@@ -451,8 +448,7 @@ pub struct ReceiveQueueEngine {
     effective_next: Signal<Local, Bits<24>>,
     /// The request's PSN + 1 (the expected PSN after it, when it resyncs).
     rx_psn_p1: Signal<Local, Bits<24>>,
-    /// `refused_far_next` / `rs_far_next` when the request resyncs.
-    refused_far_psn: Signal<Local, Bit>,
+    /// `rs_far_next` when the request resyncs.
     rs_far_psn: Signal<Local, Bit>,
     commit_expected: Signal<Local, Bits<24>>,
     commit_ci: Signal<Local, Bits<24>>,
@@ -464,13 +460,23 @@ pub struct ReceiveQueueEngine {
     synced_set: Signal<Local, Bit>,
     nak_set: Signal<Local, Bit>,
     nak_clear: Signal<Local, Bit>,
+    /// Write the QP's refusal window (`refused_wdata`) and mark it valid.
     refused_set: Signal<Local, Bit>,
-    refused_clear: Signal<Local, Bit>,
-    refused_wdata: Signal<Local, Bits<32>>,
-    /// The expected PSN after a Decide's READ or a Commit is more than `SEND_WINDOW`
-    /// past the refused PSN: the requester can no longer retransmit it.
-    refused_far_next: Signal<Local, Bit>,
-    refused_far_commit: Signal<Local, Bit>,
+    refused_wdata: Signal<Local, Bits<24>>,
+    /// The window the decided request sees: 0 when it resyncs.
+    refused_eff: Signal<Local, Bits<24>>,
+    /// The window's entries from `behind + 1` on (what an answer naming the duplicate
+    /// PSN reports), and from 2 on (an answer naming `expected - 1`).
+    refused_dup: Signal<Local, Bits<21>>,
+    refused_after1: Signal<Local, Bits<21>>,
+    /// The syndrome of a PSN being consumed and its refusal code (0: not a refusal).
+    refusal_syndrome: Signal<Local, Bits<8>>,
+    refusal_code: Signal<Local, Bits<3>>,
+    /// The oldest refusal left in `ref_codes`: how far before the answer's PSN (1..=7),
+    /// its code and its bits.
+    ref_pick: Signal<Local, Bits<3>>,
+    ref_pick_code: Signal<Local, Bits<3>>,
+    ref_pick_mask: Signal<Local, Bits<21>>,
     rs_set: Signal<Local, Bit>,
     rs_clear: Signal<Local, Bit>,
     /// The expected PSN after a Decide's READ or NACK, or a Commit, is more than
@@ -479,8 +485,6 @@ pub struct ReceiveQueueEngine {
     rs_far_commit: Signal<Local, Bit>,
     expect_clear: Signal<Local, Bit>,
     drop_count: Signal<Local, Bit>,
-    /// How far the QP's refused PSN lies before the owed answer's PSN.
-    owe_ref_dist: Signal<Local, Bits<24>>,
     nack_count: Signal<Local, Bit>,
     message_count: Signal<Local, Bit>,
     nack_index: Signal<Local, Bits<3>>,
@@ -514,7 +518,6 @@ pub struct ReceiveQueueEngine {
     nak_set_mask: Signal<Local, Bits<64>>,
     nak_clear_mask: Signal<Local, Bits<64>>,
     refused_set_mask: Signal<Local, Bits<64>>,
-    refused_clear_mask: Signal<Local, Bits<64>>,
     rs_set_mask: Signal<Local, Bits<64>>,
     rs_clear_mask: Signal<Local, Bits<64>>,
     expect_set_mask: Signal<Local, Bits<64>>,
@@ -688,10 +691,8 @@ impl ReceiveQueueEngine {
             synced_reg: Default::default(),
             nak_reg: Default::default(),
             refused_reg: Default::default(),
-            refused_valid: Default::default(),
             rs_reg: Default::default(),
             behind_reg: Default::default(),
-            refused_back_reg: Default::default(),
             rs_back_reg: Default::default(),
             rs_valid: Default::default(),
             atomic_match: Default::default(),
@@ -712,9 +713,16 @@ impl ReceiveQueueEngine {
             owe_psn: Default::default(),
             owe_syndrome: Default::default(),
             owe_resync: Default::default(),
-            owe_ref_ok: Default::default(),
-            ref_psn: Default::default(),
-            ref_syndrome: Default::default(),
+            owe_refusal: Default::default(),
+            ref_codes: Default::default(),
+            refused_eff: Default::default(),
+            refused_dup: Default::default(),
+            refused_after1: Default::default(),
+            refusal_syndrome: Default::default(),
+            refusal_code: Default::default(),
+            ref_pick: Default::default(),
+            ref_pick_code: Default::default(),
+            ref_pick_mask: Default::default(),
             ack_syndrome: Default::default(),
             ack_response: Default::default(),
             ack_resync: Default::default(),
@@ -789,7 +797,6 @@ impl ReceiveQueueEngine {
             effective: Default::default(),
             effective_next: Default::default(),
             rx_psn_p1: Default::default(),
-            refused_far_psn: Default::default(),
             rs_far_psn: Default::default(),
             commit_expected: Default::default(),
             commit_ci: Default::default(),
@@ -802,17 +809,13 @@ impl ReceiveQueueEngine {
             nak_set: Default::default(),
             nak_clear: Default::default(),
             refused_set: Default::default(),
-            refused_clear: Default::default(),
             refused_wdata: Default::default(),
-            refused_far_next: Default::default(),
-            refused_far_commit: Default::default(),
             rs_set: Default::default(),
             rs_clear: Default::default(),
             rs_far_next: Default::default(),
             rs_far_commit: Default::default(),
             expect_clear: Default::default(),
             drop_count: Default::default(),
-            owe_ref_dist: Default::default(),
             nack_count: Default::default(),
             message_count: Default::default(),
             nack_index: Default::default(),
@@ -846,7 +849,6 @@ impl ReceiveQueueEngine {
             nak_set_mask: Default::default(),
             nak_clear_mask: Default::default(),
             refused_set_mask: Default::default(),
-            refused_clear_mask: Default::default(),
             rs_set_mask: Default::default(),
             rs_clear_mask: Default::default(),
             expect_set_mask: Default::default(),
@@ -907,10 +909,8 @@ impl Logic for ReceiveQueueEngine {
             synced_reg,
             nak_reg,
             refused_reg,
-            refused_valid,
             rs_reg,
             behind_reg,
-            refused_back_reg,
             rs_back_reg,
             rs_valid,
             atomic_match,
@@ -932,9 +932,8 @@ impl Logic for ReceiveQueueEngine {
             owe_psn,
             owe_syndrome,
             owe_resync,
-            owe_ref_ok,
-            ref_psn,
-            ref_syndrome,
+            owe_refusal,
+            ref_codes,
             ack_syndrome,
             ack_response,
             ack_resync,
@@ -1058,12 +1057,9 @@ impl Logic for ReceiveQueueEngine {
         self.nack.rq_empty.next = self.rq_empty.q.val();
         self.nack.length_error.next = self.length_error.q.val();
         self.nack.slot_busy.next = self.slot_busy.val().get_bit(self.ctx_qp.q.val().index());
-        self.nack.refused_valid.next = self.refused_valid.q.val();
-        self.nack.refused_psn.next = self.refused_reg.q.val().get_bits::<24>(0);
-        self.nack.refused_syndrome.next = self.refused_reg.q.val().get_bits::<8>(24);
+        self.nack.refused_window.next = self.refused_reg.q.val();
         self.nack.rs_valid.next = self.rs_valid.q.val();
         self.nack.behind.next = self.behind_reg.q.val();
-        self.nack.refused_back.next = self.refused_back_reg.q.val();
         self.nack.rs_back.next = self.rs_back_reg.q.val();
         self.effective.next = self.expected_reg.q.val();
         if self.nack.resynced.val() {
@@ -1077,21 +1073,101 @@ impl Logic for ReceiveQueueEngine {
         if self.nack.resynced.val() {
             self.effective_next.next = self.rx_psn_p1.val();
         }
-        self.refused_far_commit.next =
-            (self.commit_expected.val() - self.refused_reg.q.val().get_bits::<24>(0)) > 8;
-        self.refused_far_psn.next =
-            (self.rx_psn_p1.val() - self.refused_reg.q.val().get_bits::<24>(0)) > 8;
         self.rs_far_commit.next = (self.commit_expected.val() - self.rs_reg.q.val()) > 8;
         self.rs_far_psn.next = (self.rx_psn_p1.val() - self.rs_reg.q.val()) > 8;
-        self.refused_far_next.next = self.refused_far_commit.val();
         self.rs_far_next.next = self.rs_far_commit.val();
         if self.nack.resynced.val() {
-            self.refused_far_next.next = self.refused_far_psn.val();
             self.rs_far_next.next = self.rs_far_psn.val();
         }
         self.commit_ci.next = self.rq_ci_reg.q.val();
         if self.hdr_consumes.val() {
             self.commit_ci.next = self.rq_ci_reg.q.val() + 1;
+        }
+        // The refusal window as the decided request sees it (a resync forgets it), and
+        // shifted to the PSNs an answer names: the duplicate's own (`behind` back,
+        // unrolled) or `expected - 1`.
+        self.refused_eff.next = self.refused_reg.q.val();
+        if self.nack.resynced.val() {
+            self.refused_eff.next = 0.into();
+        }
+        self.refused_after1.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 3);
+        self.refused_dup.next = 0.into();
+        if self.behind_reg.q.val() == 1 {
+            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 3);
+        }
+        if self.behind_reg.q.val() == 2 {
+            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 6);
+        }
+        if self.behind_reg.q.val() == 3 {
+            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 9);
+        }
+        if self.behind_reg.q.val() == 4 {
+            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 12);
+        }
+        if self.behind_reg.q.val() == 5 {
+            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 15);
+        }
+        if self.behind_reg.q.val() == 6 {
+            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 18);
+        }
+        if self.behind_reg.q.val() == 7 {
+            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 21);
+        }
+        if self.behind_reg.q.val() == 8 {
+            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 24);
+        }
+        // The refusal code of the PSN being consumed: 1 for RECEIVER_NOT_READY, the
+        // syndrome's low bits + 1 for 0x61..0x65, 0 for an execution without a NACK.
+        self.refusal_syndrome.next = self.nack.syndrome.val();
+        if self.state.q.val() == ResponderState::Commit {
+            self.refusal_syndrome.next = self.owe_syndrome.q.val();
+        }
+        self.refusal_code.next = self.refusal_syndrome.val().get_bits::<3>(0) + 1;
+        if self.refusal_syndrome.val() == 0x20 {
+            self.refusal_code.next = 1.into();
+        }
+        if self.refusal_syndrome.val() == 0 {
+            self.refusal_code.next = 0.into();
+        }
+        // The oldest refusal an answer's AETH reported and not yet handed on (unrolled:
+        // the farthest entry wins).
+        self.ref_pick.next = 0.into();
+        self.ref_pick_code.next = 0.into();
+        self.ref_pick_mask.next = 0.into();
+        if self.ref_codes.q.val().get_bits::<3>(0).any() {
+            self.ref_pick.next = 1.into();
+            self.ref_pick_code.next = self.ref_codes.q.val().get_bits::<3>(0);
+            self.ref_pick_mask.next = bits::<21>(7) << 0;
+        }
+        if self.ref_codes.q.val().get_bits::<3>(3).any() {
+            self.ref_pick.next = 2.into();
+            self.ref_pick_code.next = self.ref_codes.q.val().get_bits::<3>(3);
+            self.ref_pick_mask.next = bits::<21>(7) << 3;
+        }
+        if self.ref_codes.q.val().get_bits::<3>(6).any() {
+            self.ref_pick.next = 3.into();
+            self.ref_pick_code.next = self.ref_codes.q.val().get_bits::<3>(6);
+            self.ref_pick_mask.next = bits::<21>(7) << 6;
+        }
+        if self.ref_codes.q.val().get_bits::<3>(9).any() {
+            self.ref_pick.next = 4.into();
+            self.ref_pick_code.next = self.ref_codes.q.val().get_bits::<3>(9);
+            self.ref_pick_mask.next = bits::<21>(7) << 9;
+        }
+        if self.ref_codes.q.val().get_bits::<3>(12).any() {
+            self.ref_pick.next = 5.into();
+            self.ref_pick_code.next = self.ref_codes.q.val().get_bits::<3>(12);
+            self.ref_pick_mask.next = bits::<21>(7) << 12;
+        }
+        if self.ref_codes.q.val().get_bits::<3>(15).any() {
+            self.ref_pick.next = 6.into();
+            self.ref_pick_code.next = self.ref_codes.q.val().get_bits::<3>(15);
+            self.ref_pick_mask.next = bits::<21>(7) << 15;
+        }
+        if self.ref_codes.q.val().get_bits::<3>(18).any() {
+            self.ref_pick.next = 7.into();
+            self.ref_pick_code.next = self.ref_codes.q.val().get_bits::<3>(18);
+            self.ref_pick_mask.next = bits::<21>(7) << 18;
         }
 
         // ---- Payload beats ----
@@ -1148,11 +1224,9 @@ impl Logic for ReceiveQueueEngine {
         self.nak_set.next = false;
         self.nak_clear.next = false;
         self.refused_set.next = false;
-        self.refused_clear.next = false;
         self.rs_set.next = false;
         self.rs_clear.next = false;
-        self.refused_wdata.next = bit_cast::<32, 24>(self.s_rx_psn.val())
-            | (bit_cast::<32, 8>(self.nack.syndrome.val()) << 24);
+        self.refused_wdata.next = self.refused_eff.val();
         self.expect_clear.next = false;
         self.drop_count.next = false;
         self.nack_count.next = false;
@@ -1215,19 +1289,20 @@ impl Logic for ReceiveQueueEngine {
                     .val()
                     .get_bit(self.ctx_qp.q.val().index());
                 self.nak_reg.d.next = self.nak_bits.q.val().get_bit(self.ctx_qp.q.val().index());
-                self.refused_reg.d.next = self.refused_ram.read_data.val();
-                self.rs_reg.d.next = self.rs_ram.read_data.val();
-                // The NackGenerator's PSN distances, for the Decide clock.
-                self.behind_reg.d.next = self.lk_expected.val() - self.s_rx_psn.val();
-                self.refused_back_reg.d.next =
-                    self.lk_expected.val() - self.refused_ram.read_data.val().get_bits::<24>(0);
-                self.rs_back_reg.d.next = self.lk_expected.val() - self.rs_ram.read_data.val();
-                self.rs_valid.d.next = self.rs_bits.q.val().get_bit(self.ctx_qp.q.val().index());
-                self.refused_valid.d.next = self
+                self.refused_reg.d.next = 0.into();
+                if self
                     .refused_bits
                     .q
                     .val()
-                    .get_bit(self.ctx_qp.q.val().index());
+                    .get_bit(self.ctx_qp.q.val().index())
+                {
+                    self.refused_reg.d.next = self.refused_ram.read_data.val();
+                }
+                self.rs_reg.d.next = self.rs_ram.read_data.val();
+                // The NackGenerator's PSN distances, for the Decide clock.
+                self.behind_reg.d.next = self.lk_expected.val() - self.s_rx_psn.val();
+                self.rs_back_reg.d.next = self.lk_expected.val() - self.rs_ram.read_data.val();
+                self.rs_valid.d.next = self.rs_bits.q.val().get_bit(self.ctx_qp.q.val().index());
                 self.atomic_match.d.next = self
                     .atomic_bits
                     .q
@@ -1288,12 +1363,17 @@ impl Logic for ReceiveQueueEngine {
                     // before the expected one).
                     self.owe_resync.d.next =
                         self.rs_bits.q.val().get_bit(self.ctx_qp.q.val().index());
-                    self.refused_reg.d.next = self.refused_ram.read_data.val();
-                    self.owe_ref_ok.d.next = self
+                    // It names the expected PSN: the window's refusals are before it.
+                    self.owe_refusal.d.next = 0.into();
+                    if self
                         .refused_bits
                         .q
                         .val()
-                        .get_bit(self.ctx_qp.q.val().index());
+                        .get_bit(self.ctx_qp.q.val().index())
+                    {
+                        self.owe_refusal.d.next =
+                            self.refused_ram.read_data.val().get_bits::<21>(0);
+                    }
                     self.nak_set.next = true;
                     self.state.d.next = ResponderState::Owe;
                 }
@@ -1312,14 +1392,10 @@ impl Logic for ReceiveQueueEngine {
                         self.ack_resync.d.next = self.s_rx_flags.val().get_bit(4);
                         self.nack_count.next = self.s_rx_opcode.val() == 0x31;
                         self.state.d.next = ResponderState::AckEvent;
-                        // The AETH reports a refused PSN before this one: its final NACK
-                        // first (the NACK itself may have been lost on the way).
-                        self.ref_syndrome.d.next = self.s_rx_immediate.val().get_bits::<8>(8);
-                        self.ref_psn.d.next = self.s_rx_psn.val()
-                            - bit_cast::<24, 3>(self.s_rx_immediate.val().get_bits::<3>(16));
-                        if self.s_rx_immediate.val().get_bits::<8>(8).any()
-                            & self.s_rx_immediate.val().get_bits::<3>(16).any()
-                        {
+                        // The AETH reports refused PSNs before this one: their final
+                        // NACKs first, oldest first (a NACK itself may have been lost).
+                        self.ref_codes.d.next = self.s_rx_immediate.val().get_bits::<21>(8);
+                        if self.s_rx_immediate.val().get_bits::<21>(8).any() {
                             self.state.d.next = ResponderState::AckRefusal;
                         }
                     } else {
@@ -1361,12 +1437,17 @@ impl Logic for ReceiveQueueEngine {
                     if self.nack.resynced.val() {
                         self.owe_resync.d.next = !self.s_rx_flags.val().get_bit(4);
                     }
-                    self.owe_ref_ok.d.next = self.refused_valid.q.val() & !self.nack.resynced.val();
+                    // The AETH reports the window's refusals before the PSN the answer
+                    // names (the expected one unless set below).
+                    self.owe_refusal.d.next = self.refused_eff.val().get_bits::<21>(0);
                     if self.nack.action.val() == 3 {
                         self.owe_kind.d.next = 1.into();
                         if self.nack.syndrome.val() == 0x60 {
                             self.owe_psn.d.next = self.effective.val();
                             self.nak_set.next = true;
+                        } else if !self.nack.in_sequence.val() {
+                            // A refused duplicate's NACK names its own PSN.
+                            self.owe_refusal.d.next = self.refused_dup.val();
                         }
                         self.state.d.next = ResponderState::Owe;
                     } else if self.nack.action.val() == 1 {
@@ -1377,6 +1458,10 @@ impl Logic for ReceiveQueueEngine {
                         } else {
                             self.owe_kind.d.next = 0.into();
                             self.owe_psn.d.next = self.nack.ack_psn.val();
+                            self.owe_refusal.d.next = self.refused_after1.val();
+                            if self.refused_reg.q.val().get_bits::<3>(0).any() {
+                                self.owe_refusal.d.next = self.refused_dup.val();
+                            }
                         }
                         self.state.d.next = ResponderState::Owe;
                     } else if self.rx_is_read.val() {
@@ -1405,14 +1490,15 @@ impl Logic for ReceiveQueueEngine {
                         self.expected_reg.d.next = self.effective.val();
                         self.synced_set.next = true;
                         self.nak_clear.next = true;
-                        // The refused PSN: a new refusal replaces it; a resync (a new PSN
-                        // sequence) forgets it, and so does moving SEND_WINDOW past it.
-                        if self.nack.action.val() == 3 {
-                            self.refused_set.next = true;
-                        } else if self.nack.resynced.val()
-                            | (self.rx_is_read.val() & self.refused_far_next.val())
-                        {
-                            self.refused_clear.next = true;
+                        // The refusal window: a NACK or a READ consumes its PSN now
+                        // (shifted in with its refusal code); a resync (a new PSN
+                        // sequence) forgets it. A message executed later shifts it in
+                        // Commit, from `refused_reg`.
+                        self.refused_set.next = true;
+                        self.refused_reg.d.next = self.refused_eff.val();
+                        if (self.nack.action.val() == 3) | self.rx_is_read.val() {
+                            self.refused_wdata.next = (self.refused_eff.val() << 3)
+                                | bit_cast::<24, 3>(self.refusal_code.val());
                         }
                         // The resync point: set by a resync, forgotten once the expected
                         // PSN is more than SEND_WINDOW past it.
@@ -1499,7 +1585,10 @@ impl Logic for ReceiveQueueEngine {
             }
             ResponderState::AckRefusal => {
                 if self.m_ack_ready.val() {
-                    self.state.d.next = ResponderState::AckEvent;
+                    self.ref_codes.d.next = self.ref_codes.q.val() & !self.ref_pick_mask.val();
+                    if (self.ref_codes.q.val() & !self.ref_pick_mask.val()) == 0 {
+                        self.state.d.next = ResponderState::AckEvent;
+                    }
                 }
             }
             ResponderState::AckEvent => {
@@ -1567,13 +1656,13 @@ impl Logic for ReceiveQueueEngine {
                         | (bit_cast::<48, 24>(self.commit_expected.val()) << 24);
                     self.atomic_we.next = self.end_mode.q.val() == MessageMode::ExecAtomic;
                     self.state.d.next = ResponderState::Owe;
-                    // A SEND NACKed after execution (longer than its buffer) is refused.
-                    self.refused_wdata.next = bit_cast::<32, 24>(self.hdr_psn.q.val())
-                        | (bit_cast::<32, 8>(self.owe_syndrome.q.val()) << 24);
+                    // The PSN is consumed: shifted into the refusal window, as a refusal
+                    // when NACKed after execution (a SEND longer than its buffer).
+                    self.refused_set.next = true;
+                    self.refused_wdata.next = self.refused_reg.q.val() << 3;
                     if self.owe_kind.q.val() == 1 {
-                        self.refused_set.next = true;
-                    } else if self.refused_far_commit.val() {
-                        self.refused_clear.next = true;
+                        self.refused_wdata.next = (self.refused_reg.q.val() << 3)
+                            | bit_cast::<24, 3>(self.refusal_code.val());
                     }
                     if self.rs_far_commit.val() {
                         self.rs_clear.next = true;
@@ -1805,10 +1894,6 @@ impl Logic for ReceiveQueueEngine {
         if self.refused_set.val() {
             self.refused_set_mask.next = self.ctx_mask.val();
         }
-        self.refused_clear_mask.next = self.reset_mask.val();
-        if self.refused_clear.val() {
-            self.refused_clear_mask.next = self.reset_mask.val() | self.ctx_mask.val();
-        }
         self.rs_set_mask.next = 0.into();
         if self.rs_set.val() {
             self.rs_set_mask.next = self.ctx_mask.val();
@@ -1838,7 +1923,7 @@ impl Logic for ReceiveQueueEngine {
         self.nak_bits.d.next = ((self.nak_bits.q.val() & !self.nak_clear_mask.val())
             | self.nak_set_mask.val())
             & self.qp_mask.val();
-        self.refused_bits.d.next = ((self.refused_bits.q.val() & !self.refused_clear_mask.val())
+        self.refused_bits.d.next = ((self.refused_bits.q.val() & !self.reset_mask.val())
             | self.refused_set_mask.val())
             & self.qp_mask.val();
         self.rs_bits.d.next = ((self.rs_bits.q.val() & !self.rs_clear_mask.val())
@@ -1945,17 +2030,11 @@ impl Logic for ReceiveQueueEngine {
         self.m_owe_dest_node.next = self.hdr_src_node.q.val();
         self.m_owe_dest_qp.next = self.hdr_src_qp.q.val();
         self.m_owe_resync.next = self.owe_resync.q.val();
-        // The AETH's refusal: the QP's last refused PSN 1..=7 before this answer's PSN
-        // (which the answer acknowledges), ACKs and NACKs only.
-        self.owe_ref_dist.next = self.owe_psn.q.val() - self.refused_reg.q.val().get_bits::<24>(0);
+        // The AETH's refusals before the answer's PSN (which it acknowledges), ACKs and
+        // NACKs only.
         self.m_owe_refusal.next = 0.into();
-        if self.owe_ref_ok.q.val()
-            & !self.owe_kind.q.val().get_bit(1)
-            & (self.owe_ref_dist.val().get_bits::<21>(3) == 0)
-            & self.owe_ref_dist.val().get_bits::<3>(0).any()
-        {
-            self.m_owe_refusal.next = bit_cast::<11, 8>(self.refused_reg.q.val().get_bits::<8>(24))
-                | (bit_cast::<11, 3>(self.owe_ref_dist.val().get_bits::<3>(0)) << 8);
+        if !self.owe_kind.q.val().get_bit(1) {
+            self.m_owe_refusal.next = self.owe_refusal.q.val();
         }
         self.m_ack_valid.next = (self.state.q.val() == ResponderState::AckEvent)
             | (self.state.q.val() == ResponderState::AckRefusal);
@@ -1963,8 +2042,13 @@ impl Logic for ReceiveQueueEngine {
         self.m_ack_psn.next = self.hdr_psn.q.val();
         self.m_ack_syndrome.next = self.ack_syndrome.q.val();
         if self.state.q.val() == ResponderState::AckRefusal {
-            self.m_ack_psn.next = self.ref_psn.q.val();
-            self.m_ack_syndrome.next = self.ref_syndrome.q.val();
+            // Refusal code 1 is RECEIVER_NOT_READY, code c >= 2 the syndrome 0x60 + c - 1.
+            self.m_ack_psn.next = self.hdr_psn.q.val() - bit_cast::<24, 3>(self.ref_pick.val());
+            self.m_ack_syndrome.next = 0x20.into();
+            if self.ref_pick_code.val() != 1 {
+                self.m_ack_syndrome.next =
+                    bit_cast::<8, 3>(self.ref_pick_code.val() - 1) | bits::<8>(0x60);
+            }
         }
         self.m_ack_response.next = self.ack_response.q.val();
         self.m_ack_resync.next = self.ack_resync.q.val();
@@ -2023,7 +2107,7 @@ mod tests {
     use crate::cell_format::{encode_message, opcode, CellOutcome, Message, ReassemblyModel};
     use crate::receive_queue_model::*;
     use crate::sim::{settle, tick};
-    use nic_abi::{AethRefusal, Syndrome, PSN_MASK, SEND_WINDOW};
+    use nic_abi::{AethRefusals, Syndrome, PSN_MASK, SEND_WINDOW};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
     use std::collections::{HashMap, VecDeque};
@@ -2277,7 +2361,7 @@ mod tests {
                         dest_node: u.m_owe_dest_node.val().to_u64() as u16,
                         dest_qp: u.m_owe_dest_qp.val().to_u64() as u16,
                         resync: u.m_owe_resync.val(),
-                        refusal: u.m_owe_refusal.val().to_u64() as u16,
+                        refusal: u.m_owe_refusal.val().to_u64() as u32,
                     }
                     .normalised(),
                 );
@@ -3150,11 +3234,11 @@ mod tests {
     }
 
     /// Every ACK or NACK that acknowledges a refused PSN (1..=7 PSNs after it) reports
-    /// the refusal in its AETH (`m_owe_refusal`: the refused syndrome and the distance),
-    /// so a requester whose final NACK was lost still never completes that PSN with
-    /// success; the NACK itself, a duplicate's ACK before it and answers 8 or more PSNs
-    /// on carry none. On the requester side an answer whose AETH reports a refusal is
-    /// handed over as two events: the refused PSN's final NACK, then the answer itself.
+    /// the refusal in its AETH (`m_owe_refusal`: the refusal code at its distance), so a
+    /// requester whose final NACK was lost still never completes that PSN with success;
+    /// the NACK itself and answers 8 or more PSNs on carry none. On the requester side an
+    /// answer whose AETH reports a refusal is handed over as two events: the refused
+    /// PSN's final NACK, then the answer itself.
     #[test]
     fn answers_after_a_refusal_report_it_in_their_aeth() {
         let mut d = Directed::new(1, false, 64, true);
@@ -3164,12 +3248,7 @@ mod tests {
         };
         let rae = Syndrome::RemoteAccessError as u8;
         let refusal = |distance: u8| {
-            (AethRefusal {
-                syndrome: rae,
-                distance,
-            }
-            .to_aeth()
-                >> 8) as u16
+            AethRefusals::one(distance as usize, Syndrome::RemoteAccessError).to_aeth() >> 8
         };
         d.send(&[d.msg(opcode::RDMA_WRITE, 0, 400, 16)]);
         assert_eq!(owed(&d), (OWE_ACK, 0, 400, 0));
@@ -3189,14 +3268,14 @@ mod tests {
                 "ACK {k} on"
             );
         }
-        // A duplicate ACK (expected - 1 = 408) still covers it; the duplicate of the refused
-        // PSN is NACKed again without a report; one before it is ACKed short of it.
+        // A duplicate's ACK (expected - 1 = 408) still reports it, also for a duplicate
+        // before it; the duplicate of the refused PSN is NACKed again without a report.
         d.send(&[d.msg(opcode::RDMA_WRITE, 0, 405, 16)]);
         assert_eq!(owed(&d), (OWE_ACK, 0, 408, refusal(7)));
         d.send(&[bad]);
         assert_eq!(owed(&d), (OWE_NACK, rae, 401, 0));
         d.send(&[d.msg(opcode::RDMA_WRITE, 0, 400, 16)]);
-        assert_eq!(owed(&d), (OWE_ACK, 0, 400, 0));
+        assert_eq!(owed(&d), (OWE_ACK, 0, 408, refusal(7)));
         // A SEQUENCE_ERROR at the expected PSN 409 is 8 on: nothing to report.
         d.send(&[d.msg(opcode::RDMA_WRITE, 0, 411, 16)]);
         assert_eq!(owed(&d), (OWE_NACK, Syndrome::SequenceError as u8, 409, 0));
@@ -3212,10 +3291,89 @@ mod tests {
         assert_eq!(events, [(17, rae, false), (20, 0, false)]);
     }
 
+    /// Two refusals in one window (found by `nic soak`, seed 4676: both NACKs lost, a
+    /// later ACK reported only the second refusal and so acknowledged the first as a
+    /// success, a lost write reported done). Every answer reports every refusal among the
+    /// 7 PSNs before its own; both duplicates are NACKed again; an ACK never names a
+    /// refused PSN. The requester side hands a two-refusal report over oldest first.
+    #[test]
+    fn two_refusals_in_one_window_are_both_reported() {
+        let mut d = Directed::new(1, false, 64, true);
+        let owed = |d: &Directed| {
+            let o = d.last_owed();
+            (o.kind, o.syndrome, o.psn, o.refusal)
+        };
+        let rae = Syndrome::RemoteAccessError;
+        let report = |refused: &[usize]| {
+            let mut r = AethRefusals::default();
+            for &k in refused {
+                r.0[k - 1] = Some(rae);
+            }
+            r.to_aeth() >> 8
+        };
+        let bad = |d: &Directed, psn: u32| {
+            let mut m = d.msg(opcode::RDMA_WRITE, 0, psn, 16);
+            m.vaddr = 1 << 40;
+            m
+        };
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 500, 16)]);
+        d.send(&[bad(&d, 501)]);
+        assert_eq!(owed(&d), (OWE_NACK, rae as u8, 501, 0));
+        d.send(&[bad(&d, 502)]);
+        assert_eq!(owed(&d), (OWE_NACK, rae as u8, 502, report(&[1])));
+        // The duplicate of 502, the last PSN, is refused again, and a duplicate before
+        // it is ACKed at its own PSN (an ACK of 502 would complete it).
+        d.send(&[bad(&d, 502)]);
+        assert_eq!(owed(&d), (OWE_NACK, rae as u8, 502, report(&[1])));
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 500, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 500, 0));
+        for k in 1..=5u32 {
+            d.send(&[d.msg(opcode::RDMA_WRITE, 0, 502 + k, 16)]);
+            assert_eq!(
+                owed(&d),
+                (OWE_ACK, 0, 502 + k, report(&[k as usize, k as usize + 1])),
+                "ACK of {}",
+                502 + k
+            );
+        }
+        // Both duplicates NACKed again, each reporting what lies before it.
+        d.send(&[bad(&d, 501)]);
+        assert_eq!(owed(&d), (OWE_NACK, rae as u8, 501, 0));
+        d.send(&[bad(&d, 502)]);
+        assert_eq!(owed(&d), (OWE_NACK, rae as u8, 502, report(&[1])));
+        // 508 reports both (6 and 7 back), 509 only 502, 510 neither.
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 508, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 508, report(&[6, 7])));
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 509, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 509, report(&[7])));
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 510, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 510, 0));
+        // Requester side: an ACK of 40 reporting refusals 6 and 2 before it.
+        let n = d.b.acks.len();
+        let mut ack = d.msg(opcode::ACK, 0, 40, 0);
+        let mut r = AethRefusals::default();
+        r.0[1] = Some(Syndrome::RdmaDisabled);
+        r.0[5] = Some(Syndrome::ReceiverNotReady);
+        ack.immediate = Some(r.to_aeth());
+        d.send(&[ack]);
+        let events: Vec<(u32, u8, bool)> = d.b.acks[n..]
+            .iter()
+            .map(|e| (e.psn, e.syndrome, e.response))
+            .collect();
+        assert_eq!(
+            events,
+            [
+                (34, Syndrome::ReceiverNotReady as u8, false),
+                (38, Syndrome::RdmaDisabled as u8, false),
+                (40, 0, false)
+            ]
+        );
+    }
+
     /// A refused PSN stays refused (the requester may time out while the NACK is on its
     /// way and retransmit from an older PSN): the retransmission is NACKed again with the
     /// same syndrome instead of being ACKed as a duplicate, even once a buffer is posted;
-    /// a duplicate before it is ACKed only up to the PSN before it; a refused READ is not
+    /// the ACK of a duplicate before it reports it in its AETH; a refused READ is not
     /// executed again. Once the expected PSN is more than SEND_WINDOW past it, the
     /// refusal is forgotten.
     #[test]
@@ -3233,12 +3391,14 @@ mod tests {
         d.send(&[d.msg(opcode::RDMA_WRITE, 0, 202, 16)]);
         assert_eq!(owed(&d), (OWE_ACK, 0, 202));
         let writes = d.b.writes.len();
-        // Go-back-N from 200: 200 is ACKed alone, 201 refused again, 202 ACKed.
+        // Go-back-N from 200: 200's ACK names 202 and reports 201 refused, 201 is
+        // refused again, 202 ACKed.
         d.send(&[d.msg(opcode::RDMA_WRITE, 0, 200, 16)]);
+        assert_eq!(owed(&d), (OWE_ACK, 0, 202));
         assert_eq!(
-            owed(&d),
-            (OWE_ACK, 0, 200),
-            "the ACK covers the refused PSN"
+            d.last_owed().refusal << 8,
+            AethRefusals::one(1, Syndrome::ReceiverNotReady).to_aeth(),
+            "the ACK covers the refused PSN without reporting it"
         );
         d.post(
             0,

@@ -9,7 +9,8 @@
 
 use crate::cell_format::{flag, opcode, CellOutcome, CellStatus};
 use nic_abi::{
-    psn_distance, AethRefusal, Syndrome, AETH_REFUSED_SYNDROME_SHIFT, PSN_MASK, SEND_WINDOW,
+    psn_distance, AethRefusals, Syndrome, AETH_REFUSALS_REPORTED, AETH_REFUSALS_SHIFT, PSN_MASK,
+    SEND_WINDOW,
 };
 use std::collections::HashMap;
 
@@ -67,9 +68,9 @@ pub struct Owed {
     pub dest_qp: u16,
     /// The request's PSN was adopted by a resync (`m_owe_resync`): the answer carries RESYNC.
     pub resync: bool,
-    /// ACK and NACK: the AETH's refusal bits 18:8 (`m_owe_refusal`, see
-    /// [`nic_abi::AethRefusal`]): the QP's last refused PSN when it lies 1..=7 before `psn`.
-    pub refusal: u16,
+    /// ACK and NACK: the AETH's refusal bits 28:8 (`m_owe_refusal`, see
+    /// [`nic_abi::AethRefusals`]): the QP's refused PSNs among the 7 before `psn`.
+    pub refusal: u32,
 }
 
 impl Owed {
@@ -92,21 +93,18 @@ impl Owed {
     }
 }
 
-/// The AETH refusal bits (18:8, as `m_owe_refusal`) of an answer to `psn`, given the QP's
-/// last refused PSN in the answer's PSN sequence: an answer acknowledges the PSNs before its
-/// own, so it reports a refusal among them (the requester may have lost that NACK).
-fn refusal_bits(refused: Option<(u32, Syndrome)>, psn: u32) -> u16 {
-    match refused {
-        Some((r, s)) if (1..=7).contains(&psn_distance(psn, r)) => {
-            (AethRefusal {
-                syndrome: s as u8,
-                distance: psn_distance(psn, r) as u8,
-            }
-            .to_aeth()
-                >> AETH_REFUSED_SYNDROME_SHIFT) as u16
+/// The AETH refusal bits (28:8, as `m_owe_refusal`) of an answer to `psn`, given the QP's
+/// refused PSNs in the answer's PSN sequence: an answer acknowledges the PSNs before its
+/// own, so it reports the refusals among them (the requester may have lost those NACKs).
+fn refusal_bits(refused: &[(u32, Syndrome)], psn: u32) -> u32 {
+    let mut report = AethRefusals::default();
+    for &(r, s) in refused {
+        let distance = psn_distance(psn, r) as usize;
+        if (1..=AETH_REFUSALS_REPORTED).contains(&distance) {
+            report.0[distance - 1] = Some(s);
         }
-        _ => 0,
     }
+    report.to_aeth() >> AETH_REFUSALS_SHIFT
 }
 
 /// An acknowledgement event for the requester.
@@ -174,9 +172,9 @@ pub struct QpState {
     pub expected_psn: u32,
     pub synced: bool,
     pub nak_sent: bool,
-    /// Last refused PSN (a NACK that consumed it) and its syndrome, forgotten on a resync
-    /// and once the expected PSN is more than `SEND_WINDOW` past it.
-    pub refused: Option<(u32, Syndrome)>,
+    /// Refused PSNs (a NACK that consumed them) and their syndromes, each forgotten on a
+    /// resync and once the expected PSN is more than `SEND_WINDOW` past it.
+    pub refused: Vec<(u32, Syndrome)>,
     /// Resync point: the PSN the QP last resynced at, forgotten once the expected PSN is
     /// more than `SEND_WINDOW` past it. While it is kept every answer carries RESYNC, and
     /// a duplicate before it is answered like a request ahead of the expected PSN.
@@ -187,13 +185,11 @@ pub struct QpState {
 }
 
 impl QpState {
-    /// Forget the refused PSN once the requester can no longer retransmit it.
+    /// Forget the refused PSNs the requester can no longer retransmit.
     fn prune_refused(&mut self) {
-        if let Some((psn, _)) = self.refused {
-            if psn_distance(self.expected_psn, psn) > SEND_WINDOW {
-                self.refused = None;
-            }
-        }
+        let expected = self.expected_psn;
+        self.refused
+            .retain(|&(psn, _)| psn_distance(expected, psn) <= SEND_WINDOW);
     }
 
     /// Forget the resync point once the requester can have nothing before it outstanding.
@@ -337,7 +333,7 @@ impl ResponderModel {
                     q.expected_psn = 0;
                     q.synced = false;
                     q.nak_sent = false;
-                    q.refused = None;
+                    q.refused.clear();
                     q.resync_psn = None;
                     q.atomic = None;
                     q.expect = None;
@@ -439,7 +435,7 @@ impl ResponderModel {
             q.nak_sent = true;
             let psn = q.expected_psn;
             let marked = q.resync_psn.is_some();
-            let refusal = refusal_bits(q.refused, psn);
+            let refusal = refusal_bits(&q.refused, psn);
             self.owe(
                 qp,
                 h.src_node,
@@ -484,12 +480,13 @@ impl ResponderModel {
                     return;
                 }
                 let syndrome = o.immediate as u8;
-                // A refusal the AETH reports comes first, as its own final NACK.
-                if let Some(r) = AethRefusal::from_aeth(o.immediate) {
+                // The refusals the AETH reports come first, oldest first, each as its
+                // own final NACK.
+                for (psn, s) in AethRefusals::from_aeth(o.immediate).oldest_first(h.psn) {
                     self.acks.push(AckEvent {
                         qp: qp as u8,
-                        psn: r.psn(h.psn),
-                        syndrome: r.syndrome,
+                        psn,
+                        syndrome: s as u8,
                         response: false,
                         resync: h.flags & flag::RESYNC != 0,
                     });
@@ -556,15 +553,15 @@ impl ResponderModel {
         } else {
             q.resync_psn.is_some()
         };
-        // The refusal the answers report is the one before this request, in its PSN
-        // sequence (a resync forgets it).
-        let refused = if resync { None } else { q.refused };
+        // The refusals the answers report are those before this request, in its PSN
+        // sequence (a resync forgets them).
+        let refused = if resync { vec![] } else { q.refused.clone() };
         let n_owed = self.owed.len();
         self.request_answer(o, qp, q, resync, marked, expected, distance);
         for ow in &mut self.owed[n_owed..] {
             ow.resync = marked;
             if ow.kind == OWE_ACK || ow.kind == OWE_NACK {
-                ow.refusal = refusal_bits(refused, ow.psn);
+                ow.refusal = refusal_bits(&refused, ow.psn);
             }
         }
     }
@@ -641,7 +638,7 @@ impl ResponderModel {
             }
         };
         // The duplicate of a refused PSN is refused again, whatever its opcode.
-        if let Some((psn, s)) = q.refused.filter(|r| duplicate && r.0 == h.psn) {
+        if let Some(&(psn, s)) = q.refused.iter().find(|r| duplicate && r.0 == h.psn) {
             if busy {
                 self.dropped += 1;
             } else {
@@ -666,12 +663,14 @@ impl ResponderModel {
                     _ => self.dropped += 1,
                 }
             } else {
-                // The ACK stops short of a refused PSN after the duplicate.
-                let acked = match q.refused {
-                    Some((r, _)) if distance > psn_distance(q.expected_psn, r) => r,
-                    _ => q.expected_psn,
+                // No ACK names a refused PSN: the one before the expected PSN, or the
+                // duplicate's own when that one was refused.
+                let last = q.expected_psn.wrapping_sub(1) & PSN_MASK;
+                let psn = if q.refused.iter().any(|r| r.0 == last) {
+                    h.psn
+                } else {
+                    last
                 };
-                let psn = acked.wrapping_sub(1) & PSN_MASK;
                 self.owe(qp, node, src_qp, OWE_ACK, psn, Syndrome::Ack);
             }
             return;
@@ -686,7 +685,11 @@ impl ResponderModel {
                 st.expected_psn = (expected + 1) & PSN_MASK;
                 st.synced = true;
                 st.nak_sent = false;
-                st.refused = Some((h.psn, s));
+                if resync {
+                    st.refused.clear();
+                }
+                st.refused.push((h.psn, s));
+                st.prune_refused();
                 if resync {
                     st.resync_psn = resync_point;
                 } else {
@@ -766,7 +769,7 @@ impl ResponderModel {
                 st.synced = true;
                 st.nak_sent = false;
                 if resync {
-                    st.refused = None;
+                    st.refused.clear();
                     st.resync_psn = resync_point;
                 }
                 st.prune_refused();
@@ -813,7 +816,7 @@ impl ResponderModel {
             st.synced = true;
             st.nak_sent = false;
             if resync {
-                st.refused = None;
+                st.refused.clear();
                 st.resync_psn = resync_point;
             }
         }
@@ -842,7 +845,7 @@ impl ResponderModel {
             dest_node: node,
             dest_qp: src_qp,
             resync: marked,
-            refusal: refusal_bits(if resync { None } else { q.refused }, h.psn),
+            refusal: refusal_bits(if resync { &[] } else { &q.refused }, h.psn),
             ..Default::default()
         };
         let completion = consumes.then_some(Completion {
@@ -904,10 +907,10 @@ impl ResponderModel {
                     q.rq_ci = (q.rq_ci + 1) & PSN_MASK;
                 }
                 if owe.kind == OWE_NACK {
-                    q.refused = Syndrome::from_code(owe.syndrome).map(|s| (owe.psn, s));
-                } else {
-                    q.prune_refused();
+                    q.refused
+                        .extend(Syndrome::from_code(owe.syndrome).map(|s| (owe.psn, s)));
                 }
+                q.prune_refused();
                 q.prune_resync();
                 self.owed.push(owe);
                 if let Some(mut c) = completion {

@@ -13,8 +13,8 @@
 //! - `s_owe_valid` / `s_owe_ready`, `s_owe_qp` (6), `s_owe_kind` (2: 0 ACK, 1 NACK,
 //!   2 READ_RESPONSE, 3 ATOMIC_RESPONSE), `s_owe_psn` (24), `s_owe_syndrome` (8),
 //!   `s_owe_addr` (32), `s_owe_length` (32), `s_owe_value` (64), `s_owe_dest_node` (16),
-//!   `s_owe_dest_qp` (16), `s_owe_refusal` (11, ACK and NACK: the AETH's bits 18:8, a
-//!   refusal the answer reports, `nic_abi::AethRefusal`), `s_owe_resync` (the answer's PSN
+//!   `s_owe_dest_qp` (16), `s_owe_refusal` (21, ACK and NACK: the AETH's bits 28:8, the
+//!   refusals the answer reports, `nic_abi::AethRefusals`), `s_owe_resync` (the answer's PSN
 //!   became the responder's expected one through a resync: the message is sent with the
 //!   RESYNC flag). `s_owe_ready`
 //!   is high whenever `reset` is low: an owe is never held up by transmission. Slot rules,
@@ -34,7 +34,7 @@
 //!   atomic response, waiting or being sent (cleared on the edge that hands it over).
 //! - `m_msg_*` / `m_payload_*`: message source bundle (to `TxArbiter`). ACK / NACK:
 //!   opcode 0x30 / 0x31, length 0, `has_immediate` 1, immediate = the AETH (syndrome 7:0,
-//!   refusal 18:8). READ_RESPONSE:
+//!   refusals 28:8). READ_RESPONSE:
 //!   opcode 0x20, length = the slot's length, then `ceil(length / 8)` payload words read
 //!   from the slot's address. ATOMIC_RESPONSE: opcode 0x21, length 8, one payload word =
 //!   the value. Every message: `dest_node` / `dest_qp` and `psn` from the slot, `src_node`
@@ -63,7 +63,7 @@
 //! message was accepted; payload words leave in the clock they arrive (combinational).
 //! Throughput: a message every 3 clocks when downstream is always ready (ACK / NACK);
 //! payload at one word per clock, plus one request turnaround per burst.
-//! Limits: `queue_pairs` in 1..=64; slot state in three 64-entry RAMs (58, 64 and 33
+//! Limits: `queue_pairs` in 1..=64; slot state in three 64-entry RAMs (58, 64 and 54
 //! bits: header, data, follow-up) and seven 64-bit registers (pending, busy, resync mark;
 //! follow-up present, is a NACK, its resync mark, slot item is a promoted follow-up).
 
@@ -110,7 +110,7 @@ pub struct ResponseGenerator {
     pub s_owe_kind: Signal<In, Bits<2>>,
     pub s_owe_psn: Signal<In, Bits<24>>,
     pub s_owe_syndrome: Signal<In, Bits<8>>,
-    pub s_owe_refusal: Signal<In, Bits<11>>,
+    pub s_owe_refusal: Signal<In, Bits<21>>,
     pub s_owe_addr: Signal<In, Bits<32>>,
     pub s_owe_length: Signal<In, Bits<32>>,
     pub s_owe_value: Signal<In, Bits<64>>,
@@ -157,12 +157,12 @@ pub struct ResponseGenerator {
     pub stat_nack_sent_7: Signal<Out, Bits<32>>,
     /// Slot header per QP: 1:0 kind, 25:2 psn, 41:26 dest node, 57:42 dest QP.
     hdr_ram: RAM<Bits<58>, 6>,
-    /// Slot data per QP: syndrome (ACK / NACK, bits 7:0), address | length << 32 (READ
+    /// Slot data per QP: AETH (ACK / NACK: syndrome 7:0, refusals 28:8), address | length << 32 (READ
     /// response), original value (atomic response).
     data_ram: RAM<Bits<64>, 6>,
     /// Follow-up per QP: psn (23:0), syndrome (31:24), kind (32: 0 ACK, 1 NACK), refusal
-    /// (43:33).
-    follow_ram: RAM<Bits<44>, 6>,
+    /// (53:33).
+    follow_ram: RAM<Bits<54>, 6>,
     state: DFF<ResponseState>,
     /// Bit q: QP q's slot holds an item not yet served.
     pending: DFF<Bits<64>>,
@@ -258,7 +258,7 @@ pub struct ResponseGenerator {
     idx_mask_5: Constant<Bits<64>>,
     max_burst: Constant<Bits<32>>,
     addr_align: Constant<Bits<32>>,
-    /// The AETH's used bits (syndrome 7:0, refusal 18:8).
+    /// The AETH's used bits (syndrome 7:0, refusals 28:8).
     aeth_mask: Constant<Bits<32>>,
 }
 
@@ -417,7 +417,7 @@ impl ResponseGenerator {
             idx_mask_5: idx_mask(5),
             max_burst: Constant::new(MAX_BURST_WORDS.to_bits()),
             addr_align: Constant::new(0xFFFF_FFF8u64.to_bits()),
-            aeth_mask: Constant::new(0x7_FFFFu64.to_bits()),
+            aeth_mask: Constant::new(0x1FFF_FFFFu64.to_bits()),
         }
     }
 }
@@ -502,10 +502,10 @@ impl Logic for ResponseGenerator {
         }
         self.follow_ram.write_enable.next = self.follow_write.val();
         self.follow_ram.write_address.next = self.s_owe_qp.val();
-        self.follow_ram.write_data.next = bit_cast::<44, 24>(self.s_owe_psn.val())
-            | (bit_cast::<44, 8>(self.s_owe_syndrome.val()) << 24)
-            | (bit_cast::<44, 1>(self.s_owe_kind.val().get_bits::<1>(0)) << 32)
-            | (bit_cast::<44, 11>(self.s_owe_refusal.val()) << 33);
+        self.follow_ram.write_data.next = bit_cast::<54, 24>(self.s_owe_psn.val())
+            | (bit_cast::<54, 8>(self.s_owe_syndrome.val()) << 24)
+            | (bit_cast::<54, 1>(self.s_owe_kind.val().get_bits::<1>(0)) << 32)
+            | (bit_cast::<54, 21>(self.s_owe_refusal.val()) << 33);
         self.set_busy.next = 0.into();
         if self.owe_write.val() & (self.s_owe_kind.val() != 0) {
             self.set_busy.next = self.owe_onehot.val();
@@ -523,7 +523,7 @@ impl Logic for ResponseGenerator {
         self.data_ram.write_enable.next = self.owe_write.val();
         self.data_ram.write_address.next = self.s_owe_qp.val();
         self.data_ram.write_data.next = bit_cast::<64, 8>(self.s_owe_syndrome.val())
-            | (bit_cast::<64, 11>(self.s_owe_refusal.val()) << 8);
+            | (bit_cast::<64, 21>(self.s_owe_refusal.val()) << 8);
         if self.s_owe_kind.val() == 2 {
             self.data_ram.write_data.next = bit_cast::<64, 32>(self.s_owe_addr.val())
                 | (bit_cast::<64, 32>(self.s_owe_length.val()) << 32);
@@ -615,8 +615,8 @@ impl Logic for ResponseGenerator {
                 if self.cur_from_follow.q.val() {
                     self.data_reg.d.next =
                         bit_cast::<64, 8>(self.follow_ram.read_data.val().get_bits::<8>(24))
-                            | (bit_cast::<64, 11>(
-                                self.follow_ram.read_data.val().get_bits::<11>(33),
+                            | (bit_cast::<64, 21>(
+                                self.follow_ram.read_data.val().get_bits::<21>(33),
                             ) << 8);
                 }
                 self.addr_reg.d.next =
@@ -849,7 +849,7 @@ mod tests {
         psn: u32,
         syndrome: u8,
         /// `s_owe_refusal`: the AETH's refusal bits (ACK and NACK only).
-        refusal: u16,
+        refusal: u32,
         addr: u32,
         length: u32,
         value: u64,
@@ -1323,8 +1323,8 @@ mod tests {
                     payload: vec![],
                 };
                 let len = u.m_msg_length.val().to_u64() as usize;
-                // The AETH: syndrome 7:0 and the refusal 18:8, nothing above.
-                assert!(!u.m_msg_has_immediate.val() || u.m_msg_immediate.val().to_u64() < 1 << 19);
+                // The AETH: syndrome 7:0 and the refusals 28:8, nothing above.
+                assert!(!u.m_msg_has_immediate.val() || u.m_msg_immediate.val().to_u64() < 1 << 29);
                 assert_eq!(
                     (got.clone(), len),
                     expected_message(o, self.node_id),
@@ -1454,7 +1454,7 @@ mod tests {
             dest_qp: rng.gen(),
             resync: rng.gen_bool(0.1),
             refusal: if rng.gen_bool(0.2) {
-                rng.gen_range(0..1 << 11)
+                rng.gen_range(0..1 << 21)
             } else {
                 0
             },

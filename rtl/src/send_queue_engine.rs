@@ -94,13 +94,12 @@
 //! from `sq_una` up to the last one the QP can have sent (`sq_pi`, at most `SEND_WINDOW`
 //! on), not only up to `sq_next`: an answer to a message sent before a go-back still tells
 //! the truth, so a non-retryable NACK that crosses a timeout still completes its WQE with
-//! the syndrome (and `sq_next` moves past it). It reaches the requester before the answer
-//! to the retransmitted duplicate, which the responder, remembering only its last refused
-//! PSN, could ACK once it has refused a later PSN (`docs/nic-architecture.md`, "Refused
-//! PSNs"; `receive_queue_engine::tests::duplicate_of_a_refused_psn_is_refused_again`). A
-//! NACK lost on the way is reported again by every later answer's AETH, which the
-//! `ReceiveQueueEngine` hands over as that PSN's final NACK before the answer's own event:
-//! nothing here changes for it.
+//! the syndrome (and `sq_next` moves past it), before the answer to the retransmitted
+//! duplicate (`docs/nic-architecture.md`, "Refused PSNs";
+//! `receive_queue_engine::tests::duplicate_of_a_refused_psn_is_refused_again`). A NACK
+//! lost on the way is reported again by every later answer's AETH, which the
+//! `ReceiveQueueEngine` hands over as that PSN's final NACK before the answer's own event
+//! (several, oldest first): nothing here changes for it.
 //!
 //! Responder restarts: an event for PSN p that carries RESYNC says the responder adopted p
 //! as its expected PSN (its QP had been reset: it rebooted), so it never applied the PSNs
@@ -3000,8 +2999,9 @@ mod tests {
         synced: bool,
         nak_sent: bool,
         fates: HashMap<u32, Fate>,
-        /// The last refused PSN and its syndrome ("Refused PSNs": its duplicate is refused
-        /// again, and older duplicates are acknowledged only up to the PSN before it).
+        /// The last refused PSN and its syndrome: its duplicate is refused again, and older
+        /// duplicates are acknowledged only up to the PSN before it (a simpler responder
+        /// than "Refused PSNs": it answers through `s_ack` events, so no AETH report).
         refused: Option<(u32, u8)>,
         /// PSNs a read or atomic response was sent for (not lost).
         responded: HashSet<u32>,

@@ -24,7 +24,7 @@
 //! they are counted ([`StaleCounts`]) instead.
 
 use crate::memory_verdict::OperationTag;
-use nic_abi::{AethRefusal, Syndrome, PSN_MASK};
+use nic_abi::{AethRefusals, Syndrome, PSN_MASK};
 use nic_cosim::fabric::Delivery;
 use nic_cosim::host_memory::{DmaRead, DmaWrite};
 use nic_rtl::cell_format::{decode_cell, opcode, CellHeader};
@@ -398,7 +398,7 @@ impl Scoreboard {
                     })
                     .flatten();
                 // The final refusals this answer tells of: its own NACK, and the earlier
-                // refused PSN its AETH reports (docs/nic-architecture.md, "Refused PSNs").
+                // refused PSNs its AETH reports (docs/nic-architecture.md, "Refused PSNs").
                 let mut refusals = vec![];
                 if h.opcode == opcode::NACK {
                     let syndrome = aeth.and_then(|i| Syndrome::from_code(i as u8));
@@ -412,8 +412,8 @@ impl Scoreboard {
                         refusals.push(h.psn & PSN_MASK);
                     }
                 }
-                let reported = aeth.and_then(AethRefusal::from_aeth).map(|r| r.psn(h.psn));
-                refusals.extend(reported);
+                let reported = aeth.map(AethRefusals::from_aeth).unwrap_or_default();
+                refusals.extend(reported.oldest_first(h.psn).map(|(psn, _)| psn));
                 for psn in refusals {
                     let r = self.refused.entry(key).or_default();
                     let entry = (psn, epochs[d.src]);
@@ -428,7 +428,7 @@ impl Scoreboard {
                     return;
                 };
                 // A refused PSN the AETH reports did not land (its NACK may have been lost).
-                if let Some(psn) = reported {
+                for (psn, _) in reported.oldest_first(h.psn) {
                     q.retain(|s| s.psn != psn);
                 }
                 let mut landed = vec![];
@@ -575,10 +575,7 @@ mod tests {
         let epochs = [1, 2];
         sb.expect_request(0, 1, 30, req);
         sb.on_delivery(&delivery(opcode::RDMA_WRITE, 0, 1, 30, None), &epochs);
-        let report = AethRefusal {
-            syndrome: Syndrome::RdmaDisabled as u8,
-            distance: 2,
-        };
+        let report = AethRefusals::one(2, Syndrome::RdmaDisabled);
         sb.on_delivery(
             &delivery(opcode::ACK, 1, 0, 32, Some(report.to_aeth())),
             &epochs,
