@@ -110,6 +110,9 @@ pub const fn exc_answer(head0: u64, paddr: Option<u32>) -> u64 {
 pub const TPT_COMMAND_WRITE: u64 = 1;
 pub const TPT_COMMAND_INVALIDATE: u64 = 2;
 pub const TPT_COMMAND_READ: u64 = 3;
+/// Read the entry into the staging registers and invalidate it, as one operation: no
+/// lookup runs between the read and the invalidation.
+pub const TPT_COMMAND_TAKE: u64 = 4;
 
 /// `TPT_WORD0` bits.
 pub const TPT_VALID: u64 = 1 << 0;

@@ -1005,8 +1005,8 @@ impl<A: NicAccess> Driver<A> {
         let holder = self.nics.holder(head.stag);
         let mut read = None;
         if entry.is_some() && holder != k {
-            // The request's range (EXC_HEAD1..2) and the holder's entry: only read when a
-            // migration is possible.
+            // The request's range (EXC_HEAD1..2), then the holder's entry: taken (read
+            // and invalidated in one command) only when a migration is possible.
             let (vaddr, length) = self.with_nic(k, |d| {
                 (
                     d.nic.csr_read(csr::EXC_HEAD1 as u32),
@@ -1014,9 +1014,11 @@ impl<A: NicAccess> Driver<A> {
                 )
             });
             head = ExceptionHead::decode(head0, vaddr, length).unwrap_or(head);
-            match self.read_tpt_word0(holder, head.stag) {
-                Ok(word0) => read = Some(HolderEntry::from_word0(word0)),
-                Err(_) => read = None,
+            if multi_nic::can_migrate(&head, k, entry.as_ref(), holder) {
+                read = self
+                    .take_tpt_word0(holder, head.stag)
+                    .ok()
+                    .map(HolderEntry::from_word0);
             }
         }
         let resolution = multi_nic::resolve(&head, k, entry.as_ref(), holder, read);
@@ -1029,13 +1031,11 @@ impl<A: NicAccess> Driver<A> {
                 };
                 (None, outcome)
             }
-            Resolution::Migrate { paddr, install } => {
-                match self.migrate(head.stag, k, entry, read, install) {
-                    Ok(()) if install => (Some(paddr), SlowPathOutcome::Migrated),
-                    Ok(()) => (Some(paddr), SlowPathOutcome::MigratedUsedUp),
-                    Err(_) => (None, SlowPathOutcome::Refused),
-                }
-            }
+            Resolution::Migrate { paddr, install } => match self.migrate(k, entry, read, install) {
+                Ok(()) if install => (Some(paddr), SlowPathOutcome::Migrated),
+                Ok(()) => (Some(paddr), SlowPathOutcome::MigratedUsedUp),
+                Err(_) => (None, SlowPathOutcome::Refused),
+            },
         };
         if answer.is_none() {
             self.stats.exceptions_refused += 1;
@@ -1057,28 +1057,33 @@ impl<A: NicAccess> Driver<A> {
         true
     }
 
-    /// Reads `TPT_WORD0` of `stag`'s index in NIC `nic` (`TPT_COMMAND` read).
-    fn read_tpt_word0(&mut self, nic: usize, stag: u32) -> Result<u64, HwTptError> {
+    /// Takes `stag`'s index in NIC `nic` (`TPT_COMMAND` take: the entry is read into the
+    /// staging registers and invalidated in one operation) and returns its `TPT_WORD0` as
+    /// it was. An entry that was valid under another key is not this STag's: it is written
+    /// back at once (an inconsistency between the driver's table and the NIC's).
+    fn take_tpt_word0(&mut self, nic: usize, stag: u32) -> Result<u64, HwTptError> {
         self.with_nic(nic, |d| {
             let index = hw_tpt::stag_index(stag);
             d.csr(csr::TPT_INDEX, index as u64);
-            d.tpt_command(index, csr::TPT_COMMAND_READ)?;
-            Ok(d.nic.csr_read(csr::TPT_WORD0 as u32))
+            d.tpt_command(index, csr::TPT_COMMAND_TAKE)?;
+            let word0 = d.nic.csr_read(csr::TPT_WORD0 as u32);
+            let read = HolderEntry::from_word0(word0);
+            if read.valid && read.key != hw_tpt::stag_key(stag) {
+                d.tpt_command(index, csr::TPT_COMMAND_WRITE)?;
+            }
+            Ok(word0)
         })
     }
 
-    /// Moves `stag` from the NIC that holds it to NIC `to`: invalidated in the holder,
-    /// then, with `install`, programmed in `to` (with the one-shot bit `read` showed),
-    /// which becomes its holder.
+    /// Moves `stag`, already taken from the NIC that held it, to NIC `to`: with `install`,
+    /// programmed there (with the one-shot bit `read` showed), which becomes its holder.
     fn migrate(
         &mut self,
-        stag: u32,
         to: usize,
         entry: Option<TptEntry>,
         read: Option<HolderEntry>,
         install: bool,
     ) -> Result<(), HwTptError> {
-        self.invalidate_tpt_entry(stag)?;
         let (Some(entry), true) = (entry, install) else {
             return Ok(());
         };

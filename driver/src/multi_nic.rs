@@ -22,9 +22,13 @@
 //!   boot, or a guess): refused (REMOTE_ACCESS_ERROR, nothing written);
 //! - the NIC that missed is the holder: its entry was used up by the NIC itself (one-shot,
 //!   or a request with the invalidate flag): refused, the region retired;
-//! - otherwise the driver reads the holder's entry (`TPT_COMMAND` read): not valid (used
-//!   up there) means refused and retired, as above; valid, the driver invalidates it in the
-//!   holder, and then either installs it in the NIC that missed, which becomes the holder,
+//! - the request lies outside the region's rights or bounds: refused;
+//! - otherwise ([`can_migrate`]) the driver takes the holder's entry (`TPT_COMMAND` take:
+//!   read and invalidated in one command, which the table's sequencer runs atomically
+//!   against lookups, `rtl/src/tpt.rs` "Consistency", so no request through the holder
+//!   uses the key between the read and the invalidation): not valid (used up there) means
+//!   refused and retired, as above; valid, the driver either installs it in the NIC that
+//!   missed, which becomes the holder,
 //!   and answers the head with the translation (the fast path serves the next request), or,
 //!   when the request uses the entry up (a one-shot entry, or a request with the invalidate
 //!   flag, executed), answers with the translation without installing it anywhere and
@@ -42,13 +46,6 @@
 //! and cannot move, so the host rejoins under a new incarnation through the new NIC. Its
 //! regions and STags do not change; they migrate lazily, one at the first request that
 //! names it, instead of reprogramming the whole table at the failover.
-//!
-//! # Not covered
-//! The holder's entry is read, then invalidated, in two commands: a request the holder
-//! executes between the two (one already inside its receive path when the route changed)
-//! could use a one-shot entry that the driver then also answers on the other NIC. Closing
-//! this needs a TPT command that reads and invalidates in one step (the table's sequencer
-//! already runs a command atomically against lookups: `rtl/src/tpt.rs`, "Consistency").
 
 use std::collections::BTreeMap;
 
@@ -152,6 +149,21 @@ pub struct MultiNicStats {
     pub failovers: u64,
 }
 
+/// Whether [`resolve`] can migrate `head`'s STag, before the holder's entry is read: the
+/// STag is this region's, another NIC holds it, and the request lies within the region's
+/// rights and bounds. Only then does the driver take the holder's entry (read and
+/// invalidate it in one TPT command, so no request through the holder can use the key
+/// between the read and the invalidation).
+pub fn can_migrate(
+    head: &ExceptionHead,
+    missed_at: usize,
+    entry: Option<&TptEntry>,
+    holder: usize,
+) -> bool {
+    entry.is_some_and(|e| e.handle == head.stag && head.translate(e).is_some())
+        && holder != missed_at
+}
+
 /// Decides a head (see the module docs). `entry` is the host's local region named by the
 /// head's STag, if any; `holder` the NIC whose table has it; `missed_at` the NIC whose
 /// exception queue holds the head; `read` the holder's entry as read back (`None` when
@@ -169,15 +181,15 @@ pub fn resolve(
     if holder == missed_at {
         return Resolution::Refuse { retire: true };
     }
+    let Some(paddr) = head.translate(entry) else {
+        return Resolution::Refuse { retire: false };
+    };
     let Some(read) = read else {
         return Resolution::Refuse { retire: false };
     };
     if !read.valid || read.key != crate::hw_tpt::stag_key(head.stag) {
         return Resolution::Refuse { retire: true };
     }
-    let Some(paddr) = head.translate(entry) else {
-        return Resolution::Refuse { retire: false };
-    };
     let executed = head.head0 & EXC_HEAD_CHECK_ONLY == 0;
     let invalidate = head.head0 & csr::EXC_HEAD_INVALIDATE != 0;
     Resolution::Migrate {

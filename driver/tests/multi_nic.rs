@@ -182,6 +182,37 @@ fn an_unused_one_shot_key_serves_one_request_through_the_other_nic() {
     assert_eq!(answer(&mut c, 1, s.handle, 3), TptOutcome::Refuse);
 }
 
+/// The holder's entry is taken (read and invalidated in one TPT command): a request
+/// already inside the holder's receive path when the route changed, looked up right after
+/// the driver read the entry, cannot use a one-shot key that the driver then also answers
+/// through the other NIC. With a read and a separate invalidate, that request used the key
+/// at the holder and the driver replayed it through the second NIC (two uses of a
+/// one-shot key).
+#[test]
+fn a_one_shot_key_is_not_used_at_the_holder_while_it_migrates() {
+    let mut c = two_nic_host();
+    let s = sink(&mut c, true);
+    c.fabric.with(1, |n| {
+        n.race_after_read = Some(((0, 1, 77), s.handle, VA + 0x40, 64, 2));
+    });
+    let second = answer(&mut c, SECOND, s.handle, 1);
+    let raced = c.fabric.with(1, |n| n.raced.clone());
+    assert_eq!(raced.len(), 1, "the racing lookup ran");
+    let uses = raced
+        .iter()
+        .chain([&second])
+        .filter(|o| matches!(o, TptOutcome::Translate(_)))
+        .count();
+    assert_eq!(
+        uses, 1,
+        "one-shot key used {uses} times: {raced:?}, {second:?}"
+    );
+    assert_eq!(second, TptOutcome::Translate(APP + 0x4040));
+    let log = c.fabric.with(1, |n| n.tpt_log.clone());
+    assert!(log.iter().any(|(cmd, _, _)| *cmd == csr::TPT_COMMAND_TAKE));
+    assert!(!log.iter().any(|(cmd, _, _)| *cmd == csr::TPT_COMMAND_READ));
+}
+
 /// A request with the invalidate flag at the second NIC is served and the key is gone
 /// from both NICs.
 #[test]

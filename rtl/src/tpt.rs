@@ -59,7 +59,8 @@
 //! of `EXC_TIMEOUT` applies to later exceptions). An answer accepted in that same clock
 //! wins over the timeout. `EXC_TIMEOUT` keeps bits 31:0 (reset 65536).
 //!
-//! Commands (`TPT_COMMAND` = 1 write, 2 invalidate, 3 read, through the staging registers
+//! Commands (`TPT_COMMAND` = 1 write, 2 invalidate, 3 read, 4 take: read and invalidate in
+//! one operation, so no lookup comes between the two; through the staging registers
 //! `TPT_INDEX`, `TPT_WORD0`, `TPT_VADDR`, `TPT_LENGTH`, `TPT_PADDR`; other values are
 //! ignored): a command whose `TPT_INDEX` is at or beyond `entries` is ignored and counted in
 //! `TPT_STATUS` bits 15:8 (wrapping). Invalidate clears only the valid bit (key, rights and
@@ -184,7 +185,7 @@ pub struct Tpt {
     stage_length: DFF<Bits<32>>,
     stage_paddr: DFF<Bits<32>>,
     cmd_pending: DFF<Bit>,
-    cmd_kind: DFF<Bits<2>>,
+    cmd_kind: DFF<Bits<3>>,
     refused: DFF<Bits<8>>,
     exc_timeout: DFF<Bits<32>>,
     // The lookup in flight (also the exception head while `exc_valid`).
@@ -499,8 +500,9 @@ impl Logic for Tpt {
         self.csr_ready.next = !self.reset.val() & !(self.busy.val() & (self.s_csr_reg.val() < 6));
         self.csr_accept.next = self.s_csr_valid.val() & self.csr_ready.val();
         self.csr_wr.next = self.csr_accept.val() & self.s_csr_write.val();
-        self.cmd_known.next = (self.s_csr_wdata.val().get_bits::<62>(2) == 0)
-            & (self.s_csr_wdata.val().get_bits::<2>(0) != 0);
+        self.cmd_known.next = (self.s_csr_wdata.val().get_bits::<61>(3) == 0)
+            & (self.s_csr_wdata.val().get_bits::<3>(0) != 0)
+            & (self.s_csr_wdata.val().get_bits::<3>(0) <= 4);
         self.cmd_in_range.next = self.index_reg.q.val() < self.entries_c.val();
         self.answer_write.next = self.csr_wr.val() & (self.s_csr_reg.val() == 35);
         self.answer.next = self.answer_write.val()
@@ -553,7 +555,7 @@ impl Logic for Tpt {
         if self.csr_wr.val() & (self.s_csr_reg.val() == 5) & self.cmd_known.val() {
             if self.cmd_in_range.val() {
                 self.cmd_pending.d.next = true;
-                self.cmd_kind.d.next = self.s_csr_wdata.val().get_bits::<2>(0);
+                self.cmd_kind.d.next = self.s_csr_wdata.val().get_bits::<3>(0);
             } else {
                 self.refused.d.next = self.refused.q.val() + 1;
             }
@@ -612,9 +614,12 @@ impl Logic for Tpt {
                 }
             }
             TptState::CmdApply => {
-                if self.cmd_kind.q.val() == 3 {
+                // Read (3) and take (4) load the staging registers with the entry as it
+                // was; invalidate (2) and take (4) clear its valid bit, in this one clock.
+                if (self.cmd_kind.q.val() == 3) | (self.cmd_kind.q.val() == 4) {
                     self.load_entry.next = true;
-                } else {
+                }
+                if (self.cmd_kind.q.val() == 2) | (self.cmd_kind.q.val() == 4) {
                     self.wr_meta_en.next = true;
                     self.wr_meta.next = self.rd_meta.val().replace_bit(0, false);
                 }
@@ -911,7 +916,7 @@ mod tests {
                 2 => self.staging.vaddr = wdata,
                 3 => self.staging.length = wdata as u32,
                 4 => self.staging.paddr = wdata as u32,
-                5 if (1..=3).contains(&wdata) => {
+                5 if (1..=4).contains(&wdata) => {
                     let i = self.index as usize;
                     if i >= self.table.len() {
                         self.refused = self.refused.wrapping_add(1);
@@ -919,7 +924,11 @@ mod tests {
                         match wdata {
                             1 => self.table[i] = self.staging,
                             2 => self.table[i].word0 &= !csr::TPT_VALID,
-                            _ => self.staging = self.table[i],
+                            3 => self.staging = self.table[i],
+                            _ => {
+                                self.staging = self.table[i];
+                                self.table[i].word0 &= !csr::TPT_VALID;
+                            }
                         }
                     }
                 }
@@ -1409,7 +1418,7 @@ mod tests {
         assert_eq!(b.read_entry(30), entry(RW, 1, 2, 3, 4));
         // Unknown command values do nothing and are not counted.
         b.write(reg(csr::TPT_INDEX), 30);
-        for bad in [0, 4, 7, 0x101, 1 << 40] {
+        for bad in [0, 5, 7, 0x101, 1 << 40] {
             b.write(reg(csr::TPT_COMMAND), bad);
         }
         assert_eq!(b.read(reg(csr::TPT_STATUS)), 0);
@@ -1435,10 +1444,10 @@ mod tests {
         let staged = b.read(reg(csr::TPT_WORD0));
         for (i, index) in [16u64, 0xFF_FFFF, 4096, 0x10F].into_iter().enumerate() {
             b.write(reg(csr::TPT_INDEX), index);
-            for command in 1..=3 {
+            for command in 1..=4 {
                 b.write(reg(csr::TPT_COMMAND), command);
             }
-            assert_eq!(b.read(reg(csr::TPT_STATUS)), (3 * (i as u64 + 1)) << 8);
+            assert_eq!(b.read(reg(csr::TPT_STATUS)), (4 * (i as u64 + 1)) << 8);
         }
         assert_eq!(
             b.read(reg(csr::TPT_WORD0)),
@@ -1448,7 +1457,7 @@ mod tests {
         for _ in 0..250 {
             b.write(reg(csr::TPT_COMMAND), 1);
         }
-        assert_eq!(b.read(reg(csr::TPT_STATUS)), (12 + 250 - 256) << 8, "wraps");
+        assert_eq!(b.read(reg(csr::TPT_STATUS)), (16 + 250 - 256) << 8, "wraps");
         assert_eq!(b.read_entry(15), entry(RW, 1, 0x100, 0x100, 0x100));
         // Lookups beyond the table go to the exception queue.
         b.lookup_miss(&req(16, 1, 0x100, 8, READ));
@@ -1485,6 +1494,48 @@ mod tests {
         }
         assert_eq!(seen, Some(((true, 0x9000), at + 3)));
         b.lookup_miss(&q);
+    }
+
+    /// Take (read and invalidate in one command, for a migration to another NIC): the
+    /// staging registers show the entry as it was, and no lookup comes between the read
+    /// and the invalidation: a lookup after it misses, and a one-shot lookup accepted in
+    /// the same clock goes first and uses the entry up, so the take reads it invalid.
+    #[test]
+    fn take_reads_and_invalidates_in_one_command() {
+        let one_shot = RW | csr::TPT_ONE_SHOT;
+        let mut b = Bench::new(16);
+        b.write_entry(4, entry(one_shot, 4, 0x400, 0x40, 0x4000));
+        b.write(reg(csr::TPT_INDEX), 4);
+        b.write(reg(csr::TPT_WORD0), 0);
+        b.write(reg(csr::TPT_COMMAND), csr::TPT_COMMAND_TAKE);
+        assert_eq!(b.read(reg(csr::TPT_WORD0)), one_shot | 4 << 8, "as it was");
+        assert_eq!(b.read(reg(csr::TPT_PADDR)), 0x4000);
+        assert_eq!(b.read_entry(4).word0 & csr::TPT_VALID, 0, "invalidated");
+        b.lookup_miss(&req(4, 4, 0x400, 8, READ));
+        b.answer(None);
+        assert!(!b.response(5).0);
+        // A one-shot lookup in the same clock as the take: the lookup uses it up first.
+        b.write_entry(5, entry(one_shot, 5, 0x500, 0x50, 0x5000));
+        b.write(reg(csr::TPT_INDEX), 5);
+        let q = req(5, 5, 0x500, 8, READ);
+        drive_req(&mut b.uut, Some(&q));
+        drive_csr(
+            &mut b.uut,
+            Some((reg(csr::TPT_COMMAND), true, csr::TPT_COMMAND_TAKE)),
+        );
+        settle(&mut b.uut);
+        assert!(b.uut.s_tpt_req_ready.val() && b.uut.s_csr_ready.val());
+        b.step();
+        drive_req(&mut b.uut, None);
+        drive_csr(&mut b.uut, None);
+        let (ok, paddr, _) = b.response(6);
+        assert_eq!((ok, paddr), (true, 0x5000), "the lookup went first");
+        assert_eq!(
+            b.read(reg(csr::TPT_WORD0)) & csr::TPT_VALID,
+            0,
+            "the take saw the entry used up"
+        );
+        assert_eq!(b.read_entry(5).word0 & csr::TPT_VALID, 0);
     }
 
     /// A command and a lookup of the same entry in the same clock: the lookup goes first and
@@ -1754,8 +1805,9 @@ mod tests {
                 let command = match rng.gen_range(0..20) {
                     0..=9 => csr::TPT_COMMAND_WRITE,
                     10..=11 => csr::TPT_COMMAND_INVALIDATE,
-                    12..=18 => csr::TPT_COMMAND_READ,
-                    _ => pick(rng, &[0, 4, 0x101]),
+                    12..=16 => csr::TPT_COMMAND_READ,
+                    17..=18 => csr::TPT_COMMAND_TAKE,
+                    _ => pick(rng, &[0, 5, 7, 0x104]),
                 };
                 (5, true, command)
             }

@@ -135,6 +135,11 @@ pub struct NicState {
     pub exc_stale_answers: u8,
     /// Every `EXC_ANSWER` write the NIC applied: (the head it answered, the value).
     pub exc_answers: Vec<(ExcHead, u64)>,
+    /// A request already inside this NIC's receive path, looked up (`tpt_check`) right
+    /// after the next TPT command that reads an entry (read or take): (request id, STag,
+    /// vaddr, length, access). Its outcome goes to `raced`.
+    pub race_after_read: Option<((usize, usize, u32), u32, u64, u32, u8)>,
+    pub raced: Vec<TptOutcome>,
 }
 
 impl NicState {
@@ -166,6 +171,8 @@ impl NicState {
             exc_tag: 0,
             exc_stale_answers: 0,
             exc_answers: Vec::new(),
+            race_after_read: None,
+            raced: Vec::new(),
         }
     }
 
@@ -262,11 +269,21 @@ impl NicState {
             csr::TPT_COMMAND_READ => {
                 self.tpt_stage = self.tpt.get(&index).copied().unwrap_or_default();
             }
+            csr::TPT_COMMAND_TAKE => {
+                self.tpt_stage = self.tpt.get(&index).copied().unwrap_or_default();
+                self.tpt.entry(index).or_default().word0 &= !csr::TPT_VALID;
+            }
             _ => return,
         }
         self.tpt_busy_left = self.tpt_busy_reads;
         let after = self.tpt.get(&index).copied().unwrap_or_default();
         self.tpt_log.push((command, index, after));
+        if matches!(command, csr::TPT_COMMAND_READ | csr::TPT_COMMAND_TAKE) {
+            if let Some((request, stag, vaddr, length, access)) = self.race_after_read.take() {
+                let out = self.tpt_check(request, 1, stag, vaddr, length, access, false, true);
+                self.raced.push(out);
+            }
+        }
     }
 
     fn exc_answer(&mut self, value: u64) {
