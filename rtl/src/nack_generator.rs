@@ -48,7 +48,10 @@
 //! - `ack_psn` (24): the PSN the ACK of a duplicate SEND / WRITE names: `expected - 1`,
 //!   or the duplicate's own PSN when `expected - 1` was refused (an ACK of a refused PSN
 //!   would complete it with success). The engine's AETH reports the refusals before the
-//!   PSN the answer names.
+//!   PSN the answer names. A duplicate more than `SEND_WINDOW` behind was never received
+//!   in this PSN sequence (the requester restarted its sequence without RESYNC; a real
+//!   retransmission lies within the window): naming its own PSN would acknowledge a
+//!   message never applied, so it is dropped (counted) while `expected - 1` is refused.
 //! - `count_dropped`: the drop is counted in `STAT_DROPPED` (every drop except the silent
 //!   discard of requests ahead of the expected PSN after the SEQUENCE_ERROR NACK was sent).
 //! - `slot_refused`: the owed-slot rule turned the request away with SEQUENCE_ERROR
@@ -268,7 +271,10 @@ impl Logic for NackGenerator {
                 if self.atomic_match.val() {
                     self.verdict.next = 1.into();
                 }
-            } else {
+            } else if self.in_window.val() | !self.refused_window.val().get_bits::<3>(0).any() {
+                // (A "duplicate" beyond the window was never received in this sequence:
+                // a requester that restarted without RESYNC. Its ACK names `expected - 1`,
+                // which it ignores as foreign; unless that PSN was refused: dropped.)
                 self.verdict.next = 1.into();
             }
         } else {
@@ -418,6 +424,10 @@ mod tests {
             }
             if duplicate && !read {
                 if atomic && !i.atomic_match {
+                    return (Drop { counted: true }, false);
+                }
+                // Beyond the window: never received; not ACKed at its own PSN.
+                if !atomic && d > SEND_WINDOW && i.refused[0].is_some() {
                     return (Drop { counted: true }, false);
                 }
                 return (Duplicate, false);

@@ -3370,6 +3370,38 @@ mod tests {
         );
     }
 
+    /// A "duplicate" far behind the expected PSN was never received in this sequence (a
+    /// requester that restarted its PSN sequence without RESYNC, e.g. after a PORT_DOWN
+    /// NACK took the message that carried it: found by `nic soak`, seed 228). While the
+    /// PSN before the expected one is refused, such a request is dropped: an ACK naming
+    /// its own PSN made the requester complete SENDs that were never delivered.
+    #[test]
+    fn a_far_duplicate_is_not_acked_at_its_own_psn() {
+        let mut d = Directed::new(1, false, 64, true);
+        // Past the resync point's window (the first message resynced the QP at 690).
+        for psn in 690..=700 {
+            d.send(&[d.msg(opcode::RDMA_WRITE, 0, psn, 16)]);
+        }
+        d.send(&[d.msg(opcode::SEND, 0, 701, 16)]);
+        assert_eq!(d.last_owed().syndrome, Syndrome::ReceiverNotReady as u8);
+        let owed = d.b.owed.len();
+        // 0x61_0000 behind the expected PSN: a duplicate by the 2^23 rule.
+        let far = (702u32.wrapping_sub(0x61_0000)) & PSN_MASK;
+        d.send(&[d.msg(opcode::SEND, 0, far, 16)]);
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, far.wrapping_add(1) & PSN_MASK, 16)]);
+        assert_eq!(
+            d.b.owed.len(),
+            owed,
+            "a far duplicate was answered: {:?}",
+            d.b.owed.last()
+        );
+        assert!(d.b.completions.is_empty());
+        assert_eq!(d.expected_psn(0), 702);
+        // Within the window a duplicate is still ACKed at its own PSN.
+        d.send(&[d.msg(opcode::RDMA_WRITE, 0, 700, 16)]);
+        assert_eq!((d.last_owed().kind, d.last_owed().psn), (OWE_ACK, 700));
+    }
+
     /// A refused PSN stays refused (the requester may time out while the NACK is on its
     /// way and retransmit from an older PSN): the retransmission is NACKed again with the
     /// same syndrome instead of being ACKed as a duplicate, even once a buffer is posted;

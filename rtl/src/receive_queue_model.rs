@@ -666,11 +666,13 @@ impl ResponderModel {
                 // No ACK names a refused PSN: the one before the expected PSN, or the
                 // duplicate's own when that one was refused.
                 let last = q.expected_psn.wrapping_sub(1) & PSN_MASK;
-                let psn = if q.refused.iter().any(|r| r.0 == last) {
-                    h.psn
-                } else {
-                    last
-                };
+                let last_refused = q.refused.iter().any(|r| r.0 == last);
+                if last_refused && distance > SEND_WINDOW {
+                    // Never received in this sequence (a restart without RESYNC).
+                    self.dropped += 1;
+                    return;
+                }
+                let psn = if last_refused { h.psn } else { last };
                 self.owe(qp, node, src_qp, OWE_ACK, psn, Syndrome::Ack);
             }
             return;

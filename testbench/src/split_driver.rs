@@ -389,9 +389,16 @@ impl SplitDriver {
         let Some(e) = self.ends[s].as_mut() else {
             return;
         };
-        if now < spec.start_at || !Self::peer_ready(cluster, e) {
+        // The end's own memory and receives need only its own driver joined: a receive
+        // posted while the peer is still barred here is harmless, and one not posted lets
+        // the peer's messages (it may see this end ready first) fill the driver's bounce
+        // buffers until the control messages that would unbar it are refused too
+        // (found by `nic soak`, seed 658). Pools and sending wait for the peer.
+        let own_ready = cluster.host(e.node).driver().is_some_and(|d| d.is_joined());
+        if now < spec.start_at || !own_ready {
             return;
         }
+        let peer_ready = Self::peer_ready(cluster, e);
         let node = e.node;
         let peer = e.peer as u16;
         let d = cluster
@@ -458,6 +465,9 @@ impl SplitDriver {
                 }
             }
             e.receives_posted = true;
+        }
+        if !peer_ready {
+            return;
         }
         // Target: a live pool, advertised (pools mode).
         if spec.mode == SplitMode::Pools
