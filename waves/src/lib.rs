@@ -61,6 +61,7 @@
 
 mod check;
 mod error;
+pub mod inspect;
 pub mod paths;
 mod value;
 mod waveform;

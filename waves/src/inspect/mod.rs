@@ -1,0 +1,32 @@
+//! Looking at waveform files from the command line (`nic waves`): VCD or FST from
+//! either simulator, streamed so that a window near the end of a large file needs
+//! memory for the window only.
+//!
+//! - [`WaveFile`]: open a file (format recognised by content), its [`Header`], and
+//!   its value changes as an iterator of time [`Step`]s.
+//! - [`select`]: signals by dotted suffix or glob.
+//! - [`write_listing`]: scopes and signals with widths (`nic waves list`).
+//! - [`write_table`]: a window as a text table (`nic waves show`).
+//!
+//! Times are femtoseconds throughout ([`parse_time`] reads `1500`, `1500ps`, `2.5ns`),
+//! so files with different timescales compare directly.
+
+mod format;
+mod fst_source;
+mod header;
+mod listing;
+mod select;
+mod source;
+mod table;
+mod time;
+mod vcd_source;
+mod window;
+
+pub use format::short as short_value;
+pub use header::{Format, Header, Var};
+pub use listing::write_listing;
+pub use select::{matches, select};
+pub use source::{Changes, Step, WaveFile};
+pub use table::{short_names, write_table};
+pub use time::{format_time, parse_time, TimeUnit};
+pub use window::{check_window, scan_window, Row};

@@ -1,0 +1,164 @@
+//! Opening a VCD or FST file and streaming its value changes, one time step at a time.
+//!
+//! Only the header is held in memory; the changes are read as they are asked for, so a
+//! window near the end of a large file needs memory for the window, not the file.
+
+use super::fst_source::FstBody;
+use super::header::{Format, Header};
+use super::vcd_source::VcdBody;
+use crate::value::Value;
+use crate::WaveError;
+use std::io::{BufRead, BufReader, Read, Seek};
+use std::path::Path;
+
+/// The changes of the wanted signals at one time.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// Time in femtoseconds.
+    pub time: u64,
+    /// `(slot, new value)`, in file order; a slot appears at most once (the last value
+    /// written at this time).
+    pub changes: Vec<(usize, Value)>,
+}
+
+/// A waveform file opened for streaming: its header read, its body not yet.
+pub struct WaveFile {
+    header: Header,
+    body: Body,
+}
+
+enum Body {
+    Vcd(VcdBody),
+    Fst(FstBody),
+}
+
+impl WaveFile {
+    /// Open `path`, recognise VCD or FST by its content, and read the header.
+    pub fn open(path: impl AsRef<Path>) -> Result<WaveFile, WaveError> {
+        let path = path.as_ref();
+        let io = |source| WaveError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let mut file = BufReader::with_capacity(1 << 16, std::fs::File::open(path).map_err(io)?);
+        if std::fs::metadata(path).map_err(io)?.is_dir() {
+            return Err(WaveError::Invalid {
+                path: path.to_path_buf(),
+                message: "is a directory, not a waveform file".into(),
+            });
+        }
+        let start = first_bytes(&mut file).map_err(io)?;
+        let trimmed = start.trim_ascii_start();
+        if trimmed.first() == Some(&b'$') {
+            let (header, body) = VcdBody::open(file, path)?;
+            return Ok(WaveFile {
+                header,
+                body: Body::Vcd(body),
+            });
+        }
+        if fst_reader::is_fst_file(&mut file) {
+            let (header, body) = FstBody::open(file, path)?;
+            return Ok(WaveFile {
+                header,
+                body: Body::Fst(body),
+            });
+        }
+        let what = if start.is_empty() {
+            "the file is empty".to_string()
+        } else {
+            let shown: String = String::from_utf8_lossy(&start[..start.len().min(16)])
+                .chars()
+                .map(|c| if c.is_control() { '.' } else { c })
+                .collect();
+            format!("it starts with {shown:?}")
+        };
+        Err(WaveError::Invalid {
+            path: path.to_path_buf(),
+            message: format!(
+                "not a waveform: neither VCD (text starting with a `$` command) nor FST; {what}"
+            ),
+        })
+    }
+
+    /// The declarations.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The file's format.
+    pub fn format(&self) -> Format {
+        self.header.format
+    }
+
+    /// Stream the changes of the slots marked in `wanted` (indexed by slot), one
+    /// [`Step`] per time with changes, up to and including `until` (femtoseconds;
+    /// `None`: to the end). An FST file skips its blocks that end before `from`; a VCD
+    /// file is read from the start (the format has no index), one change at a time.
+    pub fn changes(
+        self,
+        wanted: Vec<bool>,
+        from: u64,
+        until: Option<u64>,
+    ) -> Result<Changes, WaveError> {
+        let inner = match self.body {
+            Body::Vcd(b) => Inner::Vcd(b.stream(wanted, until)),
+            Body::Fst(b) => Inner::Fst(b.stream(wanted, from, until)?),
+        };
+        Ok(Changes { inner })
+    }
+}
+
+/// The iterator of [`WaveFile::changes`]. After an error it ends.
+pub struct Changes {
+    inner: Inner,
+}
+
+enum Inner {
+    Vcd(super::vcd_source::VcdStream),
+    Fst(super::fst_source::FstStream),
+}
+
+impl Changes {
+    /// The latest time read so far (femtoseconds); after the iterator has ended, the
+    /// file's last time (or the first time past the window, when it stopped there).
+    pub fn last_time(&self) -> u64 {
+        match &self.inner {
+            Inner::Vcd(s) => s.last_time(),
+            Inner::Fst(s) => s.last_time(),
+        }
+    }
+}
+
+impl Iterator for Changes {
+    type Item = Result<Step, WaveError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.inner {
+            Inner::Vcd(s) => s.next(),
+            Inner::Fst(s) => s.next(),
+        }
+    }
+}
+
+/// Up to 64 bytes from the start, the reader rewound.
+fn first_bytes<R: BufRead + Seek>(r: &mut R) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::with_capacity(64);
+    r.by_ref().take(64).read_to_end(&mut buf)?;
+    r.rewind()?;
+    Ok(buf)
+}
+
+/// A value from VCD/FST characters (`0`, `1`, `x`, `z`; anything else counts as `x`).
+pub(crate) fn value_from_ascii(width: u32, chars: &[u8]) -> Value {
+    use crate::value::Logic;
+    let bits: Vec<Logic> = chars
+        .iter()
+        .map(|c| match c {
+            b'0' => Logic::Zero,
+            b'1' => Logic::One,
+            b'z' | b'Z' => Logic::Z,
+            _ => Logic::X,
+        })
+        .collect();
+    Value::from_logic(width, &bits)
+}
