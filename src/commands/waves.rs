@@ -14,6 +14,29 @@ pub enum WavesCommand {
     },
     /// A window as a text table: one row per change, buses in hex, changed cells marked `*`.
     Show(ShowArgs),
+    /// Compare two runs signal by signal (RustHDL's and Verilator's scope names are
+    /// paired); prints the first difference and exits non-zero on one, 0 when equal.
+    Diff(DiffArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct DiffArgs {
+    /// Run A (VCD or FST).
+    a: PathBuf,
+    /// Run B (VCD or FST).
+    b: PathBuf,
+    /// Only these signals (design names: dotted suffixes or globs, comma-separated).
+    #[arg(long, short)]
+    signals: Vec<String>,
+    /// Ignore differences before this time (reset): `0`, `100ns`.
+    #[arg(long, default_value = "0")]
+    from: String,
+    /// Compare up to this time (inclusive); default: the end of both files.
+    #[arg(long)]
+    to: Option<String>,
+    /// Also list the signals found in only one of the files.
+    #[arg(long)]
+    unmatched: bool,
 }
 
 #[derive(Args, Debug)]
@@ -63,6 +86,35 @@ pub fn run(cmd: WavesCommand) -> Result<(), String> {
             let vars = select(file.header(), &args.window.signals).map_err(|e| e.to_string())?;
             inspect::write_table(file, &vars, from, to, &mut out).map_err(|e| e.to_string())?;
             out.flush().map_err(|e| e.to_string())
+        }
+        WavesCommand::Diff(args) => {
+            let options = inspect::DiffOptions {
+                signals: args.signals.clone(),
+                from: parse_time(&args.from).map_err(|e| format!("--from: {e}"))?,
+                to: match &args.to {
+                    Some(t) => Some(parse_time(t).map_err(|e| format!("--to: {e}"))?),
+                    None => None,
+                },
+            };
+            if let Some(to) = options.to {
+                inspect::check_window(options.from, to).map_err(|e| e.to_string())?;
+            }
+            let a = WaveFile::open(&args.a).map_err(|e| e.to_string())?;
+            let b = WaveFile::open(&args.b).map_err(|e| e.to_string())?;
+            let report = inspect::diff(a, b, &options).map_err(|e| e.to_string())?;
+            writeln!(out, "{report}").map_err(|e| e.to_string())?;
+            if args.unmatched {
+                for n in &report.only_a {
+                    writeln!(out, "only in a: {n}").map_err(|e| e.to_string())?;
+                }
+                for n in &report.only_b {
+                    writeln!(out, "only in b: {n}").map_err(|e| e.to_string())?;
+                }
+            }
+            match report.first {
+                Some(_) => Err("the waveforms differ".into()),
+                None => Ok(()),
+            }
         }
     }
 }

@@ -7,14 +7,17 @@
 //! - [`select`]: signals by dotted suffix or glob.
 //! - [`write_listing`]: scopes and signals with widths (`nic waves list`).
 //! - [`write_table`]: a window as a text table (`nic waves show`).
+//! - [`diff`]: two runs compared by design name ([`design_names`]), `nic waves diff`.
 //!
 //! Times are femtoseconds throughout ([`parse_time`] reads `1500`, `1500ps`, `2.5ns`),
 //! so files with different timescales compare directly.
 
+mod diff;
 mod format;
 mod fst_source;
 mod header;
 mod listing;
+mod names;
 mod select;
 mod source;
 mod table;
@@ -22,9 +25,11 @@ mod time;
 mod vcd_source;
 mod window;
 
+pub use diff::{diff, DiffOptions, DiffReport, Difference};
 pub use format::short as short_value;
 pub use header::{Format, Header, Var};
 pub use listing::write_listing;
+pub use names::{design_names, design_root};
 pub use select::{matches, select};
 pub use source::{Changes, Step, WaveFile};
 pub use table::{short_names, write_table};
