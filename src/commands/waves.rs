@@ -17,6 +17,28 @@ pub enum WavesCommand {
     /// Compare two runs signal by signal (RustHDL's and Verilator's scope names are
     /// paired); prints the first difference and exits non-zero on one, 0 when equal.
     Diff(DiffArgs),
+    /// A timing diagram of a window as SVG (bits as lines, buses as segments with their values).
+    Render(RenderArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct RenderArgs {
+    /// A VCD or FST file.
+    file: PathBuf,
+    #[command(flatten)]
+    window: WindowArgs,
+    /// Where the picture goes: X.svg, or X.png (rasterised with resvg).
+    #[arg(long)]
+    out: PathBuf,
+    /// Also write a PNG here.
+    #[arg(long)]
+    png: Option<PathBuf>,
+    /// Width of the picture in pixels.
+    #[arg(long, default_value_t = 1200)]
+    width: u32,
+    /// Title above the diagram (default: the file and the window).
+    #[arg(long)]
+    title: Option<String>,
 }
 
 #[derive(Args, Debug)]
@@ -86,6 +108,45 @@ pub fn run(cmd: WavesCommand) -> Result<(), String> {
             let vars = select(file.header(), &args.window.signals).map_err(|e| e.to_string())?;
             inspect::write_table(file, &vars, from, to, &mut out).map_err(|e| e.to_string())?;
             out.flush().map_err(|e| e.to_string())
+        }
+        WavesCommand::Render(args) => {
+            let (from, to) = args.window.times()?;
+            let file = WaveFile::open(&args.file).map_err(|e| e.to_string())?;
+            let to = if args.window.to.is_some() {
+                to
+            } else {
+                file.end_time().ok_or_else(|| {
+                    format!(
+                        "{}: give --to (the file's end time is not known)",
+                        args.file.display()
+                    )
+                })?
+            };
+            let vars = select(file.header(), &args.window.signals).map_err(|e| e.to_string())?;
+            let options = inspect::RenderOptions {
+                width_px: args.width,
+                title: args.title.clone(),
+            };
+            let svg =
+                inspect::render_svg(file, &vars, from, to, &options).map_err(|e| e.to_string())?;
+            let png_out = args
+                .out
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+            let mut targets = vec![(args.out.clone(), png_out)];
+            if let Some(p) = &args.png {
+                targets.push((p.clone(), true));
+            }
+            for (path, png) in targets {
+                let bytes = if png {
+                    inspect::svg_to_png(&svg, &path).map_err(|e| e.to_string())?
+                } else {
+                    svg.clone().into_bytes()
+                };
+                std::fs::write(&path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+                writeln!(out, "{}", path.display()).map_err(|e| e.to_string())?;
+            }
+            Ok(())
         }
         WavesCommand::Diff(args) => {
             let options = inspect::DiffOptions {

@@ -99,6 +99,13 @@ impl FstBody {
         ))
     }
 
+    pub(crate) fn end_time(&self) -> u64 {
+        self.reader
+            .get_header()
+            .end_time
+            .saturating_mul(self.fs_per_tick)
+    }
+
     pub(crate) fn stream(
         self,
         wanted: Vec<bool>,

@@ -7,6 +7,7 @@
 //! - [`select`]: signals by dotted suffix or glob.
 //! - [`write_listing`]: scopes and signals with widths (`nic waves list`).
 //! - [`write_table`]: a window as a text table (`nic waves show`).
+//! - [`render_svg`]: a timing diagram (`nic waves render`); [`svg_to_png`] rasterises it.
 //! - [`diff`]: two runs compared by design name ([`design_names`]), `nic waves diff`.
 //!
 //! Times are femtoseconds throughout ([`parse_time`] reads `1500`, `1500ps`, `2.5ns`),
@@ -18,6 +19,8 @@ mod fst_source;
 mod header;
 mod listing;
 mod names;
+mod png;
+mod render;
 mod select;
 mod source;
 mod table;
@@ -30,8 +33,10 @@ pub use format::short as short_value;
 pub use header::{Format, Header, Var};
 pub use listing::write_listing;
 pub use names::{design_names, design_root};
+pub use png::svg_to_png;
+pub use render::{render_svg, RenderOptions, MIN_SEGMENT_PX};
 pub use select::{matches, select};
 pub use source::{Changes, Step, WaveFile};
-pub use table::{short_names, write_table};
+pub use table::{labels, short_names, write_table};
 pub use time::{format_time, parse_time, TimeUnit};
 pub use window::{check_window, scan_window, Row};

@@ -25,6 +25,7 @@ pub struct Step {
 pub struct WaveFile {
     header: Header,
     body: Body,
+    end: Option<u64>,
 }
 
 enum Body {
@@ -51,16 +52,23 @@ impl WaveFile {
         let trimmed = start.trim_ascii_start();
         if trimmed.first() == Some(&b'$') {
             let (header, body) = VcdBody::open(file, path)?;
+            let end = last_vcd_time(path)
+                .ok()
+                .flatten()
+                .and_then(|t| t.checked_mul(header.fs_per_tick));
             return Ok(WaveFile {
                 header,
                 body: Body::Vcd(body),
+                end,
             });
         }
         if fst_reader::is_fst_file(&mut file) {
             let (header, body) = FstBody::open(file, path)?;
+            let end = Some(body.end_time());
             return Ok(WaveFile {
                 header,
                 body: Body::Fst(body),
+                end,
             });
         }
         let what = if start.is_empty() {
@@ -83,6 +91,12 @@ impl WaveFile {
     /// The declarations.
     pub fn header(&self) -> &Header {
         &self.header
+    }
+
+    /// The file's last time (femtoseconds) as far as can be told without reading it
+    /// through: FST records it; for VCD the last `#time` in the file's final 64 KiB.
+    pub fn end_time(&self) -> Option<u64> {
+        self.end
     }
 
     /// The file's format.
@@ -138,6 +152,21 @@ impl Iterator for Changes {
             Inner::Fst(s) => s.next(),
         }
     }
+}
+
+/// The last `#<time>` line in the final 64 KiB of a VCD file, in ticks.
+fn last_vcd_time(path: &Path) -> std::io::Result<Option<u64>> {
+    let mut f = std::fs::File::open(path)?;
+    let len = f.metadata()?.len();
+    f.seek(std::io::SeekFrom::Start(len.saturating_sub(1 << 16)))?;
+    let mut tail = Vec::new();
+    f.read_to_end(&mut tail)?;
+    let text = String::from_utf8_lossy(&tail);
+    Ok(text
+        .lines()
+        .rev()
+        .filter_map(|l| l.trim().strip_prefix('#'))
+        .find_map(|t| t.parse::<u64>().ok()))
 }
 
 /// Up to 64 bytes from the start, the reader rewound.

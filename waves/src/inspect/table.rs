@@ -2,7 +2,8 @@
 //! signal changes, written as the file is read.
 
 use super::format::{max_chars, short};
-use super::header::Var;
+use super::header::{Header, Var};
+use super::names::design_root;
 use super::source::WaveFile;
 use super::time::TimeUnit;
 use super::window::{scan_window, Row};
@@ -20,14 +21,15 @@ pub fn write_table(
     out: &mut impl Write,
 ) -> Result<usize, WaveError> {
     let unit = TimeUnit::for_resolution(file.header().fs_per_tick);
-    let names = short_names(vars);
+    let names = labels(file.header(), vars);
     let widths: Vec<usize> = vars
         .iter()
         .zip(&names)
         .map(|(v, n)| n.len().max(max_chars(v.width) + 1))
         .collect();
     let time_header = format!("time ({})", unit.name());
-    let time_width = time_header.len().max(unit.format(to).len());
+    let last = file.end_time().map_or(to, |e| e.min(to));
+    let time_width = time_header.len().max(unit.format(last).len());
     let io = |source| WaveError::Io {
         path: "<stdout>".into(),
         source,
@@ -51,6 +53,31 @@ pub fn write_table(
         writeln!(out, "{}", line.trim_end()).map_err(io)
     })?;
     Ok(rows)
+}
+
+/// Labels for columns and rows: each path without the design's root scopes
+/// ([`super::design_root`]: `TOP.top`, `uut`), or, when that is longer than 40
+/// characters, the shortest dotted suffix that tells it apart from the others.
+pub fn labels(header: &Header, vars: &[Var]) -> Vec<String> {
+    let root = design_root(header);
+    let relative: Vec<Var> = vars
+        .iter()
+        .map(|v| {
+            let mut r = v.clone();
+            if r.scopes.starts_with(&root) {
+                r.scopes.drain(..root.len());
+            } else if !r.scopes.is_empty() {
+                r.scopes.remove(0);
+            }
+            r
+        })
+        .collect();
+    let short = short_names(&relative);
+    relative
+        .iter()
+        .zip(short)
+        .map(|(v, s)| if v.path().len() <= 40 { v.path() } else { s })
+        .collect()
 }
 
 /// The shortest dotted suffix of each path that tells it apart from the others.
