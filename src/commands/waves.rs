@@ -19,6 +19,16 @@ pub enum WavesCommand {
     Diff(DiffArgs),
     /// A timing diagram of a window as SVG (bits as lines, buses as segments with their values).
     Render(RenderArgs),
+    /// A GTKWave save file (and a Surfer command file) showing the NIC's signals grouped by
+    /// block: ports (cells, CSR, DMA), state machines, per-QP state, one group per block.
+    Gtkw {
+        /// A VCD or FST file.
+        file: PathBuf,
+        /// The save file (default: FILE with extension .gtkw); the Surfer command file goes
+        /// beside it with extension .sucl.
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
 }
 
 #[derive(Args, Debug)]
@@ -147,6 +157,31 @@ pub fn run(cmd: WavesCommand) -> Result<(), String> {
                 writeln!(out, "{}", path.display()).map_err(|e| e.to_string())?;
             }
             Ok(())
+        }
+        WavesCommand::Gtkw {
+            file: path,
+            out: save,
+        } => {
+            let file = WaveFile::open(&path).map_err(|e| e.to_string())?;
+            let groups = inspect::nic_groups(file.header());
+            let save = save.unwrap_or_else(|| path.with_extension("gtkw"));
+            let surfer = save.with_extension("sucl");
+            let dumpfile = std::path::absolute(&path).unwrap_or(path.clone());
+            let gtkw = inspect::write_gtkw(file.header(), &groups, &dumpfile);
+            std::fs::write(&save, gtkw).map_err(|e| format!("{}: {e}", save.display()))?;
+            std::fs::write(&surfer, inspect::write_surfer(&groups))
+                .map_err(|e| format!("{}: {e}", surfer.display()))?;
+            for g in &groups {
+                writeln!(out, "{:>5}  {}", g.count(), g.title).map_err(|e| e.to_string())?;
+            }
+            writeln!(
+                out,
+                "gtkwave {}\nsurfer {} --command-file {}",
+                save.display(),
+                path.display(),
+                surfer.display()
+            )
+            .map_err(|e| e.to_string())
         }
         WavesCommand::Diff(args) => {
             let options = inspect::DiffOptions {

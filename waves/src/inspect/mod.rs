@@ -8,6 +8,8 @@
 //! - [`write_listing`]: scopes and signals with widths (`nic waves list`).
 //! - [`write_table`]: a window as a text table (`nic waves show`).
 //! - [`render_svg`]: a timing diagram (`nic waves render`); [`svg_to_png`] rasterises it.
+//! - [`nic_groups`], [`write_gtkw`], [`write_surfer`]: viewer save files grouping the
+//!   NIC's signals by block (`nic waves gtkw`).
 //! - [`diff`]: two runs compared by design name ([`design_names`]), `nic waves diff`.
 //!
 //! Times are femtoseconds throughout ([`parse_time`] reads `1500`, `1500ps`, `2.5ns`),
@@ -16,6 +18,8 @@
 mod diff;
 mod format;
 mod fst_source;
+mod groups;
+mod gtkw;
 mod header;
 mod listing;
 mod names;
@@ -30,6 +34,8 @@ mod window;
 
 pub use diff::{diff, DiffOptions, DiffReport, Difference};
 pub use format::short as short_value;
+pub use groups::{nic_groups, Group};
+pub use gtkw::{write_gtkw, write_surfer};
 pub use header::{Format, Header, Var};
 pub use listing::write_listing;
 pub use names::{design_names, design_root};
