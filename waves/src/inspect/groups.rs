@@ -11,7 +11,8 @@
 //! 3. per-QP state: the per-QP bit vectors (`*_bits`), `qp_enabled`, `qp_exists`, the
 //!    QP a block works on (`*_qp` registers), and, closed, the writes into the blocks'
 //!    tables (`*_ram` write ports: the per-QP tables and buffers);
-//! 4. one closed group per block (a scope below the design root), with its ports and,
+//! 4. the top's own registers, closed;
+//! 5. one closed group per block (a scope below the design root), with its ports and,
 //!    in a closed sub-group, its registers.
 //!
 //! A signal Verilator declares twice (same values) is listed once, under its
@@ -120,11 +121,17 @@ pub fn nic_groups(header: &Header) -> Vec<Group> {
     groups.push(other_ports);
 
     let inside = |v: &Var| v.scopes.len() > root.len() && v.scopes.starts_with(&root);
+    let mut top_registers = Group::new("Top registers", true);
     let block_of = |v: &Var| v.scopes[root.len()].clone();
     let mut states = Group::new("State machines", false);
     let mut per_qp = Group::new("Per-QP state", false);
     let mut qp_tables = Group::new("Table (RAM) writes", true);
     let mut blocks: Vec<String> = Vec::new();
+    for v in unique.iter().filter(|v| v.scopes == root) {
+        if register_name(v, &root).is_some() {
+            top_registers.vars.push((*v).clone());
+        }
+    }
     for v in unique.iter().filter(|v| inside(v)) {
         let b = block_of(v);
         if !blocks.contains(&b) {
@@ -153,6 +160,7 @@ pub fn nic_groups(header: &Header) -> Vec<Group> {
     }
     groups.push(states);
     groups.push(per_qp);
+    groups.push(top_registers);
 
     for b in blocks {
         let title = BLOCK_TITLES
@@ -185,7 +193,7 @@ pub fn nic_groups(header: &Header) -> Vec<Group> {
 /// The register's name when `v` is a flip-flop output inside a block: Verilator's
 /// `block.name$q`, RustHDL's `block.name.q`.
 fn register_name(v: &Var, root: &[String]) -> Option<String> {
-    if v.scopes.len() <= root.len() {
+    if v.scopes.len() < root.len() {
         return None;
     }
     if let Some(base) = v.name.strip_suffix("$q") {

@@ -28,6 +28,16 @@ pub struct WaveFile {
     end: Option<u64>,
 }
 
+impl std::fmt::Debug for WaveFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WaveFile")
+            .field("path", &self.header.path)
+            .field("format", &self.header.format)
+            .field("vars", &self.header.vars.len())
+            .finish()
+    }
+}
+
 enum Body {
     Vcd(VcdBody),
     Fst(FstBody),
@@ -62,7 +72,11 @@ impl WaveFile {
                 end,
             });
         }
-        if fst_reader::is_fst_file(&mut file) {
+        if looks_like_fst(&start) {
+            check_fst_blocks(path).map_err(|message| WaveError::Invalid {
+                path: path.to_path_buf(),
+                message,
+            })?;
             let (header, body) = FstBody::open(file, path)?;
             let end = Some(body.end_time());
             return Ok(WaveFile {
@@ -152,6 +166,48 @@ impl Iterator for Changes {
             Inner::Fst(s) => s.next(),
         }
     }
+}
+
+/// FST files start with the header block: type 0, then its length 329 (big-endian u64).
+fn looks_like_fst(start: &[u8]) -> bool {
+    start.len() >= 9 && start[0] == 0 && start[1..9] == 329u64.to_be_bytes()
+}
+
+/// Walk the FST block list (a type byte, then the block's length as a big-endian u64
+/// that counts itself) and check that it ends exactly at the end of the file.
+/// `fst-reader` trusts these lengths (a damaged one can make it seek back and loop), so
+/// a file that is cut short or damaged is refused here with the offset of the bad block.
+fn check_fst_blocks(path: &Path) -> Result<(), String> {
+    const GZIP_WRAPPER: u8 = 254;
+    let mut f = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let size = f.metadata().map_err(|e| e.to_string())?.len();
+    let mut at = 0u64;
+    let mut head = [0u8; 9];
+    while at < size {
+        f.seek(std::io::SeekFrom::Start(at))
+            .map_err(|e| e.to_string())?;
+        if size - at < 9 {
+            return Err(format!(
+                "FST file cut short: {} stray bytes at byte {at} (truncated?)",
+                size - at
+            ));
+        }
+        f.read_exact(&mut head).map_err(|e| e.to_string())?;
+        if head[0] == GZIP_WRAPPER {
+            return Ok(());
+        }
+        let len = u64::from_be_bytes(head[1..9].try_into().unwrap_or_default());
+        if len < 8 || len > size - at - 1 {
+            return Err(format!(
+                "FST block at byte {at} (type {}) claims {len} bytes but {} remain: the file \
+                 is truncated or damaged",
+                head[0],
+                size - at - 1
+            ));
+        }
+        at += 1 + len;
+    }
+    Ok(())
 }
 
 /// The last `#<time>` line in the final 64 KiB of a VCD file, in ticks.
