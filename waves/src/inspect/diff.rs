@@ -144,19 +144,22 @@ pub fn diff(a: WaveFile, b: WaveFile, options: &DiffOptions) -> Result<DiffRepor
     let mut want_a = vec![false; a.header().slots];
     let mut want_b = vec![false; b.header().slots];
     // slot -> pair indices
-    let mut by_a: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut by_b: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut by_a: Vec<Vec<usize>> = vec![Vec::new(); a.header().slots];
+    let mut by_b: Vec<Vec<usize>> = vec![Vec::new(); b.header().slots];
     for (i, (_, sa, sb)) in pairs.iter().enumerate() {
         want_a[*sa] = true;
         want_b[*sb] = true;
-        by_a.entry(*sa).or_default().push(i);
-        by_b.entry(*sb).or_default().push(i);
+        by_a[*sa].push(i);
+        by_b[*sb].push(i);
     }
     let mut sa = Ahead::new(a.changes(want_a, 0, options.to)?);
     let mut sb = Ahead::new(b.changes(want_b, 0, options.to)?);
     let mut va: Vec<Option<Value>> = vec![None; pairs.len()];
     let mut vb: Vec<Option<Value>> = vec![None; pairs.len()];
-    let mut touched: Vec<usize> = Vec::new();
+    let mut touched = Touched {
+        list: Vec::new(),
+        flag: vec![false; pairs.len()],
+    };
     let mut checked_all = false;
     let mut skip = vec![false; pairs.len()];
     let mut first = None;
@@ -189,7 +192,11 @@ pub fn diff(a: WaveFile, b: WaveFile, options: &DiffOptions) -> Result<DiffRepor
             continue;
         }
         checked_all |= now == options.from;
-        let check = if now == options.from { &all } else { &touched };
+        let check = if now == options.from {
+            &all
+        } else {
+            &touched.list
+        };
         if let Some(d) = first_bad(check, now, &va, &vb, &mut skip) {
             first = Some(d);
             break;
@@ -293,19 +300,39 @@ fn same(a: &Option<Value>, b: &Option<Value>) -> bool {
     }
 }
 
+/// The pairs changed at the current time, as a list and as flags.
+struct Touched {
+    list: Vec<usize>,
+    flag: Vec<bool>,
+}
+
+impl Touched {
+    fn clear(&mut self) {
+        for &i in &self.list {
+            self.flag[i] = false;
+        }
+        self.list.clear();
+    }
+
+    fn add(&mut self, i: usize) {
+        if !self.flag[i] {
+            self.flag[i] = true;
+            self.list.push(i);
+        }
+    }
+}
+
 fn apply(
     step: Option<Step>,
-    by_slot: &HashMap<usize, Vec<usize>>,
+    by_slot: &[Vec<usize>],
     values: &mut [Option<Value>],
-    touched: &mut Vec<usize>,
+    touched: &mut Touched,
 ) {
     let Some(step) = step else { return };
     for (slot, value) in step.changes {
-        for &i in by_slot.get(&slot).map(Vec::as_slice).unwrap_or(&[]) {
+        for &i in by_slot.get(slot).map(Vec::as_slice).unwrap_or(&[]) {
             values[i] = Some(value.clone());
-            if !touched.contains(&i) {
-                touched.push(i);
-            }
+            touched.add(i);
         }
     }
 }

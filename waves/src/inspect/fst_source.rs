@@ -138,10 +138,14 @@ impl FstBody {
                 changes: Vec::new(),
             };
             let mut started = false;
+            let mut position = vec![usize::MAX; widths.len()];
             let result = guard(|| {
                 reader.read_signals(&filter, |tick, handle, value| {
                     let time = tick.saturating_mul(fs_per_tick);
                     if started && time != step.time && !step.changes.is_empty() {
+                        for (slot, _) in &step.changes {
+                            position[*slot] = usize::MAX;
+                        }
                         let full = std::mem::replace(
                             &mut step,
                             Step {
@@ -162,10 +166,13 @@ impl FstBody {
                         FstSignalValue::String(chars) => value_from_ascii(width, chars),
                         FstSignalValue::Real(r) => Value::real(r),
                     };
-                    if let Some(last) = step.changes.iter_mut().find(|(s, _)| *s == slot) {
-                        last.1 = value;
-                    } else {
-                        step.changes.push((slot, value));
+                    match position.get(slot).copied() {
+                        Some(usize::MAX) => {
+                            position[slot] = step.changes.len();
+                            step.changes.push((slot, value));
+                        }
+                        Some(i) => step.changes[i].1 = value,
+                        None => step.changes.push((slot, value)),
                     }
                     Ok(())
                 })

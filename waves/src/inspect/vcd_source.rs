@@ -83,7 +83,9 @@ impl VcdBody {
     }
 
     pub(crate) fn stream(self, wanted: Vec<bool>, until: Option<u64>) -> VcdStream {
+        let slots = wanted.len();
         VcdStream {
+            position: vec![usize::MAX; slots],
             body: self,
             wanted,
             until,
@@ -99,6 +101,8 @@ impl VcdBody {
 /// The changes of a VCD file's body, one time step at a time.
 pub struct VcdStream {
     body: VcdBody,
+    /// Per slot, its index in `pending` (`usize::MAX`: none yet at this time).
+    position: Vec<usize>,
     wanted: Vec<bool>,
     until: Option<u64>,
     now: u64,
@@ -117,6 +121,9 @@ impl VcdStream {
         if self.pending.is_empty() {
             None
         } else {
+            for (slot, _) in &self.pending {
+                self.position[*slot] = usize::MAX;
+            }
             Some(Step {
                 time: self.now,
                 changes: std::mem::take(&mut self.pending),
@@ -205,10 +212,12 @@ impl Iterator for VcdStream {
                 continue;
             }
             let value = value.unwrap_or_else(|| Value::from_logic(width, &self.bits));
-            if let Some(last) = self.pending.iter_mut().find(|(s, _)| *s == slot) {
-                last.1 = value;
-            } else {
-                self.pending.push((slot, value));
+            match self.position[slot] {
+                usize::MAX => {
+                    self.position[slot] = self.pending.len();
+                    self.pending.push((slot, value));
+                }
+                i => self.pending[i].1 = value,
             }
         }
     }
