@@ -1,9 +1,8 @@
 //! FST files through `fst-reader`: the hierarchy at open, the value changes of the
 //! wanted signals in a reader thread that hands over one time step at a time.
 //!
-//! `fst-reader` skips the blocks that end before the window and reads the value frame
-//! at the start of the first block read, so the value of every signal at the window's
-//! start is known without reading the file from the beginning.
+//! `fst-reader` skips the blocks that end before the window, so a window near the end
+//! reads the last blocks only (see [`FstBody::stream`] for the values at its start).
 
 use super::header::{split_range, Format, Header, Var};
 use super::source::{value_from_ascii, Step};
@@ -106,6 +105,13 @@ impl FstBody {
             .saturating_mul(self.fs_per_tick)
     }
 
+    /// Stream the wanted slots from `from` (femtoseconds) to `until`.
+    ///
+    /// `fst-reader` gives the values at the start of the first block it reads only when
+    /// that block's first time step has no changes, so the values at `from` are found
+    /// first, in a pass over `from` alone and, for signals still without a value, a
+    /// pass from the start up to `from` over those signals only. They go out as one
+    /// step at `from`; then the window's changes follow.
     pub(crate) fn stream(
         self,
         wanted: Vec<bool>,
@@ -119,83 +125,130 @@ impl FstBody {
             fs_per_tick,
         } = self;
         let end_time = reader.get_header().end_time;
-        let include: Vec<FstSignalHandle> = wanted
-            .iter()
-            .enumerate()
-            .filter(|(_, w)| **w)
-            .map(|(i, _)| FstSignalHandle::from_index(i))
-            .collect();
-        let filter = FstFilter {
-            start: from / fs_per_tick,
-            end: until.map(|u| u / fs_per_tick),
-            include: Some(include),
-        };
+        let from_tick = from / fs_per_tick;
+        let until_tick = until.map(|u| u / fs_per_tick);
         let (tx, rx) = sync_channel::<Result<Step, WaveError>>(STEPS_IN_FLIGHT);
         let thread_path = path.clone();
         std::thread::spawn(move || {
-            let mut step = Step {
-                time: 0,
-                changes: Vec::new(),
-            };
-            let mut started = false;
-            let mut position = vec![usize::MAX; widths.len()];
-            let result = guard(|| {
-                reader.read_signals(&filter, |tick, handle, value| {
-                    let time = tick.saturating_mul(fs_per_tick);
-                    if started && time != step.time && !step.changes.is_empty() {
-                        for (slot, _) in &step.changes {
-                            position[*slot] = usize::MAX;
-                        }
-                        let full = std::mem::replace(
-                            &mut step,
-                            Step {
-                                time,
-                                changes: Vec::new(),
-                            },
-                        );
-                        tx.send(Ok(full)).map_err(|_| ())?;
-                    }
-                    started = true;
-                    step.time = time;
-                    let slot = handle.get_index();
-                    let width = widths.get(slot).copied().unwrap_or(0);
-                    let value = match value {
-                        FstSignalValue::String(chars) if width == 0 => {
-                            Value::text(&String::from_utf8_lossy(chars))
-                        }
-                        FstSignalValue::String(chars) => value_from_ascii(width, chars),
-                        FstSignalValue::Real(r) => Value::real(r),
-                    };
-                    match position.get(slot).copied() {
-                        Some(usize::MAX) => {
-                            position[slot] = step.changes.len();
-                            step.changes.push((slot, value));
-                        }
-                        Some(i) => step.changes[i].1 = value,
-                        None => step.changes.push((slot, value)),
-                    }
-                    Ok(())
-                })
-            });
             let error = |message: String| WaveError::Invalid {
                 path: thread_path.clone(),
                 message,
             };
-            match result {
-                Ok(Ok(())) => {
+            let convert = |slot: usize, value: FstSignalValue| {
+                let width = widths.get(slot).copied().unwrap_or(0);
+                match value {
+                    FstSignalValue::String(chars) if width == 0 => {
+                        Value::text(&String::from_utf8_lossy(chars))
+                    }
+                    FstSignalValue::String(chars) => value_from_ascii(width, chars),
+                    FstSignalValue::Real(r) => Value::real(r),
+                }
+            };
+            let report =
+                |result: Result<Result<(), fst_reader::ReadSignalsError<()>>, String>| match result
+                {
+                    Ok(Ok(())) => Ok(()),
+                    // The consumer stopped listening.
+                    Ok(Err(fst_reader::ReadSignalsError::CallbackError(()))) => Err(None),
+                    Ok(Err(fst_reader::ReadSignalsError::ReadError(e))) => Err(Some(error(
+                        format!("cannot read the FST value changes: {e}"),
+                    ))),
+                    Err(m) => Err(Some(error(format!("corrupt FST value changes: {m}")))),
+                };
+
+            // The values at `from`.
+            let mut initial: Vec<Option<Value>> = vec![None; widths.len()];
+            let mut read_initial =
+                |start: u64, include: Vec<FstSignalHandle>, initial: &mut Vec<Option<Value>>| {
+                    let filter = FstFilter {
+                        start,
+                        end: Some(from_tick),
+                        include: Some(include),
+                    };
+                    report(guard(|| {
+                        reader.read_signals(&filter, |tick, handle, value| {
+                            if tick <= from_tick {
+                                let slot = handle.get_index();
+                                initial[slot] = Some(convert(slot, value));
+                            }
+                            Ok(())
+                        })
+                    }))
+                };
+            let mut outcome = read_initial(from_tick, handles(&wanted, |_| true), &mut initial);
+            if outcome.is_ok() && from_tick > 0 {
+                let missing = handles(&wanted, |i| initial[i].is_none());
+                if !missing.is_empty() {
+                    outcome = read_initial(0, missing, &mut initial);
+                }
+            }
+            let first = Step {
+                time: from_tick.saturating_mul(fs_per_tick),
+                changes: initial
+                    .into_iter()
+                    .enumerate()
+                    .filter_map(|(slot, v)| v.map(|v| (slot, v)))
+                    .collect(),
+            };
+            if outcome.is_ok() && !first.changes.is_empty() && tx.send(Ok(first)).is_err() {
+                return;
+            }
+
+            // The window's changes after `from`.
+            let mut step = Step {
+                time: 0,
+                changes: Vec::new(),
+            };
+            let mut position = vec![usize::MAX; widths.len()];
+            if outcome.is_ok() {
+                let filter = FstFilter {
+                    start: from_tick,
+                    end: until_tick,
+                    include: Some(handles(&wanted, |_| true)),
+                };
+                outcome = report(guard(|| {
+                    reader.read_signals(&filter, |tick, handle, value| {
+                        if tick <= from_tick {
+                            return Ok(());
+                        }
+                        let time = tick.saturating_mul(fs_per_tick);
+                        if time != step.time && !step.changes.is_empty() {
+                            for (slot, _) in &step.changes {
+                                position[*slot] = usize::MAX;
+                            }
+                            let full = std::mem::replace(
+                                &mut step,
+                                Step {
+                                    time,
+                                    changes: Vec::new(),
+                                },
+                            );
+                            tx.send(Ok(full)).map_err(|_| ())?;
+                        }
+                        step.time = time;
+                        let slot = handle.get_index();
+                        let value = convert(slot, value);
+                        match position.get(slot).copied() {
+                            Some(usize::MAX) => {
+                                position[slot] = step.changes.len();
+                                step.changes.push((slot, value));
+                            }
+                            Some(i) => step.changes[i].1 = value,
+                            None => step.changes.push((slot, value)),
+                        }
+                        Ok(())
+                    })
+                }));
+            }
+            match outcome {
+                Ok(()) => {
                     if !step.changes.is_empty() {
                         let _ = tx.send(Ok(step));
                     }
                 }
-                // The consumer stopped listening.
-                Ok(Err(fst_reader::ReadSignalsError::CallbackError(()))) => {}
-                Ok(Err(fst_reader::ReadSignalsError::ReadError(e))) => {
-                    let _ = tx.send(Err(error(format!(
-                        "cannot read the FST value changes: {e}"
-                    ))));
-                }
-                Err(m) => {
-                    let _ = tx.send(Err(error(format!("corrupt FST value changes: {m}"))));
+                Err(None) => {}
+                Err(Some(e)) => {
+                    let _ = tx.send(Err(e));
                 }
             }
         });
@@ -224,6 +277,14 @@ impl Iterator for FstStream {
     fn next(&mut self) -> Option<Self::Item> {
         self.rx.recv().ok()
     }
+}
+
+/// The handles of the wanted slots for which `keep` holds.
+fn handles(wanted: &[bool], keep: impl Fn(usize) -> bool) -> Vec<FstSignalHandle> {
+    (0..wanted.len())
+        .filter(|&i| wanted[i] && keep(i))
+        .map(FstSignalHandle::from_index)
+        .collect()
 }
 
 /// Run `f`, turning a panic inside `fst-reader` (it asserts on some malformed input)
