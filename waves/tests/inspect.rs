@@ -1,6 +1,7 @@
 //! `nic waves`' library side (nic_waves::inspect) on small files: a RustHDL VCD written
 //! here, Verilator's VCD and FST of the same counter (fixtures/), and broken files.
 
+#[allow(dead_code)] // the Mixed block is for tests/counter.rs
 mod common;
 use common::*;
 use nic_waves::inspect::*;

@@ -294,11 +294,11 @@ fn axis(
         let x = x_of(t);
         let _ = writeln!(
             svg,
-            r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#d8d8d8"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" fill="#606060" font-size="10">{}</text>"##,
+            r##"<line x1="{x:.1}" y1="{:.1}" x2="{x:.1}" y2="{:.1}" stroke="#d8d8d8"/><text x="{x:.1}" y="{:.1}" text-anchor="middle" fill="#606060" font-size="10">{} {unit_name}</text>"##,
             y - 3.0,
             height - MARGIN_PX,
             y - 6.0,
-            format!("{} {unit_name}", t / unit)
+            t / unit
         );
         match t.checked_add(step) {
             Some(n) => t = n,

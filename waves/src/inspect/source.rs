@@ -129,7 +129,7 @@ impl WaveFile {
         until: Option<u64>,
     ) -> Result<Changes, WaveError> {
         let inner = match self.body {
-            Body::Vcd(b) => Inner::Vcd(b.stream(wanted, until)),
+            Body::Vcd(b) => Inner::Vcd(Box::new(b.stream(wanted, until))),
             Body::Fst(b) => Inner::Fst(b.stream(wanted, from, until)?),
         };
         Ok(Changes { inner })
@@ -142,7 +142,7 @@ pub struct Changes {
 }
 
 enum Inner {
-    Vcd(super::vcd_source::VcdStream),
+    Vcd(Box<super::vcd_source::VcdStream>),
     Fst(super::fst_source::FstStream),
 }
 
