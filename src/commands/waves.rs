@@ -66,6 +66,10 @@ pub struct DiffArgs {
     /// Compare up to this time (inclusive); default: the end of both files.
     #[arg(long)]
     to: Option<String>,
+    /// Compare only at the rising edges of this clock (n-th edge against n-th edge), for
+    /// runs that record changes at different instants within a cycle.
+    #[arg(long)]
+    clock: Option<String>,
     /// Also list the signals found in only one of the files.
     #[arg(long)]
     unmatched: bool,
@@ -191,6 +195,7 @@ pub fn run(cmd: WavesCommand) -> Result<(), String> {
                     Some(t) => Some(parse_time(t).map_err(|e| format!("--to: {e}"))?),
                     None => None,
                 },
+                clock: args.clock.clone(),
             };
             if let Some(to) = options.to {
                 inspect::check_window(options.from, to).map_err(|e| e.to_string())?;
@@ -207,9 +212,10 @@ pub fn run(cmd: WavesCommand) -> Result<(), String> {
                     writeln!(out, "only in b: {n}").map_err(|e| e.to_string())?;
                 }
             }
-            match report.first {
-                Some(_) => Err("the waveforms differ".into()),
-                None => Ok(()),
+            if report.differs() {
+                Err("the waveforms differ".into())
+            } else {
+                Ok(())
             }
         }
     }

@@ -239,6 +239,107 @@ fn diff_compares_in_a_common_unit() {
     assert_eq!(report.first.map(|d| d.time), Some(25_000_000));
 }
 
+/// Verilator's counter with every change of `enable` (id `$`) recorded 1 ns before the
+/// clock edge it belongs to instead of at the edge.
+fn enable_early() -> PathBuf {
+    let text = std::fs::read_to_string(fixture("counter_verilator.vcd.expect")).unwrap();
+    let mut out = String::new();
+    let mut block: Vec<&str> = Vec::new();
+    let mut time: Option<u64> = None;
+    let flush = |out: &mut String, time: Option<u64>, block: &[&str]| {
+        let (early, rest): (Vec<&str>, Vec<&str>) = block
+            .iter()
+            .partition(|l| time.is_some_and(|t| t > 0) && (**l == "0$" || **l == "1$"));
+        if let Some(t) = time {
+            if !early.is_empty() {
+                out.push_str(&format!("#{}\n{}\n", t - 1000, early.join("\n")));
+            }
+            out.push_str(&format!("#{t}\n"));
+        }
+        for l in rest {
+            out.push_str(l);
+            out.push('\n');
+        }
+    };
+    for line in text.lines() {
+        if let Some(t) = line.strip_prefix('#') {
+            flush(&mut out, time, &block);
+            block.clear();
+            time = Some(t.parse().unwrap());
+        } else {
+            block.push(line);
+        }
+    }
+    flush(&mut out, time, &block);
+    let path = tmp("enable_early.vcd");
+    std::fs::write(&path, out).unwrap();
+    path
+}
+
+#[test]
+fn diff_at_clock_edges_ignores_when_in_the_cycle_a_change_was_recorded() {
+    let early = enable_early();
+    let rusthdl = record("diff_clock.vcd", &enable_pattern(CYCLES));
+    // Exactly in time: enable differs 1 ns before the first edge.
+    let report = diff_files(&rusthdl, &early);
+    let d = report.first.as_ref().expect("a difference");
+    assert_eq!(
+        (d.time, d.signal.as_str()),
+        (4_000_000, "enable"),
+        "{report}"
+    );
+    // At the rising edges of the clock: the same.
+    let at_edges = DiffOptions {
+        clock: Some("clock".into()),
+        ..Default::default()
+    };
+    let report = diff(open(&rusthdl), open(&early), &at_edges).unwrap();
+    assert!(!report.differs(), "{report}");
+    assert_eq!(report.edges, Some([20, 20]));
+    assert!(
+        report
+            .to_string()
+            .contains("rising edges: 20 in a, 20 in b"),
+        "{report}"
+    );
+    // A changed value is found at its cycle; a shorter run differs in its cycle count.
+    let mut enables = enable_pattern(CYCLES);
+    enables[12] = false;
+    let changed = record("diff_clock_changed.vcd", &enables);
+    let report = diff(open(&changed), open(&early), &at_edges).unwrap();
+    let d = report.first.as_ref().expect("a difference");
+    assert_eq!(
+        (d.cycle, d.signal.as_str()),
+        (Some((12, 125_000_000)), "count"),
+        "{report}"
+    );
+    assert!(
+        report
+            .to_string()
+            .contains("at 125 ns (cycle 12; b's edge at 125 ns) in `count`"),
+        "{report}"
+    );
+    let short = record("diff_clock_short.vcd", &enable_pattern(CYCLES - 1));
+    let report = diff(open(&short), open(&early), &at_edges).unwrap();
+    assert!(report.first.is_none() && report.differs(), "{report}");
+    assert!(
+        report.to_string().contains("a has 19 cycles and b 20"),
+        "{report}"
+    );
+    // A clock name that names several signals is refused.
+    let e = diff(
+        open(&short),
+        open(&early),
+        &DiffOptions {
+            clock: Some("c*".into()),
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`c*` is ambiguous"), "{e}");
+}
+
 #[test]
 fn render_draws_bits_and_buses_with_values() {
     let path = record("render.vcd", &enable_pattern(CYCLES));

@@ -21,13 +21,20 @@ pub struct DiffOptions {
     pub from: u64,
     /// Compare up to this time (femtoseconds, inclusive); `None`: to the end of both.
     pub to: Option<u64>,
+    /// Compare only at the rising edges of this clock (a design name or pattern naming
+    /// one signal in each file): the n-th edge of A against the n-th edge of B, each
+    /// signal's value after everything recorded at the edge. For runs that record
+    /// changes at different instants within a cycle.
+    pub clock: Option<String>,
 }
 
 /// The first place two runs disagree.
 #[derive(Clone, Debug)]
 pub struct Difference {
-    /// Femtoseconds.
+    /// Femtoseconds (in A, with a clock: A's edge).
     pub time: u64,
+    /// With a clock: the cycle (0 for the first rising edge) and B's time of that edge.
+    pub cycle: Option<(usize, u64)>,
     /// The design name both files share (see [`super::names`]).
     pub signal: String,
     /// Full path in file A and its value then.
@@ -56,8 +63,18 @@ pub struct DiffReport {
     pub only_b: Vec<String>,
     /// Last time read in each file (femtoseconds).
     pub ends: [u64; 2],
-    /// The first difference; `None`: the runs agree.
+    /// The first difference; `None`: the runs agree (see also `edges`).
     pub first: Option<Difference>,
+    /// With a clock: the rising edges compared in A and B (they differ when one run
+    /// has more cycles, which counts as a difference).
+    pub edges: Option<[usize; 2]>,
+}
+
+impl DiffReport {
+    /// Whether the runs differ: a value, or (with a clock) the number of cycles.
+    pub fn differs(&self) -> bool {
+        self.first.is_some() || self.edges.is_some_and(|[a, b]| a != b)
+    }
 }
 
 impl fmt::Display for DiffReport {
@@ -73,6 +90,18 @@ impl fmt::Display for DiffReport {
             self.incomparable.len()
         )?;
         let show = |v: &Option<Value>| v.as_ref().map(short).unwrap_or_else(|| "(none)".into());
+        if let Some([a, b]) = self.edges {
+            writeln!(f, "rising edges: {a} in a, {b} in b")?;
+        }
+        if let (None, Some([a, b])) = (&self.first, self.edges) {
+            if a != b {
+                return write!(
+                    f,
+                    "the values agree at the {} edges both have, but a has {a} cycles and b {b}",
+                    a.min(b)
+                );
+            }
+        }
         match &self.first {
             None => write!(
                 f,
@@ -83,8 +112,11 @@ impl fmt::Display for DiffReport {
             ),
             Some(d) => write!(
                 f,
-                "first difference at {} in `{}`:\n  a: {} = {}\n  b: {} = {}",
+                "first difference at {}{} in `{}`:\n  a: {} = {}\n  b: {} = {}",
                 format_time(d.time),
+                d.cycle
+                    .map(|(c, tb)| format!(" (cycle {c}; b's edge at {})", format_time(tb)))
+                    .unwrap_or_default(),
                 d.signal,
                 d.a_name,
                 show(&d.a),
@@ -152,6 +184,96 @@ pub fn diff(a: WaveFile, b: WaveFile, options: &DiffOptions) -> Result<DiffRepor
         by_a[*sa].push(i);
         by_b[*sb].push(i);
     }
+    let b_names: HashMap<usize, String> = names_b.values().map(|v| (v.0, v.1.clone())).collect();
+    let describe = |time: u64,
+                    cycle: Option<(usize, u64)>,
+                    i: usize,
+                    va: &[Option<Value>],
+                    vb: &[Option<Value>]| {
+        let key = &pairs[i].0;
+        Difference {
+            time,
+            cycle,
+            signal: key.clone(),
+            a_name: names_a[key].1.clone(),
+            a: va[i].clone(),
+            b_name: b_names.get(&pairs[i].2).cloned().unwrap_or_default(),
+            b: vb[i].clone(),
+        }
+    };
+    if let Some(clock) = &options.clock {
+        let clock_a = clock_slot(&a, clock)?;
+        let clock_b = clock_slot(&b, clock)?;
+        want_a[clock_a] = true;
+        want_b[clock_b] = true;
+        let mut sa = Sampler::new(
+            a.changes(want_a, 0, options.to)?,
+            by_a,
+            clock_a,
+            pairs.len(),
+        );
+        let mut sb = Sampler::new(
+            b.changes(want_b, 0, options.to)?,
+            by_b,
+            clock_b,
+            pairs.len(),
+        );
+        let mut skip = vec![false; pairs.len()];
+        let all: Vec<usize> = (0..pairs.len()).collect();
+        let mut checked_all = false;
+        let mut first = None;
+        let mut cycle = 0usize;
+        let mut edges = [0usize; 2];
+        loop {
+            let (ta, tb) = (sa.next_edge()?, sb.next_edge()?);
+            edges[0] += ta.is_some() as usize;
+            edges[1] += tb.is_some() as usize;
+            let (Some(ta), Some(tb)) = (ta, tb) else {
+                // Count the rest of the longer run's edges.
+                while sa.next_edge()?.is_some() {
+                    edges[0] += 1;
+                }
+                while sb.next_edge()?.is_some() {
+                    edges[1] += 1;
+                }
+                break;
+            };
+            if ta >= options.from {
+                let mut check: Vec<usize> = if checked_all {
+                    let mut c = sa.dirty.list.clone();
+                    c.extend(sb.dirty.list.iter().copied().filter(|i| !sa.dirty.flag[*i]));
+                    c
+                } else {
+                    all.clone()
+                };
+                checked_all = true;
+                check.sort_unstable();
+                if let Some((_, i)) = first_bad(&check, ta, &sa.values, &sb.values, &mut skip) {
+                    first = Some(describe(ta, Some((cycle, tb)), i, &sa.values, &sb.values));
+                    break;
+                }
+            }
+            sa.dirty.clear();
+            sb.dirty.clear();
+            cycle += 1;
+        }
+        let compared = pairs.len() - skip.iter().filter(|s| **s).count();
+        return Ok(DiffReport {
+            paths,
+            compared,
+            incomparable: pairs
+                .iter()
+                .zip(&skip)
+                .filter(|(_, s)| **s)
+                .map(|(p, _)| p.0.clone())
+                .collect(),
+            only_a,
+            only_b,
+            ends: [sa.changes.last_time(), sb.changes.last_time()],
+            first,
+            edges: Some(edges),
+        });
+    }
     let mut sa = Ahead::new(a.changes(want_a, 0, options.to)?);
     let mut sb = Ahead::new(b.changes(want_b, 0, options.to)?);
     let mut va: Vec<Option<Value>> = vec![None; pairs.len()];
@@ -205,22 +327,7 @@ pub fn diff(a: WaveFile, b: WaveFile, options: &DiffOptions) -> Result<DiffRepor
     if first.is_none() && !checked_all && now <= options.from {
         first = first_bad(&all, options.from, &va, &vb, &mut skip);
     }
-    let first = first.map(|(time, i)| {
-        let key = &pairs[i].0;
-        let b_name = names_b
-            .values()
-            .find(|v| v.0 == pairs[i].2)
-            .map(|v| v.1.clone())
-            .unwrap_or_default();
-        Difference {
-            time,
-            signal: key.clone(),
-            a_name: names_a[key].1.clone(),
-            a: va[i].clone(),
-            b_name,
-            b: vb[i].clone(),
-        }
-    });
+    let first = first.map(|(time, i)| describe(time, None, i, &va, &vb));
     Ok(DiffReport {
         paths,
         compared: pairs.len() - skip.iter().filter(|s| **s).count(),
@@ -234,7 +341,109 @@ pub fn diff(a: WaveFile, b: WaveFile, options: &DiffOptions) -> Result<DiffRepor
         only_b,
         ends: [sa.changes.last_time(), sb.changes.last_time()],
         first,
+        edges: None,
     })
+}
+
+/// The one value stream `clock` names in `file`: the signal whose design name is
+/// `clock` exactly, else the one it matches as a pattern (design name or full path).
+fn clock_slot(file: &WaveFile, clock: &str) -> Result<usize, WaveError> {
+    let header = file.header();
+    let names = design_names(header);
+    let exact: Vec<usize> = header
+        .vars
+        .iter()
+        .zip(&names)
+        .filter(|(_, n)| *n == clock)
+        .map(|(v, _)| v.slot)
+        .collect();
+    let mut slots: Vec<usize> = header
+        .vars
+        .iter()
+        .zip(&names)
+        .filter(|(v, n)| {
+            let mut design = (*v).clone();
+            let mut parts: Vec<String> = n.split('.').map(String::from).collect();
+            design.name = parts.pop().unwrap_or_default();
+            design.scopes = parts;
+            matches(clock, &design) || matches(clock, v)
+        })
+        .map(|(v, _)| v.slot)
+        .collect();
+    if !exact.is_empty() {
+        slots = exact;
+    }
+    slots.sort_unstable();
+    slots.dedup();
+    match slots[..] {
+        [slot] => Ok(slot),
+        [] => Err(WaveError::NotFound {
+            path: header.path.clone(),
+            name: clock.to_string(),
+            candidates: Vec::new(),
+        }),
+        _ => Err(WaveError::Ambiguous {
+            path: header.path.clone(),
+            name: clock.to_string(),
+            candidates: header
+                .vars
+                .iter()
+                .filter(|v| slots.contains(&v.slot))
+                .map(|v| v.path())
+                .collect(),
+        }),
+    }
+}
+
+/// One run read edge by edge of its clock: the values after each rising edge, and
+/// which pairs changed since the edge before.
+struct Sampler {
+    changes: Changes,
+    by_slot: Vec<Vec<usize>>,
+    clock: usize,
+    level: Option<bool>,
+    values: Vec<Option<Value>>,
+    dirty: Touched,
+}
+
+impl Sampler {
+    fn new(changes: Changes, by_slot: Vec<Vec<usize>>, clock: usize, pairs: usize) -> Sampler {
+        Sampler {
+            changes,
+            by_slot,
+            clock,
+            level: None,
+            values: vec![None; pairs],
+            dirty: Touched {
+                list: Vec::new(),
+                flag: vec![false; pairs],
+            },
+        }
+    }
+
+    /// Read on to the next rising edge of the clock (0 to 1) and return its time.
+    fn next_edge(&mut self) -> Result<Option<u64>, WaveError> {
+        for step in self.changes.by_ref() {
+            let step = step?;
+            let mut rose = false;
+            let time = step.time;
+            for (slot, value) in step.changes {
+                if slot == self.clock {
+                    let level = value.as_bool();
+                    rose = self.level == Some(false) && level == Some(true);
+                    self.level = level;
+                }
+                for &i in self.by_slot.get(slot).map(Vec::as_slice).unwrap_or(&[]) {
+                    self.values[i] = Some(value.clone());
+                    self.dirty.add(i);
+                }
+            }
+            if rose {
+                return Ok(Some(time));
+            }
+        }
+        Ok(None)
+    }
 }
 
 /// The first (by design name order) of `which` whose values differ, with `time`.
