@@ -1,5 +1,6 @@
 //! `nic waves diff`: two runs compared signal by signal, in time order, streamed.
 
+use super::edges::{clock_slot, Sampler};
 use super::format::short;
 use super::names::design_names;
 use super::select::matches;
@@ -345,107 +346,6 @@ pub fn diff(a: WaveFile, b: WaveFile, options: &DiffOptions) -> Result<DiffRepor
     })
 }
 
-/// The one value stream `clock` names in `file`: the signal whose design name is
-/// `clock` exactly, else the one it matches as a pattern (design name or full path).
-fn clock_slot(file: &WaveFile, clock: &str) -> Result<usize, WaveError> {
-    let header = file.header();
-    let names = design_names(header);
-    let exact: Vec<usize> = header
-        .vars
-        .iter()
-        .zip(&names)
-        .filter(|(_, n)| *n == clock)
-        .map(|(v, _)| v.slot)
-        .collect();
-    let mut slots: Vec<usize> = header
-        .vars
-        .iter()
-        .zip(&names)
-        .filter(|(v, n)| {
-            let mut design = (*v).clone();
-            let mut parts: Vec<String> = n.split('.').map(String::from).collect();
-            design.name = parts.pop().unwrap_or_default();
-            design.scopes = parts;
-            matches(clock, &design) || matches(clock, v)
-        })
-        .map(|(v, _)| v.slot)
-        .collect();
-    if !exact.is_empty() {
-        slots = exact;
-    }
-    slots.sort_unstable();
-    slots.dedup();
-    match slots[..] {
-        [slot] => Ok(slot),
-        [] => Err(WaveError::NotFound {
-            path: header.path.clone(),
-            name: clock.to_string(),
-            candidates: Vec::new(),
-        }),
-        _ => Err(WaveError::Ambiguous {
-            path: header.path.clone(),
-            name: clock.to_string(),
-            candidates: header
-                .vars
-                .iter()
-                .filter(|v| slots.contains(&v.slot))
-                .map(|v| v.path())
-                .collect(),
-        }),
-    }
-}
-
-/// One run read edge by edge of its clock: the values after each rising edge, and
-/// which pairs changed since the edge before.
-struct Sampler {
-    changes: Changes,
-    by_slot: Vec<Vec<usize>>,
-    clock: usize,
-    level: Option<bool>,
-    values: Vec<Option<Value>>,
-    dirty: Touched,
-}
-
-impl Sampler {
-    fn new(changes: Changes, by_slot: Vec<Vec<usize>>, clock: usize, pairs: usize) -> Sampler {
-        Sampler {
-            changes,
-            by_slot,
-            clock,
-            level: None,
-            values: vec![None; pairs],
-            dirty: Touched {
-                list: Vec::new(),
-                flag: vec![false; pairs],
-            },
-        }
-    }
-
-    /// Read on to the next rising edge of the clock (0 to 1) and return its time.
-    fn next_edge(&mut self) -> Result<Option<u64>, WaveError> {
-        for step in self.changes.by_ref() {
-            let step = step?;
-            let mut rose = false;
-            let time = step.time;
-            for (slot, value) in step.changes {
-                if slot == self.clock {
-                    let level = value.as_bool();
-                    rose = self.level == Some(false) && level == Some(true);
-                    self.level = level;
-                }
-                for &i in self.by_slot.get(slot).map(Vec::as_slice).unwrap_or(&[]) {
-                    self.values[i] = Some(value.clone());
-                    self.dirty.add(i);
-                }
-            }
-            if rose {
-                return Ok(Some(time));
-            }
-        }
-        Ok(None)
-    }
-}
-
 /// The first (by design name order) of `which` whose values differ, with `time`.
 /// A pair where one side is a string and the other a number (RustHDL writes enum
 /// states by name, Verilator by encoding) cannot be compared: it is marked in `skip`
@@ -510,20 +410,20 @@ fn same(a: &Option<Value>, b: &Option<Value>) -> bool {
 }
 
 /// The pairs changed at the current time, as a list and as flags.
-struct Touched {
-    list: Vec<usize>,
-    flag: Vec<bool>,
+pub(super) struct Touched {
+    pub(super) list: Vec<usize>,
+    pub(super) flag: Vec<bool>,
 }
 
 impl Touched {
-    fn clear(&mut self) {
+    pub(super) fn clear(&mut self) {
         for &i in &self.list {
             self.flag[i] = false;
         }
         self.list.clear();
     }
 
-    fn add(&mut self, i: usize) {
+    pub(super) fn add(&mut self, i: usize) {
         if !self.flag[i] {
             self.flag[i] = true;
             self.list.push(i);

@@ -16,6 +16,7 @@
 //! so files with different timescales compare directly.
 
 mod diff;
+mod edges;
 mod format;
 mod fst_source;
 mod groups;
