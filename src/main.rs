@@ -96,6 +96,9 @@ enum Command {
     /// Model checking (stateright) of the driver's protocol machines.
     #[command(subcommand)]
     Check(CheckCommand),
+    /// Look at VCD/FST waveforms without a GUI: list, show, diff, render, GTKWave/Surfer views.
+    #[command(subcommand)]
+    Waves(commands::waves::WavesCommand),
 }
 
 #[derive(Subcommand, Debug)]
@@ -190,6 +193,7 @@ fn run(cli: Cli) -> Result<(), String> {
             breakdown: false,
         } => commands::synth::synth_all(&out, &config, &blocks, target_mhz).map(|_| ()),
         Command::Cell(cmd) => commands::cell::run(cmd),
+        Command::Waves(cmd) => commands::waves::run(cmd),
         Command::Sim {
             command: Some(SimCommand::Datapath(args)),
             ..

@@ -38,6 +38,11 @@ fn every_subcommand_has_help() {
         vec!["bench", "datapath", "--help"],
         vec!["flow", "--help"],
         vec!["soak", "--help"],
+        vec!["waves", "--help"],
+        vec!["waves", "show", "--help"],
+        vec!["waves", "diff", "--help"],
+        vec!["waves", "render", "--help"],
+        vec!["waves", "gtkw", "--help"],
     ] {
         let o = nic(&cmd);
         assert!(o.status.success(), "{cmd:?}: {}", text(&o));
@@ -287,4 +292,125 @@ fn a_scenario_with_a_bad_fault_names_the_file_line_and_field() {
         t.contains("line 5") && t.contains("host 7 does not exist"),
         "{t}"
     );
+}
+
+/// Verilator's VCD and FST of the counter (waves/tests/fixtures).
+fn counter_fixture(ext: &str) -> String {
+    format!(
+        "{}/waves/tests/fixtures/counter_verilator.{ext}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+#[test]
+fn waves_list_show_diff_render_gtkw() {
+    let dir = scratch("cli_waves");
+    let (vcd, fst) = (counter_fixture("vcd.expect"), counter_fixture("fst"));
+    let o = nic(&["waves", "list", &fst]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("count                               4 bits"),
+        "{}",
+        text(&o)
+    );
+
+    let o = nic(&[
+        "waves",
+        "show",
+        &vcd,
+        "-s",
+        "count,enable",
+        "--from",
+        "30ns",
+        "--to",
+        "40ns",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        text(&o),
+        "time (ps)  count  enable\n    30000  3      1\n    35000  3      0*\n"
+    );
+
+    // The same run in two formats: equal, exit 0.
+    let o = nic(&["waves", "diff", &vcd, &fst]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("same: no difference up to 200 ns"),
+        "{}",
+        text(&o)
+    );
+    // A planted value: exit 1, the time and the signal named.
+    let planted = dir.join("planted.vcd");
+    let original = std::fs::read_to_string(&vcd).unwrap();
+    std::fs::write(&planted, original.replacen("#40000\n", "#40000\n1$\n", 1)).unwrap();
+    let o = nic(&["waves", "diff", &fst, planted.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(
+        text(&o).contains("first difference at 40 ns in `enable`"),
+        "{}",
+        text(&o)
+    );
+
+    let svg = dir.join("counter.svg");
+    let o = nic(&[
+        "waves",
+        "render",
+        &fst,
+        "-s",
+        "clock,count",
+        "--out",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(std::fs::read_to_string(&svg)
+        .unwrap()
+        .contains(">count</text>"));
+
+    let save = dir.join("counter.gtkw");
+    let o = nic(&["waves", "gtkw", &vcd, "--out", save.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(std::fs::read_to_string(&save)
+        .unwrap()
+        .contains("-Clock and reset"));
+    assert!(dir.join("counter.sucl").exists());
+}
+
+#[test]
+fn waves_bad_input_is_an_error_not_a_panic() {
+    let dir = scratch("cli_waves_bad");
+    let junk = dir.join("junk.vcd");
+    std::fs::write(&junk, "not a waveform").unwrap();
+    let fst = counter_fixture("fst");
+    for (args, expect) in [
+        (
+            vec!["waves", "list", junk.to_str().unwrap()],
+            "not a waveform",
+        ),
+        (
+            vec!["waves", "show", &fst, "-s", "nope"],
+            "no signal matches `nope`",
+        ),
+        (
+            vec![
+                "waves", "show", &fst, "-s", "count", "--from", "9ns", "--to", "1ns",
+            ],
+            "is after --to",
+        ),
+        (
+            vec!["waves", "show", &fst, "-s", "count", "--from", "1ms"],
+            "empty window",
+        ),
+        (
+            vec!["waves", "diff", &fst, junk.to_str().unwrap()],
+            "junk.vcd: not a waveform",
+        ),
+    ] {
+        let o = nic(&args);
+        assert!(!o.status.success(), "{args:?}");
+        let t = text(&o);
+        assert!(
+            t.contains(expect) && !t.contains("panicked"),
+            "{args:?}: {t}"
+        );
+    }
 }

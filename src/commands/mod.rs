@@ -9,3 +9,4 @@ pub mod sim;
 pub mod soak;
 pub mod synth;
 pub mod verilog;
+pub mod waves;

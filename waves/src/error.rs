@@ -29,6 +29,23 @@ pub enum WaveError {
         message: String,
     },
 
+    /// The file is not a waveform this crate reads (neither VCD nor FST), or its
+    /// header or FST blocks are malformed.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        message: String,
+    },
+
+    /// A command-line style argument is wrong: a time, a window, a pattern.
+    #[error("{message}")]
+    BadArgument {
+        /// What was wrong, naming the argument.
+        message: String,
+    },
+
     /// No signal of the waveform matches the name; `candidates` lists similar names.
     #[error("{path}: no signal matches `{name}`{}", list_candidates(candidates))]
     NotFound {

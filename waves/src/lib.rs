@@ -8,6 +8,9 @@
 //! - [`RustHdlVcd`]: VCD output for direct stepping, plus [`settle`].
 //! - [`Waveform`]: a VCD file in memory, signals found by name suffix, changes in ps.
 //! - [`assert_transitions`], [`assert_values_at`], [`compare`]: checks.
+//! - [`inspect`]: `nic waves` (docs/waves.md): VCD and FST files streamed one time step
+//!   at a time; list, show a window, diff two runs across the simulators' naming,
+//!   render a timing diagram (SVG, PNG), GTKWave and Surfer views grouped by block.
 //!
 //! # Stepping a block directly
 //!
@@ -61,6 +64,7 @@
 
 mod check;
 mod error;
+pub mod inspect;
 pub mod paths;
 mod value;
 mod waveform;

@@ -186,6 +186,11 @@ impl Value {
         }
     }
 
+    /// True for a string value (RustHDL's enum states).
+    pub fn is_text(&self) -> bool {
+        matches!(self.repr, Repr::Text(_))
+    }
+
     /// True when no bit is `x` or `z` (reals and strings count as known).
     pub fn is_known(&self) -> bool {
         !matches!(self.repr, Repr::FourState(_))
