@@ -192,6 +192,11 @@ enum InFlight {
 }
 
 impl End {
+    /// It has sent packets or set up pools (its session has something to lose).
+    fn started(&self) -> bool {
+        self.first_sent.is_some() || self.halves.iter().any(|h| *h != PoolHalf::Free)
+    }
+
     fn new(node: usize, peer: usize, session: u32) -> Self {
         End {
             node,
@@ -305,37 +310,45 @@ impl SplitDriver {
         let peer = [self.spec.io_unit, self.spec.host][s];
         self.session += 1;
         self.ends[s] = Some(End::new(h, peer, self.session));
-        self.restart_end(1 - s);
+        if self.restart_end(1 - s) {
+            self.stats.restarts += 1;
+        }
     }
 
     /// Host `h` powered off.
     pub fn on_power_off(&mut self, h: usize) {
         let Some(s) = self.side(h) else { return };
+        // Packets of the end that dies may be lost with it (sent, not yet delivered): a
+        // restart even when the surviving end had not started (found by `nic soak`, seed
+        // 880: one end received before it could send, the other died with 5 in flight).
+        let died_started = self.ends[s].as_ref().is_some_and(End::started);
         self.ends[s] = None;
         self.session += 1;
-        self.restart_end(1 - s);
+        if self.restart_end(1 - s) | died_started {
+            self.stats.restarts += 1;
+        }
     }
 
     /// A write or message of the current session failed: both ends start a new one.
     fn restart_both(&mut self) {
         self.session += 1;
-        self.restart_end(0);
-        self.restart_end(1);
+        if self.restart_end(0) | self.restart_end(1) {
+            self.stats.restarts += 1;
+        }
     }
 
     /// Side `s` starts session `self.session`: it forgets its pools and the peer's (its
     /// pools are deregistered by [`SplitDriver::step`]) and numbers packets from 0.
-    fn restart_end(&mut self, s: usize) {
+    /// Returns whether it had started (sent, or set up pools).
+    fn restart_end(&mut self, s: usize) -> bool {
         let session = self.session;
         let Some(e) = self.ends[s].as_mut() else {
-            return;
+            return false;
         };
         e.session = session;
-        let started = e.first_sent.is_some() || e.halves.iter().any(|h| *h != PoolHalf::Free);
-        if !started {
-            return;
+        if !e.started() {
+            return false;
         }
-        self.stats.restarts += 1;
         e.initiator.reset();
         e.target = PoolTarget::new();
         e.outgoing.clear();
@@ -349,6 +362,7 @@ impl SplitDriver {
                 *h = PoolHalf::Stale { handle };
             }
         }
+        true
     }
 
     /// One cycle: completions of the exchange (`own[h]`), then new work.
