@@ -14,7 +14,7 @@ pub mod rejoin;
 use std::time::Instant;
 
 use rejoin::{Bounds, Bug, Cluster, RejoinModel, Step};
-use stateright::{Checker, HasDiscoveries, Model};
+use stateright::{Checker, HasDiscoveries, Model, Representative};
 
 /// A property that failed, with the path that shows it.
 #[derive(Clone, Debug)]
@@ -40,8 +40,11 @@ pub struct Report {
     pub unique_states: usize,
     /// States generated (with repeats).
     pub states: usize,
-    /// Longest path explored, in steps.
+    /// Longest path explored, in steps (depth-first: not the shortest path to a state).
     pub max_depth: usize,
+    /// The check merged states that differ only in the nodes' numbers
+    /// ([`Bounds::symmetry`], and no depth bound).
+    pub symmetry: bool,
     /// Wall time of the check, seconds.
     pub seconds: f64,
     /// The properties that failed (empty: all hold within the bounds).
@@ -62,13 +65,24 @@ pub fn check(
     let model = RejoinModel::new(bounds.clone(), bug)?;
     let start = Instant::now();
     let mut builder = model.checker().threads(threads);
-    if let Some(depth) = bounds.max_depth {
-        builder = builder.target_max_depth(depth);
-    }
     if stop_at_first {
         builder = builder.finish_when(HasDiscoveries::AnyFailures);
     }
-    let checker = builder.spawn_bfs().join();
+    // A depth bound needs breadth-first search (depth-first search with a visited set
+    // misses states first met on a long path and then again on a short one); stateright's
+    // breadth-first search ignores symmetry. Without a bound, depth-first search keeps only
+    // the current path and its siblings, not a whole frontier.
+    let symmetry = bounds.symmetry && bounds.max_depth.is_none();
+    let checker: Box<dyn Checker<RejoinModel>> = match bounds.max_depth {
+        Some(depth) => Box::new(builder.target_max_depth(depth).spawn_bfs().join()),
+        None if symmetry => Box::new(
+            builder
+                .symmetry_fn(Representative::representative)
+                .spawn_dfs()
+                .join(),
+        ),
+        None => Box::new(builder.spawn_dfs().join()),
+    };
     let seconds = start.elapsed().as_secs_f64();
     let model = checker.model();
     let mut failures = Vec::new();
@@ -91,6 +105,7 @@ pub fn check(
         unique_states: checker.unique_state_count(),
         states: checker.state_count(),
         max_depth: checker.max_depth(),
+        symmetry,
         seconds,
         failures,
     })
