@@ -11,7 +11,7 @@
 
 pub mod rejoin;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rejoin::{Bounds, Bug, Cluster, RejoinModel, Step};
 use stateright::{Checker, HasDiscoveries, Model, Representative};
@@ -59,6 +59,31 @@ pub fn check(
     threads: usize,
     stop_at_first: bool,
 ) -> Result<Report, String> {
+    check_reporting(bounds, bug, threads, stop_at_first, None, &mut |_| {})
+}
+
+/// How far a running check is.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    /// Distinct states so far.
+    pub unique_states: usize,
+    /// States generated so far.
+    pub states: usize,
+    /// Longest path so far.
+    pub max_depth: usize,
+    /// Seconds since the start.
+    pub seconds: f64,
+}
+
+/// [`check`], calling `progress` every `every` while it runs (never with `None`).
+pub fn check_reporting(
+    bounds: Bounds,
+    bug: Option<Bug>,
+    threads: usize,
+    stop_at_first: bool,
+    every: Option<Duration>,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Report, String> {
     if threads == 0 {
         return Err("threads must be at least 1".into());
     }
@@ -73,16 +98,35 @@ pub fn check(
     // breadth-first search ignores symmetry. Without a bound, depth-first search keeps only
     // the current path and its siblings, not a whole frontier.
     let symmetry = bounds.symmetry && bounds.max_depth.is_none();
-    let checker: Box<dyn Checker<RejoinModel>> = match bounds.max_depth {
-        Some(depth) => Box::new(builder.target_max_depth(depth).spawn_bfs().join()),
+    let mut checker: Box<dyn Checker<RejoinModel>> = match bounds.max_depth {
+        Some(depth) => Box::new(builder.target_max_depth(depth).spawn_bfs()),
         None if symmetry => Box::new(
             builder
                 .symmetry_fn(Representative::representative)
-                .spawn_dfs()
-                .join(),
+                .spawn_dfs(),
         ),
-        None => Box::new(builder.spawn_dfs().join()),
+        None => Box::new(builder.spawn_dfs()),
     };
+    let handles = checker.handles();
+    if let Some(every) = every {
+        let mut last = Instant::now();
+        while !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(100).min(every));
+            if last.elapsed() >= every {
+                last = Instant::now();
+                progress(Progress {
+                    unique_states: checker.unique_state_count(),
+                    states: checker.state_count(),
+                    max_depth: checker.max_depth(),
+                    seconds: start.elapsed().as_secs_f64(),
+                });
+            }
+        }
+    }
+    for h in handles {
+        h.join()
+            .map_err(|_| "a checker thread panicked".to_string())?;
+    }
     let seconds = start.elapsed().as_secs_f64();
     let model = checker.model();
     let mut failures = Vec::new();

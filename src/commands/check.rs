@@ -36,6 +36,9 @@ pub struct RejoinCheckArgs {
     /// reduction; slower, for comparison). A depth bound turns the reduction off too.
     #[arg(long)]
     no_symmetry: bool,
+    /// Print the states explored so far to stderr every this many seconds.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    progress: Option<u64>,
     /// Checker threads.
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -59,7 +62,19 @@ pub fn rejoin(args: &RejoinCheckArgs) -> Result<(), String> {
         max_depth: args.max_depth,
         symmetry: !args.no_symmetry,
     };
-    let report = nic_check::check(bounds.clone(), args.bug, args.threads, args.bug.is_some())?;
+    let report = nic_check::check_reporting(
+        bounds.clone(),
+        args.bug,
+        args.threads,
+        args.bug.is_some(),
+        args.progress.map(std::time::Duration::from_secs),
+        &mut |p| {
+            eprintln!(
+                "{:.0} s: {} unique states, {} generated, depth {}",
+                p.seconds, p.unique_states, p.states, p.max_depth
+            )
+        },
+    )?;
     println!(
         "nodes {} reboots {} losses {} link capacity {} start {:?}{}{}{}",
         bounds.nodes,
