@@ -58,7 +58,7 @@
 //! budget is spent, states "once faults stop" for every point at which they can stop.
 
 use std::collections::{HashSet, VecDeque};
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Mutex;
 
 use nic_abi::Syndrome;
@@ -490,7 +490,7 @@ impl Cluster {
         let mut peers: Vec<u64> = (0..n)
             .filter(|&y| y != x)
             .map(|y| {
-                let mut h = DefaultHasher::new();
+                let mut h = hasher();
                 if let Node::On(l) = &self.nodes[x] {
                     let m = &l.machine;
                     let yn = y as NodeId;
@@ -1154,8 +1154,15 @@ impl RejoinModel {
     }
 }
 
+/// The hash of representatives, node keys and the liveness memo: fixed seeds, so it is the
+/// same in every run.
+fn hasher() -> ahash::AHasher {
+    ahash::RandomState::with_seeds(0x243f_6a88, 0x85a3_08d3, 0x1319_8a2e, 0x0370_7344)
+        .build_hasher()
+}
+
 fn fingerprint<T: Hash>(value: &T) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = hasher();
     value.hash(&mut h);
     h.finish()
 }
