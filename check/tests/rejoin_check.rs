@@ -187,3 +187,11 @@ fn three_nodes_cold_start_first_14_steps() {
     b.max_depth = Some(14);
     holds(b);
 }
+
+/// Three joined nodes, two reboots (two nodes reboot together and their BOOTINGs cross, or
+/// one node twice): every interleaving, up to renumbering the nodes.
+#[test]
+#[ignore = "minutes: run with --ignored"]
+fn three_nodes_two_reboots() {
+    holds(bounds(3, 2, 0, Start::Joined));
+}
