@@ -3,7 +3,10 @@
 //! [`rejoin`] checks the rejoin protocol of source document 000 on the driver's own
 //! [`nic_driver::rejoin::RejoinMachine`] (not a re-implementation): every interleaving of a
 //! few nodes with FIFO links, message loss and reboots, within bounds. [`check`] runs one
-//! breadth-first check and reports what it explored; `nic check rejoin` prints it.
+//! check and reports what it explored; `nic check rejoin` prints it. Without a depth bound
+//! it searches depth-first and explores one state per class of states that differ only in
+//! the nodes' numbers (symmetry reduction, [`rejoin::Cluster::canonical`]); with a depth
+//! bound, breadth-first and without the reduction.
 //! docs/rejoin-model-check.md says what is checked, the abstraction and the measured
 //! state counts.
 

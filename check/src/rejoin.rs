@@ -56,6 +56,15 @@
 //!
 //! Checking the continuation from *every* reachable state, not only from those whose fault
 //! budget is spent, states "once faults stop" for every point at which they can stop.
+//!
+//! # Symmetry
+//!
+//! [`Cluster::renumbered`] renames the nodes of a state (their machines with
+//! `RejoinMachine::renumbered`); the protocol and the model treat node numbers alike, so a
+//! renamed state behaves as the original, renamed, and has the same verdicts
+//! (`check/tests/symmetry.rs` checks this step by step). [`Cluster::canonical`] picks one
+//! representative per class of renamed states; the checker stores only representatives'
+//! fingerprints, and the liveness continuation starts from the representative.
 
 use std::collections::{HashSet, VecDeque};
 use std::hash::{BuildHasher, Hash, Hasher};

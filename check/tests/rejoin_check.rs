@@ -169,13 +169,11 @@ fn bad_bounds_are_refused_with_the_reason() {
 }
 
 #[test]
-#[ignore = "minutes: run with --ignored"]
 fn three_nodes_rejoin_after_a_reboot_and_a_loss() {
     holds(bounds(3, 1, 1, Start::Joined));
 }
 
 #[test]
-#[ignore = "minutes: run with --ignored"]
 fn two_nodes_two_reboots_two_losses() {
     holds(bounds(2, 2, 2, Start::Cold));
 }
@@ -191,7 +189,7 @@ fn three_nodes_cold_start_first_14_steps() {
 /// Three joined nodes, two reboots (two nodes reboot together and their BOOTINGs cross, or
 /// one node twice): every interleaving, up to renumbering the nodes.
 #[test]
-#[ignore = "minutes: run with --ignored"]
+#[ignore = "18 minutes, 1.1 GB: run with --ignored"]
 fn three_nodes_two_reboots() {
     holds(bounds(3, 2, 0, Start::Joined));
 }
