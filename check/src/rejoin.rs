@@ -56,9 +56,18 @@
 //!
 //! Checking the continuation from *every* reachable state, not only from those whose fault
 //! budget is spent, states "once faults stop" for every point at which they can stop.
+//!
+//! # Symmetry
+//!
+//! [`Cluster::renumbered`] renames the nodes of a state (their machines with
+//! `RejoinMachine::renumbered`); the protocol and the model treat node numbers alike, so a
+//! renamed state behaves as the original, renamed, and has the same verdicts
+//! (`check/tests/symmetry.rs` checks this step by step). [`Cluster::canonical`] picks one
+//! representative per class of renamed states; the checker stores only representatives'
+//! fingerprints, and the liveness continuation starts from the representative.
 
 use std::collections::{HashSet, VecDeque};
-use std::hash::{DefaultHasher, Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Mutex;
 
 use nic_abi::Syndrome;
@@ -66,7 +75,7 @@ use nic_driver::control::{ControlMessage, TptUpdate};
 use nic_driver::rejoin::{Action, Event, RejoinConfig, RejoinMachine, Tick};
 use nic_driver::tpt::{Protection, TptEntry};
 use nic_driver::NodeId;
-use stateright::{Model, Property};
+use stateright::{Model, Property, Representative};
 
 /// The time every event is fed at (see the module docs).
 pub const NOW: Tick = Tick::MAX;
@@ -148,6 +157,11 @@ pub struct Bounds {
     pub start: Start,
     /// Explore paths of at most this many steps (`None`: all).
     pub max_depth: Option<usize>,
+    /// Symmetry reduction: states that differ only in the nodes' numbers are explored
+    /// once (see [`Cluster::canonical`]). Applies to checks without `max_depth` only
+    /// (they search depth-first; a depth bound needs breadth-first search, which stateright
+    /// runs without symmetry).
+    pub symmetry: bool,
 }
 
 /// The state a check starts from.
@@ -171,6 +185,7 @@ impl Bounds {
             rdma_own_path: false,
             start: Start::Joined,
             max_depth: None,
+            symmetry: true,
         }
     }
 
@@ -360,6 +375,184 @@ pub struct Cluster {
     pub machine_error: Option<String>,
 }
 
+impl Cluster {
+    fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The same cluster with node `x` renamed `map[x]` (a permutation of the nodes): node
+    /// `x`'s state (its machine renumbered, its per-peer vectors reordered) becomes node
+    /// `map[x]`'s, link `a -> b` becomes link `map[a] -> map[b]`. Messages name no node
+    /// (they carry epochs), so they move unchanged.
+    pub fn renumbered(&self, map: &[usize]) -> Cluster {
+        let n = self.node_count();
+        fn moved<T: Clone>(v: &[T], map: &[usize]) -> Vec<T> {
+            let mut r = v.to_vec();
+            for (x, item) in v.iter().enumerate() {
+                r[map[x]] = item.clone();
+            }
+            r
+        }
+        let ids: Vec<NodeId> = map.iter().map(|&y| y as NodeId).collect();
+        let mut nodes = self.nodes.clone();
+        for (x, node) in self.nodes.iter().enumerate() {
+            nodes[map[x]] = match node {
+                Node::Off { epoch } => Node::Off { epoch: *epoch },
+                Node::On(l) => Node::On(Box::new(Live {
+                    epoch: l.epoch,
+                    machine: l
+                        .machine
+                        .renumbered(&ids)
+                        .expect("a permutation of the model's nodes"),
+                    rdma: l.rdma,
+                    copy: moved(&l.copy, map),
+                    fence: moved(&l.fence, map),
+                    heard: moved(&l.heard, map),
+                })),
+            };
+        }
+        let mut links = self.links.clone();
+        for (k, link) in self.links.iter().enumerate() {
+            let (path, from, to) = (k / (n * n), k / n % n, k % n);
+            links[path * n * n + map[from] * n + map[to]] = link.clone();
+        }
+        Cluster {
+            nodes,
+            links,
+            machine_error: self.machine_error.clone(),
+            ..*self
+        }
+    }
+
+    /// The representative of the states that differ from this one only in the nodes'
+    /// numbers, and the renumbering that gives it (`map`: node `x` of `self` is node
+    /// `map[x]` of the representative). Every renumbering of a state has the same
+    /// representative.
+    ///
+    /// Each node gets a key that does not depend on the numbering (its own state and the
+    /// multiset of its per-peer state, links included, see [`Cluster::node_key`]); the
+    /// renumberings that sort the nodes by key are tried (one, when the keys differ) and the
+    /// one with the smallest fingerprint is taken.
+    pub fn canonical(&self) -> (Cluster, Vec<usize>) {
+        let n = self.node_count();
+        let keys: Vec<u64> = (0..n).map(|x| self.node_key(x)).collect();
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by_key(|&x| keys[x]);
+        // Runs of equal keys in `order`: any order within a run sorts the nodes.
+        let mut candidates: Vec<Vec<usize>> = vec![Vec::new()];
+        let mut start = 0;
+        while start < n {
+            let mut end = start + 1;
+            while end < n && keys[order[end]] == keys[order[start]] {
+                end += 1;
+            }
+            let run = &order[start..end];
+            let mut next = Vec::new();
+            for prefix in &candidates {
+                for p in permutations(run.len()) {
+                    let mut c = prefix.clone();
+                    c.extend(p.iter().map(|&i| run[i]));
+                    next.push(c);
+                }
+            }
+            candidates = next;
+            start = end;
+        }
+        let mut best: Option<(u64, Cluster, Vec<usize>)> = None;
+        for sorted in candidates {
+            // `sorted[k]` becomes node k.
+            let mut map = vec![0; n];
+            for (k, &x) in sorted.iter().enumerate() {
+                map[x] = k;
+            }
+            let c = if map.iter().enumerate().all(|(x, &y)| x == y) {
+                self.clone()
+            } else {
+                self.renumbered(&map)
+            };
+            let f = fingerprint(&c);
+            if best.as_ref().is_none_or(|(bf, _, _)| f < *bf) {
+                best = Some((f, c, map));
+            }
+        }
+        let (_, c, map) = best.expect("at least one renumbering");
+        (c, map)
+    }
+
+    /// A key of node `x` that every renumbering of the cluster gives its image too: the
+    /// node's own state as seen through the machine's accessors, and the sorted list of
+    /// its view of each peer (role, barring, updates, answer, TPT copy, fence, epoch heard,
+    /// the peer's power and epoch, the links both ways).
+    fn node_key(&self, x: usize) -> u64 {
+        let n = self.node_count();
+        let paths = self.links.len() / (n * n);
+        let own = match &self.nodes[x] {
+            Node::Off { epoch } => (false, *epoch, false, false, false),
+            Node::On(l) => (
+                true,
+                l.epoch,
+                l.rdma,
+                l.machine.is_joined(),
+                l.machine.deadline().is_some(),
+            ),
+        };
+        let mut peers: Vec<u64> = (0..n)
+            .filter(|&y| y != x)
+            .map(|y| {
+                let mut h = hasher();
+                if let Node::On(l) = &self.nodes[x] {
+                    let m = &l.machine;
+                    let yn = y as NodeId;
+                    (
+                        m.role(yn),
+                        m.is_barred(yn),
+                        m.updates_enabled(yn),
+                        m.answer(yn),
+                    )
+                        .hash(&mut h);
+                    (l.copy[y], l.fence[y], l.heard[y]).hash(&mut h);
+                }
+                match &self.nodes[y] {
+                    Node::Off { epoch } => (false, *epoch).hash(&mut h),
+                    Node::On(l) => (true, l.epoch).hash(&mut h),
+                }
+                for p in 0..paths {
+                    self.links[p * n * n + x * n + y].hash(&mut h);
+                    self.links[p * n * n + y * n + x].hash(&mut h);
+                }
+                h.finish()
+            })
+            .collect();
+        peers.sort_unstable();
+        fingerprint(&(own, peers))
+    }
+}
+
+impl Representative for Cluster {
+    fn representative(&self) -> Self {
+        self.canonical().0
+    }
+}
+
+/// Every permutation of `0..n`.
+fn permutations(n: usize) -> Vec<Vec<usize>> {
+    let mut out = Vec::new();
+    let mut p: Vec<usize> = (0..n).collect();
+    fn go(p: &mut Vec<usize>, k: usize, out: &mut Vec<Vec<usize>>) {
+        if k == p.len() {
+            out.push(p.clone());
+            return;
+        }
+        for i in k..p.len() {
+            p.swap(k, i);
+            go(p, k + 1, out);
+            p.swap(k, i);
+        }
+    }
+    go(&mut p, 0, &mut out);
+    out
+}
+
 /// A step of the model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Step {
@@ -380,6 +573,19 @@ pub enum Step {
 }
 
 impl Step {
+    /// The same step with node `x` renamed `map[x]`.
+    pub fn renumbered(self, map: &[usize]) -> Step {
+        match self {
+            Step::PowerOn(i) => Step::PowerOn(map[i]),
+            Step::PowerOff(i) => Step::PowerOff(map[i]),
+            Step::Deliver(f, t) => Step::Deliver(map[f], map[t]),
+            Step::DeliverRdma(f, t) => Step::DeliverRdma(map[f], map[t]),
+            Step::Lose(f, t) => Step::Lose(map[f], map[t]),
+            Step::Timeout(i) => Step::Timeout(map[i]),
+            Step::Rdma(i, x) => Step::Rdma(map[i], map[x]),
+        }
+    }
+
     /// Whether the step is a fault (it stops once faults stop).
     pub fn is_fault(&self) -> bool {
         matches!(self, Step::PowerOff(_) | Step::Lose(..))
@@ -901,23 +1107,36 @@ impl RejoinModel {
 
     /// The fault-free continuation from `s`: the steps taken and whether it reached the
     /// goal (every live node usable by all).
+    ///
+    /// The run starts from the representative of `s` ([`Cluster::canonical`]), so that
+    /// every renumbering of a state gets the same run, renumbered; the steps are given in
+    /// the numbering of `s`.
     pub fn continuation(&self, s: &Cluster) -> (Vec<Step>, bool) {
-        let mut t = s.clone();
+        let (mut t, map) = s.canonical();
+        let mut back = vec![0; map.len()];
+        for (x, &y) in map.iter().enumerate() {
+            back[y] = x;
+        }
         let mut steps = Vec::new();
+        let mut reached = None;
         for _ in 0..CONVERGE_STEPS {
             if self.all_usable(&t) {
-                return (steps, true);
+                reached = Some(true);
+                break;
             }
             if !self.continue_once(&mut t, &mut steps) {
-                return (steps, false);
+                reached = Some(false);
+                break;
             }
         }
-        (steps, self.all_usable(&t))
+        let reached = reached.unwrap_or_else(|| self.all_usable(&t));
+        let steps = steps.into_iter().map(|x| x.renumbered(&back)).collect();
+        (steps, reached)
     }
 
     /// Whether the fault-free continuation from `s` reaches the goal (memoised).
     pub fn converges(&self, s: &Cluster) -> bool {
-        let mut t = s.clone();
+        let mut t = s.canonical().0;
         t.reboots_left = 0;
         t.losses_left = 0;
         let mut seen = Vec::new();
@@ -944,8 +1163,15 @@ impl RejoinModel {
     }
 }
 
+/// The hash of representatives, node keys and the liveness memo: fixed seeds, so it is the
+/// same in every run.
+fn hasher() -> ahash::AHasher {
+    ahash::RandomState::with_seeds(0x243f_6a88, 0x85a3_08d3, 0x1319_8a2e, 0x0370_7344)
+        .build_hasher()
+}
+
 fn fingerprint<T: Hash>(value: &T) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = hasher();
     value.hash(&mut h);
     h.finish()
 }

@@ -491,6 +491,69 @@ impl RejoinMachine {
         self.deadline
     }
 
+    /// The same machine with its nodes renumbered: node `x` becomes `map[x]` (this node
+    /// too), for every `x` below the configured maximum. The protocol treats node numbers
+    /// alike (no decision depends on their order), so the renumbered machine is the one
+    /// that the renumbered events would have produced; a model checker uses it to merge
+    /// states that differ only in the nodes' names (symmetry reduction, `nic-check`).
+    /// `map` must be a permutation of `0..max_nodes` that keeps the booted nodes
+    /// (`0..node_count`) among themselves.
+    pub fn renumbered(&self, map: &[NodeId]) -> Result<Self, MembershipError> {
+        let n = self.config.max_nodes;
+        if map.len() != n {
+            return Err(MembershipError::BadConfig(format!(
+                "renumbering has {} entries for {n} nodes",
+                map.len()
+            )));
+        }
+        let mut seen = bitvec![0; n];
+        for (x, &y) in map.iter().enumerate() {
+            let y = y as usize;
+            if y >= n || seen[y] || (x < self.node_count) != (y < self.node_count) {
+                return Err(MembershipError::BadConfig(format!(
+                    "renumbering {map:?} is not a permutation of 0..{n} keeping 0..{}",
+                    self.node_count
+                )));
+            }
+            seen.set(y, true);
+        }
+        let bits = |b: &BitVec| {
+            let mut r = bitvec![0; n];
+            for x in b.iter_ones() {
+                r.set(map[x] as usize, true);
+            }
+            r
+        };
+        fn moved<T: Copy>(v: &[T], map: &[NodeId]) -> Vec<T> {
+            let mut r = v.to_vec();
+            for (x, &item) in v.iter().enumerate() {
+                r[map[x] as usize] = item;
+            }
+            r
+        }
+        Ok(RejoinMachine {
+            config: RejoinConfig {
+                node: map[self.config.node as usize],
+                ..self.config.clone()
+            },
+            phase: self.phase,
+            node_count: self.node_count,
+            incarnation: self.incarnation,
+            answered: bits(&self.answered),
+            answer: moved(&self.answer, map),
+            role: moved(&self.role, map),
+            barred: bits(&self.barred),
+            updates: bits(&self.updates),
+            accept_tpt: bits(&self.accept_tpt),
+            ack_joined: bits(&self.ack_joined),
+            ready_sent: bits(&self.ready_sent),
+            ready_owed: bits(&self.ready_owed),
+            probe: bits(&self.probe),
+            probe_unanswered: bits(&self.probe_unanswered),
+            deadline: self.deadline,
+        })
+    }
+
     fn others(&self) -> impl Iterator<Item = NodeId> + '_ {
         let me = self.config.node;
         (0..self.node_count as NodeId).filter(move |&x| x != me)

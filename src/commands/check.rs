@@ -32,6 +32,13 @@ pub struct RejoinCheckArgs {
     /// Plant a defect: rdma-at-boot, skip-fence, keep-stale-tpt, no-resend, no-rdma-ready.
     #[arg(long, value_parser = Bug::from_name)]
     bug: Option<Bug>,
+    /// Explore states that differ only in the nodes' numbers separately (no symmetry
+    /// reduction; slower, for comparison). A depth bound turns the reduction off too.
+    #[arg(long)]
+    no_symmetry: bool,
+    /// Print the states explored so far to stderr every this many seconds.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    progress: Option<u64>,
     /// Checker threads.
     #[arg(long, default_value_t = 1)]
     threads: usize,
@@ -53,8 +60,21 @@ pub fn rejoin(args: &RejoinCheckArgs) -> Result<(), String> {
             Start::Joined
         },
         max_depth: args.max_depth,
+        symmetry: !args.no_symmetry,
     };
-    let report = nic_check::check(bounds.clone(), args.bug, args.threads, args.bug.is_some())?;
+    let report = nic_check::check_reporting(
+        bounds.clone(),
+        args.bug,
+        args.threads,
+        args.bug.is_some(),
+        args.progress.map(std::time::Duration::from_secs),
+        &mut |p| {
+            eprintln!(
+                "{:.0} s: {} unique states, {} generated, depth {}",
+                p.seconds, p.unique_states, p.states, p.max_depth
+            )
+        },
+    )?;
     println!(
         "nodes {} reboots {} losses {} link capacity {} start {:?}{}{}{}",
         bounds.nodes,
@@ -74,8 +94,18 @@ pub fn rejoin(args: &RejoinCheckArgs) -> Result<(), String> {
         args.bug.map(|b| format!(" bug {b:?}")).unwrap_or_default()
     );
     println!(
-        "unique states {}  generated {}  depth {}  wall time {:.2} s",
-        report.unique_states, report.states, report.max_depth, report.seconds
+        "unique states {}  generated {}  depth {}  wall time {:.2} s  ({})",
+        report.unique_states,
+        report.states,
+        report.max_depth,
+        report.seconds,
+        if report.symmetry {
+            "depth-first, symmetry reduction: states are counted up to node renumbering"
+        } else if bounds.max_depth.is_some() {
+            "breadth-first, no symmetry reduction"
+        } else {
+            "depth-first, no symmetry reduction"
+        }
     );
     if report.failures.is_empty() {
         println!("result: every property holds within these bounds");
