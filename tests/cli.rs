@@ -296,6 +296,16 @@ fn a_scenario_with_a_bad_fault_names_the_file_line_and_field() {
 
 /// Verilator's VCD and FST of the counter (waves/tests/fixtures).
 fn counter_fixture(ext: &str) -> String {
+    if ext == "fst" {
+        static FST: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+        return FST
+            .get_or_init(|| {
+                let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-fst");
+                let fst = nic_waves::counter_fst::build_counter_fst(&dir).unwrap();
+                fst.to_str().unwrap().to_string()
+            })
+            .clone();
+    }
     format!(
         "{}/waves/tests/fixtures/counter_verilator.{ext}",
         env!("CARGO_MANIFEST_DIR")

@@ -120,8 +120,8 @@
 //! table engine is busy) after the QP's last progress or the end of `sq_una`'s transmission.
 //! Throughput: payload one word per clock, without bubbles; between messages the claim,
 //! WQE fetch (8 words) and commit: one short message every 21 clocks (about 15 + 2L).
-//! Each table operation takes three clocks (session 7: two before) so that the entry's
-//! PSN arithmetic and the decision it feeds are in different clocks (21.9 MHz before).
+//! Each table operation takes three clocks so that the entry's PSN arithmetic and the
+//! decision it feeds are in different clocks.
 //! Limits: `queue_pairs` in 1..=64; one message in flight on the transmit path;
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).

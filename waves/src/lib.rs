@@ -63,6 +63,7 @@
 //! to the last component and prefers the match nearest the top.
 
 mod check;
+pub mod counter_fst;
 mod error;
 pub mod inspect;
 pub mod paths;

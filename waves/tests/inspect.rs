@@ -15,6 +15,16 @@ fn fixture(name: &str) -> PathBuf {
     Path::new(FIXTURES).join(name)
 }
 
+/// Verilator's FST of the counter, built once per test run.
+fn verilator_fst() -> PathBuf {
+    static FST: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    FST.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("nic-waves-fst");
+        nic_waves::counter_fst::build_counter_fst(&dir).unwrap()
+    })
+    .clone()
+}
+
 fn tmp(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("nic-waves-inspect");
     std::fs::create_dir_all(&dir).unwrap();
@@ -68,7 +78,7 @@ fn list_gives_scopes_signals_and_widths() {
     );
 
     // Verilator's FST: ports in TOP and again in TOP.top, marked as the same signal.
-    let fst = open(&fixture("counter_verilator.fst"));
+    let fst = open(&verilator_fst());
     assert_eq!(fst.header().format, Format::Fst);
     let mut out = Vec::new();
     write_listing(fst.header(), &mut out).unwrap();
@@ -106,17 +116,11 @@ fn fst_and_vcd_from_verilator_show_the_same_window() {
         "200ns",
     )
     .unwrap();
-    let fst = table(
-        &fixture("counter_verilator.fst"),
-        "clock,count,counter.q",
-        "0",
-        "200ns",
-    )
-    .unwrap();
+    let fst = table(&verilator_fst(), "clock,count,counter.q", "0", "200ns").unwrap();
     assert_eq!(vcd, fst);
     assert_eq!(vcd.lines().count(), 1 + 41, "{vcd}");
     // A window near the end of the FST: the value at its start comes from the block's frame.
-    let late = table(&fixture("counter_verilator.fst"), "count", "182ns", "200ns").unwrap();
+    let late = table(&verilator_fst(), "count", "182ns", "200ns").unwrap();
     assert_eq!(
         late,
         "time (ps)  count\n   182000  f\n   185000  0*\n   195000  1*\n"
@@ -126,8 +130,8 @@ fn fst_and_vcd_from_verilator_show_the_same_window() {
 #[test]
 fn diff_passes_across_simulators_and_formats() {
     let rusthdl = record("diff_same.vcd", &enable_pattern(CYCLES));
-    for other in ["counter_verilator.vcd.expect", "counter_verilator.fst"] {
-        let report = diff_files(&rusthdl, &fixture(other));
+    for other in [fixture("counter_verilator.vcd.expect"), verilator_fst()] {
+        let report = diff_files(&rusthdl, &other);
         assert!(report.first.is_none(), "{report}");
         // clock, enable, count, counter.d, counter.q, counter.clock
         assert_eq!(report.compared, 6, "{report}");
@@ -150,7 +154,7 @@ fn diff_finds_a_planted_difference() {
     let mut enables = enable_pattern(CYCLES);
     enables[12] = false;
     let changed = record("diff_changed.vcd", &enables);
-    let report = diff_files(&changed, &fixture("counter_verilator.fst"));
+    let report = diff_files(&changed, &verilator_fst());
     let d = report.first.as_ref().expect("a difference");
     assert_eq!(d.time, 125_000_000, "{report}");
     // count and counter.d both differ from there; the first by name is reported.
@@ -461,7 +465,7 @@ fn bad_files_get_clear_errors() {
     assert!(e.starts_with(&format!("{}:", garbage.display())), "{e}");
 
     // An FST cut in half.
-    let fst = std::fs::read(fixture("counter_verilator.fst")).unwrap();
+    let fst = std::fs::read(verilator_fst()).unwrap();
     let half = tmp("half.fst");
     std::fs::write(&half, &fst[..fst.len() / 2]).unwrap();
     let e = err(table(&half, "count", "0", "1us"));
@@ -509,7 +513,7 @@ fn bad_arguments_get_clear_errors() {
     assert!(e.contains("a diagram needs a window of some length"), "{e}");
     let e = err(diff(
         open(&path),
-        open(&fixture("counter_verilator.fst")),
+        open(&verilator_fst()),
         &DiffOptions {
             signals: vec!["nothing_like_it".into()],
             ..Default::default()

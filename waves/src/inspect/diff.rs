@@ -78,6 +78,17 @@ impl DiffReport {
     }
 }
 
+/// The pairs compared, and the names of those skipped (`skip`: values not comparable).
+fn compared(pairs: &[(String, usize, usize)], skip: &[bool]) -> (usize, Vec<String>) {
+    let incomparable: Vec<String> = pairs
+        .iter()
+        .zip(skip)
+        .filter(|(_, s)| **s)
+        .map(|(p, _)| p.0.clone())
+        .collect();
+    (pairs.len() - incomparable.len(), incomparable)
+}
+
 impl fmt::Display for DiffReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "a: {}", self.paths[0].display())?;
@@ -258,16 +269,11 @@ pub fn diff(a: WaveFile, b: WaveFile, options: &DiffOptions) -> Result<DiffRepor
             sb.dirty.clear();
             cycle += 1;
         }
-        let compared = pairs.len() - skip.iter().filter(|s| **s).count();
+        let (compared, incomparable) = compared(&pairs, &skip);
         return Ok(DiffReport {
             paths,
             compared,
-            incomparable: pairs
-                .iter()
-                .zip(&skip)
-                .filter(|(_, s)| **s)
-                .map(|(p, _)| p.0.clone())
-                .collect(),
+            incomparable,
             only_a,
             only_b,
             ends: [sa.changes.last_time(), sb.changes.last_time()],
@@ -329,15 +335,11 @@ pub fn diff(a: WaveFile, b: WaveFile, options: &DiffOptions) -> Result<DiffRepor
         first = first_bad(&all, options.from, &va, &vb, &mut skip);
     }
     let first = first.map(|(time, i)| describe(time, None, i, &va, &vb));
+    let (compared, incomparable) = compared(&pairs, &skip);
     Ok(DiffReport {
         paths,
-        compared: pairs.len() - skip.iter().filter(|s| **s).count(),
-        incomparable: pairs
-            .iter()
-            .zip(&skip)
-            .filter(|(_, s)| **s)
-            .map(|(p, _)| p.0.clone())
-            .collect(),
+        compared,
+        incomparable,
         only_a,
         only_b,
         ends: [sa.changes.last_time(), sb.changes.last_time()],
