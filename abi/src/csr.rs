@@ -51,8 +51,44 @@ pub const QP_CTRL_RESET: u64 = 1 << 1;
 /// responder state and the receive queue are kept. The driver flushes a queue pair with it
 /// when the peer announces a restart (see `docs/nic-architecture.md`, "Rejoin support").
 pub const QP_CTRL_SEND_RESET: u64 = 1 << 2;
-/// `QP_CTRL` bits 31:8: start PSN written with a reset.
+/// Responder resume: the responder takes up a PSN sequence another NIC was receiving
+/// (a failover, `docs/multi-nic.md`): its expected PSN becomes bits 31:8, it is synced, and
+/// that PSN becomes its resync point (answers carry RESYNC, a duplicate before it is
+/// answered NACK SEQUENCE_ERROR, never executed again); the refusal window and the
+/// SEQUENCE_ERROR-sent flag are cleared. A message of the queue pair in progress is
+/// abandoned, as by a reset. With `QP_CTRL_RESET` in the same write, the reset comes first.
+pub const QP_CTRL_RESUME: u64 = 1 << 3;
+/// `QP_CTRL` bits 31:8: start PSN written with a reset, expected PSN with a resume.
 pub const QP_CTRL_START_PSN_SHIFT: u32 = 8;
+
+/// `QP_STATUS` decoded: bits 23:0 `sq_next`; 47:24 the responder's expected PSN (kept
+/// readable through a `QP_CTRL_RESET`, which clears only `synced`); 48 synced; 49 waiting
+/// for a response; 55:52 retry count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QpStatus {
+    pub sq_next: u32,
+    pub expected_psn: u32,
+    pub synced: bool,
+    pub waiting: bool,
+    pub retry_count: u8,
+}
+
+impl QpStatus {
+    pub const EXPECTED_PSN_SHIFT: u32 = 24;
+    pub const SYNCED_BIT: u32 = 48;
+    pub const WAITING_BIT: u32 = 49;
+    pub const RETRY_COUNT_SHIFT: u32 = 52;
+
+    pub fn from_bits(v: u64) -> Self {
+        QpStatus {
+            sq_next: (v & 0xFF_FFFF) as u32,
+            expected_psn: (v >> Self::EXPECTED_PSN_SHIFT & 0xFF_FFFF) as u32,
+            synced: v >> Self::SYNCED_BIT & 1 != 0,
+            waiting: v >> Self::WAITING_BIT & 1 != 0,
+            retry_count: (v >> Self::RETRY_COUNT_SHIFT & 0xF) as u8,
+        }
+    }
+}
 
 /// Byte offset of register `reg` of queue pair `qp`.
 pub const fn qp(qp: usize, reg: u16) -> u16 {

@@ -528,6 +528,9 @@ pub(crate) struct QueuePair {
     held: VecDeque<HeldRecv>,
     /// The NIC's queue pair has been programmed in this boot.
     programmed: bool,
+    /// After a failover: the PSN the old NIC's responder expected next, where the new
+    /// NIC's responder resumes when the queue pair is programmed (`QP_CTRL_RESUME`).
+    resume_at: Option<u32>,
 }
 
 /// The driver of one NIC (one boot of it).
@@ -650,6 +653,7 @@ impl<A: NicAccess> Driver<A> {
                 app_recvs: VecDeque::new(),
                 held: VecDeque::new(),
                 programmed: false,
+                resume_at: None,
             });
         }
         Ok(Driver {
@@ -794,11 +798,18 @@ impl<A: NicAccess> Driver<A> {
         // From the oldest index not completed: the same as `sq_pi` at boot; after a
         // failover ([`Driver::fail_over`]) the new NIC takes up what the old one left.
         let (sq_base, rq_base, start) = (qp.sq_base, qp.rq_base, qp.sq_ci);
+        let resume_at = qp.resume_at.take();
         let ctrl = csr::qp(q, csr::QP_CTRL);
         self.csr(
             ctrl,
             csr::QP_CTRL_RESET | (start as u64) << csr::QP_CTRL_START_PSN_SHIFT,
         );
+        if let Some(psn) = resume_at {
+            self.csr(
+                ctrl,
+                csr::QP_CTRL_RESUME | (psn as u64) << csr::QP_CTRL_START_PSN_SHIFT,
+            );
+        }
         self.csr(csr::qp(q, csr::QP_SQ_BASE), sq_base as u64);
         self.csr(csr::qp(q, csr::QP_SQ_SIZE_LOG2), sq_log2 as u64);
         self.csr(csr::qp(q, csr::QP_RQ_BASE), rq_base as u64);
@@ -1207,10 +1218,23 @@ impl<A: NicAccess> Driver<A> {
         if to == self.nics.active || !self.booted {
             return Ok(());
         }
-        // Stop the old NIC: nothing it still receives is executed, nothing is sent.
+        // Stop the old NIC: nothing it still receives is executed, nothing is sent. Each
+        // responder's position is carried over: disabled first, so no message syncs it
+        // any more; whether it is synced (it received in the peer's current sequence);
+        // the reset abandons any message in progress; then its expected PSN is final (a
+        // reset keeps it readable). The new NIC resumes there, so a request the old one
+        // executed and the peer resends is answered, not executed again.
         for q in 0..self.qps.len() {
             if self.qps[q].is_some() {
-                self.csr(csr::qp(q, csr::QP_CTRL), csr::QP_CTRL_RESET);
+                let ctrl = csr::qp(q, csr::QP_CTRL);
+                let status = csr::qp(q, csr::QP_STATUS) as u32;
+                self.csr(ctrl, 0);
+                let synced = csr::QpStatus::from_bits(self.nic.csr_read(status)).synced;
+                self.csr(ctrl, csr::QP_CTRL_RESET);
+                let expected = csr::QpStatus::from_bits(self.nic.csr_read(status)).expected_psn;
+                if let Some(qp) = self.qps[q].as_mut() {
+                    qp.resume_at = synced.then_some(expected);
+                }
             }
         }
         self.csr(csr::ENABLE, 0);

@@ -294,3 +294,54 @@ fn fail_over_moves_the_queues_to_the_other_nic_and_restarts_the_protocol() {
     assert_eq!(c.d(1).multi_nic().stats().failovers, 1);
     assert!(c.d(1).fail_over(now, 2).is_err(), "no NIC 2");
 }
+
+/// Failover carries each responder's position over: the old NIC's queue pair is disabled,
+/// read (synced?), reset, read again (its expected PSN, which the reset keeps readable);
+/// the new NIC's queue pair resumes there after its reset and before it is enabled, so a
+/// request the old NIC executed is not executed again through the new one. A queue pair
+/// the old NIC had not synced (nothing received in the peer's current sequence) starts
+/// unsynced, whatever stale PSN it reads.
+#[test]
+fn fail_over_resumes_each_synced_responder_where_the_old_nic_left_off() {
+    let mut c = two_nic_host();
+    let status = |q: usize| csr::qp(q, csr::QP_STATUS) as u32;
+    let ctrl = |q: usize| csr::qp(q, csr::QP_CTRL) as u32;
+    let synced = 1u64 << csr::QpStatus::SYNCED_BIT;
+    c.fabric.with(1, |s| {
+        s.regs.insert(
+            status(0),
+            synced | 0x12_3456 << csr::QpStatus::EXPECTED_PSN_SHIFT,
+        );
+        s.regs
+            .insert(status(2), 0x77 << csr::QpStatus::EXPECTED_PSN_SHIFT);
+    });
+    let before = c.fabric.with(1, |s| s.csr_writes.len());
+    let now = c.now;
+    c.d(1).fail_over(now, 1).unwrap();
+    let old: Vec<(u32, u64)> = c.fabric.with(1, |s| s.csr_writes[before..].to_vec());
+    let new: Vec<(u32, u64)> = c.fabric.with(SECOND, |s| s.csr_writes.clone());
+    let writes = |w: &[(u32, u64)], q: usize| -> Vec<u64> {
+        w.iter()
+            .filter(|&&(o, _)| o == ctrl(q))
+            .map(|&(_, v)| v)
+            .collect()
+    };
+    assert_eq!(
+        writes(&old, 0),
+        [0, csr::QP_CTRL_RESET],
+        "disabled, then reset"
+    );
+    let resumed = writes(&new, 0);
+    assert_eq!(resumed.len(), 3, "{resumed:x?}");
+    assert_ne!(resumed[0] & csr::QP_CTRL_RESET, 0);
+    assert_eq!(
+        resumed[1],
+        csr::QP_CTRL_RESUME | 0x12_3456 << csr::QP_CTRL_START_PSN_SHIFT
+    );
+    assert_eq!(resumed[2], csr::QP_CTRL_ENABLE);
+    let fresh = writes(&new, 2);
+    assert!(
+        fresh.iter().all(|v| v & csr::QP_CTRL_RESUME == 0),
+        "an unsynced queue pair resumed: {fresh:x?}"
+    );
+}

@@ -24,7 +24,8 @@
 //!   clock after the read was accepted. Answers RQ_BASE, RQ_SIZE_LOG2, RQ_PI, RQ_CI and
 //!   QP_STATUS bits 47:24 (expected PSN) and 48 (synced); zero for every other register and
 //!   for a QP at or beyond `queue_pairs` (whose writes are ignored). Takes QP_REMOTE and
-//!   QP_CTRL (bit 0 enable, bit 1 reset) as well.
+//!   QP_CTRL (bit 0 enable, bit 1 reset, bit 3 responder resume at bits 31:8) as well. A
+//!   reset clears `synced` and keeps the expected PSN readable.
 //! - rx DMA read client `m_rqrd_req_valid/ready`, `m_rqrd_req_addr` (32),
 //!   `m_rqrd_req_words` (16); `s_rqrd_data` (64), `s_rqrd_valid/ready`, `s_rqrd_last`: the
 //!   receive queue entry (3 words) and the atomic's 64-bit operand (1 word).
@@ -86,8 +87,12 @@
 //!   which the `ResponseGenerator` sends right after the busy item.
 //! - A response is written only when the expected local address is 8-aligned; an atomic
 //!   response writes at most 8 bytes. A CAS that does not match writes nothing.
-//! - A QP reset (QP_CTRL bit 1) of the QP whose message is in progress abandons that
-//!   message (no further writes, no completion, no answer not yet begun).
+//! - A QP reset (QP_CTRL bit 1) or resume (bit 3) of the QP whose message is in progress
+//!   abandons that message (no further writes, no completion, no answer not yet begun).
+//! - A resume (`nic_abi::csr::QP_CTRL_RESUME`, a failover to this NIC): the expected PSN
+//!   becomes bits 31:8, synced, and that PSN the resync point (as after a resync that did
+//!   not carry RESYNC: answers carry RESYNC, a duplicate before it is NACKed
+//!   SEQUENCE_ERROR); the refusal window and the SEQUENCE_ERROR-sent flag are cleared.
 //! - Refused PSNs (`docs/nic-architecture.md`, "Refused PSNs"): per QP a refusal window,
 //!   the refusal code of each of the `SEND_WINDOW` PSNs before the expected one (a 64 x 24
 //!   RAM and a valid bit per QP), shifted by one entry whenever a PSN is consumed. The
@@ -400,8 +405,11 @@ pub struct ReceiveQueueEngine {
     rq_pi_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
     /// QP_REMOTE: node 15:0, QP 31:16.
     remote_ram: RAM<Bits<32>, QP_ADDRESS_BITS>,
-    /// rq_ci 23:0, expected PSN 47:24.
-    resp_ram: RAM<Bits<48>, QP_ADDRESS_BITS>,
+    /// rq_ci (`resp_wdata` 23:0).
+    rq_ci_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
+    /// The expected PSN (`resp_wdata` 47:24): a QP reset does not write it (it stays
+    /// readable in QP_STATUS), a resume does.
+    expected_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
     atomic_psn_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
     /// The refusal window (as `refused_reg`; valid: `refused_bits`).
     refused_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
@@ -508,10 +516,14 @@ pub struct ReceiveQueueEngine {
     csr_take: Signal<Local, Bit>,
     csr_write_ok: Signal<Local, Bit>,
     csr_reset: Signal<Local, Bit>,
+    /// QP_CTRL bit 3 (responder resume) written to a QP in range.
+    csr_resume: Signal<Local, Bit>,
+    csr_resume_psn: Signal<Local, Bits<24>>,
     csr_synced: Signal<Local, Bit>,
     csr_status: Signal<Local, Bits<64>>,
     expect_take: Signal<Local, Bit>,
     reset_mask: Signal<Local, Bits<64>>,
+    resume_mask: Signal<Local, Bits<64>>,
     enable_set_mask: Signal<Local, Bits<64>>,
     enable_clear_mask: Signal<Local, Bits<64>>,
     synced_set_mask: Signal<Local, Bits<64>>,
@@ -755,7 +767,8 @@ impl ReceiveQueueEngine {
             rq_log2_ram: Default::default(),
             rq_pi_ram: Default::default(),
             remote_ram: Default::default(),
-            resp_ram: Default::default(),
+            rq_ci_ram: Default::default(),
+            expected_ram: Default::default(),
             atomic_psn_ram: Default::default(),
             refused_ram: Default::default(),
             rs_ram: Default::default(),
@@ -839,10 +852,13 @@ impl ReceiveQueueEngine {
             csr_take: Default::default(),
             csr_write_ok: Default::default(),
             csr_reset: Default::default(),
+            csr_resume: Default::default(),
+            csr_resume_psn: Default::default(),
             csr_synced: Default::default(),
             csr_status: Default::default(),
             expect_take: Default::default(),
             reset_mask: Default::default(),
+            resume_mask: Default::default(),
             enable_set_mask: Default::default(),
             enable_clear_mask: Default::default(),
             synced_set_mask: Default::default(),
@@ -971,8 +987,10 @@ impl Logic for ReceiveQueueEngine {
         self.rq_pi_ram.write_clock.next = self.clock.val();
         self.remote_ram.read_clock.next = self.clock.val();
         self.remote_ram.write_clock.next = self.clock.val();
-        self.resp_ram.read_clock.next = self.clock.val();
-        self.resp_ram.write_clock.next = self.clock.val();
+        self.rq_ci_ram.read_clock.next = self.clock.val();
+        self.rq_ci_ram.write_clock.next = self.clock.val();
+        self.expected_ram.read_clock.next = self.clock.val();
+        self.expected_ram.write_clock.next = self.clock.val();
         self.atomic_psn_ram.read_clock.next = self.clock.val();
         self.atomic_psn_ram.write_clock.next = self.clock.val();
         self.refused_ram.read_clock.next = self.clock.val();
@@ -1012,8 +1030,8 @@ impl Logic for ReceiveQueueEngine {
         self.expect_mask.next = bits::<64>(1) << self.s_expect_qp.val();
 
         // ---- Lookup: the per-QP RAMs answer for ctx_qp ----
-        self.lk_expected.next = self.resp_ram.read_data.val().get_bits::<24>(24);
-        self.lk_rq_ci.next = self.resp_ram.read_data.val().get_bits::<24>(0);
+        self.lk_expected.next = self.expected_ram.read_data.val();
+        self.lk_rq_ci.next = self.rq_ci_ram.read_data.val();
         self.lk_ring_mask.next = (bits::<32>(1) << self.rq_log2_ram.read_data.val()) - 1;
         self.lk_rqe_addr.next = self.rq_base_ram.read_data.val()
             + ((bit_cast::<32, 24>(self.lk_rq_ci.val()) & self.lk_ring_mask.val()) << 5);
@@ -1743,7 +1761,13 @@ impl Logic for ReceiveQueueEngine {
         self.csr_rd_reg.d.next = self.s_csr_reg.val();
         self.csr_rd_qp.d.next = self.s_csr_qp.val();
         self.csr_rd_ok.d.next = self.csr_in_range.val();
-        if self.csr_reset.val() & (self.s_csr_qp.val() == self.ctx_qp.q.val()) {
+        self.csr_resume.next = self.csr_write_ok.val()
+            & (self.s_csr_reg.val() == self.reg_qp_ctrl.val())
+            & self.s_csr_wdata.val().get_bit(3);
+        self.csr_resume_psn.next = self.s_csr_wdata.val().get_bits::<24>(8);
+        if (self.csr_reset.val() | self.csr_resume.val())
+            & (self.s_csr_qp.val() == self.ctx_qp.q.val())
+        {
             self.abort.d.next = true;
         }
         self.csr_synced.next = self
@@ -1751,12 +1775,10 @@ impl Logic for ReceiveQueueEngine {
             .q
             .val()
             .get_bit(self.csr_rd_qp.q.val().index());
-        self.csr_status.next =
-            bit_cast::<64, 24>(self.resp_ram.read_data.val().get_bits::<24>(24)) << 24;
+        self.csr_status.next = bit_cast::<64, 24>(self.expected_ram.read_data.val()) << 24;
         if self.csr_synced.val() {
-            self.csr_status.next =
-                (bit_cast::<64, 24>(self.resp_ram.read_data.val().get_bits::<24>(24)) << 24)
-                    | (bits::<64>(1) << 48);
+            self.csr_status.next = (bit_cast::<64, 24>(self.expected_ram.read_data.val()) << 24)
+                | (bits::<64>(1) << 48);
         }
         self.m_csr_rdata_valid.next = self.csr_rd_pending.q.val();
         self.m_csr_rdata.next = 0.into();
@@ -1771,8 +1793,7 @@ impl Logic for ReceiveQueueEngine {
                 self.m_csr_rdata.next = bit_cast::<64, 24>(self.rq_pi_ram.read_data.val());
             }
             if self.csr_rd_reg.q.val() == self.reg_rq_ci.val() {
-                self.m_csr_rdata.next =
-                    bit_cast::<64, 24>(self.resp_ram.read_data.val().get_bits::<24>(0));
+                self.m_csr_rdata.next = bit_cast::<64, 24>(self.rq_ci_ram.read_data.val());
             }
             if self.csr_rd_reg.q.val() == self.reg_qp_status.val() {
                 self.m_csr_rdata.next = self.csr_status.val();
@@ -1792,7 +1813,8 @@ impl Logic for ReceiveQueueEngine {
         self.rq_log2_ram.read_address.next = self.rd_addr.val();
         self.rq_pi_ram.read_address.next = self.rd_addr.val();
         self.remote_ram.read_address.next = self.rd_addr.val();
-        self.resp_ram.read_address.next = self.rd_addr.val();
+        self.rq_ci_ram.read_address.next = self.rd_addr.val();
+        self.expected_ram.read_address.next = self.rd_addr.val();
         self.atomic_psn_ram.read_address.next = self.rd_addr.val();
         self.refused_ram.read_address.next = self.rd_addr.val();
         self.refused_ram.write_address.next = self.ctx_qp.q.val();
@@ -1802,6 +1824,11 @@ impl Logic for ReceiveQueueEngine {
         self.rs_ram.write_address.next = self.ctx_qp.q.val();
         self.rs_ram.write_data.next = self.s_rx_psn.val();
         self.rs_ram.write_enable.next = self.rs_set.val();
+        if self.csr_resume.val() {
+            self.rs_ram.write_address.next = self.s_csr_qp.val();
+            self.rs_ram.write_data.next = self.csr_resume_psn.val();
+            self.rs_ram.write_enable.next = true;
+        }
         self.atomic_value_ram.read_address.next = self.rd_addr.val();
         self.expect_psn_ram.read_address.next = self.rd_addr.val();
         self.expect_buf_ram.read_address.next = self.rd_addr.val();
@@ -1825,13 +1852,22 @@ impl Logic for ReceiveQueueEngine {
         self.remote_ram.write_data.next = self.s_csr_wdata.val().get_bits::<32>(0);
         self.remote_ram.write_enable.next =
             self.csr_write_ok.val() & (self.s_csr_reg.val() == self.reg_qp_remote.val());
-        self.resp_ram.write_address.next = self.ctx_qp.q.val();
-        self.resp_ram.write_data.next = self.resp_wdata.val();
-        self.resp_ram.write_enable.next = self.resp_we.val();
+        self.rq_ci_ram.write_address.next = self.ctx_qp.q.val();
+        self.rq_ci_ram.write_data.next = self.resp_wdata.val().get_bits::<24>(0);
+        self.rq_ci_ram.write_enable.next = self.resp_we.val();
+        self.expected_ram.write_address.next = self.ctx_qp.q.val();
+        self.expected_ram.write_data.next = self.resp_wdata.val().get_bits::<24>(24);
+        self.expected_ram.write_enable.next = self.resp_we.val();
+        // CSR writes never meet `resp_we` (both need the main RAM port).
         if self.csr_reset.val() {
-            self.resp_ram.write_address.next = self.s_csr_qp.val();
-            self.resp_ram.write_data.next = 0.into();
-            self.resp_ram.write_enable.next = true;
+            self.rq_ci_ram.write_address.next = self.s_csr_qp.val();
+            self.rq_ci_ram.write_data.next = 0.into();
+            self.rq_ci_ram.write_enable.next = true;
+        }
+        if self.csr_resume.val() {
+            self.expected_ram.write_address.next = self.s_csr_qp.val();
+            self.expected_ram.write_data.next = self.csr_resume_psn.val();
+            self.expected_ram.write_enable.next = true;
         }
         if self.state.q.val() == ResponderState::Clear {
             self.rq_base_ram.write_address.next = self.sweep.q.val();
@@ -1846,9 +1882,12 @@ impl Logic for ReceiveQueueEngine {
             self.remote_ram.write_address.next = self.sweep.q.val();
             self.remote_ram.write_data.next = 0.into();
             self.remote_ram.write_enable.next = true;
-            self.resp_ram.write_address.next = self.sweep.q.val();
-            self.resp_ram.write_data.next = 0.into();
-            self.resp_ram.write_enable.next = true;
+            self.rq_ci_ram.write_address.next = self.sweep.q.val();
+            self.rq_ci_ram.write_data.next = 0.into();
+            self.rq_ci_ram.write_enable.next = true;
+            self.expected_ram.write_address.next = self.sweep.q.val();
+            self.expected_ram.write_data.next = 0.into();
+            self.expected_ram.write_enable.next = true;
         }
         self.atomic_psn_ram.write_address.next = self.ctx_qp.q.val();
         self.atomic_psn_ram.write_data.next = self.hdr_psn.q.val();
@@ -1870,6 +1909,10 @@ impl Logic for ReceiveQueueEngine {
         if self.csr_reset.val() {
             self.reset_mask.next = self.csr_mask.val();
         }
+        self.resume_mask.next = 0.into();
+        if self.csr_resume.val() {
+            self.resume_mask.next = self.csr_mask.val();
+        }
         self.enable_set_mask.next = 0.into();
         self.enable_clear_mask.next = 0.into();
         if self.csr_write_ok.val() & (self.s_csr_reg.val() == self.reg_qp_ctrl.val()) {
@@ -1886,17 +1929,18 @@ impl Logic for ReceiveQueueEngine {
         if self.nak_set.val() {
             self.nak_set_mask.next = self.ctx_mask.val();
         }
-        self.nak_clear_mask.next = self.reset_mask.val();
+        self.nak_clear_mask.next = self.reset_mask.val() | self.resume_mask.val();
         if self.nak_clear.val() {
-            self.nak_clear_mask.next = self.reset_mask.val() | self.ctx_mask.val();
+            self.nak_clear_mask.next =
+                self.reset_mask.val() | self.resume_mask.val() | self.ctx_mask.val();
         }
         self.refused_set_mask.next = 0.into();
         if self.refused_set.val() {
             self.refused_set_mask.next = self.ctx_mask.val();
         }
-        self.rs_set_mask.next = 0.into();
+        self.rs_set_mask.next = self.resume_mask.val();
         if self.rs_set.val() {
-            self.rs_set_mask.next = self.ctx_mask.val();
+            self.rs_set_mask.next = self.ctx_mask.val() | self.resume_mask.val();
         }
         self.rs_clear_mask.next = self.reset_mask.val();
         if self.rs_clear.val() {
@@ -1918,12 +1962,14 @@ impl Logic for ReceiveQueueEngine {
             | self.enable_set_mask.val())
             & self.qp_mask.val();
         self.synced_bits.d.next = ((self.synced_bits.q.val() & !self.reset_mask.val())
-            | self.synced_set_mask.val())
+            | self.synced_set_mask.val()
+            | self.resume_mask.val())
             & self.qp_mask.val();
         self.nak_bits.d.next = ((self.nak_bits.q.val() & !self.nak_clear_mask.val())
             | self.nak_set_mask.val())
             & self.qp_mask.val();
-        self.refused_bits.d.next = ((self.refused_bits.q.val() & !self.reset_mask.val())
+        self.refused_bits.d.next = ((self.refused_bits.q.val()
+            & !(self.reset_mask.val() | self.resume_mask.val()))
             | self.refused_set_mask.val())
             & self.qp_mask.val();
         self.rs_bits.d.next = ((self.rs_bits.q.val() & !self.rs_clear_mask.val())
@@ -2932,7 +2978,25 @@ mod tests {
                     b.csr_write(&mut m, qp, REG_QP_CTRL, 3);
                 }
                 97 => {
-                    b.csr_write(&mut m, qp, REG_QP_CTRL, 0);
+                    if rng.gen_bool(0.5) {
+                        b.csr_write(&mut m, qp, REG_QP_CTRL, 0);
+                    } else {
+                        // A failover resumes the QP where another NIC left off: at or
+                        // just after its expected PSN, so that duplicates before the
+                        // resume point and requests at it both come.
+                        let psn = (m.qps[qp].expected_psn + rng.gen_range(0..3)) & PSN_MASK;
+                        let reset = if rng.gen_bool(0.5) {
+                            csr::QP_CTRL_RESET
+                        } else {
+                            0
+                        };
+                        b.csr_write(
+                            &mut m,
+                            qp,
+                            REG_QP_CTRL,
+                            csr::QP_CTRL_RESUME | csr::QP_CTRL_ENABLE | reset | (psn as u64) << 8,
+                        );
+                    }
                 }
                 98 => {
                     b.csr_write(&mut m, qp, REG_QP_CTRL, 1);
@@ -3889,9 +3953,89 @@ mod tests {
         assert!(d.b.completions.is_empty() && d.b.owed.is_empty());
         for reg in [REG_RQ_PI, REG_RQ_CI, REG_QP_STATUS] {
             d.b.csr_read(&d.m, 1, reg);
-            assert_eq!(d.m.csr_read(1, reg), 0);
         }
+        assert_eq!(d.m.csr_read(1, REG_RQ_PI), 0);
+        assert_eq!(d.m.csr_read(1, REG_RQ_CI), 0);
+        // Unsynced; the PSN the abandoned message resynced the QP at stays readable.
+        let status = csr::QpStatus::from_bits(d.m.csr_read(1, REG_QP_STATUS));
+        assert!(!status.synced);
+        assert_eq!(status.expected_psn, 20);
         d.settle();
+    }
+
+    /// A failover (docs/multi-nic.md): the old NIC's queue pair is reset, which keeps its
+    /// expected PSN readable, and the new NIC's queue pair resumes there (QP_CTRL bit 3).
+    /// A SEND the old NIC delivered, resent to the new one because its ACK was lost, is not
+    /// delivered again: it is answered SEQUENCE_ERROR with the resumed PSN, marked RESYNC
+    /// (the requester completes it RESPONDER_RESTARTED, not success). The resumed PSN
+    /// executes, its ACK marked until the expected PSN is past the window. Without the
+    /// resume the duplicate is delivered a second time.
+    #[test]
+    fn a_resumed_qp_does_not_deliver_again_what_the_old_nic_delivered() {
+        let rqe = |i: u32| Rqe {
+            buffer_addr: RECV_AREA + 0x100 * i,
+            buffer_length: 0x100,
+            wr_id: i as u64,
+        };
+        let seq = Syndrome::SequenceError as u8;
+        // The old NIC: SENDs 500..=502 delivered (the first restarts the sequence).
+        let mut old = Directed::new(1, false, 64, true);
+        for i in 0..3 {
+            old.post(0, rqe(i));
+        }
+        let mut first = old.msg(opcode::SEND, 0, 500, 24);
+        first.resync = true;
+        old.send(&[
+            first,
+            old.msg(opcode::SEND, 0, 501, 24),
+            old.msg(opcode::SEND, 0, 502, 24),
+        ]);
+        assert_eq!(old.b.completions.len(), 3);
+        old.b
+            .csr_write(&mut old.m, 0, REG_QP_CTRL, csr::QP_CTRL_RESET);
+        old.b.csr_read(&old.m, 0, REG_QP_STATUS);
+        old.settle();
+        let status = csr::QpStatus::from_bits(old.m.csr_read(0, REG_QP_STATUS));
+        assert_eq!((status.synced, status.expected_psn), (false, 503));
+        for resume in [true, false] {
+            let mut new = Directed::new(1, false, 64, true);
+            new.b
+                .csr_write(&mut new.m, 0, REG_QP_CTRL, csr::QP_CTRL_RESET);
+            if resume {
+                new.b.csr_write(
+                    &mut new.m,
+                    0,
+                    REG_QP_CTRL,
+                    csr::QP_CTRL_RESUME | (status.expected_psn as u64) << 8,
+                );
+            }
+            new.b
+                .csr_write(&mut new.m, 0, REG_QP_CTRL, csr::QP_CTRL_ENABLE);
+            new.settle();
+            for i in 0..2 {
+                new.post(0, rqe(i));
+            }
+            // 502's ACK was lost: the requester resends it through the new route.
+            new.send(&[new.msg(opcode::SEND, 0, 502, 24)]);
+            if !resume {
+                assert_eq!(new.b.completions.len(), 1, "delivered a second time");
+                continue;
+            }
+            assert!(new.b.completions.is_empty(), "delivered a second time");
+            assert!(new.b.writes.is_empty());
+            let o = new.last_owed();
+            assert_eq!(
+                (o.kind, o.syndrome, o.psn, o.resync),
+                (OWE_NACK, seq, 503, true)
+            );
+            // The next PSN executes; its ACK carries RESYNC while the resume point is kept.
+            new.send(&[new.msg(opcode::SEND, 0, 503, 24)]);
+            assert_eq!(new.b.completions.len(), 1);
+            let o = new.last_owed();
+            assert_eq!((o.kind, o.psn, o.resync), (OWE_ACK, 503, true));
+            let status = csr::QpStatus::from_bits(new.m.csr_read(0, REG_QP_STATUS));
+            assert_eq!((status.synced, status.expected_psn), (true, 504));
+        }
     }
 
     /// CSR accesses and expect events are served while a long message streams, and the

@@ -9,8 +9,8 @@
 
 use crate::cell_format::{flag, opcode, CellOutcome, CellStatus};
 use nic_abi::{
-    psn_distance, AethRefusals, Syndrome, AETH_REFUSALS_REPORTED, AETH_REFUSALS_SHIFT, PSN_MASK,
-    SEND_WINDOW,
+    csr, psn_distance, AethRefusals, Syndrome, AETH_REFUSALS_REPORTED, AETH_REFUSALS_SHIFT,
+    PSN_MASK, SEND_WINDOW,
 };
 use std::collections::HashMap;
 
@@ -326,22 +326,34 @@ impl ResponderModel {
             REG_RQ_PI => q.rq_pi = value as u32 & PSN_MASK,
             REG_QP_REMOTE => q.remote = value as u32,
             REG_QP_CTRL => {
-                q.enabled = value & 1 != 0;
-                if value & 2 != 0 {
+                q.enabled = value & csr::QP_CTRL_ENABLE != 0;
+                let psn = (value >> csr::QP_CTRL_START_PSN_SHIFT) as u32 & PSN_MASK;
+                if value & csr::QP_CTRL_RESET != 0 {
+                    // The expected PSN stays readable in QP_STATUS; unsynced, it is not used.
                     q.rq_pi = 0;
                     q.rq_ci = 0;
-                    q.expected_psn = 0;
                     q.synced = false;
                     q.nak_sent = false;
                     q.refused.clear();
                     q.resync_psn = None;
                     q.atomic = None;
                     q.expect = None;
-                    if self.current_qp == Some(qp) {
-                        // The message in progress is abandoned.
-                        self.mode = Mode::Discard;
-                        self.current_qp = None;
-                    }
+                }
+                if value & csr::QP_CTRL_RESUME != 0 {
+                    // Take up a sequence another NIC was receiving: `psn` is expected and
+                    // is the resync point (nothing before it is executed again).
+                    q.expected_psn = psn;
+                    q.synced = true;
+                    q.nak_sent = false;
+                    q.refused.clear();
+                    q.resync_psn = Some(psn);
+                }
+                if value & (csr::QP_CTRL_RESET | csr::QP_CTRL_RESUME) != 0
+                    && self.current_qp == Some(qp)
+                {
+                    // The message in progress is abandoned.
+                    self.mode = Mode::Discard;
+                    self.current_qp = None;
                 }
             }
             _ => {}

@@ -34,8 +34,8 @@ pub struct SoakArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Give each case a host with two NICs and route changes or an unplugged NIC
-    /// (docs/multi-nic.md).
+    /// Give every case a host with two NICs and route changes or an unplugged NIC
+    /// (docs/multi-nic.md); without it one case in six has one.
     #[arg(long)]
     pub multi_nic: bool,
 }

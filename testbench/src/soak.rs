@@ -15,14 +15,14 @@
 //!   registration cache (004: free hook, range change, owner exit);
 //! - in a third of the cases the split-driver exchange of 002 between hosts 0 and 1
 //!   (buffer pools or SendData, pool flushes, random sizes; `[split_driver]`);
+//! - in one case in six ([`MULTI_NIC_ONE_IN`]), and in every case with `nic soak
+//!   --multi-nic` ([`SoakCase::generate_multi_nic`]), a host with two NICs (source 003,
+//!   docs/multi-nic.md) and one to three of its NIC events: a route change to the other
+//!   NIC, the route back, the first NIC's cable pulled (and plugged back later or not).
+//!   Its draws come from a generator of their own, so the rest of the case is the
+//!   one-NIC case of the same seed.
 //! - then a quiet tail of [`SETTLE_CYCLES`]: every live host must be usable by all peers
 //!   within [`SOAK_REJOIN_BOUND`] of the last disturbance, and every operation completes.
-//!
-//! `nic soak --multi-nic` ([`SoakCase::generate_multi_nic`]) adds to each case a host with
-//! two NICs (source 003, docs/multi-nic.md) and one to three of its NIC events: a route
-//! change to the other NIC, the route back, the first NIC's cable pulled (and plugged back
-//! later or not). Its draws come from a generator of their own, so the rest of the case is
-//! the plain soak's case of the same seed.
 //!
 //! A failing case is shrunk greedily ([`shrink`]): drop one event or fault, halve a fault
 //! window, lower the host count, the workload rate and the payload size, as long as the
@@ -43,6 +43,8 @@ pub const DISTURBED_CYCLES: u64 = 16_000;
 pub const SETTLE_CYCLES: u64 = 24_000;
 /// A case's bound on rejoin after the last disturbance.
 pub const SOAK_REJOIN_BOUND: u64 = 20_000;
+/// One plain soak case in this many has a host with two NICs.
+pub const MULTI_NIC_ONE_IN: u32 = 6;
 /// Runs one shrink may spend.
 pub const SHRINK_BUDGET: usize = 80;
 
@@ -110,8 +112,19 @@ fn pick<T: Copy>(rng: &mut ChaCha8Rng, items: &[T]) -> T {
 }
 
 impl SoakCase {
-    /// The case of `seed`.
+    /// The case of `seed`: one case in [`MULTI_NIC_ONE_IN`] has a host with two NICs (as
+    /// [`SoakCase::generate_multi_nic`]), drawn from a generator of its own.
     pub fn generate(seed: u64) -> Self {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0003_0003_5A5A_5A5A);
+        if rng.gen_ratio(1, MULTI_NIC_ONE_IN) {
+            Self::generate_multi_nic(seed)
+        } else {
+            Self::generate_one_nic(seed)
+        }
+    }
+
+    /// The case of `seed` with one NIC per host.
+    fn generate_one_nic(seed: u64) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x50A4_50A4_50A4_50A4);
         let hardware_tpt = rng.gen_ratio(1, 4);
         let hosts = if hardware_tpt {
@@ -234,7 +247,7 @@ impl SoakCase {
 
     /// The case of `seed` with a two-NIC host and its NIC events (see the module docs).
     pub fn generate_multi_nic(seed: u64) -> Self {
-        let mut case = Self::generate(seed);
+        let mut case = Self::generate_one_nic(seed);
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0003_3003_0003_3003);
         let host = rng.gen_range(0..case.hosts);
         let t1 = rng.gen_range(1000..DISTURBED_CYCLES / 2);
@@ -559,9 +572,16 @@ mod tests {
 
     #[test]
     fn multi_nic_cases_are_valid_and_keep_the_plain_case() {
+        let drawn = (0..600)
+            .filter(|&s| SoakCase::generate(s).multi_nic.is_some())
+            .count();
+        assert!(
+            (60..=140).contains(&drawn),
+            "{drawn} of 600 plain cases have two NICs"
+        );
         for seed in 0..100 {
             let c = SoakCase::generate_multi_nic(seed);
-            let plain = SoakCase::generate(seed);
+            let plain = SoakCase::generate_one_nic(seed);
             assert_eq!(
                 (c.hosts, &c.reboots, &c.faults),
                 (plain.hosts, &plain.reboots, &plain.faults)
