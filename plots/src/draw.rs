@@ -79,6 +79,11 @@ impl Scale {
         }
     }
 
+    /// Whether `v` has a place on the axis (finite; positive on a log axis).
+    fn shows(self, v: f64) -> bool {
+        v.is_finite() && (self == Scale::Linear || v > 0.0)
+    }
+
     /// The axis range covering `lo..=hi` (values), with room around it.
     fn range(self, lo: f64, hi: f64) -> (f64, f64) {
         match self {
@@ -312,9 +317,22 @@ fn create_parent(path: &Path) -> Result<(), ChartError> {
 }
 
 impl LineChart {
-    /// Writes the chart as SVG to `path` (parent folders created). An error if no series
-    /// has a point.
+    /// Writes the chart as SVG to `path` (parent folders created). Points that are not
+    /// finite, or not positive on a log axis, are left out; an error if no point is left.
     pub fn write_svg(&self, path: &Path) -> Result<(), ChartError> {
+        let mut chart = self.clone();
+        for s in &mut chart.series {
+            s.points.retain(|(x, y)| {
+                self.x_scale.shows(*x)
+                    && [y.min, y.median, y.max]
+                        .iter()
+                        .all(|v| self.y_scale.shows(*v))
+            });
+        }
+        chart.draw(path)
+    }
+
+    fn draw(&self, path: &Path) -> Result<(), ChartError> {
         let points: Vec<&(f64, Spread)> = self.series.iter().flat_map(|s| &s.points).collect();
         if points.is_empty() {
             return Err(ChartError::Empty(format!(
@@ -416,9 +434,26 @@ impl LineChart {
 }
 
 impl BarChart {
-    /// Writes the chart as SVG to `path` (parent folders created). An error if there are
-    /// no rows or no series.
+    /// Writes the chart as SVG to `path` (parent folders created). A value that is not
+    /// finite, or not positive on a log axis, draws no bar; an error if there are no rows
+    /// or no series.
     pub fn write_svg(&self, path: &Path) -> Result<(), ChartError> {
+        let mut chart = self.clone();
+        for s in &mut chart.series {
+            for v in &mut s.values {
+                if v.is_some_and(|v| {
+                    ![v.min, v.median, v.max]
+                        .iter()
+                        .all(|x| self.scale.shows(*x))
+                }) {
+                    *v = None;
+                }
+            }
+        }
+        chart.draw(path)
+    }
+
+    fn draw(&self, path: &Path) -> Result<(), ChartError> {
         if self.rows.is_empty() || self.series.is_empty() {
             return Err(ChartError::Empty(format!(
                 "{}: no bars to draw",

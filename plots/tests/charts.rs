@@ -411,3 +411,23 @@ fn nothing_to_draw_is_an_error_not_an_empty_picture() {
         .to_string();
     assert!(e.contains("series s has 1 values for 2 rows"), "{e}");
 }
+
+/// A division by a zero time (an infinite rate) or a zero on a log axis draws no bar or
+/// point; the chart is still written.
+#[test]
+fn values_off_the_axis_are_left_out() {
+    let mut d = datapath();
+    d.rusthdl_cycles_per_s = f64::INFINITY;
+    d.verilator_cycles_per_s = 0.0;
+    let dir = out_dir("off-axis");
+    let paths = bench::write_speed(Some(&d), Some(&nic(&[64])), &dir).unwrap();
+    let text = svg_text(&paths[0]);
+    assert!(!text.contains("inf"), "{text}");
+    let mut g = nic(&[64, 256]);
+    g.sizes[1].cycles = 0;
+    g.sizes[0].bytes = 0;
+    let e = bench::write_sizes(None, Some(&g), &dir)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("no points to draw"), "{e}");
+}
