@@ -431,3 +431,18 @@ fn values_off_the_axis_are_left_out() {
         .to_string();
     assert!(e.contains("no points to draw"), "{e}");
 }
+
+/// `nic bench nic`'s JSON from before the size sweep (no `sizes`) still reads and draws.
+#[test]
+fn nic_json_without_a_size_sweep_reads() {
+    let mut v = serde_json::to_value(nic(&[])).unwrap();
+    v.as_object_mut().unwrap().remove("sizes");
+    let dir = out_dir("old-nic-json");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("nic.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let n: NicBench = load_json(&path, "the JSON of `nic bench nic`").unwrap();
+    assert!(n.sizes.is_empty());
+    let paths = bench::write_speed(None, Some(&n), &dir).unwrap();
+    assert_eq!(paths, vec![dir.join(bench::SPEED_SVG)]);
+}
