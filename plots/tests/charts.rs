@@ -329,7 +329,7 @@ fn breakdown_chart_names_instances() {
     ];
     let dir = out_dir("breakdown");
     let path = dir.join(synth::RESOURCES_SVG);
-    synth::breakdown_chart("nic_top", &rows)
+    synth::breakdown_chart("nic_top", &rows, &synth::Device::hx8k())
         .unwrap()
         .write_svg(&path)
         .unwrap();
@@ -445,4 +445,37 @@ fn nic_json_without_a_size_sweep_reads() {
     assert!(n.sizes.is_empty());
     let paths = bench::write_speed(None, Some(&n), &dir).unwrap();
     assert_eq!(paths, vec![dir.join(bench::SPEED_SVG)]);
+}
+
+/// The capacity line and percentages follow the device the chart is given.
+#[test]
+fn resources_scale_to_the_device_given() {
+    let device = synth::Device {
+        name: "a part of 1000 LUTs".into(),
+        luts: 1000,
+        flip_flops: 2000,
+        block_rams: 10,
+        block_ram_name: "BRAM".into(),
+    };
+    let chart =
+        synth::resources_chart(&[synth_report("nic_x", 500, 120.0, false)], &device).unwrap();
+    let medians: Vec<f64> = chart
+        .series
+        .iter()
+        .map(|s| s.values[0].unwrap().median)
+        .collect();
+    // 500 LUTs, 250 flip-flops, 1 block RAM.
+    assert_eq!(medians, [50.0, 12.5, 10.0]);
+    let dir = out_dir("device");
+    let path = dir.join(synth::RESOURCES_SVG);
+    chart.write_svg(&path).unwrap();
+    assert_has(
+        &path,
+        &[
+            "a part of 1000 LUTs",
+            "LUTs (of 1000)",
+            "BRAM block RAMs (of 10)",
+            "50.0%",
+        ],
+    );
 }

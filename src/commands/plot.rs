@@ -161,7 +161,7 @@ fn synth_charts(file: &Path, out: &Path) -> Result<Vec<PathBuf>, String> {
                 .and_then(|n| n.strip_suffix("_breakdown"))
                 .unwrap_or("the top");
             let path = out.join(synth::RESOURCES_SVG);
-            synth::breakdown_chart(top, &rows)
+            synth::breakdown_chart(top, &rows, &synth::Device::hx8k())
                 .and_then(|c| c.write_svg(&path))
                 .map_err(|e| e.to_string())?;
             Ok(vec![path])

@@ -104,7 +104,7 @@ pub fn breakdown(out: &Path, config: &NicConfig) -> Result<PathBuf, String> {
     let dir = run_dir.join(format!("{}_breakdown", top.module));
     println!("report: {}", dir.join("breakdown.json").display());
     let chart = dir.join(nic_plots::synth::RESOURCES_SVG);
-    nic_plots::synth::breakdown_chart(&top.module, &rows)
+    nic_plots::synth::breakdown_chart(&top.module, &rows, &nic_plots::synth::Device::hx8k())
         .and_then(|c| c.write_svg(&chart))
         .map_err(|e| e.to_string())?;
     println!("chart:  {}", chart.display());
