@@ -2,7 +2,7 @@
 //!
 //! A thin command line over the workspace crates: `nic-rtl` (blocks, Verilog export),
 //! `nic-synth` (lint, yosys/nextpnr), `nic-cosim` (Verilator and RustHDL backends),
-//! `nic-testbench` (runs and scoreboards), `nic-waves` (VCD).
+//! `nic-testbench` (runs and scoreboards), `nic-waves` (VCD), `nic-plots` (SVG charts).
 
 use clap::{Parser, Subcommand};
 use nic_rtl::NicConfig;
@@ -76,9 +76,12 @@ enum Command {
     /// Random schedules (reboots, link faults, workloads) on the Verilated NICs with every
     /// scoreboard on; a failure is shrunk and written under scenarios/regressions/.
     Soak(commands::soak::SoakArgs),
-    /// Benchmarks: both backends on the same stimulus, measured in one run.
+    /// Benchmarks: both backends on the same stimulus, measured in one run. Each writes
+    /// target/bench/<bench>.json; --json, --quiet, --plot DIR on every one.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// SVG charts from the JSON the benches and `nic synth` wrote, without running them again.
+    Plot(commands::plot::PlotArgs),
     /// The main job: Verilog for every block, lint, and a datapath co-simulation with a waveform.
     Flow {
         /// Where the Verilog goes.
@@ -117,38 +120,14 @@ enum SimCommand {
 #[derive(Subcommand, Debug)]
 enum BenchCommand {
     /// Verilator vs RustHDL cycles/s on one recorded stimulus, and segmenter goodput.
-    Datapath {
-        #[arg(long, default_value_t = 7)]
-        seed: u64,
-        /// Messages of the stimulus (16 KiB each).
-        #[arg(long, default_value_t = 12)]
-        messages: usize,
-        /// Repeat the Verilator replay for at least this long.
-        #[arg(long, default_value_t = 1.0)]
-        min_seconds: f64,
-    },
+    Datapath(commands::bench::DatapathBenchArgs),
     /// The NIC top: Verilator vs RustHDL cycles/s under saturating RDMA WRITE traffic both
-    /// ways (one recorded stimulus), and the goodput of a long RDMA WRITE stream.
-    Nic {
-        /// Cycles of saturating traffic to record.
-        #[arg(long, default_value_t = 60_000)]
-        cycles: u64,
-        /// Cycles of the recording replayed on RustHDL (the slow backend).
-        #[arg(long, default_value_t = 6_000)]
-        rusthdl_cycles: u64,
-        /// RDMA WRITE length, bytes (<= 65536).
-        #[arg(long, default_value_t = 16384)]
-        message_bytes: u32,
-        /// Messages of the goodput stream.
-        #[arg(long, default_value_t = 24)]
-        goodput_messages: u32,
-        /// Repeat the Verilator replay for at least this long.
-        #[arg(long, default_value_t = 1.0)]
-        min_seconds: f64,
-    },
+    /// ways (one recorded stimulus), and the goodput of a long RDMA WRITE stream (per
+    /// message size with --sizes).
+    Nic(commands::bench::NicBenchArgs),
     /// The rejoin protocol against the heartbeat baseline of 000 [0006]: rejoin latency,
     /// stale writes landed, and co-simulation speed against the bare Verilator model.
-    Rejoin(commands::scenario::RejoinBenchArgs),
+    Rejoin(commands::rejoin_bench::RejoinBenchArgs),
     /// The registration cache of 004 against registering for every request: a
     /// message-passing library's rendezvous on the Verilated NICs, cycles and registrations.
     Regcache(commands::regcache::RegcacheBenchArgs),
@@ -194,6 +173,7 @@ fn run(cli: Cli) -> Result<(), String> {
         } => commands::synth::synth_all(&out, &config, &blocks, target_mhz).map(|_| ()),
         Command::Cell(cmd) => commands::cell::run(cmd),
         Command::Waves(cmd) => commands::waves::run(cmd),
+        Command::Plot(cmd) => commands::plot::run(&cmd),
         Command::Sim {
             command: Some(SimCommand::Datapath(args)),
             ..
@@ -207,26 +187,9 @@ fn run(cli: Cli) -> Result<(), String> {
                 Err("nic sim: give --scenario FILE.toml or a subcommand (nic sim --help)".into())
             }
         },
-        Command::Bench(BenchCommand::Datapath {
-            seed,
-            messages,
-            min_seconds,
-        }) => commands::sim::bench(seed, messages, min_seconds),
-        Command::Bench(BenchCommand::Nic {
-            cycles,
-            rusthdl_cycles,
-            message_bytes,
-            goodput_messages,
-            min_seconds,
-        }) => commands::sim::bench_nic(&nic_testbench::nic_bench::NicBenchOptions {
-            cycles,
-            rusthdl_cycles,
-            message_bytes,
-            goodput_messages,
-            min_seconds,
-            ..Default::default()
-        }),
-        Command::Bench(BenchCommand::Rejoin(args)) => commands::scenario::bench_rejoin(&args),
+        Command::Bench(BenchCommand::Datapath(args)) => commands::bench::datapath(&args),
+        Command::Bench(BenchCommand::Nic(args)) => commands::bench::nic(&args),
+        Command::Bench(BenchCommand::Rejoin(args)) => commands::rejoin_bench::run(&args),
         Command::Bench(BenchCommand::Regcache(args)) => commands::regcache::run(&args),
         Command::Bench(BenchCommand::Pools(args)) => commands::pools::run(&args),
         Command::Flow {

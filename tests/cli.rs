@@ -36,6 +36,12 @@ fn every_subcommand_has_help() {
         vec!["cell", "decode", "--help"],
         vec!["sim", "datapath", "--help"],
         vec!["bench", "datapath", "--help"],
+        vec!["bench", "nic", "--help"],
+        vec!["bench", "rejoin", "--help"],
+        vec!["bench", "pools", "--help"],
+        vec!["bench", "regcache", "--help"],
+        vec!["plot", "--help"],
+        vec!["plot", "rejoin", "--help"],
         vec!["flow", "--help"],
         vec!["soak", "--help"],
         vec!["waves", "--help"],
@@ -422,5 +428,160 @@ fn waves_bad_input_is_an_error_not_a_panic() {
             t.contains(expect) && !t.contains("panicked"),
             "{args:?}: {t}"
         );
+    }
+}
+
+/// Every bench takes --json (JSON alone on stdout), --quiet, --plot DIR and --out FILE;
+/// `nic bench nic --sizes` is cheap at small cycle counts.
+#[test]
+fn bench_writes_json_and_charts_for_scripts() {
+    let dir = scratch("cli_bench_plot");
+    let json = dir.join("nic.json");
+    let o = nic(&[
+        "bench",
+        "nic",
+        "--cycles",
+        "2000",
+        "--rusthdl-cycles",
+        "200",
+        "--min-seconds",
+        "0.01",
+        "--goodput-messages",
+        "2",
+        "--sizes",
+        "64,4096",
+        "--json",
+        "--plot",
+        dir.to_str().unwrap(),
+        "--out",
+        json.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let printed: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON alone ({e}): {}", text(&o)));
+    let sizes: Vec<u64> = printed["sizes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["message_bytes"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes, [64, 4096]);
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(written, printed);
+    for chart in ["speed.svg", "goodput.svg", "message-rate.svg"] {
+        let svg = std::fs::read_to_string(dir.join(chart)).unwrap();
+        assert!(svg.starts_with("<svg"), "{chart}");
+    }
+    // Drawn again from the JSON, without running the bench.
+    let again = dir.join("again");
+    let o = nic(&[
+        "plot",
+        "speed",
+        "--nic",
+        json.to_str().unwrap(),
+        "--out",
+        again.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(again.join("message-rate.svg").exists(), "{}", text(&o));
+
+    // The rejoin bench at CI size (2 and 4 hosts, one seed) draws its two charts.
+    let rejoin = dir.join("rejoin");
+    let o = nic(&[
+        "bench",
+        "rejoin",
+        "--hosts",
+        "2,4",
+        "--seeds",
+        "1",
+        "--search-seeds",
+        "1",
+        "--precision",
+        "0.5",
+        "--quiet",
+        "--plot",
+        rejoin.to_str().unwrap(),
+        "--out",
+        rejoin.join("rejoin.json").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!text(&o).contains(" ..."), "--quiet: {}", text(&o));
+    for chart in ["rejoin-latency.svg", "rejoin-stale-writes.svg"] {
+        assert!(rejoin.join(chart).exists(), "{chart}: {}", text(&o));
+    }
+
+    let o = nic(&["bench", "nic", "--sizes", "0", "--quiet"]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("message sizes must be 1..=65536 bytes, got 0"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn plot_draws_from_json_and_names_bad_files() {
+    let dir = scratch("cli_plot");
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("plots/tests/fixtures");
+    let rejoin = fixtures.join("rejoin.json");
+    let out = dir.join("charts");
+    let o = nic(&[
+        "plot",
+        "rejoin",
+        rejoin.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(out.join("rejoin-latency.svg").exists());
+    assert!(out.join("rejoin-stale-writes.svg").exists());
+    let synth = fixtures.join("synth-report.json");
+    let o = nic(&[
+        "plot",
+        "synth",
+        synth.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(out.join("synth-fmax.svg").exists());
+
+    let empty = dir.join("empty.json");
+    std::fs::write(&empty, "").unwrap();
+    let truncated = dir.join("truncated.json");
+    let full = std::fs::read_to_string(&rejoin).unwrap();
+    std::fs::write(&truncated, &full[..1000]).unwrap();
+    for (args, wanted) in [
+        (
+            vec!["plot", "rejoin", empty.to_str().unwrap()],
+            "is empty; expected the JSON of `nic bench rejoin`",
+        ),
+        (
+            vec!["plot", "rejoin", truncated.to_str().unwrap()],
+            "not the JSON of `nic bench rejoin`",
+        ),
+        (
+            vec!["plot", "synth", rejoin.to_str().unwrap()],
+            "not `nic synth`'s report.json",
+        ),
+        (
+            vec!["plot", "rejoin", dir.join("missing.json").to_str().unwrap()],
+            "missing.json",
+        ),
+        (
+            vec!["plot", "speed"],
+            "give --datapath FILE and/or --nic FILE",
+        ),
+        (
+            vec!["plot", "all", "--dir", dir.join("none").to_str().unwrap()],
+            "no bench JSON",
+        ),
+    ] {
+        let o = nic(&args);
+        let t = text(&o);
+        assert!(!o.status.success(), "{args:?}: {t}");
+        assert!(t.contains(wanted), "{args:?}: {t}");
+        assert!(!t.contains("panicked"), "{args:?}: {t}");
     }
 }

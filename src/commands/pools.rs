@@ -1,6 +1,7 @@
 //! `nic bench pools`: buffer pools (002) against SendData on the same packets.
 
-use nic_testbench::pools_bench::{bench_pools, PoolsBenchOptions};
+use super::bench::BenchOutput;
+use nic_testbench::pools_bench::{bench_pools_with, PoolsBenchOptions, SEND_MAX};
 
 /// Options of `nic bench pools`.
 #[derive(clap::Args, Debug, Clone)]
@@ -14,9 +15,8 @@ pub struct PoolsBenchArgs {
     /// Seeds, comma separated (the spread is over them and both directions).
     #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
     pub seeds: Vec<u64>,
-    /// Print JSON instead of the table.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub output: BenchOutput,
 }
 
 /// Runs the bench and prints the table.
@@ -29,34 +29,49 @@ pub fn run(args: &PoolsBenchArgs) -> Result<(), String> {
     if o.packets == 0 || o.seeds.is_empty() {
         return Err("nic bench pools: need --packets >= 1 and at least one seed".into());
     }
-    let rows = bench_pools(&o).map_err(|e| format!("nic bench pools: {e}"))?;
-    if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&rows).map_err(|e| e.to_string())?
+    let modes: u64 = o
+        .packet_bytes
+        .iter()
+        .map(|&b| if b <= SEND_MAX { 2 } else { 1 })
+        .sum();
+    let bar = args
+        .output
+        .progress("nic bench pools", Some(modes * o.seeds.len() as u64));
+    let mut started = 0;
+    let rows = bench_pools_with(&o, |what| {
+        if started > 0 {
+            bar.inc(1);
+        }
+        started += 1;
+        args.output.step(&bar, what.to_string());
+    })
+    .map_err(|e| format!("nic bench pools: {e}"))?;
+    bar.finish_and_clear();
+    let table = || {
+        let mut s = format!(
+            "split-model driver (002), 2 hosts pushing {} packets each way at once; goodput in payload bytes per cycle per direction, median (min .. max) over {} seeds x 2 directions\n",
+            o.packets,
+            o.seeds.len()
         );
-        return Ok(());
-    }
-    println!(
-        "split-model driver (002), 2 hosts pushing {} packets each way at once; goodput in payload bytes per cycle per direction, median (min .. max) over {} seeds x 2 directions",
-        o.packets,
-        o.seeds.len()
-    );
-    println!(
-        "{:>8} {:<6} {:>26} {:>9} {:>9}",
-        "bytes", "mode", "goodput", "idata", "indicate"
-    );
-    for r in &rows {
-        println!(
-            "{:>8} {:<6} {:>9.2} ({:.2} .. {:.2}) {:>9} {:>9}",
-            r.packet_bytes,
-            r.mode,
-            r.goodput.median,
-            r.goodput.min,
-            r.goodput.max,
-            r.by_idata,
-            r.by_message
-        );
-    }
-    Ok(())
+        s.push_str(&format!(
+            "{:>8} {:<6} {:>26} {:>9} {:>9}\n",
+            "bytes", "mode", "goodput", "idata", "indicate"
+        ));
+        for r in &rows {
+            s.push_str(&format!(
+                "{:>8} {:<6} {:>9.2} ({:.2} .. {:.2}) {:>9} {:>9}\n",
+                r.packet_bytes,
+                r.mode,
+                r.goodput.median,
+                r.goodput.min,
+                r.goodput.max,
+                r.by_idata,
+                r.by_message
+            ));
+        }
+        s
+    };
+    args.output.finish("pools", &rows, table, |dir| {
+        nic_plots::bench::write_sizes(Some(&rows), None, dir)
+    })
 }

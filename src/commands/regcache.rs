@@ -1,7 +1,7 @@
 //! `nic bench regcache`: the registration cache (004) against registering per request.
 
+use super::bench::BenchOutput;
 use nic_testbench::regcache_bench::{bench_regcache, RegcacheBenchOptions, RegcacheRun, Spread};
-use std::path::PathBuf;
 
 /// Options of `nic bench regcache`.
 #[derive(clap::Args, Debug, Clone)]
@@ -27,12 +27,8 @@ pub struct RegcacheBenchArgs {
     /// Seeds, comma separated (the spread is over them).
     #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
     pub seeds: Vec<u64>,
-    /// Print the JSON report instead of the table.
-    #[arg(long)]
-    pub json: bool,
-    /// Also write the JSON report here.
-    #[arg(long, default_value = "target/bench/regcache.json")]
-    pub out: PathBuf,
+    #[command(flatten)]
+    pub output: BenchOutput,
 }
 
 fn spread(s: &Spread, unit: &str) -> String {
@@ -52,57 +48,65 @@ pub fn run(args: &RegcacheBenchArgs) -> Result<(), String> {
         ..Default::default()
     };
     o.check().map_err(|e| format!("nic bench regcache: {e}"))?;
-    if !args.json {
-        println!(
-            "registration cache (004): {} hosts, {} messages of {} bytes by rendezvous, {} buffers per host, working set {}, free rate {}",
+    let bar = args
+        .output
+        .progress("nic bench regcache", Some(2 * o.seeds.len() as u64));
+    let report = bench_regcache(&o, |r: &RegcacheRun| {
+        bar.inc(1);
+        args.output.step(
+            &bar,
+            format!(
+                "{} seed {} done",
+                if r.cached { "cache" } else { "no cache" },
+                r.seed
+            ),
+        );
+    })?;
+    bar.finish_and_clear();
+    let table = || {
+        let mut s = format!(
+            "registration cache (004): {} hosts, {} messages of {} bytes by rendezvous, {} buffers per host, working set {}, free rate {}\n",
             o.hosts, o.messages, o.message_bytes, o.buffers, o.working_set, o.free_rate
         );
-        println!(
-            "{:<9} {:>5} {:>9} {:>14} {:>16} {:>10} {:>8}",
+        s.push_str(&format!(
+            "{:<9} {:>5} {:>9} {:>14} {:>16} {:>10} {:>8}\n",
             "mode", "seed", "cycles", "registrations", "deregistrations", "hit rate", "cells"
-        );
-    }
-    let quiet = args.json;
-    let report = bench_regcache(&o, |r: &RegcacheRun| {
-        if !quiet {
+        ));
+        for r in &report.runs {
             let mode = if r.cached { "cache" } else { "no cache" };
             let rate = if r.cached {
                 format!("{:.3}", r.hits as f64 / (r.hits + r.misses).max(1) as f64)
             } else {
                 "-".into()
             };
-            println!(
-                "{mode:<9} {:>5} {:>9} {:>14} {:>16} {rate:>10} {:>8}",
+            s.push_str(&format!(
+                "{mode:<9} {:>5} {:>9} {:>14} {:>16} {rate:>10} {:>8}\n",
                 r.seed, r.cycles, r.registrations, r.deregistrations, r.cells
-            );
+            ));
         }
-    })?;
-    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
-    if let Some(dir) = args.out.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    std::fs::write(&args.out, &json).map_err(|e| format!("{}: {e}", args.out.display()))?;
-    if args.json {
-        println!("{json}");
-        return Ok(());
-    }
-    println!("median (min .. max) over {} seeds:", o.seeds.len());
-    println!(
-        "  hit rate                       {}",
-        spread(&report.hit_rate, "")
-    );
-    println!(
-        "  registrations, without / with  {}",
-        spread(&report.registration_ratio, "x")
-    );
-    println!(
-        "  cycles, without / with         {}",
-        spread(&report.speedup, "x")
-    );
-    println!(
-        "  cycles saved per message       {}",
-        spread(&report.cycles_saved_per_message, "")
-    );
-    println!("report: {}", args.out.display());
-    Ok(())
+        s.push_str(&format!(
+            "median (min .. max) over {} seeds:\n",
+            o.seeds.len()
+        ));
+        for (name, value, unit) in [
+            ("hit rate                      ", &report.hit_rate, ""),
+            (
+                "registrations, without / with ",
+                &report.registration_ratio,
+                "x",
+            ),
+            ("cycles, without / with        ", &report.speedup, "x"),
+            (
+                "cycles saved per message      ",
+                &report.cycles_saved_per_message,
+                "",
+            ),
+        ] {
+            s.push_str(&format!("  {name} {}\n", spread(value, unit)));
+        }
+        s
+    };
+    args.output.finish("regcache", &report, table, |dir| {
+        nic_plots::bench::write_regcache(&report, dir)
+    })
 }

@@ -1,4 +1,4 @@
-//! `nic sim datapath` and `nic bench datapath`: thin wrappers over nic-testbench.
+//! `nic sim datapath`: a thin wrapper over nic-testbench.
 
 use clap::{Args, ValueEnum};
 use nic_cosim::{RustHdlCellDatapath, Stepper, VerilatedCellDatapath};
@@ -149,77 +149,4 @@ pub fn run(args: &DatapathArgs) -> Result<(DatapathReport, Option<PathBuf>), Str
             report.violations.len()
         ))
     }
-}
-
-/// `nic bench datapath`.
-pub fn bench(seed: u64, messages: usize, min_seconds: f64) -> Result<(), String> {
-    let options = DatapathOptions {
-        seed,
-        messages,
-        fixed_length: Some(16 * 1024),
-        idle: 0.0,
-        backpressure: 0.0,
-        ..Default::default()
-    };
-    let b =
-        nic_testbench::bench::bench_datapath(&options, min_seconds).map_err(|e| e.to_string())?;
-    if !b.scoreboard.passed() {
-        return Err(format!(
-            "scoreboard failed during the benchmark: {:?}",
-            b.scoreboard.violations
-        ));
-    }
-    println!(
-        "nic bench datapath: {} cycles of saturating traffic ({messages} messages of 16 KiB, all opcodes), replayed on both backends",
-        b.cycles
-    );
-    println!(
-        "  Verilator        {:>12.0} cycles/s",
-        b.verilator_cycles_per_s
-    );
-    println!(
-        "  RustHDL stepping {:>12.0} cycles/s",
-        b.rusthdl_cycles_per_s
-    );
-    println!("  ratio            {:>12.1} x   (target >= 50)", b.speedup);
-    println!(
-        "  segmenter goodput / format limit {:.4}   (target >= 0.99; limit = payload/cell bytes = {:.4})",
-        b.goodput_ratio, b.format_limit
-    );
-    Ok(())
-}
-
-/// `nic bench nic`: prints the NIC top's numbers, measured side by side in one run.
-pub fn bench_nic(options: &nic_testbench::nic_bench::NicBenchOptions) -> Result<(), String> {
-    if options.message_bytes == 0 || options.message_bytes > nic_abi::MAX_MESSAGE_LENGTH {
-        return Err(format!(
-            "--message-bytes must be 1..={}, got {}",
-            nic_abi::MAX_MESSAGE_LENGTH,
-            options.message_bytes
-        ));
-    }
-    let b = nic_testbench::nic_bench::bench_nic(options)?;
-    println!(
-        "nic bench nic: {} cycles of saturating RDMA WRITE traffic ({} bytes, {} QPs, both directions), NIC 0's inputs replayed on both backends",
-        b.recorded_cycles, options.message_bytes, options.queue_pairs
-    );
-    println!(
-        "  Verilator        {:>12.0} cycles/s",
-        b.verilator_cycles_per_s
-    );
-    println!(
-        "  RustHDL stepping {:>12.0} cycles/s   ({} cycles)",
-        b.rusthdl_cycles_per_s,
-        options.rusthdl_cycles.min(b.recorded_cycles)
-    );
-    println!("  ratio            {:>12.1} x   (target >= 80)", b.speedup);
-    println!(
-        "  whole co-simulation (2 NICs, host memories, links): {:.0} NIC-cycles/s",
-        b.system_nic_cycles_per_s
-    );
-    println!(
-        "  RDMA WRITE goodput / format limit {:.4}   (target >= 0.95; {} bytes in {} cycles, limit = payload/cell bytes = {:.4}, retransmission off)",
-        b.goodput_ratio, b.goodput_bytes, b.goodput_cycles, b.format_limit
-    );
-    Ok(())
 }

@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 
 /// Synthesise the blocks named in `only` (all when empty) into a fresh per-run folder under
 /// `out`; prints the table (a block nextpnr cannot place on the HX8K is a row saying
-/// "does not fit" and which resource overflows), writes `report.json`. Returns the reports
-/// and the run folder; a failing tool is reported (exit status, log tail) and makes the
-/// result an error after the other blocks ran.
+/// "does not fit" and which resource overflows), writes `report.json` and its charts
+/// (`synth-resources.svg`: resources per block against the HX8K; `synth-fmax.svg`: Fmax
+/// against the target). Returns the reports and the run folder; a failing tool is reported
+/// (exit status, log tail) and makes the result an error after the other blocks ran.
 pub fn synth_all(
     out: &Path,
     config: &NicConfig,
@@ -71,6 +72,11 @@ pub fn synth_all(
     let json = run_dir.join("report.json");
     write_json(&reports, &json).map_err(|e| e.to_string())?;
     println!("report: {}\nlogs:   {}", json.display(), run_dir.display());
+    if !reports.is_empty() {
+        for chart in nic_plots::synth::write_synth(&reports, &run_dir).map_err(|e| e.to_string())? {
+            println!("chart:  {}", chart.display());
+        }
+    }
     if failures.is_empty() {
         Ok((reports, run_dir))
     } else {
@@ -80,7 +86,8 @@ pub fn synth_all(
 
 /// `nic synth --breakdown`: the NIC top of `config` synthesised with each of its blocks kept
 /// apart, one row per block (LUTs, FFs, RAM4K); prints the table, writes `breakdown.json`
-/// in a fresh per-run folder under `out`.
+/// and its chart (`synth-resources.svg`, against the HX8K) in a fresh per-run folder
+/// under `out`.
 pub fn breakdown(out: &Path, config: &NicConfig) -> Result<PathBuf, String> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -94,12 +101,12 @@ pub fn breakdown(out: &Path, config: &NicConfig) -> Result<PathBuf, String> {
     eprintln!("synth {} (per-block breakdown) ...", top.module);
     let rows = synth_ice40_breakdown(&verilog, &top.module, &run_dir).map_err(|e| e.to_string())?;
     print!("{}", render_breakdown(&top.module, &rows));
-    println!(
-        "report: {}",
-        run_dir
-            .join(format!("{}_breakdown", top.module))
-            .join("breakdown.json")
-            .display()
-    );
+    let dir = run_dir.join(format!("{}_breakdown", top.module));
+    println!("report: {}", dir.join("breakdown.json").display());
+    let chart = dir.join(nic_plots::synth::RESOURCES_SVG);
+    nic_plots::synth::breakdown_chart(&top.module, &rows, &nic_plots::synth::Device::hx8k())
+        .and_then(|c| c.write_svg(&chart))
+        .map_err(|e| e.to_string())?;
+    println!("chart:  {}", chart.display());
     Ok(run_dir)
 }

@@ -36,7 +36,7 @@ where
 }
 
 /// Measured numbers of `nic bench datapath`.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct DatapathBench {
     pub cycles: u64,
     pub verilator_cycles_per_s: f64,

@@ -55,7 +55,7 @@ impl Default for DatapathOptions {
 }
 
 /// Result of a run: counts and the first scoreboard violations.
-#[derive(Clone, Debug, Default, serde::Serialize)]
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct DatapathReport {
     pub cycles: u64,
     pub messages_sent: usize,

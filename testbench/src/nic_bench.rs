@@ -10,6 +10,8 @@
 //!    from NIC 0 carries only those requests' cells, so the share of clocks in which it
 //!    moves a word, between its first and last word, is the achieved goodput divided by
 //!    the cell format's limit (payload bytes over all cell bytes).
+//! 3. With [`NicBenchOptions::sizes`]: the goodput run of 2. once per message size
+//!    ([`goodput`]), for goodput and message rate against size.
 
 use crate::bench::Recording;
 use crate::nic_pair::{NicPair, DATA_AREA};
@@ -27,6 +29,8 @@ pub struct NicBenchOptions {
     pub goodput_messages: u32,
     pub min_seconds: f64,
     pub queue_pairs: usize,
+    /// Message sizes of the goodput sweep (empty: none).
+    pub sizes: Vec<u32>,
 }
 
 impl Default for NicBenchOptions {
@@ -38,12 +42,13 @@ impl Default for NicBenchOptions {
             goodput_messages: 24,
             min_seconds: 1.0,
             queue_pairs: 4,
+            sizes: vec![],
         }
     }
 }
 
 /// Measured numbers.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct NicBench {
     pub recorded_cycles: u64,
     pub verilator_cycles_per_s: f64,
@@ -56,6 +61,23 @@ pub struct NicBench {
     pub goodput_cycles: u64,
     /// Payload bytes per link clock divided by the cell format's limit for these messages.
     pub goodput_ratio: f64,
+    pub format_limit: f64,
+    /// The goodput sweep over [`NicBenchOptions::sizes`].
+    #[serde(default)]
+    pub sizes: Vec<Goodput>,
+}
+
+/// One goodput run: `messages` RDMA WRITEs of `message_bytes` streamed on one queue pair.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct Goodput {
+    pub message_bytes: u32,
+    pub messages: u32,
+    /// Payload bytes carried.
+    pub bytes: u64,
+    /// Link clocks from the stream's first word to its last.
+    pub cycles: u64,
+    /// Payload bytes per link clock divided by the cell format's limit for these messages.
+    pub ratio: f64,
     pub format_limit: f64,
 }
 
@@ -103,11 +125,20 @@ fn replay<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>>(
     })
 }
 
-/// Run both measurements.
+/// Run both measurements, and the goodput sweep over `options.sizes`.
 pub fn bench_nic(options: &NicBenchOptions) -> Result<NicBench, String> {
+    bench_nic_with(options, |_| {})
+}
+
+/// [`bench_nic`], telling `progress` about each step as it starts.
+pub fn bench_nic_with(
+    options: &NicBenchOptions,
+    mut progress: impl FnMut(&str),
+) -> Result<NicBench, String> {
     let err = |e: CosimError| e.to_string();
     let qps = options.queue_pairs;
     // 1. Saturating traffic both ways, recording NIC 0's inputs.
+    progress("recording saturating traffic on two Verilated NICs");
     let nic0 = Recording {
         inner: VerilatedNicTop::new().map_err(err)?,
         inputs: vec![],
@@ -142,6 +173,7 @@ pub fn bench_nic(options: &NicBenchOptions) -> Result<NicBench, String> {
     let inputs = std::mem::take(&mut pair.hosts[0].nic.inputs);
     let recorded_cycles = inputs.len() as u64;
 
+    progress("replaying on Verilator");
     let start = Instant::now();
     let mut sums = vec![];
     while sums.is_empty() || start.elapsed().as_secs_f64() < options.min_seconds {
@@ -157,6 +189,7 @@ pub fn bench_nic(options: &NicBenchOptions) -> Result<NicBench, String> {
     let mut v = VerilatedNicTop::new().map_err(err)?;
     let verilator_prefix_sum = replay(&mut v, prefix);
     // The RustHDL NIC top is a large value: it gets a stack of its own.
+    progress("replaying on RustHDL");
     let owned = prefix.to_vec();
     let (rust_sum, seconds) = std::thread::Builder::new()
         .stack_size(512 << 20)
@@ -175,22 +208,59 @@ pub fn bench_nic(options: &NicBenchOptions) -> Result<NicBench, String> {
     }
 
     // 2. Goodput: one long RDMA WRITE stream, retransmission off.
+    progress(&format!(
+        "goodput of {}-byte messages",
+        options.message_bytes
+    ));
+    let g = goodput(options, options.message_bytes)?;
+    // 3. The same per size.
+    let mut sizes = vec![];
+    for &bytes in &options.sizes {
+        progress(&format!("goodput of {bytes}-byte messages"));
+        sizes.push(goodput(options, bytes)?);
+    }
+    Ok(NicBench {
+        recorded_cycles,
+        verilator_cycles_per_s,
+        rusthdl_cycles_per_s,
+        speedup: verilator_cycles_per_s / rusthdl_cycles_per_s,
+        system_nic_cycles_per_s,
+        goodput_bytes: g.bytes,
+        goodput_cycles: g.cycles,
+        goodput_ratio: g.ratio,
+        format_limit: g.format_limit,
+        sizes,
+    })
+}
+
+/// The goodput run: NIC 0 streams `options.goodput_messages` RDMA WRITEs of
+/// `message_bytes` (1..=65536) to NIC 1 on queue pair 0, at most 6 outstanding, with the
+/// retransmission timer off.
+pub fn goodput(options: &NicBenchOptions, message_bytes: u32) -> Result<Goodput, String> {
+    if message_bytes == 0 || message_bytes > nic_abi::MAX_MESSAGE_LENGTH {
+        return Err(format!(
+            "message size must be 1..={} bytes, got {message_bytes}",
+            nic_abi::MAX_MESSAGE_LENGTH
+        ));
+    }
+    let err = |e: CosimError| e.to_string();
     let mut pair = configured(
         [
             VerilatedNicTop::new().map_err(err)?,
             VerilatedNicTop::new().map_err(err)?,
         ],
-        qps,
+        options.queue_pairs,
         0,
     )?;
+    let messages = options.goodput_messages;
     let (mut posted, mut first, mut last) = (0u32, None, 0u64);
     loop {
         let done = pair.hosts[0].completions.len() as u32;
-        if done >= options.goodput_messages {
+        if done >= messages {
             break;
         }
-        if posted < options.goodput_messages && posted - done < 6 {
-            pair.hosts[0].post_send(0, &write_wqe(options.message_bytes, posted as u64, 0));
+        if posted < messages && posted - done < 6 {
+            pair.hosts[0].post_send(0, &write_wqe(message_bytes, posted as u64, 0));
             posted += 1;
         }
         let before = pair.links[0].busy_cycles;
@@ -202,26 +272,23 @@ pub fn bench_nic(options: &NicBenchOptions) -> Result<NicBench, String> {
             last = pair.cycle;
         }
         if pair.cycle > 10_000_000 {
-            return Err("goodput run did not finish".into());
+            return Err(format!(
+                "goodput run of {message_bytes}-byte messages did not finish"
+            ));
         }
     }
-    let goodput_cycles = last - first.unwrap_or(last) + 1;
-    let cells_per_message = options
-        .message_bytes
-        .div_ceil(nic_rtl::DEFAULT_CELL_PAYLOAD as u32) as u64;
-    let message_words = (options.message_bytes as u64).div_ceil(8) + cells_per_message * 4 + 2 + 1;
-    let format_limit = options.message_bytes as f64 / (message_words * 8) as f64;
-    let goodput_bytes = options.goodput_messages as u64 * options.message_bytes as u64;
-    let achieved = goodput_bytes as f64 / (goodput_cycles * 8) as f64;
-    Ok(NicBench {
-        recorded_cycles,
-        verilator_cycles_per_s,
-        rusthdl_cycles_per_s,
-        speedup: verilator_cycles_per_s / rusthdl_cycles_per_s,
-        system_nic_cycles_per_s,
-        goodput_bytes,
-        goodput_cycles,
-        goodput_ratio: achieved / format_limit,
+    let cycles = last - first.unwrap_or(last) + 1;
+    let cells_per_message = message_bytes.div_ceil(nic_rtl::DEFAULT_CELL_PAYLOAD as u32) as u64;
+    let message_words = (message_bytes as u64).div_ceil(8) + cells_per_message * 4 + 2 + 1;
+    let format_limit = message_bytes as f64 / (message_words * 8) as f64;
+    let bytes = messages as u64 * message_bytes as u64;
+    let achieved = bytes as f64 / (cycles * 8) as f64;
+    Ok(Goodput {
+        message_bytes,
+        messages,
+        bytes,
+        cycles,
+        ratio: achieved / format_limit,
         format_limit,
     })
 }

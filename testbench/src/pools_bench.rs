@@ -12,7 +12,7 @@
 use crate::regcache_bench::Spread;
 use crate::scenario::Scenario;
 use crate::scenario_run::{run_scenario, RunOptions};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Options of the bench.
 #[derive(Clone, Debug)]
@@ -33,7 +33,7 @@ impl Default for PoolsBenchOptions {
 }
 
 /// One packet size and mode over the seeds.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PoolsBenchRow {
     pub mode: String,
     pub packet_bytes: u32,
@@ -60,6 +60,14 @@ fn scenario(mode: &str, bytes: u32, packets: u32, seed: u64) -> Result<Scenario,
 
 /// Both modes at every size (SendData only where it fits).
 pub fn bench_pools(o: &PoolsBenchOptions) -> Result<Vec<PoolsBenchRow>, String> {
+    bench_pools_with(o, |_| {})
+}
+
+/// [`bench_pools`], telling `progress` about each run as it starts.
+pub fn bench_pools_with(
+    o: &PoolsBenchOptions,
+    mut progress: impl FnMut(&str),
+) -> Result<Vec<PoolsBenchRow>, String> {
     let mut rows = vec![];
     for &bytes in &o.packet_bytes {
         if bytes == 0 || bytes % 8 != 0 || bytes > 65536 {
@@ -74,6 +82,7 @@ pub fn bench_pools(o: &PoolsBenchOptions) -> Result<Vec<PoolsBenchRow>, String> 
             let mut goodput = vec![];
             let (mut by_idata, mut by_message) = (0, 0);
             for &seed in &o.seeds {
+                progress(&format!("{mode} {bytes} bytes seed {seed}"));
                 let r = run_scenario(
                     &scenario(mode, bytes, o.packets, seed)?,
                     RunOptions::default(),

@@ -33,7 +33,7 @@ use nic_driver::tpt::{Protection, RegionRef};
 use nic_driver::{Completion, DriverConfig};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// Options of the bench.
@@ -109,7 +109,7 @@ impl RegcacheBenchOptions {
 }
 
 /// One run of one mode.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RegcacheRun {
     pub cached: bool,
     pub seed: u64,
@@ -126,7 +126,7 @@ pub struct RegcacheRun {
 }
 
 /// Min, median and max of one figure over the seeds.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub struct Spread {
     pub min: f64,
     pub median: f64,
@@ -146,7 +146,7 @@ impl Spread {
 }
 
 /// The bench's result.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RegcacheBenchReport {
     pub runs: Vec<RegcacheRun>,
     /// Cycles without the cache over cycles with it, per seed.

@@ -66,7 +66,7 @@ use crate::scenario_run::{retransmit_span, run_scenario, Report, RunOptions};
 use nic_cosim::cluster::{nic_model, Backend};
 use nic_cosim::Stepper;
 use nic_driver::control::{ControlMessage, HEADER_BYTES};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
@@ -293,7 +293,7 @@ stop_at = {cycles}
 }
 
 /// What one run plays.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum ModeKind {
     /// The rejoin protocol.
     Protocol,
@@ -395,7 +395,7 @@ down_cycles = {down}
 }
 
 /// One run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RunResult {
     pub mode: ModeKind,
     pub seed: u64,
@@ -466,7 +466,7 @@ pub fn failure(r: &Report, reboot: u64) -> Option<String> {
 
 /// Where the protocol's rejoin latency goes, from host 1's control SENDs on the wire
 /// (cycles at the fabric's delivery; from the power-on of the reboot).
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Phases {
     /// Power-on to the first BOOTING delivered (NIC probe, driver boot, queue pair set-up,
     /// the first SEND through the NIC and the fabric).
@@ -573,7 +573,7 @@ pub fn phases(cells: &[ControlCell], power_on: u64, latency: u64) -> Option<Phas
 }
 
 /// Min, median and max of some values (the median of an even count: the lower middle).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Spread {
     pub min: f64,
     pub median: f64,
@@ -598,7 +598,7 @@ impl Spread {
 }
 
 /// One hold-down candidate of a search.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Candidate {
     pub hold_down: u64,
     pub passed: bool,
@@ -609,7 +609,7 @@ pub struct Candidate {
 }
 
 /// The search of one heartbeat mode at one size.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Tuning {
     pub mode: ModeKind,
     /// The smallest passing candidate (`None`: not even the reference passed).
@@ -620,7 +620,7 @@ pub struct Tuning {
 }
 
 /// One mode over the report seeds.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ModeResult {
     pub mode: ModeKind,
     pub hold_down: Option<u64>,
@@ -648,7 +648,7 @@ impl ModeResult {
 }
 
 /// One cluster size.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SizeResult {
     pub hosts: usize,
     pub period: u64,
@@ -674,7 +674,7 @@ pub struct SizeResult {
 }
 
 /// The bench's result.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct BenchResult {
     pub capacity: Option<f64>,
     pub load: f64,
