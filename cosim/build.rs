@@ -12,6 +12,10 @@
 //! 3. the shims (`OUT_DIR/shim/<module>.cpp`), the models' objects and the runtime objects
 //!    go into one static library, `libnic_cosim_verilated.a`.
 //!
+//! With feature `fst`, the NIC tops (`nic_top*`) are built a second time with
+//! `--trace-fst` (`OUT_DIR/verilator/<module>_fst/`, prefix `V<module>_fst`, shim functions
+//! `cosim_<module>_fst_*`, FST runtime objects, linked with zlib).
+//!
 //! Environment: `NIC_COSIM_VERILATOR` names the Verilator executable (default
 //! `verilator`; `none` disables the Verilator backend as if Verilator were missing).
 //! Without Verilator the build still succeeds: it warns, sets `cfg(verilator_missing)`,
@@ -288,8 +292,9 @@ fn build_models(
             run_logged(&what, &mut cmd, &dir.join("verilator.log"), HINT_VERILATOR)?;
             io_at(&stamp_path, std::fs::write(&stamp_path, &stamp))?;
             report.push_str(&format!(
-                "{}: verilator {:.1} s\n",
+                "{}{}: verilator {:.1} s\n",
                 b.module,
+                format.suffix(),
                 t0.elapsed().as_secs_f64()
             ));
         }

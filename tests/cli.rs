@@ -457,6 +457,9 @@ fn scenario_waves_cover_only_the_window_and_the_hosts_asked_for() {
     let file = rejoin_scenario(&dir, name);
     let waves = nic_waves::workspace_root().join("waves").join(name);
     let _ = std::fs::remove_dir_all(&waves);
+    // A file of an earlier run that dumped host 0 goes.
+    std::fs::create_dir_all(&waves).unwrap();
+    std::fs::write(waves.join("nic0.vcd"), "old").unwrap();
     let report = dir.join("report.json");
     let o = nic(&[
         "sim",
@@ -519,4 +522,63 @@ fn bad_waves_options_are_refused_before_the_run() {
         assert!(!text(&o).contains("panicked"), "{args:?}: {}", text(&o));
         assert!(!waves.exists(), "{args:?}: nothing may be written");
     }
+}
+
+/// FST waves: written by the `--trace-fst` models, read back by `nic waves`, markers
+/// included.
+#[cfg(feature = "fst")]
+#[test]
+fn scenario_waves_in_fst_are_read_back_with_their_markers() {
+    let dir = scratch("cli_scenario_fst");
+    let name = "cli-waves-fst";
+    let file = rejoin_scenario(&dir, name);
+    let waves = nic_waves::workspace_root().join("waves").join(name);
+    let _ = std::fs::remove_dir_all(&waves);
+    let report = dir.join("report.json");
+    let o = nic(&[
+        "sim",
+        "--scenario",
+        file.to_str().unwrap(),
+        "--waves",
+        "fst",
+        "--waves-hosts",
+        "1",
+        "--report",
+        report.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let fst = waves.join("nic1.fst");
+    let bytes = std::fs::read(&fst).unwrap();
+    assert_eq!(bytes[0], 0, "an FST header block");
+    let o = nic(&["waves", "list", fst.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("booting_sent"), "{}", text(&o));
+    let o = nic(&[
+        "waves",
+        "show",
+        fst.to_str().unwrap(),
+        "-s",
+        "markers.powered",
+        "--from",
+        "19us",
+        "--to",
+        "24us",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    // Host 1 powers off after cycle 1999 and on at cycle 2300.
+    let t = text(&o);
+    assert!(t.contains("19995001") && t.contains("23005001"), "{t}");
+    let _ = std::fs::remove_dir_all(&waves);
+}
+
+#[cfg(not(feature = "fst"))]
+#[test]
+fn fst_waves_without_the_fst_models_are_a_clear_error() {
+    let dir = scratch("cli_scenario_no_fst");
+    let file = rejoin_scenario(&dir, "cli-waves-no-fst");
+    let o = nic(&["sim", "--scenario", file.to_str().unwrap(), "--waves", "fst", "--quiet"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("--features fst"), "{}", text(&o));
+    assert!(!text(&o).contains("panicked"), "{}", text(&o));
 }

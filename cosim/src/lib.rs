@@ -35,6 +35,14 @@
 //! time points (inputs settled; after the rising edge); closing the trace writes the final
 //! falling edge. The Verilator trace has scopes `uut` (the ports) and `uut.<module>` (all
 //! signals); the RustHDL trace has scope `uut` with RustHDL's names.
+//! [`Stepper::skip_to`] moves the cycle count forward without stepping (the trace's time
+//! jumps).
+//!
+//! Verilator traces can also carry one-bit **marker signals** in a top-level scope
+//! `markers` ([`Stepper::declare_markers`], [`Stepper::mark`]): the shim registers its own
+//! trace callbacks beside the model's, and a change is dumped 1 ps after the last step's
+//! rising edge. With the feature `fst` the NIC tops are also built with `--trace-fst`
+//! ([`TraceFormat::Fst`], [`VerilatorModel::with_format`]); the RustHDL backend writes VCD.
 //!
 //! # Without Verilator
 //! If `verilator` is not on PATH when the crate builds (or `NIC_COSIM_VERILATOR=none`),

@@ -40,6 +40,21 @@ pub struct ScenarioArgs {
     pub quiet: bool,
 }
 
+/// The NICs' wave files of an earlier run in `dir` (`nic*.vcd`, `nic*.fst`), so that the
+/// directory holds this run's only.
+fn remove_old_waves(dir: &Path) -> Result<(), String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("nic") && (name.ends_with(".vcd") || name.ends_with(".fst")) {
+            std::fs::remove_file(e.path()).map_err(|err| format!("{}: {err}", e.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
 fn parse_format(s: &str) -> Result<TraceFormat, String> {
     match s {
         "vcd" => Ok(TraceFormat::Vcd),
@@ -145,6 +160,9 @@ pub fn run(path: &Path, args: &ScenarioArgs) -> Result<Report, String> {
     // Bad waves options stop here, before the models are built.
     nic_testbench::scenario_run::check_waves(&scenario, &opts)
         .map_err(|e| format!("{}: {e}", path.display()))?;
+    if let Some(dir) = &waves_dir {
+        remove_old_waves(dir)?;
+    }
     let report = std::thread::Builder::new()
         .stack_size(SIM_STACK_BYTES)
         .spawn(move || run_scenario(&scenario, opts))
