@@ -12,6 +12,10 @@
 //! 3. the shims (`OUT_DIR/shim/<module>.cpp`), the models' objects and the runtime objects
 //!    go into one static library, `libnic_cosim_verilated.a`.
 //!
+//! With feature `fst`, the NIC tops (`nic_top*`) are built a second time with
+//! `--trace-fst` (`OUT_DIR/verilator/<module>_fst/`, prefix `V<module>_fst`, shim functions
+//! `cosim_<module>_fst_*`, FST runtime objects, linked with zlib).
+//!
 //! Environment: `NIC_COSIM_VERILATOR` names the Verilator executable (default
 //! `verilator`; `none` disables the Verilator backend as if Verilator were missing).
 //! Without Verilator the build still succeeds: it warns, sets `cfg(verilator_missing)`,
@@ -38,7 +42,7 @@ mod tool;
 #[path = "src/selftest.rs"]
 mod selftest;
 
-use gen::{BlockSpec, GENERATOR_VERSION};
+use gen::{BlockSpec, TraceFormat, GENERATOR_VERSION};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -71,6 +75,7 @@ fn run() -> Result<(), BuildError> {
     println!("cargo:rerun-if-changed=build");
     println!("cargo:rerun-if-changed=src/selftest.rs");
     println!("cargo:rerun-if-env-changed=NIC_COSIM_VERILATOR");
+    let fst = std::env::var_os("CARGO_FEATURE_FST").is_some();
 
     let to_spec = |b: &nic_rtl::export::ExportedBlock| {
         let ports: Vec<_> = b
@@ -105,6 +110,16 @@ fn run() -> Result<(), BuildError> {
         }
     }
 
+    // With feature `fst`, the NIC tops (the scenario runs' models) are also built with
+    // `--trace-fst`, as `V<module>_fst`.
+    let fst_blocks: Vec<&BlockSpec> = if fst {
+        blocks
+            .iter()
+            .filter(|b| b.module.starts_with("nic_top"))
+            .collect()
+    } else {
+        vec![]
+    };
     let verilator = find_verilator(&out_dir)?;
     match &verilator {
         None => {
@@ -115,13 +130,18 @@ fn run() -> Result<(), BuildError> {
             println!("cargo:rerun-if-changed=/usr/bin/verilator");
             println!("cargo:rerun-if-changed=/usr/local/bin/verilator");
         }
-        Some(v) => build_models(v, &all, &out_dir)?,
+        Some(v) => build_models(v, &all, &fst_blocks, &out_dir)?,
     }
 
+    let fst_modules: Vec<String> = match verilator {
+        Some(_) => fst_blocks.iter().map(|b| b.module.clone()).collect(),
+        None => vec![],
+    };
     let rust = gen::rust_file(
         &blocks,
         &extra,
         verilator.as_ref().map(|v| v.version.as_str()),
+        &fst_modules,
     );
     let path = out_dir.join("cosim_generated.rs");
     write_if_changed(&path, &rust)
@@ -207,7 +227,12 @@ fn runtime_objects(classes_mk: &Path) -> Result<Vec<String>, BuildError> {
     Ok(names)
 }
 
-fn build_models(v: &Verilator, blocks: &[&BlockSpec], out_dir: &Path) -> Result<(), BuildError> {
+fn build_models(
+    v: &Verilator,
+    blocks: &[&BlockSpec],
+    fst_blocks: &[&BlockSpec],
+    out_dir: &Path,
+) -> Result<(), BuildError> {
     let jobs = std::env::var("NUM_JOBS")
         .ok()
         .and_then(|j| j.parse::<usize>().ok())
@@ -218,17 +243,24 @@ fn build_models(v: &Verilator, blocks: &[&BlockSpec], out_dir: &Path) -> Result<
     let make_opts = "OPT_FAST=-O3 OPT_SLOW=-O1 OPT_GLOBAL=-O3";
     let mut model_objects = vec![];
     let mut include_dirs = vec![];
-    let mut runtime: Option<(PathBuf, String, Vec<String>)> = None;
+    // Per trace format: the directory, model prefix and runtime objects of its first model.
+    let mut runtime: Vec<(TraceFormat, PathBuf, String, Vec<String>)> = vec![];
     let mut report = String::new();
 
-    for b in blocks {
-        let dir = out_dir.join("verilator").join(&b.module);
+    let models = blocks
+        .iter()
+        .map(|b| (*b, TraceFormat::Vcd))
+        .chain(fst_blocks.iter().map(|b| (*b, TraceFormat::Fst)));
+    for (b, format) in models {
+        let dir = out_dir
+            .join("verilator")
+            .join(format!("{}{}", b.module, format.suffix()));
         let mdir = dir.join("obj");
         io_at(&mdir, std::fs::create_dir_all(&mdir))?;
         let vfile = dir.join(format!("{}.v", b.module));
-        let prefix = b.prefix();
+        let prefix = format!("{}{}", b.prefix(), format.suffix());
         let mut cmd = Command::new(&v.bin);
-        cmd.args(["--cc", "--build", "--trace", "-O3", "-j", &jobs.to_string()])
+        cmd.args(["--cc", "--build", format.flag(), "-O3", "-j", &jobs.to_string()])
             .args(["--prefix", &prefix, "--top-module", &b.module])
             .args(["--default-language", "1364-2005"])
             .arg("-Mdir")
@@ -260,8 +292,9 @@ fn build_models(v: &Verilator, blocks: &[&BlockSpec], out_dir: &Path) -> Result<
             run_logged(&what, &mut cmd, &dir.join("verilator.log"), HINT_VERILATOR)?;
             io_at(&stamp_path, std::fs::write(&stamp_path, &stamp))?;
             report.push_str(&format!(
-                "{}: verilator {:.1} s\n",
+                "{}{}: verilator {:.1} s\n",
                 b.module,
+                format.suffix(),
                 t0.elapsed().as_secs_f64()
             ));
         }
@@ -282,37 +315,47 @@ fn build_models(v: &Verilator, blocks: &[&BlockSpec], out_dir: &Path) -> Result<
         include_dirs.push(mdir.clone());
 
         let rt = runtime_objects(&mdir.join(format!("{prefix}_classes.mk")))?;
-        match &runtime {
-            None => runtime = Some((mdir.clone(), prefix.clone(), rt)),
-            Some((_, first, list)) if *list != rt => {
+        match runtime.iter().find(|r| r.0 == format) {
+            None => runtime.push((format, mdir.clone(), prefix.clone(), rt)),
+            Some((_, _, first, list)) if *list != rt => {
                 return Err(BuildError::Invalid(format!(
                     "models {first} and {prefix} need different Verilator runtime objects ({list:?} vs {rt:?}); \
-                     all models must be built with the same flags"
+                     all models of one trace format must be built with the same flags"
                 )))
             }
             Some(_) => {}
         }
     }
 
-    // The runtime, once (make does nothing when it is up to date).
-    let (rt_dir, rt_prefix, rt_objects) = runtime.expect("at least one block");
-    let t0 = Instant::now();
-    let mut make = Command::new("make");
-    make.arg("-C")
-        .arg(&rt_dir)
-        .args(["-f", &format!("{rt_prefix}.mk"), &format!("-j{jobs}")])
-        .args(&rt_objects)
-        .args(make_opts.split_whitespace());
-    run_logged(
-        "make (Verilator runtime objects)",
-        &mut make,
-        &out_dir.join("verilator").join("runtime.log"),
-        HINT_MAKE,
-    )?;
-    report.push_str(&format!(
-        "runtime: make {:.1} s\n",
-        t0.elapsed().as_secs_f64()
-    ));
+    // The runtime, once per trace format (make does nothing when it is up to date); an
+    // object both formats need (verilated.o) is linked once.
+    let mut rt_paths: Vec<PathBuf> = vec![];
+    for (format, rt_dir, rt_prefix, rt_objects) in &runtime {
+        let t0 = Instant::now();
+        let mut make = Command::new("make");
+        make.arg("-C")
+            .arg(rt_dir)
+            .args(["-f", &format!("{rt_prefix}.mk"), &format!("-j{jobs}")])
+            .args(rt_objects)
+            .args(make_opts.split_whitespace());
+        let log = format!("runtime{}.log", format.suffix());
+        run_logged(
+            "make (Verilator runtime objects)",
+            &mut make,
+            &out_dir.join("verilator").join(log),
+            HINT_MAKE,
+        )?;
+        report.push_str(&format!(
+            "runtime{}: make {:.1} s\n",
+            format.suffix(),
+            t0.elapsed().as_secs_f64()
+        ));
+        for o in rt_objects {
+            if !rt_paths.iter().any(|p| p.file_name() == Some(std::ffi::OsStr::new(o))) {
+                rt_paths.push(rt_dir.join(o));
+            }
+        }
+    }
 
     // Shims + models + runtime in one archive.
     let shim_dir = out_dir.join("shim");
@@ -332,13 +375,16 @@ fn build_models(v: &Verilator, blocks: &[&BlockSpec], out_dir: &Path) -> Result<
     for d in &include_dirs {
         cc.include(d);
     }
-    for b in blocks {
-        let path = shim_dir.join(format!("{}.cpp", b.module));
-        write_if_changed(&path, &gen::cpp_shim(b))?;
+    let shims = blocks
+        .iter()
+        .map(|b| (*b, TraceFormat::Vcd))
+        .chain(fst_blocks.iter().map(|b| (*b, TraceFormat::Fst)));
+    for (b, format) in shims {
+        let path = shim_dir.join(format!("{}{}.cpp", b.module, format.suffix()));
+        write_if_changed(&path, &gen::cpp_shim(b, format))?;
         cc.file(&path);
     }
-    cc.objects(&model_objects)
-        .objects(rt_objects.iter().map(|o| rt_dir.join(o)));
+    cc.objects(&model_objects).objects(&rt_paths);
     let t0 = Instant::now();
     cc.try_compile("nic_cosim_verilated").map_err(|e| {
         BuildError::Invalid(format!(
@@ -352,6 +398,10 @@ fn build_models(v: &Verilator, blocks: &[&BlockSpec], out_dir: &Path) -> Result<
         t0.elapsed().as_secs_f64()
     ));
     println!("cargo:rustc-link-lib=dylib=pthread");
+    if !fst_blocks.is_empty() {
+        // Verilator's FST writer compresses with zlib.
+        println!("cargo:rustc-link-lib=dylib=z");
+    }
     let report_path = out_dir.join("verilator").join("build-times.txt");
     io_at(&report_path, std::fs::write(&report_path, &report))?;
     Ok(())

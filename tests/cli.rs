@@ -585,3 +585,160 @@ fn plot_draws_from_json_and_names_bad_files() {
         assert!(!t.contains("panicked"), "{args:?}: {t}");
     }
 }
+/// A three-host scenario in which host 1 reboots, written under `dir`.
+fn rejoin_scenario(dir: &std::path::Path, name: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"{name}\"\nhosts = 3\ncycles = 6000\n[workload]\nrate = 0.0\n\
+             [[event]]\nat = 2000\naction = \"reboot\"\nhost = 1\ndown_cycles = 300\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// The `#time` lines of a VCD: the first and the last.
+fn vcd_time_range(path: &std::path::Path) -> (u64, u64) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let times: Vec<u64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix('#'))
+        .map(|t| t.trim().parse().unwrap())
+        .collect();
+    (times[0], *times.last().unwrap())
+}
+
+#[test]
+fn scenario_waves_cover_only_the_window_and_the_hosts_asked_for() {
+    let dir = scratch("cli_scenario_waves");
+    let name = "cli-waves-window";
+    let file = rejoin_scenario(&dir, name);
+    let waves = nic_waves::workspace_root().join("waves").join(name);
+    let _ = std::fs::remove_dir_all(&waves);
+    // A file of an earlier run that dumped host 0 goes.
+    std::fs::create_dir_all(&waves).unwrap();
+    std::fs::write(waves.join("nic0.vcd"), "old").unwrap();
+    let report = dir.join("report.json");
+    let o = nic(&[
+        "sim",
+        "--scenario",
+        file.to_str().unwrap(),
+        "--waves",
+        "--waves-window",
+        "1000..5000",
+        "--waves-hosts",
+        "1-2",
+        "--report",
+        report.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let mut files: Vec<String> = std::fs::read_dir(&waves)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["nic1.vcd", "nic2.vcd"]);
+    // Cycle n starts at n * 10 ns; host 1 was off for 300 cycles in the window and its
+    // file still ends at cycle 5000 (the trace follows the fabric's clock).
+    for f in &files {
+        assert_eq!(
+            vcd_time_range(&waves.join(f)),
+            (1000 * 10_000, 5000 * 10_000),
+            "{f}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&waves);
+}
+
+#[test]
+fn bad_waves_options_are_refused_before_the_run() {
+    let dir = scratch("cli_scenario_waves_bad");
+    let name = "cli-waves-bad";
+    let file = rejoin_scenario(&dir, name);
+    let waves = nic_waves::workspace_root().join("waves").join(name);
+    let _ = std::fs::remove_dir_all(&waves);
+    let f = file.to_str().unwrap();
+    for (args, expected) in [
+        (vec!["--waves-window", "5000..1000"], "the window is empty"),
+        (vec!["--waves-window", "10..x"], "is not a cycle number"),
+        (vec!["--waves-window", "1000"], "is not a window of cycles FROM..TO"),
+        (vec!["--waves-window", "0..7000"], "runs 6000 cycles"),
+        (vec!["--waves-hosts", "1,7"], "no host 7"),
+        (vec!["--waves-hosts", "3-1"], "runs backwards"),
+        (vec!["--waves-hosts", "a"], "is not a host number"),
+        (vec!["--waves", "ghw"], "unknown waves format"),
+    ] {
+        let mut all = vec!["sim", "--scenario", f, "--quiet"];
+        if args[0] != "--waves" {
+            all.push("--waves");
+        }
+        all.extend(&args);
+        let o = nic(&all);
+        assert!(!o.status.success(), "{args:?}");
+        assert!(text(&o).contains(expected), "{args:?}: {}", text(&o));
+        assert!(!text(&o).contains("panicked"), "{args:?}: {}", text(&o));
+        assert!(!waves.exists(), "{args:?}: nothing may be written");
+    }
+}
+
+/// FST waves: written by the `--trace-fst` models, read back by `nic waves`, markers
+/// included.
+#[cfg(feature = "fst")]
+#[test]
+fn scenario_waves_in_fst_are_read_back_with_their_markers() {
+    let dir = scratch("cli_scenario_fst");
+    let name = "cli-waves-fst";
+    let file = rejoin_scenario(&dir, name);
+    let waves = nic_waves::workspace_root().join("waves").join(name);
+    let _ = std::fs::remove_dir_all(&waves);
+    let report = dir.join("report.json");
+    let o = nic(&[
+        "sim",
+        "--scenario",
+        file.to_str().unwrap(),
+        "--waves",
+        "fst",
+        "--waves-hosts",
+        "1",
+        "--report",
+        report.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let fst = waves.join("nic1.fst");
+    let bytes = std::fs::read(&fst).unwrap();
+    assert_eq!(bytes[0], 0, "an FST header block");
+    let o = nic(&["waves", "list", fst.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("booting_sent"), "{}", text(&o));
+    let o = nic(&[
+        "waves",
+        "show",
+        fst.to_str().unwrap(),
+        "-s",
+        "markers.powered",
+        "--from",
+        "19us",
+        "--to",
+        "24us",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    // Host 1 powers off after cycle 1999 and on at cycle 2300.
+    let t = text(&o);
+    assert!(t.contains("19995001") && t.contains("23005001"), "{t}");
+    let _ = std::fs::remove_dir_all(&waves);
+}
+
+#[cfg(not(feature = "fst"))]
+#[test]
+fn fst_waves_without_the_fst_models_are_a_clear_error() {
+    let dir = scratch("cli_scenario_no_fst");
+    let file = rejoin_scenario(&dir, "cli-waves-no-fst");
+    let o = nic(&["sim", "--scenario", file.to_str().unwrap(), "--waves", "fst", "--quiet"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("--features fst"), "{}", text(&o));
+    assert!(!text(&o).contains("panicked"), "{}", text(&o));
+}

@@ -22,8 +22,8 @@
 use crate::fabric::{Fabric, FabricConfig, PortDrive, PortOutputs};
 use crate::host::{Host, NicModel};
 use crate::{
-    CosimError, RustHdlNicTop, RustHdlNicTopQp64, RustHdlNicTopTpt256, VerilatedNicTop,
-    VerilatedNicTopQp64, VerilatedNicTopTpt256,
+    CosimError, RustHdlNicTop, RustHdlNicTopQp64, RustHdlNicTopTpt256, TraceFormat,
+    VerilatedNicTop, VerilatedNicTopQp64, VerilatedNicTopTpt256,
 };
 
 /// Which simulator runs the NICs.
@@ -43,6 +43,17 @@ pub const MODEL_QUEUE_PAIRS: [usize; 2] = [4, 64];
 
 /// A NIC top model with at least `queue_pairs` queue pairs and no hardware TPT.
 pub fn nic_model(backend: Backend, queue_pairs: usize) -> Result<NicModel, CosimError> {
+    nic_model_traced(backend, queue_pairs, TraceFormat::Vcd)
+}
+
+/// [`nic_model`] whose traces are in `format` (FST: Verilator models built with the
+/// feature `fst`; the RustHDL backend writes VCD only).
+pub fn nic_model_traced(
+    backend: Backend,
+    queue_pairs: usize,
+    format: TraceFormat,
+) -> Result<NicModel, CosimError> {
+    check_format(backend, format)?;
     let small = queue_pairs <= MODEL_QUEUE_PAIRS[0];
     if queue_pairs > MODEL_QUEUE_PAIRS[1] {
         return Err(CosimError::NoModel(format!(
@@ -51,8 +62,8 @@ pub fn nic_model(backend: Backend, queue_pairs: usize) -> Result<NicModel, Cosim
         )));
     }
     Ok(match (backend, small) {
-        (Backend::Verilator, true) => Box::new(VerilatedNicTop::new()?),
-        (Backend::Verilator, false) => Box::new(VerilatedNicTopQp64::new()?),
+        (Backend::Verilator, true) => Box::new(VerilatedNicTop::with_format(format)?),
+        (Backend::Verilator, false) => Box::new(VerilatedNicTopQp64::with_format(format)?),
         (Backend::RustHdl, true) => Box::new(RustHdlNicTop::new()),
         (Backend::RustHdl, false) => Box::new(RustHdlNicTopQp64::new()),
     })
@@ -68,15 +79,35 @@ pub const TPT_MODEL_ENTRIES: usize = 256;
 /// (`nic_top_tpt256`, [`TPT_MODEL_QUEUE_PAIRS`] queue pairs), for `queue_pairs` at most
 /// that.
 pub fn nic_model_tpt(backend: Backend, queue_pairs: usize) -> Result<NicModel, CosimError> {
+    nic_model_tpt_traced(backend, queue_pairs, TraceFormat::Vcd)
+}
+
+/// [`nic_model_tpt`] whose traces are in `format` (see [`nic_model_traced`]).
+pub fn nic_model_tpt_traced(
+    backend: Backend,
+    queue_pairs: usize,
+    format: TraceFormat,
+) -> Result<NicModel, CosimError> {
+    check_format(backend, format)?;
     if queue_pairs > TPT_MODEL_QUEUE_PAIRS {
         return Err(CosimError::NoModel(format!(
             "no NIC model with a hardware TPT and {queue_pairs} queue pairs (nic_top_tpt256 has {TPT_MODEL_QUEUE_PAIRS})"
         )));
     }
     Ok(match backend {
-        Backend::Verilator => Box::new(VerilatedNicTopTpt256::new()?),
+        Backend::Verilator => Box::new(VerilatedNicTopTpt256::with_format(format)?),
         Backend::RustHdl => Box::new(RustHdlNicTopTpt256::new()),
     })
+}
+
+/// RustHDL writes its waves itself, as VCD.
+fn check_format(backend: Backend, format: TraceFormat) -> Result<(), CosimError> {
+    if backend == Backend::RustHdl && format != TraceFormat::Vcd {
+        return Err(CosimError::NoModel(format!(
+            "the RustHDL backend writes VCD only, not {format}: use VCD waves or the Verilator backend"
+        )));
+    }
+    Ok(())
 }
 
 /// Configuration of a [`Cluster`].

@@ -570,12 +570,14 @@ impl Host {
         self.nic.lock().mem.record_reads(on);
     }
 
-    /// Write a VCD of the NIC from now on (one file per NIC, across reboots).
+    /// Write the NIC's waves from now on (one file per NIC, across reboots; the model's
+    /// [`Stepper::trace_format`]). Trace time is the fabric's cycle, except that a CSR
+    /// read stepping the NIC alone (hardware TPT) moves it ahead by the cycles it took.
     pub fn open_trace(&mut self, path: &Path) -> Result<(), CosimError> {
         self.open_trace_of(0, path)
     }
 
-    /// Write a VCD of NIC `n` from now on.
+    /// Write the waves of NIC `n` from now on.
     pub fn open_trace_of(&mut self, n: usize, path: &Path) -> Result<(), CosimError> {
         self.nic.lock().model_of(n).open_trace(path)
     }
@@ -642,7 +644,13 @@ impl Host {
             _ => false,
         };
         let mut raw = Vec::with_capacity(outs.len());
-        self.nic.lock().step_all(ports, reset, &mut raw);
+        let mut nic = self.nic.lock();
+        // The traces stay on the fabric's clock across the cycles the host was off.
+        for n in 0..nic.nics() {
+            nic.model_of(n).skip_to(now);
+        }
+        nic.step_all(ports, reset, &mut raw);
+        drop(nic);
         if reset {
             // A NIC in reset neither sends nor takes cells: whatever its outputs show
             // before the reset takes effect is not a cell.

@@ -35,6 +35,14 @@
 //! time points (inputs settled; after the rising edge); closing the trace writes the final
 //! falling edge. The Verilator trace has scopes `uut` (the ports) and `uut.<module>` (all
 //! signals); the RustHDL trace has scope `uut` with RustHDL's names.
+//! [`Stepper::skip_to`] moves the cycle count forward without stepping (the trace's time
+//! jumps).
+//!
+//! Verilator traces can also carry one-bit **marker signals** in a top-level scope
+//! `markers` ([`Stepper::declare_markers`], [`Stepper::mark`]): the shim registers its own
+//! trace callbacks beside the model's, and a change is dumped 1 ps after the last step's
+//! rising edge. With the feature `fst` the NIC tops are also built with `--trace-fst`
+//! ([`TraceFormat::Fst`], [`VerilatorModel::with_format`]); the RustHDL backend writes VCD.
 //!
 //! # Without Verilator
 //! If `verilator` is not on PATH when the crate builds (or `NIC_COSIM_VERILATOR=none`),
@@ -116,6 +124,58 @@ pub trait Stepper {
     fn open_trace(&mut self, path: &Path) -> Result<(), CosimError>;
     /// Finish and close the trace, if one is open.
     fn close_trace(&mut self);
+    /// The format [`Stepper::open_trace`] writes.
+    fn trace_format(&self) -> TraceFormat {
+        TraceFormat::Vcd
+    }
+    /// The next step is cycle `cycle`, when that is later than [`Stepper::cycle`]: the
+    /// trace's time jumps there (a model that was not stepped for a while, such as a
+    /// powered-off NIC, keeps its trace on the caller's clock). Nothing is stepped.
+    fn skip_to(&mut self, cycle: u64) {
+        let _ = cycle;
+    }
+    /// Declare one-bit marker signals (scope `markers`, at most [`MAX_MARKERS`]) in the
+    /// traces opened from now on; `false` when this backend's traces have none.
+    fn declare_markers(&mut self, names: &[&str]) -> bool {
+        let _ = names;
+        false
+    }
+    /// Set the markers (bit `i`: the `i`-th name) as of the last step: a change is dumped
+    /// 1 ps after that step's rising edge.
+    fn mark(&mut self, bits: u64) {
+        let _ = bits;
+    }
+}
+
+/// Most marker signals a trace can have.
+pub const MAX_MARKERS: usize = 64;
+
+/// Waveform file formats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TraceFormat {
+    /// Value Change Dump: text, every backend.
+    #[default]
+    Vcd,
+    /// Fast Signal Trace (GTKWave's compressed format): Verilator models built with the
+    /// `fst` feature.
+    Fst,
+}
+
+impl TraceFormat {
+    /// The file extension, `vcd` or `fst`.
+    pub fn extension(self) -> &'static str {
+        match self {
+            TraceFormat::Vcd => "vcd",
+            TraceFormat::Fst => "fst",
+        }
+    }
+}
+
+impl fmt::Display for TraceFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.extension())
+    }
 }
 
 impl<S: Stepper + ?Sized> Stepper for Box<S> {
@@ -132,6 +192,18 @@ impl<S: Stepper + ?Sized> Stepper for Box<S> {
     }
     fn close_trace(&mut self) {
         (**self).close_trace()
+    }
+    fn trace_format(&self) -> TraceFormat {
+        (**self).trace_format()
+    }
+    fn skip_to(&mut self, cycle: u64) {
+        (**self).skip_to(cycle)
+    }
+    fn declare_markers(&mut self, names: &[&str]) -> bool {
+        (**self).declare_markers(names)
+    }
+    fn mark(&mut self, bits: u64) {
+        (**self).mark(bits)
     }
 }
 
@@ -314,6 +386,10 @@ impl<B: RustHdlBlock> Stepper for RustHdlModel<B> {
         Ok(())
     }
 
+    fn skip_to(&mut self, cycle: u64) {
+        self.cycle = self.cycle.max(cycle);
+    }
+
     fn close_trace(&mut self) {
         if let Some(mut t) = self.trace.take() {
             t.dump(&self.uut, self.cycle * CYCLE_PS);
@@ -340,13 +416,16 @@ pub mod verilated {
         _private: [u8; 0],
     }
 
-    /// The five functions of one block's shim.
+    /// The functions of one block's shim.
     pub struct Ffi<I, O> {
         pub new: unsafe extern "C" fn() -> *mut RawModel,
         pub free: unsafe extern "C" fn(*mut RawModel),
         pub step: unsafe extern "C" fn(*mut RawModel, *const I, *mut O),
         pub trace_open: unsafe extern "C" fn(*mut RawModel, *const c_char) -> i32,
         pub trace_close: unsafe extern "C" fn(*mut RawModel),
+        pub set_cycle: unsafe extern "C" fn(*mut RawModel, u64),
+        pub markers: unsafe extern "C" fn(*mut RawModel, *const *const c_char, usize),
+        pub mark: unsafe extern "C" fn(*mut RawModel, u64),
     }
 
     impl<I, O> Clone for Ffi<I, O> {
@@ -365,6 +444,8 @@ pub mod verilated {
 pub unsafe trait VerilatedBlock: CosimBlock {
     /// `None` when the crate was built without Verilator.
     const FFI: Option<verilated::Ffi<Self::Inputs, Self::Outputs>>;
+    /// The model built with `--trace-fst`: the NIC tops, with the crate's `fst` feature.
+    const FFI_FST: Option<verilated::Ffi<Self::Inputs, Self::Outputs>> = None;
 }
 
 /// A Verilator model of a block, with its own `VerilatedContext` (instances are
@@ -372,6 +453,7 @@ pub unsafe trait VerilatedBlock: CosimBlock {
 pub struct VerilatorModel<B: VerilatedBlock> {
     raw: NonNull<verilated::RawModel>,
     ffi: verilated::Ffi<B::Inputs, B::Outputs>,
+    format: TraceFormat,
     cycle: u64,
     _block: PhantomData<B>,
 }
@@ -386,13 +468,30 @@ impl<B: VerilatedBlock> VerilatorModel<B> {
     /// Errors: [`CosimError::VerilatorUnavailable`] when the crate was built without
     /// Verilator; [`CosimError::ModelCreation`] if the shim fails.
     pub fn new() -> Result<Self, CosimError> {
-        let ffi = B::FFI.ok_or(CosimError::VerilatorUnavailable(VERILATOR_MISSING))?;
+        Self::with_format(TraceFormat::Vcd)
+    }
+
+    /// The model whose traces are in `format`: [`Self::new`] for VCD; for FST the model
+    /// built with `--trace-fst` ([`CosimError::NoModel`] when the crate was built without
+    /// it: feature `fst`, NIC tops only).
+    pub fn with_format(format: TraceFormat) -> Result<Self, CosimError> {
+        let ffi = match format {
+            TraceFormat::Vcd => B::FFI.ok_or(CosimError::VerilatorUnavailable(VERILATOR_MISSING))?,
+            TraceFormat::Fst => B::FFI_FST.ok_or_else(|| {
+                CosimError::NoModel(format!(
+                    "no FST model of {}: FST waves need the NIC tops built with --trace-fst, \
+                     which nic-cosim's feature `fst` does (cargo build --release --features fst)",
+                    B::MODULE
+                ))
+            })?,
+        };
         // SAFETY: the shim's constructor has no preconditions.
         let raw = unsafe { (ffi.new)() };
         let raw = NonNull::new(raw).ok_or(CosimError::ModelCreation { module: B::MODULE })?;
         Ok(VerilatorModel {
             raw,
             ffi,
+            format,
             cycle: 0,
             _block: PhantomData,
         })
@@ -448,6 +547,35 @@ impl<B: VerilatedBlock> Stepper for VerilatorModel<B> {
     fn close_trace(&mut self) {
         // SAFETY: live instance.
         unsafe { (self.ffi.trace_close)(self.raw.as_ptr()) }
+    }
+
+    fn trace_format(&self) -> TraceFormat {
+        self.format
+    }
+
+    fn skip_to(&mut self, cycle: u64) {
+        if cycle > self.cycle {
+            self.cycle = cycle;
+            // SAFETY: live instance.
+            unsafe { (self.ffi.set_cycle)(self.raw.as_ptr(), cycle) }
+        }
+    }
+
+    fn declare_markers(&mut self, names: &[&str]) -> bool {
+        let names: Vec<CString> = names
+            .iter()
+            .take(MAX_MARKERS)
+            .map(|n| CString::new(n.replace('\0', "")).expect("no NUL left"))
+            .collect();
+        let ptrs: Vec<*const std::os::raw::c_char> = names.iter().map(|n| n.as_ptr()).collect();
+        // SAFETY: live instance; the shim copies the strings before returning.
+        unsafe { (self.ffi.markers)(self.raw.as_ptr(), ptrs.as_ptr(), ptrs.len()) };
+        true
+    }
+
+    fn mark(&mut self, bits: u64) {
+        // SAFETY: live instance.
+        unsafe { (self.ffi.mark)(self.raw.as_ptr(), bits) }
     }
 }
 

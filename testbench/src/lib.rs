@@ -19,4 +19,5 @@ pub mod scenario_run;
 pub mod scoreboard;
 pub mod soak;
 pub mod split_driver;
+pub mod wave_markers;
 pub mod workload;

@@ -22,7 +22,9 @@ use crate::memory_verdict::{MemoryCounts, MemoryVerdict};
 use crate::scenario::{BackendKind, EventAction, ProtocolKind, Scenario, TimedEvent, TptKind};
 use crate::scoreboard::{Scoreboard, StaleCounts, Violation};
 use crate::workload::{MemoryLayout, Workload, WorkloadStats};
-use nic_cosim::cluster::{nic_model, nic_model_tpt, Backend, Cluster, ClusterConfig};
+use crate::wave_markers::WaveMarkers;
+use nic_cosim::cluster::{nic_model_tpt_traced, nic_model_traced, Backend, Cluster, ClusterConfig};
+use nic_cosim::TraceFormat;
 use nic_cosim::fabric::{FabricConfig, FabricStats};
 use nic_cosim::host::{Host, HostConfig, HostEvent, HostPhase};
 use nic_cosim::host_memory::HostMemoryTiming;
@@ -45,8 +47,17 @@ pub const MAX_NODES: usize = 64;
 /// How to run a scenario (what the command line adds to the file).
 #[derive(Default)]
 pub struct RunOptions {
-    /// Write one VCD per NIC here (`nic<N>.vcd`).
+    /// Write the waves of each NIC here (`nic<N>.vcd`, `nic<N>-<k>.vcd` for a host's
+    /// further NICs; `.fst` in FST), with the protocol's events as marker signals
+    /// ([`crate::wave_markers`]).
     pub waves_dir: Option<PathBuf>,
+    /// The waves' format (FST: the Verilator backend, built with feature `fst`).
+    pub waves_format: TraceFormat,
+    /// Dump only cycles `from..to` (the traces open before cycle `from` and close before
+    /// cycle `to`).
+    pub waves_window: Option<(u64, u64)>,
+    /// Dump only these hosts' NICs.
+    pub waves_hosts: Option<Vec<usize>>,
     /// Override the scenario's protocol (the bench runs both on one file).
     pub protocol: Option<ProtocolKind>,
     /// Override the heartbeat hold-down.
@@ -636,9 +647,17 @@ pub(crate) fn build_cluster(
             poll_interval: scenario.driver.poll_interval,
             seed: scenario.seed,
         };
+        // Only the NICs that are dumped need a model of the waves' format.
+        let format = if opts.waves_dir.is_some()
+            && opts.waves_hosts.as_ref().is_none_or(|l| l.contains(&node))
+        {
+            opts.waves_format
+        } else {
+            TraceFormat::Vcd
+        };
         let model = || match scenario.tpt {
-            TptKind::Software => nic_model(backend, qps),
-            TptKind::Hardware => nic_model_tpt(backend, qps),
+            TptKind::Software => nic_model_traced(backend, qps, format),
+            TptKind::Hardware => nic_model_tpt_traced(backend, qps, format),
         };
         let mut host = Host::new(config, model()?).map_err(RunError::Setup)?;
         for _ in 1..scenario.nics_of(node) {
@@ -647,12 +666,6 @@ pub(crate) fn build_cluster(
         host.record_dma_reads(true);
         if opts.record_host_inputs == Some(node) {
             host.nic().recorded_inputs = Some(vec![]);
-        }
-        if let Some(dir) = &opts.waves_dir {
-            host.open_trace(&dir.join(format!("nic{node}.vcd")))?;
-            for k in 1..host.nics() {
-                host.open_trace_of(k, &dir.join(format!("nic{node}-{k}.vcd")))?;
-            }
         }
         hosts.push(host);
     }
@@ -672,8 +685,76 @@ pub(crate) fn build_cluster(
     .map(|c| (c, later_drivers))
 }
 
+/// Checks the waves options against the scenario: the window lies inside the run and is
+/// not empty, the hosts exist. The message names the bad value.
+pub fn check_waves(scenario: &Scenario, opts: &RunOptions) -> Result<(), String> {
+    if let Some((from, to)) = opts.waves_window {
+        if from >= to {
+            return Err(format!(
+                "--waves-window {from}..{to}: the window is empty (FROM must be below TO)"
+            ));
+        }
+        if to > scenario.cycles {
+            return Err(format!(
+                "--waves-window {from}..{to}: the scenario `{}` runs {} cycles",
+                scenario.name, scenario.cycles
+            ));
+        }
+    }
+    if let Some(hosts) = &opts.waves_hosts {
+        if hosts.is_empty() {
+            return Err("--waves-hosts: no host named".into());
+        }
+        if let Some(&h) = hosts.iter().find(|&&h| h >= scenario.hosts) {
+            return Err(format!(
+                "--waves-hosts: no host {h}: the scenario `{}` has hosts 0..={}",
+                scenario.name,
+                scenario.hosts - 1
+            ));
+        }
+    }
+    if opts.waves_dir.is_some()
+        && opts.waves_format == TraceFormat::Fst
+        && scenario.backend == BackendKind::Rusthdl
+    {
+        return Err(format!(
+            "--waves fst: the scenario `{}` runs on the RustHDL backend, which writes VCD only",
+            scenario.name
+        ));
+    }
+    Ok(())
+}
+
+/// The wave file of NIC `k` of host `node`.
+pub fn wave_file(dir: &std::path::Path, node: usize, k: usize, format: TraceFormat) -> PathBuf {
+    let ext = format.extension();
+    if k == 0 {
+        dir.join(format!("nic{node}.{ext}"))
+    } else {
+        dir.join(format!("nic{node}-{k}.{ext}"))
+    }
+}
+
+/// Opens the traces of the dumped NICs.
+fn open_waves(cluster: &mut Cluster, opts: &RunOptions) -> Result<(), RunError> {
+    let Some(dir) = &opts.waves_dir else {
+        return Ok(());
+    };
+    for node in 0..cluster.hosts().len() {
+        if opts.waves_hosts.as_ref().is_some_and(|l| !l.contains(&node)) {
+            continue;
+        }
+        let host = cluster.host_mut(node);
+        for k in 0..host.nics() {
+            host.open_trace_of(k, &wave_file(dir, node, k, opts.waves_format))?;
+        }
+    }
+    Ok(())
+}
+
 /// Run `scenario` (see the module docs).
 pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report, RunError> {
+    check_waves(scenario, &opts).map_err(RunError::Setup)?;
     let started = Instant::now();
     let protocol = opts.protocol.unwrap_or(scenario.protocol);
     let n = scenario.hosts;
@@ -702,6 +783,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     let (mut cluster, later_drivers) = build_cluster(scenario, protocol, plan, &opts)?;
     cluster.fabric_mut().record_deliveries(true);
     let fault_specs = scenario.fault_specs();
+    let mut fault_hook: Option<Box<dyn nic_cosim::fabric::FaultHook>> = None;
     let fault_stats = if fault_specs.iter().any(|f| f.kind != FaultKind::Flap) {
         let (mut hook, stats) = ScheduledFaults::new(&fault_specs, scenario.cycles, scenario.seed);
         hook.set_port_hosts(
@@ -709,11 +791,18 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 .map(|p| cluster.host_of_port(p))
                 .collect(),
         );
-        cluster.fabric_mut().set_fault_hook(Box::new(hook));
+        fault_hook = Some(Box::new(hook));
         Some(stats)
     } else {
         None
     };
+    let mut markers = None;
+    if opts.waves_dir.is_some() {
+        markers = Some(WaveMarkers::install(&mut cluster, fault_hook.take()));
+    } else if let Some(hook) = fault_hook.take() {
+        cluster.fabric_mut().set_fault_hook(hook);
+    }
+    let (waves_from, waves_to) = opts.waves_window.unwrap_or((0, u64::MAX));
     // Cycles in which an event or a fault disturbs the run: `(first, last)`.
     let disturbances: Vec<(u64, u64)> = scenario
         .timeline()
@@ -754,6 +843,14 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     let mut control_cells = vec![];
     let mut stopped_early = None;
     for cycle in 0..scenario.cycles {
+        if cycle == waves_from {
+            open_waves(&mut cluster, &opts)?;
+        }
+        if cycle == waves_to {
+            for h in 0..n {
+                cluster.host_mut(h).close_trace();
+            }
+        }
         // Timeline.
         let mut due: Vec<TimedEvent> = vec![];
         while next_event < timeline.len() && timeline[next_event].at == cycle {
@@ -778,14 +875,24 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                         pending_on.push((cycle + e.down_cycles.max(1), e.host));
                     }
                 }
-                EventAction::Unplug => match e.nic {
-                    Some(k) => cluster.unplug_nic(e.host, k),
-                    None => cluster.unplug(e.host),
-                },
-                EventAction::Plug => match e.nic {
-                    Some(k) => cluster.plug_nic(e.host, k),
-                    None => cluster.plug(e.host),
-                },
+                EventAction::Unplug => {
+                    match e.nic {
+                        Some(k) => cluster.unplug_nic(e.host, k),
+                        None => cluster.unplug(e.host),
+                    }
+                    if let Some(m) = markers.as_mut() {
+                        m.link(&cluster, e.host, e.nic, false);
+                    }
+                }
+                EventAction::Plug => {
+                    match e.nic {
+                        Some(k) => cluster.plug_nic(e.host, k),
+                        None => cluster.plug(e.host),
+                    }
+                    if let Some(m) = markers.as_mut() {
+                        m.link(&cluster, e.host, e.nic, true);
+                    }
+                }
                 EventAction::Route => cluster.route(e.host, e.nic.unwrap_or(0)),
             }
         }
@@ -847,7 +954,12 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 }
             }
         }
-        for mut d in cluster.fabric_mut().take_deliveries() {
+        let deliveries = cluster.fabric_mut().take_deliveries();
+        if let Some(m) = markers.as_mut() {
+            deliveries.iter().for_each(|d| m.on_delivery(d));
+            m.mark(&mut cluster);
+        }
+        for mut d in deliveries {
             if let Some(stag) = request_stag(&d.words) {
                 arrivals[d.dst].insert(stag, d.cycle);
             }

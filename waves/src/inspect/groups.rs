@@ -5,6 +5,7 @@
 //! (ports `s_*` in, `m_*` out, `cfg_*`, `stat_*`; registers are flip-flops whose output
 //! is `q`) and works on any block's waves, with what it finds:
 //!
+//! 0. the protocol's events (a scenario run's marker signals, scope `markers`), first;
 //! 1. the top's ports: clock and reset, cells in (`s_cell_*`), cells out (`m_cell_*`),
 //!    CSR (`csr_*`), DMA (`dma_tx_rd_*`, `dma_rx_rd_*`, `dma_wr_*`), the rest;
 //! 2. state machines: every register named `*state*` in every block;
@@ -19,7 +20,7 @@
 //! shortest path.
 
 use super::header::{Header, Var};
-use super::names::design_root;
+use super::names::{design_root, is_marker};
 use std::collections::HashSet;
 
 /// A named group of signals, possibly with sub-groups.
@@ -101,10 +102,12 @@ pub fn nic_groups(header: &Header) -> Vec<Group> {
     // instance); RustHDL's top scope is the design root itself.
     let port_scope: Vec<String> = root.iter().take(1).cloned().collect();
     let is_port = |v: &Var| v.scopes == port_scope;
-    let mut groups: Vec<Group> = PORT_GROUPS
-        .iter()
-        .map(|(title, _)| Group::new(title, false))
-        .collect();
+    let mut events = Group::new("Protocol events (markers)", false);
+    // In the order the run declares them (levels, then sent, received, faults).
+    events.vars = unique.iter().filter(|v| is_marker(v)).map(|v| (*v).clone()).collect();
+    sort_markers(&mut events.vars);
+    let mut groups = vec![events];
+    groups.extend(PORT_GROUPS.iter().map(|(title, _)| Group::new(title, false)));
     let mut other_ports = Group::new("Other ports", true);
     for v in unique.iter().filter(|v| is_port(v)) {
         if is_constant(v) {
@@ -114,7 +117,7 @@ pub fn nic_groups(header: &Header) -> Vec<Group> {
             .iter()
             .position(|(_, prefixes)| prefixes.iter().any(|p| v.name.starts_with(p)))
         {
-            Some(i) => groups[i].vars.push((*v).clone()),
+            Some(i) => groups[i + 1].vars.push((*v).clone()),
             None => other_ports.vars.push((*v).clone()),
         }
     }
@@ -188,6 +191,26 @@ pub fn nic_groups(header: &Header) -> Vec<Group> {
     }
     groups.retain(|g| g.count() > 0);
     groups
+}
+
+/// The marker signals in a reading order (Verilator declares them sorted by name):
+/// levels, then what was sent, received, and the faults.
+fn sort_markers(vars: &mut [Var]) {
+    const ORDER: [&str; 12] = [
+        "powered",
+        "link_up",
+        "rdma_enabled",
+        "booting_sent",
+        "rdma_ready_sent",
+        "booting_received",
+        "ack_received",
+        "nack_received",
+        "rdma_ready_received",
+        "cell_dropped",
+        "cell_corrupted",
+        "cell_delayed",
+    ];
+    vars.sort_by_key(|v| ORDER.iter().position(|n| *n == v.name).unwrap_or(ORDER.len()));
 }
 
 /// The register's name when `v` is a flip-flop output inside a block: Verilator's

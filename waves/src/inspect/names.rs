@@ -10,9 +10,21 @@
 //! child scope as long as that child re-declares every variable of the scope above
 //! (Verilator's top instance), and writes `$` as `.`. Both examples above become
 //! `count` and `counter.q`.
+//!
+//! A scenario run's waves also hold the protocol's marker signals in a top-level scope
+//! [`MARKER_SCOPE`] beside the design: they are not part of the design, and their
+//! design names keep the scope (`markers.booting_sent`).
 
 use super::header::{Header, Var};
 use std::collections::{HashMap, HashSet};
+
+/// The top-level scope of a scenario run's marker signals.
+pub const MARKER_SCOPE: &str = "markers";
+
+/// Whether `v` is one of the marker signals.
+pub fn is_marker(v: &Var) -> bool {
+    v.scopes.len() == 1 && v.scopes[0] == MARKER_SCOPE
+}
 
 /// Per variable of `header` (same order), its design name.
 pub fn design_names(header: &Header) -> Vec<String> {
@@ -21,7 +33,9 @@ pub fn design_names(header: &Header) -> Vec<String> {
         .vars
         .iter()
         .map(|v| {
-            let skip = if v.scopes.starts_with(&root) {
+            let skip = if is_marker(v) {
+                0
+            } else if v.scopes.starts_with(&root) {
                 root.len()
             } else {
                 v.scopes.len().min(1)
@@ -39,6 +53,7 @@ pub fn design_root(header: &Header) -> Vec<String> {
     let tops: HashSet<&str> = header
         .vars
         .iter()
+        .filter(|v| !is_marker(v))
         .filter_map(|v| v.scopes.first().map(String::as_str))
         .collect();
     if tops.len() != 1 || header.vars.iter().any(|v| v.scopes.is_empty()) {
@@ -135,6 +150,21 @@ mod tests {
         assert_eq!(
             design_names(&rusthdl),
             ["clock", "count", "counter.clock", "counter.q"]
+        );
+    }
+
+    #[test]
+    fn marker_signals_stay_beside_the_design() {
+        let h = header(&[
+            ("markers.booting_sent", 5),
+            ("uut.clock", 0),
+            ("uut.top.clock", 0),
+            ("uut.top.x$q", 1),
+        ]);
+        assert_eq!(design_root(&h), ["uut", "top"]);
+        assert_eq!(
+            design_names(&h),
+            ["markers.booting_sent", "clock", "clock", "x.q"]
         );
     }
 }
