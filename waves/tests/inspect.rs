@@ -521,3 +521,41 @@ fn bad_arguments_get_clear_errors() {
     ));
     assert!(e.contains("no signal matches `nothing_like_it`"), "{e}");
 }
+
+/// A pulse too short to draw is a narrow grey block, and the level it leaves is drawn after
+/// it (not a grey block reaching to the next change or the end of the window).
+#[test]
+fn render_a_short_pulse_then_the_level_it_leaves() {
+    let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("render_pulse.vcd");
+    std::fs::write(
+        &path,
+        "$timescale 1ps $end\n$scope module top $end\n$var wire 1 ! mark $end\n$upscope $end\n\
+         $enddefinitions $end\n#0\n0!\n#1000\n1!\n#1010\n0!\n#100000\n0!\n",
+    )
+    .unwrap();
+    let file = open(&path);
+    let vars = select(file.header(), &["mark".to_string()]).unwrap();
+    let options = RenderOptions {
+        width_px: 400,
+        title: None,
+    };
+    let svg = render_svg(file, &vars, 0, 100_000_000, &options).unwrap();
+    let rect = svg
+        .lines()
+        .find(|l| l.contains("changes too close to draw"))
+        .expect("the pulse is a busy block");
+    let width: f64 = rect
+        .split("width=\"")
+        .nth(1)
+        .and_then(|w| w.split('"').next())
+        .and_then(|w| w.parse().ok())
+        .expect("a width");
+    assert!(width <= 2.0 * MIN_SEGMENT_PX, "the block is {width} px: {rect}");
+    // After the block: the low level, drawn as a line to the end of the window.
+    let lines_after = svg
+        .lines()
+        .skip_while(|l| !l.contains("changes too close to draw"))
+        .filter(|l| l.starts_with("<line") && l.contains("stroke=\"#1a7f37\""))
+        .count();
+    assert!(lines_after >= 1, "no level after the block: {svg}");
+}

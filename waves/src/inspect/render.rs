@@ -50,7 +50,10 @@ impl Default for RenderOptions {
 struct Segment {
     start: u64,
     value: Option<Value>,
+    /// Changes too close to draw merged into this segment: a grey block from `start` to
+    /// `busy_until` (the last of them), then `value`, the level they left.
     busy: bool,
+    busy_until: u64,
 }
 
 /// Draw `vars` over `[from, to]` (femtoseconds, `from < to`) as an SVG document.
@@ -97,6 +100,7 @@ pub fn render_svg(
                     start: row.time,
                     value: value.clone(),
                     busy: false,
+                    busy_until: row.time,
                 });
                 continue;
             }
@@ -104,14 +108,17 @@ pub fn render_svg(
                 continue;
             }
             let last = segs.last_mut().expect("not empty");
-            if x_of(row.time) - x_of(last.start) < MIN_SEGMENT_PX {
+            let since = if last.busy { last.busy_until } else { last.start };
+            if x_of(row.time) - x_of(since) < MIN_SEGMENT_PX {
                 last.busy = true;
+                last.busy_until = row.time;
                 last.value = value.clone();
             } else {
                 segs.push(Segment {
                     start: row.time,
                     value: value.clone(),
                     busy: false,
+                    busy_until: row.time,
                 });
             }
         }
@@ -141,19 +148,26 @@ pub fn render_svg(
         );
         for (k, seg) in segs.iter().enumerate() {
             let end = segs.get(k + 1).map(|s| s.start).unwrap_or(to);
-            let (a, b) = (x_of(seg.start), x_of(end));
+            let (mut a, b) = (x_of(seg.start), x_of(end));
             if seg.busy {
+                // The block covers the merged changes (at least MIN_SEGMENT_PX wide);
+                // the level they left follows it.
+                let grey_end = x_of(seg.busy_until).max(a + MIN_SEGMENT_PX).min(b);
                 let _ = writeln!(
                     svg,
                     r##"<rect x="{a:.1}" y="{top:.1}" width="{:.1}" height="{WAVE_PX}" fill="#b0b0b0"><title>{} changes too close to draw; last value {}</title></rect>"##,
-                    (b - a).max(1.0),
+                    (grey_end - a).max(1.0),
                     escape(&names[i]),
                     escape(&seg.value.as_ref().map(short).unwrap_or_default())
                 );
-            } else if var.width == 1 {
-                bit(&mut svg, seg.value.as_ref(), a, b, top);
-            } else {
-                bus(&mut svg, seg.value.as_ref(), a, b, top);
+                a = grey_end;
+            }
+            if b > a {
+                if var.width == 1 {
+                    bit(&mut svg, seg.value.as_ref(), a, b, top);
+                } else {
+                    bus(&mut svg, seg.value.as_ref(), a, b, top);
+                }
             }
         }
         // Vertical edges between bit segments.
