@@ -3,7 +3,7 @@
 
 use nic_rtl::export::nic_top_block;
 use nic_rtl::NicConfig;
-use nic_synth::{lint, synth_ice40_resources, Port, SynthInput};
+use nic_synth::{lint, synth_block_resources, Device, Port, SynthInput};
 use std::path::Path;
 
 #[test]
@@ -39,7 +39,8 @@ fn nic_tops_lint_clean_and_synthesise() {
                 width: p.width,
             })
             .collect();
-        let c = synth_ice40_resources(&SynthInput::new(&block.module, &path, ports), &dir)
+        let input = SynthInput::new(&block.module, &path, ports).on(Device::Hx8k);
+        let c = synth_block_resources(&input, &dir)
             .unwrap_or_else(|e| panic!("{}: {e}", block.module));
         println!(
             "{}: {} LUTs, {} flip-flops, {} block RAMs, {} carries",

@@ -1,29 +1,34 @@
-//! `nic synth`: yosys `synth_ice40` + `nextpnr-ice40 --hx8k` on every exported block.
+//! `nic synth`: yosys and nextpnr on every exported block for one FPGA (`--target`:
+//! `ecp5-85`, `ecp5-25`, `hx8k`; see `nic_synth::device`).
 
 use super::verilog::write_all;
 use nic_rtl::NicConfig;
 use nic_synth::{
-    render_breakdown, render_table, synth_ice40_breakdown, synth_ice40_report, write_json, Port,
-    SynthInput, SynthReport,
+    render_breakdown, render_table, synth_block_report, synth_breakdown, write_json, Device,
+    Port, SynthInput, SynthReport,
 };
 use std::path::{Path, PathBuf};
 
-/// Synthesise the blocks named in `only` (all when empty) into a fresh per-run folder under
-/// `out`; prints the table (a block nextpnr cannot place on the HX8K is a row saying
-/// "does not fit" and which resource overflows), writes `report.json`. Returns the reports
-/// and the run folder; a failing tool is reported (exit status, log tail) and makes the
-/// result an error after the other blocks ran.
+/// Synthesise the blocks named in `only` (all when empty) for `device` into a fresh
+/// per-run folder under `out`; prints the table (a block nextpnr cannot place on the device
+/// is a row saying "does not fit" and which resource overflows; the last row is the
+/// device's capacity), writes `report.json`. Returns the reports and the run folder; a
+/// missing nextpnr is an error before anything runs (it says to run scripts/setup.sh); a
+/// failing tool is reported (exit status, log tail) and makes the result an error after
+/// the other blocks ran.
 pub fn synth_all(
     out: &Path,
     config: &NicConfig,
     only: &[String],
     target_mhz: f64,
+    device: Device,
 ) -> Result<(Vec<SynthReport>, PathBuf), String> {
+    device.nextpnr_program()?;
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let run_dir = out.join(format!("run-{stamp}"));
+    let run_dir = out.join(format!("run-{stamp}-{device}"));
     let verilog_dir = run_dir.join("verilog");
     let blocks = write_all(&verilog_dir, config)?;
     for name in only {
@@ -44,7 +49,7 @@ pub fn synth_all(
         if !only.is_empty() && !only.iter().any(|n| n == &block.name || n == &block.module) {
             continue;
         }
-        eprintln!("synth {} ...", block.module);
+        eprintln!("synth {} on {} ...", block.module, device.part());
         let mut input = SynthInput::new(
             block.module.clone(),
             path.clone(),
@@ -59,7 +64,8 @@ pub fn synth_all(
                 .collect(),
         );
         input.target_mhz = target_mhz;
-        match synth_ice40_report(&input, &run_dir) {
+        input.device = device;
+        match synth_block_report(&input, &run_dir) {
             Ok(r) => reports.push(r),
             Err(e) => {
                 eprintln!("synth {} failed: {e}", block.module);
@@ -78,22 +84,23 @@ pub fn synth_all(
     }
 }
 
-/// `nic synth --breakdown`: the NIC top of `config` synthesised with each of its blocks kept
-/// apart, one row per block (LUTs, FFs, RAM4K); prints the table, writes `breakdown.json`
-/// in a fresh per-run folder under `out`.
-pub fn breakdown(out: &Path, config: &NicConfig) -> Result<PathBuf, String> {
+/// `nic synth --breakdown`: the NIC top of `config` synthesised for `device` with each of
+/// its blocks kept apart, one row per block (LUTs, FFs, block RAMs); prints the table,
+/// writes `breakdown.json` in a fresh per-run folder under `out`.
+pub fn breakdown(out: &Path, config: &NicConfig, device: Device) -> Result<PathBuf, String> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let run_dir = out.join(format!("breakdown-{stamp}"));
+    let run_dir = out.join(format!("breakdown-{stamp}-{device}"));
     let top = nic_rtl::export::nic_top_block(config);
     std::fs::create_dir_all(&run_dir).map_err(|e| format!("{}: {e}", run_dir.display()))?;
     let verilog = run_dir.join(format!("{}.v", top.module));
     std::fs::write(&verilog, &top.verilog).map_err(|e| format!("{}: {e}", verilog.display()))?;
     eprintln!("synth {} (per-block breakdown) ...", top.module);
-    let rows = synth_ice40_breakdown(&verilog, &top.module, &run_dir).map_err(|e| e.to_string())?;
-    print!("{}", render_breakdown(&top.module, &rows));
+    let rows =
+        synth_breakdown(&verilog, &top.module, device, &run_dir).map_err(|e| e.to_string())?;
+    print!("{}", render_breakdown(&top.module, device, &rows));
     println!(
         "report: {}",
         run_dir
