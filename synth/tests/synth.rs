@@ -158,20 +158,24 @@ fn yosys_failure_is_a_tool_error_with_log_tail() {
     }
 }
 
-/// A fixture that needs 40 RAM4K (the HX8K has 32).
-fn ramhog() -> SynthInput {
+/// A memory hog of tests/fixtures/nic_fixture_ramhog.v with `addr_bits` of address.
+fn memory_hog(module: &str, addr_bits: usize) -> SynthInput {
     SynthInput::new(
-        "nic_fixture_ramhog",
+        module,
         fixture("nic_fixture_ramhog.v"),
         vec![
             Port::input("clock", 1),
             Port::input("we", 1),
-            Port::input("addr", 8),
+            Port::input("addr", addr_bits),
             Port::input("wdata", 16),
             Port::output("rdata", 16),
         ],
     )
-    .on(Device::Hx8k)
+}
+
+/// A fixture that needs 40 RAM4K (the HX8K has 32).
+fn ramhog() -> SynthInput {
+    memory_hog("nic_fixture_ramhog", 8).on(Device::Hx8k)
 }
 
 #[test]
@@ -252,18 +256,7 @@ fn counter_synthesises_on_ecp5() {
 /// 64 memories of 1024 x 16, one DP16KD each: more than the LFE5U-25F's 56.
 #[test]
 fn design_larger_than_the_ecp5_25_does_not_fit() {
-    let input = SynthInput::new(
-        "nic_fixture_bramhog",
-        fixture("nic_fixture_bramhog.v"),
-        vec![
-            Port::input("clock", 1),
-            Port::input("we", 1),
-            Port::input("addr", 10),
-            Port::input("wdata", 16),
-            Port::output("rdata", 16),
-        ],
-    )
-    .on(Device::Ecp5_25);
+    let input = memory_hog("nic_fixture_bramhog", 10).on(Device::Ecp5_25);
     let r = synth_block_report(&input, &out_dir().join("ecp5")).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(r.block_rams, 64, "{r:?}");
     assert_eq!(r.fmax_text(), "does not fit: DP16KD 64/56");
