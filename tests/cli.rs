@@ -237,7 +237,12 @@ fn synth_runs_ecp5_place_and_route_on_a_small_block() {
     let run = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .find(|p| p.file_name().unwrap().to_string_lossy().ends_with("-ecp5-25"))
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .ends_with("-ecp5-25")
+        })
         .expect("a run-<stamp>-ecp5-25 folder");
     let json = std::fs::read_to_string(run.join("report.json")).unwrap();
     let reports: serde_json::Value = serde_json::from_str(&json).unwrap();

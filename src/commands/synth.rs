@@ -4,8 +4,8 @@
 use super::verilog::write_all;
 use nic_rtl::NicConfig;
 use nic_synth::{
-    render_breakdown, render_table, synth_block_report, synth_breakdown, write_json, Device,
-    Port, SynthInput, SynthReport,
+    render_breakdown, render_table, synth_block_report, synth_breakdown, write_json, Device, Port,
+    SynthInput, SynthReport,
 };
 use std::path::{Path, PathBuf};
 

@@ -215,7 +215,11 @@ pub fn parse_breakdown(text: &str, top: &str, device: Device) -> Result<Breakdow
         }
     }
     rows.sort_by(|a, b| b.luts.cmp(&a.luts).then(a.instance.cmp(&b.instance)));
-    rows.push(BlockShare::new(TOP_GLUE.to_string(), top.to_string(), &glue));
+    rows.push(BlockShare::new(
+        TOP_GLUE.to_string(),
+        top.to_string(),
+        &glue,
+    ));
     Ok(rows)
 }
 
@@ -333,8 +337,10 @@ mod tests {
         let table = render_breakdown("nic_t", Device::Ecp5_85, &rows);
         assert!(table.contains("DP16KD carries LUTRAMs"), "{table}");
         assert!(
-            table.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
-                == ["total", "53", "5", "2", "10", "6"]),
+            table
+                .lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                    == ["total", "53", "5", "2", "10", "6"]),
             "{table}"
         );
         assert!(

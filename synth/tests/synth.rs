@@ -128,8 +128,8 @@ fn bad_inputs_are_rejected_before_running_tools() {
     let err = synth_block(&no_outputs, &out_dir().join("bad")).unwrap_err();
     assert!(err.to_string().contains("no output port"), "{err}");
 
-    let missing = SynthInput::new("nic_x", fixture("nic_no_such_file.v"), counter_ports())
-    .on(Device::Hx8k);
+    let missing =
+        SynthInput::new("nic_x", fixture("nic_no_such_file.v"), counter_ports()).on(Device::Hx8k);
     let err = synth_block(&missing, &out_dir().join("bad")).unwrap_err();
     assert!(
         matches!(err, SynthError::BadInput { .. }) && err.to_string().contains("does not exist"),
@@ -246,11 +246,23 @@ fn counter_synthesises_on_ecp5() {
     assert!(run.join("wrap.config").is_file());
     assert!(!run.join("wrap.asc").exists());
     let script = std::fs::read_to_string(run.join("block.ys")).unwrap();
-    assert!(script.contains("synth_ecp5 -top nic_fixture_counter"), "{script}");
+    assert!(
+        script.contains("synth_ecp5 -top nic_fixture_counter"),
+        "{script}"
+    );
     let log = std::fs::read_to_string(run.join("nextpnr.log")).unwrap();
-    assert!(log.lines().next().unwrap().contains("--25k --package CABGA381 --speed 8"), "{log}");
+    assert!(
+        log.lines()
+            .next()
+            .unwrap()
+            .contains("--25k --package CABGA381 --speed 8"),
+        "{log}"
+    );
     let table = render_table(std::slice::from_ref(&r));
-    assert!(table.contains("LFE5U-25F CABGA381 speed 8  24288  24288     56  (capacity)"), "{table}");
+    assert!(
+        table.contains("LFE5U-25F CABGA381 speed 8  24288  24288     56  (capacity)"),
+        "{table}"
+    );
 }
 
 /// 64 memories of 1024 x 16, one DP16KD each: more than the LFE5U-25F's 56.
