@@ -260,15 +260,22 @@ fn build_models(
         let vfile = dir.join(format!("{}.v", b.module));
         let prefix = format!("{}{}", b.prefix(), format.suffix());
         let mut cmd = Command::new(&v.bin);
-        cmd.args(["--cc", "--build", format.flag(), "-O3", "-j", &jobs.to_string()])
-            .args(["--prefix", &prefix, "--top-module", &b.module])
-            .args(["--default-language", "1364-2005"])
-            .arg("-Mdir")
-            .arg(&mdir)
-            .args(["-Wno-fatal", "-Wno-WIDTH", "-Wno-UNOPTFLAT"])
-            .args(["-CFLAGS", "-fPIC -march=native"])
-            .args(["-MAKEFLAGS", make_opts])
-            .arg(&vfile);
+        cmd.args([
+            "--cc",
+            "--build",
+            format.flag(),
+            "-O3",
+            "-j",
+            &jobs.to_string(),
+        ])
+        .args(["--prefix", &prefix, "--top-module", &b.module])
+        .args(["--default-language", "1364-2005"])
+        .arg("-Mdir")
+        .arg(&mdir)
+        .args(["-Wno-fatal", "-Wno-WIDTH", "-Wno-UNOPTFLAT"])
+        .args(["-CFLAGS", "-fPIC -march=native"])
+        .args(["-MAKEFLAGS", make_opts])
+        .arg(&vfile);
         // The model is rebuilt only when something that shapes it changes.
         let stamp_path = dir.join("stamp");
         let stamp = format!(
@@ -351,7 +358,10 @@ fn build_models(
             t0.elapsed().as_secs_f64()
         ));
         for o in rt_objects {
-            if !rt_paths.iter().any(|p| p.file_name() == Some(std::ffi::OsStr::new(o))) {
+            if !rt_paths
+                .iter()
+                .any(|p| p.file_name() == Some(std::ffi::OsStr::new(o)))
+            {
                 rt_paths.push(rt_dir.join(o));
             }
         }

@@ -44,8 +44,11 @@ enum Command {
         #[arg(long, default_value = "", value_parser = parse_config)]
         config: NicConfig,
     },
-    /// Synthesise every block for iCE40 HX8K (yosys + nextpnr): LUTs, FFs, BRAMs, Fmax.
+    /// Synthesise every block for an FPGA (yosys + nextpnr): LUTs, FFs, BRAMs, Fmax.
     Synth {
+        /// The FPGA: ecp5-85 (LFE5U-85F), ecp5-25 (LFE5U-25F), hx8k (iCE40 HX8K).
+        #[arg(long, default_value = "ecp5-85")]
+        target: nic_synth::Device,
         /// Parent of the per-run folder (logs, netlists, report.json).
         #[arg(long, default_value = "synth/out/default")]
         out: PathBuf,
@@ -60,7 +63,7 @@ enum Command {
         #[arg(long, default_value = "", value_parser = parse_config)]
         config: NicConfig,
         /// Instead of place and route: the configuration's NIC top with its blocks kept
-        /// apart, LUTs / FFs / RAM4K per block (yosys only).
+        /// apart, LUTs / FFs / block RAMs per block (yosys only).
         #[arg(long, conflicts_with = "blocks")]
         breakdown: bool,
     },
@@ -160,17 +163,19 @@ fn run(cli: Cli) -> Result<(), String> {
         }
         Command::Synth {
             out,
+            target,
             config,
             breakdown: true,
             ..
-        } => commands::synth::breakdown(&out, &config).map(|_| ()),
+        } => commands::synth::breakdown(&out, &config, target).map(|_| ()),
         Command::Synth {
             out,
+            target,
             blocks,
             target_mhz,
             config,
             breakdown: false,
-        } => commands::synth::synth_all(&out, &config, &blocks, target_mhz).map(|_| ()),
+        } => commands::synth::synth_all(&out, &config, &blocks, target_mhz, target).map(|_| ()),
         Command::Cell(cmd) => commands::cell::run(cmd),
         Command::Waves(cmd) => commands::waves::run(cmd),
         Command::Plot(cmd) => commands::plot::run(&cmd),

@@ -178,6 +178,7 @@ fn bad_arguments_are_errors_not_panics() {
         vec!["verilog", "--config", "cell_payload=7"],
         vec!["verilog", "--config", "queue_pairs=99"],
         vec!["synth", "--config", "tpt_entries=3"],
+        vec!["synth", "--target", "ecp5-45"],
         vec!["sim", "datapath", "--idle", "1.5"],
     ] {
         let o = nic(&args);
@@ -186,6 +187,77 @@ fn bad_arguments_are_errors_not_panics() {
         assert!(out.contains("error"), "{args:?}: {out}");
         assert!(!out.contains("panicked"), "{args:?}: {out}");
     }
+}
+
+#[test]
+fn synth_target_names_the_devices_and_rejects_others() {
+    let help = text(&nic(&["synth", "--help"]));
+    assert!(help.contains("--target <TARGET>"), "{help}");
+    assert!(help.contains("[default: ecp5-85]"), "{help}");
+    let o = nic(&["synth", "--target", "ecp5-45", "--block", "crc32"]);
+    let out = text(&o);
+    assert!(!o.status.success(), "{out}");
+    assert!(
+        out.contains("unknown target \"ecp5-45\"; targets: ecp5-85, ecp5-25, hx8k"),
+        "{out}"
+    );
+}
+
+/// A missing nextpnr-ecp5 stops `nic synth` before anything runs, saying what to do.
+#[test]
+fn synth_without_nextpnr_ecp5_says_to_run_setup() {
+    let dir = scratch("cli_synth_no_pnr");
+    let o = Command::new(env!("CARGO_BIN_EXE_nic"))
+        .args(["synth", "--target", "ecp5-25", "--block", "crc32", "--out"])
+        .arg(&dir)
+        .env("NIC_NEXTPNR_ECP5", dir.join("no-such-nextpnr"))
+        .output()
+        .expect("run nic");
+    let out = text(&o);
+    assert!(!o.status.success(), "{out}");
+    assert!(out.contains("nextpnr-ecp5"), "{out}");
+    assert!(out.contains("does not exist"), "{out}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "nothing ran");
+}
+
+/// `nic synth --target ecp5-25` on the CRC block: yosys `synth_ecp5` and nextpnr-ecp5 from
+/// the command line, a report naming the device and its capacity.
+#[test]
+fn synth_runs_ecp5_place_and_route_on_a_small_block() {
+    let dir = scratch("cli_synth_ecp5");
+    let o = nic(&[
+        "synth",
+        "--target",
+        "ecp5-25",
+        "--block",
+        "crc32_prepad",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(
+        out.contains("LFE5U-25F CABGA381 speed 8  24288  24288     56  (capacity)"),
+        "{out}"
+    );
+    let run = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .ends_with("-ecp5-25")
+        })
+        .expect("a run-<stamp>-ecp5-25 folder");
+    let json = std::fs::read_to_string(run.join("report.json")).unwrap();
+    let reports: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let r = &reports[0];
+    assert_eq!(r["module"], "nic_crc32_prepad");
+    assert_eq!(r["device"], "ecp5-25");
+    assert_eq!(r["capacity"]["block_rams"], 56);
+    assert!(r["fmax_mhz"].as_f64().unwrap() > 0.0, "{json}");
+    assert!(r["luts"].as_u64().unwrap() > 100, "{json}");
 }
 
 #[test]
@@ -664,7 +736,10 @@ fn bad_waves_options_are_refused_before_the_run() {
     for (args, expected) in [
         (vec!["--waves-window", "5000..1000"], "the window is empty"),
         (vec!["--waves-window", "10..x"], "is not a cycle number"),
-        (vec!["--waves-window", "1000"], "is not a window of cycles FROM..TO"),
+        (
+            vec!["--waves-window", "1000"],
+            "is not a window of cycles FROM..TO",
+        ),
         (vec!["--waves-window", "0..7000"], "runs 6000 cycles"),
         (vec!["--waves-hosts", "1,7"], "no host 7"),
         (vec!["--waves-hosts", "3-1"], "runs backwards"),
@@ -737,7 +812,14 @@ fn scenario_waves_in_fst_are_read_back_with_their_markers() {
 fn fst_waves_without_the_fst_models_are_a_clear_error() {
     let dir = scratch("cli_scenario_no_fst");
     let file = rejoin_scenario(&dir, "cli-waves-no-fst");
-    let o = nic(&["sim", "--scenario", file.to_str().unwrap(), "--waves", "fst", "--quiet"]);
+    let o = nic(&[
+        "sim",
+        "--scenario",
+        file.to_str().unwrap(),
+        "--waves",
+        "fst",
+        "--quiet",
+    ]);
     assert!(!o.status.success());
     assert!(text(&o).contains("--features fst"), "{}", text(&o));
     assert!(!text(&o).contains("panicked"), "{}", text(&o));

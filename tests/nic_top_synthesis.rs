@@ -1,10 +1,31 @@
 //! The NIC top, without and with a 256-entry TPT: Verilator lint through the waiver file
-//! and yosys `synth_ice40` (resource counts; `nic synth` adds place and route).
+//! and yosys `synth_ice40` (resource counts); behind `--ignored`, place and route on ECP5
+//! with each top's LUT and Fmax figures pinned.
 
 use nic_rtl::export::nic_top_block;
 use nic_rtl::NicConfig;
-use nic_synth::{lint, synth_ice40_resources, Port, SynthInput};
-use std::path::Path;
+use nic_synth::{lint, synth_block_report, synth_block_resources, Device, Port, SynthInput};
+use std::path::{Path, PathBuf};
+
+/// Write the top of `config` under `root/<module>/` and return its synthesis input (on the
+/// default device) and its folder.
+fn top_input(config: &NicConfig, root: &Path) -> (SynthInput, PathBuf) {
+    let block = nic_top_block(config);
+    let dir = root.join(&block.module);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{}.v", block.module));
+    std::fs::write(&path, &block.verilog).unwrap();
+    let ports = block
+        .ports
+        .iter()
+        .map(|p| Port {
+            name: p.name.clone(),
+            input: p.input,
+            width: p.width,
+        })
+        .collect();
+    (SynthInput::new(&block.module, &path, ports), dir)
+}
 
 #[test]
 fn nic_tops_lint_clean_and_synthesise() {
@@ -12,38 +33,25 @@ fn nic_tops_lint_clean_and_synthesise() {
     let waiver = Path::new(env!("CARGO_MANIFEST_DIR")).join("rtl/lint/verilator_waiver.vlt");
     let mut counts = vec![];
     for config in [NicConfig::default(), NicConfig::with_tpt(256)] {
-        let block = nic_top_block(&config);
-        let dir = root.join(&block.module);
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(format!("{}.v", block.module));
-        std::fs::write(&path, &block.verilog).unwrap();
+        let (input, dir) = top_input(&config, &root);
+        let module = input.module.clone();
         let report = lint(
-            &[path.clone()],
-            &block.module,
+            std::slice::from_ref(&input.verilog),
+            &module,
             &waiver,
             &dir.join("lint.log"),
         )
-        .unwrap_or_else(|e| panic!("{}: {e}", block.module));
+        .unwrap_or_else(|e| panic!("{module}: {e}"));
         assert!(
             report.warnings.is_empty(),
-            "{}: {:#?}",
-            block.module,
+            "{module}: {:#?}",
             report.warnings
         );
-        let ports = block
-            .ports
-            .iter()
-            .map(|p| Port {
-                name: p.name.clone(),
-                input: p.input,
-                width: p.width,
-            })
-            .collect();
-        let c = synth_ice40_resources(&SynthInput::new(&block.module, &path, ports), &dir)
-            .unwrap_or_else(|e| panic!("{}: {e}", block.module));
+        let c = synth_block_resources(&input.on(Device::Hx8k), &dir)
+            .unwrap_or_else(|e| panic!("{module}: {e}"));
         println!(
-            "{}: {} LUTs, {} flip-flops, {} block RAMs, {} carries",
-            block.module, c.luts, c.flip_flops, c.block_rams, c.carries
+            "{module}: {} LUTs, {} flip-flops, {} block RAMs, {} carries",
+            c.luts, c.flip_flops, c.block_rams, c.carries
         );
         assert!(c.luts > 0 && c.flip_flops > 0);
         counts.push(c);
@@ -55,4 +63,43 @@ fn nic_tops_lint_clean_and_synthesise() {
         counts[1].luts > counts[0].luts && counts[1].flip_flops > counts[0].flip_flops,
         "the TPT configuration adds the TPT's logic: {counts:?}"
     );
+}
+
+/// Each top's figures on ECP5 through place and route (`nic synth --target ...`), pinned so
+/// that a change in area or timing is seen: LUT4s within 5%, Fmax within 10% of the
+/// figures in docs/nic-blocks.md ("Area and timing on ECP5"), and the top fits. Several
+/// minutes per top (yosys twice, nextpnr-ecp5 in WebAssembly); run with
+/// `cargo test --release -p nic --test nic_top_synthesis -- --ignored`, and update the
+/// figures here and in the docs when a change moves them on purpose.
+#[test]
+#[ignore = "place and route of the NIC tops on ECP5 takes several minutes each"]
+fn nic_tops_on_ecp5_within_tolerance() {
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("nic-top-ecp5");
+    // (configuration, device, LUT4s, Fmax MHz) as measured.
+    let pinned = [
+        (NicConfig::default(), Device::Ecp5_85, 12_322, 67.62),
+        (NicConfig::default(), Device::Ecp5_25, 12_322, 66.65),
+        (NicConfig::with_tpt(256), Device::Ecp5_85, 14_075, 67.16),
+        (NicConfig::with_tpt(256), Device::Ecp5_25, 14_075, 66.38),
+    ];
+    let mut off = vec![];
+    for (config, device, luts, fmax) in pinned {
+        let (input, _) = top_input(&config, &root.join(device.name()));
+        let r = synth_block_report(&input.on(device), &root.join(device.name()))
+            .unwrap_or_else(|e| panic!("{device}: {e}"));
+        println!(
+            "{} on {device}: {} LUT4, {} FF, {} DP16KD, {:.2} MHz",
+            r.module, r.luts, r.flip_flops, r.block_rams, r.fmax_mhz
+        );
+        assert!(r.does_not_fit.is_none(), "{} on {device}: {r:?}", r.module);
+        let lut_ratio = r.luts as f64 / luts as f64;
+        let fmax_ratio = r.fmax_mhz / fmax;
+        if !(0.95..=1.05).contains(&lut_ratio) || !(0.9..=1.1).contains(&fmax_ratio) {
+            off.push(format!(
+                "{} on {device}: {} LUT4 (pinned {luts}), {:.2} MHz (pinned {fmax})",
+                r.module, r.luts, r.fmax_mhz
+            ));
+        }
+    }
+    assert!(off.is_empty(), "outside the tolerance: {off:#?}");
 }

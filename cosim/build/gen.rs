@@ -426,7 +426,12 @@ pub fn cpp_shim(b: &BlockSpec, format: TraceFormat) -> String {
     let v = format!("{}{}", b.prefix(), format.suffix());
     let c = format!("{}{}", b.c_stem(), format.suffix());
     let (header, writer, tracer, decl_args) = match format {
-        TraceFormat::Vcd => ("verilated_vcd_c.h", "VerilatedVcdC", "VerilatedVcd", "false, -1"),
+        TraceFormat::Vcd => (
+            "verilated_vcd_c.h",
+            "VerilatedVcdC",
+            "VerilatedVcd",
+            "false, -1",
+        ),
         TraceFormat::Fst => (
             "verilated_fst_c.h",
             "VerilatedFstC",

@@ -476,7 +476,9 @@ impl<B: VerilatedBlock> VerilatorModel<B> {
     /// it: feature `fst`, NIC tops only).
     pub fn with_format(format: TraceFormat) -> Result<Self, CosimError> {
         let ffi = match format {
-            TraceFormat::Vcd => B::FFI.ok_or(CosimError::VerilatorUnavailable(VERILATOR_MISSING))?,
+            TraceFormat::Vcd => {
+                B::FFI.ok_or(CosimError::VerilatorUnavailable(VERILATOR_MISSING))?
+            }
             TraceFormat::Fst => B::FFI_FST.ok_or_else(|| {
                 CosimError::NoModel(format!(
                     "no FST model of {}: FST waves need the NIC tops built with --trace-fst, \

@@ -5,7 +5,6 @@
 
 use crate::draw::{BarChart, BarSeries, Scale, Spread};
 use crate::ChartError;
-use nic_synth::breakdown::{HX8K_BLOCK_RAMS, HX8K_LOGIC_CELLS};
 use nic_synth::{BlockShare, SynthReport};
 use std::path::{Path, PathBuf};
 
@@ -25,16 +24,21 @@ pub struct Device {
 }
 
 impl Device {
-    /// The iCE40 HX8K `nic synth` targets: 7680 logic cells (a LUT4 and a flip-flop each),
-    /// 32 RAM4K.
-    pub fn hx8k() -> Self {
+    /// A `nic synth` target, with the capacity `nic_synth::device` gives it.
+    pub fn of(device: nic_synth::Device) -> Self {
+        let c = device.capacity();
         Device {
-            name: "iCE40 HX8K".into(),
-            luts: HX8K_LOGIC_CELLS,
-            flip_flops: HX8K_LOGIC_CELLS,
-            block_rams: HX8K_BLOCK_RAMS,
-            block_ram_name: "RAM4K".into(),
+            name: device.part().into(),
+            luts: c.luts,
+            flip_flops: c.flip_flops,
+            block_rams: c.block_rams,
+            block_ram_name: device.block_ram_name().into(),
         }
+    }
+
+    /// The iCE40 HX8K: 7680 logic cells (a LUT4 and a flip-flop each), 32 RAM4K.
+    pub fn hx8k() -> Self {
+        Self::of(nic_synth::Device::Hx8k)
     }
 }
 
@@ -150,9 +154,12 @@ pub fn fmax_chart(reports: &[SynthReport], device: &Device) -> Result<BarChart, 
     })
 }
 
-/// The device of `nic synth`'s reports (the HX8K).
-pub fn device_of(_reports: &[SynthReport]) -> Device {
-    Device::hx8k()
+/// The device of `nic synth`'s reports (the first report's; a report.json written before
+/// reports named their device reads as the HX8K's).
+pub fn device_of(reports: &[SynthReport]) -> Device {
+    reports
+        .first()
+        .map_or_else(Device::hx8k, |r| Device::of(r.device))
 }
 
 /// Writes both charts of `reports` into `dir`; returns their paths.

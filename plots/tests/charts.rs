@@ -254,6 +254,9 @@ fn synth_report(module: &str, luts: u64, fmax: f64, misfit: bool) -> SynthReport
         logic_cells: None,
         does_not_fit: misfit.then(|| "ICESTORM_LC 20287/7680; Unable to place cell".into()),
         critical_path: None,
+        device: nic_synth::Device::Hx8k,
+        capacity: nic_synth::Device::Hx8k.capacity(),
+        lut_rams: 0,
     }
 }
 
@@ -270,7 +273,7 @@ fn synth_charts_show_capacity_and_target() {
         &paths[0],
         &[
             "Resources per block",
-            "share of the iCE40 HX8K, percent",
+            "share of the iCE40 HX8K ct256, percent",
             "LUTs (of 7680)",
             "flip-flops (of 7680)",
             "RAM4K block RAMs (of 32)",
@@ -278,6 +281,21 @@ fn synth_charts_show_capacity_and_target() {
             "nic_send_queue_engine",
             "213.3%",
         ],
+    );
+    // A report for an ECP5 part is scaled to that part.
+    let ecp5: Vec<SynthReport> = reports
+        .iter()
+        .cloned()
+        .map(|r| SynthReport {
+            device: nic_synth::Device::Ecp5_85,
+            capacity: nic_synth::Device::Ecp5_85.capacity(),
+            ..r
+        })
+        .collect();
+    let ecp5_paths = synth::write_synth(&ecp5, &out_dir("synth-ecp5")).unwrap();
+    assert_has(
+        &ecp5_paths[0],
+        &["share of the LFE5U-85F", "LUTs (of 83640)", "(of 208)"],
     );
     assert_has(
         &paths[1],
@@ -317,6 +335,7 @@ fn breakdown_chart_names_instances() {
             flip_flops: 1400,
             block_rams: 12,
             carries: 600,
+            lut_rams: 0,
         },
         BlockShare {
             instance: "(top glue)".into(),
@@ -325,6 +344,7 @@ fn breakdown_chart_names_instances() {
             flip_flops: 10,
             block_rams: 0,
             carries: 0,
+            lut_rams: 0,
         },
     ];
     let dir = out_dir("breakdown");

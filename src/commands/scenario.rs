@@ -3,8 +3,8 @@
 //! FST, a window of cycles, some hosts, with the protocol's events as marker signals).
 
 use indicatif::{ProgressBar, ProgressStyle};
-use nic_testbench::scenario::{ProtocolKind, Scenario};
 use nic_cosim::TraceFormat;
+use nic_testbench::scenario::{ProtocolKind, Scenario};
 use nic_testbench::scenario_run::{run_scenario, Report, RunOptions};
 use std::path::{Path, PathBuf};
 
@@ -49,7 +49,8 @@ fn remove_old_waves(dir: &Path) -> Result<(), String> {
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
         if name.starts_with("nic") && (name.ends_with(".vcd") || name.ends_with(".fst")) {
-            std::fs::remove_file(e.path()).map_err(|err| format!("{}: {err}", e.path().display()))?;
+            std::fs::remove_file(e.path())
+                .map_err(|err| format!("{}: {err}", e.path().display()))?;
         }
     }
     Ok(())
@@ -75,7 +76,9 @@ pub fn parse_window(s: &str) -> Result<(u64, u64), String> {
     };
     let (from, to) = (num(a, "FROM")?, num(b, "TO")?);
     if from >= to {
-        return Err(format!("{s:?}: the window is empty (FROM must be below TO)"));
+        return Err(format!(
+            "{s:?}: the window is empty (FROM must be below TO)"
+        ));
     }
     Ok((from, to))
 }

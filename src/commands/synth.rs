@@ -1,30 +1,36 @@
-//! `nic synth`: yosys `synth_ice40` + `nextpnr-ice40 --hx8k` on every exported block.
+//! `nic synth`: yosys and nextpnr on every exported block for one FPGA (`--target`:
+//! `ecp5-85`, `ecp5-25`, `hx8k`; see `nic_synth::device`).
 
 use super::verilog::write_all;
 use nic_rtl::NicConfig;
 use nic_synth::{
-    render_breakdown, render_table, synth_ice40_breakdown, synth_ice40_report, write_json, Port,
+    render_breakdown, render_table, synth_block_report, synth_breakdown, write_json, Device, Port,
     SynthInput, SynthReport,
 };
 use std::path::{Path, PathBuf};
 
-/// Synthesise the blocks named in `only` (all when empty) into a fresh per-run folder under
-/// `out`; prints the table (a block nextpnr cannot place on the HX8K is a row saying
-/// "does not fit" and which resource overflows), writes `report.json` and its charts
-/// (`synth-resources.svg`: resources per block against the HX8K; `synth-fmax.svg`: Fmax
-/// against the target). Returns the reports and the run folder; a failing tool is reported
-/// (exit status, log tail) and makes the result an error after the other blocks ran.
+/// Synthesise the blocks named in `only` (all when empty) for `device` into a fresh
+/// per-run folder under `out`; prints the table (a block nextpnr cannot place on the device
+/// is a row saying "does not fit" and which resource overflows; the last row is the
+/// device's capacity), writes `report.json` and its charts
+/// (`synth-resources.svg`: resources per block against the device; `synth-fmax.svg`: Fmax
+/// against the target). Returns the reports and the run folder; a
+/// missing nextpnr is an error before anything runs (it says to run scripts/setup.sh); a
+/// failing tool is reported (exit status, log tail) and makes the result an error after
+/// the other blocks ran.
 pub fn synth_all(
     out: &Path,
     config: &NicConfig,
     only: &[String],
     target_mhz: f64,
+    device: Device,
 ) -> Result<(Vec<SynthReport>, PathBuf), String> {
+    device.nextpnr_program()?;
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let run_dir = out.join(format!("run-{stamp}"));
+    let run_dir = out.join(format!("run-{stamp}-{device}"));
     let verilog_dir = run_dir.join("verilog");
     let blocks = write_all(&verilog_dir, config)?;
     for name in only {
@@ -45,7 +51,7 @@ pub fn synth_all(
         if !only.is_empty() && !only.iter().any(|n| n == &block.name || n == &block.module) {
             continue;
         }
-        eprintln!("synth {} ...", block.module);
+        eprintln!("synth {} on {} ...", block.module, device.part());
         let mut input = SynthInput::new(
             block.module.clone(),
             path.clone(),
@@ -60,7 +66,8 @@ pub fn synth_all(
                 .collect(),
         );
         input.target_mhz = target_mhz;
-        match synth_ice40_report(&input, &run_dir) {
+        input.device = device;
+        match synth_block_report(&input, &run_dir) {
             Ok(r) => reports.push(r),
             Err(e) => {
                 eprintln!("synth {} failed: {e}", block.module);
@@ -84,27 +91,28 @@ pub fn synth_all(
     }
 }
 
-/// `nic synth --breakdown`: the NIC top of `config` synthesised with each of its blocks kept
-/// apart, one row per block (LUTs, FFs, RAM4K); prints the table, writes `breakdown.json`
-/// and its chart (`synth-resources.svg`, against the HX8K) in a fresh per-run folder
-/// under `out`.
-pub fn breakdown(out: &Path, config: &NicConfig) -> Result<PathBuf, String> {
+/// `nic synth --breakdown`: the NIC top of `config` synthesised for `device` with each of
+/// its blocks kept apart, one row per block (LUTs, FFs, block RAMs); prints the table,
+/// writes `breakdown.json` and its chart
+/// (`synth-resources.svg`, against the device) in a fresh per-run folder under `out`.
+pub fn breakdown(out: &Path, config: &NicConfig, device: Device) -> Result<PathBuf, String> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let run_dir = out.join(format!("breakdown-{stamp}"));
+    let run_dir = out.join(format!("breakdown-{stamp}-{device}"));
     let top = nic_rtl::export::nic_top_block(config);
     std::fs::create_dir_all(&run_dir).map_err(|e| format!("{}: {e}", run_dir.display()))?;
     let verilog = run_dir.join(format!("{}.v", top.module));
     std::fs::write(&verilog, &top.verilog).map_err(|e| format!("{}: {e}", verilog.display()))?;
     eprintln!("synth {} (per-block breakdown) ...", top.module);
-    let rows = synth_ice40_breakdown(&verilog, &top.module, &run_dir).map_err(|e| e.to_string())?;
-    print!("{}", render_breakdown(&top.module, &rows));
+    let rows =
+        synth_breakdown(&verilog, &top.module, device, &run_dir).map_err(|e| e.to_string())?;
+    print!("{}", render_breakdown(&top.module, device, &rows));
     let dir = run_dir.join(format!("{}_breakdown", top.module));
     println!("report: {}", dir.join("breakdown.json").display());
     let chart = dir.join(nic_plots::synth::RESOURCES_SVG);
-    nic_plots::synth::breakdown_chart(&top.module, &rows, &nic_plots::synth::Device::hx8k())
+    nic_plots::synth::breakdown_chart(&top.module, &rows, &nic_plots::synth::Device::of(device))
         .and_then(|c| c.write_svg(&chart))
         .map_err(|e| e.to_string())?;
     println!("chart:  {}", chart.display());

@@ -1,12 +1,12 @@
 //! Per-block resource breakdown of a top: where its LUTs, flip-flops and block RAMs go.
 //!
-//! [`synth_ice40_breakdown`] runs yosys `synth_ice40` on the whole top with the
-//! `keep_hierarchy` attribute set on the top's direct children (the blocks `NicTop`
-//! instantiates: `nic_top__sq`, `nic_top__rq`, ...), so each block is optimised on its own
-//! (everything inside it flattened, nothing merged across block boundaries) and `stat`
-//! counts it separately. The sum of the rows is therefore a little above the flattened
-//! top's count ([`crate::synth_ice40`]), which optimises across the boundaries (constant
-//! ports, unused outputs); the rows say which block to work on.
+//! [`synth_breakdown`] runs the device's yosys synthesis (`synth_ecp5`, `synth_ice40`)
+//! on the whole top with the `keep_hierarchy` attribute set on the top's direct children
+//! (the blocks `NicTop` instantiates: `nic_top__sq`, `nic_top__rq`, ...), so each block is
+//! optimised on its own (everything inside it flattened, nothing merged across block
+//! boundaries) and `stat` counts it separately. The sum of the rows is therefore a little
+//! above the flattened top's count ([`crate::synth_block`]), which optimises across the
+//! boundaries (constant ports, unused outputs); the rows say which block to work on.
 //!
 //! Files under `out_dir/<module>_breakdown/`: `breakdown.ys`, `yosys.log`, `stat.json`,
 //! `stat.txt`, `breakdown.json` (the rows).
@@ -18,8 +18,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ice40::{CellCounts, SynthError};
-use crate::tool::Tool;
+use crate::device::Device;
+use crate::flow::{run_yosys, CellCounts, SynthError};
 
 /// One block of a top (or the top's own glue logic) and its cells.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +32,33 @@ pub struct BlockShare {
     pub flip_flops: u64,
     pub block_rams: u64,
     pub carries: u64,
+    /// Distributed RAMs (ECP5 `TRELLIS_DPR16X4`), not in `luts`.
+    #[serde(default)]
+    pub lut_rams: u64,
+}
+
+impl BlockShare {
+    fn new(instance: String, module: String, c: &CellCounts) -> Self {
+        BlockShare {
+            instance,
+            module,
+            luts: c.luts,
+            flip_flops: c.flip_flops,
+            block_rams: c.block_rams,
+            carries: c.carries,
+            lut_rams: c.lut_rams,
+        }
+    }
+
+    fn counts(&self) -> CellCounts {
+        CellCounts {
+            luts: self.luts,
+            flip_flops: self.flip_flops,
+            block_rams: self.block_rams,
+            carries: self.carries,
+            lut_rams: self.lut_rams,
+        }
+    }
 }
 
 /// The rows of a breakdown: one per direct child of the top, then the top's own cells.
@@ -71,11 +98,13 @@ pub fn direct_children(verilog: &str, top: &str) -> Vec<String> {
     out
 }
 
-/// Synthesise `top` from `verilog` with its direct children kept as separate modules and
-/// return one row per child plus [`TOP_GLUE`], largest LUT count first (glue last).
-pub fn synth_ice40_breakdown(
+/// Synthesise `top` from `verilog` for `device` with its direct children kept as separate
+/// modules and return one row per child plus [`TOP_GLUE`], largest LUT count first (glue
+/// last).
+pub fn synth_breakdown(
     verilog: &Path,
     top: &str,
+    device: Device,
     out_dir: &Path,
 ) -> Result<Breakdown, SynthError> {
     let io = |path: &Path| {
@@ -99,29 +128,17 @@ pub fn synth_ice40_breakdown(
     let script = format!(
         "# nic-synth: per-block breakdown of {top} (children kept, each flattened)\n\
          read_verilog \"{}\"\nhierarchy -top {top}\nsetattr -mod -set keep_hierarchy 1 {}\n\
-         synth_ice40 -top {top}\ntee -q -o stat.json stat -json\ntee -q -o stat.txt stat\n",
+         {} -top {top}\ntee -q -o stat.json stat -json\ntee -q -o stat.txt stat\n",
         verilog.display(),
-        children.join(" ")
+        children.join(" "),
+        device.yosys_synth()
     );
     let script_path = dir.join("breakdown.ys");
     fs::write(&script_path, script).map_err(io(&script_path))?;
-    let tool = Tool::new("yosys")
-        .arg("-s")
-        .arg("breakdown.ys")
-        .current_dir(&dir);
-    let run = tool.run_any_status(&dir.join("yosys.log"))?;
-    if !run.status.success() {
-        let errors = run
-            .output
-            .lines()
-            .filter(|l| l.contains("ERROR:"))
-            .map(|l| l.trim().to_string())
-            .collect();
-        return Err(run.error(&tool, errors).into());
-    }
+    run_yosys(&dir, "breakdown.ys", "yosys.log")?;
     let stat_path = dir.join("stat.json");
     let stat = fs::read_to_string(&stat_path).map_err(io(&stat_path))?;
-    let rows = parse_breakdown(&stat, top).map_err(|detail| SynthError::Parse {
+    let rows = parse_breakdown(&stat, top, device).map_err(|detail| SynthError::Parse {
         what: "per-block cell counts",
         path: stat_path.clone(),
         detail,
@@ -133,9 +150,10 @@ pub fn synth_ice40_breakdown(
     Ok(rows)
 }
 
-/// Rows of a breakdown from yosys `stat -json` of a hierarchical design: each module's
-/// cells are its own primitives plus, recursively, those of the modules it instantiates.
-pub fn parse_breakdown(text: &str, top: &str) -> Result<Breakdown, String> {
+/// Rows of a breakdown from yosys `stat -json` of a hierarchical design for `device`: each
+/// module's cells are its own primitives plus, recursively, those of the modules it
+/// instantiates.
+pub fn parse_breakdown(text: &str, top: &str, device: Device) -> Result<Breakdown, String> {
     let start = text.find('{').ok_or("no JSON object")?;
     let v: Value = serde_json::from_str(&text[start..]).map_err(|e| e.to_string())?;
     let modules = v
@@ -161,6 +179,7 @@ pub fn parse_breakdown(text: &str, top: &str) -> Result<Breakdown, String> {
     fn total(
         module: &str,
         cells: &BTreeMap<String, BTreeMap<String, u64>>,
+        device: Device,
         depth: usize,
     ) -> Result<CellCounts, String> {
         if depth > 64 {
@@ -172,13 +191,9 @@ pub fn parse_breakdown(text: &str, top: &str) -> Result<Breakdown, String> {
         let mut c = CellCounts::default();
         for (kind, &n) in own {
             if cells.contains_key(kind) {
-                let sub = total(kind, cells, depth + 1)?;
-                c.luts += n * sub.luts;
-                c.flip_flops += n * sub.flip_flops;
-                c.block_rams += n * sub.block_rams;
-                c.carries += n * sub.carries;
+                c.add_times(&total(kind, cells, device, depth + 1)?, n);
             } else {
-                c.add_primitive(kind, n);
+                c.add_primitive(device, kind, n);
             }
         }
         Ok(c)
@@ -191,65 +206,66 @@ pub fn parse_breakdown(text: &str, top: &str) -> Result<Breakdown, String> {
     let mut glue = CellCounts::default();
     for (kind, &n) in own {
         if cells.contains_key(kind) {
-            let c = total(kind, &cells, 0)?;
+            let mut c = CellCounts::default();
+            c.add_times(&total(kind, &cells, device, 0)?, n);
             let instance = kind.strip_prefix(&prefix).unwrap_or(kind).to_string();
-            rows.push(BlockShare {
-                instance,
-                module: kind.clone(),
-                luts: n * c.luts,
-                flip_flops: n * c.flip_flops,
-                block_rams: n * c.block_rams,
-                carries: n * c.carries,
-            });
+            rows.push(BlockShare::new(instance, kind.clone(), &c));
         } else {
-            glue.add_primitive(kind, n);
+            glue.add_primitive(device, kind, n);
         }
     }
     rows.sort_by(|a, b| b.luts.cmp(&a.luts).then(a.instance.cmp(&b.instance)));
-    rows.push(BlockShare {
-        instance: TOP_GLUE.to_string(),
-        module: top.to_string(),
-        luts: glue.luts,
-        flip_flops: glue.flip_flops,
-        block_rams: glue.block_rams,
-        carries: glue.carries,
-    });
+    rows.push(BlockShare::new(
+        TOP_GLUE.to_string(),
+        top.to_string(),
+        &glue,
+    ));
     Ok(rows)
 }
 
-/// An aligned text table of a breakdown with a total line and each block's share of the
-/// HX8K (7680 logic cells, 32 RAM4K).
-pub fn render_breakdown(top: &str, rows: &[BlockShare]) -> String {
+/// An aligned text table of a breakdown with a total line and the device's capacity
+/// (ECP5 adds a column of distributed RAMs, `TRELLIS_DPR16X4`).
+pub fn render_breakdown(top: &str, device: Device, rows: &[BlockShare]) -> String {
+    let lut_rams = !matches!(device, Device::Hx8k);
+    let line = |name: &str, c: &CellCounts, carries: String| {
+        let mut l = format!(
+            "{name:<22} {:>6} {:>6} {:>6} {carries:>7}",
+            c.luts, c.flip_flops, c.block_rams
+        );
+        if lut_rams && !carries.is_empty() {
+            l.push_str(&format!(" {:>7}", c.lut_rams));
+        }
+        l.truncate(l.trim_end().len());
+        l + "\n"
+    };
     let mut out = format!(
-        "{top}: per block (yosys synth_ice40, each block flattened on its own)\n{:<22} {:>6} {:>6} {:>6} {:>7}\n",
-        "block", "LUTs", "FFs", "RAM4K", "carries"
+        "{top}: per block on {} (yosys {}, each block flattened on its own)\n{:<22} {:>6} {:>6} {:>6} {:>7}{}\n",
+        device.part(),
+        device.yosys_synth(),
+        "block",
+        "LUTs",
+        "FFs",
+        device.block_ram_name(),
+        "carries",
+        if lut_rams { " LUTRAMs" } else { "" }
     );
     let mut sum = CellCounts::default();
     for r in rows {
-        out.push_str(&format!(
-            "{:<22} {:>6} {:>6} {:>6} {:>7}\n",
-            r.instance, r.luts, r.flip_flops, r.block_rams, r.carries
-        ));
-        sum.luts += r.luts;
-        sum.flip_flops += r.flip_flops;
-        sum.block_rams += r.block_rams;
-        sum.carries += r.carries;
+        let c = r.counts();
+        out.push_str(&line(&r.instance, &c, c.carries.to_string()));
+        sum.add_times(&c, 1);
     }
-    out.push_str(&format!(
-        "{:<22} {:>6} {:>6} {:>6} {:>7}\n",
-        "total", sum.luts, sum.flip_flops, sum.block_rams, sum.carries
-    ));
-    out.push_str(&format!(
-        "{:<22} {:>6} {:>6} {:>6}\n",
-        "iCE40 HX8K", HX8K_LOGIC_CELLS, HX8K_LOGIC_CELLS, HX8K_BLOCK_RAMS
-    ));
+    out.push_str(&line("total", &sum, sum.carries.to_string()));
+    let cap = device.capacity();
+    let cap = CellCounts {
+        luts: cap.luts,
+        flip_flops: cap.flip_flops,
+        block_rams: cap.block_rams,
+        ..CellCounts::default()
+    };
+    out.push_str(&line(device.part(), &cap, String::new()));
     out
 }
-
-/// Logic cells of the iCE40 HX8K (each one 4-input LUT and one flip-flop).
-pub const HX8K_LOGIC_CELLS: u64 = 7680;
-/// 4-kbit block RAMs (RAM4K, 256 x 16 at most 16 bits wide) of the iCE40 HX8K.
-pub const HX8K_BLOCK_RAMS: u64 = 32;
 
 #[cfg(test)]
 mod tests {
@@ -269,7 +285,7 @@ mod tests {
 
     #[test]
     fn rows_sum_children_recursively_and_keep_glue() {
-        let rows = parse_breakdown(STAT, "nic_t").unwrap();
+        let rows = parse_breakdown(STAT, "nic_t", Device::Hx8k).unwrap();
         let row = |i: &str| rows.iter().find(|r| r.instance == i).unwrap().clone();
         assert_eq!(rows[0].instance, "b", "largest first: {rows:?}");
         let b = row("b");
@@ -282,14 +298,53 @@ mod tests {
         let glue = rows.last().unwrap();
         assert_eq!(glue.instance, TOP_GLUE);
         assert_eq!((glue.luts, glue.flip_flops), (3, 1));
-        assert!(parse_breakdown(STAT, "nic_other")
+        assert!(parse_breakdown(STAT, "nic_other", Device::Hx8k)
             .unwrap_err()
             .contains("nic_other"));
-        let table = render_breakdown("nic_t", &rows);
+        let table = render_breakdown("nic_t", Device::Hx8k, &rows);
         assert!(table.contains("total"), "{table}");
         assert!(
             table.lines().any(|l| l.split_whitespace().collect::<Vec<_>>()
                 == ["total", "47", "7", "2", "5"]),
+            "{table}"
+        );
+        assert!(
+            table.ends_with("iCE40 HX8K ct256         7680   7680     32\n"),
+            "{table}"
+        );
+    }
+
+    /// The same shape with ECP5 primitives (yosys 0.23 `synth_ecp5` names).
+    const STAT_ECP5: &str = r#"{
+   "modules": {
+      "\\nic_t": {"num_cells_by_type": {"LUT4": 3, "TRELLIS_FF": 1, "nic_t__a": 1, "nic_t__b": 2}},
+      "\\nic_t__a": {"num_cells_by_type": {"LUT4": 10, "TRELLIS_FF": 4, "DP16KD": 2, "PFUMX": 6}},
+      "\\nic_t__b": {"num_cells_by_type": {"LUT4": 20, "CCU2C": 5, "TRELLIS_DPR16X4": 3, "L6MUX21": 1}}
+   }
+}"#;
+
+    #[test]
+    fn ecp5_rows_count_dp16kd_ccu2c_and_lut_rams() {
+        let rows = parse_breakdown(STAT_ECP5, "nic_t", Device::Ecp5_85).unwrap();
+        let b = &rows[0];
+        assert_eq!(b.instance, "b");
+        assert_eq!(
+            (b.luts, b.flip_flops, b.block_rams, b.carries, b.lut_rams),
+            (40, 0, 0, 10, 6)
+        );
+        let a = &rows[1];
+        assert_eq!((a.luts, a.flip_flops, a.block_rams), (10, 4, 2));
+        let table = render_breakdown("nic_t", Device::Ecp5_85, &rows);
+        assert!(table.contains("DP16KD carries LUTRAMs"), "{table}");
+        assert!(
+            table
+                .lines()
+                .any(|l| l.split_whitespace().collect::<Vec<_>>()
+                    == ["total", "53", "5", "2", "10", "6"]),
+            "{table}"
+        );
+        assert!(
+            table.ends_with("LFE5U-85F CABGA381 speed 8  83640  83640    208\n"),
             "{table}"
         );
     }

@@ -1,4 +1,4 @@
-//! One typed wrapper for every external tool (verilator, yosys, nextpnr-ice40).
+//! One typed wrapper for every external tool (verilator, yosys, nextpnr).
 //!
 //! [`Tool`] describes a command (program, arguments, working directory); [`run_tool`]
 //! runs it with stdout and stderr both written, interleaved as the tool printed them, to

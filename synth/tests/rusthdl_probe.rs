@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use nic_synth::{lint, render_table, synth_ice40, Port, SynthInput};
+use nic_synth::{lint, render_table, synth_block, Device, Port, SynthInput};
 use rust_hdl::prelude::*;
 
 /// Combinational comparator, no clock.
@@ -180,9 +180,9 @@ fn probe_synthesises_on_ice40() {
         Port::output("empty", 1),
         Port::output("full", 1),
     ];
-    let input = SynthInput::new("nic_probe_synth", verilog, ports);
+    let input = SynthInput::new("nic_probe_synth", verilog, ports).on(Device::Hx8k);
     let start = Instant::now();
-    let report = synth_ice40(&input, &out_dir()).unwrap_or_else(|e| panic!("{e}"));
+    let report = synth_block(&input, &out_dir()).unwrap_or_else(|e| panic!("{e}"));
     eprintln!(
         "{}synth_ice40 took {:.1} s",
         render_table(std::slice::from_ref(&report)),

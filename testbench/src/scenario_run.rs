@@ -21,13 +21,13 @@ use crate::faults::{FaultKind, FaultStats, ScheduledFaults};
 use crate::memory_verdict::{MemoryCounts, MemoryVerdict};
 use crate::scenario::{BackendKind, EventAction, ProtocolKind, Scenario, TimedEvent, TptKind};
 use crate::scoreboard::{Scoreboard, StaleCounts, Violation};
-use crate::workload::{MemoryLayout, Workload, WorkloadStats};
 use crate::wave_markers::WaveMarkers;
+use crate::workload::{MemoryLayout, Workload, WorkloadStats};
 use nic_cosim::cluster::{nic_model_tpt_traced, nic_model_traced, Backend, Cluster, ClusterConfig};
-use nic_cosim::TraceFormat;
 use nic_cosim::fabric::{FabricConfig, FabricStats};
 use nic_cosim::host::{Host, HostConfig, HostEvent, HostPhase};
 use nic_cosim::host_memory::HostMemoryTiming;
+use nic_cosim::TraceFormat;
 use nic_driver::heartbeat::HeartbeatConfig;
 use nic_driver::membership::Protocol;
 use nic_driver::rejoin::RejoinConfig;
@@ -741,7 +741,11 @@ fn open_waves(cluster: &mut Cluster, opts: &RunOptions) -> Result<(), RunError> 
         return Ok(());
     };
     for node in 0..cluster.hosts().len() {
-        if opts.waves_hosts.as_ref().is_some_and(|l| !l.contains(&node)) {
+        if opts
+            .waves_hosts
+            .as_ref()
+            .is_some_and(|l| !l.contains(&node))
+        {
             continue;
         }
         let host = cluster.host_mut(node);

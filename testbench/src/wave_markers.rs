@@ -96,10 +96,10 @@ impl FaultHook for TapHook {
             }
         }
         if bits != 0 {
-            self.seen
-                .lock()
-                .expect("tap")
-                .push(Tapped { src_port: src, bits });
+            self.seen.lock().expect("tap").push(Tapped {
+                src_port: src,
+                bits,
+            });
         }
         fate
     }

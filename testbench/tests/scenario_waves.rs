@@ -86,16 +86,28 @@ down_cycles = 300
     assert!(sent.len() >= 4, "{sent:?}");
     assert!(sent.iter().any(|&t| t > 2300 * CYCLE), "{sent:?}");
     for &t in &sent {
-        assert!(booting_on_wire(&rebooted, "m_cell", t), "booting_sent at {t} ps");
+        assert!(
+            booting_on_wire(&rebooted, "m_cell", t),
+            "booting_sent at {t} ps"
+        );
         // A marker one cycle off names no BOOTING cell: the check can fail.
-        assert!(!booting_on_wire(&rebooted, "m_cell", t + CYCLE), "at {t} + 1 cycle");
-        assert!(!booting_on_wire(&rebooted, "m_cell", t - CYCLE), "at {t} - 1 cycle");
+        assert!(
+            !booting_on_wire(&rebooted, "m_cell", t + CYCLE),
+            "at {t} + 1 cycle"
+        );
+        assert!(
+            !booting_on_wire(&rebooted, "m_cell", t - CYCLE),
+            "at {t} - 1 cycle"
+        );
     }
     let peer = Waveform::load(dir.join("nic0.vcd")).unwrap();
     let received = peer.rising_edges(peer.find("markers.booting_received").unwrap());
     assert!(received.len() >= 2, "{received:?}");
     for &t in &received {
-        assert!(booting_on_wire(&peer, "s_cell", t), "booting_received at {t} ps");
+        assert!(
+            booting_on_wire(&peer, "s_cell", t),
+            "booting_received at {t} ps"
+        );
     }
     // Power: off from the reboot until it powers on again (the trace follows the
     // fabric's clock across the gap).

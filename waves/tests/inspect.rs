@@ -550,7 +550,10 @@ fn render_a_short_pulse_then_the_level_it_leaves() {
         .and_then(|w| w.split('"').next())
         .and_then(|w| w.parse().ok())
         .expect("a width");
-    assert!(width <= 2.0 * MIN_SEGMENT_PX, "the block is {width} px: {rect}");
+    assert!(
+        width <= 2.0 * MIN_SEGMENT_PX,
+        "the block is {width} px: {rect}"
+    );
     // After the block: the low level, drawn as a line to the end of the window.
     let lines_after = svg
         .lines()

