@@ -85,6 +85,10 @@ enum Command {
     Bench(BenchCommand),
     /// SVG charts from the JSON the benches and `nic synth` wrote, without running them again.
     Plot(commands::plot::PlotArgs),
+    /// Write the tables of docs/measurements.md from the benches' JSON (between the page's
+    /// markers, with the machine, date and tool version).
+    #[command(subcommand)]
+    Measurements(commands::measurements::MeasurementsCommand),
     /// The main job: Verilog for every block, lint, and a datapath co-simulation with a waveform.
     Flow {
         /// Where the Verilog goes.
@@ -179,6 +183,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Command::Cell(cmd) => commands::cell::run(cmd),
         Command::Waves(cmd) => commands::waves::run(cmd),
         Command::Plot(cmd) => commands::plot::run(&cmd),
+        Command::Measurements(cmd) => commands::measurements::run(cmd),
         Command::Sim {
             command: Some(SimCommand::Datapath(args)),
             ..

@@ -3,6 +3,7 @@ pub mod bench;
 pub mod cell;
 pub mod check;
 pub mod lint;
+pub mod measurements;
 pub mod plot;
 pub mod pools;
 pub mod regcache;

@@ -1127,6 +1127,142 @@ pub fn render_text(b: &BenchResult) -> String {
     s
 }
 
+/// The results as the Markdown tables of docs/measurements.md ("Rejoin against the heartbeat
+/// baseline"): latency and stale accesses per size and mode, where the protocol's cycles go
+/// against the link limit, and every hold-down search. Medians of the phases over the
+/// report seeds; `nic measurements rejoin` writes them into the page.
+pub fn render_markdown(b: &BenchResult) -> String {
+    use std::fmt::Write;
+    let spread = |s: &Option<Spread>, decimals: usize| match s {
+        Some(s) => format!(
+            "{:.d$} / {:.d$} / {:.d$}",
+            s.min,
+            s.median,
+            s.max,
+            d = decimals
+        ),
+        None => "-".into(),
+    };
+    let median = |v: Vec<u64>| -> u64 {
+        let mut v = v;
+        v.sort_unstable();
+        v.get((v.len().max(1) - 1) / 2).copied().unwrap_or(0)
+    };
+    let mut sizes: Vec<&SizeResult> = b.sizes.iter().collect();
+    sizes.sort_by_key(|z| z.hosts);
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| hosts | period, timeout | protocol latency | protocol: stale wr / rd (all seeds); stale requests delivered; RDMA_DISABLED | heartbeat: hold-down, latency | heartbeat+inc: hold-down, latency | naive: stale wr / rd (median) | best safe baseline / protocol |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
+    );
+    for z in &sizes {
+        let mode = |k: ModeKind| z.modes.iter().find(|m| m.mode == k);
+        let tuned = |k: ModeKind| match mode(k) {
+            Some(m) if !m.runs.is_empty() => format!(
+                "{}: {}",
+                m.hold_down.map_or("-".into(), |h| h.to_string()),
+                spread(&m.latency, 0)
+            ),
+            _ => "-".into(),
+        };
+        let (protocol, stale, delivered, disabled) = match mode(ModeKind::Protocol) {
+            Some(p) => (
+                format!(
+                    "{}{}",
+                    spread(&p.latency, 0),
+                    if p.failures > 0 {
+                        format!(" ({} failing)", p.failures)
+                    } else {
+                        String::new()
+                    }
+                ),
+                format!(
+                    "{} / {}",
+                    p.runs.iter().map(|r| r.stale_writes).sum::<u64>(),
+                    p.runs.iter().map(|r| r.stale_reads).sum::<u64>()
+                ),
+                spread(&p.sum(|r| r.stale_requests_delivered), 0),
+                spread(&p.sum(|r| r.rdma_disabled_nacks), 0),
+            ),
+            None => ("-".into(), "-".into(), "-".into(), "-".into()),
+        };
+        let naive = mode(ModeKind::Naive).map_or("-".into(), |m| {
+            format!(
+                "{} / {}",
+                median(m.runs.iter().map(|r| r.stale_writes).collect()),
+                median(m.runs.iter().map(|r| r.stale_reads).collect())
+            )
+        });
+        let ratio = match (&z.ratio, z.best_baseline) {
+            (Some(_), Some(best)) => format!("{}x ({})", spread(&z.ratio, 1), best.name()),
+            _ => "-".into(),
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {}, {} | {protocol} | {stale}; {delivered}; {disabled} | {} | {} | {naive} | {ratio} |",
+            z.hosts,
+            z.period,
+            z.timeout,
+            tuned(ModeKind::Heartbeat),
+            tuned(ModeKind::HeartbeatIncarnation)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "\n| hosts | boot to first BOOTING | BOOTING fan-out | waiting for answers | RDMA_READY fan-out | to usable | link limit (words: BOOTING bundles + RDMA_READYs) | latency / limit |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
+    );
+    for z in &sizes {
+        let phases: Vec<&Phases> = z
+            .modes
+            .iter()
+            .filter(|m| m.mode == ModeKind::Protocol)
+            .flat_map(|m| m.runs.iter().filter_map(|r| r.phases.as_ref()))
+            .collect();
+        let med = |f: fn(&Phases) -> u64| median(phases.iter().map(|p| f(p)).collect());
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} ({} + {}) | {} |",
+            z.hosts,
+            med(|p| p.to_first_booting),
+            med(|p| p.booting_fanout),
+            med(|p| p.waiting_for_answers),
+            med(|p| p.rdma_ready_fanout),
+            med(|p| p.to_usable),
+            med(|p| p.link_limit),
+            med(|p| p.booting_words + p.push_words),
+            med(|p| p.rdma_ready_words),
+            spread(&z.latency_over_limit, 1)
+        );
+    }
+    s.push('\n');
+    for z in &sizes {
+        for t in &z.tunings {
+            let tried: Vec<String> = t
+                .candidates
+                .iter()
+                .map(|c| {
+                    format!(
+                        "{}{}{}",
+                        c.hold_down,
+                        if c.passed { "+" } else { "-" },
+                        c.seeds_run
+                    )
+                })
+                .collect();
+            let _ = writeln!(
+                s,
+                "- {} hosts, {}: {} (largest failing {}): {}",
+                z.hosts,
+                t.mode.name(),
+                t.hold_down.map_or("none passed".into(), |h| h.to_string()),
+                t.largest_failing.map_or("-".into(), |h| h.to_string()),
+                tried.join(" ")
+            );
+        }
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
