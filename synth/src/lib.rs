@@ -34,5 +34,5 @@ pub use flow::{
     SynthError, SynthInput, CLOCK_PORT, DEFAULT_TARGET_MHZ,
 };
 pub use lint::{lint, LintReport, LintWarning};
-pub use report::{render_table, write_json, CriticalPath, SynthReport};
+pub use report::{render_markdown, render_table, write_json, CriticalPath, SynthReport};
 pub use tool::{run_tool, Failure, Tool, ToolError, ToolRun};

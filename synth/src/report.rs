@@ -125,6 +125,39 @@ fn short_misfit(reason: &str) -> String {
     }
 }
 
+/// `reports` as a Markdown table for docs/measurements.md (`nic measurements synth`): per
+/// block and device, LUT4s, flip-flops, block RAMs and logic cells against the device's
+/// capacity, Fmax and the critical path (delay, logic levels).
+pub fn render_markdown(reports: &[SynthReport]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::from(
+        "| block | device | LUTs | FFs | block RAMs | logic cells | Fmax | critical path |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n",
+    );
+    for r in reports {
+        let c = r.device.capacity();
+        let fmax = match &r.does_not_fit {
+            Some(why) => format!("does not fit: {why}"),
+            None => format!("{:.2} MHz", r.fmax_mhz),
+        };
+        let path = r.critical_path.as_ref().map_or("-".into(), |p| {
+            format!("{:.2} ns, {} levels", p.delay_ns, p.logic_levels)
+        });
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {} / {} | {} / {} | {fmax} | {path} |",
+            r.module,
+            r.device.part(),
+            r.luts,
+            r.flip_flops,
+            r.block_rams,
+            c.block_rams,
+            r.logic_cells.map_or("-".into(), |n| n.to_string()),
+            c.luts
+        );
+    }
+    s
+}
+
 /// An aligned text table of `reports`, one line per block, then one line with the
 /// capacity of each device the reports are for:
 ///
