@@ -528,9 +528,6 @@ pub(crate) struct QueuePair {
     held: VecDeque<HeldRecv>,
     /// The NIC's queue pair has been programmed in this boot.
     programmed: bool,
-    /// After a failover: the PSN the old NIC's responder expected next, where the new
-    /// NIC's responder resumes when the queue pair is programmed (`QP_CTRL_RESUME`).
-    resume_at: Option<u32>,
 }
 
 /// The driver of one NIC (one boot of it).
@@ -653,7 +650,6 @@ impl<A: NicAccess> Driver<A> {
                 app_recvs: VecDeque::new(),
                 held: VecDeque::new(),
                 programmed: false,
-                resume_at: None,
             });
         }
         Ok(Driver {
@@ -786,6 +782,13 @@ impl<A: NicAccess> Driver<A> {
     /// Programs queue pair `q` once per boot: reset with the start PSN of this
     /// incarnation, rings, remote end, receive buffers posted, enabled.
     fn program_queue_pair(&mut self, q: usize) {
+        self.program_queue_pair_resuming(q, None);
+    }
+
+    /// [`Driver::program_queue_pair`]; after a failover, with `resume_at` the PSN the old
+    /// NIC's responder expected next: the responder resumes there (`QP_CTRL_RESUME`) after
+    /// the reset and before it is enabled.
+    fn program_queue_pair_resuming(&mut self, q: usize, resume_at: Option<u32>) {
         let c = &self.config;
         let (sq_log2, rq_log2) = (c.sq_log2, c.rq_log2);
         let Some(qp) = self.qps.get_mut(q).and_then(|qp| qp.as_mut()) else {
@@ -798,7 +801,6 @@ impl<A: NicAccess> Driver<A> {
         // From the oldest index not completed: the same as `sq_pi` at boot; after a
         // failover ([`Driver::fail_over`]) the new NIC takes up what the old one left.
         let (sq_base, rq_base, start) = (qp.sq_base, qp.rq_base, qp.sq_ci);
-        let resume_at = qp.resume_at.take();
         let ctrl = csr::qp(q, csr::QP_CTRL);
         self.csr(
             ctrl,
@@ -1224,6 +1226,7 @@ impl<A: NicAccess> Driver<A> {
         // the reset abandons any message in progress; then its expected PSN is final (a
         // reset keeps it readable). The new NIC resumes there, so a request the old one
         // executed and the peer resends is answered, not executed again.
+        let mut resume_at: Vec<Option<u32>> = vec![None; self.qps.len()];
         for q in 0..self.qps.len() {
             if self.qps[q].is_some() {
                 let ctrl = csr::qp(q, csr::QP_CTRL);
@@ -1232,9 +1235,7 @@ impl<A: NicAccess> Driver<A> {
                 let synced = csr::QpStatus::from_bits(self.nic.csr_read(status)).synced;
                 self.csr(ctrl, csr::QP_CTRL_RESET);
                 let expected = csr::QpStatus::from_bits(self.nic.csr_read(status)).expected_psn;
-                if let Some(qp) = self.qps[q].as_mut() {
-                    qp.resume_at = synced.then_some(expected);
-                }
+                resume_at[q] = synced.then_some(expected);
             }
         }
         self.csr(csr::ENABLE, 0);
@@ -1273,8 +1274,8 @@ impl<A: NicAccess> Driver<A> {
                 .collect();
             qp.free_bounce = (0..rq_size).rev().filter(|b| !held.contains(b)).collect();
         }
-        for q in 0..self.qps.len() {
-            self.program_queue_pair(q);
+        for (q, resume_at) in resume_at.into_iter().enumerate() {
+            self.program_queue_pair_resuming(q, resume_at);
         }
         self.link_changed(now, true)
     }

@@ -1,5 +1,5 @@
 //! Verilator's FST of the test counter (`waves/tests/fixtures/counter.v` stepped by
-//! `counter_harness_fst.cpp`), built on demand for the tests of the FST reader and of
+//! `counter_harness.cpp` built with `--trace-fst`), built on demand for the tests of the FST reader and of
 //! `nic waves`: an FST is a build product, not a file kept in git.
 
 use std::path::{Path, PathBuf};
@@ -34,7 +34,7 @@ pub fn build_counter_fst(dir: &Path) -> Result<PathBuf, String> {
             "Vnic_counter",
         ])
         .arg(fixtures.join("counter.v"))
-        .arg(fixtures.join("counter_harness_fst.cpp")))?;
+        .arg(fixtures.join("counter_harness.cpp")))?;
     run(&mut Command::new(dir.join("obj_dir/Vnic_counter")))?;
     Ok(dir.join("counter_verilator.fst"))
 }

@@ -30,6 +30,20 @@ pub struct Var {
 }
 
 impl Var {
+    /// A one-bit variable at the dotted path `TOP.top.q` reading `slot` (for tests).
+    #[cfg(test)]
+    pub(crate) fn at(path: &str, slot: usize) -> Var {
+        let mut scopes: Vec<String> = path.split('.').map(String::from).collect();
+        let name = scopes.pop().unwrap_or_default();
+        Var {
+            scopes,
+            name,
+            range: None,
+            width: 1,
+            slot,
+        }
+    }
+
     /// Scopes and name joined by `.`: `TOP.top.counter.q`.
     pub fn path(&self) -> String {
         let mut s = self.scopes.join(".");

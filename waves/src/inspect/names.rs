@@ -105,20 +105,7 @@ mod tests {
         Header {
             path: "h.vcd".into(),
             format: Format::Vcd,
-            vars: paths
-                .iter()
-                .map(|(p, slot)| {
-                    let mut parts: Vec<String> = p.split('.').map(String::from).collect();
-                    let name = parts.pop().unwrap();
-                    Var {
-                        scopes: parts,
-                        name,
-                        range: None,
-                        width: 1,
-                        slot: *slot,
-                    }
-                })
-                .collect(),
+            vars: paths.iter().map(|(p, slot)| Var::at(p, *slot)).collect(),
             slots: 10,
             fs_per_tick: 1000,
         }

@@ -108,15 +108,7 @@ mod tests {
     use super::*;
 
     fn var(path: &str, slot: usize) -> Var {
-        let mut parts: Vec<String> = path.split('.').map(String::from).collect();
-        let name = parts.pop().unwrap();
-        Var {
-            scopes: parts,
-            name,
-            range: None,
-            width: 1,
-            slot,
-        }
+        Var::at(path, slot)
     }
 
     #[test]
