@@ -24,7 +24,7 @@
 //! | HEARTBEAT | 6 | nothing (the baseline of 000 \[0006\]) | 1 | no |
 //! | PROBE | 7 | u32 incarnation of the sender | 5 | no |
 //! | TPT_CLEAR | 8 | nothing: forget the copy of the sender's part (a push of the whole part follows) | 1 | yes |
-//! | STREAM_ACK | 9 | u32 stream, u24 next sequence number expected, u8 flags (bit 0 `restart`: the receiver follows no such stream; others zero) | 9 | no |
+//! | STREAM_ACK | 9 | u32 stream, u24 next sequence number expected, u8 flags (bit 0 `restart`: the receiver follows no such stream; bit 1 `resend`: it dropped later messages behind a gap at `next`; others zero) | 9 | no |
 //! | TPT_REMOVE_DONE | 10 | as TPT_REMOVE: u16 count, then u32 handles (of the receiver's regions) | 3 + 4 n | no |
 //! | TPT_REQUEST | 12 | nothing: push your whole part to me (the heartbeat baseline, when it admits a node) | 1 | yes |
 //! | HEARTBEAT_INCARNATION | 11 | u32 incarnation of the sender (the baseline's variant that sees a reboot at the first beat, [`crate::heartbeat`]) | 5 | no |
@@ -45,7 +45,9 @@
 //! took before is a duplicate and changes nothing; one behind a lost message is dropped
 //! and comes again with it; so a resent TPT_UPDATE never overtakes a later TPT_REMOVE of the
 //! same handle. It acknowledges the SENDs that carry sequenced messages with STREAM_ACK (the
-//! number it expects next; delayed, so one answers several), or with `restart` if it
+//! number it expects next; delayed, so one answers several; at once and with `resend` when it
+//! dropped messages behind a gap: the sender then resends from that number without waiting
+//! for its timer), or with `restart` if it
 //! follows no stream of that name (it has rebooted since the stream began): the sender then
 //! starts a new stream with what it still keeps, numbered from 0. So nothing is lost when the receiver reboots, and nothing
 //! of an old stream is taken by a new boot of the receiver.
@@ -333,7 +335,8 @@ pub enum ControlMessage {
     /// follows, so the copy ends up equal to the part, whatever it held before.
     TptClear,
     /// The receiver of `stream` (the sender of this message) has taken every sequenced
-    /// message of it numbered below `next`; with `restart` it follows no stream of that
+    /// message of it numbered below `next`; with `resend` it dropped later ones behind a gap
+    /// at `next` (resend from `next` now); with `restart` it follows no stream of that
     /// name (it rebooted, say) and takes a new one only from its start.
     StreamAck {
         /// The stream acknowledged.
@@ -342,6 +345,9 @@ pub enum ControlMessage {
         next: u32,
         /// The receiver does not follow `stream`: start a new one.
         restart: bool,
+        /// The receiver dropped messages after `next` (one before them is missing): resend
+        /// from `next` at once.
+        resend: bool,
     },
 }
 
@@ -403,10 +409,11 @@ impl ControlMessage {
                 stream,
                 next,
                 restart,
+                resend,
             } => {
                 b.extend_from_slice(&stream.to_le_bytes());
                 b.extend_from_slice(&(next & SEQUENCE_MASK).to_le_bytes()[..3]);
-                b.push(*restart as u8);
+                b.push(*restart as u8 | (*resend as u8) << 1);
             }
         }
         b
@@ -495,13 +502,14 @@ impl ControlMessage {
                 let stream = r.u32()?;
                 let n: [u8; 3] = r.take()?;
                 let flags = r.u8()?;
-                if flags & !1 != 0 {
+                if flags & !0b11 != 0 {
                     return Err(ControlError::ReservedFlags { flags });
                 }
                 ControlMessage::StreamAck {
                     stream,
                     next: u32::from_le_bytes([n[0], n[1], n[2], 0]),
                     restart: flags & 1 != 0,
+                    resend: flags & 2 != 0,
                 }
             }
         };
@@ -705,13 +713,20 @@ mod tests {
             any::<u32>()
                 .prop_map(|incarnation| ControlMessage::HeartbeatIncarnation { incarnation }),
             Just(ControlMessage::TptClear),
-            (any::<u32>(), 0..=SEQUENCE_MASK, any::<bool>()).prop_map(|(stream, next, restart)| {
-                ControlMessage::StreamAck {
-                    stream,
-                    next,
-                    restart,
-                }
-            }),
+            (
+                any::<u32>(),
+                0..=SEQUENCE_MASK,
+                any::<bool>(),
+                any::<bool>()
+            )
+                .prop_map(|(stream, next, restart, resend)| {
+                    ControlMessage::StreamAck {
+                        stream,
+                        next,
+                        restart,
+                        resend,
+                    }
+                }),
             any::<u32>().prop_map(|incarnation| ControlMessage::Probe { incarnation }),
             prop::collection::vec(any::<u32>(), 1..=MAX_REMOVE_HANDLES)
                 .prop_map(|v| ControlMessage::TptRemoveDone(TptRemove::new(v).unwrap())),

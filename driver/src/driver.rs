@@ -43,7 +43,11 @@
 //!   go with the protocol's own answers and a burst of SENDs takes one; if the SEND had
 //!   messages to drop, at once (the sender is resending, or must). Duplicates and
 //!   messages out of order are dropped and counted ([`DriverStats::control_duplicates`],
-//!   [`DriverStats::control_out_of_order`]).
+//!   [`DriverStats::control_out_of_order`]). Messages dropped behind a gap set the
+//!   acknowledgement's `resend` flag: the sender resends from the number it names at once
+//!   if the SEND that carried that number has completed
+//!   ([`DriverStats::control_fast_resends`]), instead of waiting up to
+//!   [`ACK_WAIT_INTERVALS`] resend intervals for its timer.
 //! - **Datagrams** (BOOTING, ACK, PROBE, HEARTBEAT, STREAM_ACK) are sent once; the
 //!   protocols repeat them ([`crate::rejoin`]: BOOTING until answered, PROBE until ACKed,
 //!   ACK at every BOOTING and PROBE).
@@ -383,6 +387,9 @@ pub struct DriverStats {
     /// stream is missing, or their stream's start was not received (this node rebooted
     /// since): the STREAM_ACK makes the sender resend them, in a new stream for the latter.
     pub control_out_of_order: u64,
+    /// STREAM_ACKs with `resend` that made this node resend its unacknowledged messages
+    /// at once, without waiting for its resend timer.
+    pub control_fast_resends: u64,
     /// Control messages that shared a SEND with an earlier one (bundles).
     pub control_bundled: u64,
     /// Completions processed.
@@ -498,6 +505,18 @@ pub(crate) struct ControlStream {
     resend_at: Option<Tick>,
 }
 
+/// A STREAM_ACK due to a peer.
+#[derive(Clone, Copy, Debug)]
+struct AckDue {
+    /// The peer's stream acknowledged.
+    stream: u32,
+    /// It goes alone at this time if nothing carries it before.
+    by: Tick,
+    /// Messages of the stream were dropped behind a gap: the acknowledgement asks the
+    /// sender to resend from the number expected (`resend`).
+    gap: bool,
+}
+
 /// Per peer queue pair state.
 #[derive(Clone, Debug)]
 pub(crate) struct QueuePair {
@@ -519,8 +538,8 @@ pub(crate) struct QueuePair {
     stream: ControlStream,
     /// The peer's stream this node follows: (stream, next sequence number expected).
     rx_stream: Option<(u32, u32)>,
-    /// A STREAM_ACK of this stream is due to the peer by this time.
-    ack_due: Option<(u32, Tick)>,
+    /// A STREAM_ACK is due to the peer.
+    ack_due: Option<AckDue>,
     /// Send indices `start..end` of the last flushes: a late NIC completion for one of
     /// them is ignored.
     flushed: VecDeque<(u32, u32)>,
@@ -1579,9 +1598,13 @@ impl<A: NicAccess> Driver<A> {
     }
 
     /// STREAM_ACK from `node` for `stream`: drops the messages numbered below `next`; with
-    /// `restart` starts a new stream with every message not acknowledged yet. An
-    /// acknowledgement of an earlier stream changes nothing.
-    fn on_stream_ack(&mut self, node: NodeId, stream: u32, next: u32, restart: bool) {
+    /// `restart` starts a new stream with every message not acknowledged yet. With
+    /// `resend` (the node dropped later messages behind a gap at `next`) the
+    /// unacknowledged messages go again in this poll, when the SEND that carried `next`
+    /// has completed (not while it may still be on its way, so a burst of such
+    /// acknowledgements resends once). An acknowledgement of an earlier stream changes
+    /// nothing.
+    fn on_stream_ack(&mut self, node: NodeId, stream: u32, next: u32, restart: bool, resend: bool) {
         let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) else {
             return;
         };
@@ -1601,6 +1624,15 @@ impl<A: NicAccess> Driver<A> {
             st.unacked.pop_front();
         }
         st.resend_at = st.unacked.iter().filter_map(|e| e.2).min();
+        let gap_at_sent_front = st
+            .unacked
+            .front()
+            .is_some_and(|&(seq, _, resend_at)| seq == next && resend_at.is_some());
+        if resend && gap_at_sent_front {
+            // `Driver::poll` resends what is due after the completions it took.
+            st.resend_at = Some(self.now);
+            self.stats.control_fast_resends += 1;
+        }
     }
 
     fn flush_backlog(&mut self, node: NodeId) {
@@ -1968,7 +2000,7 @@ impl<A: NicAccess> Driver<A> {
     /// else within [`ACK_DELAY_INTERVALS`] resend intervals. It rides with the next control
     /// SEND to `node`, or goes alone when due: a delayed acknowledgement, so most go with
     /// the answers the protocol sends anyway, and a burst of SENDs takes one.
-    fn ack_stream(&mut self, node: NodeId, stream: u32, urgent: bool) {
+    fn ack_stream(&mut self, node: NodeId, stream: u32, urgent: bool, gap: bool) {
         let delay = if urgent {
             0
         } else {
@@ -1978,25 +2010,31 @@ impl<A: NicAccess> Driver<A> {
         };
         let due = self.now.saturating_add(delay);
         if let Some(qp) = self.qps.get_mut(node as usize).and_then(|q| q.as_mut()) {
-            let due = qp.ack_due.map_or(due, |(_, d)| d.min(due));
-            qp.ack_due = Some((stream, due));
+            let (by, gap) = match qp.ack_due {
+                Some(a) if a.stream == stream => (a.by.min(due), a.gap || gap),
+                Some(a) => (a.by.min(due), gap),
+                None => (due, gap),
+            };
+            qp.ack_due = Some(AckDue { stream, by, gap });
         }
     }
 
     /// The STREAM_ACK due to `node`, if any (it is no longer due after this).
     fn take_ack(&mut self, node: NodeId) -> Option<ControlMessage> {
         let qp = self.qps.get_mut(node as usize).and_then(|q| q.as_mut())?;
-        let (stream, _) = qp.ack_due.take()?;
+        let AckDue { stream, gap, .. } = qp.ack_due.take()?;
         Some(match qp.rx_stream {
             Some((s, next)) if s == stream => ControlMessage::StreamAck {
                 stream,
                 next,
                 restart: false,
+                resend: gap,
             },
             _ => ControlMessage::StreamAck {
                 stream,
                 next: 0,
                 restart: true,
+                resend: false,
             },
         })
     }
@@ -2009,7 +2047,7 @@ impl<A: NicAccess> Driver<A> {
             .get(node as usize)
             .and_then(|q| q.as_ref())
             .and_then(|qp| qp.ack_due)
-            .is_some_and(|(_, t)| now >= t);
+            .is_some_and(|a| now >= a.by);
         if due {
             if let Some(ack) = self.take_ack(node) {
                 self.send_control(node, ack);
@@ -2081,16 +2119,17 @@ impl<A: NicAccess> Driver<A> {
                 (CompletionStatus::Success, Ok(send)) => {
                     let seqs: Vec<Option<u32>> = send.sequence_numbers().collect();
                     let sequenced = seqs.iter().any(|s| s.is_some());
-                    let dropped_before =
-                        self.stats.control_duplicates + self.stats.control_out_of_order;
+                    let duplicates_before = self.stats.control_duplicates;
+                    let out_of_order_before = self.stats.control_out_of_order;
                     for (message, seq) in send.messages.into_iter().zip(seqs) {
                         if let ControlMessage::StreamAck {
                             stream,
                             next,
                             restart,
+                            resend,
                         } = message
                         {
-                            self.on_stream_ack(node, stream, next, restart);
+                            self.on_stream_ack(node, stream, next, restart, resend);
                         } else if seq.is_none_or(|seq| self.take_sequenced(q, send.stream, seq)) {
                             self.events.push_back(Event::ControlReceived {
                                 from: node,
@@ -2099,11 +2138,11 @@ impl<A: NicAccess> Driver<A> {
                         }
                     }
                     if sequenced {
-                        // Something dropped: the sender is resending, or must.
-                        let urgent = self.stats.control_duplicates
-                            + self.stats.control_out_of_order
-                            != dropped_before;
-                        self.ack_stream(node, send.stream, urgent);
+                        // Something dropped: the sender is resending (duplicates), or must
+                        // (behind a gap: the acknowledgement asks it to).
+                        let gap = self.stats.control_out_of_order != out_of_order_before;
+                        let urgent = gap || self.stats.control_duplicates != duplicates_before;
+                        self.ack_stream(node, send.stream, urgent, gap);
                     }
                 }
                 _ => self.stats.control_malformed += 1,

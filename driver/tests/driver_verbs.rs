@@ -677,8 +677,8 @@ fn duplicated_and_early_control_messages_change_nothing() {
     d.poll(3).unwrap();
     assert!(d.tpt().remote(1, 0x77).is_err());
     assert_eq!(d.stats().control_out_of_order, 1);
-    // Something was dropped: the acknowledgement goes at once (not delayed), the stream up
-    // to number 2 (3 is not taken).
+    // Something was dropped behind a gap: the acknowledgement goes at once (not delayed),
+    // the stream up to number 2 (3 is not taken), and asks for a resend from 2.
     let s = &d.nic().0;
     let last = s.wqe(1, s.qps[1].sq_pi.wrapping_sub(1));
     assert_eq!(
@@ -686,9 +686,79 @@ fn duplicated_and_early_control_messages_change_nothing() {
         Ok(vec![ControlMessage::StreamAck {
             stream: 0x5EED,
             next: 2,
-            restart: false
+            restart: false,
+            resend: true
         }])
     );
+}
+
+/// A STREAM_ACK with `resend` (the peer dropped later messages behind a gap at `next`)
+/// makes the node post its unacknowledged messages again in the same poll, once the SEND
+/// that carried `next` has completed; without the flag they wait for the resend timer
+/// (`ACK_WAIT_INTERVALS` resend intervals after that completion).
+#[test]
+fn a_stream_ack_asking_for_a_resend_resends_at_once() {
+    for resend in [true, false] {
+        let mut d = lone(2);
+        let ack = ControlSend {
+            stream: 1,
+            first_seq: 0,
+            messages: vec![ControlMessage::Ack {
+                incarnation: 5,
+                joined: true,
+            }],
+        };
+        deliver_control(&mut d, 1, 0, &ack.encode());
+        d.poll(2).unwrap();
+        assert!(d.is_joined());
+        // BOOTING with the push's TPT_CLEAR, then RDMA_READY: both complete with success.
+        let start = d.nic().0.qps[1].sq_ci;
+        for i in [start, start + 1] {
+            let w = d.nic().0.wqe(1, i);
+            assert!(d.nic().0.push_cqe(Cqe {
+                opcode: w.opcode,
+                qp: 1,
+                byte_count: w.length,
+                wqe_index: i,
+                src_node: 1,
+                wr_id: w.wr_id,
+                ..Cqe::default()
+            }));
+        }
+        d.poll(3).unwrap();
+        let ready = ControlSend::decode(&d.nic().0.wqe(1, start + 1).inline_payload()).unwrap();
+        assert_eq!(
+            ready.messages,
+            [ControlMessage::RdmaReady { incarnation: 5 }]
+        );
+        let posted = d.nic().0.qps[1].sq_pi;
+        // Node 1 took the TPT_CLEAR but dropped what followed the missing RDMA_READY.
+        let gap = ControlSend {
+            stream: 1,
+            first_seq: 0,
+            messages: vec![ControlMessage::StreamAck {
+                stream: ready.stream,
+                next: ready.first_seq,
+                restart: false,
+                resend,
+            }],
+        };
+        deliver_control(&mut d, 1, 1, &gap.encode());
+        d.poll(4).unwrap();
+        let s = &d.nic().0;
+        if resend {
+            assert_eq!(s.qps[1].sq_pi, posted + 1, "resent in the same poll");
+            let again = ControlSend::decode(&s.wqe(1, posted).inline_payload()).unwrap();
+            assert_eq!(
+                (again.first_seq, again.messages),
+                (ready.first_seq, ready.messages.clone())
+            );
+            assert_eq!(d.stats().control_fast_resends, 1);
+        } else {
+            assert_eq!(s.qps[1].sq_pi, posted, "waits for the resend timer");
+            assert_eq!(d.stats().control_fast_resends, 0);
+        }
+    }
 }
 
 #[test]

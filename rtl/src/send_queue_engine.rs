@@ -588,6 +588,7 @@ pub struct SendQueueEngine {
     max_length: Constant<Bits<32>>,
     inline_max: Constant<Bits<32>>,
     syn_sequence: Constant<Bits<8>>,
+    syn_port_down: Constant<Bits<8>>,
     syn_crc: Constant<Bits<8>>,
     opc_send: Constant<Bits<8>>,
     opc_send_imm: Constant<Bits<8>>,
@@ -932,6 +933,7 @@ impl SendQueueEngine {
             max_length: k(MAX_MESSAGE_LENGTH as u64),
             inline_max: k(INLINE_MAX_BYTES as u64),
             syn_sequence: k(Syndrome::SequenceError as u64),
+            syn_port_down: k(Syndrome::PortDown as u64),
             syn_crc: k(Syndrome::CrcOrMalformed as u64),
             opc_send: k(WqeOpcode::Send as u64),
             opc_send_imm: k(WqeOpcode::SendImmediate as u64),
@@ -1522,6 +1524,11 @@ impl Logic for SendQueueEngine {
                             } else {
                                 self.ex_job_final.next = true;
                                 self.ex_job_status.next = self.ak_syn.q.val();
+                                // PORT_DOWN is the fabric's: the responder never saw p,
+                                // which may have been the QP's RESYNC message, so the
+                                // resync stays pending.
+                                self.ex_job_resync.next =
+                                    self.ak_syn.q.val() == self.syn_port_down.val();
                                 // The responder consumed p, but may have dropped what
                                 // followed while its answer slot held this NACK: resend
                                 // from p+1 (not a retry: the count stays cleared).
@@ -2827,7 +2834,13 @@ mod tests {
                     self.retransmissions += 1;
                     s.next = p1;
                 }
-                (d_evt, Some(ev.syndrome), false)
+                // PORT_DOWN is the fabric's: the responder never saw p, which may have
+                // been the QP's RESYNC message, so the resync stays pending.
+                (
+                    d_evt,
+                    Some(ev.syndrome),
+                    ev.syndrome == Syndrome::PortDown as u8,
+                )
             };
             s.settle();
             self.start_job(ev.qp, succ, run_status, final_status, resync, mem)
@@ -4644,6 +4657,37 @@ mod tests {
         b.push_ack(AckEvent::ack(0, 0x12_3458));
         b.settle_down();
         assert_eq!(b.cpls.len(), 5);
+    }
+
+    /// A final PORT_DOWN NACK comes from the fabric: the responder never saw the message,
+    /// which may be the QP's RESYNC message, so the message resent after it carries RESYNC
+    /// again. A final NACK from the responder itself (it saw the message and resynced on
+    /// it) clears the resync as an ACK does. Without the rule, a PORT_DOWN that took the
+    /// RESYNC message left the peer's responder in its old PSN sequence, dropping every
+    /// later request as a far duplicate (`nic soak`, seed 11889).
+    #[test]
+    fn a_port_down_nack_keeps_the_resync_pending() {
+        for (syndrome, resync_after) in [
+            (Syndrome::PortDown, true),
+            (Syndrome::RemoteAccessError, false),
+        ] {
+            let mut b = Bench::new(2, 10, SMOOTH);
+            b.setup_qp(0, ring(0), 4, 0x5, 0x40);
+            b.post(0, &[send(8, 1), send(8, 2)]);
+            b.run_until(|b| b.sent.len() == 2, 20_000);
+            let first: Vec<(u32, bool)> = b.sent.iter().map(|m| (m.psn, m.resync)).collect();
+            assert_eq!(first, [(0x40, true), (0x41, false)]);
+            b.push_ack(AckEvent::nack(0, 0x40, syndrome));
+            b.run_until(|b| b.sent.len() == 3, 20_000);
+            assert_eq!(
+                (b.sent[2].psn, b.sent[2].resync),
+                (0x41, resync_after),
+                "the message resent after a final {syndrome:?} NACK for the RESYNC message"
+            );
+            b.push_ack(AckEvent::ack(0, 0x41));
+            b.settle_down();
+            assert_eq!(b.cpl_list(0), [(0x40, syndrome as u8), (0x41, SUCCESS)]);
+        }
     }
 
     /// A QP reset while a WQE is being fetched drops what was fetched (the ring slot now

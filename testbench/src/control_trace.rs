@@ -22,6 +22,10 @@ pub struct ControlCell {
     pub psn: u32,
     /// Words of the whole SEND on the wire (every cell: header, payload, immediate, CRC).
     pub words: u64,
+    /// The header's stream: the sender's stream of sequenced messages to the receiver.
+    pub stream: u32,
+    /// The header's sequence number of the SEND's first sequenced message.
+    pub first_seq: u32,
     /// The messages read from the first cell.
     pub messages: Vec<ControlMessage>,
 }
@@ -71,6 +75,8 @@ impl ControlCell {
             dst: d.dst,
             psn: h.psn,
             words: send_words(h.message_length as u64, cell_payload as u64),
+            stream: u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]),
+            first_seq: u32::from_le_bytes([bytes[1], bytes[2], bytes[3], 0]),
             messages,
         })
     }

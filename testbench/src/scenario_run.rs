@@ -484,7 +484,12 @@ fn trace_delivery(d: &nic_cosim::fabric::Delivery, epochs: &[u32]) {
         .ok()
         .and_then(|c| c.immediate);
     let control = ControlCell::decode(d)
-        .map(|c| format!(" control {:?}", c.messages))
+        .map(|c| {
+            format!(
+                " control stream {} seq {} {:?}",
+                c.stream, c.first_seq, c.messages
+            )
+        })
         .unwrap_or_default();
     eprintln!(
         "{} (ready {}) {}->{} {} psn {:#x} flags {:#x} imm {imm:x?} epochs {epochs:?}{control}",
