@@ -81,10 +81,7 @@ impl BenchOutput {
     ) -> Result<(), String> {
         let json = serde_json::to_string_pretty(result).map_err(|e| e.to_string())?;
         let out = self.out_path(name);
-        if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        std::fs::write(&out, &json).map_err(|e| format!("{}: {e}", out.display()))?;
+        super::write_file(&out, &json)?;
         if self.json {
             println!("{json}");
         } else {
