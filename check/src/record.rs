@@ -1,5 +1,5 @@
-//! What one `nic check rejoin` run explored, as JSON (`--json`, `--out FILE`) and as the
-//! Markdown tables of docs/measurements.md (`nic measurements`).
+//! What one `nic check rejoin` run explored, as JSON (`--json`, `--out FILE`);
+//! `nic measurements` renders the records as the tables of docs/measurements.md.
 
 use crate::rejoin::{Bug, Start};
 use crate::Report;
@@ -146,66 +146,13 @@ pub fn peak_memory_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// `1234567` as `1,234,567`.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// Checks as a Markdown table of docs/measurements.md, one row per check in the order
-/// given: its arguments, start, search, distinct states (classes with the symmetry
-/// reduction), states generated, depth, wall time, peak memory and verdict.
-pub fn render_markdown(records: &[CheckRecord]) -> String {
-    use std::fmt::Write as _;
-    let mut s = String::from(
-        "| `nic check rejoin` | start | search | distinct states (classes) | generated | depth | wall time | peak memory | result |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n",
-    );
-    for r in records {
-        let memory = r.peak_memory_bytes.map_or("-".into(), |b| {
-            if b >= 1_000_000_000 {
-                format!("{:.2} GB", b as f64 / 1e9)
-            } else {
-                format!("{:.0} MB", b as f64 / 1e6)
-            }
-        });
-        let seconds = if r.seconds >= 100.0 {
-            format!("{} s", thousands(r.seconds.round() as usize))
-        } else {
-            format!("{:.1} s", r.seconds)
-        };
-        let result = if r.failed.is_empty() {
-            "every property holds".to_string()
-        } else {
-            format!("**fails**: {}", r.failed.join(", "))
-        };
-        let _ = writeln!(
-            s,
-            "| `{}` | {} | {} | {} | {} | {} | {seconds} | {memory} | {result} |",
-            r.arguments(),
-            if r.cold { "cold" } else { "joined" },
-            r.search(),
-            thousands(r.unique_states),
-            thousands(r.states),
-            r.depth
-        );
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rejoin::Bounds;
 
     #[test]
-    fn a_check_records_its_arguments_and_renders_as_a_row() {
+    fn a_check_records_its_arguments_and_round_trips_as_json() {
         let mut bounds = Bounds::small();
         bounds.nodes = 2;
         bounds.start = Start::Cold;
@@ -217,21 +164,13 @@ mod tests {
             "--nodes 2 --cold --reboots 1 --losses 1 --rdma-own-path"
         );
         assert!(r.symmetry && r.failed.is_empty() && r.unique_states > 1000);
+        assert_eq!(r.search(), "depth-first, symmetry reduction");
         let json = serde_json::to_string(&r).unwrap();
         assert_eq!(serde_json::from_str::<CheckRecord>(&json).unwrap(), r);
-        let t = render_markdown(&[r.clone()]);
-        let row = format!(
-            "| `--nodes 2 --cold --reboots 1 --losses 1 --rdma-own-path` | cold | depth-first, symmetry reduction | {} | {} | {} |",
-            thousands(r.unique_states),
-            thousands(r.states),
-            r.depth
-        );
-        assert!(t.contains(&row), "{t}");
-        assert!(t.contains("| 10 MB | every property holds |"), "{t}");
     }
 
     #[test]
-    fn a_failing_check_and_a_depth_bound_show_in_the_row() {
+    fn a_failing_check_and_a_depth_bound_show_in_the_arguments() {
         let mut bounds = Bounds::small();
         bounds.nodes = 2;
         bounds.reboots = 0;
@@ -240,19 +179,18 @@ mod tests {
         let report = crate::check(bounds.clone(), Some(Bug::NoRdmaReady), 1, true).unwrap();
         let r = CheckRecord::new(&report, 1, None);
         assert!(!r.failed.is_empty(), "the planted bug is found");
-        let t = render_markdown(&[r]);
-        assert!(
-            t.contains("`--nodes 2 --cold --reboots 0 --losses 0 --bug no-rdma-ready`"),
-            "{t}"
+        assert_eq!(
+            r.arguments(),
+            "--nodes 2 --cold --reboots 0 --losses 0 --bug no-rdma-ready"
         );
-        assert!(t.contains("| - | **fails**: "), "{t}");
         bounds.max_depth = Some(6);
         let r = CheckRecord::new(&crate::check(bounds, None, 1, false).unwrap(), 1, None);
         assert_eq!(r.search(), "breadth-first");
         assert!(r.depth <= 6, "{r:?}");
-        assert!(render_markdown(&[r]).contains(
-            "`--nodes 2 --cold --reboots 0 --losses 0 --max-depth 6` | cold | breadth-first |"
-        ));
+        assert_eq!(
+            r.arguments(),
+            "--nodes 2 --cold --reboots 0 --losses 0 --max-depth 6"
+        );
         assert!(peak_memory_bytes().is_some_and(|b| b > 0));
     }
 }

@@ -267,63 +267,53 @@ struct Loaded {
     synth: BTreeMap<String, (Vec<PathBuf>, Vec<SynthReport>)>,
 }
 
+/// Every file of `source`, parsed as `what`.
+fn every<T: serde::de::DeserializeOwned>(
+    found: &BTreeMap<String, Vec<PathBuf>>,
+    source: &str,
+    what: &str,
+) -> Result<Vec<(PathBuf, T)>, String> {
+    let files = found.get(source).map_or(&[][..], |v| v.as_slice());
+    files
+        .iter()
+        .map(|f| Ok((f.clone(), load_json(f, what).map_err(|e| e.to_string())?)))
+        .collect()
+}
+
+/// The one file of `source`, parsed as `what`; two are an error.
+fn one<T: serde::de::DeserializeOwned>(
+    found: &BTreeMap<String, Vec<PathBuf>>,
+    source: &str,
+    what: &str,
+) -> Result<Option<(PathBuf, T)>, String> {
+    let files = found.get(source).map_or(&[][..], |v| v.as_slice());
+    match single(files, source)? {
+        None => Ok(None),
+        Some(_) => Ok(every(found, source, what)?.pop()),
+    }
+}
+
 fn load(found: &BTreeMap<String, Vec<PathBuf>>) -> Result<Loaded, String> {
-    let e = |e: crate::ChartError| e.to_string();
-    let get = |s: &str| found.get(s).map_or(&[][..], |v| v.as_slice());
-    let one = |s: &str| single(get(s), s);
+    let rejoin = found.get("rejoin").filter(|v| !v.is_empty());
     let mut loaded = Loaded {
-        datapath: None,
-        nic: None,
-        pools: None,
-        regcache: None,
-        rejoin: None,
-        checks: vec![],
-        soaks: vec![],
+        datapath: one(found, "datapath", "the JSON of `nic bench datapath`")?,
+        nic: one(found, "nic", "the JSON of `nic bench nic`")?,
+        pools: one(found, "pools", "the JSON of `nic bench pools`")?,
+        regcache: one(found, "regcache", "the JSON of `nic bench regcache`")?,
+        rejoin: match rejoin {
+            Some(files) => Some((files.clone(), merge_rejoin(files)?)),
+            None => None,
+        },
+        checks: every(found, "check", "the JSON of `nic check rejoin --out`")?,
+        soaks: every(found, "soak", "the JSON of `nic soak --out`")?,
         synth: BTreeMap::new(),
     };
-    if let Some(f) = one("datapath")? {
-        loaded.datapath = Some((
-            f.clone(),
-            load_json(f, "the JSON of `nic bench datapath`").map_err(e)?,
-        ));
-    }
-    if let Some(f) = one("nic")? {
-        loaded.nic = Some((
-            f.clone(),
-            load_json(f, "the JSON of `nic bench nic`").map_err(e)?,
-        ));
-    }
-    if let Some(f) = one("pools")? {
-        loaded.pools = Some((
-            f.clone(),
-            load_json(f, "the JSON of `nic bench pools`").map_err(e)?,
-        ));
-    }
-    if let Some(f) = one("regcache")? {
-        loaded.regcache = Some((
-            f.clone(),
-            load_json(f, "the JSON of `nic bench regcache`").map_err(e)?,
-        ));
-    }
-    if !get("rejoin").is_empty() {
-        loaded.rejoin = Some((get("rejoin").to_vec(), merge_rejoin(get("rejoin"))?));
-    }
-    for f in get("check") {
-        loaded.checks.push((
-            f.clone(),
-            load_json(f, "the JSON of `nic check rejoin --out`").map_err(e)?,
-        ));
-    }
-    for f in get("soak") {
-        loaded.soaks.push((
-            f.clone(),
-            load_json(f, "the JSON of `nic soak --out`").map_err(e)?,
-        ));
-    }
-    let known: Vec<&str> = BLOCKS
+    let mut known: Vec<&str> = BLOCKS
         .iter()
         .flat_map(|b| b.sources.iter().copied())
         .collect();
+    known.sort_unstable();
+    known.dedup();
     for (source, files) in found {
         if source.starts_with("synth-") {
             loaded
@@ -408,7 +398,7 @@ fn render(name: &str, l: &Loaded) -> Option<Rendered> {
             Some(Rendered {
                 files: mine.iter().map(|(f, _)| f.clone()).collect(),
                 tool: Tool::None,
-                markdown: nic_check::record::render_markdown(&records),
+                markdown: check_markdown(&records),
             })
         }
         "soak" | "soak-multi-nic" => {
@@ -436,6 +426,47 @@ fn render(name: &str, l: &Loaded) -> Option<Rendered> {
         }
         _ => None,
     }
+}
+
+/// Model checks as a Markdown table of docs/measurements.md, one row per check in the
+/// order given: its arguments, start, search, distinct states (classes with the symmetry
+/// reduction), states generated, depth, wall time, peak memory and verdict.
+pub fn check_markdown(records: &[CheckRecord]) -> String {
+    use nic_testbench::markdown::thousands;
+    use std::fmt::Write as _;
+    let mut s = String::from(
+        "| `nic check rejoin` | start | search | distinct states (classes) | generated | depth | wall time | peak memory | result |\n| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n",
+    );
+    for r in records {
+        let memory = r.peak_memory_bytes.map_or("-".into(), |b| {
+            if b >= 1_000_000_000 {
+                format!("{:.2} GB", b as f64 / 1e9)
+            } else {
+                format!("{:.0} MB", b as f64 / 1e6)
+            }
+        });
+        let seconds = if r.seconds >= 100.0 {
+            format!("{} s", thousands(r.seconds.round() as u64))
+        } else {
+            format!("{:.1} s", r.seconds)
+        };
+        let result = if r.failed.is_empty() {
+            "every property holds".to_string()
+        } else {
+            format!("**fails**: {}", r.failed.join(", "))
+        };
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {} | {} | {seconds} | {memory} | {result} |",
+            r.arguments(),
+            if r.cold { "cold" } else { "joined" },
+            r.search(),
+            thousands(r.unique_states as u64),
+            thousands(r.states as u64),
+            r.depth
+        );
+    }
+    s
 }
 
 /// Whether `name` is a block [`regenerate`] knows.
@@ -597,6 +628,48 @@ mod tests {
             .contains("comes before"));
         let twice = format!("{page}{page}");
         assert!(splice(&twice, "pools", "x").unwrap_err().contains("twice"));
+    }
+
+    #[test]
+    fn model_checks_render_as_rows_with_their_verdict() {
+        let r = CheckRecord {
+            nodes: 3,
+            reboots: 2,
+            losses: 0,
+            link_capacity: 3,
+            cold: false,
+            rdma_requests: true,
+            rdma_own_path: false,
+            max_depth: None,
+            symmetry_requested: true,
+            bug: None,
+            threads: 1,
+            symmetry: true,
+            unique_states: 26_951_369,
+            states: 125_861_080,
+            depth: 70,
+            seconds: 1093.4,
+            peak_memory_bytes: Some(1_090_000_000),
+            failed: vec![],
+        };
+        let failing = CheckRecord {
+            nodes: 2,
+            reboots: 0,
+            cold: true,
+            max_depth: Some(20),
+            symmetry: false,
+            bug: Some("no-rdma-ready".into()),
+            unique_states: 40,
+            states: 90,
+            depth: 12,
+            seconds: 0.04,
+            peak_memory_bytes: None,
+            failed: vec!["converges".into()],
+            ..r.clone()
+        };
+        let t = check_markdown(&[r, failing]);
+        assert!(t.contains("| `--nodes 3 --reboots 2 --losses 0` | joined | depth-first, symmetry reduction | 26,951,369 | 125,861,080 | 70 | 1,093 s | 1.09 GB | every property holds |"), "{t}");
+        assert!(t.contains("| `--nodes 2 --cold --reboots 0 --losses 0 --max-depth 20 --bug no-rdma-ready` | cold | breadth-first | 40 | 90 | 12 | 0.0 s | - | **fails**: converges |"), "{t}");
     }
 
     #[test]
