@@ -205,6 +205,18 @@ fn synth_target_names_the_devices_and_rejects_others() {
         out.contains("unknown target \"ecp5-45\"; targets: ecp5-85, ecp5-25, hx8k"),
         "{out}"
     );
+    for flag in [&["--json"][..], &["--report", "x.json"][..]] {
+        let o = nic(&[&["synth", "--breakdown"][..], flag].concat());
+        assert!(!o.status.success());
+        assert!(
+            text(&o).contains("go with place and route, not --breakdown"),
+            "{}",
+            text(&o)
+        );
+    }
+    for flag in ["--json", "--quiet", "--report <FILE>"] {
+        assert!(help.contains(flag), "{flag}: {help}");
+    }
 }
 
 /// A missing nextpnr-ecp5 stops `nic synth` before anything runs, saying what to do.
@@ -237,6 +249,8 @@ fn synth_runs_ecp5_place_and_route_on_a_small_block() {
         "crc32_prepad",
         "--out",
         dir.to_str().unwrap(),
+        "--report",
+        dir.join("copy/synth-small.json").to_str().unwrap(),
     ]);
     let out = text(&o);
     assert!(o.status.success(), "{out}");
@@ -255,6 +269,11 @@ fn synth_runs_ecp5_place_and_route_on_a_small_block() {
         })
         .expect("a run-<stamp>-ecp5-25 folder");
     let json = std::fs::read_to_string(run.join("report.json")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("copy/synth-small.json")).unwrap(),
+        json,
+        "--report writes report.json's copy"
+    );
     let reports: serde_json::Value = serde_json::from_str(&json).unwrap();
     let r = &reports[0];
     assert_eq!(r["module"], "nic_crc32_prepad");

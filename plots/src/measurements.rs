@@ -523,7 +523,7 @@ fn index(text: &str, names: &[String], from: &[PathBuf]) -> String {
         let title = block.map_or("Synthesis", |b| b.title);
         let run = block
             .map_or_else(
-                || format!("`nic synth`, its report.json copied to `DIR/{name}.json`"),
+                || format!("`nic synth ... --report DIR/{name}.json`"),
                 |b| b.run.to_string(),
             )
             .replace("DIR", &dir);

@@ -18,7 +18,7 @@ pub enum MeasurementsCommand {
     /// datapath.json and nic.json (`nic bench datapath`, `nic bench nic --sizes ...`:
     /// speed, goodput), pools.json, regcache.json, rejoin.json (or rejoin.NAME.json, merged),
     /// check.NAME.json (`nic check rejoin --out`), soak.NAME.json (`nic soak --out`),
-    /// synth-SECTION.json or synth-SECTION.NAME.json (`nic synth`'s report.json). A
+    /// synth-SECTION.json or synth-SECTION.NAME.json (`nic synth --report FILE`). A
     /// malformed or unknown file, or a table the page has no markers for, is an error that
     /// writes nothing.
     All {
@@ -65,7 +65,7 @@ pub fn run(cmd: MeasurementsCommand) -> Result<(), String> {
                     let run = BLOCKS
                         .iter()
                         .find(|b| b.name == o.name)
-                        .map_or("`nic synth`", |b| b.run);
+                        .map_or("`nic synth ... --report DIR/<block>.json`", |b| b.run);
                     println!(
                         "{:<20} left as it is, no JSON for it; written by {}",
                         o.name,
