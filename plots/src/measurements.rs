@@ -523,7 +523,7 @@ fn index(text: &str, names: &[String], from: &[PathBuf]) -> String {
         let title = block.map_or("Synthesis", |b| b.title);
         let run = block
             .map_or_else(
-                || format!("`nic synth ... --report DIR/{name}.json`"),
+                || format!("`nic synth ... --report DIR/{name}.<run>.json`, one file per run"),
                 |b| b.run.to_string(),
             )
             .replace("DIR", &dir);
