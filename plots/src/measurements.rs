@@ -17,6 +17,7 @@ use nic_testbench::nic_bench::NicBench;
 use nic_testbench::pools_bench::PoolsBenchRow;
 use nic_testbench::regcache_bench::RegcacheBenchReport;
 use nic_testbench::rejoin_bench::BenchResult;
+use nic_testbench::scenario_run::SlowPathRun;
 use nic_testbench::soak::SoakSummary;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -36,7 +37,7 @@ pub struct Block {
 
 /// The block kinds besides the synthesis tables (`synth-SECTION`, from
 /// `synth-SECTION.json` or `synth-SECTION.<anything>.json`: `nic synth`'s report.json).
-pub const BLOCKS: [Block; 9] = [
+pub const BLOCKS: [Block; 10] = [
     Block {
         name: "speed",
         title: "Simulation speed",
@@ -78,6 +79,12 @@ pub const BLOCKS: [Block; 9] = [
         title: "Multi-NIC soak",
         sources: &["soak"],
         run: "`nic soak --multi-nic --seed S --cases N --out DIR/soak.<name>.json`",
+    },
+    Block {
+        name: "multi-nic-slow-path",
+        title: "Several NICs per host, the slow path",
+        sources: &["multi-nic"],
+        run: "`nic sim --scenario scenarios/multi-nic-<name>.toml --report DIR/multi-nic.<name>.json`",
     },
     Block {
         name: "regcache",
@@ -264,6 +271,7 @@ struct Loaded {
     rejoin: Option<(Vec<PathBuf>, BenchResult)>,
     checks: Vec<(PathBuf, CheckRecord)>,
     soaks: Vec<(PathBuf, SoakSummary)>,
+    slow_path: Vec<(PathBuf, SlowPathRun)>,
     synth: BTreeMap<String, (Vec<PathBuf>, Vec<SynthReport>)>,
 }
 
@@ -306,6 +314,11 @@ fn load(found: &BTreeMap<String, Vec<PathBuf>>) -> Result<Loaded, String> {
         },
         checks: every(found, "check", "the JSON of `nic check rejoin --out`")?,
         soaks: every(found, "soak", "the JSON of `nic soak --out`")?,
+        slow_path: every(
+            found,
+            "multi-nic",
+            "the JSON report of `nic sim --scenario` (with `multi_nic`)",
+        )?,
         synth: BTreeMap::new(),
     };
     let mut known: Vec<&str> = BLOCKS
@@ -415,6 +428,16 @@ fn render(name: &str, l: &Loaded) -> Option<Rendered> {
             let files = mine.iter().map(|(f, _)| f.clone()).collect();
             let summaries: Vec<SoakSummary> = mine.iter().map(|(_, s)| s.clone()).collect();
             verilator(files, soak::render_markdown(&summaries))
+        }
+        "multi-nic-slow-path" => {
+            if l.slow_path.is_empty() {
+                return None;
+            }
+            let runs: Vec<SlowPathRun> = l.slow_path.iter().map(|(_, r)| r.clone()).collect();
+            verilator(
+                l.slow_path.iter().map(|(f, _)| f.clone()).collect(),
+                nic_testbench::scenario_run::render_slow_path_markdown(&runs),
+            )
         }
         synth if synth.starts_with("synth-") => {
             let (files, reports) = l.synth.get(synth)?;

@@ -18,6 +18,7 @@ pub enum MeasurementsCommand {
     /// datapath.json and nic.json (`nic bench datapath`, `nic bench nic --sizes ...`:
     /// speed, goodput), pools.json, regcache.json, rejoin.json (or rejoin.NAME.json, merged),
     /// check.NAME.json (`nic check rejoin --out`), soak.NAME.json (`nic soak --out`),
+    /// multi-nic.NAME.json (`nic sim --scenario scenarios/multi-nic-NAME.toml --report`),
     /// synth-SECTION.json or synth-SECTION.NAME.json (`nic synth --report FILE`). A
     /// malformed or unknown file, or a table the page has no markers for, is an error that
     /// writes nothing.
