@@ -1086,6 +1086,12 @@ fn measurements_all_writes_every_block_from_the_json_present() {
         "regcache.json: not the JSON of `nic bench regcache`",
     );
     std::fs::remove_file(from.join("regcache.json")).unwrap();
+    std::fs::copy(from.join("pools.json"), from.join("pools.again.json")).unwrap();
+    fails(
+        "two files of a one-file source",
+        "one `pools` file is read, not 2",
+    );
+    std::fs::remove_file(from.join("pools.again.json")).unwrap();
     std::fs::write(from.join("notes.json"), "{}").unwrap();
     fails(
         "a file no block reads",

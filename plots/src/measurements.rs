@@ -246,7 +246,7 @@ fn sources(from: &[PathBuf]) -> Result<BTreeMap<String, Vec<PathBuf>>, String> {
     Ok(found)
 }
 
-/// The one file of a source a block reads one of.
+/// The file of `source` when there is one; several are an error (its block reads one).
 fn single<'a>(files: &'a [PathBuf], source: &str) -> Result<Option<&'a PathBuf>, String> {
     match files {
         [] => Ok(None),
