@@ -66,6 +66,8 @@ enum Command {
         /// apart, LUTs / FFs / block RAMs per block (yosys only).
         #[arg(long, conflicts_with = "blocks")]
         breakdown: bool,
+        #[command(flatten)]
+        output: commands::synth::SynthOutput,
     },
     /// Run a co-simulation with scoreboards: `nic sim --scenario FILE.toml` (hosts, fabric,
     /// drivers, reboots), or `nic sim datapath`.
@@ -170,8 +172,14 @@ fn run(cli: Cli) -> Result<(), String> {
             target,
             config,
             breakdown: true,
+            output,
             ..
-        } => commands::synth::breakdown(&out, &config, target).map(|_| ()),
+        } => {
+            if output.json || output.report.is_some() {
+                return Err("nic synth: --json and --report go with place and route, not --breakdown (it writes breakdown.json)".into());
+            }
+            commands::synth::breakdown(&out, &config, target).map(|_| ())
+        }
         Command::Synth {
             out,
             target,
@@ -179,7 +187,9 @@ fn run(cli: Cli) -> Result<(), String> {
             target_mhz,
             config,
             breakdown: false,
-        } => commands::synth::synth_all(&out, &config, &blocks, target_mhz, target).map(|_| ()),
+            output,
+        } => commands::synth::synth_all(&out, &config, &blocks, target_mhz, target, &output)
+            .map(|_| ()),
         Command::Cell(cmd) => commands::cell::run(cmd),
         Command::Waves(cmd) => commands::waves::run(cmd),
         Command::Plot(cmd) => commands::plot::run(&cmd),

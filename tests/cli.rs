@@ -44,6 +44,8 @@ fn every_subcommand_has_help() {
         vec!["plot", "rejoin", "--help"],
         vec!["measurements", "rejoin", "--help"],
         vec!["measurements", "synth", "--help"],
+        vec!["measurements", "all", "--help"],
+        vec!["check", "rejoin", "--help"],
         vec!["flow", "--help"],
         vec!["soak", "--help"],
         vec!["waves", "--help"],
@@ -203,6 +205,18 @@ fn synth_target_names_the_devices_and_rejects_others() {
         out.contains("unknown target \"ecp5-45\"; targets: ecp5-85, ecp5-25, hx8k"),
         "{out}"
     );
+    for flag in [&["--json"][..], &["--report", "x.json"][..]] {
+        let o = nic(&[&["synth", "--breakdown"][..], flag].concat());
+        assert!(!o.status.success());
+        assert!(
+            text(&o).contains("go with place and route, not --breakdown"),
+            "{}",
+            text(&o)
+        );
+    }
+    for flag in ["--json", "--quiet", "--report <FILE>"] {
+        assert!(help.contains(flag), "{flag}: {help}");
+    }
 }
 
 /// A missing nextpnr-ecp5 stops `nic synth` before anything runs, saying what to do.
@@ -235,6 +249,8 @@ fn synth_runs_ecp5_place_and_route_on_a_small_block() {
         "crc32_prepad",
         "--out",
         dir.to_str().unwrap(),
+        "--report",
+        dir.join("copy/synth-small.json").to_str().unwrap(),
     ]);
     let out = text(&o);
     assert!(o.status.success(), "{out}");
@@ -253,6 +269,11 @@ fn synth_runs_ecp5_place_and_route_on_a_small_block() {
         })
         .expect("a run-<stamp>-ecp5-25 folder");
     let json = std::fs::read_to_string(run.join("report.json")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.join("copy/synth-small.json")).unwrap(),
+        json,
+        "--report writes report.json's copy"
+    );
     let reports: serde_json::Value = serde_json::from_str(&json).unwrap();
     let r = &reports[0];
     assert_eq!(r["module"], "nic_crc32_prepad");
@@ -925,4 +946,181 @@ fn measurements_writes_a_synthesis_table_between_its_markers() {
         text(&o)
     );
     assert_eq!(std::fs::read_to_string(&doc).unwrap(), out);
+}
+
+/// `nic measurements all` writes every block whose JSON is in the source folder (the
+/// check's and the soak's `--out` files among them), stamps each, lists them all, and
+/// leaves the prose and the blocks without JSON as they are. A malformed file, a file no
+/// block reads, a block without markers or an unknown block is an error that writes
+/// nothing.
+#[test]
+fn measurements_all_writes_every_block_from_the_json_present() {
+    let dir = scratch("measurements-all");
+    let from = dir.join("json");
+    std::fs::create_dir_all(&from).unwrap();
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("plots/tests/fixtures");
+    std::fs::copy(fixtures.join("rejoin.json"), from.join("rejoin.json")).unwrap();
+    std::fs::copy(
+        fixtures.join("synth-report.json"),
+        from.join("synth-tops.a.json"),
+    )
+    .unwrap();
+    let check = from.join("check.cold.json");
+    let o = nic(&[
+        "check",
+        "rejoin",
+        "--nodes",
+        "2",
+        "--cold",
+        "--reboots",
+        "0",
+        "--losses",
+        "0",
+        "--json",
+        "--out",
+        check.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON on stdout");
+    assert_eq!(
+        v,
+        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&check).unwrap())
+            .unwrap()
+    );
+    assert_eq!(v["failed"], serde_json::json!([]));
+    let o = nic(&[
+        "soak",
+        "--cases",
+        "1",
+        "--seed",
+        "3",
+        "--quiet",
+        "--out",
+        from.join("soak.3.json").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let scenario =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scenarios/multi-nic-route-change.toml");
+    let o = nic(&[
+        "sim",
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--quiet",
+        "--report",
+        from.join("multi-nic.route-change.json").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    std::fs::write(
+        from.join("pools.json"),
+        r#"[{"mode":"pools","packet_bytes":256,"goodput":{"min":2.5,"median":2.76,"max":2.8},"by_idata":600,"by_message":0}]"#,
+    )
+    .unwrap();
+    let doc = dir.join("m.md");
+    let mut page =
+        String::from("# Page\n\n<!-- generated-blocks:begin -->\n<!-- generated-blocks:end -->\n");
+    for name in [
+        "synth-tops",
+        "rejoin-tables",
+        "check-depth-first",
+        "check-breadth-first",
+        "soak",
+        "multi-nic-slow-path",
+        "pools",
+    ] {
+        page.push_str(&format!(
+            "\n## {name}\n\n<!-- {name}:begin -->\nby hand\n<!-- {name}:end -->\n"
+        ));
+    }
+    std::fs::write(&doc, &page).unwrap();
+    let (doc_s, from_s) = (doc.to_str().unwrap(), from.to_str().unwrap());
+    let o = nic(&["measurements", "all", "--from", from_s, "--doc", doc_s]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = std::fs::read_to_string(&doc).unwrap();
+    assert_eq!(
+        out.matches("<!-- Generated by `nic measurements all` on ")
+            .count(),
+        6,
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("\nby hand\n").count(),
+        1,
+        "breadth-first has no JSON: {out}"
+    );
+    for table in [
+        "| block | device | LUTs |",
+        "| hosts | period, timeout | protocol latency",
+        "| `--nodes 2 --cold --reboots 0 --losses 0` | cold | depth-first, symmetry reduction |",
+        "| `nic soak --seed 3 --cases 1` | 1 | ",
+        "| 256 | 2.76 (2.50 .. 2.80) | 600 / 0 | - |",
+        "| `multi-nic-route-change` | 2 | 4 | 4 | 0 | ",
+    ] {
+        assert!(out.contains(table), "{table}: {out}");
+    }
+    assert!(
+        out.contains(&format!(
+            "- Soak (`soak`): generated by `nic measurements all` on "
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("- Rejoin model check, breadth-first (`check-breadth-first`): written by hand; the next run generates it: `nic check rejoin ... --max-depth N"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n## pools\n\n<!-- pools:begin -->\n"),
+        "{out}"
+    );
+
+    // Each error leaves the page as it is.
+    let fails = |what: &str, expect: &str| {
+        let o = nic(&["measurements", "all", "--from", from_s, "--doc", doc_s]);
+        assert!(!o.status.success(), "{what}");
+        assert!(text(&o).contains(expect), "{what}: {}", text(&o));
+        assert!(!text(&o).contains("panicked"), "{}", text(&o));
+        assert_eq!(std::fs::read_to_string(&doc).unwrap(), out, "{what}");
+    };
+    std::fs::write(from.join("regcache.json"), "{\"runs\": [").unwrap();
+    fails(
+        "malformed JSON",
+        "regcache.json: not the JSON of `nic bench regcache`",
+    );
+    std::fs::remove_file(from.join("regcache.json")).unwrap();
+    std::fs::copy(from.join("pools.json"), from.join("pools.again.json")).unwrap();
+    fails(
+        "two files of a one-file source",
+        "one `pools` file is read, not 2",
+    );
+    std::fs::remove_file(from.join("pools.again.json")).unwrap();
+    std::fs::write(from.join("notes.json"), "{}").unwrap();
+    fails(
+        "a file no block reads",
+        "notes.json: no block of the page reads `notes` files",
+    );
+    std::fs::remove_file(from.join("notes.json")).unwrap();
+    std::fs::copy(
+        fixtures.join("synth-report.json"),
+        from.join("synth-other.json"),
+    )
+    .unwrap();
+    fails(
+        "a block without markers",
+        "no `<!-- synth-other:begin -->` ... `<!-- synth-other:end -->` markers for",
+    );
+    std::fs::remove_file(from.join("synth-other.json")).unwrap();
+    let o = nic(&["measurements", "all", "--from", from_s, "--doc", doc_s]);
+    assert!(o.status.success(), "{}", text(&o));
+    let again = std::fs::read_to_string(&doc).unwrap();
+    std::fs::write(
+        &doc,
+        format!("{again}<!-- bogus:begin -->\n<!-- bogus:end -->\n"),
+    )
+    .unwrap();
+    let o = nic(&["measurements", "all", "--from", from_s, "--doc", doc_s]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("no block is called `bogus`"),
+        "{}",
+        text(&o)
+    );
 }

@@ -7,11 +7,13 @@
 //! it searches depth-first and explores one state per class of states that differ only in
 //! the nodes' numbers (symmetry reduction, [`rejoin::Cluster::canonical`]); with a depth
 //! bound, breadth-first and without the reduction.
-//! docs/rejoin-model-check.md says what is checked, the abstraction and the measured
+//! [`record`] keeps what a run explored as JSON and renders the runs as the tables of
+//! docs/measurements.md. docs/rejoin-model-check.md says what is checked, the abstraction and the measured
 //! state counts.
 
 #![warn(missing_docs)]
 
+pub mod record;
 pub mod rejoin;
 
 use std::time::{Duration, Instant};

@@ -1,5 +1,6 @@
 //! Charts of the benches and synthesis, as SVG (plotters), drawn from their result
-//! structs or from the JSON files they write; nothing here runs a simulation or a tool.
+//! structs or from the JSON files they write, and the tables of docs/measurements.md from
+//! the same files; nothing here runs a simulation or synthesis.
 //!
 //! - [`draw`]: the two chart kinds, [`LineChart`] (median with a min..max whisker against
 //!   a numeric axis, log axes on powers of two or ten) and [`BarChart`] (horizontal bars
@@ -7,16 +8,19 @@
 //! - [`bench`]: `nic bench datapath` / `nic` (simulation speed per backend, goodput and
 //!   message rate against message size), `nic bench rejoin` (latency against host count
 //!   per mode, stale writes per mode), `nic bench pools` (goodput and message rate).
+//! - [`measurements`]: docs/measurements.md's generated tables, written from the same JSON
+//!   files between the page's markers (`nic measurements`).
 //! - [`synth`]: `nic synth`'s `report.json` (resources per block against the iCE40 HX8K,
 //!   Fmax per block against the target) and `nic synth --breakdown`'s `breakdown.json`.
 //!
-//! A crate of its own: it reads both `nic-testbench`'s and `nic-synth`'s results (neither
-//! crate sees the other), and keeps plotters out of the simulation and synthesis
+//! A crate of its own: it reads `nic-testbench`'s, `nic-synth`'s and `nic-check`'s results
+//! (none of them sees the others), and keeps plotters out of the simulation and synthesis
 //! libraries. [`load_json`] turns a missing, empty or malformed file into a
 //! [`ChartError`] naming the file and what was expected.
 
 pub mod bench;
 pub mod draw;
+pub mod measurements;
 pub mod synth;
 
 pub use draw::{BarChart, BarSeries, LineChart, LineSeries, Scale, Spread};

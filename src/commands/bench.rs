@@ -27,40 +27,52 @@ pub struct BenchOutput {
     pub out: Option<PathBuf>,
 }
 
+/// A progress bar on stderr: `len` steps, or a spinner when the count is not known; a
+/// hidden bar when `hidden` (`--quiet`, `--json`).
+pub fn progress_bar(hidden: bool, what: &str, len: Option<u64>) -> ProgressBar {
+    if hidden {
+        return ProgressBar::hidden();
+    }
+    let bar = match len {
+        Some(n) => ProgressBar::new(n).with_style(
+            ProgressStyle::with_template(
+                "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} ({eta} left) {msg}",
+            )
+            .expect("a valid template"),
+        ),
+        None => ProgressBar::new_spinner().with_style(
+            ProgressStyle::with_template("{prefix} [{elapsed_precise}] {spinner} {msg}")
+                .expect("a valid template"),
+        ),
+    };
+    bar.set_prefix(what.to_string());
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// Shows what a long run does now: on the bar, or as a line on stderr when the bar is
+/// hidden and the run is not `silent` (stderr is not a terminal: a log of a long run).
+pub fn show_step(bar: &ProgressBar, what: String, silent: bool) {
+    if bar.is_hidden() {
+        if !silent {
+            eprintln!("  {what} ...");
+        }
+    } else {
+        bar.set_message(what);
+    }
+}
+
 impl BenchOutput {
     /// A progress bar on stderr: `len` steps, or a spinner when the count is not known;
     /// hidden with `--quiet` or `--json`.
     pub fn progress(&self, what: &str, len: Option<u64>) -> ProgressBar {
-        if self.quiet || self.json {
-            return ProgressBar::hidden();
-        }
-        let bar = match len {
-            Some(n) => ProgressBar::new(n).with_style(
-                ProgressStyle::with_template(
-                    "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} ({eta} left) {msg}",
-                )
-                .expect("a valid template"),
-            ),
-            None => ProgressBar::new_spinner().with_style(
-                ProgressStyle::with_template("{prefix} [{elapsed_precise}] {spinner} {msg}")
-                    .expect("a valid template"),
-            ),
-        };
-        bar.set_prefix(what.to_string());
-        bar.enable_steady_tick(Duration::from_millis(200));
-        bar
+        progress_bar(self.quiet || self.json, what, len)
     }
 
     /// Shows what the bench does now: on the bar, or as a line on stderr when stderr is
     /// not a terminal (a log of a long run), unless `--quiet` or `--json`.
     pub fn step(&self, bar: &ProgressBar, what: String) {
-        if bar.is_hidden() {
-            if !self.quiet && !self.json {
-                eprintln!("  {what} ...");
-            }
-        } else {
-            bar.set_message(what);
-        }
+        show_step(bar, what, self.quiet || self.json)
     }
 
     /// The JSON file of bench `name`.
@@ -81,10 +93,7 @@ impl BenchOutput {
     ) -> Result<(), String> {
         let json = serde_json::to_string_pretty(result).map_err(|e| e.to_string())?;
         let out = self.out_path(name);
-        if let Some(dir) = out.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        }
-        std::fs::write(&out, &json).map_err(|e| format!("{}: {e}", out.display()))?;
+        super::write_file(&out, &json)?;
         if self.json {
             println!("{json}");
         } else {

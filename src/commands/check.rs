@@ -1,5 +1,6 @@
 //! `nic check rejoin`: the rejoin protocol model-checked (nic-check), with what it explored.
 use clap::Args;
+use nic_check::record::{peak_memory_bytes, CheckRecord};
 use nic_check::rejoin::{Bounds, Bug, RejoinModel, Start};
 
 /// Bounds of `nic check rejoin`.
@@ -42,6 +43,13 @@ pub struct RejoinCheckArgs {
     /// Checker threads.
     #[arg(long, default_value_t = 1)]
     threads: usize,
+    /// Print what the check explored as JSON instead of the text (the failing properties
+    /// without their traces).
+    #[arg(long)]
+    json: bool,
+    /// Also write that JSON to this file (`nic measurements` reads it).
+    #[arg(long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
 }
 
 /// Runs the check and prints states explored, depth, time and each failure with its trace.
@@ -75,6 +83,18 @@ pub fn rejoin(args: &RejoinCheckArgs) -> Result<(), String> {
             )
         },
     )?;
+    let record = CheckRecord::new(&report, args.threads, peak_memory_bytes());
+    let json = serde_json::to_string_pretty(&record).map_err(|e| e.to_string())?;
+    if let Some(out) = &args.out {
+        super::write_file(out, &json)?;
+    }
+    if args.json {
+        println!("{json}");
+        return match record.failed.len() {
+            0 => Ok(()),
+            n => Err(format!("{n} properties failed")),
+        };
+    }
     println!(
         "nodes {} reboots {} losses {} link capacity {} start {:?}{}{}{}",
         bounds.nodes,
@@ -94,17 +114,16 @@ pub fn rejoin(args: &RejoinCheckArgs) -> Result<(), String> {
         args.bug.map(|b| format!(" bug {b:?}")).unwrap_or_default()
     );
     println!(
-        "unique states {}  generated {}  depth {}  wall time {:.2} s  ({})",
+        "unique states {}  generated {}  depth {}  wall time {:.2} s  ({}{})",
         report.unique_states,
         report.states,
         report.max_depth,
         report.seconds,
+        record.search(),
         if report.symmetry {
-            "depth-first, symmetry reduction: states are counted up to node renumbering"
-        } else if bounds.max_depth.is_some() {
-            "breadth-first, no symmetry reduction"
+            ": states are counted up to node renumbering"
         } else {
-            "depth-first, no symmetry reduction"
+            ""
         }
     );
     if report.failures.is_empty() {

@@ -1,15 +1,35 @@
-//! `nic measurements`: writes the tables of docs/measurements.md from the JSON the benches
-//! wrote, between the page's markers, with the machine, the date and the tool version they
-//! ran with. The prose around the tables stays as written.
+//! `nic measurements`: writes the tables of docs/measurements.md from the JSON the benches,
+//! the soak, the model check and synthesis wrote, between the page's markers, with the
+//! machine, the date and the tool version (`nic_plots::measurements`). The prose around
+//! the tables stays as written.
 
-use nic_plots::load_json;
-use nic_synth::{render_markdown, SynthReport};
-use nic_testbench::rejoin_bench::{render_markdown as rejoin_markdown, BenchResult};
-use std::path::{Path, PathBuf};
+use nic_plots::measurements::{
+    load_synth, merge_rejoin, regenerate, stamp, write_block, Tool, BLOCKS, INDEX,
+};
+use nic_synth::render_markdown;
+use nic_testbench::rejoin_bench::render_markdown as rejoin_markdown;
+use std::path::PathBuf;
 
 /// `nic measurements`: which tables.
 #[derive(clap::Subcommand, Debug, Clone)]
 pub enum MeasurementsCommand {
+    /// Every generated table of the page from the JSON files in the source folders, and
+    /// the page's list of them; a table whose files are not there stays as it is. Files:
+    /// datapath.json and nic.json (`nic bench datapath`, `nic bench nic --sizes ...`:
+    /// speed, goodput), pools.json, regcache.json, rejoin.json (or rejoin.NAME.json, merged),
+    /// check.NAME.json (`nic check rejoin --out`), soak.NAME.json (`nic soak --out`),
+    /// multi-nic.NAME.json (`nic sim --scenario scenarios/multi-nic-NAME.toml --report`),
+    /// synth-SECTION.json or synth-SECTION.NAME.json (`nic synth --report FILE`). A
+    /// malformed or unknown file, or a table the page has no markers for, is an error that
+    /// writes nothing.
+    All {
+        /// Folders holding the JSON files.
+        #[arg(long = "from", default_value = "docs/measurements")]
+        from: Vec<PathBuf>,
+        /// The page to write.
+        #[arg(long, default_value = "docs/measurements.md")]
+        doc: PathBuf,
+    },
     /// The rejoin bench's tables ("Rejoin against the heartbeat baseline"), from one or
     /// more `nic bench rejoin` JSON files (sizes run as separate processes are merged).
     Rejoin {
@@ -33,28 +53,49 @@ pub enum MeasurementsCommand {
     },
 }
 
-const REJOIN_BEGIN: &str = "<!-- rejoin-tables:begin -->";
-const REJOIN_END: &str = "<!-- rejoin-tables:end -->";
+fn names(files: &[PathBuf]) -> Vec<String> {
+    files.iter().map(|f| f.display().to_string()).collect()
+}
 
 pub fn run(cmd: MeasurementsCommand) -> Result<(), String> {
     match cmd {
+        MeasurementsCommand::All { from, doc } => {
+            let outcomes = regenerate(&doc, &from, "nic measurements all")?;
+            for o in outcomes.iter().filter(|o| o.name != INDEX) {
+                if o.files.is_empty() {
+                    let run = BLOCKS
+                        .iter()
+                        .find(|b| b.name == o.name)
+                        .map_or("`nic synth ... --report DIR/<block>.json`", |b| b.run);
+                    println!(
+                        "{:<20} left as it is, no JSON for it; written by {}",
+                        o.name,
+                        run.replace(
+                            "DIR",
+                            &from
+                                .first()
+                                .map_or("DIR".into(), |d| d.display().to_string())
+                        )
+                    );
+                } else {
+                    println!("{:<20} written from {}", o.name, names(&o.files).join(", "));
+                }
+            }
+            println!("{}: written", doc.display());
+            Ok(())
+        }
         MeasurementsCommand::Rejoin { files, doc } => {
             let merged = merge_rejoin(&files)?;
-            let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
             let block = format!(
                 "{}\n{}",
-                stamp(
-                    "nic measurements rejoin",
-                    &names,
-                    ("verilator", &["--version"])
-                ),
+                stamp("nic measurements rejoin", &names(&files), Tool::Verilator),
                 rejoin_markdown(&merged)
             );
-            splice(&doc, REJOIN_BEGIN, REJOIN_END, &block)?;
+            write_block(&doc, "rejoin-tables", &block)?;
             println!(
                 "{}: rejoin tables written from {}",
                 doc.display(),
-                names.join(", ")
+                names(&files).join(", ")
             );
             Ok(())
         }
@@ -63,94 +104,19 @@ pub fn run(cmd: MeasurementsCommand) -> Result<(), String> {
             section,
             doc,
         } => {
-            let mut reports: Vec<SynthReport> = vec![];
-            for f in &files {
-                let r: Vec<SynthReport> =
-                    load_json(f, "`nic synth`'s report.json").map_err(|e| e.to_string())?;
-                reports.extend(r);
-            }
-            let names: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
+            let reports = load_synth(&files)?;
             let block = format!(
                 "{}\n{}",
-                stamp("nic measurements synth", &names, ("yosys", &["-V"])),
+                stamp("nic measurements synth", &names(&files), Tool::Yosys),
                 render_markdown(&reports)
             );
-            let begin = format!("<!-- synth-{section}:begin -->");
-            let end = format!("<!-- synth-{section}:end -->");
-            splice(&doc, &begin, &end, &block)?;
+            write_block(&doc, &format!("synth-{section}"), &block)?;
             println!(
                 "{}: synthesis table `{section}` written from {}",
                 doc.display(),
-                names.join(", ")
+                names(&files).join(", ")
             );
             Ok(())
         }
     }
-}
-
-/// The sizes of every file in one result (the first file's settings); a size in two files
-/// is an error.
-fn merge_rejoin(files: &[PathBuf]) -> Result<BenchResult, String> {
-    let mut merged: Option<BenchResult> = None;
-    for f in files {
-        let b: BenchResult =
-            load_json(f, "the JSON of `nic bench rejoin`").map_err(|e| e.to_string())?;
-        match merged.as_mut() {
-            None => merged = Some(b),
-            Some(m) => {
-                for z in b.sizes {
-                    if m.sizes.iter().any(|y| y.hosts == z.hosts) {
-                        return Err(format!(
-                            "{}: {} hosts are in an earlier file too",
-                            f.display(),
-                            z.hosts
-                        ));
-                    }
-                    m.sizes.push(z);
-                }
-                m.wall_seconds += b.wall_seconds;
-            }
-        }
-    }
-    let mut m = merged.ok_or("no JSON file given")?;
-    m.sizes.sort_by_key(|z| z.hosts);
-    Ok(m)
-}
-
-/// "Generated by `command` on DATE from FILES; machine: ...; TOOL VERSION".
-fn stamp(command: &str, files: &[String], tool: (&str, &[&str])) -> String {
-    let out = |program: &str, args: &[&str]| {
-        std::process::Command::new(program)
-            .args(args)
-            .output()
-            .ok()
-            .filter(|o| o.status.success())
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .unwrap_or_else(|| "unknown".into())
-    };
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    format!(
-        "<!-- Generated by `{command}` on {} from {}; machine: {cores} cores, {}; {}. Edit the command, not this block. -->\n",
-        out("date", &["-u", "+%Y-%m-%d"]),
-        files.join(", "),
-        out("uname", &["-m"]),
-        out(tool.0, tool.1)
-    )
-}
-
-/// Replaces what lies between `begin` and `end` in `doc` with `block`; the page must have
-/// both markers, in order. Nothing is written on an error.
-fn splice(doc: &Path, begin: &str, end: &str, block: &str) -> Result<(), String> {
-    let text = std::fs::read_to_string(doc).map_err(|e| format!("{}: {e}", doc.display()))?;
-    let (Some(a), Some(b)) = (text.find(begin), text.find(end)) else {
-        return Err(format!(
-            "{}: no `{begin}` ... `{end}` markers to write between",
-            doc.display()
-        ));
-    };
-    if b < a {
-        return Err(format!("{}: `{end}` comes before `{begin}`", doc.display()));
-    }
-    let out = format!("{}{begin}\n{block}{}", &text[..a], &text[b..]);
-    std::fs::write(doc, out).map_err(|e| format!("{}: {e}", doc.display()))
 }

@@ -3,8 +3,7 @@
 //! `scenarios/regressions/`.
 
 use indicatif::{ProgressBar, ProgressStyle};
-use nic_testbench::soak::{run_case, shrink, SoakCase};
-use serde::Serialize;
+use nic_testbench::soak::{run_case, shrink, SoakCase, SoakFailure, SoakSummary};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
@@ -34,34 +33,13 @@ pub struct SoakArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Also write the summary as JSON to this file (`nic measurements` reads it).
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
     /// Give every case a host with two NICs and route changes or an unplugged NIC
     /// (docs/multi-nic.md); without it one case in six has one.
     #[arg(long)]
     pub multi_nic: bool,
-}
-
-/// What a soak did.
-#[derive(Debug, Default, Serialize)]
-pub struct SoakSummary {
-    pub first_seed: u64,
-    pub cases: u64,
-    pub simulated_cycles: u64,
-    pub nic_cycles: u64,
-    /// Cases that failed a scoreboard.
-    pub failing_cases: u64,
-    /// Violations over every failing case (before shrinking).
-    pub violations: u64,
-    /// Each failure: seed, violation kinds, and the regression file written.
-    pub failures: Vec<SoakFailure>,
-    pub wall_seconds: f64,
-}
-
-#[derive(Debug, Serialize)]
-pub struct SoakFailure {
-    pub seed: u64,
-    pub kinds: Vec<String>,
-    pub first: String,
-    pub file: String,
 }
 
 /// Large RustHDL tops need a deep stack; Verilator runs do not mind.
@@ -87,6 +65,8 @@ pub fn run(args: &SoakArgs) -> Result<SoakSummary, String> {
     let end = args.seed + args.cases;
     let summary = Mutex::new(SoakSummary {
         first_seed: args.seed,
+        jobs: args.jobs,
+        multi_nic: args.multi_nic,
         ..Default::default()
     });
     let error: Mutex<Option<String>> = Mutex::new(None);
@@ -126,11 +106,12 @@ pub fn run(args: &SoakArgs) -> Result<SoakSummary, String> {
     let mut summary = summary.into_inner().expect("summary");
     summary.wall_seconds = started.elapsed().as_secs_f64();
     summary.failures.sort_by_key(|f| f.seed);
+    let json = serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?;
+    if let Some(out) = &args.out {
+        super::write_file(out, &json)?;
+    }
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())?
-        );
+        println!("{json}");
     } else {
         println!(
             "soak seeds {}..{}: {} cases, {} simulated cycles ({} NIC-cycles), {} failing cases ({} violations), {:.1} s",

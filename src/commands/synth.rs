@@ -1,13 +1,30 @@
 //! `nic synth`: yosys and nextpnr on every exported block for one FPGA (`--target`:
 //! `ecp5-85`, `ecp5-25`, `hx8k`; see `nic_synth::device`).
 
+use super::bench::{progress_bar, show_step};
 use super::verilog::write_all;
+use nic_rtl::export::ExportedBlock;
 use nic_rtl::NicConfig;
 use nic_synth::{
     render_breakdown, render_table, synth_block_report, synth_breakdown, write_json, Device, Port,
     SynthInput, SynthReport,
 };
 use std::path::{Path, PathBuf};
+
+/// Output options of `nic synth` (place and route of every block takes minutes).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SynthOutput {
+    /// Print the reports as JSON on stdout instead of the table (no progress bar).
+    #[arg(long)]
+    pub json: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Also write report.json to this file (`nic measurements all` reads
+    /// `docs/measurements/synth-SECTION.json`).
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<PathBuf>,
+}
 
 /// Synthesise the blocks named in `only` (all when empty) for `device` into a fresh
 /// per-run folder under `out`; prints the table (a block nextpnr cannot place on the device
@@ -24,6 +41,7 @@ pub fn synth_all(
     only: &[String],
     target_mhz: f64,
     device: Device,
+    output: &SynthOutput,
 ) -> Result<(Vec<SynthReport>, PathBuf), String> {
     device.nextpnr_program()?;
     let stamp = std::time::SystemTime::now()
@@ -45,13 +63,25 @@ pub fn synth_all(
             ));
         }
     }
+    let chosen =
+        |b: &ExportedBlock| only.is_empty() || only.iter().any(|n| n == &b.name || n == &b.module);
+    let silent = output.quiet || output.json;
+    let bar = progress_bar(
+        silent,
+        "nic synth",
+        Some(blocks.iter().filter(|(b, _)| chosen(b)).count() as u64),
+    );
     let mut reports = vec![];
     let mut failures = vec![];
     for (block, path) in &blocks {
-        if !only.is_empty() && !only.iter().any(|n| n == &block.name || n == &block.module) {
+        if !chosen(block) {
             continue;
         }
-        eprintln!("synth {} on {} ...", block.module, device.part());
+        show_step(
+            &bar,
+            format!("synth {} on {}", block.module, device.part()),
+            silent,
+        );
         let mut input = SynthInput::new(
             block.module.clone(),
             path.clone(),
@@ -70,18 +100,44 @@ pub fn synth_all(
         match synth_block_report(&input, &run_dir) {
             Ok(r) => reports.push(r),
             Err(e) => {
-                eprintln!("synth {} failed: {e}", block.module);
+                bar.suspend(|| eprintln!("synth {} failed: {e}", block.module));
                 failures.push(block.module.clone());
             }
         }
+        bar.inc(1);
     }
-    print!("{}", render_table(&reports));
+    bar.finish_and_clear();
     let json = run_dir.join("report.json");
     write_json(&reports, &json).map_err(|e| e.to_string())?;
-    println!("report: {}\nlogs:   {}", json.display(), run_dir.display());
+    if let Some(copy) = &output.report {
+        write_json(&reports, copy).map_err(|e| e.to_string())?;
+    } // With --json the JSON goes to stdout and what was written to stderr.
+    let say = |line: String| {
+        if output.json {
+            eprintln!("{line}");
+        } else {
+            println!("{line}");
+        }
+    };
+    if output.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&reports).map_err(|e| e.to_string())?
+        );
+    } else {
+        print!("{}", render_table(&reports));
+    }
+    say(format!(
+        "report: {}\nlogs:   {}",
+        json.display(),
+        run_dir.display()
+    ));
+    if let Some(copy) = &output.report {
+        say(format!("report: {}", copy.display()));
+    }
     if !reports.is_empty() {
         for chart in nic_plots::synth::write_synth(&reports, &run_dir).map_err(|e| e.to_string())? {
-            println!("chart:  {}", chart.display());
+            say(format!("chart:  {}", chart.display()));
         }
     }
     if failures.is_empty() {

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod control_trace;
 pub mod datapath;
 pub mod faults;
+pub mod markdown;
 pub mod memory_verdict;
 pub mod nic_bench;
 pub mod nic_pair;

@@ -292,3 +292,124 @@ pub fn goodput(options: &NicBenchOptions, message_bytes: u32) -> Result<Goodput,
         format_limit,
     })
 }
+
+/// Simulation speed as the Markdown table of docs/measurements.md (`nic measurements`):
+/// a row per bench given, `nic bench datapath` (the cell datapath) and `nic bench nic`
+/// (the NIC top), with both backends' cycles per second, their ratio, the whole two-NIC
+/// co-simulation's NIC-cycles per second and the goodput against the cell format's limit.
+pub fn render_speed_markdown(
+    datapath: Option<&crate::bench::DatapathBench>,
+    nic: Option<&NicBench>,
+) -> String {
+    use crate::markdown::{si, thousands};
+    use std::fmt::Write as _;
+    let mut s = String::from(
+        "| bench | replayed | Verilator | RustHDL stepping | ratio | two-NIC co-simulation | goodput / format limit |\n| --- | --- | ---: | ---: | ---: | ---: | --- |\n",
+    );
+    if let Some(d) = datapath {
+        let _ = writeln!(
+            s,
+            "| `nic bench datapath` | {} cycles of the cell datapath, {} messages of 16 KiB | {} cycles/s | {} cycles/s | {:.0}x | - | {:.4} (segmenter) |",
+            thousands(d.cycles),
+            d.scoreboard.messages_sent,
+            si(d.verilator_cycles_per_s),
+            si(d.rusthdl_cycles_per_s),
+            d.speedup,
+            d.goodput_ratio
+        );
+    }
+    if let Some(n) = nic {
+        let _ = writeln!(
+            s,
+            "| `nic bench nic` | {} cycles of the NIC top, RDMA WRITEs both ways | {} cycles/s | {} cycles/s | {:.0}x | {} NIC-cycles/s | {:.4} (RDMA WRITE stream, {} bytes in {} cycles) |",
+            thousands(n.recorded_cycles),
+            si(n.verilator_cycles_per_s),
+            si(n.rusthdl_cycles_per_s),
+            n.speedup,
+            si(n.system_nic_cycles_per_s),
+            n.goodput_ratio,
+            thousands(n.goodput_bytes),
+            thousands(n.goodput_cycles)
+        );
+    }
+    s
+}
+
+/// The goodput sweep of `nic bench nic --sizes` as the Markdown table of
+/// docs/measurements.md: per message size, payload bytes per cycle (the link carries 8),
+/// against the cell format's limit, and messages per 1000 cycles. `None` when the run had
+/// no `--sizes`.
+pub fn render_sizes_markdown(nic: &NicBench) -> Option<String> {
+    use std::fmt::Write as _;
+    if nic.sizes.is_empty() {
+        return None;
+    }
+    let mut s = String::from(
+        "| bytes | messages | RDMA WRITE stream, bytes/cycle | / format limit | messages per 1000 cycles |\n| ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for g in &nic.sizes {
+        let cycles = g.cycles.max(1) as f64;
+        let _ = writeln!(
+            s,
+            "| {} | {} | {:.2} | {:.2} | {:.3} |",
+            g.message_bytes,
+            g.messages,
+            g.bytes as f64 / cycles,
+            g.ratio,
+            1000.0 * g.messages as f64 / cycles
+        );
+    }
+    Some(s)
+}
+
+#[cfg(test)]
+mod markdown_tests {
+    use super::*;
+
+    fn nic(sizes: Vec<Goodput>) -> NicBench {
+        NicBench {
+            recorded_cycles: 60_134,
+            verilator_cycles_per_s: 378_987.0,
+            rusthdl_cycles_per_s: 4_074.8,
+            speedup: 93.0,
+            system_nic_cycles_per_s: 352_202.0,
+            goodput_bytes: 393_216,
+            goodput_cycles: 55_784,
+            goodput_ratio: 0.99254,
+            format_limit: 0.8877,
+            sizes,
+        }
+    }
+
+    #[test]
+    fn speed_and_goodput_render_as_tables() {
+        let d = crate::bench::DatapathBench {
+            cycles: 27_933,
+            verilator_cycles_per_s: 775_302.0,
+            rusthdl_cycles_per_s: 14_777.6,
+            speedup: 52.46,
+            goodput_ratio: 0.99917,
+            format_limit: 0.888,
+            scoreboard: crate::datapath::DatapathReport {
+                messages_sent: 12,
+                ..Default::default()
+            },
+        };
+        let t = render_speed_markdown(Some(&d), Some(&nic(vec![])));
+        assert!(t.contains("| `nic bench datapath` | 27,933 cycles of the cell datapath, 12 messages of 16 KiB | 775 k cycles/s | 14.8 k cycles/s | 52x | - | 0.9992 (segmenter) |"), "{t}");
+        assert!(t.contains("| `nic bench nic` | 60,134 cycles of the NIC top, RDMA WRITEs both ways | 379 k cycles/s | 4.07 k cycles/s | 93x | 352 k NIC-cycles/s | 0.9925 (RDMA WRITE stream, 393,216 bytes in 55,784 cycles) |"), "{t}");
+        let only = render_speed_markdown(None, Some(&nic(vec![])));
+        assert!(!only.contains("datapath"), "{only}");
+        assert_eq!(render_sizes_markdown(&nic(vec![])), None);
+        let g = Goodput {
+            message_bytes: 64,
+            messages: 24,
+            bytes: 1536,
+            cycles: 797,
+            ratio: 0.4517,
+            format_limit: 0.5333,
+        };
+        let t = render_sizes_markdown(&nic(vec![g])).unwrap();
+        assert!(t.contains("| 64 | 24 | 1.93 | 0.45 | 30.113 |"), "{t}");
+    }
+}

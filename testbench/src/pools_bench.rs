@@ -116,3 +116,79 @@ pub fn bench_pools_with(
     }
     Ok(rows)
 }
+
+/// The rows as the Markdown table of docs/measurements.md (`nic measurements`): per packet
+/// size the goodput of the pools and of SendData, median (min .. max) over the seeds and
+/// both directions, and how the pools' indications went (in the immediate, or in a
+/// BufferRDMAIndicate message).
+pub fn render_markdown(rows: &[PoolsBenchRow]) -> String {
+    use std::fmt::Write as _;
+    let mut sizes: Vec<u32> = rows.iter().map(|r| r.packet_bytes).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let goodput = |mode: &str, bytes: u32| {
+        rows.iter()
+            .find(|r| r.mode == mode && r.packet_bytes == bytes)
+            .map(|r| {
+                let g = &r.goodput;
+                crate::markdown::spread(g.min, g.median, g.max, 2, "")
+            })
+    };
+    let mut s = String::from(
+        "| packet bytes | pools | pools' indications: in the immediate / by BufferRDMAIndicate | SendData |\n| ---: | --- | --- | --- |\n",
+    );
+    for bytes in sizes {
+        let indications = rows
+            .iter()
+            .find(|r| r.mode == "pools" && r.packet_bytes == bytes)
+            .map_or("-".into(), |r| format!("{} / {}", r.by_idata, r.by_message));
+        let send = goodput("send", bytes).unwrap_or_else(|| {
+            if bytes > SEND_MAX {
+                format!("(does not fit a receive buffer: {SEND_MAX} bytes at most)")
+            } else {
+                "-".into()
+            }
+        });
+        let _ = writeln!(
+            s,
+            "| {bytes} | {} | {indications} | {send} |",
+            goodput("pools", bytes).unwrap_or_else(|| "-".into())
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod markdown_tests {
+    use super::*;
+
+    #[test]
+    fn rows_render_per_size_with_both_modes() {
+        let row = |mode: &str, packet_bytes, min, median, by_message| PoolsBenchRow {
+            mode: mode.into(),
+            packet_bytes,
+            goodput: Spread {
+                min,
+                median,
+                max: median,
+            },
+            by_idata: 600 - by_message,
+            by_message,
+        };
+        let t = render_markdown(&[
+            row("pools", 64, 1.17, 1.17, 0),
+            row("send", 64, 1.30, 1.32, 0),
+            row("pools", 65536, 3.53, 3.53, 600),
+        ]);
+        assert!(
+            t.contains("| 64 | 1.17 | 600 / 0 | 1.32 (1.30 .. 1.32) |"),
+            "{t}"
+        );
+        assert!(
+            t.contains(&format!(
+                "| 65536 | 3.53 | 0 / 600 | (does not fit a receive buffer: {SEND_MAX} bytes at most) |"
+            )),
+            "{t}"
+        );
+    }
+}

@@ -527,3 +527,111 @@ pub fn bench_regcache(
         cycles_saved_per_message: Spread::of(&saved),
     })
 }
+
+/// The results as the Markdown of docs/measurements.md (`nic measurements`): per mode the
+/// cycles, registrations, deregistrations, hit rate and cells on the wire over the seeds
+/// (one figure when every seed gives it, else `min .. max`), then the comparison as
+/// median (min .. max) over the seeds.
+pub fn render_markdown(r: &RegcacheBenchReport) -> String {
+    use std::fmt::Write as _;
+    let range = |runs: &[&RegcacheRun], f: fn(&RegcacheRun) -> f64, decimals: usize| {
+        let v: Vec<f64> = runs.iter().map(|r| f(r)).collect();
+        if v.is_empty() {
+            return "-".to_string();
+        }
+        let s = Spread::of(&v);
+        if s.min == s.max {
+            format!("{:.decimals$} (all seeds)", s.min)
+        } else {
+            format!("{:.decimals$} .. {:.decimals$}", s.min, s.max)
+        }
+    };
+    let mut seeds: Vec<u64> = r.runs.iter().map(|x| x.seed).collect();
+    seeds.sort_unstable();
+    seeds.dedup();
+    let mut s = String::from(
+        "| mode | cycles | registrations | deregistrations | hit rate | cells on the wire |\n| --- | --- | --- | --- | --- | --- |\n",
+    );
+    for cached in [false, true] {
+        let runs: Vec<&RegcacheRun> = r.runs.iter().filter(|x| x.cached == cached).collect();
+        let hit_rate = if cached {
+            range(
+                &runs,
+                |x| x.hits as f64 / (x.hits + x.misses).max(1) as f64,
+                2,
+            )
+        } else {
+            "-".into()
+        };
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {hit_rate} | {} |",
+            if cached { "cache" } else { "no cache" },
+            range(&runs, |x| x.cycles as f64, 0),
+            range(&runs, |x| x.registrations as f64, 0),
+            range(&runs, |x| x.deregistrations as f64, 0),
+            range(&runs, |x| x.cells as f64, 0),
+        );
+    }
+    let m =
+        |s: &Spread, d: usize, unit: &str| crate::markdown::spread(s.min, s.median, s.max, d, unit);
+    let seeds: Vec<String> = seeds.iter().map(|x| x.to_string()).collect();
+    let _ = writeln!(
+        s,
+        "\nWithout the cache against with it, median (min .. max) over seeds {}: registrations {}, cycles {}; {} saved per message.",
+        seeds.join(", "),
+        m(&r.registration_ratio, 1, "x"),
+        m(&r.speedup, 2, "x"),
+        m(&r.cycles_saved_per_message, 0, " cycles")
+    );
+    s
+}
+
+#[cfg(test)]
+mod markdown_tests {
+    use super::*;
+
+    fn run(cached: bool, seed: u64, cycles: u64, registrations: u64) -> RegcacheRun {
+        RegcacheRun {
+            cached,
+            seed,
+            cycles,
+            registrations,
+            deregistrations: if cached { 2 } else { registrations },
+            hits: if cached { 200 } else { 0 },
+            misses: if cached { 40 } else { 0 },
+            cells: if cached { 2400 } else { 6195 },
+            verified: 240,
+        }
+    }
+
+    #[test]
+    fn the_comparison_renders_per_mode_with_the_spread_over_seeds() {
+        let spread = |min, median, max| Spread { min, median, max };
+        let r = RegcacheBenchReport {
+            runs: vec![
+                run(false, 1, 40968, 240),
+                run(true, 1, 28096, 40),
+                run(false, 2, 40968, 240),
+                run(true, 2, 25984, 30),
+            ],
+            speedup: spread(1.44, 1.46, 1.58),
+            registration_ratio: spread(5.58, 6.0, 8.0),
+            hit_rate: spread(0.82, 0.83, 0.88),
+            cycles_saved_per_message: spread(51.9, 53.6, 62.4),
+        };
+        let t = render_markdown(&r);
+        assert!(
+            t.contains("| no cache | 40968 (all seeds) | 240 (all seeds) | 240 (all seeds) | - | 6195 (all seeds) |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| cache | 25984 .. 28096 | 30 .. 40 | 2 (all seeds) | 0.83 (all seeds) | 2400 (all seeds) |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("over seeds 1, 2: registrations 6.0x (5.6 .. 8.0), cycles 1.46x (1.44 .. 1.58); 54 cycles (52 .. 62) saved per message."),
+            "{t}"
+        );
+    }
+}

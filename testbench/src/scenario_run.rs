@@ -362,7 +362,7 @@ impl HwTptStats {
 }
 
 /// Several NICs per host (source 003): what the drivers' multi-NIC layer did over the run.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct MultiNicReport {
     /// NICs of all hosts.
     pub nics: usize,
@@ -1218,4 +1218,76 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         control_cells,
         stopped_early,
     })
+}
+
+/// The part of a scenario's JSON report that the slow-path table of docs/measurements.md
+/// reads (`nic measurements`): the scenario, its verdict and its multi-NIC figures.
+#[derive(Clone, Debug, serde::Deserialize)]
+pub struct SlowPathRun {
+    pub scenario: String,
+    pub passed: bool,
+    pub multi_nic: MultiNicReport,
+}
+
+/// Scenario runs with several NICs per host as the Markdown table of docs/measurements.md:
+/// failovers, slow-path requests, how they were answered, and the latency the slow path
+/// adds (min / median / max cycles), with the run's verdict.
+pub fn render_slow_path_markdown(runs: &[SlowPathRun]) -> String {
+    use std::fmt::Write as _;
+    let mut s = String::from(
+        "| scenario | failovers | slow-path requests | migrated | refused (unknown STag) | latency min / median / max | scoreboards |\n| --- | ---: | ---: | ---: | ---: | --- | --- |\n",
+    );
+    for r in runs {
+        let m = &r.multi_nic;
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {} | {} / {} / {} | {} |",
+            r.scenario,
+            m.failovers,
+            m.slow_path,
+            m.migrated + m.migrated_used_up,
+            m.refused_unknown,
+            m.latency_min,
+            m.latency_median,
+            m.latency_max,
+            if r.passed { "pass" } else { "**FAIL**" }
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod slow_path_tests {
+    use super::*;
+
+    #[test]
+    fn slow_path_runs_render_with_their_verdict() {
+        let run = |scenario: &str, passed, refused_unknown| SlowPathRun {
+            scenario: scenario.into(),
+            passed,
+            multi_nic: MultiNicReport {
+                failovers: 2,
+                slow_path: 4 + refused_unknown,
+                migrated: 3,
+                migrated_used_up: 1,
+                refused_unknown,
+                latency_min: 15,
+                latency_median: 39,
+                latency_max: 71,
+                ..Default::default()
+            },
+        };
+        let t = render_slow_path_markdown(&[
+            run("multi-nic-route-change", true, 0),
+            run("multi-nic-invalid-stag", false, 42),
+        ]);
+        assert!(
+            t.contains("| `multi-nic-route-change` | 2 | 4 | 4 | 0 | 15 / 39 / 71 | pass |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| `multi-nic-invalid-stag` | 2 | 46 | 4 | 42 | 15 / 39 / 71 | **FAIL** |"),
+            "{t}"
+        );
+    }
 }

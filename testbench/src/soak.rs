@@ -597,3 +597,150 @@ mod tests {
         }
     }
 }
+
+/// What a soak did (`nic soak --json` prints it, `--out FILE` writes it).
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct SoakSummary {
+    pub first_seed: u64,
+    pub cases: u64,
+    /// Cases run side by side (`--jobs`).
+    #[serde(default)]
+    pub jobs: usize,
+    /// Every case has a two-NIC host (`--multi-nic`).
+    #[serde(default)]
+    pub multi_nic: bool,
+    pub simulated_cycles: u64,
+    pub nic_cycles: u64,
+    /// Cases that failed a scoreboard.
+    pub failing_cases: u64,
+    /// Violations over every failing case (before shrinking).
+    pub violations: u64,
+    /// Each failure: seed, violation kinds, and the regression file written.
+    pub failures: Vec<SoakFailure>,
+    pub wall_seconds: f64,
+}
+
+/// One failing case of a soak.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+pub struct SoakFailure {
+    pub seed: u64,
+    pub kinds: Vec<String>,
+    pub first: String,
+    pub file: String,
+}
+
+impl SoakSummary {
+    /// The command that ran this soak.
+    pub fn command(&self) -> String {
+        format!(
+            "nic soak --seed {} --cases {}{}{}",
+            self.first_seed,
+            self.cases,
+            if self.jobs > 1 {
+                format!(" --jobs {}", self.jobs)
+            } else {
+                String::new()
+            },
+            if self.multi_nic { " --multi-nic" } else { "" }
+        )
+    }
+}
+
+/// Soaks as the Markdown table of docs/measurements.md (`nic measurements`): per soak its
+/// command, cases, simulated cycles and NIC-cycles, wall time, and the failing cases with
+/// their seeds; then a line with the totals when there are several.
+pub fn render_markdown(soaks: &[SoakSummary]) -> String {
+    use crate::markdown::{si, thousands};
+    use std::fmt::Write as _;
+    let mut s = String::from(
+        "| command | cases | simulated cycles | NIC-cycles | wall time | failing cases |\n| --- | ---: | ---: | ---: | ---: | --- |\n",
+    );
+    let failing = |failing: u64, seeds: &[u64]| {
+        if failing == 0 {
+            "**0**".to_string()
+        } else {
+            let seeds: Vec<String> = seeds.iter().map(|x| x.to_string()).collect();
+            format!("**{failing}**: seed {}", seeds.join(", "))
+        }
+    };
+    for k in soaks {
+        let seeds: Vec<u64> = k.failures.iter().map(|f| f.seed).collect();
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {:.0} s | {} |",
+            k.command(),
+            thousands(k.cases),
+            si(k.simulated_cycles as f64),
+            si(k.nic_cycles as f64),
+            k.wall_seconds,
+            failing(k.failing_cases, &seeds)
+        );
+    }
+    if soaks.len() > 1 {
+        let sum = |f: fn(&SoakSummary) -> u64| soaks.iter().map(f).sum::<u64>();
+        let seeds: Vec<u64> = soaks
+            .iter()
+            .flat_map(|k| k.failures.iter().map(|f| f.seed))
+            .collect();
+        let _ = writeln!(
+            s,
+            "| all {} soaks | {} | {} | {} | {:.0} s | {} |",
+            soaks.len(),
+            thousands(sum(|k| k.cases)),
+            si(sum(|k| k.simulated_cycles) as f64),
+            si(sum(|k| k.nic_cycles) as f64),
+            soaks.iter().map(|k| k.wall_seconds).sum::<f64>(),
+            failing(sum(|k| k.failing_cases), &seeds)
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod summary_tests {
+    use super::*;
+
+    #[test]
+    fn soaks_render_as_a_table_with_their_failing_seeds_and_totals() {
+        let a = SoakSummary {
+            first_seed: 11000,
+            cases: 1000,
+            jobs: 2,
+            simulated_cycles: 37_500_000,
+            nic_cycles: 281_000_000,
+            failing_cases: 1,
+            violations: 3,
+            failures: vec![SoakFailure {
+                seed: 11889,
+                kinds: vec!["tpt".into()],
+                first: "empty copy".into(),
+                file: "scenarios/regressions/soak-11889.toml".into(),
+            }],
+            wall_seconds: 234.2,
+            ..Default::default()
+        };
+        let b = SoakSummary {
+            first_seed: 0,
+            cases: 1000,
+            jobs: 1,
+            multi_nic: true,
+            simulated_cycles: 38_100_000,
+            nic_cycles: 324_000_000,
+            wall_seconds: 646.0,
+            ..Default::default()
+        };
+        let t = render_markdown(&[a, b]);
+        assert!(
+            t.contains("| `nic soak --seed 11000 --cases 1000 --jobs 2` | 1,000 | 37.5 M | 281 M | 234 s | **1**: seed 11889 |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| `nic soak --seed 0 --cases 1000 --multi-nic` | 1,000 | 38.1 M | 324 M | 646 s | **0** |"),
+            "{t}"
+        );
+        assert!(
+            t.contains("| all 2 soaks | 2,000 | 75.6 M | 605 M | 880 s | **1**: seed 11889 |"),
+            "{t}"
+        );
+    }
+}

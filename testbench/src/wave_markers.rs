@@ -21,23 +21,8 @@ use nic_cosim::cluster::Cluster;
 use nic_cosim::fabric::{CellFate, Delivery, FaultHook};
 use nic_driver::control::ControlMessage;
 use nic_rtl::cell_format::{opcode, CellHeader};
+pub use nic_waves::inspect::MARKERS;
 use std::sync::{Arc, Mutex};
-
-/// The marker signals, bit `i` = `MARKERS[i]`.
-pub const MARKERS: [&str; 12] = [
-    "powered",
-    "link_up",
-    "rdma_enabled",
-    "booting_sent",
-    "booting_received",
-    "ack_received",
-    "nack_received",
-    "rdma_ready_sent",
-    "rdma_ready_received",
-    "cell_dropped",
-    "cell_corrupted",
-    "cell_delayed",
-];
 
 /// The bit of marker `name`.
 pub fn bit(name: &str) -> u64 {

@@ -20,7 +20,7 @@
 //! shortest path.
 
 use super::header::{Header, Var};
-use super::names::{design_root, is_marker};
+use super::names::{design_root, is_marker, MARKERS};
 use std::collections::HashSet;
 
 /// A named group of signals, possibly with sub-groups.
@@ -201,28 +201,14 @@ pub fn nic_groups(header: &Header) -> Vec<Group> {
     groups
 }
 
-/// The marker signals in a reading order (Verilator declares them sorted by name):
-/// levels, then what was sent, received, and the faults.
+/// The marker signals in [`MARKERS`]' reading order (Verilator declares them sorted by
+/// name).
 fn sort_markers(vars: &mut [Var]) {
-    const ORDER: [&str; 12] = [
-        "powered",
-        "link_up",
-        "rdma_enabled",
-        "booting_sent",
-        "rdma_ready_sent",
-        "booting_received",
-        "ack_received",
-        "nack_received",
-        "rdma_ready_received",
-        "cell_dropped",
-        "cell_corrupted",
-        "cell_delayed",
-    ];
     vars.sort_by_key(|v| {
-        ORDER
+        MARKERS
             .iter()
             .position(|n| *n == v.name)
-            .unwrap_or(ORDER.len())
+            .unwrap_or(MARKERS.len())
     });
 }
 

@@ -39,7 +39,7 @@ pub use groups::{nic_groups, Group};
 pub use gtkw::{write_gtkw, write_surfer};
 pub use header::{Format, Header, Var};
 pub use listing::write_listing;
-pub use names::{design_names, design_root};
+pub use names::{design_names, design_root, MARKERS, MARKER_SCOPE};
 pub use png::svg_to_png;
 pub use render::{render_svg, RenderOptions, MIN_SEGMENT_PX};
 pub use select::{matches, select};

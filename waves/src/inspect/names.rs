@@ -21,6 +21,25 @@ use std::collections::{HashMap, HashSet};
 /// The top-level scope of a scenario run's marker signals.
 pub const MARKER_SCOPE: &str = "markers";
 
+/// The marker signals a scenario run writes (docs/waves.md, "Scenario waves"), in reading
+/// order: the levels, then what this NIC sent, what it received, and the faults that hit
+/// its cells. The testbench declares them in this order (bit `i` = `MARKERS[i]`) and the
+/// GTKWave and Surfer views list them in it.
+pub const MARKERS: [&str; 12] = [
+    "powered",
+    "link_up",
+    "rdma_enabled",
+    "booting_sent",
+    "rdma_ready_sent",
+    "booting_received",
+    "ack_received",
+    "nack_received",
+    "rdma_ready_received",
+    "cell_dropped",
+    "cell_corrupted",
+    "cell_delayed",
+];
+
 /// Whether `v` is one of the marker signals.
 pub fn is_marker(v: &Var) -> bool {
     v.scopes.len() == 1 && v.scopes[0] == MARKER_SCOPE
