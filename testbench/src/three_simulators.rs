@@ -287,6 +287,30 @@ fn run_stepper<S: Stepper>(
     Ok((outputs, seconds))
 }
 
+/// The first cycle and output port on which two runs' outputs differ.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OutputDifference {
+    pub cycle: u64,
+    pub signal: String,
+    /// The port's value in each run, in hex.
+    pub values: [String; 2],
+}
+
+/// The first cycle (counting from the start of both slices) and port where `a` and `b`
+/// differ; `None` when they agree as far as both go.
+pub fn first_difference<O: PortStruct>(a: &[O], b: &[O]) -> Option<OutputDifference> {
+    let (cycle, (x, y)) = a.iter().zip(b).enumerate().find(|(_, (x, y))| x != y)?;
+    let index = (0..O::PORTS.len()).find(|&k| x.port_words(k) != y.port_words(k))?;
+    Some(OutputDifference {
+        cycle: cycle as u64,
+        signal: O::PORTS[index].name.to_string(),
+        values: [
+            packed_bits::port_hex(x, index),
+            packed_bits::port_hex(y, index),
+        ],
+    })
+}
+
 /// A mismatch found in the outputs, before its waveforms are written.
 struct Mismatch {
     cycle: u64,
@@ -301,20 +325,11 @@ fn first_mismatch<O: PortStruct>(
     candidate: &[O],
     other: Simulator,
 ) -> Option<Mismatch> {
-    let (cycle, (r, c)) = reference
-        .iter()
-        .zip(candidate)
-        .enumerate()
-        .find(|(_, (r, c))| r != c)?;
-    let index = (0..O::PORTS.len()).find(|&k| r.port_words(k) != c.port_words(k))?;
-    Some(Mismatch {
-        cycle: cycle as u64,
-        signal: O::PORTS[index].name.to_string(),
+    first_difference(reference, candidate).map(|d| Mismatch {
+        cycle: d.cycle,
+        signal: d.signal,
         other,
-        values: [
-            packed_bits::port_hex(r, index),
-            packed_bits::port_hex(c, index),
-        ],
+        values: d.values,
     })
 }
 
