@@ -542,8 +542,8 @@ pub const ICARUS_LIMITS: &[IcarusLimit] = &[IcarusLimit {
           csr.m_tpt_csr_ready = true, ...) and then overrides them from the TPT: in Icarus \
           every run of the top's always block glitches rq$m_tpt_req_ready, which wakes the \
           receive engine's always block, whose outputs glitch the same way and wake the top's \
-          again, a zero-delay loop, once the TPT's ready is 1 (after its 256-cycle reset \
-          sweep). Verilator and RustHDL settle values, not events, and are not affected. \
+          again, a zero-delay loop, possible once the TPT's ready is 1 (after its 256-cycle \
+          reset sweep; the stimuli of seeds 1, 2 and 3 stop at cycle 257). Verilator and RustHDL settle values, not events, and are not affected. \
           Tying the ports off only when there is no TPT removes the loop.",
 }];
 

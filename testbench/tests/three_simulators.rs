@@ -78,20 +78,22 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
 
 /// Long windows on every block and all three NIC tops.
 #[test]
-#[ignore = "long: about 3 minutes (nic agree --long runs the same)"]
+#[ignore = "long: 2 to 7 minutes (nic agree --long runs the same)"]
 fn every_block_and_every_top_agree_over_long_windows() {
     let agreed = all_agree(&|_| true, Windows::LONG);
     assert!(agreed.iter().any(|a| a.block == "nic_top_qp64"));
 }
 
-/// What [`ICARUS_LIMITS`] works around: fails until nic_top's TPT wiring is fixed.
+/// What [`ICARUS_LIMITS`] works around: fails until nic_top's TPT wiring is fixed. The
+/// stimulus of seed 1 (also 2 and 3; not 17) stops Icarus at cycle 257.
 #[test]
-#[ignore = "fails today: Icarus stalls at cycle 256 of nic_top_tpt256 (see ICARUS_LIMITS)"]
+#[ignore = "fails today: Icarus stalls at cycle 257 of nic_top_tpt256 (see ICARUS_LIMITS)"]
 fn nic_top_tpt256_runs_in_icarus_past_the_tpt_reset_sweep() {
     assert!(ICARUS_LIMITS.iter().any(|l| l.block == "nic_top_tpt256"));
-    let options = ThreeSimOptions::new(1_000, 1_000);
+    let mut options = ThreeSimOptions::new(1_000, 1_000);
+    options.work_dir = options.work_dir.join("icarus-limit");
     let result = std::thread::spawn(move || {
-        record_and_replay::<nic_cosim::blocks::NicTopTpt256>(&options, SEED)
+        record_and_replay::<nic_cosim::blocks::NicTopTpt256>(&options, 1)
     })
     .join()
     .expect("no panic");
