@@ -603,3 +603,36 @@ pub fn agree_blocks(
     nic_cosim::for_each_block(&mut visit);
     visit.results
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nic_cosim::Crc32Outputs;
+
+    #[test]
+    fn the_first_difference_names_its_cycle_port_and_values() {
+        let a = vec![Crc32Outputs::default(); 5];
+        let mut b = a.clone();
+        assert_eq!(first_difference(&a, &b), None);
+        b[3].crc_next = 0x10;
+        b[4].crc = 1;
+        assert_eq!(
+            first_difference(&a, &b),
+            Some(OutputDifference {
+                cycle: 3,
+                signal: "crc_next".into(),
+                values: ["0x00000000".into(), "0x00000010".into()],
+            })
+        );
+        // Only as far as both go.
+        assert_eq!(first_difference(&a[..3], &b), None);
+    }
+
+    #[test]
+    fn windows_cap_icarus_where_it_cannot_go_further() {
+        assert_eq!(Windows::SHORT.of("crc32"), (5_000, 1_000));
+        assert_eq!(Windows::SHORT.of("nic_top"), (3_000, 1_000));
+        assert_eq!(Windows::LONG.of("nic_top_tpt256"), (60_000, 250));
+        assert_eq!(icarus_limit("nic_top"), None);
+    }
+}
