@@ -78,6 +78,11 @@ enum Command {
         #[command(subcommand)]
         command: Option<SimCommand>,
     },
+    /// Three simulators agree: each block's recorded stimulus replayed in RustHDL
+    /// stepping, Verilator and Icarus Verilog, every output compared every cycle; a
+    /// mismatch names the first cycle and output and writes both waveforms under
+    /// waves/threesim/.
+    Agree(commands::agree::AgreeArgs),
     /// Random schedules (reboots, link faults, workloads) on the Verilated NICs with every
     /// scoreboard on; a failure is shrunk and written under scenarios/regressions/.
     Soak(commands::soak::SoakArgs),
@@ -207,6 +212,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 Err("nic sim: give --scenario FILE.toml or a subcommand (nic sim --help)".into())
             }
         },
+        Command::Agree(args) => commands::agree::run(&args),
         Command::Bench(BenchCommand::Datapath(args)) => commands::bench::datapath(&args),
         Command::Bench(BenchCommand::Nic(args)) => commands::bench::nic(&args),
         Command::Bench(BenchCommand::Rejoin(args)) => commands::rejoin_bench::run(&args),

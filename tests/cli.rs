@@ -35,6 +35,7 @@ fn every_subcommand_has_help() {
         vec!["cell", "encode", "--help"],
         vec!["cell", "decode", "--help"],
         vec!["sim", "datapath", "--help"],
+        vec!["agree", "--help"],
         vec!["bench", "datapath", "--help"],
         vec!["bench", "nic", "--help"],
         vec!["bench", "rejoin", "--help"],
@@ -184,6 +185,7 @@ fn bad_arguments_are_errors_not_panics() {
         vec!["synth", "--config", "tpt_entries=3"],
         vec!["synth", "--target", "ecp5-45"],
         vec!["sim", "datapath", "--idle", "1.5"],
+        vec!["agree", "--block", "no_such_block"],
     ] {
         let o = nic(&args);
         let out = text(&o);
@@ -191,6 +193,34 @@ fn bad_arguments_are_errors_not_panics() {
         assert!(out.contains("error"), "{args:?}: {out}");
         assert!(!out.contains("panicked"), "{args:?}: {out}");
     }
+}
+
+/// `nic agree` on two small blocks: one line each, identical in the three simulators.
+#[test]
+fn agree_replays_chosen_blocks_in_three_simulators() {
+    let o = nic(&[
+        "agree",
+        "--block",
+        "crc32",
+        "--block",
+        "tx_arbiter",
+        "--cycles",
+        "300",
+        "--icarus-cycles",
+        "100",
+    ]);
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    for block in ["crc32", "tx_arbiter"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(block))
+            .unwrap_or_else(|| panic!("no line for {block}: {out}"));
+        assert!(line.contains(" 300 ") && line.contains(" 100 "), "{line}");
+        assert!(line.ends_with("identical"), "{line}");
+    }
+    let o = nic(&["agree", "--block", "no_such_block"]);
+    assert!(text(&o).contains("no exported block `no_such_block`; the blocks are crc32,"));
 }
 
 #[test]

@@ -19,7 +19,7 @@ use crate::tool::BuildError;
 use std::fmt::Write as _;
 
 /// Bump when the generated C++ or Rust changes shape (part of the model stamps).
-pub const GENERATOR_VERSION: u32 = 1;
+pub const GENERATOR_VERSION: u32 = 2;
 
 /// Clock period of both backends' traces, in ps (timescale 1 ps).
 pub const CYCLE_PS: u64 = 10_000;
@@ -97,6 +97,9 @@ pub struct BlockSpec {
     pub verilog: String,
     pub rust_type: String,
     pub rust_constructor: String,
+    /// Whether the block has a `clock` input; a block without one is combinational
+    /// (its "cycle" is: apply the inputs, settle, sample).
+    pub has_clock: bool,
     /// Input ports except `clock`, in Verilog order.
     pub inputs: Vec<PortSpec>,
     pub outputs: Vec<PortSpec>,
@@ -289,13 +292,14 @@ impl BlockSpec {
         if !is_identifier(module) {
             return bad("the module name must be an identifier".into());
         }
-        if ports
-            .iter()
-            .filter(|(n, input, w)| n == "clock" && *input && *w == 1)
-            .count()
-            != 1
+        let clocks = ports.iter().filter(|(n, _, _)| n == "clock").count();
+        let has_clock = clocks == 1;
+        if clocks > 1
+            || ports
+                .iter()
+                .any(|(n, input, w)| n == "clock" && !(*input && *w == 1))
         {
-            return bad("it needs exactly one 1-bit input port `clock` (the RustHDL `Signal<In, Clock>` field)".into());
+            return bad("its clock must be one 1-bit input port `clock` (the RustHDL `Signal<In, Clock>` field), or none for a combinational block".into());
         }
         let mut inputs = vec![];
         let mut outputs = vec![];
@@ -335,6 +339,7 @@ impl BlockSpec {
             verilog: verilog.into(),
             rust_type: rust_type.into(),
             rust_constructor: rust_constructor.into(),
+            has_clock,
             inputs,
             outputs,
         })
@@ -440,6 +445,12 @@ pub fn cpp_shim(b: &BlockSpec, format: TraceFormat) -> String {
         ),
     };
     let half = CYCLE_PS / 2;
+    // A combinational block (no `clock` port) is only evaluated.
+    let (clock_low, t_clock_low, t_clock_high) = if b.has_clock {
+        ("m->top->clock = 0;", "t->clock = 0;", "t->clock = 1;")
+    } else {
+        ("", "", "")
+    };
     let mut s = String::new();
     writeln!(
         s,
@@ -590,7 +601,7 @@ void markers_chg(void* userp, {tracer}::Buffer* bufp) {{
     if (m->vcd) {{
         // The falling edge of the last cycle (each step dumps its falling edge together
         // with the next cycle's inputs).
-        m->top->clock = 0;
+        {clock_low}
         m->top->eval();
         dump_at(m, m->cycle * CYCLE_PS);
         m->vcd->close();
@@ -608,7 +619,7 @@ void* {c}_new() noexcept {{
         m->ctx = std::make_unique<VerilatedContext>();
         m->ctx->traceEverOn(true);
         m->top = std::make_unique<{v}>(m->ctx.get(), \"uut\");
-        m->top->clock = 0;
+        {clock_low}
         m->top->eval();
         return m.release();
     }} catch (...) {{
@@ -634,13 +645,13 @@ void {c}_step(void* p, const Inputs* in, Outputs* out) noexcept {{
     m->ctx->time(time);
     // The previous cycle's falling edge and these inputs settle in one eval: every
     // block is clocked on the rising edge only, so two evals per cycle suffice.
-    t->clock = 0;
+    {t_clock_low}
     apply(t, in);
     t->eval();
     sample(t, out);
     if (m->vcd) dump_at(m, time);
     m->ctx->time(time + HALF_PS);
-    t->clock = 1;
+    {t_clock_high}
     t->eval();
     if (m->vcd) dump_at(m, time + HALF_PS);
     m->cycle += 1;
@@ -839,7 +850,43 @@ fn rust_struct(s: &mut String, b: &BlockSpec, kind: &str, ports: &[PortSpec], in
         };
         writeln!(s, "            {}: {v},", p.name).unwrap();
     }
-    s.push_str("        }\n    }\n}\n\n");
+    s.push_str("        }\n    }\n");
+    // Port values by index, as little-endian 64-bit words.
+    writeln!(
+        s,
+        "    fn port_words(&self, index: usize) -> ::std::vec::Vec<u64> {{\n        match index {{"
+    )
+    .unwrap();
+    for (i, p) in ports.iter().enumerate() {
+        let v = match p.repr {
+            Repr::Words(_) => format!("self.{}.to_vec()", p.name),
+            _ => format!("vec![self.{} as u64]", p.name),
+        };
+        writeln!(s, "            {i} => {v},").unwrap();
+    }
+    s.push_str("            _ => vec![],\n        }\n    }\n");
+    writeln!(
+        s,
+        "    #[allow(unused_variables)]\n    fn set_port_words(&mut self, index: usize, words: &[u64]) {{\n        let word = |k: usize| words.get(k).copied().unwrap_or(0);\n        match index {{"
+    )
+    .unwrap();
+    for (i, p) in ports.iter().enumerate() {
+        let v = match p.repr {
+            Repr::Bool => format!("self.{} = word(0) & 1 != 0", p.name),
+            Repr::Words(n) => format!(
+                "{{ let mut w = [0u64; {n}]; for (k, x) in w.iter_mut().enumerate() {{ *x = word(k); }} self.{} = crate::port::mask_words(w, {}); }}",
+                p.name, p.width
+            ),
+            r => format!(
+                "self.{} = (word(0) & {}) as {}",
+                p.name,
+                mask64(p.width),
+                r.rust()
+            ),
+        };
+        writeln!(s, "            {i} => {v},").unwrap();
+    }
+    s.push_str("            _ => {}\n        }\n    }\n}\n\n");
 }
 
 /// Whether two blocks have the same ports (names and widths, in order).
@@ -895,6 +942,11 @@ fn rust_block(s: &mut String, b: &BlockSpec, shares: Option<&BlockSpec>, fst: bo
     .unwrap();
 
     // RustHDL backend.
+    let clock = if b.has_clock {
+        "Some(&mut uut.clock)"
+    } else {
+        "None"
+    };
     writeln!(
         s,
         "impl crate::RustHdlBlock for blocks::{cm} {{
@@ -902,8 +954,9 @@ fn rust_block(s: &mut String, b: &BlockSpec, shares: Option<&BlockSpec>, fst: bo
     fn build() -> Self::Uut {{
         {}
     }}
-    fn clock(uut: &mut Self::Uut) -> &mut ::rust_hdl::prelude::Signal<::rust_hdl::prelude::In, ::rust_hdl::prelude::Clock> {{
-        &mut uut.clock
+    #[allow(unused_variables)]
+    fn clock(uut: &mut Self::Uut) -> Option<&mut ::rust_hdl::prelude::Signal<::rust_hdl::prelude::In, ::rust_hdl::prelude::Clock>> {{
+        {clock}
     }}
     #[allow(unused_variables)]
     fn apply(uut: &mut Self::Uut, inputs: &Self::Inputs) {{",

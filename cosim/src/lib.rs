@@ -67,7 +67,10 @@ pub mod cluster;
 pub mod fabric;
 pub mod host;
 pub mod host_memory;
+pub mod icarus;
+pub mod packed_bits;
 pub mod selftest;
+pub mod stimulus;
 
 /// The generated code (`OUT_DIR/cosim_generated.rs`), re-exported at the crate root.
 #[allow(clippy::all, unused_imports)]
@@ -236,6 +239,12 @@ pub trait PortStruct: Copy + Default + PartialEq + fmt::Debug + Send + Sync + 's
     fn random<R: rand::Rng + ?Sized>(rng: &mut R) -> Self;
     /// Bits above each port's width cleared (both backends ignore them).
     fn masked(self) -> Self;
+    /// The value of port `index` (of [`PortStruct::PORTS`]) as little-endian 64-bit words,
+    /// one per 64 bits of its width; empty for an index past the last port.
+    fn port_words(&self, index: usize) -> Vec<u64>;
+    /// Set port `index` from little-endian 64-bit words (missing words are zero, bits above
+    /// the width dropped); an index past the last port changes nothing.
+    fn set_port_words(&mut self, index: usize, words: &[u64]);
 }
 
 /// A block with generated types: implemented by the marker types in [`blocks`].
@@ -264,7 +273,9 @@ pub trait RustHdlBlock: CosimBlock {
     type Uut: Block;
     /// The block as `rust_constructor` builds it (not yet connected).
     fn build() -> Self::Uut;
-    fn clock(uut: &mut Self::Uut) -> &mut Signal<In, Clock>;
+    /// The `clock` input; `None` for a combinational block (no clock port), whose step
+    /// applies the inputs, settles and samples.
+    fn clock(uut: &mut Self::Uut) -> Option<&mut Signal<In, Clock>>;
     /// Set every input's `.next`.
     fn apply(uut: &mut Self::Uut, inputs: &Self::Inputs);
     /// Read every output's current value.
@@ -296,6 +307,13 @@ impl RustHdlTrace {
     }
 }
 
+/// Drive block `B`'s clock, if it has one.
+fn set_clock<B: RustHdlBlock>(uut: &mut B::Uut, high: bool) {
+    if let Some(clock) = B::clock(uut) {
+        clock.next = Clock::from(high);
+    }
+}
+
 /// A RustHDL block stepped directly (no `Simulation` threads, `nic_rtl::sim::settle`
 /// between the half cycles): 2x (Crc32) to 30x (the datapath) slower than its Verilator
 /// model, but it needs nothing outside Rust and exposes the block itself
@@ -312,7 +330,7 @@ impl<B: RustHdlBlock> RustHdlModel<B> {
         let mut uut = B::build();
         uut.connect_all();
         B::apply(&mut uut, &B::Inputs::default());
-        B::clock(&mut uut).next = Clock::from(false);
+        set_clock::<B>(&mut uut, false);
         nic_rtl::sim::settle(&mut uut);
         RustHdlModel {
             uut,
@@ -351,12 +369,12 @@ impl<B: RustHdlBlock> Stepper for RustHdlModel<B> {
         if let Some(t) = &mut self.trace {
             t.dump(&self.uut, time);
         }
-        B::clock(&mut self.uut).next = Clock::from(true);
+        set_clock::<B>(&mut self.uut, true);
         settle(&mut self.uut);
         if let Some(t) = &mut self.trace {
             t.dump(&self.uut, time + CYCLE_PS / 2);
         }
-        B::clock(&mut self.uut).next = Clock::from(false);
+        set_clock::<B>(&mut self.uut, false);
         settle(&mut self.uut);
         self.cycle += 1;
         outputs

@@ -73,6 +73,7 @@ fn datapath() -> DatapathBench {
 fn nic(sizes: &[u32]) -> NicBench {
     NicBench {
         recorded_cycles: 60_000,
+        rusthdl_replayed_cycles: 6_000,
         verilator_cycles_per_s: 1_900_000.0,
         rusthdl_cycles_per_s: 9_000.0,
         speedup: 211.0,

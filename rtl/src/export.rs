@@ -147,13 +147,19 @@ pub fn exported_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
     blocks
 }
 
-/// The blocks the co-simulation crate builds Verilator models of: the datapath blocks and
-/// the NIC tops the test suite runs (the default configuration, one with a 256-entry TPT,
-/// and one with 64 queue pairs for multi-host clusters), at the default cell payload.
+/// The blocks the co-simulation crate builds Verilator models of: every block
+/// [`exported_blocks`] gives for the default configuration (its top, `nic_top`, last),
+/// the TPT of the 256-entry configuration, and the other NIC tops the test suite runs (one
+/// with a 256-entry TPT, and one with 64 queue pairs for multi-host clusters).
 pub fn cosim_blocks() -> Vec<ExportedBlock> {
-    let mut blocks = datapath_blocks(crate::DEFAULT_CELL_PAYLOAD);
-    blocks.push(nic_top_block(&NicConfig::default()));
-    blocks.push(nic_top_block(&NicConfig::with_tpt(256)));
+    let with_tpt = NicConfig::with_tpt(256);
+    let mut blocks = exported_blocks(&NicConfig::default());
+    let tpt_only: Vec<ExportedBlock> = nic_blocks(&with_tpt)
+        .into_iter()
+        .filter(|b| !blocks.iter().any(|o| o.name == b.name))
+        .collect();
+    blocks.extend(tpt_only);
+    blocks.push(nic_top_block(&with_tpt));
     // The multi-host co-simulation: one queue pair per peer, up to MAX_QUEUE_PAIRS hosts.
     blocks.push(nic_top_block(&NicConfig {
         queue_pairs: nic_abi::MAX_QUEUE_PAIRS,

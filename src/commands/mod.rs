@@ -1,4 +1,5 @@
 //! One module per subcommand; each turns arguments into calls on the library crates.
+pub mod agree;
 pub mod bench;
 pub mod cell;
 pub mod check;

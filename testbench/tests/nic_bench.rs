@@ -33,3 +33,20 @@ fn a_message_size_out_of_range_is_an_error() {
         );
     }
 }
+
+/// `--full-replay`: the whole recording replayed on RustHDL and compared every cycle.
+#[test]
+fn a_full_replay_covers_the_whole_recording_on_both_backends() {
+    let o = NicBenchOptions {
+        cycles: 3_000,
+        rusthdl_cycles: 500,
+        full_replay: true,
+        goodput_messages: 2,
+        min_seconds: 0.0,
+        ..Default::default()
+    };
+    let b = nic_testbench::nic_bench::bench_nic(&o).unwrap_or_else(|e| panic!("{e}"));
+    assert!(b.recorded_cycles >= 3_000, "{b:?}");
+    assert_eq!(b.rusthdl_replayed_cycles, b.recorded_cycles);
+    assert!(b.speedup > 1.0, "{b:?}");
+}
