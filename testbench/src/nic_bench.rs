@@ -384,6 +384,7 @@ mod markdown_tests {
     fn nic(sizes: Vec<Goodput>) -> NicBench {
         NicBench {
             recorded_cycles: 60_134,
+            rusthdl_replayed_cycles: 6_000,
             verilator_cycles_per_s: 378_987.0,
             rusthdl_cycles_per_s: 4_074.8,
             speedup: 93.0,
