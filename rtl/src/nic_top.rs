@@ -95,6 +95,8 @@ pub struct NicTop {
     write_arbiter: DmaWriteArbiter,
     /// The TPT: one block with `tpt_entries`, none without.
     tpt: Vec<Tpt>,
+    /// Whether there is a TPT: without one its side ports are tied off.
+    has_tpt: Constant<Bit>,
 }
 
 impl NicTop {
@@ -157,6 +159,7 @@ impl NicTop {
             rx_read_arbiter: DmaReadArbiter::new(),
             write_arbiter: DmaWriteArbiter::new(),
             tpt: config.tpt_entries.map(Tpt::new).into_iter().collect(),
+            has_tpt: Constant::new(config.tpt_entries.is_some()),
         }
     }
 }
@@ -385,14 +388,19 @@ impl Logic for NicTop {
         self.rq.slot_busy.next = self.resp.slot_busy.val();
 
         // The TPT (CSR side port and lookups). Without one, NicCsr never forwards (TPT
-        // offsets are unmapped) and the engine never asks: the ports are tied off.
-        self.csr.m_tpt_csr_ready.next = true;
-        self.csr.m_tpt_csr_rdata_valid.next = false;
-        self.csr.m_tpt_csr_rdata.next = 0.into();
-        self.rq.m_tpt_req_ready.next = false;
-        self.rq.s_tpt_resp_valid.next = false;
-        self.rq.s_tpt_resp_ok.next = false;
-        self.rq.s_tpt_resp_paddr.next = 0.into();
+        // offsets are unmapped) and the engine never asks: the ports are tied off. Only
+        // then: a default overridden below by the TPT's own output makes an event-driven
+        // simulator (Icarus) wake the engine's block on every evaluation of this one, and
+        // the engine's outputs wake this one again, without end.
+        if !self.has_tpt.val() {
+            self.csr.m_tpt_csr_ready.next = true;
+            self.csr.m_tpt_csr_rdata_valid.next = false;
+            self.csr.m_tpt_csr_rdata.next = 0.into();
+            self.rq.m_tpt_req_ready.next = false;
+            self.rq.s_tpt_resp_valid.next = false;
+            self.rq.s_tpt_resp_ok.next = false;
+            self.rq.s_tpt_resp_paddr.next = 0.into();
+        }
         for i in 0..self.tpt.len() {
             self.tpt[i].clock.next = self.clock.val();
             self.tpt[i].reset.next = self.reset.val();

@@ -2,9 +2,7 @@
 //! Verilator model and replayed in RustHDL stepping, Verilator and Icarus Verilog; every
 //! output is compared every cycle (nic_testbench::three_simulators).
 
-use nic_testbench::three_simulators::{
-    agree_blocks, exported_block, icarus_limit, ThreeSimError, Windows,
-};
+use nic_testbench::three_simulators::{agree_blocks, exported_block, ThreeSimError, Windows};
 
 /// Options of `nic agree`.
 #[derive(clap::Args, Debug, Clone)]
@@ -61,17 +59,13 @@ pub fn run(args: &AgreeArgs) -> Result<(), String> {
     );
     let results = agree_blocks(&select, windows, args.seed, &mut |name, r| match r {
         Ok(a) => println!(
-            "{:<22} {:>9} {:>8} {:>12.0} {:>12.0} {:>10.0}   identical{}",
+            "{:<22} {:>9} {:>8} {:>12.0} {:>12.0} {:>10.0}   identical",
             name,
             a.cycles,
             a.icarus_cycles,
             a.cycles_per_s[0],
             a.cycles_per_s[1],
             a.cycles_per_s[2],
-            match icarus_limit(name) {
-                Some(c) => format!(" (Icarus capped at {c} cycles: docs/nic-blocks.md)"),
-                None => String::new(),
-            }
         ),
         Err(ThreeSimError::Disagree(d)) => println!("{name:<22} DIFFERS\n{d}"),
         Err(e) => println!("{name:<22} FAILED: {e}"),

@@ -511,48 +511,14 @@ impl Windows {
         top_icarus_cycles: 10_000,
     };
 
-    /// `(cycles, icarus_cycles)` for block `name`, the Icarus window capped by
-    /// [`ICARUS_LIMITS`].
+    /// `(cycles, icarus_cycles)` for block `name`.
     pub fn of(&self, name: &str) -> (usize, usize) {
-        let (cycles, icarus) = if is_nic_top(name) {
+        if is_nic_top(name) {
             (self.top_cycles, self.top_icarus_cycles)
         } else {
             (self.block_cycles, self.block_icarus_cycles)
-        };
-        (cycles, icarus.min(icarus_limit(name).unwrap_or(usize::MAX)))
+        }
     }
-}
-
-/// A block whose exported Verilog Icarus cannot simulate past some cycle today.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct IcarusLimit {
-    pub block: &'static str,
-    /// Icarus replays at most this many cycles of it.
-    pub cycles: usize,
-    pub why: &'static str,
-}
-
-/// The blocks Icarus cannot replay in full, and why. [`Windows::of`] caps their Icarus
-/// window; the ignored test `nic_top_tpt256_runs_in_icarus_past_the_tpt_reset_sweep`
-/// replays past the cap.
-pub const ICARUS_LIMITS: &[IcarusLimit] = &[IcarusLimit {
-    block: "nic_top_tpt256",
-    cycles: 250,
-    why: "nic_top's update() gives the TPT ports defaults (rq.m_tpt_req_ready = false, \
-          csr.m_tpt_csr_ready = true, ...) and then overrides them from the TPT: in Icarus \
-          every run of the top's always block glitches rq$m_tpt_req_ready, which wakes the \
-          receive engine's always block, whose outputs glitch the same way and wake the top's \
-          again, a zero-delay loop, possible once the TPT's ready is 1 (after its 256-cycle \
-          reset sweep; the stimuli of seeds 1, 2 and 3 stop at cycle 257). Verilator and RustHDL settle values, not events, and are not affected. \
-          Tying the ports off only when there is no TPT removes the loop.",
-}];
-
-/// Icarus's cycle limit for block `name`, if it has one.
-pub fn icarus_limit(name: &str) -> Option<usize> {
-    ICARUS_LIMITS
-        .iter()
-        .find(|l| l.block == name)
-        .map(|l| l.cycles)
 }
 
 /// Record block `B`'s stimulus (seeded with `seed`, as long as `options.cycles`) into
@@ -629,10 +595,9 @@ mod tests {
     }
 
     #[test]
-    fn windows_cap_icarus_where_it_cannot_go_further() {
+    fn windows_of_blocks_and_tops() {
         assert_eq!(Windows::SHORT.of("crc32"), (5_000, 1_000));
         assert_eq!(Windows::SHORT.of("nic_top"), (3_000, 1_000));
-        assert_eq!(Windows::LONG.of("nic_top_tpt256"), (60_000, 250));
-        assert_eq!(icarus_limit("nic_top"), None);
+        assert_eq!(Windows::LONG.of("nic_top_tpt256"), (60_000, 10_000));
     }
 }

@@ -7,7 +7,7 @@ use nic_cosim::stimulus::read_stimulus;
 use nic_cosim::Crc32Inputs;
 use nic_testbench::three_simulators::{
     agree_blocks, is_nic_top, record_and_replay, record_stimulus, replay_three, Agreement,
-    PlantedFlip, Simulator, ThreeSimError, ThreeSimOptions, Windows, ICARUS_LIMITS,
+    PlantedFlip, Simulator, ThreeSimError, ThreeSimOptions, Windows,
 };
 use std::time::Instant;
 
@@ -84,12 +84,11 @@ fn every_block_and_every_top_agree_over_long_windows() {
     assert!(agreed.iter().any(|a| a.block == "nic_top_qp64"));
 }
 
-/// What [`ICARUS_LIMITS`] works around: fails until nic_top's TPT wiring is fixed. The
-/// stimulus of seed 1 (also 2 and 3; not 17) stops Icarus at cycle 257.
+/// The stimulus of seed 1 (also 2 and 3; not 17) stopped Icarus at cycle 257 of
+/// nic_top_tpt256 while the top gave the TPT ports defaults that the TPT's outputs
+/// overrode (docs/nic-blocks.md, "Three simulators").
 #[test]
-#[ignore = "fails today: Icarus stalls at cycle 257 of nic_top_tpt256 (see ICARUS_LIMITS)"]
 fn nic_top_tpt256_runs_in_icarus_past_the_tpt_reset_sweep() {
-    assert!(ICARUS_LIMITS.iter().any(|l| l.block == "nic_top_tpt256"));
     let mut options = ThreeSimOptions::new(1_000, 1_000);
     options.work_dir = options.work_dir.join("icarus-limit");
     let result = std::thread::spawn(move || {
