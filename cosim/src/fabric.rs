@@ -20,7 +20,8 @@
 //!   the LAST flag has gone out, the port takes only that source's cells until its LAST
 //!   cell (the reassembler keeps one message context: a message's cells arrive
 //!   contiguously, docs/cell-format.md). A source that goes down, or whose LAST cell a fault
-//!   hook drops, releases the port. Once a cell's first word is offered it is held until
+//!   hook drops, releases the port, and a cell that fails its CRC holds none (its LAST
+//!   flag may be the bit that flipped). Once a cell's first word is offered it is held until
 //!   the NIC takes every word (AXI-stream rules).
 //! - **Port down** ([`Fabric::set_port_up`]): the NIC behind the port is unplugged or
 //!   powered off. Its partial ingress cell is discarded; cells to it are discarded as soon
@@ -520,9 +521,12 @@ impl Fabric {
             self.ingress[src].buffered_words -= cell.words.len();
         }
         let header = CellHeader::from_words([cell.words[0], cell.words[1], cell.words[2]]);
-        // The rest of the message is awaited only from a source that is up: one that went
-        // down while this cell was going out sends no more of it.
-        self.egress[dst].message_from = (!header.last() && self.up[src]).then_some(src);
+        // The rest of the message is awaited only from a source that is up (one that went
+        // down while this cell was going out sends no more of it), and only after a cell
+        // that checks: a bit flip can clear a LAST flag, and no rest comes then.
+        let intact = decode_cell(&cell.words, MAX_CELL_PAYLOAD).is_ok();
+        self.egress[dst].message_from =
+            (intact && !header.last() && self.up[src]).then_some(src);
         if self.up[dst] {
             self.stats.cells_out += 1;
             if self.record {
@@ -885,6 +889,27 @@ mod tests {
             .map(|c| c.header.psn)
             .collect();
         assert!(psns.contains(&9), "port 1's cell got through: {psns:?}");
+    }
+
+    /// A one-cell message whose LAST flag a bit flip cleared (its CRC fails) does not hold
+    /// the port for a rest that never comes: another source's cell gets through. (It
+    /// locked the port for good: `scenarios/regressions/soak-3322.toml`, a corrupted
+    /// READ RESPONSE.)
+    #[test]
+    fn a_corrupted_last_flag_does_not_lock_the_output() {
+        let mut f = Fabric::new(FabricConfig::new(3));
+        let mut bad = cell(opcode::SEND, 0, 2, 1, 8);
+        bad[0] ^= (nic_rtl::cell_format::flag::LAST as u64) << 8;
+        assert!(decode_cell(&bad, 256).is_err(), "the flip breaks the CRC");
+        let later: VecDeque<_> = [cell(opcode::SEND, 1, 2, 9, 8)].into();
+        let got = run(
+            &mut f,
+            vec![[bad].into(), later, VecDeque::new()],
+            |_, _| true,
+            300,
+        );
+        assert_eq!(got[2].len(), 2, "both cells delivered: {:?}", got[2]);
+        assert_eq!(decode_cell(&got[2][1], 256).map(|c| c.header.psn), Ok(9));
     }
 
     #[test]
