@@ -1,0 +1,6 @@
+//! Blocks and types shared by the NIC's engines and host-side blocks.
+//!
+//! - [`RoundRobin`]: the one round-robin arbiter, used by every block that arbitrates.
+
+pub mod round_robin;
+pub use round_robin::RoundRobin;
