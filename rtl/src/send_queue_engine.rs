@@ -130,8 +130,8 @@
 use crate::requester::Scheduler;
 use crate::sim::ClockedBlock;
 use nic_abi::{
-    csr, CompletionStatus, Syndrome, WqeOpcode, INLINE_MAX_BYTES, MAX_MESSAGE_LENGTH,
-    MAX_QUEUE_PAIRS, NOP_OPCODE, SEND_WINDOW, WQE_BYTES,
+    CompletionStatus, Syndrome, WqeOpcode, INLINE_MAX_BYTES, MAX_MESSAGE_LENGTH, MAX_QUEUE_PAIRS,
+    NOP_OPCODE, SEND_WINDOW,
 };
 use rust_hdl::prelude::*;
 use rust_hdl::widgets::prelude::RAM;
@@ -460,10 +460,6 @@ pub struct SendQueueEngine {
     /// its response was lost; the event completes nothing, the QP goes back to sq_una.
     ev_implied: Signal<Local, Bit>,
     csr_value: Signal<Local, Bits<64>>,
-    /// The QP_CTRL value written resets the QP or its send side.
-    ctrl_reset: Signal<Local, Bit>,
-    /// The start PSN of that reset (QP_CTRL bits 31:8).
-    ctrl_start_psn: Signal<Local, Bits<24>>,
     /// The engine executes an operation this clock.
     exec_now: Signal<Local, Bit>,
     /// A timer scan is reading: a CSR access or a transmit operation may take its place.
@@ -554,7 +550,6 @@ pub struct SendQueueEngine {
     window_before: Constant<Bits<24>>,
     max_length: Constant<Bits<32>>,
     inline_max: Constant<Bits<32>>,
-    syn_ack: Constant<Bits<8>>,
     syn_sequence: Constant<Bits<8>>,
     syn_crc: Constant<Bits<8>>,
     opc_send: Constant<Bits<8>>,
@@ -570,22 +565,6 @@ pub struct SendQueueEngine {
     st_address: Constant<Bits<8>>,
     st_opcode: Constant<Bits<8>>,
     st_restarted: Constant<Bits<8>>,
-    // The per-QP registers (`s_csr_reg` = offset / 8) and their bits, from `nic_abi::csr`.
-    reg_sq_base: Constant<Bits<4>>,
-    reg_sq_size: Constant<Bits<4>>,
-    reg_sq_pi: Constant<Bits<4>>,
-    reg_sq_ci: Constant<Bits<4>>,
-    reg_remote: Constant<Bits<4>>,
-    reg_ctrl: Constant<Bits<4>>,
-    reg_status: Constant<Bits<4>>,
-    ctrl_enable: Constant<Bits<32>>,
-    /// `QP_CTRL_RESET | QP_CTRL_SEND_RESET`.
-    ctrl_resets: Constant<Bits<32>>,
-    ctrl_start_psn_shift: Constant<Bits<5>>,
-    status_waiting_bit: Constant<Bits<6>>,
-    status_retry_shift: Constant<Bits<6>>,
-    /// `log2(WQE_BYTES)`: a WQE's address is `SQ_BASE + slot << wqe_bytes_log2`.
-    wqe_bytes_log2: Constant<Bits<5>>,
 }
 
 /// `Bits<N>` constant from a `u64`.
@@ -806,8 +785,6 @@ impl SendQueueEngine {
             ev_restarted: Default::default(),
             ev_implied: Default::default(),
             csr_value: Default::default(),
-            ctrl_reset: Default::default(),
-            ctrl_start_psn: Default::default(),
             op_known: Default::default(),
             op_read: Default::default(),
             op_atomic: Default::default(),
@@ -874,7 +851,6 @@ impl SendQueueEngine {
             window_before: k((1 << 24) - SEND_WINDOW as u64),
             max_length: k(MAX_MESSAGE_LENGTH as u64),
             inline_max: k(INLINE_MAX_BYTES as u64),
-            syn_ack: k(Syndrome::Ack as u64),
             syn_sequence: k(Syndrome::SequenceError as u64),
             syn_crc: k(Syndrome::CrcOrMalformed as u64),
             opc_send: k(WqeOpcode::Send as u64),
@@ -890,19 +866,6 @@ impl SendQueueEngine {
             st_address: k(CompletionStatus::LOCAL_ADDRESS_ERROR as u64),
             st_opcode: k(CompletionStatus::BAD_OPCODE as u64),
             st_restarted: k(CompletionStatus::RESPONDER_RESTARTED as u64),
-            reg_sq_base: k(csr::QP_SQ_BASE as u64 / 8),
-            reg_sq_size: k(csr::QP_SQ_SIZE_LOG2 as u64 / 8),
-            reg_sq_pi: k(csr::QP_SQ_PI as u64 / 8),
-            reg_sq_ci: k(csr::QP_SQ_CI as u64 / 8),
-            reg_remote: k(csr::QP_REMOTE as u64 / 8),
-            reg_ctrl: k(csr::QP_CTRL as u64 / 8),
-            reg_status: k(csr::QP_STATUS as u64 / 8),
-            ctrl_enable: k(csr::QP_CTRL_ENABLE),
-            ctrl_resets: k(csr::QP_CTRL_RESET | csr::QP_CTRL_SEND_RESET),
-            ctrl_start_psn_shift: k(csr::QP_CTRL_START_PSN_SHIFT as u64),
-            status_waiting_bit: k(csr::QpStatus::WAITING_BIT as u64),
-            status_retry_shift: k(csr::QpStatus::RETRY_COUNT_SHIFT as u64),
-            wqe_bytes_log2: k(WQE_BYTES.trailing_zeros() as u64),
         }
     }
 }
@@ -1043,9 +1006,8 @@ impl Logic for SendQueueEngine {
         // WQE address of sq_next: SQ_BASE + (sq_next mod 2^SQ_SIZE_LOG2) * 64.
         self.rd_mask.next = !(self.ones24.val() << self.rd_size.val());
         self.rd_slot.next = self.rd_next.val() & self.rd_mask.val();
-        self.rd_wqe_addr.next = self.rd_base.val()
-            + (bit_cast::<32, 24>(self.rd_slot.val()) << self.wqe_bytes_log2.val());
-        self.ev_success.next = self.ak_resp.q.val() | (self.ak_syn.q.val() == self.syn_ack.val());
+        self.rd_wqe_addr.next = self.rd_base.val() + (bit_cast::<32, 24>(self.rd_slot.val()) << 6);
+        self.ev_success.next = self.ak_resp.q.val() | (self.ak_syn.q.val() == 0);
         self.ev_retry.next = !self.ev_success.val()
             & ((self.ak_syn.q.val() == self.syn_sequence.val())
                 | (self.ak_syn.q.val() == self.syn_crc.val()));
@@ -1086,7 +1048,7 @@ impl Logic for SendQueueEngine {
         self.ev_implied.next = self.rd_una_rsp.val()
             & !self.ak_resp.q.val()
             & !self.ev_restarted.val()
-            & ((self.ak_syn.q.val() == self.syn_ack.val()) | (self.d_evt.val() != 0));
+            & ((self.ak_syn.q.val() == 0) | (self.d_evt.val() != 0));
         self.timer_expired.next = (self.cfg_retry_timeout.val() != 0)
             & (self.elapsed.val() >= self.cfg_retry_timeout.val());
         // Registered every clock; only the values of the Read clock are used (in Exec).
@@ -1105,35 +1067,30 @@ impl Logic for SendQueueEngine {
         self.ev_implied_reg.d.next = self.ev_implied.val();
         self.evt_run_reg.d.next = self.d_evt.val().get_bits::<4>(0);
         self.timer_expired_reg.d.next = self.timer_expired.val();
-        // A QP_CTRL write: reset (QP or send side) and its start PSN.
-        self.ctrl_reset.next = (self.csr_wdata_reg.q.val() & self.ctrl_resets.val()).any();
-        self.ctrl_start_psn.next =
-            bit_cast::<24, 32>(self.csr_wdata_reg.q.val() >> self.ctrl_start_psn_shift.val());
         self.csr_value.next = 0.into();
         if self.qp_valid.val() {
-            if self.csr_reg_reg.q.val() == self.reg_sq_base.val() {
+            if self.csr_reg_reg.q.val() == 0 {
                 self.csr_value.next = bit_cast::<64, 32>(self.rd_base.val());
             }
-            if self.csr_reg_reg.q.val() == self.reg_sq_size.val() {
+            if self.csr_reg_reg.q.val() == 1 {
                 self.csr_value.next = bit_cast::<64, 5>(self.rd_size.val());
             }
-            if self.csr_reg_reg.q.val() == self.reg_sq_pi.val() {
+            if self.csr_reg_reg.q.val() == 2 {
                 self.csr_value.next = bit_cast::<64, 24>(self.rd_pi.val());
             }
-            if self.csr_reg_reg.q.val() == self.reg_sq_ci.val() {
+            if self.csr_reg_reg.q.val() == 3 {
                 self.csr_value.next = bit_cast::<64, 24>(self.rd_una.val());
             }
-            if self.csr_reg_reg.q.val() == self.reg_remote.val() {
+            if self.csr_reg_reg.q.val() == 8 {
                 self.csr_value.next = bit_cast::<64, 32>(self.rd_remote.val());
             }
-            if self.csr_reg_reg.q.val() == self.reg_ctrl.val() {
+            if self.csr_reg_reg.q.val() == 9 {
                 self.csr_value.next = bit_cast::<64, 1>(self.rd_enable.val().into());
             }
-            if self.csr_reg_reg.q.val() == self.reg_status.val() {
+            if self.csr_reg_reg.q.val() == 10 {
                 self.csr_value.next = bit_cast::<64, 24>(self.rd_next.val())
-                    | (bit_cast::<64, 1>(self.rd_waiting.val().into())
-                        << self.status_waiting_bit.val())
-                    | (bit_cast::<64, 4>(self.rd_retry.val()) << self.status_retry_shift.val());
+                    | (bit_cast::<64, 1>(self.rd_waiting.val().into()) << 49)
+                    | (bit_cast::<64, 4>(self.rd_retry.val()) << 52);
             }
         }
 
@@ -1268,8 +1225,7 @@ impl Logic for SendQueueEngine {
         }
         self.ak_mask.next = !(self.ones24.val() << self.job_size.q.val());
         self.ak_slot.next = self.job_idx.q.val() & self.ak_mask.val();
-        self.ak_addr.next = self.job_base.q.val()
-            + (bit_cast::<32, 24>(self.ak_slot.val()) << self.wqe_bytes_log2.val());
+        self.ak_addr.next = self.job_base.q.val() + (bit_cast::<32, 24>(self.ak_slot.val()) << 6);
 
         // ---- Table engine ----
         self.csr_yield.next =
@@ -1326,28 +1282,30 @@ impl Logic for SendQueueEngine {
                         // Writes to QPs beyond `queue_pairs` are ignored.
                         self.ex_ok.next = self.qp_valid.val();
                         if self.ex_ok.val() {
-                            if self.csr_reg_reg.q.val() == self.reg_sq_base.val() {
+                            if self.csr_reg_reg.q.val() == 0 {
                                 self.wr_base.next = self.csr_wdata_reg.q.val();
                             }
-                            if self.csr_reg_reg.q.val() == self.reg_sq_size.val() {
+                            if self.csr_reg_reg.q.val() == 1 {
                                 self.wr_size.next = self.csr_wdata_reg.q.val().get_bits::<5>(0);
                             }
-                            if self.csr_reg_reg.q.val() == self.reg_sq_pi.val() {
+                            if self.csr_reg_reg.q.val() == 2 {
                                 self.wr_pi.next = self.csr_wdata_reg.q.val().get_bits::<24>(0);
                             }
-                            if self.csr_reg_reg.q.val() == self.reg_remote.val() {
+                            if self.csr_reg_reg.q.val() == 8 {
                                 self.wr_remote.next = self.csr_wdata_reg.q.val();
                             }
-                            if self.csr_reg_reg.q.val() == self.reg_ctrl.val() {
-                                self.wr_enable.next =
-                                    (self.csr_wdata_reg.q.val() & self.ctrl_enable.val()).any();
-                                if self.ctrl_reset.val() {
-                                    // QP reset, or send-side reset (the responder side is
-                                    // the receive engine's and is kept):
+                            if self.csr_reg_reg.q.val() == 9 {
+                                self.wr_enable.next = self.csr_wdata_reg.q.val().get_bit(0);
+                                if self.csr_wdata_reg.q.val().get_bit(1)
+                                    | self.csr_wdata_reg.q.val().get_bit(2)
+                                {
+                                    // QP reset (bit 1), or send-side reset (bit 2: the
+                                    // responder side is the receive engine's and is kept):
                                     // sq_pi = sq_next = sq_una = start PSN.
-                                    self.wr_pi.next = self.ctrl_start_psn.val();
-                                    self.wr_next.next = self.ctrl_start_psn.val();
-                                    self.wr_una.next = self.ctrl_start_psn.val();
+                                    self.wr_pi.next = self.csr_wdata_reg.q.val().get_bits::<24>(8);
+                                    self.wr_next.next =
+                                        self.csr_wdata_reg.q.val().get_bits::<24>(8);
+                                    self.wr_una.next = self.csr_wdata_reg.q.val().get_bits::<24>(8);
                                     self.wr_resync.next = true;
                                     self.wr_retry.next = 0.into();
                                     self.wr_waiting.next = false;
@@ -1364,10 +1322,11 @@ impl Logic for SendQueueEngine {
                             // A reset or a moved ring invalidates a WQE being fetched.
                             if (self.op_qp.q.val() == self.tx_qp.q.val())
                                 & (self.tx_state.q.val() != SqTxState::Idle)
-                                & ((self.csr_reg_reg.q.val() == self.reg_sq_base.val())
-                                    | (self.csr_reg_reg.q.val() == self.reg_sq_size.val())
-                                    | ((self.csr_reg_reg.q.val() == self.reg_ctrl.val())
-                                        & self.ctrl_reset.val()))
+                                & ((self.csr_reg_reg.q.val() == 0)
+                                    | (self.csr_reg_reg.q.val() == 1)
+                                    | ((self.csr_reg_reg.q.val() == 9)
+                                        & (self.csr_wdata_reg.q.val().get_bit(1)
+                                            | self.csr_wdata_reg.q.val().get_bit(2))))
                             {
                                 self.tx_stale.d.next = true;
                             }
