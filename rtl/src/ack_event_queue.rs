@@ -14,9 +14,12 @@
 //!
 //! Ports (valid/ready; a beat moves on a rising edge where both are high):
 //! - `clock`, `reset` (synchronous, active high: empties the queue).
-//! - `s_ack_valid` / `s_ack_ready`, `s_ack_qp` (6), `s_ack_psn` (24), `s_ack_syndrome` (8),
-//!   `s_ack_response`, `s_ack_resync`: from the receive engine.
-//! - `m_ack_valid` / `m_ack_ready` and the same fields: to the send engine.
+//! - `s_ack_valid` / `s_ack_ready`, `s_ack` (40, an [`AckEvent`]: `qp` (6), `psn` (24),
+//!   `syndrome` (8), `response`, `resync`): from the receive engine.
+//! - `m_ack_valid` / `m_ack_ready`, `m_ack` (40, an [`AckEvent`]): to the send engine.
+//!
+//! The event is RustHDL `LogicStruct` ([`AckEvent`], `common/bundles.rs`): one port per
+//! bundle in Verilog (`s_ack [39:0]`), one wire per field in RustHDL's VCD (`s_ack$qp`).
 //!
 //! Latency: one clock (an event taken at a rising edge is offered from that edge on).
 //! Throughput: one event per clock in and out at the same time. `s_ack_ready` is high while
@@ -26,6 +29,7 @@
 //! build has none of to spare): 102 iCE40 LUTs, 167 flip-flops, 131 MHz alone (a shift
 //! register took 260 LUTs: every entry had a multiplexer in front of it).
 
+use crate::common::AckEvent;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -38,31 +42,21 @@ pub struct AckEventQueue {
     pub reset: Signal<In, Bit>,
     pub s_ack_valid: Signal<In, Bit>,
     pub s_ack_ready: Signal<Out, Bit>,
-    pub s_ack_qp: Signal<In, Bits<6>>,
-    pub s_ack_psn: Signal<In, Bits<24>>,
-    pub s_ack_syndrome: Signal<In, Bits<8>>,
-    pub s_ack_response: Signal<In, Bit>,
-    pub s_ack_resync: Signal<In, Bit>,
+    pub s_ack: Signal<In, AckEvent>,
     pub m_ack_valid: Signal<Out, Bit>,
     pub m_ack_ready: Signal<In, Bit>,
-    pub m_ack_qp: Signal<Out, Bits<6>>,
-    pub m_ack_psn: Signal<Out, Bits<24>>,
-    pub m_ack_syndrome: Signal<Out, Bits<8>>,
-    pub m_ack_response: Signal<Out, Bit>,
-    pub m_ack_resync: Signal<Out, Bit>,
+    pub m_ack: Signal<Out, AckEvent>,
     /// A ring: `count` events from entry `head` on (mod 4). Nothing moves between entries
     /// (an entry is loaded only when an event is pushed into it), so each bit costs a
-    /// flip-flop with enable and the head a 4-way multiplexer. Packing: qp 5:0, psn 29:6,
-    /// syndrome 37:30, response 38, resync 39.
-    entry0: DFF<Bits<40>>,
-    entry1: DFF<Bits<40>>,
-    entry2: DFF<Bits<40>>,
-    entry3: DFF<Bits<40>>,
+    /// flip-flop with enable and the head a 4-way multiplexer.
+    entry0: DFF<AckEvent>,
+    entry1: DFF<AckEvent>,
+    entry2: DFF<AckEvent>,
+    entry3: DFF<AckEvent>,
     head: DFF<Bits<2>>,
     tail: DFF<Bits<2>>,
     count: DFF<Bits<3>>,
-    incoming: Signal<Local, Bits<40>>,
-    head_entry: Signal<Local, Bits<40>>,
+    head_entry: Signal<Local, AckEvent>,
     push: Signal<Local, Bit>,
     pop: Signal<Local, Bit>,
 }
@@ -83,11 +77,6 @@ impl Logic for AckEventQueue {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, entry0, entry1, entry2, entry3, head, tail, count);
-        self.incoming.next = bit_cast::<40, 6>(self.s_ack_qp.val())
-            | (bit_cast::<40, 24>(self.s_ack_psn.val()) << 6)
-            | (bit_cast::<40, 8>(self.s_ack_syndrome.val()) << 30)
-            | (bit_cast::<40, 1>(self.s_ack_response.val().into()) << 38)
-            | (bit_cast::<40, 1>(self.s_ack_resync.val().into()) << 39);
         self.s_ack_ready.next = self.count.q.val() != 4;
         self.m_ack_valid.next = self.count.q.val() != 0;
         self.head_entry.next = self.entry0.q.val();
@@ -100,11 +89,7 @@ impl Logic for AckEventQueue {
         if self.head.q.val() == 3 {
             self.head_entry.next = self.entry3.q.val();
         }
-        self.m_ack_qp.next = self.head_entry.val().get_bits::<6>(0);
-        self.m_ack_psn.next = self.head_entry.val().get_bits::<24>(6);
-        self.m_ack_syndrome.next = self.head_entry.val().get_bits::<8>(30);
-        self.m_ack_response.next = self.head_entry.val().get_bit(38);
-        self.m_ack_resync.next = self.head_entry.val().get_bit(39);
+        self.m_ack.next = self.head_entry.val();
         self.push.next = self.s_ack_valid.val() & (self.count.q.val() != 4);
         self.pop.next = self.m_ack_ready.val() & (self.count.q.val() != 0);
         if self.pop.val() {
@@ -113,16 +98,16 @@ impl Logic for AckEventQueue {
         if self.push.val() {
             self.tail.d.next = self.tail.q.val() + 1;
             if self.tail.q.val() == 0 {
-                self.entry0.d.next = self.incoming.val();
+                self.entry0.d.next = self.s_ack.val();
             }
             if self.tail.q.val() == 1 {
-                self.entry1.d.next = self.incoming.val();
+                self.entry1.d.next = self.s_ack.val();
             }
             if self.tail.q.val() == 2 {
-                self.entry2.d.next = self.incoming.val();
+                self.entry2.d.next = self.s_ack.val();
             }
             if self.tail.q.val() == 3 {
-                self.entry3.d.next = self.incoming.val();
+                self.entry3.d.next = self.s_ack.val();
             }
         }
         if self.push.val() & !self.pop.val() {
@@ -174,20 +159,23 @@ mod tests {
             response: false,
             resync: false,
         });
-        uut.s_ack_qp.next = e.qp.to_bits();
-        uut.s_ack_psn.next = e.psn.to_bits();
-        uut.s_ack_syndrome.next = e.syndrome.to_bits();
-        uut.s_ack_response.next = e.response;
-        uut.s_ack_resync.next = e.resync;
+        uut.s_ack.next = AckEvent {
+            qp: e.qp.to_bits(),
+            psn: e.psn.to_bits(),
+            syndrome: e.syndrome.to_bits(),
+            response: e.response,
+            resync: e.resync,
+        };
     }
 
     fn head(uut: &AckEventQueue) -> Event {
+        let h = uut.m_ack.val();
         Event {
-            qp: uut.m_ack_qp.val().index() as u64,
-            psn: uut.m_ack_psn.val().index() as u64,
-            syndrome: uut.m_ack_syndrome.val().index() as u64,
-            response: uut.m_ack_response.val(),
-            resync: uut.m_ack_resync.val(),
+            qp: h.qp.index() as u64,
+            psn: h.psn.index() as u64,
+            syndrome: h.syndrome.index() as u64,
+            response: h.response,
+            resync: h.resync,
         }
     }
 
@@ -237,6 +225,30 @@ mod tests {
         }
         assert_eq!(received, sent);
         cycles
+    }
+
+    /// What the `AckEvent` bundle costs (docs/nic-blocks.md, "Bundles as LogicStruct"): one
+    /// 40-bit Verilog port per bundle; one wire per field in RustHDL's VCD.
+    #[test]
+    fn the_bundle_is_one_verilog_port_and_one_vcd_wire_per_field() {
+        let mut uut = AckEventQueue::new();
+        uut.connect_all();
+        let v = generate_verilog(&uut);
+        assert!(v.contains("input wire  [39:0] s_ack;"), "{v}");
+        assert!(v.contains("output reg  [39:0] m_ack;"), "{v}");
+        assert!(!v.contains("s_ack_qp"));
+        let mut header = vec![];
+        drop(write_vcd_header(&mut header, &uut));
+        let header = String::from_utf8(header).unwrap();
+        for field in ["qp", "psn", "syndrome", "response", "resync"] {
+            for port in ["s_ack", "m_ack"] {
+                assert!(
+                    header.contains(&format!(" {port}${field} ")),
+                    "{port}${field}"
+                );
+            }
+        }
+        assert!(header.contains(" 24 "), "the psn wire is 24 bits wide");
     }
 
     #[test]

@@ -39,6 +39,7 @@
 //! is not counted in the new ring. `cfg_cq_size_log2` above 16 is not rejected: the ring
 //! is then `2^size` entries, wrapping at 2^32 bytes.
 
+use crate::common::RoundRobin;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -94,8 +95,8 @@ pub struct CompletionQueue {
     state: DFF<CqState>,
     /// Word of the CQE on `m_wr_*` (0..=3).
     beat: DFF<Bits<2>>,
-    /// The receive port goes first when both ask (the send port was served last).
-    prefer_recv: DFF<Bit>,
+    /// The round robin between the send port (index 0) and the receive port (index 1).
+    rr: RoundRobin<2, 1>,
     /// The ring has no room: `cq_pi - cfg_cq_ci >= 2^size`, computed a clock ahead with
     /// the `cq_pi` the CQE in flight will leave behind.
     full: DFF<Bit>,
@@ -176,7 +177,7 @@ impl CompletionQueue {
             m_wr_strobe: Default::default(),
             state: Default::default(),
             beat: Default::default(),
-            prefer_recv: Default::default(),
+            rr: RoundRobin::new(),
             full: Default::default(),
             uncounted: Default::default(),
             pi: Default::default(),
@@ -210,27 +211,18 @@ impl Default for CompletionQueue {
 impl Logic for CompletionQueue {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self,
-            clock,
-            state,
-            beat,
-            prefer_recv,
-            full,
-            uncounted,
-            pi,
-            addr,
-            word0,
-            word1,
-            word2,
-            word3
-        );
+        dff_setup!(self, clock, state, beat, full, uncounted, pi, addr, word0, word1, word2, word3);
+        self.rr.clock.next = self.clock.val();
+        self.rr.reset.next = self.reset.val();
         self.high_mask.next = self.all_ones.val() << self.cfg_cq_size_log2.val();
         self.slot.next = self.pi.q.val() & !self.high_mask.val();
         self.cqe_sequence.next = self.pi.q.val() + 1;
         // Request side: round robin, only while idle with room in the ring.
-        self.grant_recv.next =
-            self.s_recv_cpl_valid.val() & (!self.s_send_cpl_valid.val() | self.prefer_recv.q.val());
+        self.rr.s_request.next = bit_cast::<2, 1>(self.s_send_cpl_valid.val().into())
+            | (bit_cast::<2, 1>(self.s_recv_cpl_valid.val().into()) << 1);
+        self.grant_recv.next = self.rr.m_grant_index.val().any();
+        self.rr.s_served_index.next = bit_cast::<1, 1>(self.grant_recv.val().into());
+        self.rr.s_served.next = false;
         self.can_take.next = (self.state.q.val() == CqState::Idle)
             & !self.full.q.val()
             & !self.cfg_cq_restart.val()
@@ -270,7 +262,7 @@ impl Logic for CompletionQueue {
             self.addr.d.next = self.cfg_cq_base.val() + (self.slot.val() << 5);
             self.beat.d.next = 0.into();
             self.uncounted.d.next = false;
-            self.prefer_recv.d.next = !self.grant_recv.val();
+            self.rr.s_served.next = true;
             self.state.d.next = CqState::Write;
         }
         // Write side: words 0..3, the sequence word last.
@@ -317,7 +309,6 @@ impl Logic for CompletionQueue {
         if self.reset.val() {
             self.state.d.next = CqState::Idle;
             self.pi.d.next = 0.into();
-            self.prefer_recv.d.next = false;
             self.uncounted.d.next = false;
             self.full.d.next = true;
         }

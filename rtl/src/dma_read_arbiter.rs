@@ -32,6 +32,7 @@
 //! Limits: relies on host memory ending every burst with `s_data_last` (it returns exactly
 //! `words` beats); data beats arriving while no burst is outstanding are not accepted.
 
+use crate::common::RoundRobin;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -67,8 +68,8 @@ pub struct DmaReadArbiter {
     busy: DFF<Bit>,
     /// The client that owns the outstanding burst (1 = B).
     owner_b: DFF<Bit>,
-    /// B goes first when both ask (A was served last).
-    prefer_b: DFF<Bit>,
+    /// The round robin between A (index 0) and B (index 1), per burst.
+    rr: RoundRobin<2, 1>,
     /// A request was shown last clock and not taken: keep showing it.
     hold: DFF<Bit>,
     /// The client whose request is held (1 = B).
@@ -93,11 +94,14 @@ impl DmaReadArbiter {
 impl Logic for DmaReadArbiter {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, busy, owner_b, prefer_b, hold, held_b);
+        dff_setup!(self, clock, busy, owner_b, hold, held_b);
+        self.rr.clock.next = self.clock.val();
+        self.rr.reset.next = self.reset.val();
         self.idle.next = !self.busy.q.val() & !self.reset.val();
         // Request side.
-        self.grant_b.next =
-            self.s_b_req_valid.val() & (!self.s_a_req_valid.val() | self.prefer_b.q.val());
+        self.rr.s_request.next = bit_cast::<2, 1>(self.s_a_req_valid.val().into())
+            | (bit_cast::<2, 1>(self.s_b_req_valid.val().into()) << 1);
+        self.grant_b.next = self.rr.m_grant_index.val().any();
         if self.hold.q.val() {
             self.grant_b.next = self.held_b.q.val();
         }
@@ -115,11 +119,12 @@ impl Logic for DmaReadArbiter {
         self.s_a_req_ready.next = self.idle.val() & !self.grant_b.val() & self.m_req_ready.val();
         self.s_b_req_ready.next = self.idle.val() & self.grant_b.val() & self.m_req_ready.val();
         self.hold.d.next = self.asking.val() & !self.m_req_ready.val();
+        self.rr.s_served.next = self.asking.val() & self.m_req_ready.val();
+        self.rr.s_served_index.next = bit_cast::<1, 1>(self.grant_b.val().into());
         self.held_b.d.next = self.grant_b.val();
         if self.asking.val() & self.m_req_ready.val() {
             self.busy.d.next = true;
             self.owner_b.d.next = self.grant_b.val();
-            self.prefer_b.d.next = !self.grant_b.val();
         }
         // Data side: the owner's data while a burst is outstanding.
         self.taking.next = false;
@@ -143,7 +148,6 @@ impl Logic for DmaReadArbiter {
         }
         if self.reset.val() {
             self.busy.d.next = false;
-            self.prefer_b.d.next = false;
             self.hold.d.next = false;
         }
     }

@@ -24,6 +24,7 @@
 //! both clients' `valid`). Throughput: one beat per clock. No starvation: a waiting
 //! client's beat moves after at most one beat of the other client.
 
+use crate::common::RoundRobin;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -46,8 +47,8 @@ pub struct DmaWriteArbiter {
     pub m_wr_addr: Signal<Out, Bits<32>>,
     pub m_wr_data: Signal<Out, Bits<64>>,
     pub m_wr_strobe: Signal<Out, Bits<8>>,
-    /// B goes first when both offer (A moved the last beat).
-    prefer_b: DFF<Bit>,
+    /// The round robin between A (index 0) and B (index 1), per beat.
+    rr: RoundRobin<2, 1>,
     /// A beat was shown last clock and not taken: keep showing it.
     hold: DFF<Bit>,
     /// The client whose beat is held (1 = B).
@@ -70,9 +71,12 @@ impl DmaWriteArbiter {
 impl Logic for DmaWriteArbiter {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, prefer_b, hold, held_b);
-        self.grant_b.next =
-            self.s_b_wr_valid.val() & (!self.s_a_wr_valid.val() | self.prefer_b.q.val());
+        dff_setup!(self, clock, hold, held_b);
+        self.rr.clock.next = self.clock.val();
+        self.rr.reset.next = self.reset.val();
+        self.rr.s_request.next = bit_cast::<2, 1>(self.s_a_wr_valid.val().into())
+            | (bit_cast::<2, 1>(self.s_b_wr_valid.val().into()) << 1);
+        self.grant_b.next = self.rr.m_grant_index.val().any();
         if self.hold.q.val() {
             self.grant_b.next = self.held_b.q.val();
         }
@@ -97,12 +101,8 @@ impl Logic for DmaWriteArbiter {
         self.s_b_wr_ready.next = self.grant_b.val() & self.accept.val();
         self.hold.d.next = self.shown.val() & !self.m_wr_ready.val();
         self.held_b.d.next = self.grant_b.val();
-        if self.shown.val() & self.m_wr_ready.val() {
-            self.prefer_b.d.next = !self.grant_b.val();
-        }
-        if self.reset.val() {
-            self.prefer_b.d.next = false;
-        }
+        self.rr.s_served.next = self.shown.val() & self.m_wr_ready.val();
+        self.rr.s_served_index.next = bit_cast::<1, 1>(self.grant_b.val().into());
     }
 }
 

@@ -199,6 +199,18 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             format!("nic_rtl::NicCsr::new({qps}, {cp}, {tpt})"),
         ),
         export_block(
+            "round_robin",
+            crate::common::RoundRobin::<64, 6>::new(),
+            "nic_rtl::common::RoundRobin<64, 6>",
+            "nic_rtl::common::RoundRobin::<64, 6>::new()".into(),
+        ),
+        export_block(
+            "requester_scheduler",
+            crate::requester::Scheduler::new(qps),
+            "nic_rtl::requester::Scheduler",
+            format!("nic_rtl::requester::Scheduler::new({qps})"),
+        ),
+        export_block(
             "send_queue_engine",
             crate::SendQueueEngine::new(qps),
             "nic_rtl::SendQueueEngine",

@@ -6,7 +6,9 @@
 
 pub mod cell_faults;
 pub mod cell_format;
+pub mod common;
 pub mod export;
+pub mod requester;
 
 pub use cell_format::{CellStatus, Message, DEFAULT_CELL_PAYLOAD};
 pub mod crc32;

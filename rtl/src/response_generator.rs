@@ -67,6 +67,7 @@
 //! bits: header, data, follow-up) and seven 64-bit registers (pending, busy, resync mark;
 //! follow-up present, is a NACK, its resync mark, slot item is a promoted follow-up).
 
+use crate::common::RoundRobin;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 use rust_hdl::widgets::prelude::RAM;
@@ -181,8 +182,8 @@ pub struct ResponseGenerator {
     from_follow: DFF<Bits<64>>,
     /// The slot being served is a promoted follow-up.
     cur_from_follow: DFF<Bit>,
-    /// Round robin: the QPs after the one served last.
-    rr_mask: DFF<Bits<64>>,
+    /// Round robin over the pending slots: the QPs after the one served last first.
+    rr: RoundRobin<64, 6>,
     // The slot being served.
     cur_qp: DFF<Bits<6>>,
     cur_onehot: DFF<Bits<64>>,
@@ -227,15 +228,7 @@ pub struct ResponseGenerator {
     clear_pending: Signal<Local, Bits<64>>,
     clear_busy: Signal<Local, Bits<64>>,
     resync_set: Signal<Local, Bits<64>>,
-    cand_hi: Signal<Local, Bits<64>>,
-    cand: Signal<Local, Bits<64>>,
     sel_onehot: Signal<Local, Bits<64>>,
-    sel_b0: Signal<Local, Bit>,
-    sel_b1: Signal<Local, Bit>,
-    sel_b2: Signal<Local, Bit>,
-    sel_b3: Signal<Local, Bit>,
-    sel_b4: Signal<Local, Bit>,
-    sel_b5: Signal<Local, Bit>,
     sel_qp: Signal<Local, Bits<6>>,
     load_kind: Signal<Local, Bits<2>>,
     load_len: Signal<Local, Bits<32>>,
@@ -247,15 +240,7 @@ pub struct ResponseGenerator {
     free: Signal<Local, Bit>,
     /// Bit q set for every QP q < queue_pairs.
     qp_mask: Constant<Bits<64>>,
-    all_ones: Constant<Bits<64>>,
     one: Constant<Bits<64>>,
-    /// Bit q set where bit k of q is set (one-hot to index).
-    idx_mask_0: Constant<Bits<64>>,
-    idx_mask_1: Constant<Bits<64>>,
-    idx_mask_2: Constant<Bits<64>>,
-    idx_mask_3: Constant<Bits<64>>,
-    idx_mask_4: Constant<Bits<64>>,
-    idx_mask_5: Constant<Bits<64>>,
     max_burst: Constant<Bits<32>>,
     addr_align: Constant<Bits<32>>,
     /// The AETH's used bits (syndrome 7:0, refusals 28:8).
@@ -276,12 +261,6 @@ impl ResponseGenerator {
             u64::MAX
         } else {
             (1u64 << queue_pairs) - 1
-        };
-        let idx_mask = |k: u32| -> Constant<Bits<64>> {
-            let m = (0..64u32)
-                .filter(|q| q >> k & 1 == 1)
-                .fold(0u64, |m, q| m | 1 << q);
-            Constant::new(m.to_bits())
         };
         ResponseGenerator {
             clock: Default::default(),
@@ -350,7 +329,7 @@ impl ResponseGenerator {
             follow_resync: Default::default(),
             from_follow: Default::default(),
             cur_from_follow: Default::default(),
-            rr_mask: Default::default(),
+            rr: RoundRobin::new(),
             cur_qp: Default::default(),
             cur_onehot: Default::default(),
             kind_reg: Default::default(),
@@ -388,15 +367,7 @@ impl ResponseGenerator {
             clear_pending: Default::default(),
             clear_busy: Default::default(),
             resync_set: Default::default(),
-            cand_hi: Default::default(),
-            cand: Default::default(),
             sel_onehot: Default::default(),
-            sel_b0: Default::default(),
-            sel_b1: Default::default(),
-            sel_b2: Default::default(),
-            sel_b3: Default::default(),
-            sel_b4: Default::default(),
-            sel_b5: Default::default(),
             sel_qp: Default::default(),
             load_kind: Default::default(),
             load_len: Default::default(),
@@ -407,14 +378,7 @@ impl ResponseGenerator {
             syndrome: Default::default(),
             free: Default::default(),
             qp_mask: Constant::new(qp_mask.to_bits()),
-            all_ones: Constant::new(u64::MAX.to_bits()),
             one: Constant::new(1u64.to_bits()),
-            idx_mask_0: idx_mask(0),
-            idx_mask_1: idx_mask(1),
-            idx_mask_2: idx_mask(2),
-            idx_mask_3: idx_mask(3),
-            idx_mask_4: idx_mask(4),
-            idx_mask_5: idx_mask(5),
             max_burst: Constant::new(MAX_BURST_WORDS.to_bits()),
             addr_align: Constant::new(0xFFFF_FFF8u64.to_bits()),
             aeth_mask: Constant::new(0x1FFF_FFFFu64.to_bits()),
@@ -437,7 +401,6 @@ impl Logic for ResponseGenerator {
             follow_resync,
             from_follow,
             cur_from_follow,
-            rr_mask,
             cur_qp,
             cur_onehot,
             kind_reg,
@@ -532,24 +495,13 @@ impl Logic for ResponseGenerator {
             self.data_ram.write_data.next = self.s_owe_value.val();
         }
         // Round robin: the lowest pending QP after the one served last, else the lowest.
-        self.cand_hi.next = self.pending.q.val() & self.rr_mask.q.val();
-        self.cand.next = self.pending.q.val();
-        if self.cand_hi.val().any() {
-            self.cand.next = self.cand_hi.val();
-        }
-        self.sel_onehot.next = self.cand.val() & (!self.cand.val() + 1);
-        self.sel_b0.next = (self.sel_onehot.val() & self.idx_mask_0.val()).any();
-        self.sel_b1.next = (self.sel_onehot.val() & self.idx_mask_1.val()).any();
-        self.sel_b2.next = (self.sel_onehot.val() & self.idx_mask_2.val()).any();
-        self.sel_b3.next = (self.sel_onehot.val() & self.idx_mask_3.val()).any();
-        self.sel_b4.next = (self.sel_onehot.val() & self.idx_mask_4.val()).any();
-        self.sel_b5.next = (self.sel_onehot.val() & self.idx_mask_5.val()).any();
-        self.sel_qp.next = bit_cast::<6, 1>(self.sel_b0.val().into())
-            | (bit_cast::<6, 1>(self.sel_b1.val().into()) << 1)
-            | (bit_cast::<6, 1>(self.sel_b2.val().into()) << 2)
-            | (bit_cast::<6, 1>(self.sel_b3.val().into()) << 3)
-            | (bit_cast::<6, 1>(self.sel_b4.val().into()) << 4)
-            | (bit_cast::<6, 1>(self.sel_b5.val().into()) << 5);
+        self.rr.clock.next = self.clock.val();
+        self.rr.reset.next = self.reset.val();
+        self.rr.s_request.next = self.pending.q.val();
+        self.sel_onehot.next = self.rr.m_grant_onehot.val();
+        self.sel_qp.next = self.rr.m_grant_index.val();
+        self.rr.s_served.next = false;
+        self.rr.s_served_index.next = self.sel_qp.val();
         self.hdr_ram.read_address.next = self.sel_qp.val();
         self.data_ram.read_address.next = self.sel_qp.val();
         self.follow_ram.read_address.next = self.sel_qp.val();
@@ -590,7 +542,7 @@ impl Logic for ResponseGenerator {
                 if self.pending.q.val().any() {
                     self.cur_qp.d.next = self.sel_qp.val();
                     self.cur_onehot.d.next = self.sel_onehot.val();
-                    self.rr_mask.d.next = (self.all_ones.val() << self.sel_qp.val()) << 1;
+                    self.rr.s_served.next = true;
                     self.resync_reg.d.next =
                         (self.resync_bits.q.val() & self.sel_onehot.val()).any();
                     self.cur_from_follow.d.next =
@@ -780,7 +732,6 @@ impl Logic for ResponseGenerator {
             self.follow_nack.d.next = 0.into();
             self.follow_resync.d.next = 0.into();
             self.from_follow.d.next = 0.into();
-            self.rr_mask.d.next = self.all_ones.val();
             self.responses_reg.d.next = 0.into();
             self.nack_reg_0.d.next = 0.into();
             self.nack_reg_1.d.next = 0.into();

@@ -54,9 +54,10 @@
 //! another one yields to a waiting acknowledgement or transmit operation, so a driver
 //! programming queue pairs does not stall the traffic of those it has already programmed. Besides the CSR port, two
 //! machines use it:
-//! - transmit: round robin over the QPs whose eligibility bit is set (a 64-bit register
-//!   the engine keeps in step with the table: enabled, `sq_next != sq_pi`, fewer than
-//!   `SEND_WINDOW` outstanding, not waiting, not draining), claim (read), fetch the WQE
+//! - transmit: take the pick of the child block [`Scheduler`] (`requester/scheduler.rs`:
+//!   round robin over the QPs whose eligibility bit is set, bits it keeps in step with the
+//!   table's write-backs: enabled, `sq_next != sq_pi`, fewer than `SEND_WINDOW`
+//!   outstanding, not waiting, not draining), claim (read), fetch the WQE
 //!   (one burst of 8 words; a WQE that uses only words 0-4, every one but an atomic or an
 //!   inline SEND over 8 bytes, goes on to its commit after word 4 while words 5-7 drain,
 //!   and no read is requested before they have), validate, commit (re-check and
@@ -126,6 +127,7 @@
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
+use crate::requester::Scheduler;
 use crate::sim::ClockedBlock;
 use nic_abi::{
     CompletionStatus, Syndrome, WqeOpcode, INLINE_MAX_BYTES, MAX_MESSAGE_LENGTH, MAX_QUEUE_PAIRS,
@@ -316,19 +318,15 @@ pub struct SendQueueEngine {
     csr_wdata_reg: DFF<Bits<32>>,
     rdata_valid_reg: DFF<Bit>,
     rdata_reg: DFF<Bits<64>>,
-    /// Bit q: QP q may send now (kept in step with the table by every operation).
-    elig: DFF<Bits<64>>,
     /// Free-running cycle counter (the timers' time base).
     now: DFF<Bits<32>>,
     requests_reg: DFF<Bits<32>>,
     retransmissions_reg: DFF<Bits<32>>,
+    /// Which QP the transmit machine serves next (eligibility bits and round robin).
+    scheduler: Scheduler,
     // Transmit machine.
     tx_state: DFF<SqTxState>,
     tx_qp: DFF<Bits<6>>,
-    rr_ptr: DFF<Bits<6>>,
-    /// The round robin's pick and whether any QP is eligible, as of last clock.
-    rr_pick_reg: DFF<Bits<6>>,
-    rr_any_reg: DFF<Bit>,
     tx_psn: DFF<Bits<24>>,
     tx_wqe_addr: DFF<Bits<32>>,
     tx_remote: DFF<Bits<32>>,
@@ -407,17 +405,6 @@ pub struct SendQueueEngine {
     // The fetched WQE's class, registered for the commit (its words are stable from the
     // clock before the commit is requested).
     wqe_local_only_reg: DFF<Bit>,
-    // Write-back stage: the entry as written last clock, for the eligibility bit.
-    /// The engine executed (and wrote back) an operation last clock.
-    wb_pending: DFF<Bit>,
-    wb_qp: DFF<Bits<6>>,
-    wb_next: DFF<Bits<24>>,
-    wb_una: DFF<Bits<24>>,
-    wb_pi: DFF<Bits<24>>,
-    /// Valid QP, enabled, not waiting.
-    wb_ready: DFF<Bit>,
-    /// Draining (until `sq_una == sq_next`).
-    wb_drain: DFF<Bit>,
     need_empty_reg: DFF<Bit>,
     /// A READ or an atomic: the QP waits for the response.
     needs_response_reg: DFF<Bit>,
@@ -521,16 +508,6 @@ pub struct SendQueueEngine {
     grant_tx: Signal<Local, Bit>,
     grant_ak: Signal<Local, Bit>,
     read_qp: Signal<Local, Bits<6>>,
-    rr_masked: Signal<Local, Bits<64>>,
-    rr_src: Signal<Local, Bits<64>>,
-    rr_lsb: Signal<Local, Bits<64>>,
-    rr_b0: Signal<Local, Bit>,
-    rr_b1: Signal<Local, Bit>,
-    rr_b2: Signal<Local, Bit>,
-    rr_b3: Signal<Local, Bit>,
-    rr_b4: Signal<Local, Bit>,
-    rr_b5: Signal<Local, Bit>,
-    rr_pick: Signal<Local, Bits<6>>,
     // Combinational: the acknowledgement job.
     cur_status: Signal<Local, Bits<8>>,
     cur_set_resync: Signal<Local, Bit>,
@@ -563,24 +540,10 @@ pub struct SendQueueEngine {
     wr_una_rsp: Signal<Local, Bit>,
     wr_tstart: Signal<Local, Bits<32>>,
     wr_drain_kept: Signal<Local, Bit>,
-    wr_d_out: Signal<Local, Bits<24>>,
-    wr_eligible: Signal<Local, Bit>,
-    qp_onehot: Signal<Local, Bits<64>>,
     // Constants.
     num_qps: Constant<Bits<7>>,
-    /// Bit q set for every QP q < queue_pairs: `elig` keeps only these bits, so
-    /// synthesis drops the round robin's unused positions.
-    qp_mask: Constant<Bits<64>>,
     last_qp: Constant<Bits<6>>,
     ones24: Constant<Bits<24>>,
-    ones64: Constant<Bits<64>>,
-    one64: Constant<Bits<64>>,
-    index_mask0: Constant<Bits<64>>,
-    index_mask1: Constant<Bits<64>>,
-    index_mask2: Constant<Bits<64>>,
-    index_mask3: Constant<Bits<64>>,
-    index_mask4: Constant<Bits<64>>,
-    index_mask5: Constant<Bits<64>>,
     send_window: Constant<Bits<24>>,
     /// `2^24 - SEND_WINDOW`: an event PSN distance at or above it lies at most
     /// `SEND_WINDOW` before `sq_una`.
@@ -608,13 +571,6 @@ pub struct SendQueueEngine {
 /// `Bits<N>` constant from a `u64`.
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.to_bits())
-}
-
-/// Bit i set where bit `b` of i is set (one-hot to index encoding).
-fn index_mask(b: u32) -> u64 {
-    (0..64u32)
-        .filter(|i| (i >> b) & 1 == 1)
-        .fold(0, |m, i| m | 1 << i)
 }
 
 impl SendQueueEngine {
@@ -719,15 +675,12 @@ impl SendQueueEngine {
             csr_wdata_reg: Default::default(),
             rdata_valid_reg: Default::default(),
             rdata_reg: Default::default(),
-            elig: Default::default(),
             now: Default::default(),
             requests_reg: Default::default(),
             retransmissions_reg: Default::default(),
+            scheduler: Scheduler::new(queue_pairs),
             tx_state: Default::default(),
             tx_qp: Default::default(),
-            rr_ptr: Default::default(),
-            rr_pick_reg: Default::default(),
-            rr_any_reg: Default::default(),
             tx_psn: Default::default(),
             tx_wqe_addr: Default::default(),
             tx_remote: Default::default(),
@@ -800,13 +753,6 @@ impl SendQueueEngine {
             evt_run_reg: Default::default(),
             timer_expired_reg: Default::default(),
             wqe_local_only_reg: Default::default(),
-            wb_pending: Default::default(),
-            wb_qp: Default::default(),
-            wb_next: Default::default(),
-            wb_una: Default::default(),
-            wb_pi: Default::default(),
-            wb_ready: Default::default(),
-            wb_drain: Default::default(),
             need_empty_reg: Default::default(),
             needs_response_reg: Default::default(),
             exec_now: Default::default(),
@@ -870,16 +816,6 @@ impl SendQueueEngine {
             grant_tx: Default::default(),
             grant_ak: Default::default(),
             read_qp: Default::default(),
-            rr_masked: Default::default(),
-            rr_src: Default::default(),
-            rr_lsb: Default::default(),
-            rr_b0: Default::default(),
-            rr_b1: Default::default(),
-            rr_b2: Default::default(),
-            rr_b3: Default::default(),
-            rr_b4: Default::default(),
-            rr_b5: Default::default(),
-            rr_pick: Default::default(),
             cur_status: Default::default(),
             cur_set_resync: Default::default(),
             job_more: Default::default(),
@@ -909,25 +845,9 @@ impl SendQueueEngine {
             wr_una_rsp: Default::default(),
             wr_tstart: Default::default(),
             wr_drain_kept: Default::default(),
-            wr_d_out: Default::default(),
-            wr_eligible: Default::default(),
-            qp_onehot: Default::default(),
             num_qps: k(queue_pairs as u64),
-            qp_mask: k(if queue_pairs >= 64 {
-                u64::MAX
-            } else {
-                (1u64 << queue_pairs) - 1
-            }),
             last_qp: k(queue_pairs as u64 - 1),
             ones24: k(0xFF_FFFF),
-            ones64: k(u64::MAX),
-            one64: k(1),
-            index_mask0: k(index_mask(0)),
-            index_mask1: k(index_mask(1)),
-            index_mask2: k(index_mask(2)),
-            index_mask3: k(index_mask(3)),
-            index_mask4: k(index_mask(4)),
-            index_mask5: k(index_mask(5)),
             send_window: k(SEND_WINDOW as u64),
             window_before: k((1 << 24) - SEND_WINDOW as u64),
             max_length: k(MAX_MESSAGE_LENGTH as u64),
@@ -980,13 +900,6 @@ impl Logic for SendQueueEngine {
             evt_run_reg,
             timer_expired_reg,
             wqe_local_only_reg,
-            wb_pending,
-            wb_qp,
-            wb_next,
-            wb_una,
-            wb_pi,
-            wb_ready,
-            wb_drain,
             need_empty_reg,
             needs_response_reg,
             op,
@@ -997,15 +910,11 @@ impl Logic for SendQueueEngine {
             csr_wdata_reg,
             rdata_valid_reg,
             rdata_reg,
-            elig,
             now,
             requests_reg,
             retransmissions_reg,
             tx_state,
             tx_qp,
-            rr_ptr,
-            rr_pick_reg,
-            rr_any_reg,
             tx_psn,
             tx_wqe_addr,
             tx_remote,
@@ -1060,6 +969,8 @@ impl Logic for SendQueueEngine {
         self.ram_una.write_clock.next = self.clock.val();
         self.ram_tstart.read_clock.next = self.clock.val();
         self.ram_tstart.write_clock.next = self.clock.val();
+        self.scheduler.clock.next = self.clock.val();
+        self.scheduler.reset.next = self.reset.val();
         self.now_p1.next = self.now.q.val() + 1;
         self.now.d.next = self.now_p1.val();
         self.exec_now.next = self.eng_state.q.val() == SqEngineState::Exec;
@@ -1304,31 +1215,6 @@ impl Logic for SendQueueEngine {
             }
             _ => {}
         }
-
-        // ---- Round robin over the eligible QPs, starting at rr_ptr ----
-        self.rr_masked.next = self.elig.q.val() & (self.ones64.val() << self.rr_ptr.q.val());
-        self.rr_src.next = self.elig.q.val();
-        if self.rr_masked.val().any() {
-            self.rr_src.next = self.rr_masked.val();
-        }
-        self.rr_lsb.next = self.rr_src.val() & (!self.rr_src.val() + 1);
-        self.rr_b0.next = (self.rr_lsb.val() & self.index_mask0.val()).any();
-        self.rr_b1.next = (self.rr_lsb.val() & self.index_mask1.val()).any();
-        self.rr_b2.next = (self.rr_lsb.val() & self.index_mask2.val()).any();
-        self.rr_b3.next = (self.rr_lsb.val() & self.index_mask3.val()).any();
-        self.rr_b4.next = (self.rr_lsb.val() & self.index_mask4.val()).any();
-        self.rr_b5.next = (self.rr_lsb.val() & self.index_mask5.val()).any();
-        // Registered: the transmit machine picks from last clock's `elig` and `rr_ptr`
-        // (`rr_ptr` changes only at a pick, and the machine is back in Idle no sooner than
-        // four clocks later).
-        self.rr_pick.next = bit_cast::<6, 1>(self.rr_b0.val().into())
-            | (bit_cast::<6, 1>(self.rr_b1.val().into()) << 1)
-            | (bit_cast::<6, 1>(self.rr_b2.val().into()) << 2)
-            | (bit_cast::<6, 1>(self.rr_b3.val().into()) << 3)
-            | (bit_cast::<6, 1>(self.rr_b4.val().into()) << 4)
-            | (bit_cast::<6, 1>(self.rr_b5.val().into()) << 5);
-        self.rr_any_reg.d.next = self.elig.q.val().any();
-        self.rr_pick_reg.d.next = self.rr_pick.val();
 
         // ---- The acknowledgement job's current completion ----
         self.cur_status.next = self.job_status.q.val();
@@ -1686,27 +1572,22 @@ impl Logic for SendQueueEngine {
         if self.ex_retx.val() {
             self.retransmissions_reg.d.next = self.retransmissions_reg.q.val() + 1;
         }
-        // Write back the entry. The eligibility bit follows a clock later, from the entry
-        // as written (registered: the PSN arithmetic of the decision and the window test
-        // are in different clocks). Nothing else reads `elig`; the transmit machine, if it
-        // picks a QP in that clock, finds it ineligible at its claim.
+        // Write back the entry. The scheduler's eligibility bit follows two clocks later,
+        // from the entry as written (registered: the PSN arithmetic of the decision and the
+        // window test are in different clocks). Nothing else reads it; the transmit
+        // machine, if it picks a QP in that clock, finds it ineligible at its claim.
         self.wr_drain_kept.next = self.wr_drain.val() & (self.wr_una.val() != self.wr_next.val());
-        self.wb_pending.d.next = self.eng_state.q.val() == SqEngineState::Exec;
-        self.wb_next.d.next = self.wr_next.val();
-        self.wb_una.d.next = self.wr_una.val();
-        self.wb_pi.d.next = self.wr_pi.val();
-        self.wb_ready.d.next = self.qp_valid.val() & self.wr_enable.val() & !self.wr_waiting.val();
-        // The draining flag's `una != next` again, from the registered copies: the one in
-        // `wr_drain_kept` ends the longest path of the Exec clock (into the RAM's data).
-        self.wb_drain.d.next = self.wr_drain.val();
-        self.wr_d_out.next = self.wb_next.q.val() - self.wb_una.q.val();
-        self.wr_eligible.next = self.wb_ready.q.val()
-            & !(self.wb_drain.q.val() & (self.wb_una.q.val() != self.wb_next.q.val()))
-            & (self.wb_next.q.val() != self.wb_pi.q.val())
-            & (self.wr_d_out.val() < self.send_window.val());
-        // The QP written back last clock (`op_qp` may already name the next operation's).
-        self.wb_qp.d.next = self.op_qp.q.val();
-        self.qp_onehot.next = self.one64.val() << self.wb_qp.q.val();
+        self.scheduler.s_wb_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
+        self.scheduler.s_wb_qp.next = self.op_qp.q.val();
+        self.scheduler.s_wb_next.next = self.wr_next.val();
+        self.scheduler.s_wb_una.next = self.wr_una.val();
+        self.scheduler.s_wb_pi.next = self.wr_pi.val();
+        self.scheduler.s_wb_ready.next =
+            self.qp_valid.val() & self.wr_enable.val() & !self.wr_waiting.val();
+        // The draining flag as written; the scheduler tests `una != next` again from its
+        // registered copies (the one in `wr_drain_kept` ends the longest path of the Exec
+        // clock, into the RAM's data).
+        self.scheduler.s_wb_drain.next = self.wr_drain.val();
         self.ram_base.read_address.next = self.read_qp.val();
         self.ram_remote.read_address.next = self.read_qp.val();
         self.ram_pi.read_address.next = self.read_qp.val();
@@ -1746,13 +1627,6 @@ impl Logic for SendQueueEngine {
             self.ram_una.write_enable.next = true;
             self.ram_tstart.write_enable.next = true;
         }
-        if self.wb_pending.q.val() {
-            if self.wr_eligible.val() {
-                self.elig.d.next = (self.elig.q.val() | self.qp_onehot.val()) & self.qp_mask.val();
-            } else {
-                self.elig.d.next = self.elig.q.val() & !self.qp_onehot.val() & self.qp_mask.val();
-            }
-        }
         if self.eng_state.q.val() == SqEngineState::Init {
             // Clear one entry per clock.
             self.ram_base.write_address.next = self.init_addr.q.val();
@@ -1776,6 +1650,7 @@ impl Logic for SendQueueEngine {
         }
 
         // ---- Transmit machine ----
+        self.scheduler.s_pick_taken.next = false;
         self.m_txrd_req_valid.next = false;
         self.m_txrd_req_addr.next = self.tx_wqe_addr.q.val();
         self.m_txrd_req_words.next = 8.into();
@@ -1787,9 +1662,9 @@ impl Logic for SendQueueEngine {
         self.m_payload_last.next = self.s_txrd_last.val();
         match self.tx_state.q.val() {
             SqTxState::Idle => {
-                if self.rr_any_reg.q.val() {
-                    self.tx_qp.d.next = self.rr_pick_reg.q.val();
-                    self.rr_ptr.d.next = self.rr_pick_reg.q.val() + 1;
+                if self.scheduler.m_pick_valid.val() {
+                    self.scheduler.s_pick_taken.next = true;
+                    self.tx_qp.d.next = self.scheduler.m_pick_qp.val();
                     self.tx_stale.d.next = false;
                     self.tx_state.d.next = SqTxState::ClaimReq;
                 }
@@ -2135,16 +2010,12 @@ impl Logic for SendQueueEngine {
         if self.reset.val() {
             self.eng_state.d.next = SqEngineState::Init;
             self.init_addr.d.next = 0.into();
-            self.elig.d.next = 0.into();
-            self.wb_pending.d.next = false;
             self.now.d.next = 0.into();
             self.requests_reg.d.next = 0.into();
             self.retransmissions_reg.d.next = 0.into();
             self.rdata_valid_reg.d.next = false;
             self.tx_state.d.next = SqTxState::Idle;
             self.fetch_drain.d.next = false;
-            self.rr_ptr.d.next = 0.into();
-            self.rr_any_reg.d.next = false;
             self.ak_state.d.next = SqAckState::Idle;
             self.tscan.d.next = 0.into();
             self.s_csr_ready.next = false;
@@ -3478,7 +3349,7 @@ mod tests {
             let elig_picked = self.elig_history[0];
             assert_eq!(u.now.q.val().to_u32(), self.now, "cycle counter");
             assert_eq!(
-                u.elig.q.val().to_u64(),
+                u.scheduler.eligible.q.val().to_u64(),
                 elig,
                 "eligible QPs differ at clock {}",
                 self.cycle
@@ -3496,7 +3367,7 @@ mod tests {
             if u.tx_state.q.val() == SqTxState::Idle && elig_picked != 0 {
                 let q = m.pick(elig_picked);
                 assert_eq!(
-                    u.rr_pick_reg.q.val().index(),
+                    u.scheduler.m_pick_qp.val().index(),
                     q,
                     "round-robin pick at clock {}",
                     self.cycle

@@ -33,6 +33,7 @@
 //! clock after the previous message's last payload beat (or right after a length-0 grant).
 //! Limits: relies on each source's `*_payload_last` marking its message's final word.
 
+use crate::common::RoundRobin;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -107,8 +108,9 @@ pub struct TxArbiter {
     locked: DFF<Bit>,
     /// The locked payload is the responder's.
     lock_resp: DFF<Bit>,
-    /// The last grant went to the responder (round-robin pointer).
-    last_resp: DFF<Bit>,
+    /// The round robin between the responder (index 0: it goes first after reset) and
+    /// the requester (index 1), per message.
+    rr: RoundRobin<2, 1>,
     /// Last clock's offer was not taken: offer the same source again.
     hold: DFF<Bit>,
     hold_resp: DFF<Bit>,
@@ -132,12 +134,13 @@ impl TxArbiter {
 impl Logic for TxArbiter {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, locked, lock_resp, last_resp, hold, hold_resp);
+        dff_setup!(self, clock, locked, lock_resp, hold, hold_resp);
+        self.rr.clock.next = self.clock.val();
+        self.rr.reset.next = self.reset.val();
         // Which source to offer: the held one, else round robin among the valid ones.
-        self.pick_resp.next = self.s_resp_msg_valid.val();
-        if self.s_req_msg_valid.val() & self.s_resp_msg_valid.val() {
-            self.pick_resp.next = !self.last_resp.q.val();
-        }
+        self.rr.s_request.next = bit_cast::<2, 1>(self.s_resp_msg_valid.val().into())
+            | (bit_cast::<2, 1>(self.s_req_msg_valid.val().into()) << 1);
+        self.pick_resp.next = self.rr.m_grant_valid.val() & !self.rr.m_grant_index.val().any();
         if self.hold.q.val() {
             self.pick_resp.next = self.hold_resp.q.val();
         }
@@ -199,8 +202,9 @@ impl Logic for TxArbiter {
         // State.
         self.hold.d.next = self.m_msg_valid.val() & !self.m_msg_ready.val();
         self.hold_resp.d.next = self.pick_resp.val();
+        self.rr.s_served.next = self.grant.val();
+        self.rr.s_served_index.next = bit_cast::<1, 1>((!self.pick_resp.val()).into());
         if self.grant.val() {
-            self.last_resp.d.next = self.pick_resp.val();
             if self.m_msg_length.val() != 0 {
                 self.locked.d.next = true;
                 self.lock_resp.d.next = self.pick_resp.val();
@@ -212,7 +216,6 @@ impl Logic for TxArbiter {
         if self.reset.val() {
             self.locked.d.next = false;
             self.lock_resp.d.next = false;
-            self.last_resp.d.next = false;
             self.hold.d.next = false;
             self.hold_resp.d.next = false;
         }

@@ -1,0 +1,9 @@
+//! Blocks and types shared by the NIC's engines and host-side blocks.
+//!
+//! - [`RoundRobin`]: the one round-robin arbiter, used by every block that arbitrates.
+//! - [`bundles`]: the payload types of the handshakes ([`AckEvent`]).
+
+pub mod round_robin;
+pub use round_robin::RoundRobin;
+pub mod bundles;
+pub use bundles::AckEvent;
