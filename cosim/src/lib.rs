@@ -703,6 +703,16 @@ pub mod port {
         }
     }
 
+    /// A bundle port (a RustHDL `LogicStruct`, `nic_rtl::common::bundles`) as its packed bits.
+    impl PortValue for nic_rtl::common::AckEvent {
+        fn from_u64(v: u64) -> Self {
+            <Bits<{ <Self as rust_hdl::prelude::Synth>::BITS }> as PortValue>::from_u64(v).into()
+        }
+        fn to_u64(self) -> u64 {
+            Bits::<{ <Self as rust_hdl::prelude::Synth>::BITS }>::from(self).to_u64()
+        }
+    }
+
     /// `Bits<N>` (N > 64) from little-endian 64-bit words; bits above N are dropped.
     pub fn bits_from_words<const N: usize>(words: &[u64]) -> Bits<N> {
         let mut acc = Bits::<N>::default();

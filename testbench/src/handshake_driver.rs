@@ -58,14 +58,16 @@ fn roles<I: PortStruct, O: PortStruct>() -> Vec<Role> {
                     return Role::SinkReady;
                 }
             }
-            // The longest channel prefix this port belongs to.
+            // The longest channel prefix this port belongs to (`s_ack_psn`), or the channel's
+            // bundle itself (`s_ack`, a LogicStruct port beside `s_ack_valid`).
             let channel = I::PORTS
                 .iter()
                 .enumerate()
                 .filter(|(_, v)| source_valid(v.name).is_some())
                 .filter_map(|(k, v)| {
                     let prefix = v.name.strip_suffix("valid")?;
-                    p.name.starts_with(prefix).then_some((prefix.len(), k))
+                    let bundle = prefix.strip_suffix('_') == Some(p.name);
+                    (p.name.starts_with(prefix) || bundle).then_some((prefix.len(), k))
                 })
                 .max();
             if let Some((_, valid)) = channel {
@@ -188,7 +190,7 @@ mod tests {
         let valid = names.iter().position(|x| *x == "s_ack_valid").unwrap();
         assert_eq!(role("reset"), Role::Reset);
         assert!(matches!(role("s_ack_valid"), Role::SourceValid { .. }));
-        assert_eq!(role("s_ack_psn"), Role::Payload { valid });
+        assert_eq!(role("s_ack"), Role::Payload { valid });
         assert_eq!(role("m_ack_ready"), Role::SinkReady);
         let crc = roles::<Crc32Inputs, Crc32Outputs>();
         assert!(crc.iter().all(|r| *r == Role::Free), "{crc:?}");
@@ -203,9 +205,9 @@ mod tests {
             let before = *d.inputs();
             d.advance(&refused);
             if before.s_ack_valid {
-                assert_eq!(d.inputs().s_ack_psn, before.s_ack_psn);
+                assert_eq!(d.inputs().s_ack, before.s_ack);
                 assert!(d.inputs().s_ack_valid);
-                held = Some(before.s_ack_psn);
+                held = Some(before.s_ack);
             }
         }
         assert!(held.is_some(), "valid rose within 50 cycles");

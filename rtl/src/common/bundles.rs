@@ -27,6 +27,21 @@ pub struct AckEvent {
     pub resync: Bit,
 }
 
+/// The fields of a packed [`AckEvent`] (the inverse of the `LogicStruct` packing, at the
+/// offsets it generates): for test benches and co-simulation ports.
+impl From<Bits<{ <AckEvent as Synth>::BITS }>> for AckEvent {
+    fn from(b: Bits<{ <AckEvent as Synth>::BITS }>) -> Self {
+        let at = AckEvent::default();
+        AckEvent {
+            qp: b.get_bits::<6>(at.get_my_offset_qp()),
+            psn: b.get_bits::<24>(at.get_my_offset_psn()),
+            syndrome: b.get_bits::<8>(at.get_my_offset_syndrome()),
+            response: b.get_bit(at.get_my_offset_response()),
+            resync: b.get_bit(at.get_my_offset_resync()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,5 +63,6 @@ mod tests {
         assert_eq!(bits.get_bits::<8>(30), 0x61);
         assert!(!bits.get_bit(38));
         assert!(bits.get_bit(39));
+        assert_eq!(AckEvent::from(bits), e, "unpacking inverts packing");
     }
 }
