@@ -167,6 +167,13 @@ mod tests {
         assert_eq!(r.search(), "depth-first, symmetry reduction");
         let json = serde_json::to_string(&r).unwrap();
         assert_eq!(serde_json::from_str::<CheckRecord>(&json).unwrap(), r);
+        // A time that serde_json's default float parser read back one ulp off.
+        let r = CheckRecord {
+            seconds: 1.594866727,
+            ..r
+        };
+        let json = serde_json::to_string(&r).unwrap();
+        assert_eq!(serde_json::from_str::<CheckRecord>(&json).unwrap(), r);
     }
 
     #[test]
