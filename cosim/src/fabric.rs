@@ -524,8 +524,9 @@ impl Fabric {
         // The rest of the message is awaited only from a source that is up (one that went
         // down while this cell was going out sends no more of it), and only after a cell
         // that checks: a bit flip can clear a LAST flag, and no rest comes then.
-        let intact = decode_cell(&cell.words, MAX_CELL_PAYLOAD).is_ok();
-        self.egress[dst].message_from = (intact && !header.last() && self.up[src]).then_some(src);
+        let holds =
+            !header.last() && self.up[src] && decode_cell(&cell.words, MAX_CELL_PAYLOAD).is_ok();
+        self.egress[dst].message_from = holds.then_some(src);
         if self.up[dst] {
             self.stats.cells_out += 1;
             if self.record {

@@ -542,8 +542,9 @@ impl ControlSend {
         b
     }
 
-    /// Parses a control SEND. All or nothing: one malformation refuses the whole SEND.
-    pub fn decode(bytes: &[u8]) -> Result<Self, ControlError> {
+    /// Parses a SEND's header: `(stream, first_seq)`; its messages start at
+    /// [`HEADER_BYTES`].
+    pub fn decode_header(bytes: &[u8]) -> Result<(u32, u32), ControlError> {
         let mut r = Reader { bytes, pos: 0 };
         let mv = r.u8()?;
         if mv >> 4 != MAGIC {
@@ -555,11 +556,17 @@ impl ControlSend {
         let seq: [u8; 3] = r.take()?;
         let first_seq = u32::from_le_bytes([seq[0], seq[1], seq[2], 0]);
         let stream = r.u32()?;
-        if r.pos == bytes.len() {
+        Ok((stream, first_seq))
+    }
+
+    /// Parses a control SEND. All or nothing: one malformation refuses the whole SEND.
+    pub fn decode(bytes: &[u8]) -> Result<Self, ControlError> {
+        let (stream, first_seq) = Self::decode_header(bytes)?;
+        if bytes.len() == HEADER_BYTES {
             return Err(ControlError::NoMessages);
         }
         let mut messages = vec![];
-        let mut pos = r.pos;
+        let mut pos = HEADER_BYTES;
         while pos < bytes.len() {
             let (msg, used) =
                 ControlMessage::decode_prefix(&bytes[pos..]).map_err(|e| match e {

@@ -8,7 +8,7 @@
 //! of the whole SEND on the wire follow from the header's message length.
 
 use nic_cosim::fabric::Delivery;
-use nic_driver::control::{ControlMessage, HEADER_BYTES, MAGIC_VERSION};
+use nic_driver::control::{ControlMessage, ControlSend, HEADER_BYTES};
 use nic_rtl::cell_format::{decode_cell, opcode, CellHeader, HEADER_WORDS};
 
 /// One control SEND, seen at its first cell's delivery.
@@ -55,7 +55,8 @@ impl ControlCell {
         }
         let len = (h.message_length as usize).min(cell.payload.len());
         let bytes = &cell.payload[..len];
-        if bytes.len() <= HEADER_BYTES || bytes[0] != MAGIC_VERSION {
+        let (stream, first_seq) = ControlSend::decode_header(bytes).ok()?;
+        if bytes.len() == HEADER_BYTES {
             return None;
         }
         let mut messages = vec![];
@@ -75,8 +76,8 @@ impl ControlCell {
             dst: d.dst,
             psn: h.psn,
             words: send_words(h.message_length as u64, cell_payload as u64),
-            stream: u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]),
-            first_seq: u32::from_le_bytes([bytes[1], bytes[2], bytes[3], 0]),
+            stream,
+            first_seq,
             messages,
         })
     }
@@ -90,7 +91,6 @@ impl ControlCell {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nic_driver::control::ControlSend;
     use nic_rtl::cell_format::{encode_message, Message};
 
     #[test]
