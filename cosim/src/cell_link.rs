@@ -8,7 +8,7 @@
 //! `s_cell_*`), steps both NICs, then reports their outputs to [`CellLink::observe`].
 //! Cells are never reordered (SPEC: order between a source and a destination is kept).
 
-use nic_rtl::cell_format::{encode_message, opcode, CellHeader, Message};
+use nic_rtl::cell::format::{encode_message, opcode, CellHeader, Message};
 use std::collections::VecDeque;
 
 /// The PORT_DOWN syndrome (nic-abi `Syndrome::PortDown`; AETH style, see
@@ -238,7 +238,7 @@ mod tests {
 
     #[test]
     fn port_down_nack_decodes_and_answers_the_request() {
-        use nic_rtl::cell_format::decode_cell;
+        use nic_rtl::cell::format::decode_cell;
         let request = CellHeader {
             opcode: opcode::RDMA_WRITE,
             dest_node: 3,
@@ -261,7 +261,7 @@ mod tests {
         assert_eq!(port_down_nack(&bad), None);
         assert_eq!(decoded.header.psn, 0x12_3456);
         assert_eq!(decoded.immediate, Some(PORT_DOWN_SYNDROME as u32));
-        assert!(decoded.header.flags & nic_rtl::cell_format::flag::RESYNC != 0);
+        assert!(decoded.header.flags & nic_rtl::cell::format::flag::RESYNC != 0);
         assert!(is_request(opcode::SEND) && is_request(opcode::ATOMIC_FETCH_ADD));
         assert!(!is_request(opcode::ACK) && !is_request(opcode::RDMA_READ_RESPONSE));
     }

@@ -41,7 +41,7 @@
 //! cycle.
 
 use crate::cell_link::{is_request, port_down_nack};
-use nic_rtl::cell_format::{decode_cell, CellHeader, HEADER_WORDS, MAX_CELL_PAYLOAD};
+use nic_rtl::cell::format::{decode_cell, CellHeader, HEADER_WORDS, MAX_CELL_PAYLOAD};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -641,7 +641,7 @@ impl Fabric {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nic_rtl::cell_format::{decode_cell, encode_message, opcode, Message};
+    use nic_rtl::cell::format::{decode_cell, encode_message, opcode, Message};
 
     fn cell(op: u8, src: u16, dst: u16, psn: u32, len: usize) -> Vec<u64> {
         let m = Message {
@@ -899,7 +899,7 @@ mod tests {
     fn a_corrupted_last_flag_does_not_lock_the_output() {
         let mut f = Fabric::new(FabricConfig::new(3));
         let mut bad = cell(opcode::SEND, 0, 2, 1, 8);
-        bad[0] ^= (nic_rtl::cell_format::flag::LAST as u64) << 8;
+        bad[0] ^= (nic_rtl::cell::format::flag::LAST as u64) << 8;
         assert!(decode_cell(&bad, 256).is_err(), "the flip breaks the CRC");
         let later: VecDeque<_> = [cell(opcode::SEND, 1, 2, 9, 8)].into();
         let got = run(

@@ -14,9 +14,9 @@
 //! With a hardware TPT the NIC's invalidate command stops every request that is checked
 //! after it, and an exception for the STag is refused (the region has left the local part).
 //! It is not a fence by itself either: the responder checks a message on its first cell
-//! (`rtl/src/receive_queue_engine.rs`) and then writes the message's remaining cells to the
+//! (`rtl/src/responder/receive_queue_engine.rs`) and then writes the message's remaining cells to the
 //! address the check returned, while the TPT's invalidate waits only for the lookup in
-//! flight (`rtl/src/tpt.rs`, "Consistency"). So a WRITE whose first cell passed before the
+//! flight (`rtl/src/tpt/table.rs`, "Consistency"). So a WRITE whose first cell passed before the
 //! invalidate completed keeps writing into the region after it; the NIC has no status that
 //! tells when that message has drained. Both TPT kinds therefore use the same fence.
 //!

@@ -26,19 +26,19 @@
 //! at one payload word per clock through the segmenter, the link and the responder's
 //! write port. Limits: `NicConfig::validate`.
 
-use crate::ack_event_queue::AckEventQueue;
-use crate::cell_reassembler::CellReassembler;
-use crate::cell_segmenter::CellSegmenter;
-use crate::completion_queue::CompletionQueue;
-use crate::dma_read_arbiter::DmaReadArbiter;
-use crate::dma_write_arbiter::DmaWriteArbiter;
-use crate::nic_config::NicConfig;
-use crate::nic_csr::NicCsr;
-use crate::receive_queue_engine::ReceiveQueueEngine;
-use crate::response_generator::ResponseGenerator;
-use crate::send_queue_engine::SendQueueEngine;
+use crate::cell::reassembler::CellReassembler;
+use crate::cell::segmenter::CellSegmenter;
+use crate::config::NicConfig;
+use crate::host::completion_queue::CompletionQueue;
+use crate::host::csr::NicCsr;
+use crate::host::dma_read_arbiter::DmaReadArbiter;
+use crate::host::dma_write_arbiter::DmaWriteArbiter;
+use crate::host::tx_arbiter::TxArbiter;
+use crate::requester::ack_event_queue::AckEventQueue;
+use crate::requester::send_queue_engine::SendQueueEngine;
+use crate::responder::receive_queue_engine::ReceiveQueueEngine;
+use crate::responder::response_generator::ResponseGenerator;
 use crate::tpt::Tpt;
-use crate::tx_arbiter::TxArbiter;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]

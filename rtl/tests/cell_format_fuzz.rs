@@ -5,7 +5,7 @@
 //! consistent with the words it came from, or an error that names a field and an offset
 //! inside the cell; the model delivers a message only when it is byte-exact.
 
-use nic_rtl::cell_format::{
+use nic_rtl::cell::format::{
     decode_cell, encode_message, opcode, words_to_bytes, CellHeader, CellStatus, Message,
     ReassemblyModel, CRC32, HEADER_WORDS,
 };

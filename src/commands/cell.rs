@@ -1,7 +1,7 @@
 //! `nic cell encode` / `nic cell decode`: the cell format from the command line.
 
 use clap::{Args, Subcommand};
-use nic_rtl::cell_format::{
+use nic_rtl::cell::format::{
     decode_cell, encode_message, opcode, words_to_bytes, CellStatus, Message, ReassemblyModel,
     CRC32, DEFAULT_CELL_PAYLOAD,
 };
@@ -205,7 +205,7 @@ fn parse_cell_line(line: &str, bytes: bool) -> Result<Vec<u64>, String> {
 }
 
 fn decode(a: DecodeArgs) -> Result<(), String> {
-    nic_rtl::cell_format::check_cell_payload(a.cell_payload).map_err(|e| e.to_string())?;
+    nic_rtl::cell::format::check_cell_payload(a.cell_payload).map_err(|e| e.to_string())?;
     let text = match a.input.as_deref() {
         None | Some("-") => {
             let mut s = String::new();

@@ -9,7 +9,7 @@
 
 use nic_cosim::fabric::Delivery;
 use nic_driver::control::{ControlMessage, ControlSend, HEADER_BYTES};
-use nic_rtl::cell_format::{decode_cell, opcode, CellHeader, HEADER_WORDS};
+use nic_rtl::cell::format::{decode_cell, opcode, CellHeader, HEADER_WORDS};
 
 /// One control SEND, seen at its first cell's delivery.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,7 +91,7 @@ impl ControlCell {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nic_rtl::cell_format::{encode_message, Message};
+    use nic_rtl::cell::format::{encode_message, Message};
 
     #[test]
     fn send_words_follow_the_cell_format() {

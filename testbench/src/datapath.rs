@@ -8,8 +8,8 @@
 //!    delivered once; with no link errors, every message is delivered.
 
 use nic_cosim::{CellDatapathInputs, CellDatapathOutputs, Stepper};
-use nic_rtl::cell_faults::random_message;
-use nic_rtl::cell_format::{
+use nic_rtl::cell::faults::random_message;
+use nic_rtl::cell::format::{
     bytes_to_words, encode_message, CellHeader, CellOutcome, CellStatus, Message, ReassemblyModel,
     Reth,
 };
@@ -274,7 +274,7 @@ where
                     .or_default() += 1;
                 match expected_outcomes.pop_front() {
                     Some(mut want) => {
-                        want.header.psn &= nic_rtl::cell_format::PSN_MODULUS - 1;
+                        want.header.psn &= nic_rtl::cell::format::PSN_MODULUS - 1;
                         if got != want {
                             report.violation(format!("cycle {cycle}: outcome differs from the reference model:\n  got  {got:?}\n  want {want:?}"));
                         }

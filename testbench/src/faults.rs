@@ -43,7 +43,7 @@
 //! reproducible and the workload's draws do not depend on the faults.
 
 use nic_cosim::fabric::{CellFate, FaultHook};
-use nic_rtl::cell_format::{opcode, words_to_bytes, CellHeader, CRC32, HEADER_WORDS};
+use nic_rtl::cell::format::{opcode, words_to_bytes, CellHeader, CRC32, HEADER_WORDS};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};

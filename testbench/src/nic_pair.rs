@@ -291,7 +291,7 @@ impl<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>> NicPair<S> {
                 self.absorbed[n].push(incoming.data);
                 if incoming.last {
                     let cell = std::mem::take(&mut self.absorbed[n]);
-                    if let Ok(c) = nic_rtl::cell_format::decode_cell(&cell, self.cell_payload) {
+                    if let Ok(c) = nic_rtl::cell::format::decode_cell(&cell, self.cell_payload) {
                         if c.header.first() && nic_cosim::cell_link::is_request(c.header.opcode) {
                             if let Some(nack) = nic_cosim::cell_link::port_down_nack(&c.header) {
                                 self.links[n].inject_cell(&nack);

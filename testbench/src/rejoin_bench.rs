@@ -213,7 +213,7 @@ pub const MAX_BYTES: u32 = 256;
 /// immediate word and the CRC word; answers travel the other way), for payloads of whole
 /// words uniform in `min_bytes..=max_bytes` as the workload draws them.
 pub fn request_words_per_operation(mix: &MixSpec, min_bytes: u32, max_bytes: u32) -> f64 {
-    use nic_rtl::cell_format::{HEADER_WORDS, RETH_WORDS};
+    use nic_rtl::cell::format::{HEADER_WORDS, RETH_WORDS};
     let cell_payload = nic_rtl::DEFAULT_CELL_PAYLOAD as u64;
     let words = |bytes: u64, reth: bool| -> f64 {
         let cells = bytes.div_ceil(cell_payload).max(1);

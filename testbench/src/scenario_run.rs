@@ -478,7 +478,7 @@ pub fn retransmit_span() -> u64 {
 
 /// `NIC_TRACE_CELLS=1`: one line per delivered cell on stderr (docs/scenarios.md).
 fn trace_delivery(d: &nic_cosim::fabric::Delivery, epochs: &[u32]) {
-    use nic_rtl::cell_format::{decode_cell, opcode, CellHeader};
+    use nic_rtl::cell::format::{decode_cell, opcode, CellHeader};
     let h = CellHeader::from_words([d.words[0], d.words[1], d.words[2]]);
     let imm = decode_cell(&d.words, nic_rtl::DEFAULT_CELL_PAYLOAD)
         .ok()
@@ -541,7 +541,7 @@ fn live(cluster: &Cluster, h: usize) -> bool {
 
 /// The STag of an RDMA request's first cell (its RETH), if the cell is one.
 fn request_stag(words: &[u64]) -> Option<u32> {
-    use nic_rtl::cell_format::{CellHeader, HEADER_WORDS};
+    use nic_rtl::cell::format::{CellHeader, HEADER_WORDS};
     if words.len() < HEADER_WORDS + 2 {
         return None;
     }

@@ -27,7 +27,7 @@ use crate::memory_verdict::OperationTag;
 use nic_abi::{AethRefusals, Syndrome, PSN_MASK};
 use nic_cosim::fabric::Delivery;
 use nic_cosim::host_memory::{DmaRead, DmaWrite};
-use nic_rtl::cell_format::{decode_cell, opcode, CellHeader};
+use nic_rtl::cell::format::{decode_cell, opcode, CellHeader};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
@@ -432,7 +432,7 @@ impl Scoreboard {
                     q.retain(|s| s.psn != psn);
                 }
                 let mut landed = vec![];
-                if h.flags & nic_rtl::cell_format::flag::RESYNC != 0 {
+                if h.flags & nic_rtl::cell::format::flag::RESYNC != 0 {
                     // The responder restarted its PSN sequence at h.psn: it never saw the
                     // requests before it (docs/nic-architecture.md, rejoin support).
                     while q
@@ -501,7 +501,7 @@ impl Scoreboard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nic_rtl::cell_format::{encode_message, Message};
+    use nic_rtl::cell::format::{encode_message, Message};
     use std::sync::Arc;
 
     fn delivery(op: u8, src: usize, dst: usize, psn: u32, imm: Option<u32>) -> Delivery {

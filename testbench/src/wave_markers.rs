@@ -20,7 +20,7 @@ use crate::control_trace::ControlCell;
 use nic_cosim::cluster::Cluster;
 use nic_cosim::fabric::{CellFate, Delivery, FaultHook};
 use nic_driver::control::ControlMessage;
-use nic_rtl::cell_format::{opcode, CellHeader};
+use nic_rtl::cell::format::{opcode, CellHeader};
 pub use nic_waves::inspect::MARKERS;
 use std::sync::{Arc, Mutex};
 
@@ -135,7 +135,7 @@ impl WaveMarkers {
     /// A cell delivered (`d.dst` still a port).
     pub fn on_delivery(&mut self, d: &Delivery) {
         let mut bits = 0;
-        if d.words.len() >= nic_rtl::cell_format::HEADER_WORDS {
+        if d.words.len() >= nic_rtl::cell::format::HEADER_WORDS {
             let h = CellHeader::from_words([d.words[0], d.words[1], d.words[2]]);
             if h.opcode == opcode::NACK {
                 bits |= bit("nack_received");

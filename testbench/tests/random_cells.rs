@@ -17,7 +17,7 @@
 use nic_abi::{csr, CompletionStatus, Cqe, Rqe, Wqe, WqeOpcode, CQE_BYTES};
 use nic_cosim::host_memory::HostMemoryTiming;
 use nic_cosim::{NicTopInputs, NicTopOutputs, Stepper, VerilatedNicTopTpt256};
-use nic_rtl::cell_format::{
+use nic_rtl::cell::format::{
     encode_message, opcode, words_to_bytes, Message, CRC32, DEFAULT_CELL_PAYLOAD,
 };
 use nic_testbench::nic_pair::{NicPair, CQ_RING, CQ_SIZE_LOG2, DATA_AREA, RQ_RINGS, SQ_RINGS};

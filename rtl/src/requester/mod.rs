@@ -1,7 +1,14 @@
-//! The requester's child blocks (`docs/nic-blocks.md`, "SendQueueEngine"): the
-//! `SendQueueEngine` (`send_queue_engine.rs`) instantiates them.
+//! The requester: work requests posted by the driver, sent as messages, acknowledged and
+//! completed (`docs/nic-blocks.md`, "SendQueueEngine").
 //!
+//! - [`SendQueueEngine`]: the send queue engine; instantiates the child blocks below.
 //! - [`Scheduler`]: the eligibility bit per queue pair and the round robin among them.
+//! - [`AckEventQueue`]: the acknowledgement events from the responder side.
 
+pub mod ack_event_queue;
 pub mod scheduler;
+pub mod send_queue_engine;
+
+pub use ack_event_queue::AckEventQueue;
 pub use scheduler::Scheduler;
+pub use send_queue_engine::SendQueueEngine;

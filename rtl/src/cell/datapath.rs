@@ -15,8 +15,8 @@
 //! crossed the link. Throughput: one word per clock. Parameters: `cell_payload` as for
 //! the two blocks (a multiple of 8 in 8..=1024).
 
-use crate::cell_reassembler::CellReassembler;
-use crate::cell_segmenter::CellSegmenter;
+use crate::cell::reassembler::CellReassembler;
+use crate::cell::segmenter::CellSegmenter;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 

@@ -124,7 +124,7 @@
 //! Limits: `queue_pairs` in 1..=64; one message in progress (the reassembler delivers a
 //! message's cells contiguously); host addresses wrap at 2^32.
 
-use crate::nack_generator::NackGenerator;
+use crate::responder::nack_generator::NackGenerator;
 use crate::sim::ClockedBlock;
 use nic_abi::{csr, MAX_QUEUE_PAIRS};
 use rust_hdl::prelude::*;
@@ -2149,9 +2149,9 @@ impl ClockedBlock for ReceiveQueueEngine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell_faults::corrupt_stream;
-    use crate::cell_format::{encode_message, opcode, CellOutcome, Message, ReassemblyModel};
-    use crate::receive_queue_model::*;
+    use crate::cell::faults::corrupt_stream;
+    use crate::cell::format::{encode_message, opcode, CellOutcome, Message, ReassemblyModel};
+    use crate::responder::receive_queue_model::*;
     use crate::sim::{settle, tick};
     use nic_abi::{AethRefusals, Syndrome, PSN_MASK, SEND_WINDOW};
     use rand::{Rng, SeedableRng};

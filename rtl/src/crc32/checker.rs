@@ -29,8 +29,8 @@
 //! Limit: a word with fewer than 8 bytes ends the CRC; words absorbed after it without a
 //! clear extend the zero-padded stream.
 
-use crate::crc32_step::Crc32Step;
-use crate::crc32_unshift::Crc32Unshift;
+use crate::crc32::step::Crc32Step;
+use crate::crc32::unshift::Crc32Unshift;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -153,7 +153,7 @@ impl ClockedBlock for Crc32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell_format::CRC32;
+    use crate::cell::format::CRC32;
     use crate::sim::tick;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;

@@ -2,7 +2,7 @@
 //!
 //! Follows source document 002 (cell header fields, per-cell CRC, packet CRC, RDMA virtual
 //! address and memory handle on the first cell, 32-bit immediate in the last cell); the
-//! byte layout is [`crate::cell_format`] (documented in `docs/cell-format.md`).
+//! byte layout is [`crate::cell::format`] (documented in `docs/cell-format.md`).
 //!
 //! Ports (`s_msg_*` descriptor in, `s_payload_*` words in, `m_cell_*` cell words out):
 //! - `clock`, `reset` (synchronous, active high: drops the message in flight).
@@ -29,9 +29,9 @@
 //! Limits: one message at a time; `cell_payload` a multiple of 8 in 8..=1024; messages
 //! up to 65536 cells.
 
-use crate::cell_format::{check_cell_payload, MAX_CELL_PAYLOAD};
+use crate::cell::format::{check_cell_payload, MAX_CELL_PAYLOAD};
+use crate::crc32::prepad::Crc32Prepad;
 use crate::crc32::Crc32;
-use crate::crc32_prepad::Crc32Prepad;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -503,8 +503,8 @@ impl ClockedBlock for CellSegmenter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell_faults::random_message;
-    use crate::cell_format::{encode_message, Message};
+    use crate::cell::faults::random_message;
+    use crate::cell::format::{encode_message, Message};
     use crate::sim::{settle, tick};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;

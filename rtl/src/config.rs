@@ -1,7 +1,7 @@
 //! `NicConfig`: the elaboration parameters of [`crate::nic_top::NicTop`], their checks,
 //! and the text form `nic verilog --config` takes (`queue_pairs=4,cell_payload=256,tpt_entries=256`).
 
-use crate::cell_format::{check_cell_payload, DEFAULT_CELL_PAYLOAD, MAX_CELL_PAYLOAD};
+use crate::cell::format::{check_cell_payload, DEFAULT_CELL_PAYLOAD, MAX_CELL_PAYLOAD};
 use nic_abi::MAX_QUEUE_PAIRS;
 use std::fmt;
 use std::str::FromStr;

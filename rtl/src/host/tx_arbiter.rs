@@ -231,9 +231,9 @@ impl ClockedBlock for TxArbiter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell_faults::random_message;
-    use crate::cell_format::{encode_message, Message};
-    use crate::cell_segmenter::CellSegmenter;
+    use crate::cell::faults::random_message;
+    use crate::cell::format::{encode_message, Message};
+    use crate::cell::segmenter::CellSegmenter;
     use crate::sim::{settle, tick};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;

@@ -11,7 +11,7 @@
 //! Ports: `crc_in` (in, 32, raw register), `pad` (in, 3, zero bytes to remove),
 //! `crc_out` (out, 32, raw register). Latency: combinational.
 
-use crate::crc32_step::byte_table;
+use crate::crc32::step::byte_table;
 use rust_hdl::prelude::*;
 
 /// Undo one zero byte: the inverse of `c -> (c >> 8) ^ T[c & 0xFF]`.
@@ -90,7 +90,7 @@ impl Logic for Crc32Unshift {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::crc32_step::crc32_update;
+    use crate::crc32::step::crc32_update;
 
     #[test]
     fn unshift_inverts_zero_bytes() {

@@ -1,10 +1,10 @@
 //! `CellReassembler`: checks received cells and delivers their payload, cell by cell.
 //!
-//! The inverse of [`crate::CellSegmenter`] (layout: [`crate::cell_format`], after source
+//! The inverse of [`crate::CellSegmenter`] (layout: [`crate::cell::format`], after source
 //! document 002). Every cell is stored in a block-RAM buffer and released only after its
 //! cell CRC (and, on the last cell, the packet CRC) and header checks pass, so a bad
 //! cell's bytes never reach the output. The behaviour is exactly that of
-//! [`crate::cell_format::ReassemblyModel`]; the check order is:
+//! [`crate::cell::format::ReassemblyModel`]; the check order is:
 //! structure (truncated / too long) → cell CRC → reserved bits → cell length bound →
 //! sequence (FIRST flag, cell number) → header consistency with the first cell → cell
 //! length and LAST flag against the message length → packet CRC.
@@ -46,9 +46,9 @@
 //! guarantees); `cell_payload` a multiple of 8 in 8..=1024 (two cells fit the 256-word
 //! buffer, four iCE40 block RAMs).
 
-use crate::cell_format::{check_cell_payload, MAX_CELL_PAYLOAD};
+use crate::cell::format::{check_cell_payload, MAX_CELL_PAYLOAD};
+use crate::crc32::prepad::Crc32Prepad;
 use crate::crc32::Crc32;
-use crate::crc32_prepad::Crc32Prepad;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -1032,8 +1032,8 @@ impl ClockedBlock for CellReassembler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell_faults::{corrupt_stream, random_message};
-    use crate::cell_format::{
+    use crate::cell::faults::{corrupt_stream, random_message};
+    use crate::cell::format::{
         encode_message, CellHeader, CellOutcome, CellStatus, ReassemblyModel, Reth,
     };
     use crate::sim::{settle, tick};
@@ -1129,7 +1129,7 @@ mod tests {
         let (mut want, want_dropped) = model(cell_payload, cells);
         for w in &mut want {
             // `m_psn` is 24 bits wide: the reserved top byte of the field is not a port.
-            w.header.psn &= crate::cell_format::PSN_MODULUS - 1;
+            w.header.psn &= crate::cell::format::PSN_MODULUS - 1;
         }
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             assert_eq!(
@@ -1212,7 +1212,7 @@ mod tests {
     fn streams_one_word_per_clock() {
         let mut rng = ChaCha8Rng::seed_from_u64(3);
         let mut m = random_message(&mut rng, 0);
-        m.opcode = crate::cell_format::opcode::SEND;
+        m.opcode = crate::cell::format::opcode::SEND;
         m.payload = (0..256 * 40).map(|_| rng.gen()).collect();
         let cells = encode_message(&m, 256).unwrap();
         let words: usize = cells.iter().map(Vec::len).sum();

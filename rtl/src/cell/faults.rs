@@ -5,7 +5,7 @@
 //! cell, or a header field changed with the cell CRC recomputed (so only the
 //! reassembler's header checks can catch it). Deterministic for a given RNG.
 
-use crate::cell_format::{opcode, words_to_bytes, Message, CRC32, PSN_MODULUS};
+use crate::cell::format::{opcode, words_to_bytes, Message, CRC32, PSN_MODULUS};
 use rand::Rng;
 
 /// A random message with a payload of up to `max_len` bytes (10% empty).

@@ -31,9 +31,9 @@
 //! word). Follows the prepended-zeros identity of linear CRCs (processing zero bytes from
 //! the register value `Z^-pad(init)` yields `init`).
 
+use crate::crc32::step::Crc32Step;
+use crate::crc32::unshift::crc32_unshift;
 use crate::crc32::CRC32_INIT;
-use crate::crc32_step::Crc32Step;
-use crate::crc32_unshift::crc32_unshift;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -202,7 +202,7 @@ impl ClockedBlock for Crc32Prepad {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell_format::CRC32;
+    use crate::cell::format::CRC32;
     use crate::sim::tick;
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
@@ -224,7 +224,7 @@ mod tests {
         for pad in 0..8 {
             let mut c = prepad_init(pad);
             for _ in 0..pad {
-                c = crate::crc32_step::crc32_update(c, 0, 1);
+                c = crate::crc32::step::crc32_update(c, 0, 1);
             }
             assert_eq!(c, CRC32_INIT, "pad {pad}");
         }

@@ -785,7 +785,7 @@ impl ClockedBlock for ResponseGenerator {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell_format::{opcode, Message};
+    use crate::cell::format::{opcode, Message};
     use crate::sim::{settle, tick};
     use nic_abi::Syndrome;
     use rand::{Rng, SeedableRng};
@@ -1689,7 +1689,7 @@ mod tests {
     /// ACK (ORed in); it leaves with the item that carried it.
     #[test]
     fn resync_mark_is_on_the_cells_and_survives_replacement() {
-        use crate::cell_format::{decode_cell, encode_message, flag};
+        use crate::cell::format::{decode_cell, encode_message, flag};
         let rs = |o: Owe| Owe { resync: true, ..o };
         let mut b = Bench::new(8, 6, Dma::new(1.0, 1.0, 0));
         // Served at once: ACK (marked), NACK (marked), READ response (marked), atomic

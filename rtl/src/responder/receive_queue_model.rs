@@ -2,12 +2,12 @@
 //!
 //! Written from `docs/nic-architecture.md` ("Reliability") and the engine's documented
 //! choices, independently of the RTL: given host memory, the queue pairs' configuration
-//! and a stream of received-cell outcomes ([`crate::cell_format::CellOutcome`], as the
+//! and a stream of received-cell outcomes ([`crate::cell::format::CellOutcome`], as the
 //! reassembler reports them), it produces the host-memory writes, the completion
 //! requests, the owed responses, the acknowledgement events, the TPT lookups and the
 //! counters the engine must produce, in order per output.
 
-use crate::cell_format::{flag, opcode, CellOutcome, CellStatus};
+use crate::cell::format::{flag, opcode, CellOutcome, CellStatus};
 use nic_abi::{
     csr, psn_distance, AethRefusals, Syndrome, AETH_REFUSALS_REPORTED, AETH_REFUSALS_SHIFT,
     PSN_MASK, SEND_WINDOW,

@@ -50,7 +50,7 @@
 //! hangs the CSR port; answers nobody waits for are ignored. `CQ_SIZE_LOG2` keeps all 5
 //! bits without a range check (the driver writes 0..=16).
 
-use crate::cell_format::{check_cell_payload, MAX_CELL_PAYLOAD};
+use crate::cell::format::{check_cell_payload, MAX_CELL_PAYLOAD};
 use crate::sim::ClockedBlock;
 use nic_abi::{csr, MAX_QUEUE_PAIRS, SEND_WINDOW};
 use rust_hdl::prelude::*;

@@ -132,7 +132,7 @@ impl Logic for Crc32Step {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cell_format::CRC32;
+    use crate::cell::format::CRC32;
 
     #[test]
     fn masks_reproduce_the_bytewise_update() {

@@ -1,0 +1,19 @@
+//! The cell path: the byte layout of a cell on the network port, and the blocks that cut
+//! messages into cells and check and reassemble them (source document 002;
+//! `docs/cell-format.md`).
+//!
+//! - [`format`]: the layout (constants, software encoder and decoder, reassembly model).
+//! - [`CellSegmenter`]: message → cells, with cell and packet CRCs.
+//! - [`CellReassembler`]: cells → checked payload, cell by cell.
+//! - [`CellDatapath`]: segmenter → link → reassembler, the loopback of the demos and benches.
+//! - [`faults`]: random messages and cell-stream faults for tests.
+
+pub mod datapath;
+pub mod faults;
+pub mod format;
+pub mod reassembler;
+pub mod segmenter;
+
+pub use datapath::CellDatapath;
+pub use reassembler::CellReassembler;
+pub use segmenter::CellSegmenter;
