@@ -13,6 +13,7 @@ use crate::load_json;
 use nic_check::record::CheckRecord;
 use nic_synth::SynthReport;
 use nic_testbench::bench::DatapathBench;
+use nic_testbench::message_rate::MessageRate;
 use nic_testbench::nic_bench::NicBench;
 use nic_testbench::pools_bench::PoolsBenchRow;
 use nic_testbench::regcache_bench::RegcacheBenchReport;
@@ -37,7 +38,7 @@ pub struct Block {
 
 /// The block kinds besides the synthesis tables (`synth-SECTION`, from
 /// `synth-SECTION.json` or `synth-SECTION.<anything>.json`: `nic synth`'s report.json).
-pub const BLOCKS: [Block; 10] = [
+pub const BLOCKS: [Block; 11] = [
     Block {
         name: "speed",
         title: "Simulation speed",
@@ -49,6 +50,12 @@ pub const BLOCKS: [Block; 10] = [
         title: "Goodput against message size",
         sources: &["nic"],
         run: "`nic bench nic --sizes 64,256,1024,4096,16384,65536 --out DIR/nic.json`",
+    },
+    Block {
+        name: "message-rate",
+        title: "Message rate of short RDMA WRITEs",
+        sources: &["nic-rate"],
+        run: "`nic bench nic --size 64 --out DIR/nic-rate.json`",
     },
     Block {
         name: "rejoin-tables",
@@ -266,6 +273,7 @@ fn single<'a>(files: &'a [PathBuf], source: &str) -> Result<Option<&'a PathBuf>,
 struct Loaded {
     datapath: Option<(PathBuf, DatapathBench)>,
     nic: Option<(PathBuf, NicBench)>,
+    nic_rate: Option<(PathBuf, Vec<MessageRate>)>,
     pools: Option<(PathBuf, Vec<PoolsBenchRow>)>,
     regcache: Option<(PathBuf, RegcacheBenchReport)>,
     rejoin: Option<(Vec<PathBuf>, BenchResult)>,
@@ -306,6 +314,7 @@ fn load(found: &BTreeMap<String, Vec<PathBuf>>) -> Result<Loaded, String> {
     let mut loaded = Loaded {
         datapath: one(found, "datapath", "the JSON of `nic bench datapath`")?,
         nic: one(found, "nic", "the JSON of `nic bench nic`")?,
+        nic_rate: one(found, "nic-rate", "the JSON of `nic bench nic --size`")?,
         pools: one(found, "pools", "the JSON of `nic bench pools`")?,
         regcache: one(found, "regcache", "the JSON of `nic bench regcache`")?,
         rejoin: match rejoin {
@@ -353,7 +362,7 @@ struct Rendered {
 /// What `loaded` gives block `name`, or `None` when its files are not there (or hold
 /// nothing for it).
 fn render(name: &str, l: &Loaded) -> Option<Rendered> {
-    use nic_testbench::{nic_bench, pools_bench, regcache_bench, rejoin_bench, soak};
+    use nic_testbench::{message_rate, nic_bench, pools_bench, regcache_bench, rejoin_bench, soak};
     let verilator = |files: Vec<PathBuf>, markdown: String| {
         Some(Rendered {
             files,
@@ -383,6 +392,10 @@ fn render(name: &str, l: &Loaded) -> Option<Rendered> {
         "goodput" => {
             let (f, n) = l.nic.as_ref()?;
             verilator(vec![f.clone()], nic_bench::render_sizes_markdown(n)?)
+        }
+        "message-rate" => {
+            let (f, runs) = l.nic_rate.as_ref()?;
+            verilator(vec![f.clone()], message_rate::render_markdown(runs))
         }
         "pools" => {
             let (f, rows) = l.pools.as_ref()?;

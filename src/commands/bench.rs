@@ -199,12 +199,42 @@ pub struct NicBenchArgs {
     /// `--sizes 64,256,1024,4096,16384,65536 --cycles 5000 --rusthdl-cycles 500`.
     #[arg(long, value_delimiter = ',')]
     pub sizes: Vec<u32>,
+    /// Instead of the above: the message rate of RDMA WRITEs of this many bytes on 1 and
+    /// on 4 queue pairs, against the wire limit for that size, at DMA latencies 3, 6 and
+    /// 12 (`nic bench nic --size 64`; results in target/bench/nic-rate.json).
+    #[arg(long, value_name = "BYTES")]
+    pub size: Option<u32>,
+    /// Messages per queue pair of each --size run.
+    #[arg(long, default_value_t = 200)]
+    pub rate_messages: u32,
     #[command(flatten)]
     pub output: BenchOutput,
 }
 
+/// `nic bench nic --size B`: the message-rate runs.
+fn nic_rate(args: &NicBenchArgs, bytes: u32) -> Result<(), String> {
+    use nic_testbench::message_rate::{message_rates, render_markdown};
+    let bar = args.output.progress("nic bench nic --size", Some(6));
+    let runs = message_rates(bytes, args.rate_messages, |what| {
+        bar.inc(1);
+        args.output.step(&bar, what.to_string());
+    })
+    .map_err(|e| format!("nic bench nic --size {bytes}: {e}"))?;
+    bar.finish_and_clear();
+    let table = || {
+        format!(
+            "nic bench nic --size {bytes}: RDMA WRITE message rate against the wire limit (target >= 0.9 on 4 QPs)\n{}",
+            render_markdown(&runs)
+        )
+    };
+    args.output.finish("nic-rate", &runs, table, |_| Ok(vec![]))
+}
+
 /// `nic bench nic`: prints the NIC top's numbers, measured side by side in one run.
 pub fn nic(args: &NicBenchArgs) -> Result<(), String> {
+    if let Some(bytes) = args.size {
+        return nic_rate(args, bytes);
+    }
     let options = NicBenchOptions {
         cycles: args.cycles,
         rusthdl_cycles: args.rusthdl_cycles,

@@ -10,6 +10,7 @@ pub mod faults;
 pub mod handshake_driver;
 pub mod markdown;
 pub mod memory_verdict;
+pub mod message_rate;
 pub mod nic_bench;
 pub mod nic_pair;
 pub mod nic_traffic_stimulus;

@@ -18,6 +18,7 @@
 //!    ([`goodput`]), for goodput and message rate against size.
 
 use crate::bench::Recording;
+use crate::message_rate::message_words;
 use crate::nic_pair::{NicPair, DATA_AREA};
 use crate::three_simulators::first_difference;
 use nic_abi::{csr, Wqe, WqeOpcode};
@@ -92,7 +93,8 @@ pub struct Goodput {
     pub format_limit: f64,
 }
 
-fn write_wqe(len: u32, wr_id: u64, qp: usize) -> Wqe {
+/// An RDMA WRITE of `len` bytes from the data area to queue pair `qp`'s own remote area.
+pub(crate) fn write_wqe(len: u32, wr_id: u64, qp: usize) -> Wqe {
     Wqe {
         opcode: WqeOpcode::RdmaWrite as u8,
         length: len,
@@ -293,8 +295,7 @@ pub fn goodput(options: &NicBenchOptions, message_bytes: u32) -> Result<Goodput,
         }
     }
     let cycles = last - first.unwrap_or(last) + 1;
-    let cells_per_message = message_bytes.div_ceil(nic_rtl::DEFAULT_CELL_PAYLOAD as u32) as u64;
-    let message_words = (message_bytes as u64).div_ceil(8) + cells_per_message * 4 + 2 + 1;
+    let message_words = message_words(message_bytes, nic_rtl::DEFAULT_CELL_PAYLOAD);
     let format_limit = message_bytes as f64 / (message_words * 8) as f64;
     let bytes = messages as u64 * message_bytes as u64;
     let achieved = bytes as f64 / (cycles * 8) as f64;

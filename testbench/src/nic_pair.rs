@@ -117,14 +117,21 @@ impl<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>> NicHost<S> {
     /// Write a WQE into QP `qp`'s send ring and ring the doorbell.
     pub fn post_send(&mut self, qp: usize, wqe: &Wqe) -> u32 {
         let index = self.sq_posted[qp];
-        let slot = index % (1 << SQ_SIZE_LOG2);
-        let base = SQ_RINGS + qp as u32 * 0x4000 + slot * WQE_BYTES;
-        for (i, w) in wqe.to_words().iter().enumerate() {
-            self.mem.write_u64(base + 8 * i as u32, *w);
-        }
-        self.sq_posted[qp] = (index + 1) & nic_abi::PSN_MASK;
-        self.queue_csr_write(csr::qp(qp, csr::QP_SQ_PI), self.sq_posted[qp] as u64);
+        self.post_sends(qp, std::slice::from_ref(wqe));
         index
+    }
+
+    /// Write `wqes` into QP `qp`'s send ring and ring the doorbell once, for all of them.
+    pub fn post_sends(&mut self, qp: usize, wqes: &[Wqe]) {
+        for wqe in wqes {
+            let slot = self.sq_posted[qp] % (1 << SQ_SIZE_LOG2);
+            let base = SQ_RINGS + qp as u32 * 0x4000 + slot * WQE_BYTES;
+            for (i, w) in wqe.to_words().iter().enumerate() {
+                self.mem.write_u64(base + 8 * i as u32, *w);
+            }
+            self.sq_posted[qp] = (self.sq_posted[qp] + 1) & nic_abi::PSN_MASK;
+        }
+        self.queue_csr_write(csr::qp(qp, csr::QP_SQ_PI), self.sq_posted[qp] as u64);
     }
 
     /// Post a receive buffer on QP `qp`.
