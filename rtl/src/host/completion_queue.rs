@@ -123,11 +123,13 @@ pub struct CompletionQueue {
     high_mask: Signal<Local, Bits<32>>,
     /// Ring slot of the next CQE, `pi mod 2^size`.
     slot: Signal<Local, Bits<32>>,
-    /// The producer index once the CQE in flight (if any, and counted) is written.
-    pi_after: Signal<Local, Bits<32>>,
+    /// The producer index the room check starts from: `pi`, or 0 on a restart.
+    pi_base: Signal<Local, Bits<32>>,
+    /// The CQE in flight will count: the index after it is `pi_base + 1`.
+    pi_counts: Signal<Local, Bit>,
     /// Sequence of the next CQE, `pi + 1` (wrapping at 32 bits).
     cqe_sequence: Signal<Local, Bits<32>>,
-    /// `pi_after - cfg_cq_ci`: entries the driver has not consumed.
+    /// `pi_base - cfg_cq_ci`: entries the driver has not consumed, before the one in flight.
     used: Signal<Local, Bits<32>>,
     all_ones: Constant<Bits<32>>,
 }
@@ -195,7 +197,8 @@ impl CompletionQueue {
             high_mask: Default::default(),
             slot: Default::default(),
             cqe_sequence: Default::default(),
-            pi_after: Default::default(),
+            pi_base: Default::default(),
+            pi_counts: Default::default(),
             used: Default::default(),
             all_ones: Constant::new(u32::MAX.to_bits()),
         }
@@ -296,16 +299,24 @@ impl Logic for CompletionQueue {
             self.pi.d.next = 0.into();
             self.uncounted.d.next = true;
         }
-        // Room check a clock ahead, with the index the CQE in flight leaves behind.
-        self.pi_after.next = self.pi.q.val();
-        if (self.state.q.val() == CqState::Write) & !self.uncounted.q.val() {
-            self.pi_after.next = self.pi.q.val() + 1;
-        }
+        // Room check a clock ahead, with the index the CQE in flight leaves behind:
+        // `used = base - cfg_cq_ci` with base = pi (0 on a restart), and when the CQE in
+        // flight counts, `used + 1` tested without a second adder in series: it reaches a
+        // bit of `high_mask` when `used` already does or its low bits are all ones (and
+        // it does not wrap to 0).
+        self.pi_base.next = self.pi.q.val();
+        self.pi_counts.next = (self.state.q.val() == CqState::Write) & !self.uncounted.q.val();
         if self.cfg_cq_restart.val() {
-            self.pi_after.next = 0.into();
+            self.pi_base.next = 0.into();
+            self.pi_counts.next = false;
         }
-        self.used.next = self.pi_after.val() - self.cfg_cq_ci.val();
+        self.used.next = self.pi_base.val() - self.cfg_cq_ci.val();
         self.full.d.next = (self.used.val() & self.high_mask.val()).any();
+        if self.pi_counts.val() {
+            self.full.d.next = ((self.used.val() & self.high_mask.val()).any()
+                | ((self.used.val() | self.high_mask.val()) == self.all_ones.val()))
+                & (self.used.val() != self.all_ones.val());
+        }
         if self.reset.val() {
             self.state.d.next = CqState::Idle;
             self.pi.d.next = 0.into();

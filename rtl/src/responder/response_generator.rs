@@ -232,7 +232,7 @@ pub struct ResponseGenerator {
     sel_qp: Signal<Local, Bits<6>>,
     load_kind: Signal<Local, Bits<2>>,
     load_len: Signal<Local, Bits<32>>,
-    load_words: Signal<Local, Bits<32>>,
+    msg_words: Signal<Local, Bits<32>>,
     words_after: Signal<Local, Bits<32>>,
     burst_src: Signal<Local, Bits<32>>,
     next_burst: Signal<Local, Bits<16>>,
@@ -242,6 +242,13 @@ pub struct ResponseGenerator {
     qp_mask: Constant<Bits<64>>,
     one: Constant<Bits<64>>,
     max_burst: Constant<Bits<32>>,
+    /// `MAX_BURST_WORDS + 1`.
+    max_burst_plus_one: Constant<Bits<32>>,
+    /// `8 * (MAX_BURST_WORDS - 1) + 1`: a length below it has fewer than
+    /// `MAX_BURST_WORDS` words.
+    short_length_limit: Constant<Bits<32>>,
+    /// The words of the next burst are fewer than `MAX_BURST_WORDS`.
+    burst_short: Signal<Local, Bit>,
     addr_align: Constant<Bits<32>>,
     /// The AETH's used bits (syndrome 7:0, refusals 28:8).
     aeth_mask: Constant<Bits<32>>,
@@ -371,7 +378,7 @@ impl ResponseGenerator {
             sel_qp: Default::default(),
             load_kind: Default::default(),
             load_len: Default::default(),
-            load_words: Default::default(),
+            msg_words: Default::default(),
             words_after: Default::default(),
             burst_src: Default::default(),
             next_burst: Default::default(),
@@ -380,6 +387,9 @@ impl ResponseGenerator {
             qp_mask: Constant::new(qp_mask.to_bits()),
             one: Constant::new(1u64.to_bits()),
             max_burst: Constant::new(MAX_BURST_WORDS.to_bits()),
+            max_burst_plus_one: Constant::new((MAX_BURST_WORDS + 1).to_bits()),
+            short_length_limit: Constant::new((8 * (MAX_BURST_WORDS - 1) + 1).to_bits()),
+            burst_short: Default::default(),
             addr_align: Constant::new(0xFFFF_FFF8u64.to_bits()),
             aeth_mask: Constant::new(0x1FFF_FFFFu64.to_bits()),
         }
@@ -513,18 +523,27 @@ impl Logic for ResponseGenerator {
             self.eff_kind.next = self.follow_kind.val();
         }
         self.load_len.next = self.data_ram.read_data.val().get_bits::<32>(32);
-        self.load_words.next = self.load_len.val() >> 3;
-        if self.load_len.val().get_bits::<3>(0).any() {
-            self.load_words.next = (self.load_len.val() >> 3) + 1;
+        // The message's payload words, from the registered length (not from the RAM's
+        // read data: the RAM's clock-to-output and this adder are in different clocks).
+        self.msg_words.next = self.length_reg.q.val() >> 3;
+        if self.length_reg.q.val().get_bits::<3>(0).any() {
+            self.msg_words.next = (self.length_reg.q.val() >> 3) + 1;
         }
-        // Next DMA burst: min(words still to request, MAX_BURST_WORDS).
+        // Next DMA burst: min(words still to request, MAX_BURST_WORDS). Whether the
+        // words are fewer than MAX_BURST_WORDS is decided on the registers the count comes
+        // from (beside its adder, not behind it): in Message the words are
+        // ceil(length / 8), fewer when length <= 8 * (MAX_BURST_WORDS - 1); in ReadData
+        // (a later burst, words_left >= 2) they are words_left - 1, fewer when words_left
+        // <= MAX_BURST_WORDS.
         self.words_after.next = self.words_left.q.val() - 1;
         self.burst_src.next = self.words_after.val();
-        if self.state.q.val() == ResponseState::Load {
-            self.burst_src.next = self.load_words.val();
+        self.burst_short.next = self.words_left.q.val() < self.max_burst_plus_one.val();
+        if self.state.q.val() == ResponseState::Message {
+            self.burst_src.next = self.msg_words.val();
+            self.burst_short.next = self.length_reg.q.val() < self.short_length_limit.val();
         }
         self.next_burst.next = bit_cast::<16, 32>(self.max_burst.val());
-        if self.burst_src.val() < self.max_burst.val() {
+        if self.burst_short.val() {
             self.next_burst.next = bit_cast::<16, 32>(self.burst_src.val());
         }
         self.syndrome.next = self.data_reg.q.val().get_bits::<8>(0);
@@ -573,9 +592,6 @@ impl Logic for ResponseGenerator {
                 }
                 self.addr_reg.d.next =
                     self.data_ram.read_data.val().get_bits::<32>(0) & self.addr_align.val();
-                self.words_left.d.next = self.load_words.val();
-                self.final_word.d.next = self.load_words.val() == 1;
-                self.burst_reg.d.next = self.next_burst.val();
                 self.opcode_reg.d.next = 0x30.into();
                 self.length_reg.d.next = 0.into();
                 if self.eff_kind.val() == 1 {
@@ -592,6 +608,10 @@ impl Logic for ResponseGenerator {
                 self.state.d.next = ResponseState::Message;
             }
             ResponseState::Message => {
+                // The payload's word count and first burst, ready for ReadRequest.
+                self.words_left.d.next = self.msg_words.val();
+                self.final_word.d.next = self.msg_words.val() == 1;
+                self.burst_reg.d.next = self.next_burst.val();
                 self.m_msg_valid.next = true;
                 if self.m_msg_ready.val() {
                     self.responses_reg.d.next = self.responses_reg.q.val() + 1;
@@ -628,7 +648,7 @@ impl Logic for ResponseGenerator {
                     }
                     if self.kind_reg.q.val() == 2 {
                         self.state.d.next = ResponseState::ReadRequest;
-                        if self.words_left.q.val() == 0 {
+                        if self.length_reg.q.val() == 0 {
                             self.free.next = true;
                             self.state.d.next = ResponseState::Idle;
                         }
@@ -1636,7 +1656,23 @@ mod tests {
     fn read_response_payload_equals_host_memory() {
         let mut b = Bench::new(64, 3, Dma::new(0.5, 0.6, 9));
         let mut lengths: Vec<u32> = (0..=17).chain([63, 64, 65, 1000, 4096]).collect();
-        lengths.push(MAX_BURST_WORDS as u32 * 8 + 20);
+        // Around the burst limit: the first burst's size is decided from the length, a
+        // later one's from the words left.
+        let max_bytes = MAX_BURST_WORDS as u32 * 8;
+        lengths.extend([
+            max_bytes - 9,
+            max_bytes - 8,
+            max_bytes - 7,
+            max_bytes,
+            max_bytes + 1,
+        ]);
+        lengths.extend([
+            2 * max_bytes,
+            2 * max_bytes + 1,
+            2 * max_bytes + 8,
+            2 * max_bytes + 9,
+        ]);
+        lengths.push(max_bytes + 20);
         let mut rng = ChaCha8Rng::seed_from_u64(33);
         let mut owes = vec![];
         for (i, len) in lengths.iter().enumerate() {
@@ -1664,7 +1700,16 @@ mod tests {
                 (big.addr + MAX_BURST_WORDS as u32 * 8, 3)
             ]
         );
-        assert_eq!(b.requests.len(), owes.len()); // 0-length reads no words, the big one 2 bursts
+        let bursts: u64 = lengths
+            .iter()
+            .map(|&l| (l as u64).div_ceil(8).div_ceil(MAX_BURST_WORDS))
+            .sum();
+        assert_eq!(b.requests.len() as u64, bursts);
+        let words: Vec<u64> = b.requests.iter().map(|r| r.1).collect();
+        assert!(
+            words.iter().all(|&w| (1..=MAX_BURST_WORDS).contains(&w)),
+            "{words:?}"
+        );
     }
 
     /// With the DMA port and downstream always ready, a READ response streams one word per
