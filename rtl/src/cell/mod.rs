@@ -13,6 +13,7 @@ pub mod datapath;
 /// `nic_model::cell_faults` (the same file) for the unit tests still inside this crate
 /// (the receive queue engine's), which cannot use a crate that depends on nic-rtl.
 #[cfg(test)]
+#[allow(dead_code)]
 #[path = "../../../model/src/cell_faults.rs"]
 pub(crate) mod faults;
 pub mod format;
