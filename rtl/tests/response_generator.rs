@@ -72,16 +72,8 @@ fn atomic(qp: usize, psn: u32, value: u64) -> Owe {
 /// The message the generator must build for `owe` served from QP `q`.
 fn expected_message(o: &Owe, node_id: u16) -> (Message, usize) {
     let (op, len, imm) = match o.kind {
-        kind::ACK => (
-            opcode::ACK,
-            0,
-            Some(o.syndrome as u32 | (o.refusal as u32) << 8),
-        ),
-        kind::NACK => (
-            opcode::NACK,
-            0,
-            Some(o.syndrome as u32 | (o.refusal as u32) << 8),
-        ),
+        kind::ACK => (opcode::ACK, 0, Some(o.syndrome as u32 | o.refusal << 8)),
+        kind::NACK => (opcode::NACK, 0, Some(o.syndrome as u32 | o.refusal << 8)),
         kind::READ_RESPONSE => (opcode::RDMA_READ_RESPONSE, o.length as usize, None),
         _ => (opcode::ATOMIC_RESPONSE, 8, None),
     };
