@@ -5,6 +5,8 @@
 //! consistent with the words it came from, or an error that names a field and an offset
 //! inside the cell; the model delivers a message only when it is byte-exact.
 
+// Recompute a cell's CRC word (a sender that builds a bad cell on purpose).
+use nic_model::cell_faults::reseal;
 use nic_rtl::cell::format::{
     decode_cell, encode_message, opcode, words_to_bytes, CellHeader, CellStatus, Message,
     ReassemblyModel, CRC32, HEADER_WORDS,
@@ -66,13 +68,6 @@ fn message() -> impl Strategy<Value = Message> {
                 }
             },
         )
-}
-
-/// Recompute a cell's CRC word, as a sender that builds a bad cell on purpose would.
-fn reseal(cell: &mut [u64]) {
-    if let Some((crc, body)) = cell.split_last_mut() {
-        *crc = CRC32.checksum(&words_to_bytes(body)) as u64;
-    }
 }
 
 /// One way to damage a cell.

@@ -8,7 +8,7 @@
 //!    delivered once; with no link errors, every message is delivered.
 
 use nic_cosim::{CellDatapathInputs, CellDatapathOutputs, Stepper};
-use nic_rtl::cell::faults::random_message;
+use nic_model::cell_faults::random_message;
 use nic_rtl::cell::format::{
     bytes_to_words, encode_message, CellHeader, CellOutcome, CellStatus, Message, ReassemblyModel,
     Reth,

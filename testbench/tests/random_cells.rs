@@ -17,9 +17,9 @@
 use nic_abi::{csr, CompletionStatus, Cqe, Rqe, Wqe, WqeOpcode, CQE_BYTES};
 use nic_cosim::host_memory::HostMemoryTiming;
 use nic_cosim::{NicTopInputs, NicTopOutputs, Stepper, VerilatedNicTopTpt256};
-use nic_rtl::cell::format::{
-    encode_message, opcode, words_to_bytes, Message, CRC32, DEFAULT_CELL_PAYLOAD,
-};
+// Recompute a cell's CRC word (a sender that builds a bad cell on purpose).
+use nic_model::cell_faults::reseal;
+use nic_rtl::cell::format::{encode_message, opcode, Message, DEFAULT_CELL_PAYLOAD};
 use nic_testbench::nic_pair::{NicPair, CQ_RING, CQ_SIZE_LOG2, DATA_AREA, RQ_RINGS, SQ_RINGS};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -333,13 +333,6 @@ fn random_request(rng: &mut ChaCha8Rng, q: u16, psn: u32, resync: bool) -> Messa
         invalidate: rng.gen_bool(0.05),
         resync,
         payload: (0..len).map(|_| rng.gen()).collect(),
-    }
-}
-
-/// Recompute a cell's CRC word (a sender that builds a bad cell on purpose).
-fn reseal(cell: &mut [u64]) {
-    if let Some((crc, body)) = cell.split_last_mut() {
-        *crc = CRC32.checksum(&words_to_bytes(body)) as u64;
     }
 }
 

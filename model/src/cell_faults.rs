@@ -1,11 +1,16 @@
 //! Random messages and cell-stream faults, for block tests and the testbench.
 //!
+//! nic-rtl's own unit tests of the receive queue engine compile this file too, as
+//! `nic_rtl::cell::faults` under `cfg(test)` (a unit test cannot use a crate that depends
+//! on nic-rtl); it therefore names the layout as `nic_rtl::cell::format` and uses nothing
+//! but it and `rand`.
+//!
 //! [`random_message`] draws a message of any opcode; [`corrupt_stream`] applies one fault
 //! per chosen cell: a bit flip, truncation, extra words, a dropped, duplicated or swapped
 //! cell, or a header field changed with the cell CRC recomputed (so only the
 //! reassembler's header checks can catch it). Deterministic for a given RNG.
 
-use crate::cell::format::{opcode, words_to_bytes, Message, CRC32, PSN_MODULUS};
+use nic_rtl::cell::format::{opcode, words_to_bytes, Message, CRC32, PSN_MODULUS};
 use rand::Rng;
 
 /// A random message with a payload of up to `max_len` bytes (10% empty).

@@ -1,0 +1,25 @@
+//! Plain-Rust reference models and the shared test doubles of the NIC's block tests and
+//! replays (`docs/nic-blocks.md`, "Tests").
+//!
+//! Each double is one thing and draws only from the seeded RNG its caller passes, in a
+//! fixed order, so a test's seed fixes its whole stimulus:
+//! - [`Throttle`]: an idle-gap or back-pressure inserter (go with probability `p`).
+//! - [`Source`]: a valid/ready source that offers items in order with idle gaps and holds
+//!   each offer until it is taken.
+//! - [`DmaReadServer`]: host memory's DMA read port (request back-pressure, latency per
+//!   burst, gaps between words, data from a host-memory word function).
+//! - [`DmaWriteSink`]: host memory's DMA write port (back-pressure, byte strobes, checks
+//!   that a shown beat is held until taken).
+//! - [`words`]: payload bytes as the 64-bit words a source drives (garbage past the length).
+//! - [`cell_faults`]: random messages and cell-stream faults.
+//!
+//! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
+//! nic-rtl; a unit test inside nic-rtl would see a second copy of its types).
+
+pub mod cell_faults;
+pub mod host_memory;
+pub mod stream;
+pub mod words;
+
+pub use host_memory::{host_bytes, host_word, DmaReadServer, DmaWriteSink};
+pub use stream::{Source, Throttle};
