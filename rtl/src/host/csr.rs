@@ -60,6 +60,22 @@ pub const MIN_TPT_ENTRIES: usize = 16;
 pub const MAX_TPT_ENTRIES: usize = 4096;
 
 /// Whether the CSR port is free or waiting for a side port.
+
+// The address decode takes the queue-pair index from address bits 12:7 and the page from
+// bits 15:9: the map of `nic_abi::csr` must keep that shape.
+const _: () = assert!(
+    csr::QP_STRIDE == 1 << 7,
+    "QP_STRIDE must be 0x80 (address bits 12:7 index the QP)"
+);
+const _: () = assert!(
+    csr::QP_BASE % csr::QP_STRIDE == 0 && (csr::QP_BASE / csr::QP_STRIDE) % 64 == 32,
+    "QP_BASE / QP_STRIDE must be 32 mod 64 (the index is bits 12:7 with bit 12 flipped)"
+);
+const _: () = assert!(
+    csr::TPT_INDEX % 512 == 0,
+    "the TPT registers must start a 512-byte page"
+);
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
 pub enum CsrState {
     Idle,
@@ -191,6 +207,11 @@ pub struct NicCsr {
     nic_id: Constant<Bits<64>>,
     nic_config: Constant<Bits<64>>,
     qp_end: Constant<Bits<16>>,
+    /// `csr::QP_BASE`, and the queue-pair index it stands for (`QP_BASE / QP_STRIDE` mod 64).
+    qp_base: Constant<Bits<16>>,
+    qp_base_index: Constant<Bits<6>>,
+    /// `csr::TPT_INDEX / 512`: the 512-byte page of the TPT registers.
+    tpt_page: Constant<Bits<7>>,
     tpt_present: Constant<Bit>,
     /// `CQ_BASE` keeps bits 31:3.
     cq_base_mask: Constant<Bits<32>>,
@@ -323,6 +344,9 @@ impl NicCsr {
                 nic_config_value(queue_pairs, cell_payload, tpt_entries).to_bits(),
             ),
             qp_end: Constant::new(qp_end.to_bits()),
+            qp_base: Constant::new((csr::QP_BASE as u64).to_bits()),
+            qp_base_index: Constant::new(((csr::QP_BASE / csr::QP_STRIDE) as u64 % 64).to_bits()),
+            tpt_page: Constant::new((csr::TPT_INDEX as u64 >> 9).to_bits()),
             tpt_present: Constant::new(tpt_entries.is_some()),
             cq_base_mask: Constant::new(0xFFFF_FFF8u32.to_bits()),
         }
@@ -363,10 +387,10 @@ impl Logic for NicCsr {
         self.is_global.next = (self.csr_addr.val().get_bits::<3>(0) == 0)
             & (self.csr_addr.val().get_bits::<7>(9) == 0);
         self.is_qp.next = (self.csr_addr.val().get_bits::<3>(0) == 0)
-            & (self.csr_addr.val() >= 0x1000)
+            & (self.csr_addr.val() >= self.qp_base.val())
             & (self.csr_addr.val() < self.qp_end.val());
         self.is_tpt.next = (self.csr_addr.val().get_bits::<3>(0) == 0)
-            & (self.csr_addr.val().get_bits::<7>(9) == 0x20)
+            & (self.csr_addr.val().get_bits::<7>(9) == self.tpt_page.val())
             & self.tpt_present.val();
         self.messages_sent.next = self.stat_requests_sent.val() + self.stat_responses_sent.val();
         // Read value of a global register (0 when unmapped).
@@ -500,8 +524,10 @@ impl Logic for NicCsr {
                 if self.accept.val() {
                     if self.is_qp.val() | self.is_tpt.val() {
                         self.req_write.d.next = self.csr_write.val();
-                        // (addr - 0x1000) / 0x80 mod 64: subtracting 0x1000 flips bit 12.
-                        self.req_qp.d.next = self.csr_addr.val().get_bits::<6>(7) ^ 0x20;
+                        // (addr - QP_BASE) / QP_STRIDE mod 64: QP_BASE / QP_STRIDE is 32
+                        // mod 64 (checked in `new`), so the subtraction flips bit 5.
+                        self.req_qp.d.next =
+                            self.csr_addr.val().get_bits::<6>(7) ^ self.qp_base_index.val();
                         self.req_reg.d.next = self.word_index.val();
                         self.req_wdata.d.next = self.csr_wdata.val();
                         self.sq_req.d.next = self.is_qp.val();

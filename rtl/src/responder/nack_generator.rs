@@ -105,6 +105,8 @@
 //!
 //! Latency: combinational. Limits: none (no parameters).
 
+use crate::cell::format::opcode;
+use nic_abi::{Syndrome, SEND_WINDOW};
 use rust_hdl::prelude::*;
 
 /// `action`: apply the request.
@@ -116,7 +118,7 @@ pub const ACTION_DROP: u64 = 2;
 /// `action`: answer with a NACK (`syndrome`).
 pub const ACTION_NACK: u64 = 3;
 
-#[derive(LogicBlock, Default)]
+#[derive(LogicBlock)]
 pub struct NackGenerator {
     pub opcode: Signal<In, Bits<8>>,
     pub qp_exists: Signal<In, Bit>,
@@ -179,6 +181,97 @@ pub struct NackGenerator {
     /// Not a duplicate (before the resync point or not) and not a resync: at or ahead of
     /// the expected PSN.
     fresh: Signal<Local, Bit>,
+    // Numbers named elsewhere: request opcodes (`crate::cell::format::opcode`), the
+    // syndromes (`nic_abi::Syndrome`), the duplicate window (`nic_abi::SEND_WINDOW`).
+    op_send: Constant<Bits<8>>,
+    op_send_immediate: Constant<Bits<8>>,
+    op_write: Constant<Bits<8>>,
+    op_write_immediate: Constant<Bits<8>>,
+    op_read: Constant<Bits<8>>,
+    op_compare_swap: Constant<Bits<8>>,
+    op_fetch_add: Constant<Bits<8>>,
+    syn_receiver_not_ready: Constant<Bits<8>>,
+    syn_sequence_error: Constant<Bits<8>>,
+    syn_invalid_request: Constant<Bits<8>>,
+    syn_remote_access_error: Constant<Bits<8>>,
+    syn_remote_operational_error: Constant<Bits<8>>,
+    syn_rdma_disabled: Constant<Bits<8>>,
+    send_window: Constant<Bits<24>>,
+}
+
+impl Default for NackGenerator {
+    fn default() -> Self {
+        NackGenerator {
+            opcode: Default::default(),
+            qp_exists: Default::default(),
+            qp_enabled: Default::default(),
+            source_match: Default::default(),
+            psn: Default::default(),
+            expected_psn: Default::default(),
+            synced: Default::default(),
+            resync: Default::default(),
+            nak_sent: Default::default(),
+            atomic_match: Default::default(),
+            enable_send_recv: Default::default(),
+            enable_rdma: Default::default(),
+            vaddr_low: Default::default(),
+            msg_length: Default::default(),
+            dma_length: Default::default(),
+            access_ok: Default::default(),
+            rq_empty: Default::default(),
+            length_error: Default::default(),
+            slot_busy: Default::default(),
+            refused_window: Default::default(),
+            rs_valid: Default::default(),
+            behind: Default::default(),
+            rs_back: Default::default(),
+            action: Default::default(),
+            syndrome: Default::default(),
+            resynced: Default::default(),
+            in_sequence: Default::default(),
+            check_access: Default::default(),
+            count_dropped: Default::default(),
+            ack_psn: Default::default(),
+            slot_refused: Default::default(),
+            is_send: Default::default(),
+            is_write: Default::default(),
+            is_read: Default::default(),
+            is_atomic: Default::default(),
+            is_rdma: Default::default(),
+            consumes: Default::default(),
+            in_window: Default::default(),
+            resync_now: Default::default(),
+            sequential: Default::default(),
+            ahead: Default::default(),
+            refused_code: Default::default(),
+            refused_hit: Default::default(),
+            refused_syndrome: Default::default(),
+            rs_before: Default::default(),
+            request_ok: Default::default(),
+            verdict: Default::default(),
+            code: Default::default(),
+            counted: Default::default(),
+            reached_access: Default::default(),
+            owes: Default::default(),
+            fresh: Default::default(),
+            op_send: Constant::new((opcode::SEND as u64).to_bits()),
+            op_send_immediate: Constant::new((opcode::SEND_IMMEDIATE as u64).to_bits()),
+            op_write: Constant::new((opcode::RDMA_WRITE as u64).to_bits()),
+            op_write_immediate: Constant::new((opcode::RDMA_WRITE_IMMEDIATE as u64).to_bits()),
+            op_read: Constant::new((opcode::RDMA_READ_REQUEST as u64).to_bits()),
+            op_compare_swap: Constant::new((opcode::ATOMIC_COMPARE_SWAP as u64).to_bits()),
+            op_fetch_add: Constant::new((opcode::ATOMIC_FETCH_ADD as u64).to_bits()),
+            syn_receiver_not_ready: Constant::new((Syndrome::ReceiverNotReady as u64).to_bits()),
+            syn_sequence_error: Constant::new((Syndrome::SequenceError as u64).to_bits()),
+            syn_invalid_request: Constant::new((Syndrome::InvalidRequest as u64).to_bits()),
+            syn_remote_access_error: Constant::new((Syndrome::RemoteAccessError as u64).to_bits()),
+            syn_remote_operational_error: Constant::new(
+                (Syndrome::RemoteOperationalError as u64).to_bits(),
+            ),
+            syn_rdma_disabled: Constant::new((Syndrome::RdmaDisabled as u64).to_bits()),
+            send_window: Constant::new((SEND_WINDOW as u64).to_bits()),
+        }
+    }
 }
 
 impl NackGenerator {
@@ -190,14 +283,19 @@ impl NackGenerator {
 impl Logic for NackGenerator {
     #[hdl_gen]
     fn update(&mut self) {
-        self.is_send.next = (self.opcode.val() == 0x00) | (self.opcode.val() == 0x01);
-        self.is_write.next = (self.opcode.val() == 0x10) | (self.opcode.val() == 0x11);
-        self.is_read.next = self.opcode.val() == 0x12;
-        self.is_atomic.next = (self.opcode.val() == 0x13) | (self.opcode.val() == 0x14);
+        self.is_send.next = (self.opcode.val() == self.op_send.val())
+            | (self.opcode.val() == self.op_send_immediate.val());
+        self.is_write.next = (self.opcode.val() == self.op_write.val())
+            | (self.opcode.val() == self.op_write_immediate.val());
+        self.is_read.next = self.opcode.val() == self.op_read.val();
+        self.is_atomic.next = (self.opcode.val() == self.op_compare_swap.val())
+            | (self.opcode.val() == self.op_fetch_add.val());
         self.is_rdma.next = self.is_write.val() | self.is_read.val() | self.is_atomic.val();
-        self.consumes.next = self.is_send.val() | (self.opcode.val() == 0x11);
+        self.consumes.next =
+            self.is_send.val() | (self.opcode.val() == self.op_write_immediate.val());
         // Rule 2: resync, then classify against the (possibly new) expected PSN.
-        self.in_window.next = (self.behind.val() != 0) & (self.behind.val() <= 8);
+        self.in_window.next =
+            (self.behind.val() != 0) & (self.behind.val() <= self.send_window.val());
         self.resync_now.next = !self.synced.val() | (self.resync.val() & !self.in_window.val());
         // Against the effective expected PSN (this PSN after a resync, else the expected
         // one): the distance is 0 after a resync and `behind` otherwise, so the
@@ -231,11 +329,12 @@ impl Logic for NackGenerator {
             self.refused_code.next = self.refused_window.val().get_bits::<3>(21);
         }
         self.refused_hit.next = self.refused_code.val().any();
-        // Refusal code 1 is RECEIVER_NOT_READY, code c >= 2 the syndrome 0x60 + c - 1.
-        self.refused_syndrome.next = 0x20.into();
+        // Refusal code 1 is RECEIVER_NOT_READY, code c >= 2 the syndrome 0x60 + c - 1
+        // (`Syndrome::refusal_code`: the SEQUENCE_ERROR code's high nibble, low nibble c - 1).
+        self.refused_syndrome.next = self.syn_receiver_not_ready.val();
         if self.refused_code.val() != 1 {
             self.refused_syndrome.next =
-                bit_cast::<8, 3>(self.refused_code.val() - 1) | bits::<8>(0x60);
+                bit_cast::<8, 3>(self.refused_code.val() - 1) | self.syn_sequence_error.val();
         }
         self.rs_before.next =
             self.rs_valid.val() & !self.sequential.val() & (self.behind.val() > self.rs_back.val());
@@ -260,7 +359,7 @@ impl Logic for NackGenerator {
                 self.counted.next = false;
             } else {
                 self.verdict.next = 3.into();
-                self.code.next = 0x60.into();
+                self.code.next = self.syn_sequence_error.val();
             }
         } else if !self.sequential.val() & self.refused_hit.val() {
             // The duplicate of a refused PSN: the same NACK again.
@@ -285,26 +384,26 @@ impl Logic for NackGenerator {
                 & self.request_ok.val();
             if !self.enable_send_recv.val() {
                 self.verdict.next = 3.into();
-                self.code.next = 0x63.into();
+                self.code.next = self.syn_remote_operational_error.val();
             } else if self.is_rdma.val() & !self.enable_rdma.val() {
                 self.verdict.next = 3.into();
-                self.code.next = 0x65.into();
+                self.code.next = self.syn_rdma_disabled.val();
             } else if self.is_rdma.val() & !self.request_ok.val() {
                 self.verdict.next = 3.into();
-                self.code.next = 0x61.into();
+                self.code.next = self.syn_invalid_request.val();
             } else if self.is_rdma.val() & !self.access_ok.val() {
                 self.verdict.next = 3.into();
-                self.code.next = 0x62.into();
+                self.code.next = self.syn_remote_access_error.val();
             } else if self.consumes.val() & self.rq_empty.val() {
                 self.verdict.next = 3.into();
-                self.code.next = 0x20.into();
+                self.code.next = self.syn_receiver_not_ready.val();
             } else {
                 self.verdict.next = 0.into();
                 if !self.sequential.val() {
                     self.verdict.next = 1.into();
                 }
                 if self.is_send.val() & self.length_error.val() {
-                    self.code.next = 0x61.into();
+                    self.code.next = self.syn_invalid_request.val();
                 }
             }
         }

@@ -67,8 +67,10 @@
 //! bits: header, data, follow-up) and seven 64-bit registers (pending, busy, resync mark;
 //! follow-up present, is a NACK, its resync mark, slot item is a promoted follow-up).
 
+use crate::cell::format::opcode;
 use crate::common::RoundRobin;
 use crate::sim::ClockedBlock;
+use nic_abi::Syndrome;
 use rust_hdl::prelude::*;
 use rust_hdl::widgets::prelude::RAM;
 
@@ -242,6 +244,21 @@ pub struct ResponseGenerator {
     qp_mask: Constant<Bits<64>>,
     one: Constant<Bits<64>>,
     max_burst: Constant<Bits<32>>,
+    /// Message opcodes (`crate::cell::format::opcode`).
+    op_ack: Constant<Bits<8>>,
+    op_nack: Constant<Bits<8>>,
+    op_read_response: Constant<Bits<8>>,
+    op_atomic_response: Constant<Bits<8>>,
+    /// The NACK syndromes in counter order (`nic_abi::Syndrome::NACKS`), for
+    /// `stat_nack_sent_0` .. `stat_nack_sent_7`.
+    nack_syndrome_0: Constant<Bits<8>>,
+    nack_syndrome_1: Constant<Bits<8>>,
+    nack_syndrome_2: Constant<Bits<8>>,
+    nack_syndrome_3: Constant<Bits<8>>,
+    nack_syndrome_4: Constant<Bits<8>>,
+    nack_syndrome_5: Constant<Bits<8>>,
+    nack_syndrome_6: Constant<Bits<8>>,
+    nack_syndrome_7: Constant<Bits<8>>,
     /// `MAX_BURST_WORDS + 1`.
     max_burst_plus_one: Constant<Bits<32>>,
     /// `8 * (MAX_BURST_WORDS - 1) + 1`: a length below it has fewer than
@@ -387,6 +404,18 @@ impl ResponseGenerator {
             qp_mask: Constant::new(qp_mask.to_bits()),
             one: Constant::new(1u64.to_bits()),
             max_burst: Constant::new(MAX_BURST_WORDS.to_bits()),
+            op_ack: Constant::new((opcode::ACK as u64).to_bits()),
+            op_nack: Constant::new((opcode::NACK as u64).to_bits()),
+            op_read_response: Constant::new((opcode::RDMA_READ_RESPONSE as u64).to_bits()),
+            op_atomic_response: Constant::new((opcode::ATOMIC_RESPONSE as u64).to_bits()),
+            nack_syndrome_0: Constant::new((Syndrome::NACKS[0] as u64).to_bits()),
+            nack_syndrome_1: Constant::new((Syndrome::NACKS[1] as u64).to_bits()),
+            nack_syndrome_2: Constant::new((Syndrome::NACKS[2] as u64).to_bits()),
+            nack_syndrome_3: Constant::new((Syndrome::NACKS[3] as u64).to_bits()),
+            nack_syndrome_4: Constant::new((Syndrome::NACKS[4] as u64).to_bits()),
+            nack_syndrome_5: Constant::new((Syndrome::NACKS[5] as u64).to_bits()),
+            nack_syndrome_6: Constant::new((Syndrome::NACKS[6] as u64).to_bits()),
+            nack_syndrome_7: Constant::new((Syndrome::NACKS[7] as u64).to_bits()),
             max_burst_plus_one: Constant::new((MAX_BURST_WORDS + 1).to_bits()),
             short_length_limit: Constant::new((8 * (MAX_BURST_WORDS - 1) + 1).to_bits()),
             burst_short: Default::default(),
@@ -592,17 +621,17 @@ impl Logic for ResponseGenerator {
                 }
                 self.addr_reg.d.next =
                     self.data_ram.read_data.val().get_bits::<32>(0) & self.addr_align.val();
-                self.opcode_reg.d.next = 0x30.into();
+                self.opcode_reg.d.next = self.op_ack.val();
                 self.length_reg.d.next = 0.into();
                 if self.eff_kind.val() == 1 {
-                    self.opcode_reg.d.next = 0x31.into();
+                    self.opcode_reg.d.next = self.op_nack.val();
                 }
                 if self.eff_kind.val() == 2 {
-                    self.opcode_reg.d.next = 0x20.into();
+                    self.opcode_reg.d.next = self.op_read_response.val();
                     self.length_reg.d.next = self.load_len.val();
                 }
                 if self.eff_kind.val() == 3 {
-                    self.opcode_reg.d.next = 0x21.into();
+                    self.opcode_reg.d.next = self.op_atomic_response.val();
                     self.length_reg.d.next = 8.into();
                 }
                 self.state.d.next = ResponseState::Message;
@@ -616,28 +645,28 @@ impl Logic for ResponseGenerator {
                 if self.m_msg_ready.val() {
                     self.responses_reg.d.next = self.responses_reg.q.val() + 1;
                     if self.kind_reg.q.val() == 1 {
-                        if self.syndrome.val() == 0x20 {
+                        if self.syndrome.val() == self.nack_syndrome_0.val() {
                             self.nack_reg_0.d.next = self.nack_reg_0.q.val() + 1;
                         }
-                        if self.syndrome.val() == 0x60 {
+                        if self.syndrome.val() == self.nack_syndrome_1.val() {
                             self.nack_reg_1.d.next = self.nack_reg_1.q.val() + 1;
                         }
-                        if self.syndrome.val() == 0x61 {
+                        if self.syndrome.val() == self.nack_syndrome_2.val() {
                             self.nack_reg_2.d.next = self.nack_reg_2.q.val() + 1;
                         }
-                        if self.syndrome.val() == 0x62 {
+                        if self.syndrome.val() == self.nack_syndrome_3.val() {
                             self.nack_reg_3.d.next = self.nack_reg_3.q.val() + 1;
                         }
-                        if self.syndrome.val() == 0x63 {
+                        if self.syndrome.val() == self.nack_syndrome_4.val() {
                             self.nack_reg_4.d.next = self.nack_reg_4.q.val() + 1;
                         }
-                        if self.syndrome.val() == 0x64 {
+                        if self.syndrome.val() == self.nack_syndrome_5.val() {
                             self.nack_reg_5.d.next = self.nack_reg_5.q.val() + 1;
                         }
-                        if self.syndrome.val() == 0x65 {
+                        if self.syndrome.val() == self.nack_syndrome_6.val() {
                             self.nack_reg_6.d.next = self.nack_reg_6.q.val() + 1;
                         }
-                        if self.syndrome.val() == 0x66 {
+                        if self.syndrome.val() == self.nack_syndrome_7.val() {
                             self.nack_reg_7.d.next = self.nack_reg_7.q.val() + 1;
                         }
                     }
