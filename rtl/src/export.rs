@@ -211,6 +211,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             format!("nic_rtl::requester::Scheduler::new({qps})"),
         ),
         export_block(
+            "requester_qp_table",
+            crate::requester::QpTable::new(),
+            "nic_rtl::requester::QpTable",
+            "nic_rtl::requester::QpTable::new()".into(),
+        ),
+        export_block(
             "send_queue_engine",
             crate::SendQueueEngine::new(qps),
             "nic_rtl::SendQueueEngine",

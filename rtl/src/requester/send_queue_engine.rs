@@ -127,24 +127,21 @@
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
-use crate::requester::Scheduler;
+use crate::requester::{QpTable, Scheduler};
 use crate::sim::ClockedBlock;
 use nic_abi::{
     CompletionStatus, Syndrome, WqeOpcode, INLINE_MAX_BYTES, MAX_MESSAGE_LENGTH, MAX_QUEUE_PAIRS,
     NOP_OPCODE, SEND_WINDOW,
 };
 use rust_hdl::prelude::*;
-use rust_hdl::widgets::prelude::RAM;
 
-/// Address bits of the per-QP tables (64 entries, whatever `queue_pairs` is).
-pub const QP_TABLE_ADDRESS_BITS: usize = 6;
+pub use crate::requester::qp_table::QP_TABLE_ADDRESS_BITS;
 
 /// The table engine's state.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
 pub enum SqEngineState {
-    /// Clearing the per-QP table after reset, one entry per clock.
-    Init,
-    /// Granting the next operation (its QP's entry is read at the clock edge).
+    /// Granting the next operation (its QP's entry is read at the clock edge), once the
+    /// per-QP table has been cleared after reset.
     Idle,
     /// The entry is valid: the values derived from it (PSN distances, the event's
     /// classification, eligibility, the WQE address, timer expiry) are registered.
@@ -294,26 +291,12 @@ pub struct SendQueueEngine {
     // Counters.
     pub stat_requests_sent: Signal<Out, Bits<32>>,
     pub stat_retransmissions: Signal<Out, Bits<32>>,
-    // Per-QP table, one entry per QP, all six read and written together.
-    /// SQ_BASE.
-    ram_base: RAM<Bits<32>, QP_TABLE_ADDRESS_BITS>,
-    /// QP_REMOTE (15:0 node, 31:16 queue pair).
-    ram_remote: RAM<Bits<32>, QP_TABLE_ADDRESS_BITS>,
-    /// 23:0 sq_pi, 28:24 SQ_SIZE_LOG2.
-    ram_pi: RAM<Bits<29>, QP_TABLE_ADDRESS_BITS>,
-    /// 23:0 sq_next, 24 enable, 25 resync, 26 waiting, 27 draining, 31:28 retry count.
-    ram_next: RAM<Bits<32>, QP_TABLE_ADDRESS_BITS>,
-    /// 23:0 sq_una (= SQ_CI), 24 the WQE at sq_una is an RDMA READ or atomic that has been
-    /// sent (set by its commit, kept across go-backs, cleared when sq_una moves on): an
-    /// answer past it that is not its response does not complete it (implied NAK).
-    ram_una: RAM<Bits<25>, QP_TABLE_ADDRESS_BITS>,
-    /// Timer start: the cycle of the QP's last progress.
-    ram_tstart: RAM<Bits<32>, QP_TABLE_ADDRESS_BITS>,
+    /// The per-QP table (six RAMs read and written together; cleared after reset).
+    table: QpTable,
     // Table engine.
     eng_state: DFF<SqEngineState>,
     op: DFF<SqOp>,
     op_qp: DFF<Bits<6>>,
-    init_addr: DFF<Bits<6>>,
     csr_reg_reg: DFF<Bits<4>>,
     csr_wdata_reg: DFF<Bits<32>>,
     rdata_valid_reg: DFF<Bit>,
@@ -661,16 +644,10 @@ impl SendQueueEngine {
             m_cpl_immediate: Default::default(),
             stat_requests_sent: Default::default(),
             stat_retransmissions: Default::default(),
-            ram_base: Default::default(),
-            ram_remote: Default::default(),
-            ram_pi: Default::default(),
-            ram_next: Default::default(),
-            ram_una: Default::default(),
-            ram_tstart: Default::default(),
+            table: QpTable::new(),
             eng_state: Default::default(),
             op: Default::default(),
             op_qp: Default::default(),
-            init_addr: Default::default(),
             csr_reg_reg: Default::default(),
             csr_wdata_reg: Default::default(),
             rdata_valid_reg: Default::default(),
@@ -905,7 +882,6 @@ impl Logic for SendQueueEngine {
             op,
             op_qp,
             csr_granted_last,
-            init_addr,
             csr_reg_reg,
             csr_wdata_reg,
             rdata_valid_reg,
@@ -957,18 +933,8 @@ impl Logic for SendQueueEngine {
             cpl_len,
             cpl_wr_id
         );
-        self.ram_base.read_clock.next = self.clock.val();
-        self.ram_base.write_clock.next = self.clock.val();
-        self.ram_remote.read_clock.next = self.clock.val();
-        self.ram_remote.write_clock.next = self.clock.val();
-        self.ram_pi.read_clock.next = self.clock.val();
-        self.ram_pi.write_clock.next = self.clock.val();
-        self.ram_next.read_clock.next = self.clock.val();
-        self.ram_next.write_clock.next = self.clock.val();
-        self.ram_una.read_clock.next = self.clock.val();
-        self.ram_una.write_clock.next = self.clock.val();
-        self.ram_tstart.read_clock.next = self.clock.val();
-        self.ram_tstart.write_clock.next = self.clock.val();
+        self.table.clock.next = self.clock.val();
+        self.table.reset.next = self.reset.val();
         self.scheduler.clock.next = self.clock.val();
         self.scheduler.reset.next = self.reset.val();
         self.now_p1.next = self.now.q.val() + 1;
@@ -976,19 +942,19 @@ impl Logic for SendQueueEngine {
         self.exec_now.next = self.eng_state.q.val() == SqEngineState::Exec;
 
         // ---- The entry read last clock (valid while the engine executes) ----
-        self.rd_base.next = self.ram_base.read_data.val();
-        self.rd_remote.next = self.ram_remote.read_data.val();
-        self.rd_pi.next = self.ram_pi.read_data.val().get_bits::<24>(0);
-        self.rd_size.next = self.ram_pi.read_data.val().get_bits::<5>(24);
-        self.rd_next.next = self.ram_next.read_data.val().get_bits::<24>(0);
-        self.rd_enable.next = self.ram_next.read_data.val().get_bit(24);
-        self.rd_resync.next = self.ram_next.read_data.val().get_bit(25);
-        self.rd_waiting.next = self.ram_next.read_data.val().get_bit(26);
-        self.rd_drain.next = self.ram_next.read_data.val().get_bit(27);
-        self.rd_retry.next = self.ram_next.read_data.val().get_bits::<4>(28);
-        self.rd_una.next = self.ram_una.read_data.val().get_bits::<24>(0);
-        self.rd_una_rsp.next = self.ram_una.read_data.val().get_bit(24);
-        self.rd_tstart.next = self.ram_tstart.read_data.val();
+        self.rd_base.next = self.table.m_rd_entry.val().base;
+        self.rd_remote.next = self.table.m_rd_entry.val().remote;
+        self.rd_pi.next = self.table.m_rd_entry.val().sq_pi;
+        self.rd_size.next = self.table.m_rd_entry.val().size_log2;
+        self.rd_next.next = self.table.m_rd_entry.val().sq_next;
+        self.rd_enable.next = self.table.m_rd_entry.val().enable;
+        self.rd_resync.next = self.table.m_rd_entry.val().resync;
+        self.rd_waiting.next = self.table.m_rd_entry.val().waiting;
+        self.rd_drain.next = self.table.m_rd_entry.val().draining;
+        self.rd_retry.next = self.table.m_rd_entry.val().retry;
+        self.rd_una.next = self.table.m_rd_entry.val().sq_una;
+        self.rd_una_rsp.next = self.table.m_rd_entry.val().una_needs_response;
+        self.rd_tstart.next = self.table.m_rd_entry.val().timer_start;
         self.qp_valid.next = bit_cast::<7, 6>(self.op_qp.q.val()) < self.num_qps.val();
         self.d_out.next = self.rd_next.val() - self.rd_una.val();
         self.d_evt.next = self.ak_psn.q.val() - self.rd_una.val();
@@ -1260,12 +1226,6 @@ impl Logic for SendQueueEngine {
         self.wr_una_rsp.next = self.rd_una_rsp.val();
         self.wr_tstart.next = self.rd_tstart.val();
         match self.eng_state.q.val() {
-            SqEngineState::Init => {
-                self.init_addr.d.next = self.init_addr.q.val() + 1;
-                if self.init_addr.q.val() == 63 {
-                    self.eng_state.d.next = SqEngineState::Idle;
-                }
-            }
             SqEngineState::Idle => {
                 // Granting: below.
             }
@@ -1502,9 +1462,6 @@ impl Logic for SendQueueEngine {
                     _ => {}
                 }
             }
-            _ => {
-                self.eng_state.d.next = SqEngineState::Init;
-            }
         }
         // Grant the next operation: when idle; while one executes, if the next one is for
         // another QP (its entry is read at the edge this one's is written: a different
@@ -1531,7 +1488,7 @@ impl Logic for SendQueueEngine {
         }
         self.overlap_ok.next = (self.eng_state.q.val() == SqEngineState::Exec)
             & (self.next_qp.val() != self.op_qp.q.val());
-        if (self.eng_state.q.val() == SqEngineState::Idle)
+        if ((self.eng_state.q.val() == SqEngineState::Idle) & self.table.m_ready.val())
             | self.overlap_ok.val()
             | self.timer_preemptible.val()
         {
@@ -1588,66 +1545,22 @@ impl Logic for SendQueueEngine {
         // registered copies (the one in `wr_drain_kept` ends the longest path of the Exec
         // clock, into the RAM's data).
         self.scheduler.s_wb_drain.next = self.wr_drain.val();
-        self.ram_base.read_address.next = self.read_qp.val();
-        self.ram_remote.read_address.next = self.read_qp.val();
-        self.ram_pi.read_address.next = self.read_qp.val();
-        self.ram_next.read_address.next = self.read_qp.val();
-        self.ram_una.read_address.next = self.read_qp.val();
-        self.ram_tstart.read_address.next = self.read_qp.val();
-        self.ram_base.write_address.next = self.op_qp.q.val();
-        self.ram_remote.write_address.next = self.op_qp.q.val();
-        self.ram_pi.write_address.next = self.op_qp.q.val();
-        self.ram_next.write_address.next = self.op_qp.q.val();
-        self.ram_una.write_address.next = self.op_qp.q.val();
-        self.ram_tstart.write_address.next = self.op_qp.q.val();
-        self.ram_base.write_data.next = self.wr_base.val();
-        self.ram_remote.write_data.next = self.wr_remote.val();
-        self.ram_pi.write_data.next =
-            bit_cast::<29, 24>(self.wr_pi.val()) | (bit_cast::<29, 5>(self.wr_size.val()) << 24);
-        self.ram_next.write_data.next = bit_cast::<32, 24>(self.wr_next.val())
-            | (bit_cast::<32, 1>(self.wr_enable.val().into()) << 24)
-            | (bit_cast::<32, 1>(self.wr_resync.val().into()) << 25)
-            | (bit_cast::<32, 1>(self.wr_waiting.val().into()) << 26)
-            | (bit_cast::<32, 1>(self.wr_drain_kept.val().into()) << 27)
-            | (bit_cast::<32, 4>(self.wr_retry.val()) << 28);
-        self.ram_una.write_data.next = bit_cast::<25, 24>(self.wr_una.val())
-            | (bit_cast::<25, 1>(self.wr_una_rsp.val().into()) << 24);
-        self.ram_tstart.write_data.next = self.wr_tstart.val();
-        self.ram_base.write_enable.next = false;
-        self.ram_remote.write_enable.next = false;
-        self.ram_pi.write_enable.next = false;
-        self.ram_next.write_enable.next = false;
-        self.ram_una.write_enable.next = false;
-        self.ram_tstart.write_enable.next = false;
-        if self.eng_state.q.val() == SqEngineState::Exec {
-            self.ram_base.write_enable.next = true;
-            self.ram_remote.write_enable.next = true;
-            self.ram_pi.write_enable.next = true;
-            self.ram_next.write_enable.next = true;
-            self.ram_una.write_enable.next = true;
-            self.ram_tstart.write_enable.next = true;
-        }
-        if self.eng_state.q.val() == SqEngineState::Init {
-            // Clear one entry per clock.
-            self.ram_base.write_address.next = self.init_addr.q.val();
-            self.ram_remote.write_address.next = self.init_addr.q.val();
-            self.ram_pi.write_address.next = self.init_addr.q.val();
-            self.ram_next.write_address.next = self.init_addr.q.val();
-            self.ram_una.write_address.next = self.init_addr.q.val();
-            self.ram_tstart.write_address.next = self.init_addr.q.val();
-            self.ram_base.write_data.next = 0.into();
-            self.ram_remote.write_data.next = 0.into();
-            self.ram_pi.write_data.next = 0.into();
-            self.ram_next.write_data.next = 0.into();
-            self.ram_una.write_data.next = 0.into();
-            self.ram_tstart.write_data.next = 0.into();
-            self.ram_base.write_enable.next = true;
-            self.ram_remote.write_enable.next = true;
-            self.ram_pi.write_enable.next = true;
-            self.ram_next.write_enable.next = true;
-            self.ram_una.write_enable.next = true;
-            self.ram_tstart.write_enable.next = true;
-        }
+        self.table.s_rd_addr.next = self.read_qp.val();
+        self.table.s_wr_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
+        self.table.s_wr_addr.next = self.op_qp.q.val();
+        self.table.s_wr_entry.next.base = self.wr_base.val();
+        self.table.s_wr_entry.next.remote = self.wr_remote.val();
+        self.table.s_wr_entry.next.sq_pi = self.wr_pi.val();
+        self.table.s_wr_entry.next.size_log2 = self.wr_size.val();
+        self.table.s_wr_entry.next.sq_next = self.wr_next.val();
+        self.table.s_wr_entry.next.enable = self.wr_enable.val();
+        self.table.s_wr_entry.next.resync = self.wr_resync.val();
+        self.table.s_wr_entry.next.waiting = self.wr_waiting.val();
+        self.table.s_wr_entry.next.draining = self.wr_drain_kept.val();
+        self.table.s_wr_entry.next.retry = self.wr_retry.val();
+        self.table.s_wr_entry.next.sq_una = self.wr_una.val();
+        self.table.s_wr_entry.next.una_needs_response = self.wr_una_rsp.val();
+        self.table.s_wr_entry.next.timer_start = self.wr_tstart.val();
 
         // ---- Transmit machine ----
         self.scheduler.s_pick_taken.next = false;
@@ -2008,8 +1921,7 @@ impl Logic for SendQueueEngine {
         self.stat_retransmissions.next = self.retransmissions_reg.q.val();
 
         if self.reset.val() {
-            self.eng_state.d.next = SqEngineState::Init;
-            self.init_addr.d.next = 0.into();
+            self.eng_state.d.next = SqEngineState::Idle;
             self.now.d.next = 0.into();
             self.requests_reg.d.next = 0.into();
             self.retransmissions_reg.d.next = 0.into();
