@@ -217,6 +217,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::requester::QpTable::new()".into(),
         ),
         export_block(
+            "requester_wqe_fetch",
+            crate::requester::WqeFetch::new(),
+            "nic_rtl::requester::WqeFetch",
+            "nic_rtl::requester::WqeFetch::new()".into(),
+        ),
+        export_block(
             "send_queue_engine",
             crate::SendQueueEngine::new(qps),
             "nic_rtl::SendQueueEngine",

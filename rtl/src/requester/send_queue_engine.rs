@@ -127,7 +127,7 @@
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
-use crate::requester::{QpTable, Scheduler};
+use crate::requester::{QpTable, Scheduler, WqeFetch};
 use crate::sim::ClockedBlock;
 use nic_abi::{
     CompletionStatus, Syndrome, WqeOpcode, INLINE_MAX_BYTES, MAX_MESSAGE_LENGTH, MAX_QUEUE_PAIRS,
@@ -317,24 +317,9 @@ pub struct SendQueueEngine {
     /// The claimed QP was reset or its ring moved (CSR write) since the claim.
     tx_stale: DFF<Bit>,
     tx_beat: DFF<Bits<3>>,
-    wqe_opcode: DFF<Bits<8>>,
-    wqe_invalidate: DFF<Bit>,
-    wqe_length: DFF<Bits<32>>,
-    wqe_local: DFF<Bits<32>>,
-    wqe_vaddr: DFF<Bits<64>>,
-    wqe_stag: DFF<Bits<32>>,
-    wqe_imm: DFF<Bits<32>>,
-    wqe_cmp: DFF<Bits<64>>,
-    wqe_swap: DFF<Bits<64>>,
-    /// The WQE's word 7 (the last word of an inline payload).
-    wqe_word7: DFF<Bits<64>>,
-    /// The WQE's inline flag (word 0 bit 9).
-    wqe_inline: DFF<Bit>,
-    /// Words 5-7 of a WQE that does not use them are still arriving (the WQE moved on to
-    /// its commit after word 4).
-    fetch_drain: DFF<Bit>,
-    /// The fetched WQE uses only words 0-4: not an atomic, no inline payload past 8 bytes.
-    fetch_short: Signal<Local, Bit>,
+    /// The WQE fetch: the read of the WQE's words into its fields, the early hand-off of
+    /// a short WQE and the drain of its unused words.
+    fetch: WqeFetch,
     // Acknowledgement machine.
     ak_state: DFF<SqAckState>,
     ak_qp: DFF<Bits<6>>,
@@ -664,19 +649,7 @@ impl SendQueueEngine {
             tx_resync: Default::default(),
             tx_stale: Default::default(),
             tx_beat: Default::default(),
-            wqe_opcode: Default::default(),
-            wqe_invalidate: Default::default(),
-            wqe_length: Default::default(),
-            wqe_local: Default::default(),
-            wqe_vaddr: Default::default(),
-            wqe_stag: Default::default(),
-            wqe_imm: Default::default(),
-            wqe_cmp: Default::default(),
-            wqe_swap: Default::default(),
-            wqe_word7: Default::default(),
-            wqe_inline: Default::default(),
-            fetch_drain: Default::default(),
-            fetch_short: Default::default(),
+            fetch: WqeFetch::new(),
             ak_state: Default::default(),
             ak_qp: Default::default(),
             ak_psn: Default::default(),
@@ -897,18 +870,6 @@ impl Logic for SendQueueEngine {
             tx_resync,
             tx_stale,
             tx_beat,
-            wqe_opcode,
-            wqe_invalidate,
-            wqe_length,
-            wqe_local,
-            wqe_vaddr,
-            wqe_stag,
-            wqe_imm,
-            wqe_cmp,
-            wqe_swap,
-            wqe_word7,
-            wqe_inline,
-            fetch_drain,
             ak_state,
             ak_qp,
             ak_psn,
@@ -1063,29 +1024,29 @@ impl Logic for SendQueueEngine {
         }
 
         // ---- The fetched WQE ----
-        self.op_read.next = self.wqe_opcode.q.val() == self.opc_read.val();
-        self.op_atomic.next = (self.wqe_opcode.q.val() == self.opc_cas.val())
-            | (self.wqe_opcode.q.val() == self.opc_faa.val());
-        self.op_imm.next = (self.wqe_opcode.q.val() == self.opc_send_imm.val())
-            | (self.wqe_opcode.q.val() == self.opc_write_imm.val());
-        self.op_send.next = (self.wqe_opcode.q.val() == self.opc_send.val())
-            | (self.wqe_opcode.q.val() == self.opc_send_imm.val());
-        self.op_nop.next = self.wqe_opcode.q.val() == self.opc_nop.val();
+        self.op_read.next = self.fetch.m_opcode.val() == self.opc_read.val();
+        self.op_atomic.next = (self.fetch.m_opcode.val() == self.opc_cas.val())
+            | (self.fetch.m_opcode.val() == self.opc_faa.val());
+        self.op_imm.next = (self.fetch.m_opcode.val() == self.opc_send_imm.val())
+            | (self.fetch.m_opcode.val() == self.opc_write_imm.val());
+        self.op_send.next = (self.fetch.m_opcode.val() == self.opc_send.val())
+            | (self.fetch.m_opcode.val() == self.opc_send_imm.val());
+        self.op_nop.next = self.fetch.m_opcode.val() == self.opc_nop.val();
         // Inline payloads come with SENDs only (the other opcodes use the words).
-        self.op_known.next = ((self.wqe_opcode.q.val() == self.opc_send.val())
-            | (self.wqe_opcode.q.val() == self.opc_write.val())
+        self.op_known.next = ((self.fetch.m_opcode.val() == self.opc_send.val())
+            | (self.fetch.m_opcode.val() == self.opc_write.val())
             | self.op_read.val()
             | self.op_atomic.val()
             | self.op_imm.val()
             | self.op_nop.val())
-            & (!self.wqe_inline.q.val() | self.op_send.val());
-        self.op_rdma.next = self.wqe_opcode.q.val().get_bits::<4>(4) == 1;
-        self.len_ok.next = (self.wqe_length.q.val() <= self.max_length.val())
-            & (!self.op_atomic.val() | (self.wqe_length.q.val() == 8))
-            & (!self.wqe_inline.q.val() | (self.wqe_length.q.val() <= self.inline_max.val()));
-        self.addr_ok.next = ((self.wqe_local.q.val().get_bits::<3>(0) == 0)
-            | self.wqe_inline.q.val())
-            & (!self.op_rdma.val() | (self.wqe_vaddr.q.val().get_bits::<3>(0) == 0));
+            & (!self.fetch.m_inline.val() | self.op_send.val());
+        self.op_rdma.next = self.fetch.m_opcode.val().get_bits::<4>(4) == 1;
+        self.len_ok.next = (self.fetch.m_length.val() <= self.max_length.val())
+            & (!self.op_atomic.val() | (self.fetch.m_length.val() == 8))
+            & (!self.fetch.m_inline.val() | (self.fetch.m_length.val() <= self.inline_max.val()));
+        self.addr_ok.next = ((self.fetch.m_local.val().get_bits::<3>(0) == 0)
+            | self.fetch.m_inline.val())
+            & (!self.op_rdma.val() | (self.fetch.m_vaddr.val().get_bits::<3>(0) == 0));
         // Checked in this order: opcode, length, alignment (the first failure is reported).
         self.wqe_status.next = 0.into();
         if !self.addr_ok.val() {
@@ -1104,25 +1065,23 @@ impl Logic for SendQueueEngine {
         self.wqe_local_only_reg.d.next = self.wqe_local_only.val();
         self.need_empty_reg.d.next = self.need_empty.val();
         self.needs_response_reg.d.next = self.op_read.val() | self.op_atomic.val();
-        self.msg_length.next = self.wqe_length.q.val();
+        self.msg_length.next = self.fetch.m_length.val();
         if self.op_read.val() {
             self.msg_length.next = 0.into();
         }
         if self.op_atomic.val() {
             self.msg_length.next = 16.into();
         }
-        self.len_round.next = bit_cast::<16, 32>((self.wqe_length.q.val() + 7) >> 3);
-        self.fetch_short.next =
-            !self.op_atomic.val() & !(self.wqe_inline.q.val() & (self.wqe_length.q.val() > 8));
-        self.inline_data.next = self.wqe_word7.q.val();
+        self.len_round.next = bit_cast::<16, 32>((self.fetch.m_length.val() + 7) >> 3);
+        self.inline_data.next = self.fetch.m_word7.val();
         if self.tx_beat.q.val() == 0 {
-            self.inline_data.next = self.wqe_vaddr.q.val();
+            self.inline_data.next = self.fetch.m_vaddr.val();
         }
         if self.tx_beat.q.val() == 1 {
-            self.inline_data.next = self.wqe_cmp.q.val();
+            self.inline_data.next = self.fetch.m_compare.val();
         }
         if self.tx_beat.q.val() == 2 {
-            self.inline_data.next = self.wqe_swap.q.val();
+            self.inline_data.next = self.fetch.m_swap.val();
         }
 
         // ---- Requests to the table engine (from registers only) ----
@@ -1564,10 +1523,20 @@ impl Logic for SendQueueEngine {
 
         // ---- Transmit machine ----
         self.scheduler.s_pick_taken.next = false;
-        self.m_txrd_req_valid.next = false;
-        self.m_txrd_req_addr.next = self.tx_wqe_addr.q.val();
-        self.m_txrd_req_words.next = 8.into();
-        self.s_txrd_ready.next = false;
+        self.fetch.clock.next = self.clock.val();
+        self.fetch.reset.next = self.reset.val();
+        self.fetch.s_fetch_valid.next = false;
+        self.fetch.s_fetch_addr.next = self.tx_wqe_addr.q.val();
+        self.fetch.m_rd_req_ready.next = self.m_txrd_req_ready.val();
+        self.fetch.s_rd_data.next = self.s_txrd_data.val();
+        self.fetch.s_rd_valid.next = self.s_txrd_valid.val();
+        self.fetch.s_rd_last.next = self.s_txrd_last.val();
+        // The tx DMA read port: the WQE fetch's, but for the payload read (PayloadReq,
+        // Payload), which waits until the fetch has drained.
+        self.m_txrd_req_valid.next = self.fetch.m_rd_req_valid.val();
+        self.m_txrd_req_addr.next = self.fetch.m_rd_req_addr.val();
+        self.m_txrd_req_words.next = self.fetch.m_rd_req_words.val();
+        self.s_txrd_ready.next = self.fetch.s_rd_ready.val();
         self.m_expect_valid.next = false;
         self.m_msg_valid.next = false;
         self.m_payload_valid.next = false;
@@ -1599,55 +1568,16 @@ impl Logic for SendQueueEngine {
                 }
             }
             SqTxState::FetchReq => {
-                // Not while the previous WQE's unused words drain: the port may take a
-                // second request, and its words must not be mistaken for those.
-                self.m_txrd_req_valid.next = !self.fetch_drain.q.val();
-                if self.m_txrd_req_ready.val() & !self.fetch_drain.q.val() {
-                    self.tx_beat.d.next = 0.into();
+                self.fetch.s_fetch_valid.next = true;
+                if self.fetch.s_fetch_ready.val() {
                     self.tx_state.d.next = SqTxState::FetchData;
                 }
             }
             SqTxState::FetchData => {
-                self.s_txrd_ready.next = true;
-                if self.s_txrd_valid.val() {
-                    self.tx_beat.d.next = self.tx_beat.q.val() + 1;
-                    if self.tx_beat.q.val() == 0 {
-                        self.wqe_opcode.d.next = self.s_txrd_data.val().get_bits::<8>(0);
-                        self.wqe_invalidate.d.next = self.s_txrd_data.val().get_bit(8);
-                        self.wqe_inline.d.next = self.s_txrd_data.val().get_bit(9);
-                        self.wqe_length.d.next = self.s_txrd_data.val().get_bits::<32>(32);
-                    }
-                    if self.tx_beat.q.val() == 2 {
-                        self.wqe_local.d.next = self.s_txrd_data.val().get_bits::<32>(0);
-                    }
-                    if self.tx_beat.q.val() == 3 {
-                        self.wqe_vaddr.d.next = self.s_txrd_data.val();
-                    }
-                    if self.tx_beat.q.val() == 4 {
-                        self.wqe_stag.d.next = self.s_txrd_data.val().get_bits::<32>(0);
-                        self.wqe_imm.d.next = self.s_txrd_data.val().get_bits::<32>(32);
-                    }
-                    if self.tx_beat.q.val() == 5 {
-                        self.wqe_cmp.d.next = self.s_txrd_data.val();
-                    }
-                    if self.tx_beat.q.val() == 6 {
-                        self.wqe_swap.d.next = self.s_txrd_data.val();
-                    }
-                    if self.tx_beat.q.val() == 7 {
-                        self.wqe_word7.d.next = self.s_txrd_data.val();
-                    }
-                    if self.s_txrd_last.val() {
-                        self.tx_state.d.next = SqTxState::CommitReq;
-                    }
-                    // Word 4 is the last most WQEs use (word 0 decided it): commit while
-                    // words 5-7 drain.
-                    if (self.tx_beat.q.val() == 4)
-                        & self.fetch_short.val()
-                        & !self.s_txrd_last.val()
-                    {
-                        self.fetch_drain.d.next = true;
-                        self.tx_state.d.next = SqTxState::CommitReq;
-                    }
+                // Word 7, or word 4 of a WQE that uses no more (its words 5-7 drain while
+                // it goes on to its commit).
+                if self.fetch.m_wqe_done.val() {
+                    self.tx_state.d.next = SqTxState::CommitReq;
                 }
             }
             SqTxState::CommitReq => {
@@ -1689,7 +1619,7 @@ impl Logic for SendQueueEngine {
                     self.tx_beat.d.next = 0.into();
                     if (self.msg_length.val() != 0) & !self.op_atomic.val() {
                         self.tx_state.d.next = SqTxState::PayloadReq;
-                        if self.wqe_inline.q.val() {
+                        if self.fetch.m_inline.val() {
                             self.tx_state.d.next = SqTxState::Inline;
                         }
                     }
@@ -1700,10 +1630,10 @@ impl Logic for SendQueueEngine {
             }
             SqTxState::PayloadReq => {
                 // One burst: ceil(length / 8) <= 8192 words.
-                self.m_txrd_req_valid.next = !self.fetch_drain.q.val();
-                self.m_txrd_req_addr.next = self.wqe_local.q.val();
+                self.m_txrd_req_valid.next = !self.fetch.m_draining.val();
+                self.m_txrd_req_addr.next = self.fetch.m_local.val();
                 self.m_txrd_req_words.next = self.len_round.val();
-                if self.m_txrd_req_ready.val() & !self.fetch_drain.q.val() {
+                if self.m_txrd_req_ready.val() & !self.fetch.m_draining.val() {
                     self.tx_state.d.next = SqTxState::Payload;
                 }
             }
@@ -1729,7 +1659,7 @@ impl Logic for SendQueueEngine {
             }
             SqTxState::Atomic0 => {
                 self.m_payload_valid.next = true;
-                self.m_payload_data.next = self.wqe_cmp.q.val();
+                self.m_payload_data.next = self.fetch.m_compare.val();
                 self.m_payload_last.next = false;
                 if self.m_payload_ready.val() {
                     self.tx_state.d.next = SqTxState::Atomic1;
@@ -1737,7 +1667,7 @@ impl Logic for SendQueueEngine {
             }
             SqTxState::Atomic1 => {
                 self.m_payload_valid.next = true;
-                self.m_payload_data.next = self.wqe_swap.q.val();
+                self.m_payload_data.next = self.fetch.m_swap.val();
                 self.m_payload_last.next = true;
                 if self.m_payload_ready.val() {
                     self.tx_state.d.next = SqTxState::Idle;
@@ -1745,15 +1675,6 @@ impl Logic for SendQueueEngine {
             }
             _ => {
                 self.tx_state.d.next = SqTxState::Idle;
-            }
-        }
-
-        // The unused words of a short WQE: taken in whatever state the machine is in (no
-        // new read is requested before the last of them: see FetchReq and PayloadReq).
-        if self.fetch_drain.q.val() {
-            self.s_txrd_ready.next = true;
-            if self.s_txrd_valid.val() & self.s_txrd_last.val() {
-                self.fetch_drain.d.next = false;
             }
         }
 
@@ -1882,27 +1803,27 @@ impl Logic for SendQueueEngine {
         // ---- Outputs ----
         self.m_csr_rdata_valid.next = self.rdata_valid_reg.q.val();
         self.m_csr_rdata.next = self.rdata_reg.q.val();
-        self.m_msg_opcode.next = self.wqe_opcode.q.val();
+        self.m_msg_opcode.next = self.fetch.m_opcode.val();
         self.m_msg_dest_node.next = self.tx_remote.q.val().get_bits::<16>(0);
         self.m_msg_src_node.next = self.cfg_node_id.val();
         self.m_msg_dest_qp.next = self.tx_remote.q.val().get_bits::<16>(16);
         self.m_msg_src_qp.next = bit_cast::<16, 6>(self.tx_qp.q.val());
         self.m_msg_psn.next = self.tx_psn.q.val();
         self.m_msg_length.next = self.msg_length.val();
-        self.m_msg_vaddr.next = self.wqe_vaddr.q.val();
-        self.m_msg_stag.next = self.wqe_stag.q.val();
-        self.m_msg_dma_length.next = self.wqe_length.q.val();
+        self.m_msg_vaddr.next = self.fetch.m_vaddr.val();
+        self.m_msg_stag.next = self.fetch.m_stag.val();
+        self.m_msg_dma_length.next = self.fetch.m_length.val();
         self.m_msg_immediate.next = 0.into();
         if self.op_imm.val() {
-            self.m_msg_immediate.next = self.wqe_imm.q.val();
+            self.m_msg_immediate.next = self.fetch.m_immediate.val();
         }
         self.m_msg_has_immediate.next = self.op_imm.val();
-        self.m_msg_invalidate.next = self.wqe_invalidate.q.val();
+        self.m_msg_invalidate.next = self.fetch.m_invalidate.val();
         self.m_msg_resync.next = self.tx_resync.q.val();
         self.m_expect_qp.next = self.tx_qp.q.val();
         self.m_expect_psn.next = self.tx_psn.q.val();
-        self.m_expect_addr.next = self.wqe_local.q.val();
-        self.m_expect_length.next = self.wqe_length.q.val();
+        self.m_expect_addr.next = self.fetch.m_local.val();
+        self.m_expect_length.next = self.fetch.m_length.val();
         self.m_expect_atomic.next = self.op_atomic.val();
         self.m_cplrd_req_addr.next = self.ak_addr.val();
         self.m_cplrd_req_words.next = 2.into();
@@ -1927,7 +1848,6 @@ impl Logic for SendQueueEngine {
             self.retransmissions_reg.d.next = 0.into();
             self.rdata_valid_reg.d.next = false;
             self.tx_state.d.next = SqTxState::Idle;
-            self.fetch_drain.d.next = false;
             self.ak_state.d.next = SqAckState::Idle;
             self.tscan.d.next = 0.into();
             self.s_csr_ready.next = false;
