@@ -70,6 +70,29 @@ pub struct QpEntry {
     pub timer_start: Bits<32>,
 }
 
+/// The fields of a packed [`QpEntry`] (the inverse of the `LogicStruct` packing, at the
+/// offsets it generates): for test benches and co-simulation ports.
+impl From<Bits<{ <QpEntry as Synth>::BITS }>> for QpEntry {
+    fn from(b: Bits<{ <QpEntry as Synth>::BITS }>) -> Self {
+        let at = QpEntry::default();
+        QpEntry {
+            base: b.get_bits::<32>(at.get_my_offset_base()),
+            remote: b.get_bits::<32>(at.get_my_offset_remote()),
+            sq_pi: b.get_bits::<24>(at.get_my_offset_sq_pi()),
+            size_log2: b.get_bits::<5>(at.get_my_offset_size_log2()),
+            sq_next: b.get_bits::<24>(at.get_my_offset_sq_next()),
+            enable: b.get_bit(at.get_my_offset_enable()),
+            resync: b.get_bit(at.get_my_offset_resync()),
+            waiting: b.get_bit(at.get_my_offset_waiting()),
+            draining: b.get_bit(at.get_my_offset_draining()),
+            retry: b.get_bits::<4>(at.get_my_offset_retry()),
+            sq_una: b.get_bits::<24>(at.get_my_offset_sq_una()),
+            una_needs_response: b.get_bit(at.get_my_offset_una_needs_response()),
+            timer_start: b.get_bits::<32>(at.get_my_offset_timer_start()),
+        }
+    }
+}
+
 /// The table's state.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
 pub enum QpTableState {
@@ -388,10 +411,12 @@ mod tests {
         let e = QpEntry::default();
         assert_eq!(e.get_my_offset_remote(), 32);
         assert_eq!(e.get_my_offset_timer_start(), 150);
-        let mut uut = QpTable::new();
-        uut.connect_all();
         let mut rng = ChaCha8Rng::seed_from_u64(9);
         let full = random_entry(&mut rng);
+        let bits: Bits<182> = full.into();
+        assert_eq!(QpEntry::from(bits), full, "unpacking inverts packing");
+        let mut uut = QpTable::new();
+        uut.connect_all();
         // Past the power-up clear, entry 5 written and read back.
         for _ in 0..QP_TABLE_ENTRIES {
             tick(&mut uut);

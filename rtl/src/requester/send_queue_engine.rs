@@ -292,7 +292,7 @@ pub struct SendQueueEngine {
     pub stat_requests_sent: Signal<Out, Bits<32>>,
     pub stat_retransmissions: Signal<Out, Bits<32>>,
     /// The per-QP table (six RAMs read and written together; cleared after reset).
-    table: QpTable,
+    qp_table: QpTable,
     // Table engine.
     eng_state: DFF<SqEngineState>,
     op: DFF<SqOp>,
@@ -629,7 +629,7 @@ impl SendQueueEngine {
             m_cpl_immediate: Default::default(),
             stat_requests_sent: Default::default(),
             stat_retransmissions: Default::default(),
-            table: QpTable::new(),
+            qp_table: QpTable::new(),
             eng_state: Default::default(),
             op: Default::default(),
             op_qp: Default::default(),
@@ -894,8 +894,8 @@ impl Logic for SendQueueEngine {
             cpl_len,
             cpl_wr_id
         );
-        self.table.clock.next = self.clock.val();
-        self.table.reset.next = self.reset.val();
+        self.qp_table.clock.next = self.clock.val();
+        self.qp_table.reset.next = self.reset.val();
         self.scheduler.clock.next = self.clock.val();
         self.scheduler.reset.next = self.reset.val();
         self.now_p1.next = self.now.q.val() + 1;
@@ -903,19 +903,19 @@ impl Logic for SendQueueEngine {
         self.exec_now.next = self.eng_state.q.val() == SqEngineState::Exec;
 
         // ---- The entry read last clock (valid while the engine executes) ----
-        self.rd_base.next = self.table.m_rd_entry.val().base;
-        self.rd_remote.next = self.table.m_rd_entry.val().remote;
-        self.rd_pi.next = self.table.m_rd_entry.val().sq_pi;
-        self.rd_size.next = self.table.m_rd_entry.val().size_log2;
-        self.rd_next.next = self.table.m_rd_entry.val().sq_next;
-        self.rd_enable.next = self.table.m_rd_entry.val().enable;
-        self.rd_resync.next = self.table.m_rd_entry.val().resync;
-        self.rd_waiting.next = self.table.m_rd_entry.val().waiting;
-        self.rd_drain.next = self.table.m_rd_entry.val().draining;
-        self.rd_retry.next = self.table.m_rd_entry.val().retry;
-        self.rd_una.next = self.table.m_rd_entry.val().sq_una;
-        self.rd_una_rsp.next = self.table.m_rd_entry.val().una_needs_response;
-        self.rd_tstart.next = self.table.m_rd_entry.val().timer_start;
+        self.rd_base.next = self.qp_table.m_rd_entry.val().base;
+        self.rd_remote.next = self.qp_table.m_rd_entry.val().remote;
+        self.rd_pi.next = self.qp_table.m_rd_entry.val().sq_pi;
+        self.rd_size.next = self.qp_table.m_rd_entry.val().size_log2;
+        self.rd_next.next = self.qp_table.m_rd_entry.val().sq_next;
+        self.rd_enable.next = self.qp_table.m_rd_entry.val().enable;
+        self.rd_resync.next = self.qp_table.m_rd_entry.val().resync;
+        self.rd_waiting.next = self.qp_table.m_rd_entry.val().waiting;
+        self.rd_drain.next = self.qp_table.m_rd_entry.val().draining;
+        self.rd_retry.next = self.qp_table.m_rd_entry.val().retry;
+        self.rd_una.next = self.qp_table.m_rd_entry.val().sq_una;
+        self.rd_una_rsp.next = self.qp_table.m_rd_entry.val().una_needs_response;
+        self.rd_tstart.next = self.qp_table.m_rd_entry.val().timer_start;
         self.qp_valid.next = bit_cast::<7, 6>(self.op_qp.q.val()) < self.num_qps.val();
         self.d_out.next = self.rd_next.val() - self.rd_una.val();
         self.d_evt.next = self.ak_psn.q.val() - self.rd_una.val();
@@ -1447,7 +1447,7 @@ impl Logic for SendQueueEngine {
         }
         self.overlap_ok.next = (self.eng_state.q.val() == SqEngineState::Exec)
             & (self.next_qp.val() != self.op_qp.q.val());
-        if ((self.eng_state.q.val() == SqEngineState::Idle) & self.table.m_ready.val())
+        if ((self.eng_state.q.val() == SqEngineState::Idle) & self.qp_table.m_ready.val())
             | self.overlap_ok.val()
             | self.timer_preemptible.val()
         {
@@ -1504,22 +1504,22 @@ impl Logic for SendQueueEngine {
         // registered copies (the one in `wr_drain_kept` ends the longest path of the Exec
         // clock, into the RAM's data).
         self.scheduler.s_wb_drain.next = self.wr_drain.val();
-        self.table.s_rd_addr.next = self.read_qp.val();
-        self.table.s_wr_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
-        self.table.s_wr_addr.next = self.op_qp.q.val();
-        self.table.s_wr_entry.next.base = self.wr_base.val();
-        self.table.s_wr_entry.next.remote = self.wr_remote.val();
-        self.table.s_wr_entry.next.sq_pi = self.wr_pi.val();
-        self.table.s_wr_entry.next.size_log2 = self.wr_size.val();
-        self.table.s_wr_entry.next.sq_next = self.wr_next.val();
-        self.table.s_wr_entry.next.enable = self.wr_enable.val();
-        self.table.s_wr_entry.next.resync = self.wr_resync.val();
-        self.table.s_wr_entry.next.waiting = self.wr_waiting.val();
-        self.table.s_wr_entry.next.draining = self.wr_drain_kept.val();
-        self.table.s_wr_entry.next.retry = self.wr_retry.val();
-        self.table.s_wr_entry.next.sq_una = self.wr_una.val();
-        self.table.s_wr_entry.next.una_needs_response = self.wr_una_rsp.val();
-        self.table.s_wr_entry.next.timer_start = self.wr_tstart.val();
+        self.qp_table.s_rd_addr.next = self.read_qp.val();
+        self.qp_table.s_wr_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
+        self.qp_table.s_wr_addr.next = self.op_qp.q.val();
+        self.qp_table.s_wr_entry.next.base = self.wr_base.val();
+        self.qp_table.s_wr_entry.next.remote = self.wr_remote.val();
+        self.qp_table.s_wr_entry.next.sq_pi = self.wr_pi.val();
+        self.qp_table.s_wr_entry.next.size_log2 = self.wr_size.val();
+        self.qp_table.s_wr_entry.next.sq_next = self.wr_next.val();
+        self.qp_table.s_wr_entry.next.enable = self.wr_enable.val();
+        self.qp_table.s_wr_entry.next.resync = self.wr_resync.val();
+        self.qp_table.s_wr_entry.next.waiting = self.wr_waiting.val();
+        self.qp_table.s_wr_entry.next.draining = self.wr_drain_kept.val();
+        self.qp_table.s_wr_entry.next.retry = self.wr_retry.val();
+        self.qp_table.s_wr_entry.next.sq_una = self.wr_una.val();
+        self.qp_table.s_wr_entry.next.una_needs_response = self.wr_una_rsp.val();
+        self.qp_table.s_wr_entry.next.timer_start = self.wr_tstart.val();
 
         // ---- Transmit machine ----
         self.scheduler.s_pick_taken.next = false;
