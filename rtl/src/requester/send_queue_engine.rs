@@ -44,7 +44,9 @@
 //! - Counters (32, wrapping, cleared by reset): `stat_requests_sent` (messages accepted on
 //!   `m_msg_*`), `stat_retransmissions` (go-back-N events: retryable NACK or timeout).
 //!
-//! Structure: the per-QP state lives in six 64-entry RAMs (synchronous read) owned by one
+//! Structure: the per-QP state lives in the child block [`QpTable`]
+//! (`requester/qp_table.rs`: one [`QpEntry`](crate::requester::QpEntry) per QP in six
+//! 64-entry RAMs, synchronous read, cleared for 64 clocks after reset), owned by one
 //! read-modify-write engine. An operation takes three clocks (grant and read; register the
 //! values derived from the entry; decide and write back); the next one is granted while
 //! one executes if it is for another QP, so they follow every two clocks, and a timer
@@ -57,10 +59,11 @@
 //! - transmit: take the pick of the child block [`Scheduler`] (`requester/scheduler.rs`:
 //!   round robin over the QPs whose eligibility bit is set, bits it keeps in step with the
 //!   table's write-backs: enabled, `sq_next != sq_pi`, fewer than `SEND_WINDOW`
-//!   outstanding, not waiting, not draining), claim (read), fetch the WQE
-//!   (one burst of 8 words; a WQE that uses only words 0-4, every one but an atomic or an
-//!   inline SEND over 8 bytes, goes on to its commit after word 4 while words 5-7 drain,
-//!   and no read is requested before they have), validate, commit (re-check and
+//!   outstanding, not waiting, not draining), claim (read), fetch the WQE through the
+//!   child block [`WqeFetch`] (`requester/wqe_fetch.rs`: one burst of 8 words; a WQE
+//!   that uses only words 0-4, every one but an atomic or an inline SEND over 8 bytes,
+//!   goes on to its commit after word 4 while words 5-7 drain, and no read is requested
+//!   before they have), validate, commit (re-check and
 //!   `sq_next++` atomically), then the expect
 //!   event, the message and the payload, read by one DMA burst after the message's grant
 //!   and streamed straight through (one word per clock, no bubbles); an inline SEND (WQE

@@ -35,7 +35,8 @@
 //! `m_wqe_done` comes in the clock word 4 (short WQE) or word 7 arrives, the fields a clock
 //! later. Throughput: one word per clock; one WQE at a time; a short WQE's drain overlaps
 //! whatever its user does next (the commit), but delays the next read on the port.
-//! Limits: 8-word WQEs (`nic_abi::Wqe::WORDS`); the request is one burst.
+//! Limits: 8-word WQEs (`nic_abi::Wqe::WORDS`); the request is one burst. (Internal names
+//! avoid SystemVerilog keywords such as `local`: Icarus reads the Verilog as 1800-2012.)
 //!
 //! Toward prefetching (issue 17's message rate): the fields are only written while a fetch
 //! is in progress, and a fetch is only taken while none is in progress or draining. A
@@ -84,9 +85,9 @@ pub struct WqeFetch {
     draining: DFF<Bit>,
     opcode: DFF<Bits<8>>,
     invalidate: DFF<Bit>,
-    inline: DFF<Bit>,
+    inline_flag: DFF<Bit>,
     length: DFF<Bits<32>>,
-    local: DFF<Bits<32>>,
+    local_addr: DFF<Bits<32>>,
     vaddr: DFF<Bits<64>>,
     stag: DFF<Bits<32>>,
     immediate: DFF<Bits<32>>,
@@ -94,7 +95,7 @@ pub struct WqeFetch {
     swap: DFF<Bits<64>>,
     word7: DFF<Bits<64>>,
     /// The WQE (word 0 taken) uses words 0-4 only.
-    short: Signal<Local, Bit>,
+    short_wqe: Signal<Local, Bit>,
     /// A beat of this WQE is taken this clock.
     take: Signal<Local, Bit>,
     words: Constant<Bits<16>>,
@@ -139,16 +140,16 @@ impl WqeFetch {
             draining: Default::default(),
             opcode: Default::default(),
             invalidate: Default::default(),
-            inline: Default::default(),
+            inline_flag: Default::default(),
             length: Default::default(),
-            local: Default::default(),
+            local_addr: Default::default(),
             vaddr: Default::default(),
             stag: Default::default(),
             immediate: Default::default(),
             compare: Default::default(),
             swap: Default::default(),
             word7: Default::default(),
-            short: Default::default(),
+            short_wqe: Default::default(),
             take: Default::default(),
             words: Constant::new((Wqe::WORDS as u64).to_bits()),
             opc_cas: Constant::new((WqeOpcode::AtomicCompareSwap as u64).to_bits()),
@@ -168,8 +169,22 @@ impl Logic for WqeFetch {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(
-            self, clock, receiving, beat, draining, opcode, invalidate, inline, length, local,
-            vaddr, stag, immediate, compare, swap, word7
+            self,
+            clock,
+            receiving,
+            beat,
+            draining,
+            opcode,
+            invalidate,
+            inline_flag,
+            length,
+            local_addr,
+            vaddr,
+            stag,
+            immediate,
+            compare,
+            swap,
+            word7
         );
         // Not while the previous WQE's unused words drain: the port may take a second
         // request, and its words must not be mistaken for those.
@@ -183,9 +198,9 @@ impl Logic for WqeFetch {
             self.beat.d.next = 0.into();
             self.receiving.d.next = true;
         }
-        self.short.next = !((self.opcode.q.val() == self.opc_cas.val())
+        self.short_wqe.next = !((self.opcode.q.val() == self.opc_cas.val())
             | (self.opcode.q.val() == self.opc_faa.val()))
-            & !(self.inline.q.val() & (self.length.q.val() > self.inline_short.val()));
+            & !(self.inline_flag.q.val() & (self.length.q.val() > self.inline_short.val()));
         self.s_rd_ready.next = self.receiving.q.val() | self.draining.q.val();
         self.take.next = self.receiving.q.val() & self.s_rd_valid.val();
         self.m_wqe_done.next = false;
@@ -194,11 +209,11 @@ impl Logic for WqeFetch {
             if self.beat.q.val() == 0 {
                 self.opcode.d.next = self.s_rd_data.val().get_bits::<8>(0);
                 self.invalidate.d.next = self.s_rd_data.val().get_bit(8);
-                self.inline.d.next = self.s_rd_data.val().get_bit(9);
+                self.inline_flag.d.next = self.s_rd_data.val().get_bit(9);
                 self.length.d.next = self.s_rd_data.val().get_bits::<32>(32);
             }
             if self.beat.q.val() == 2 {
-                self.local.d.next = self.s_rd_data.val().get_bits::<32>(0);
+                self.local_addr.d.next = self.s_rd_data.val().get_bits::<32>(0);
             }
             if self.beat.q.val() == 3 {
                 self.vaddr.d.next = self.s_rd_data.val();
@@ -222,7 +237,7 @@ impl Logic for WqeFetch {
             }
             // Word 4 is the last a short WQE uses (word 0 decided it): hand it off while
             // words 5-7 drain.
-            if (self.beat.q.val() == 4) & self.short.val() & !self.s_rd_last.val() {
+            if (self.beat.q.val() == 4) & self.short_wqe.val() & !self.s_rd_last.val() {
                 self.receiving.d.next = false;
                 self.draining.d.next = true;
                 self.m_wqe_done.next = true;
@@ -234,9 +249,9 @@ impl Logic for WqeFetch {
         self.m_draining.next = self.draining.q.val();
         self.m_opcode.next = self.opcode.q.val();
         self.m_invalidate.next = self.invalidate.q.val();
-        self.m_inline.next = self.inline.q.val();
+        self.m_inline.next = self.inline_flag.q.val();
         self.m_length.next = self.length.q.val();
-        self.m_local.next = self.local.q.val();
+        self.m_local.next = self.local_addr.q.val();
         self.m_vaddr.next = self.vaddr.q.val();
         self.m_stag.next = self.stag.q.val();
         self.m_immediate.next = self.immediate.q.val();
