@@ -344,7 +344,7 @@ mod tests {
         fn short(&self) -> bool {
             let atomic = self.opcode == WqeOpcode::AtomicCompareSwap as u8
                 || self.opcode == WqeOpcode::AtomicFetchAdd as u8;
-            !atomic && !(self.inline && self.length > 8)
+            !(atomic || (self.inline && self.length > 8))
         }
     }
 
