@@ -958,7 +958,7 @@ fn rust_block(s: &mut String, b: &BlockSpec, shares: Option<&BlockSpec>, fst: bo
     fn clock(uut: &mut Self::Uut) -> Option<&mut ::rust_hdl::prelude::Signal<::rust_hdl::prelude::In, ::rust_hdl::prelude::Clock>> {{
         {clock}
     }}
-    #[allow(unused_variables)]
+    #[allow(unused_variables, clippy::useless_conversion)]
     fn apply(uut: &mut Self::Uut, inputs: &Self::Inputs) {{",
         b.rust_type, b.rust_constructor
     )
@@ -966,9 +966,11 @@ fn rust_block(s: &mut String, b: &BlockSpec, shares: Option<&BlockSpec>, fst: bo
     for p in &b.inputs {
         let n = &p.name;
         match p.repr {
+            // `.into()`: a bundle port (a `LogicStruct` wider than 64 bits) from its bits.
             Repr::Words(_) => writeln!(
                 s,
-                "        uut.{n}.next = crate::port::bits_from_words(&inputs.{n});"
+                "        uut.{n}.next = crate::port::bits_from_words::<{}>(&inputs.{n}).into();",
+                p.width
             )
             .unwrap(),
             _ => writeln!(
@@ -978,13 +980,16 @@ fn rust_block(s: &mut String, b: &BlockSpec, shares: Option<&BlockSpec>, fst: bo
             .unwrap(),
         }
     }
-    writeln!(s, "    }}\n    #[allow(unused_variables)]\n    fn sample(uut: &Self::Uut) -> Self::Outputs {{\n        {cm}Outputs {{")
+    writeln!(s, "    }}\n    #[allow(unused_variables, clippy::useless_conversion)]\n    fn sample(uut: &Self::Uut) -> Self::Outputs {{\n        {cm}Outputs {{")
         .unwrap();
     for p in &b.outputs {
         let n = &p.name;
         let v = match p.repr {
             Repr::Bool => format!("crate::port::PortValue::to_u64(uut.{n}.val()) != 0"),
-            Repr::Words(_) => format!("crate::port::bits_to_words(uut.{n}.val())"),
+            Repr::Words(k) => format!(
+                "crate::port::bits_to_words::<{}, {k}>(uut.{n}.val().into())",
+                p.width
+            ),
             r => format!(
                 "crate::port::PortValue::to_u64(uut.{n}.val()) as {}",
                 r.rust()

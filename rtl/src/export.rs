@@ -211,6 +211,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             format!("nic_rtl::requester::Scheduler::new({qps})"),
         ),
         export_block(
+            "requester_wqe_fetch",
+            crate::requester::WqeFetch::new(),
+            "nic_rtl::requester::WqeFetch",
+            "nic_rtl::requester::WqeFetch::new()".into(),
+        ),
+        export_block(
             "send_queue_engine",
             crate::SendQueueEngine::new(qps),
             "nic_rtl::SendQueueEngine",

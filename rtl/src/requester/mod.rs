@@ -2,13 +2,21 @@
 //! completed (`docs/nic-blocks.md`, "SendQueueEngine").
 //!
 //! - [`SendQueueEngine`]: the send queue engine; instantiates the child blocks below.
+//! - [`QpTable`]: the per-QP table ([`QpEntry`] per queue pair), its read and write ports and
+//!   the clear after reset.
 //! - [`Scheduler`]: the eligibility bit per queue pair and the round robin among them.
+//! - [`WqeFetch`]: the DMA read of a WQE's eight words into typed fields, the hand-off of a
+//!   short WQE after word 4 and the drain of its unused words.
 //! - [`AckEventQueue`]: the acknowledgement events from the responder side.
 
 pub mod ack_event_queue;
+pub mod qp_table;
 pub mod scheduler;
 pub mod send_queue_engine;
+pub mod wqe_fetch;
 
 pub use ack_event_queue::AckEventQueue;
+pub use qp_table::{QpEntry, QpTable};
 pub use scheduler::Scheduler;
 pub use send_queue_engine::SendQueueEngine;
+pub use wqe_fetch::WqeFetch;

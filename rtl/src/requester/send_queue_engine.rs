@@ -44,7 +44,9 @@
 //! - Counters (32, wrapping, cleared by reset): `stat_requests_sent` (messages accepted on
 //!   `m_msg_*`), `stat_retransmissions` (go-back-N events: retryable NACK or timeout).
 //!
-//! Structure: the per-QP state lives in six 64-entry RAMs (synchronous read) owned by one
+//! Structure: the per-QP state lives in the child block [`QpTable`]
+//! (`requester/qp_table.rs`: one [`QpEntry`](crate::requester::QpEntry) per QP in six
+//! 64-entry RAMs, synchronous read, cleared for 64 clocks after reset), owned by one
 //! read-modify-write engine. An operation takes three clocks (grant and read; register the
 //! values derived from the entry; decide and write back); the next one is granted while
 //! one executes if it is for another QP, so they follow every two clocks, and a timer
@@ -57,10 +59,11 @@
 //! - transmit: take the pick of the child block [`Scheduler`] (`requester/scheduler.rs`:
 //!   round robin over the QPs whose eligibility bit is set, bits it keeps in step with the
 //!   table's write-backs: enabled, `sq_next != sq_pi`, fewer than `SEND_WINDOW`
-//!   outstanding, not waiting, not draining), claim (read), fetch the WQE
-//!   (one burst of 8 words; a WQE that uses only words 0-4, every one but an atomic or an
-//!   inline SEND over 8 bytes, goes on to its commit after word 4 while words 5-7 drain,
-//!   and no read is requested before they have), validate, commit (re-check and
+//!   outstanding, not waiting, not draining), claim (read), fetch the WQE through the
+//!   child block [`WqeFetch`] (`requester/wqe_fetch.rs`: one burst of 8 words; a WQE
+//!   that uses only words 0-4, every one but an atomic or an inline SEND over 8 bytes,
+//!   goes on to its commit after word 4 while words 5-7 drain, and no read is requested
+//!   before they have), validate, commit (re-check and
 //!   `sq_next++` atomically), then the expect
 //!   event, the message and the payload, read by one DMA burst after the message's grant
 //!   and streamed straight through (one word per clock, no bubbles); an inline SEND (WQE
@@ -127,24 +130,21 @@
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
-use crate::requester::Scheduler;
+use crate::requester::{QpTable, Scheduler, WqeFetch};
 use crate::sim::ClockedBlock;
 use nic_abi::{
     CompletionStatus, Syndrome, WqeOpcode, INLINE_MAX_BYTES, MAX_MESSAGE_LENGTH, MAX_QUEUE_PAIRS,
     NOP_OPCODE, SEND_WINDOW,
 };
 use rust_hdl::prelude::*;
-use rust_hdl::widgets::prelude::RAM;
 
-/// Address bits of the per-QP tables (64 entries, whatever `queue_pairs` is).
-pub const QP_TABLE_ADDRESS_BITS: usize = 6;
+pub use crate::requester::qp_table::QP_TABLE_ADDRESS_BITS;
 
 /// The table engine's state.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
 pub enum SqEngineState {
-    /// Clearing the per-QP table after reset, one entry per clock.
-    Init,
-    /// Granting the next operation (its QP's entry is read at the clock edge).
+    /// Granting the next operation (its QP's entry is read at the clock edge), once the
+    /// per-QP table has been cleared after reset.
     Idle,
     /// The entry is valid: the values derived from it (PSN distances, the event's
     /// classification, eligibility, the WQE address, timer expiry) are registered.
@@ -294,26 +294,12 @@ pub struct SendQueueEngine {
     // Counters.
     pub stat_requests_sent: Signal<Out, Bits<32>>,
     pub stat_retransmissions: Signal<Out, Bits<32>>,
-    // Per-QP table, one entry per QP, all six read and written together.
-    /// SQ_BASE.
-    ram_base: RAM<Bits<32>, QP_TABLE_ADDRESS_BITS>,
-    /// QP_REMOTE (15:0 node, 31:16 queue pair).
-    ram_remote: RAM<Bits<32>, QP_TABLE_ADDRESS_BITS>,
-    /// 23:0 sq_pi, 28:24 SQ_SIZE_LOG2.
-    ram_pi: RAM<Bits<29>, QP_TABLE_ADDRESS_BITS>,
-    /// 23:0 sq_next, 24 enable, 25 resync, 26 waiting, 27 draining, 31:28 retry count.
-    ram_next: RAM<Bits<32>, QP_TABLE_ADDRESS_BITS>,
-    /// 23:0 sq_una (= SQ_CI), 24 the WQE at sq_una is an RDMA READ or atomic that has been
-    /// sent (set by its commit, kept across go-backs, cleared when sq_una moves on): an
-    /// answer past it that is not its response does not complete it (implied NAK).
-    ram_una: RAM<Bits<25>, QP_TABLE_ADDRESS_BITS>,
-    /// Timer start: the cycle of the QP's last progress.
-    ram_tstart: RAM<Bits<32>, QP_TABLE_ADDRESS_BITS>,
+    /// The per-QP table (six RAMs read and written together; cleared after reset).
+    qp_table: QpTable,
     // Table engine.
     eng_state: DFF<SqEngineState>,
     op: DFF<SqOp>,
     op_qp: DFF<Bits<6>>,
-    init_addr: DFF<Bits<6>>,
     csr_reg_reg: DFF<Bits<4>>,
     csr_wdata_reg: DFF<Bits<32>>,
     rdata_valid_reg: DFF<Bit>,
@@ -334,24 +320,9 @@ pub struct SendQueueEngine {
     /// The claimed QP was reset or its ring moved (CSR write) since the claim.
     tx_stale: DFF<Bit>,
     tx_beat: DFF<Bits<3>>,
-    wqe_opcode: DFF<Bits<8>>,
-    wqe_invalidate: DFF<Bit>,
-    wqe_length: DFF<Bits<32>>,
-    wqe_local: DFF<Bits<32>>,
-    wqe_vaddr: DFF<Bits<64>>,
-    wqe_stag: DFF<Bits<32>>,
-    wqe_imm: DFF<Bits<32>>,
-    wqe_cmp: DFF<Bits<64>>,
-    wqe_swap: DFF<Bits<64>>,
-    /// The WQE's word 7 (the last word of an inline payload).
-    wqe_word7: DFF<Bits<64>>,
-    /// The WQE's inline flag (word 0 bit 9).
-    wqe_inline: DFF<Bit>,
-    /// Words 5-7 of a WQE that does not use them are still arriving (the WQE moved on to
-    /// its commit after word 4).
-    fetch_drain: DFF<Bit>,
-    /// The fetched WQE uses only words 0-4: not an atomic, no inline payload past 8 bytes.
-    fetch_short: Signal<Local, Bit>,
+    /// The WQE fetch: the read of the WQE's words into its fields, the early hand-off of
+    /// a short WQE and the drain of its unused words.
+    fetch: WqeFetch,
     // Acknowledgement machine.
     ak_state: DFF<SqAckState>,
     ak_qp: DFF<Bits<6>>,
@@ -661,16 +632,10 @@ impl SendQueueEngine {
             m_cpl_immediate: Default::default(),
             stat_requests_sent: Default::default(),
             stat_retransmissions: Default::default(),
-            ram_base: Default::default(),
-            ram_remote: Default::default(),
-            ram_pi: Default::default(),
-            ram_next: Default::default(),
-            ram_una: Default::default(),
-            ram_tstart: Default::default(),
+            qp_table: QpTable::new(),
             eng_state: Default::default(),
             op: Default::default(),
             op_qp: Default::default(),
-            init_addr: Default::default(),
             csr_reg_reg: Default::default(),
             csr_wdata_reg: Default::default(),
             rdata_valid_reg: Default::default(),
@@ -687,19 +652,7 @@ impl SendQueueEngine {
             tx_resync: Default::default(),
             tx_stale: Default::default(),
             tx_beat: Default::default(),
-            wqe_opcode: Default::default(),
-            wqe_invalidate: Default::default(),
-            wqe_length: Default::default(),
-            wqe_local: Default::default(),
-            wqe_vaddr: Default::default(),
-            wqe_stag: Default::default(),
-            wqe_imm: Default::default(),
-            wqe_cmp: Default::default(),
-            wqe_swap: Default::default(),
-            wqe_word7: Default::default(),
-            wqe_inline: Default::default(),
-            fetch_drain: Default::default(),
-            fetch_short: Default::default(),
+            fetch: WqeFetch::new(),
             ak_state: Default::default(),
             ak_qp: Default::default(),
             ak_psn: Default::default(),
@@ -905,7 +858,6 @@ impl Logic for SendQueueEngine {
             op,
             op_qp,
             csr_granted_last,
-            init_addr,
             csr_reg_reg,
             csr_wdata_reg,
             rdata_valid_reg,
@@ -921,18 +873,6 @@ impl Logic for SendQueueEngine {
             tx_resync,
             tx_stale,
             tx_beat,
-            wqe_opcode,
-            wqe_invalidate,
-            wqe_length,
-            wqe_local,
-            wqe_vaddr,
-            wqe_stag,
-            wqe_imm,
-            wqe_cmp,
-            wqe_swap,
-            wqe_word7,
-            wqe_inline,
-            fetch_drain,
             ak_state,
             ak_qp,
             ak_psn,
@@ -957,18 +897,8 @@ impl Logic for SendQueueEngine {
             cpl_len,
             cpl_wr_id
         );
-        self.ram_base.read_clock.next = self.clock.val();
-        self.ram_base.write_clock.next = self.clock.val();
-        self.ram_remote.read_clock.next = self.clock.val();
-        self.ram_remote.write_clock.next = self.clock.val();
-        self.ram_pi.read_clock.next = self.clock.val();
-        self.ram_pi.write_clock.next = self.clock.val();
-        self.ram_next.read_clock.next = self.clock.val();
-        self.ram_next.write_clock.next = self.clock.val();
-        self.ram_una.read_clock.next = self.clock.val();
-        self.ram_una.write_clock.next = self.clock.val();
-        self.ram_tstart.read_clock.next = self.clock.val();
-        self.ram_tstart.write_clock.next = self.clock.val();
+        self.qp_table.clock.next = self.clock.val();
+        self.qp_table.reset.next = self.reset.val();
         self.scheduler.clock.next = self.clock.val();
         self.scheduler.reset.next = self.reset.val();
         self.now_p1.next = self.now.q.val() + 1;
@@ -976,19 +906,19 @@ impl Logic for SendQueueEngine {
         self.exec_now.next = self.eng_state.q.val() == SqEngineState::Exec;
 
         // ---- The entry read last clock (valid while the engine executes) ----
-        self.rd_base.next = self.ram_base.read_data.val();
-        self.rd_remote.next = self.ram_remote.read_data.val();
-        self.rd_pi.next = self.ram_pi.read_data.val().get_bits::<24>(0);
-        self.rd_size.next = self.ram_pi.read_data.val().get_bits::<5>(24);
-        self.rd_next.next = self.ram_next.read_data.val().get_bits::<24>(0);
-        self.rd_enable.next = self.ram_next.read_data.val().get_bit(24);
-        self.rd_resync.next = self.ram_next.read_data.val().get_bit(25);
-        self.rd_waiting.next = self.ram_next.read_data.val().get_bit(26);
-        self.rd_drain.next = self.ram_next.read_data.val().get_bit(27);
-        self.rd_retry.next = self.ram_next.read_data.val().get_bits::<4>(28);
-        self.rd_una.next = self.ram_una.read_data.val().get_bits::<24>(0);
-        self.rd_una_rsp.next = self.ram_una.read_data.val().get_bit(24);
-        self.rd_tstart.next = self.ram_tstart.read_data.val();
+        self.rd_base.next = self.qp_table.m_rd_entry.val().base;
+        self.rd_remote.next = self.qp_table.m_rd_entry.val().remote;
+        self.rd_pi.next = self.qp_table.m_rd_entry.val().sq_pi;
+        self.rd_size.next = self.qp_table.m_rd_entry.val().size_log2;
+        self.rd_next.next = self.qp_table.m_rd_entry.val().sq_next;
+        self.rd_enable.next = self.qp_table.m_rd_entry.val().enable;
+        self.rd_resync.next = self.qp_table.m_rd_entry.val().resync;
+        self.rd_waiting.next = self.qp_table.m_rd_entry.val().waiting;
+        self.rd_drain.next = self.qp_table.m_rd_entry.val().draining;
+        self.rd_retry.next = self.qp_table.m_rd_entry.val().retry;
+        self.rd_una.next = self.qp_table.m_rd_entry.val().sq_una;
+        self.rd_una_rsp.next = self.qp_table.m_rd_entry.val().una_needs_response;
+        self.rd_tstart.next = self.qp_table.m_rd_entry.val().timer_start;
         self.qp_valid.next = bit_cast::<7, 6>(self.op_qp.q.val()) < self.num_qps.val();
         self.d_out.next = self.rd_next.val() - self.rd_una.val();
         self.d_evt.next = self.ak_psn.q.val() - self.rd_una.val();
@@ -1097,29 +1027,29 @@ impl Logic for SendQueueEngine {
         }
 
         // ---- The fetched WQE ----
-        self.op_read.next = self.wqe_opcode.q.val() == self.opc_read.val();
-        self.op_atomic.next = (self.wqe_opcode.q.val() == self.opc_cas.val())
-            | (self.wqe_opcode.q.val() == self.opc_faa.val());
-        self.op_imm.next = (self.wqe_opcode.q.val() == self.opc_send_imm.val())
-            | (self.wqe_opcode.q.val() == self.opc_write_imm.val());
-        self.op_send.next = (self.wqe_opcode.q.val() == self.opc_send.val())
-            | (self.wqe_opcode.q.val() == self.opc_send_imm.val());
-        self.op_nop.next = self.wqe_opcode.q.val() == self.opc_nop.val();
+        self.op_read.next = self.fetch.m_opcode.val() == self.opc_read.val();
+        self.op_atomic.next = (self.fetch.m_opcode.val() == self.opc_cas.val())
+            | (self.fetch.m_opcode.val() == self.opc_faa.val());
+        self.op_imm.next = (self.fetch.m_opcode.val() == self.opc_send_imm.val())
+            | (self.fetch.m_opcode.val() == self.opc_write_imm.val());
+        self.op_send.next = (self.fetch.m_opcode.val() == self.opc_send.val())
+            | (self.fetch.m_opcode.val() == self.opc_send_imm.val());
+        self.op_nop.next = self.fetch.m_opcode.val() == self.opc_nop.val();
         // Inline payloads come with SENDs only (the other opcodes use the words).
-        self.op_known.next = ((self.wqe_opcode.q.val() == self.opc_send.val())
-            | (self.wqe_opcode.q.val() == self.opc_write.val())
+        self.op_known.next = ((self.fetch.m_opcode.val() == self.opc_send.val())
+            | (self.fetch.m_opcode.val() == self.opc_write.val())
             | self.op_read.val()
             | self.op_atomic.val()
             | self.op_imm.val()
             | self.op_nop.val())
-            & (!self.wqe_inline.q.val() | self.op_send.val());
-        self.op_rdma.next = self.wqe_opcode.q.val().get_bits::<4>(4) == 1;
-        self.len_ok.next = (self.wqe_length.q.val() <= self.max_length.val())
-            & (!self.op_atomic.val() | (self.wqe_length.q.val() == 8))
-            & (!self.wqe_inline.q.val() | (self.wqe_length.q.val() <= self.inline_max.val()));
-        self.addr_ok.next = ((self.wqe_local.q.val().get_bits::<3>(0) == 0)
-            | self.wqe_inline.q.val())
-            & (!self.op_rdma.val() | (self.wqe_vaddr.q.val().get_bits::<3>(0) == 0));
+            & (!self.fetch.m_inline.val() | self.op_send.val());
+        self.op_rdma.next = self.fetch.m_opcode.val().get_bits::<4>(4) == 1;
+        self.len_ok.next = (self.fetch.m_length.val() <= self.max_length.val())
+            & (!self.op_atomic.val() | (self.fetch.m_length.val() == 8))
+            & (!self.fetch.m_inline.val() | (self.fetch.m_length.val() <= self.inline_max.val()));
+        self.addr_ok.next = ((self.fetch.m_local.val().get_bits::<3>(0) == 0)
+            | self.fetch.m_inline.val())
+            & (!self.op_rdma.val() | (self.fetch.m_vaddr.val().get_bits::<3>(0) == 0));
         // Checked in this order: opcode, length, alignment (the first failure is reported).
         self.wqe_status.next = 0.into();
         if !self.addr_ok.val() {
@@ -1138,25 +1068,23 @@ impl Logic for SendQueueEngine {
         self.wqe_local_only_reg.d.next = self.wqe_local_only.val();
         self.need_empty_reg.d.next = self.need_empty.val();
         self.needs_response_reg.d.next = self.op_read.val() | self.op_atomic.val();
-        self.msg_length.next = self.wqe_length.q.val();
+        self.msg_length.next = self.fetch.m_length.val();
         if self.op_read.val() {
             self.msg_length.next = 0.into();
         }
         if self.op_atomic.val() {
             self.msg_length.next = 16.into();
         }
-        self.len_round.next = bit_cast::<16, 32>((self.wqe_length.q.val() + 7) >> 3);
-        self.fetch_short.next =
-            !self.op_atomic.val() & !(self.wqe_inline.q.val() & (self.wqe_length.q.val() > 8));
-        self.inline_data.next = self.wqe_word7.q.val();
+        self.len_round.next = bit_cast::<16, 32>((self.fetch.m_length.val() + 7) >> 3);
+        self.inline_data.next = self.fetch.m_word7.val();
         if self.tx_beat.q.val() == 0 {
-            self.inline_data.next = self.wqe_vaddr.q.val();
+            self.inline_data.next = self.fetch.m_vaddr.val();
         }
         if self.tx_beat.q.val() == 1 {
-            self.inline_data.next = self.wqe_cmp.q.val();
+            self.inline_data.next = self.fetch.m_compare.val();
         }
         if self.tx_beat.q.val() == 2 {
-            self.inline_data.next = self.wqe_swap.q.val();
+            self.inline_data.next = self.fetch.m_swap.val();
         }
 
         // ---- Requests to the table engine (from registers only) ----
@@ -1260,12 +1188,6 @@ impl Logic for SendQueueEngine {
         self.wr_una_rsp.next = self.rd_una_rsp.val();
         self.wr_tstart.next = self.rd_tstart.val();
         match self.eng_state.q.val() {
-            SqEngineState::Init => {
-                self.init_addr.d.next = self.init_addr.q.val() + 1;
-                if self.init_addr.q.val() == 63 {
-                    self.eng_state.d.next = SqEngineState::Idle;
-                }
-            }
             SqEngineState::Idle => {
                 // Granting: below.
             }
@@ -1502,9 +1424,6 @@ impl Logic for SendQueueEngine {
                     _ => {}
                 }
             }
-            _ => {
-                self.eng_state.d.next = SqEngineState::Init;
-            }
         }
         // Grant the next operation: when idle; while one executes, if the next one is for
         // another QP (its entry is read at the edge this one's is written: a different
@@ -1531,7 +1450,7 @@ impl Logic for SendQueueEngine {
         }
         self.overlap_ok.next = (self.eng_state.q.val() == SqEngineState::Exec)
             & (self.next_qp.val() != self.op_qp.q.val());
-        if (self.eng_state.q.val() == SqEngineState::Idle)
+        if ((self.eng_state.q.val() == SqEngineState::Idle) & self.qp_table.m_ready.val())
             | self.overlap_ok.val()
             | self.timer_preemptible.val()
         {
@@ -1588,73 +1507,39 @@ impl Logic for SendQueueEngine {
         // registered copies (the one in `wr_drain_kept` ends the longest path of the Exec
         // clock, into the RAM's data).
         self.scheduler.s_wb_drain.next = self.wr_drain.val();
-        self.ram_base.read_address.next = self.read_qp.val();
-        self.ram_remote.read_address.next = self.read_qp.val();
-        self.ram_pi.read_address.next = self.read_qp.val();
-        self.ram_next.read_address.next = self.read_qp.val();
-        self.ram_una.read_address.next = self.read_qp.val();
-        self.ram_tstart.read_address.next = self.read_qp.val();
-        self.ram_base.write_address.next = self.op_qp.q.val();
-        self.ram_remote.write_address.next = self.op_qp.q.val();
-        self.ram_pi.write_address.next = self.op_qp.q.val();
-        self.ram_next.write_address.next = self.op_qp.q.val();
-        self.ram_una.write_address.next = self.op_qp.q.val();
-        self.ram_tstart.write_address.next = self.op_qp.q.val();
-        self.ram_base.write_data.next = self.wr_base.val();
-        self.ram_remote.write_data.next = self.wr_remote.val();
-        self.ram_pi.write_data.next =
-            bit_cast::<29, 24>(self.wr_pi.val()) | (bit_cast::<29, 5>(self.wr_size.val()) << 24);
-        self.ram_next.write_data.next = bit_cast::<32, 24>(self.wr_next.val())
-            | (bit_cast::<32, 1>(self.wr_enable.val().into()) << 24)
-            | (bit_cast::<32, 1>(self.wr_resync.val().into()) << 25)
-            | (bit_cast::<32, 1>(self.wr_waiting.val().into()) << 26)
-            | (bit_cast::<32, 1>(self.wr_drain_kept.val().into()) << 27)
-            | (bit_cast::<32, 4>(self.wr_retry.val()) << 28);
-        self.ram_una.write_data.next = bit_cast::<25, 24>(self.wr_una.val())
-            | (bit_cast::<25, 1>(self.wr_una_rsp.val().into()) << 24);
-        self.ram_tstart.write_data.next = self.wr_tstart.val();
-        self.ram_base.write_enable.next = false;
-        self.ram_remote.write_enable.next = false;
-        self.ram_pi.write_enable.next = false;
-        self.ram_next.write_enable.next = false;
-        self.ram_una.write_enable.next = false;
-        self.ram_tstart.write_enable.next = false;
-        if self.eng_state.q.val() == SqEngineState::Exec {
-            self.ram_base.write_enable.next = true;
-            self.ram_remote.write_enable.next = true;
-            self.ram_pi.write_enable.next = true;
-            self.ram_next.write_enable.next = true;
-            self.ram_una.write_enable.next = true;
-            self.ram_tstart.write_enable.next = true;
-        }
-        if self.eng_state.q.val() == SqEngineState::Init {
-            // Clear one entry per clock.
-            self.ram_base.write_address.next = self.init_addr.q.val();
-            self.ram_remote.write_address.next = self.init_addr.q.val();
-            self.ram_pi.write_address.next = self.init_addr.q.val();
-            self.ram_next.write_address.next = self.init_addr.q.val();
-            self.ram_una.write_address.next = self.init_addr.q.val();
-            self.ram_tstart.write_address.next = self.init_addr.q.val();
-            self.ram_base.write_data.next = 0.into();
-            self.ram_remote.write_data.next = 0.into();
-            self.ram_pi.write_data.next = 0.into();
-            self.ram_next.write_data.next = 0.into();
-            self.ram_una.write_data.next = 0.into();
-            self.ram_tstart.write_data.next = 0.into();
-            self.ram_base.write_enable.next = true;
-            self.ram_remote.write_enable.next = true;
-            self.ram_pi.write_enable.next = true;
-            self.ram_next.write_enable.next = true;
-            self.ram_una.write_enable.next = true;
-            self.ram_tstart.write_enable.next = true;
-        }
+        self.qp_table.s_rd_addr.next = self.read_qp.val();
+        self.qp_table.s_wr_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
+        self.qp_table.s_wr_addr.next = self.op_qp.q.val();
+        self.qp_table.s_wr_entry.next.base = self.wr_base.val();
+        self.qp_table.s_wr_entry.next.remote = self.wr_remote.val();
+        self.qp_table.s_wr_entry.next.sq_pi = self.wr_pi.val();
+        self.qp_table.s_wr_entry.next.size_log2 = self.wr_size.val();
+        self.qp_table.s_wr_entry.next.sq_next = self.wr_next.val();
+        self.qp_table.s_wr_entry.next.enable = self.wr_enable.val();
+        self.qp_table.s_wr_entry.next.resync = self.wr_resync.val();
+        self.qp_table.s_wr_entry.next.waiting = self.wr_waiting.val();
+        self.qp_table.s_wr_entry.next.draining = self.wr_drain_kept.val();
+        self.qp_table.s_wr_entry.next.retry = self.wr_retry.val();
+        self.qp_table.s_wr_entry.next.sq_una = self.wr_una.val();
+        self.qp_table.s_wr_entry.next.una_needs_response = self.wr_una_rsp.val();
+        self.qp_table.s_wr_entry.next.timer_start = self.wr_tstart.val();
 
         // ---- Transmit machine ----
         self.scheduler.s_pick_taken.next = false;
-        self.m_txrd_req_valid.next = false;
-        self.m_txrd_req_addr.next = self.tx_wqe_addr.q.val();
-        self.m_txrd_req_words.next = 8.into();
-        self.s_txrd_ready.next = false;
+        self.fetch.clock.next = self.clock.val();
+        self.fetch.reset.next = self.reset.val();
+        self.fetch.s_fetch_valid.next = false;
+        self.fetch.s_fetch_addr.next = self.tx_wqe_addr.q.val();
+        self.fetch.m_rd_req_ready.next = self.m_txrd_req_ready.val();
+        self.fetch.s_rd_data.next = self.s_txrd_data.val();
+        self.fetch.s_rd_valid.next = self.s_txrd_valid.val();
+        self.fetch.s_rd_last.next = self.s_txrd_last.val();
+        // The tx DMA read port: the WQE fetch's, but for the payload read (PayloadReq,
+        // Payload), which waits until the fetch has drained.
+        self.m_txrd_req_valid.next = self.fetch.m_rd_req_valid.val();
+        self.m_txrd_req_addr.next = self.fetch.m_rd_req_addr.val();
+        self.m_txrd_req_words.next = self.fetch.m_rd_req_words.val();
+        self.s_txrd_ready.next = self.fetch.s_rd_ready.val();
         self.m_expect_valid.next = false;
         self.m_msg_valid.next = false;
         self.m_payload_valid.next = false;
@@ -1686,55 +1571,16 @@ impl Logic for SendQueueEngine {
                 }
             }
             SqTxState::FetchReq => {
-                // Not while the previous WQE's unused words drain: the port may take a
-                // second request, and its words must not be mistaken for those.
-                self.m_txrd_req_valid.next = !self.fetch_drain.q.val();
-                if self.m_txrd_req_ready.val() & !self.fetch_drain.q.val() {
-                    self.tx_beat.d.next = 0.into();
+                self.fetch.s_fetch_valid.next = true;
+                if self.fetch.s_fetch_ready.val() {
                     self.tx_state.d.next = SqTxState::FetchData;
                 }
             }
             SqTxState::FetchData => {
-                self.s_txrd_ready.next = true;
-                if self.s_txrd_valid.val() {
-                    self.tx_beat.d.next = self.tx_beat.q.val() + 1;
-                    if self.tx_beat.q.val() == 0 {
-                        self.wqe_opcode.d.next = self.s_txrd_data.val().get_bits::<8>(0);
-                        self.wqe_invalidate.d.next = self.s_txrd_data.val().get_bit(8);
-                        self.wqe_inline.d.next = self.s_txrd_data.val().get_bit(9);
-                        self.wqe_length.d.next = self.s_txrd_data.val().get_bits::<32>(32);
-                    }
-                    if self.tx_beat.q.val() == 2 {
-                        self.wqe_local.d.next = self.s_txrd_data.val().get_bits::<32>(0);
-                    }
-                    if self.tx_beat.q.val() == 3 {
-                        self.wqe_vaddr.d.next = self.s_txrd_data.val();
-                    }
-                    if self.tx_beat.q.val() == 4 {
-                        self.wqe_stag.d.next = self.s_txrd_data.val().get_bits::<32>(0);
-                        self.wqe_imm.d.next = self.s_txrd_data.val().get_bits::<32>(32);
-                    }
-                    if self.tx_beat.q.val() == 5 {
-                        self.wqe_cmp.d.next = self.s_txrd_data.val();
-                    }
-                    if self.tx_beat.q.val() == 6 {
-                        self.wqe_swap.d.next = self.s_txrd_data.val();
-                    }
-                    if self.tx_beat.q.val() == 7 {
-                        self.wqe_word7.d.next = self.s_txrd_data.val();
-                    }
-                    if self.s_txrd_last.val() {
-                        self.tx_state.d.next = SqTxState::CommitReq;
-                    }
-                    // Word 4 is the last most WQEs use (word 0 decided it): commit while
-                    // words 5-7 drain.
-                    if (self.tx_beat.q.val() == 4)
-                        & self.fetch_short.val()
-                        & !self.s_txrd_last.val()
-                    {
-                        self.fetch_drain.d.next = true;
-                        self.tx_state.d.next = SqTxState::CommitReq;
-                    }
+                // Word 7, or word 4 of a WQE that uses no more (its words 5-7 drain while
+                // it goes on to its commit).
+                if self.fetch.m_wqe_done.val() {
+                    self.tx_state.d.next = SqTxState::CommitReq;
                 }
             }
             SqTxState::CommitReq => {
@@ -1776,7 +1622,7 @@ impl Logic for SendQueueEngine {
                     self.tx_beat.d.next = 0.into();
                     if (self.msg_length.val() != 0) & !self.op_atomic.val() {
                         self.tx_state.d.next = SqTxState::PayloadReq;
-                        if self.wqe_inline.q.val() {
+                        if self.fetch.m_inline.val() {
                             self.tx_state.d.next = SqTxState::Inline;
                         }
                     }
@@ -1787,10 +1633,10 @@ impl Logic for SendQueueEngine {
             }
             SqTxState::PayloadReq => {
                 // One burst: ceil(length / 8) <= 8192 words.
-                self.m_txrd_req_valid.next = !self.fetch_drain.q.val();
-                self.m_txrd_req_addr.next = self.wqe_local.q.val();
+                self.m_txrd_req_valid.next = !self.fetch.m_draining.val();
+                self.m_txrd_req_addr.next = self.fetch.m_local.val();
                 self.m_txrd_req_words.next = self.len_round.val();
-                if self.m_txrd_req_ready.val() & !self.fetch_drain.q.val() {
+                if self.m_txrd_req_ready.val() & !self.fetch.m_draining.val() {
                     self.tx_state.d.next = SqTxState::Payload;
                 }
             }
@@ -1816,7 +1662,7 @@ impl Logic for SendQueueEngine {
             }
             SqTxState::Atomic0 => {
                 self.m_payload_valid.next = true;
-                self.m_payload_data.next = self.wqe_cmp.q.val();
+                self.m_payload_data.next = self.fetch.m_compare.val();
                 self.m_payload_last.next = false;
                 if self.m_payload_ready.val() {
                     self.tx_state.d.next = SqTxState::Atomic1;
@@ -1824,7 +1670,7 @@ impl Logic for SendQueueEngine {
             }
             SqTxState::Atomic1 => {
                 self.m_payload_valid.next = true;
-                self.m_payload_data.next = self.wqe_swap.q.val();
+                self.m_payload_data.next = self.fetch.m_swap.val();
                 self.m_payload_last.next = true;
                 if self.m_payload_ready.val() {
                     self.tx_state.d.next = SqTxState::Idle;
@@ -1832,15 +1678,6 @@ impl Logic for SendQueueEngine {
             }
             _ => {
                 self.tx_state.d.next = SqTxState::Idle;
-            }
-        }
-
-        // The unused words of a short WQE: taken in whatever state the machine is in (no
-        // new read is requested before the last of them: see FetchReq and PayloadReq).
-        if self.fetch_drain.q.val() {
-            self.s_txrd_ready.next = true;
-            if self.s_txrd_valid.val() & self.s_txrd_last.val() {
-                self.fetch_drain.d.next = false;
             }
         }
 
@@ -1969,27 +1806,27 @@ impl Logic for SendQueueEngine {
         // ---- Outputs ----
         self.m_csr_rdata_valid.next = self.rdata_valid_reg.q.val();
         self.m_csr_rdata.next = self.rdata_reg.q.val();
-        self.m_msg_opcode.next = self.wqe_opcode.q.val();
+        self.m_msg_opcode.next = self.fetch.m_opcode.val();
         self.m_msg_dest_node.next = self.tx_remote.q.val().get_bits::<16>(0);
         self.m_msg_src_node.next = self.cfg_node_id.val();
         self.m_msg_dest_qp.next = self.tx_remote.q.val().get_bits::<16>(16);
         self.m_msg_src_qp.next = bit_cast::<16, 6>(self.tx_qp.q.val());
         self.m_msg_psn.next = self.tx_psn.q.val();
         self.m_msg_length.next = self.msg_length.val();
-        self.m_msg_vaddr.next = self.wqe_vaddr.q.val();
-        self.m_msg_stag.next = self.wqe_stag.q.val();
-        self.m_msg_dma_length.next = self.wqe_length.q.val();
+        self.m_msg_vaddr.next = self.fetch.m_vaddr.val();
+        self.m_msg_stag.next = self.fetch.m_stag.val();
+        self.m_msg_dma_length.next = self.fetch.m_length.val();
         self.m_msg_immediate.next = 0.into();
         if self.op_imm.val() {
-            self.m_msg_immediate.next = self.wqe_imm.q.val();
+            self.m_msg_immediate.next = self.fetch.m_immediate.val();
         }
         self.m_msg_has_immediate.next = self.op_imm.val();
-        self.m_msg_invalidate.next = self.wqe_invalidate.q.val();
+        self.m_msg_invalidate.next = self.fetch.m_invalidate.val();
         self.m_msg_resync.next = self.tx_resync.q.val();
         self.m_expect_qp.next = self.tx_qp.q.val();
         self.m_expect_psn.next = self.tx_psn.q.val();
-        self.m_expect_addr.next = self.wqe_local.q.val();
-        self.m_expect_length.next = self.wqe_length.q.val();
+        self.m_expect_addr.next = self.fetch.m_local.val();
+        self.m_expect_length.next = self.fetch.m_length.val();
         self.m_expect_atomic.next = self.op_atomic.val();
         self.m_cplrd_req_addr.next = self.ak_addr.val();
         self.m_cplrd_req_words.next = 2.into();
@@ -2008,14 +1845,12 @@ impl Logic for SendQueueEngine {
         self.stat_retransmissions.next = self.retransmissions_reg.q.val();
 
         if self.reset.val() {
-            self.eng_state.d.next = SqEngineState::Init;
-            self.init_addr.d.next = 0.into();
+            self.eng_state.d.next = SqEngineState::Idle;
             self.now.d.next = 0.into();
             self.requests_reg.d.next = 0.into();
             self.retransmissions_reg.d.next = 0.into();
             self.rdata_valid_reg.d.next = false;
             self.tx_state.d.next = SqTxState::Idle;
-            self.fetch_drain.d.next = false;
             self.ak_state.d.next = SqAckState::Idle;
             self.tscan.d.next = 0.into();
             self.s_csr_ready.next = false;

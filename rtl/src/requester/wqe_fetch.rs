@@ -1,0 +1,655 @@
+//! `WqeFetch`: the requester's WQE fetch: one DMA read of a send WQE's eight words, its
+//! words captured into typed fields, the hand-off to the transmit machine after word 4 when
+//! the WQE uses no more, and the drain of the words it does not use.
+//!
+//! Follows the send WQE layout of `docs/nic-architecture.md` ("Host memory structures";
+//! `nic_abi::Wqe`: word 0 opcode 7:0, invalidate 8, inline 9, length 63:32; word 1 `wr_id`,
+//! not kept: the completion re-reads it; word 2 local address 31:0; word 3 remote address;
+//! word 4 STag 31:0, immediate 63:32; words 5 and 6 compare/add and swap; word 7 reserved
+//! or the last inline word) and the DMA read client of `docs/nic-blocks.md`.
+//!
+//! Ports:
+//! - `clock`, `reset` (synchronous, active high: no fetch in progress, nothing to drain; the
+//!   fields keep their values).
+//! - Fetch request: `s_fetch_valid` / `s_fetch_ready`, `s_fetch_addr` (32, 8-aligned: the
+//!   WQE's host address). Ready is the DMA port's `m_rd_req_ready` while no fetch is in
+//!   progress and nothing drains: a request is taken when the DMA read is.
+//! - DMA read client: `m_rd_req_valid` / `m_rd_req_ready`, `m_rd_req_addr` (32, always
+//!   `s_fetch_addr`), `m_rd_req_words` (16, always 8); `s_rd_data` (64), `s_rd_valid`,
+//!   `s_rd_ready`, `s_rd_last`. `s_rd_ready` is high while the WQE's words are awaited and
+//!   while the unused ones drain; other beats on the port (a payload read by the same
+//!   client) are left alone.
+//! - Hand-off: `m_wqe_done`, high in the clock the WQE's last needed word is taken: word 7,
+//!   or word 4 when the WQE is *short* (not an atomic, and no inline payload over 8 bytes:
+//!   it uses words 0-4 only). The fields hold the WQE from the next clock on, until the next
+//!   fetch overwrites them word by word.
+//! - `m_draining`: words 5-7 of a short WQE are still to come. No fetch is taken meanwhile,
+//!   and the user requests nothing else on the same DMA port until it is low (the port may
+//!   take a second request, whose words must not be mistaken for these).
+//! - Fields (registered): `m_opcode` (8), `m_invalidate`, `m_inline` (word 0),
+//!   `m_length` (32), `m_local` (32, word 2), `m_vaddr` (64, word 3), `m_stag` (32),
+//!   `m_immediate` (32, word 4), `m_compare` (64), `m_swap` (64), `m_word7` (64). A short
+//!   WQE does not update `m_compare`, `m_swap` or `m_word7`.
+//!
+//! Latency: `m_rd_req_valid` follows `s_fetch_valid` in the same clock (combinational);
+//! `m_wqe_done` comes in the clock word 4 (short WQE) or word 7 arrives, the fields a clock
+//! later. Throughput: one word per clock; one WQE at a time; a short WQE's drain overlaps
+//! whatever its user does next (the commit), but delays the next read on the port.
+//! Limits: 8-word WQEs (`nic_abi::Wqe::WORDS`); the request is one burst. (Internal names
+//! avoid SystemVerilog keywords such as `local`: Icarus reads the Verilog as 1800-2012.)
+//!
+//! Toward prefetching (issue 17's message rate): the fields are only written while a fetch
+//! is in progress, and a fetch is only taken while none is in progress or draining. A
+//! prefetching user may therefore request the next WQE as soon as `m_wqe_done` has
+//! been seen, once it has copied (or no longer needs) the fields it uses later; a second
+//! set of field registers behind `m_wqe_done` would make that copy unnecessary. Today the
+//! `SendQueueEngine` requests the next WQE only after the current message's payload.
+
+use crate::sim::ClockedBlock;
+use nic_abi::{Wqe, WqeOpcode};
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct WqeFetch {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub s_fetch_valid: Signal<In, Bit>,
+    pub s_fetch_ready: Signal<Out, Bit>,
+    pub s_fetch_addr: Signal<In, Bits<32>>,
+    pub m_rd_req_valid: Signal<Out, Bit>,
+    pub m_rd_req_ready: Signal<In, Bit>,
+    pub m_rd_req_addr: Signal<Out, Bits<32>>,
+    pub m_rd_req_words: Signal<Out, Bits<16>>,
+    pub s_rd_data: Signal<In, Bits<64>>,
+    pub s_rd_valid: Signal<In, Bit>,
+    pub s_rd_ready: Signal<Out, Bit>,
+    pub s_rd_last: Signal<In, Bit>,
+    pub m_wqe_done: Signal<Out, Bit>,
+    pub m_draining: Signal<Out, Bit>,
+    pub m_opcode: Signal<Out, Bits<8>>,
+    pub m_invalidate: Signal<Out, Bit>,
+    pub m_inline: Signal<Out, Bit>,
+    pub m_length: Signal<Out, Bits<32>>,
+    pub m_local: Signal<Out, Bits<32>>,
+    pub m_vaddr: Signal<Out, Bits<64>>,
+    pub m_stag: Signal<Out, Bits<32>>,
+    pub m_immediate: Signal<Out, Bits<32>>,
+    pub m_compare: Signal<Out, Bits<64>>,
+    pub m_swap: Signal<Out, Bits<64>>,
+    pub m_word7: Signal<Out, Bits<64>>,
+    /// The WQE's words are awaited.
+    receiving: DFF<Bit>,
+    /// The next word's index.
+    beat: DFF<Bits<3>>,
+    /// Words 5-7 of a short WQE are still to come.
+    draining: DFF<Bit>,
+    opcode: DFF<Bits<8>>,
+    invalidate: DFF<Bit>,
+    inline_flag: DFF<Bit>,
+    length: DFF<Bits<32>>,
+    local_addr: DFF<Bits<32>>,
+    vaddr: DFF<Bits<64>>,
+    stag: DFF<Bits<32>>,
+    immediate: DFF<Bits<32>>,
+    compare: DFF<Bits<64>>,
+    swap: DFF<Bits<64>>,
+    word7: DFF<Bits<64>>,
+    /// The WQE (word 0 taken) uses words 0-4 only.
+    short_wqe: Signal<Local, Bit>,
+    /// A beat of this WQE is taken this clock.
+    take: Signal<Local, Bit>,
+    words: Constant<Bits<16>>,
+    opc_cas: Constant<Bits<8>>,
+    opc_faa: Constant<Bits<8>>,
+    /// Inline payload bytes that fit in word 3.
+    inline_short: Constant<Bits<32>>,
+}
+
+impl WqeFetch {
+    /// The WQE fetch (no parameters: the WQE layout is `nic_abi::Wqe`'s).
+    pub fn new() -> Self {
+        WqeFetch {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_fetch_valid: Default::default(),
+            s_fetch_ready: Default::default(),
+            s_fetch_addr: Default::default(),
+            m_rd_req_valid: Default::default(),
+            m_rd_req_ready: Default::default(),
+            m_rd_req_addr: Default::default(),
+            m_rd_req_words: Default::default(),
+            s_rd_data: Default::default(),
+            s_rd_valid: Default::default(),
+            s_rd_ready: Default::default(),
+            s_rd_last: Default::default(),
+            m_wqe_done: Default::default(),
+            m_draining: Default::default(),
+            m_opcode: Default::default(),
+            m_invalidate: Default::default(),
+            m_inline: Default::default(),
+            m_length: Default::default(),
+            m_local: Default::default(),
+            m_vaddr: Default::default(),
+            m_stag: Default::default(),
+            m_immediate: Default::default(),
+            m_compare: Default::default(),
+            m_swap: Default::default(),
+            m_word7: Default::default(),
+            receiving: Default::default(),
+            beat: Default::default(),
+            draining: Default::default(),
+            opcode: Default::default(),
+            invalidate: Default::default(),
+            inline_flag: Default::default(),
+            length: Default::default(),
+            local_addr: Default::default(),
+            vaddr: Default::default(),
+            stag: Default::default(),
+            immediate: Default::default(),
+            compare: Default::default(),
+            swap: Default::default(),
+            word7: Default::default(),
+            short_wqe: Default::default(),
+            take: Default::default(),
+            words: Constant::new((Wqe::WORDS as u64).to_bits()),
+            opc_cas: Constant::new((WqeOpcode::AtomicCompareSwap as u64).to_bits()),
+            opc_faa: Constant::new((WqeOpcode::AtomicFetchAdd as u64).to_bits()),
+            inline_short: Constant::new(8u64.to_bits()),
+        }
+    }
+}
+
+impl Default for WqeFetch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Logic for WqeFetch {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            receiving,
+            beat,
+            draining,
+            opcode,
+            invalidate,
+            inline_flag,
+            length,
+            local_addr,
+            vaddr,
+            stag,
+            immediate,
+            compare,
+            swap,
+            word7
+        );
+        // Not while the previous WQE's unused words drain: the port may take a second
+        // request, and its words must not be mistaken for those.
+        self.m_rd_req_valid.next =
+            self.s_fetch_valid.val() & !self.draining.q.val() & !self.receiving.q.val();
+        self.m_rd_req_addr.next = self.s_fetch_addr.val();
+        self.m_rd_req_words.next = self.words.val();
+        self.s_fetch_ready.next =
+            self.m_rd_req_ready.val() & !self.draining.q.val() & !self.receiving.q.val();
+        if self.s_fetch_valid.val() & self.s_fetch_ready.val() {
+            self.beat.d.next = 0.into();
+            self.receiving.d.next = true;
+        }
+        self.short_wqe.next = !((self.opcode.q.val() == self.opc_cas.val())
+            | (self.opcode.q.val() == self.opc_faa.val()))
+            & !(self.inline_flag.q.val() & (self.length.q.val() > self.inline_short.val()));
+        self.s_rd_ready.next = self.receiving.q.val() | self.draining.q.val();
+        self.take.next = self.receiving.q.val() & self.s_rd_valid.val();
+        self.m_wqe_done.next = false;
+        if self.take.val() {
+            self.beat.d.next = self.beat.q.val() + 1;
+            if self.beat.q.val() == 0 {
+                self.opcode.d.next = self.s_rd_data.val().get_bits::<8>(0);
+                self.invalidate.d.next = self.s_rd_data.val().get_bit(8);
+                self.inline_flag.d.next = self.s_rd_data.val().get_bit(9);
+                self.length.d.next = self.s_rd_data.val().get_bits::<32>(32);
+            }
+            if self.beat.q.val() == 2 {
+                self.local_addr.d.next = self.s_rd_data.val().get_bits::<32>(0);
+            }
+            if self.beat.q.val() == 3 {
+                self.vaddr.d.next = self.s_rd_data.val();
+            }
+            if self.beat.q.val() == 4 {
+                self.stag.d.next = self.s_rd_data.val().get_bits::<32>(0);
+                self.immediate.d.next = self.s_rd_data.val().get_bits::<32>(32);
+            }
+            if self.beat.q.val() == 5 {
+                self.compare.d.next = self.s_rd_data.val();
+            }
+            if self.beat.q.val() == 6 {
+                self.swap.d.next = self.s_rd_data.val();
+            }
+            if self.beat.q.val() == 7 {
+                self.word7.d.next = self.s_rd_data.val();
+            }
+            if self.s_rd_last.val() {
+                self.receiving.d.next = false;
+                self.m_wqe_done.next = true;
+            }
+            // Word 4 is the last a short WQE uses (word 0 decided it): hand it off while
+            // words 5-7 drain.
+            if (self.beat.q.val() == 4) & self.short_wqe.val() & !self.s_rd_last.val() {
+                self.receiving.d.next = false;
+                self.draining.d.next = true;
+                self.m_wqe_done.next = true;
+            }
+        }
+        if self.draining.q.val() & self.s_rd_valid.val() & self.s_rd_last.val() {
+            self.draining.d.next = false;
+        }
+        self.m_draining.next = self.draining.q.val();
+        self.m_opcode.next = self.opcode.q.val();
+        self.m_invalidate.next = self.invalidate.q.val();
+        self.m_inline.next = self.inline_flag.q.val();
+        self.m_length.next = self.length.q.val();
+        self.m_local.next = self.local_addr.q.val();
+        self.m_vaddr.next = self.vaddr.q.val();
+        self.m_stag.next = self.stag.q.val();
+        self.m_immediate.next = self.immediate.q.val();
+        self.m_compare.next = self.compare.q.val();
+        self.m_swap.next = self.swap.q.val();
+        self.m_word7.next = self.word7.q.val();
+        if self.reset.val() {
+            self.receiving.d.next = false;
+            self.draining.d.next = false;
+        }
+    }
+}
+
+impl ClockedBlock for WqeFetch {
+    fn clock_signal(&mut self) -> &mut Signal<In, Clock> {
+        &mut self.clock
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::{settle, tick};
+    use nic_abi::INLINE_MAX_BYTES;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+    use std::collections::VecDeque;
+
+    /// The fields the block keeps, as the documentation lists them.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    struct Fields {
+        opcode: u8,
+        invalidate: bool,
+        inline: bool,
+        length: u32,
+        local: u32,
+        vaddr: u64,
+        stag: u32,
+        immediate: u32,
+        compare: u64,
+        swap: u64,
+        word7: u64,
+    }
+
+    impl Fields {
+        fn of(uut: &WqeFetch) -> Self {
+            Fields {
+                opcode: uut.m_opcode.val().to_u8(),
+                invalidate: uut.m_invalidate.val(),
+                inline: uut.m_inline.val(),
+                length: uut.m_length.val().to_u32(),
+                local: uut.m_local.val().to_u32(),
+                vaddr: uut.m_vaddr.val().to_u64(),
+                stag: uut.m_stag.val().to_u32(),
+                immediate: uut.m_immediate.val().to_u32(),
+                compare: uut.m_compare.val().to_u64(),
+                swap: uut.m_swap.val().to_u64(),
+                word7: uut.m_word7.val().to_u64(),
+            }
+        }
+
+        /// Word `i` of a WQE taken into the fields.
+        fn take(&mut self, i: usize, w: u64) {
+            let wqe = Wqe::from_words(&{
+                let mut words = [0u64; 8];
+                words[i] = w;
+                words
+            });
+            match i {
+                0 => {
+                    self.opcode = wqe.opcode;
+                    self.invalidate = wqe.invalidate;
+                    self.inline = wqe.inline;
+                    self.length = wqe.length;
+                }
+                2 => self.local = wqe.local_addr,
+                3 => self.vaddr = wqe.remote_vaddr,
+                4 => {
+                    self.stag = wqe.stag;
+                    self.immediate = wqe.immediate;
+                }
+                5 => self.compare = wqe.compare_add,
+                6 => self.swap = wqe.swap,
+                7 => self.word7 = wqe.reserved,
+                _ => {}
+            }
+        }
+
+        /// The WQE uses words 0-4 only: not an atomic, no inline payload past word 3.
+        fn short(&self) -> bool {
+            let atomic = self.opcode == WqeOpcode::AtomicCompareSwap as u8
+                || self.opcode == WqeOpcode::AtomicFetchAdd as u8;
+            !(atomic || (self.inline && self.length > 8))
+        }
+    }
+
+    /// The block as its documentation describes it, stepped by its inputs only.
+    #[derive(Default)]
+    struct Model {
+        /// `Some(i)`: word i of the WQE is awaited.
+        awaiting: Option<usize>,
+        draining: bool,
+        fields: Fields,
+    }
+
+    /// The block's handshake outputs for one clock.
+    #[derive(Debug, PartialEq, Eq)]
+    struct Outputs {
+        rd_req_valid: bool,
+        fetch_ready: bool,
+        rd_ready: bool,
+        done: bool,
+        draining: bool,
+    }
+
+    impl Model {
+        fn outputs(
+            &self,
+            fetch_valid: bool,
+            req_ready: bool,
+            beat: Option<(u64, bool)>,
+        ) -> Outputs {
+            let free = self.awaiting.is_none() && !self.draining;
+            let done = match (self.awaiting, beat) {
+                (Some(i), Some((_, last))) => last || (i == 4 && self.fields.short()),
+                _ => false,
+            };
+            Outputs {
+                rd_req_valid: fetch_valid && free,
+                fetch_ready: req_ready && free,
+                rd_ready: self.awaiting.is_some() || self.draining,
+                done,
+                draining: self.draining,
+            }
+        }
+
+        /// One rising edge with these inputs (`beat`: a beat offered on the port).
+        fn clock(
+            &mut self,
+            fetch_valid: bool,
+            req_ready: bool,
+            beat: Option<(u64, bool)>,
+            reset: bool,
+        ) {
+            let o = self.outputs(fetch_valid, req_ready, beat);
+            match (self.awaiting, beat) {
+                (Some(i), Some((w, last))) => {
+                    let short_handoff = i == 4 && self.fields.short() && !last;
+                    self.fields.take(i, w);
+                    self.awaiting = (!last && !short_handoff).then_some(i + 1);
+                    self.draining = short_handoff;
+                }
+                (None, Some((_, true))) if self.draining => self.draining = false,
+                _ => {}
+            }
+            if fetch_valid && o.fetch_ready {
+                self.awaiting = Some(0);
+            }
+            if reset {
+                self.awaiting = None;
+                self.draining = false;
+            }
+        }
+    }
+
+    /// A random WQE: every opcode (and unknown ones), inline or not, lengths around the
+    /// short / long boundary.
+    fn random_wqe_words(rng: &mut ChaCha8Rng) -> [u64; 8] {
+        let opcodes = [
+            WqeOpcode::Send as u8,
+            WqeOpcode::SendImmediate as u8,
+            WqeOpcode::RdmaWrite as u8,
+            WqeOpcode::RdmaRead as u8,
+            WqeOpcode::AtomicCompareSwap as u8,
+            WqeOpcode::AtomicFetchAdd as u8,
+            nic_abi::NOP_OPCODE,
+            rng.gen(),
+        ];
+        let mut w: [u64; 8] = rng.gen();
+        let opcode = opcodes[rng.gen_range(0..opcodes.len())];
+        let length = rng.gen_range(0..=INLINE_MAX_BYTES as u64 + 4);
+        w[0] = opcode as u64
+            | (rng.gen::<bool>() as u64) << 8
+            | (rng.gen::<bool>() as u64) << 9
+            | (rng.gen_range(0..8u64) << 10)
+            | length << 32;
+        w
+    }
+
+    /// Seeded random fetches, each followed at random by a payload read on the same DMA
+    /// port (whose beats the block must leave alone), with DMA back-pressure on the request,
+    /// idle gaps between beats, a user that waits before its next request, and resets.
+    /// Compares the outputs every clock with the model, and the fields after each hand-off
+    /// with the WQE in memory. Returns (WQEs handed off, short ones).
+    fn run(seed: u64, cycles: usize) -> (usize, usize) {
+        let mut uut = WqeFetch::new();
+        uut.connect_all();
+        let mut model = Model::default();
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        // The DMA server: beats of accepted requests, in order.
+        let mut beats: VecDeque<(u64, bool)> = VecDeque::new();
+        let mut latency = 0u32;
+        // The user: the WQE it fetches, whether it waits for the hand-off, and the payload
+        // beats it still takes.
+        let mut wqe: Option<(u32, [u64; 8])> = None;
+        let mut waiting = false;
+        let mut payload_left = 0u32;
+        let mut payload_wanted = false;
+        let (mut handed_off, mut short) = (0, 0);
+        for cycle in 0..cycles {
+            let p_gap = [0.0, 0.5, 0.1, 0.8][(cycle / 400) % 4];
+            let p_ready = [1.0, 0.3, 0.8, 0.1][(cycle / 500) % 4];
+            // The user's requests.
+            if wqe.is_none() && payload_left == 0 && !payload_wanted && rng.gen_bool(0.3) {
+                wqe = Some((rng.gen::<u32>() & !7, random_wqe_words(&mut rng)));
+            }
+            let fetch_valid = wqe.is_some() && !waiting;
+            let payload_valid = payload_wanted && !uut.m_draining.val();
+            let req_ready = rng.gen_bool(p_ready);
+            let beat = if latency == 0 && !rng.gen_bool(p_gap) {
+                beats.front().copied()
+            } else {
+                None
+            };
+            latency = latency.saturating_sub(1);
+            let reset = rng.gen_bool(0.0005);
+            uut.reset.next = reset;
+            uut.s_fetch_valid.next = fetch_valid;
+            uut.s_fetch_addr.next = (wqe.map_or(0, |(a, _)| a) as u64).to_bits();
+            uut.m_rd_req_ready.next = req_ready;
+            uut.s_rd_valid.next = beat.is_some();
+            let (d, l) = beat.unwrap_or((rng.gen(), rng.gen()));
+            uut.s_rd_data.next = d.to_bits();
+            uut.s_rd_last.next = l;
+            settle(&mut uut);
+            let want = model.outputs(fetch_valid, req_ready, beat);
+            let got = Outputs {
+                rd_req_valid: uut.m_rd_req_valid.val(),
+                fetch_ready: uut.s_fetch_ready.val(),
+                rd_ready: uut.s_rd_ready.val(),
+                done: uut.m_wqe_done.val(),
+                draining: uut.m_draining.val(),
+            };
+            assert_eq!(got, want, "handshakes at clock {cycle}");
+            assert_eq!(Fields::of(&uut), model.fields, "fields at clock {cycle}");
+            if fetch_valid {
+                assert_eq!(uut.m_rd_req_addr.val().to_u32(), wqe.unwrap().0);
+                assert_eq!(uut.m_rd_req_words.val().to_u32(), Wqe::WORDS as u32);
+            }
+            // The port: the block's beats, or the user's payload beats.
+            let payload_ready = payload_left > 0 && rng.gen_bool(0.7);
+            let port_ready = uut.s_rd_ready.val() || payload_ready;
+            if uut.s_rd_ready.val() {
+                assert_eq!(
+                    payload_left, 0,
+                    "the block takes a payload beat at clock {cycle}"
+                );
+            }
+            // Requests taken by the port.
+            if fetch_valid && uut.s_fetch_ready.val() {
+                let (_, words) = wqe.unwrap();
+                for (i, w) in words.iter().enumerate() {
+                    beats.push_back((*w, i == Wqe::WORDS - 1));
+                }
+                latency = rng.gen_range(0..4);
+                waiting = true;
+            } else if payload_valid && req_ready && !fetch_valid {
+                let n = rng.gen_range(1..5u32);
+                for i in 0..n {
+                    beats.push_back((rng.gen(), i == n - 1));
+                }
+                payload_left = n;
+                payload_wanted = false;
+            }
+            if beat.is_some() && port_ready {
+                beats.pop_front();
+                if payload_ready && !uut.s_rd_ready.val() {
+                    payload_left -= 1;
+                }
+            }
+            let done = uut.m_wqe_done.val();
+            tick(&mut uut);
+            model.clock(fetch_valid, req_ready, beat, reset);
+            if done {
+                // The fields hold the WQE's words 0-4 (and 5-7 unless it is short).
+                let (_, words) = wqe.take().unwrap();
+                let mut f = model.fields;
+                let is_short = f.short();
+                for (i, w) in words.iter().enumerate().take(if is_short { 5 } else { 8 }) {
+                    f.take(i, *w);
+                }
+                assert_eq!(
+                    Fields::of(&uut),
+                    f,
+                    "WQE after its hand-off at clock {cycle}"
+                );
+                handed_off += 1;
+                short += is_short as usize;
+                waiting = false;
+                payload_wanted = rng.gen_bool(0.5);
+            }
+            if reset {
+                uut.reset.next = false;
+                beats.clear();
+                wqe = None;
+                waiting = false;
+                payload_left = 0;
+                payload_wanted = false;
+            }
+        }
+        (handed_off, short)
+    }
+
+    #[test]
+    fn synthesises() {
+        let mut uut = WqeFetch::new();
+        uut.connect_all();
+        yosys_validate("nic_rtl_requester_wqe_fetch", &generate_verilog(&uut))
+            .expect("yosys accepts WqeFetch");
+    }
+
+    #[test]
+    fn matches_model_with_gaps_and_backpressure() {
+        for seed in 1..=3 {
+            let (handed_off, short) = run(seed, 8_000);
+            assert!(handed_off > 150, "seed {seed}: {handed_off} WQEs");
+            assert!(
+                short > 50 && handed_off - short > 50,
+                "seed {seed}: {short} short"
+            );
+        }
+    }
+
+    /// A short WQE is handed off with word 4; no other fetch is taken until words 5-7
+    /// have drained. An atomic is handed off with word 7.
+    #[test]
+    fn a_short_wqe_hands_off_after_word_4_and_drains_the_rest() {
+        let mut uut = WqeFetch::new();
+        uut.connect_all();
+        let send = Wqe {
+            opcode: WqeOpcode::Send as u8,
+            length: 100,
+            local_addr: 0x1000,
+            ..Wqe::default()
+        }
+        .to_words();
+        let atomic = Wqe {
+            opcode: WqeOpcode::AtomicFetchAdd as u8,
+            length: 8,
+            compare_add: 5,
+            swap: 6,
+            reserved: 7,
+            ..Wqe::default()
+        }
+        .to_words();
+        let mut done_at = vec![];
+        for words in [send, atomic] {
+            uut.s_fetch_valid.next = true;
+            uut.m_rd_req_ready.next = true;
+            settle(&mut uut);
+            assert!(uut.s_fetch_ready.val() && uut.m_rd_req_valid.val());
+            tick(&mut uut);
+            uut.s_fetch_valid.next = false;
+            for (i, w) in words.iter().enumerate() {
+                uut.s_rd_valid.next = true;
+                uut.s_rd_data.next = w.to_bits();
+                uut.s_rd_last.next = i == 7;
+                // A second fetch is offered while the words drain: not taken.
+                uut.s_fetch_valid.next = i > 4;
+                settle(&mut uut);
+                assert!(uut.s_rd_ready.val(), "word {i}");
+                assert!(!uut.s_fetch_ready.val(), "word {i}");
+                if uut.m_wqe_done.val() {
+                    done_at.push(i);
+                }
+                let short = words == send;
+                assert_eq!(uut.m_draining.val(), short && i > 4, "word {i}");
+                assert_eq!(uut.m_wqe_done.val(), i == if short { 4 } else { 7 });
+                tick(&mut uut);
+            }
+            uut.s_rd_valid.next = false;
+            uut.s_fetch_valid.next = false;
+            settle(&mut uut);
+            assert!(!uut.m_draining.val() && uut.s_fetch_ready.val());
+            if words == send {
+                assert_eq!(uut.m_local.val().to_u32(), 0x1000);
+                assert_eq!(uut.m_length.val().to_u32(), 100);
+            }
+        }
+        assert_eq!(done_at, [4, 7]);
+        assert_eq!(uut.m_opcode.val().to_u8(), WqeOpcode::AtomicFetchAdd as u8);
+        assert_eq!(
+            (
+                uut.m_compare.val().to_u64(),
+                uut.m_swap.val().to_u64(),
+                uut.m_word7.val().to_u64()
+            ),
+            (5, 6, 7)
+        );
+    }
+}
