@@ -205,6 +205,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::common::RoundRobin::<64, 6>::new()".into(),
         ),
         export_block(
+            "nack_counters",
+            crate::common::NackCounters::new(),
+            "nic_rtl::common::NackCounters",
+            "nic_rtl::common::NackCounters::new()".into(),
+        ),
+        export_block(
             "requester_scheduler",
             crate::requester::Scheduler::new(qps),
             "nic_rtl::requester::Scheduler",

@@ -68,9 +68,8 @@
 //! follow-up present, is a NACK, its resync mark, slot item is a promoted follow-up).
 
 use crate::cell::format::opcode;
-use crate::common::RoundRobin;
+use crate::common::{NackCounters, RoundRobin};
 use crate::sim::ClockedBlock;
-use nic_abi::Syndrome;
 use rust_hdl::prelude::*;
 use rust_hdl::widgets::prelude::RAM;
 
@@ -186,6 +185,8 @@ pub struct ResponseGenerator {
     cur_from_follow: DFF<Bit>,
     /// Round robin over the pending slots: the QPs after the one served last first.
     rr: RoundRobin<64, 6>,
+    /// `stat_nack_sent_*`: the NACKs handed over, per syndrome.
+    nack_sent: NackCounters,
     // The slot being served.
     cur_qp: DFF<Bits<6>>,
     cur_onehot: DFF<Bits<64>>,
@@ -206,14 +207,6 @@ pub struct ResponseGenerator {
     burst_reg: DFF<Bits<16>>,
     // Counters.
     responses_reg: DFF<Bits<32>>,
-    nack_reg_0: DFF<Bits<32>>,
-    nack_reg_1: DFF<Bits<32>>,
-    nack_reg_2: DFF<Bits<32>>,
-    nack_reg_3: DFF<Bits<32>>,
-    nack_reg_4: DFF<Bits<32>>,
-    nack_reg_5: DFF<Bits<32>>,
-    nack_reg_6: DFF<Bits<32>>,
-    nack_reg_7: DFF<Bits<32>>,
     // Combinational intermediates.
     owe_onehot: Signal<Local, Bits<64>>,
     owe_write: Signal<Local, Bit>,
@@ -249,16 +242,6 @@ pub struct ResponseGenerator {
     op_nack: Constant<Bits<8>>,
     op_read_response: Constant<Bits<8>>,
     op_atomic_response: Constant<Bits<8>>,
-    /// The NACK syndromes in counter order (`nic_abi::Syndrome::NACKS`), for
-    /// `stat_nack_sent_0` .. `stat_nack_sent_7`.
-    nack_syndrome_0: Constant<Bits<8>>,
-    nack_syndrome_1: Constant<Bits<8>>,
-    nack_syndrome_2: Constant<Bits<8>>,
-    nack_syndrome_3: Constant<Bits<8>>,
-    nack_syndrome_4: Constant<Bits<8>>,
-    nack_syndrome_5: Constant<Bits<8>>,
-    nack_syndrome_6: Constant<Bits<8>>,
-    nack_syndrome_7: Constant<Bits<8>>,
     /// `MAX_BURST_WORDS + 1`.
     max_burst_plus_one: Constant<Bits<32>>,
     /// `8 * (MAX_BURST_WORDS - 1) + 1`: a length below it has fewer than
@@ -354,6 +337,7 @@ impl ResponseGenerator {
             from_follow: Default::default(),
             cur_from_follow: Default::default(),
             rr: RoundRobin::new(),
+            nack_sent: NackCounters::new(),
             cur_qp: Default::default(),
             cur_onehot: Default::default(),
             kind_reg: Default::default(),
@@ -370,14 +354,6 @@ impl ResponseGenerator {
             final_word: Default::default(),
             burst_reg: Default::default(),
             responses_reg: Default::default(),
-            nack_reg_0: Default::default(),
-            nack_reg_1: Default::default(),
-            nack_reg_2: Default::default(),
-            nack_reg_3: Default::default(),
-            nack_reg_4: Default::default(),
-            nack_reg_5: Default::default(),
-            nack_reg_6: Default::default(),
-            nack_reg_7: Default::default(),
             owe_onehot: Default::default(),
             owe_write: Default::default(),
             follow_write: Default::default(),
@@ -408,14 +384,6 @@ impl ResponseGenerator {
             op_nack: Constant::new((opcode::NACK as u64).to_bits()),
             op_read_response: Constant::new((opcode::RDMA_READ_RESPONSE as u64).to_bits()),
             op_atomic_response: Constant::new((opcode::ATOMIC_RESPONSE as u64).to_bits()),
-            nack_syndrome_0: Constant::new((Syndrome::NACKS[0] as u64).to_bits()),
-            nack_syndrome_1: Constant::new((Syndrome::NACKS[1] as u64).to_bits()),
-            nack_syndrome_2: Constant::new((Syndrome::NACKS[2] as u64).to_bits()),
-            nack_syndrome_3: Constant::new((Syndrome::NACKS[3] as u64).to_bits()),
-            nack_syndrome_4: Constant::new((Syndrome::NACKS[4] as u64).to_bits()),
-            nack_syndrome_5: Constant::new((Syndrome::NACKS[5] as u64).to_bits()),
-            nack_syndrome_6: Constant::new((Syndrome::NACKS[6] as u64).to_bits()),
-            nack_syndrome_7: Constant::new((Syndrome::NACKS[7] as u64).to_bits()),
             max_burst_plus_one: Constant::new((MAX_BURST_WORDS + 1).to_bits()),
             short_length_limit: Constant::new((8 * (MAX_BURST_WORDS - 1) + 1).to_bits()),
             burst_short: Default::default(),
@@ -455,15 +423,7 @@ impl Logic for ResponseGenerator {
             words_left,
             final_word,
             burst_reg,
-            responses_reg,
-            nack_reg_0,
-            nack_reg_1,
-            nack_reg_2,
-            nack_reg_3,
-            nack_reg_4,
-            nack_reg_5,
-            nack_reg_6,
-            nack_reg_7
+            responses_reg
         );
         self.hdr_ram.read_clock.next = self.clock.val();
         self.hdr_ram.write_clock.next = self.clock.val();
@@ -644,32 +604,6 @@ impl Logic for ResponseGenerator {
                 self.m_msg_valid.next = true;
                 if self.m_msg_ready.val() {
                     self.responses_reg.d.next = self.responses_reg.q.val() + 1;
-                    if self.kind_reg.q.val() == 1 {
-                        if self.syndrome.val() == self.nack_syndrome_0.val() {
-                            self.nack_reg_0.d.next = self.nack_reg_0.q.val() + 1;
-                        }
-                        if self.syndrome.val() == self.nack_syndrome_1.val() {
-                            self.nack_reg_1.d.next = self.nack_reg_1.q.val() + 1;
-                        }
-                        if self.syndrome.val() == self.nack_syndrome_2.val() {
-                            self.nack_reg_2.d.next = self.nack_reg_2.q.val() + 1;
-                        }
-                        if self.syndrome.val() == self.nack_syndrome_3.val() {
-                            self.nack_reg_3.d.next = self.nack_reg_3.q.val() + 1;
-                        }
-                        if self.syndrome.val() == self.nack_syndrome_4.val() {
-                            self.nack_reg_4.d.next = self.nack_reg_4.q.val() + 1;
-                        }
-                        if self.syndrome.val() == self.nack_syndrome_5.val() {
-                            self.nack_reg_5.d.next = self.nack_reg_5.q.val() + 1;
-                        }
-                        if self.syndrome.val() == self.nack_syndrome_6.val() {
-                            self.nack_reg_6.d.next = self.nack_reg_6.q.val() + 1;
-                        }
-                        if self.syndrome.val() == self.nack_syndrome_7.val() {
-                            self.nack_reg_7.d.next = self.nack_reg_7.q.val() + 1;
-                        }
-                    }
                     // ACK: its slot was freed when it was picked.
                     self.state.d.next = ResponseState::Idle;
                     if self.kind_reg.q.val() == 1 {
@@ -782,15 +716,14 @@ impl Logic for ResponseGenerator {
             self.follow_resync.d.next = 0.into();
             self.from_follow.d.next = 0.into();
             self.responses_reg.d.next = 0.into();
-            self.nack_reg_0.d.next = 0.into();
-            self.nack_reg_1.d.next = 0.into();
-            self.nack_reg_2.d.next = 0.into();
-            self.nack_reg_3.d.next = 0.into();
-            self.nack_reg_4.d.next = 0.into();
-            self.nack_reg_5.d.next = 0.into();
-            self.nack_reg_6.d.next = 0.into();
-            self.nack_reg_7.d.next = 0.into();
         }
+        // A NACK handed over counts under its syndrome.
+        self.nack_sent.clock.next = self.clock.val();
+        self.nack_sent.reset.next = self.reset.val();
+        self.nack_sent.s_count.next = (self.state.q.val() == ResponseState::Message)
+            & self.m_msg_ready.val()
+            & (self.kind_reg.q.val() == 1);
+        self.nack_sent.s_syndrome.next = self.syndrome.val();
         // Outputs.
         self.slot_busy.next = self.busy.q.val();
         self.m_msg_opcode.next = self.opcode_reg.q.val();
@@ -814,14 +747,14 @@ impl Logic for ResponseGenerator {
         self.m_rdrd_req_addr.next = self.addr_reg.q.val();
         self.m_rdrd_req_words.next = self.burst_reg.q.val();
         self.stat_responses_sent.next = self.responses_reg.q.val();
-        self.stat_nack_sent_0.next = self.nack_reg_0.q.val();
-        self.stat_nack_sent_1.next = self.nack_reg_1.q.val();
-        self.stat_nack_sent_2.next = self.nack_reg_2.q.val();
-        self.stat_nack_sent_3.next = self.nack_reg_3.q.val();
-        self.stat_nack_sent_4.next = self.nack_reg_4.q.val();
-        self.stat_nack_sent_5.next = self.nack_reg_5.q.val();
-        self.stat_nack_sent_6.next = self.nack_reg_6.q.val();
-        self.stat_nack_sent_7.next = self.nack_reg_7.q.val();
+        self.stat_nack_sent_0.next = self.nack_sent.m_count_0.val();
+        self.stat_nack_sent_1.next = self.nack_sent.m_count_1.val();
+        self.stat_nack_sent_2.next = self.nack_sent.m_count_2.val();
+        self.stat_nack_sent_3.next = self.nack_sent.m_count_3.val();
+        self.stat_nack_sent_4.next = self.nack_sent.m_count_4.val();
+        self.stat_nack_sent_5.next = self.nack_sent.m_count_5.val();
+        self.stat_nack_sent_6.next = self.nack_sent.m_count_6.val();
+        self.stat_nack_sent_7.next = self.nack_sent.m_count_7.val();
     }
 }
 
