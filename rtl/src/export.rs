@@ -282,6 +282,24 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
     ];
     if let Some(n) = config.tpt_entries {
         blocks.push(export_block(
+            "tpt_table",
+            crate::tpt::TptTable::new(n),
+            "nic_rtl::tpt::TptTable",
+            format!("nic_rtl::tpt::TptTable::new({n})"),
+        ));
+        blocks.push(export_block(
+            "tpt_checks",
+            crate::tpt::TptChecks::new(n),
+            "nic_rtl::tpt::TptChecks",
+            format!("nic_rtl::tpt::TptChecks::new({n})"),
+        ));
+        blocks.push(export_block(
+            "tpt_exception_queue",
+            crate::tpt::TptExceptionQueue::default(),
+            "nic_rtl::tpt::TptExceptionQueue",
+            "nic_rtl::tpt::TptExceptionQueue::default()".into(),
+        ));
+        blocks.push(export_block(
             "tpt",
             crate::Tpt::new(n),
             "nic_rtl::Tpt",

@@ -60,6 +60,9 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "dma_read_arbiter",
         "dma_write_arbiter",
         "nic_top",
+        "tpt_table",
+        "tpt_checks",
+        "tpt_exception_queue",
         "tpt",
         "nic_top_tpt256",
     ] {

@@ -1,0 +1,374 @@
+//! `TptChecks`: the TPT's lookup request, its checks and the response. A child of
+//! [`Tpt`](super::Tpt): it holds the request the table accepted, checks it against the
+//! entry the [`TptTable`](super::TptTable) read, answers it, tells the table to clear a
+//! used entry's valid bit, or hands the request to the
+//! [`TptExceptionQueue`](super::TptExceptionQueue), whose answer it also sends.
+//!
+//! Follows source 001 (keys bound to byte ranges, one-shot keys disabled when used),
+//! source 003 (32-bit STags, the invalidate bit) and Linux siw's check order
+//! (`siw_check_mem`: valid, key, rights, bounds). Contract: `docs/nic-blocks.md` (TPT
+//! lookup), behaviour `docs/nic-architecture.md` (responder rule 5).
+//!
+//! Ports:
+//! - `clock`, `reset` (synchronous, active high: drops a check in its read clock and the
+//!   response's valid; `ok` and `paddr` keep their value, as between responses).
+//! - Request: `s_req_accept` (the table accepted a lookup this clock), `s_req_stag` (32:
+//!   index = bits 31:8, key = bits 7:0), `s_req_vaddr` (64), `s_req_length` (32),
+//!   `s_req_access` (3: bit 0 remote read, 1 remote write, 2 atomic), `s_req_invalidate`,
+//!   `s_req_qp` (6), `s_req_commit` (1: the request is executed if it passes). Registered
+//!   at acceptance and shown on `m_req_*` until the next one (the exception head's fields).
+//! - Entry from the table, the clock after acceptance: `s_entry_valid`, `s_entry_meta` (13:
+//!   bit 0 valid, 3:1 rights, 4 one-shot, 12:5 key), `s_entry_vaddr` (64),
+//!   `s_entry_length` (32), `s_entry_paddr` (32).
+//! - Decision, in the check clock (the clock after the entry): `m_clear` (the entry is
+//!   used up: clear its valid bit), `m_miss` (the index is at or beyond `entries`, or the
+//!   entry is not valid: the request goes to the exception queue and gets no response here).
+//! - Answer of the exception queue: `s_answer_valid`, `s_answer_ok`, `s_answer_paddr` (32).
+//! - Response: `m_resp_valid` (one clock per answered request), `m_resp_ok`,
+//!   `m_resp_paddr` (32, 0 when not ok); `ok` and `paddr` hold between responses.
+//!
+//! Checks (in siw's order; any failure answers `ok = 0`): key (STag bits 7:0 equal the
+//! entry's key), rights (every access bit requested is granted), bounds (`vaddr >= base`
+//! and `vaddr + length <= base + entry length`, exact: no 64- or 32-bit wrap passes a
+//! request out of range). Success answers `paddr = physical base + (vaddr - base)` (32
+//! bits, wrapping), and `m_clear` when the request commits and the entry is one-shot or
+//! the request has `invalidate`.
+//!
+//! Latency and throughput: accepted at edge t, the entry is registered at edge t+1 (with
+//! the request's end `vaddr + length`, computed meanwhile from the request registers), and
+//! the checks run from registers in the clock after it: the response is registered at
+//! edge t+2 and shown in the clock after it (three clocks). The read clock does nothing
+//! but register the RAM's read data (a DP16KD's unregistered read takes about half of an
+//! 8 ns clock); the check clock has one carry chain in series per result: `vaddr >= base`
+//! (64 bits), `base + length - end` (67 bits, after one level of carry-save adders, its
+//! sign), the translation (32 bits, after a carry-save level). One request per three
+//! clocks (the table's pace). An exception answer is registered in the clock it arrives.
+//!
+//! Limits: `entries` a power of two in 16..=4096.
+
+use super::table::check_entries;
+use crate::sim::ClockedBlock;
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct TptChecks {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    // Request.
+    pub s_req_accept: Signal<In, Bit>,
+    pub s_req_stag: Signal<In, Bits<32>>,
+    pub s_req_vaddr: Signal<In, Bits<64>>,
+    pub s_req_length: Signal<In, Bits<32>>,
+    pub s_req_access: Signal<In, Bits<3>>,
+    pub s_req_invalidate: Signal<In, Bit>,
+    pub s_req_qp: Signal<In, Bits<6>>,
+    pub s_req_commit: Signal<In, Bit>,
+    pub m_req_stag: Signal<Out, Bits<32>>,
+    pub m_req_vaddr: Signal<Out, Bits<64>>,
+    pub m_req_length: Signal<Out, Bits<32>>,
+    pub m_req_access: Signal<Out, Bits<3>>,
+    pub m_req_invalidate: Signal<Out, Bit>,
+    pub m_req_qp: Signal<Out, Bits<6>>,
+    pub m_req_commit: Signal<Out, Bit>,
+    // Entry.
+    pub s_entry_valid: Signal<In, Bit>,
+    pub s_entry_meta: Signal<In, Bits<13>>,
+    pub s_entry_vaddr: Signal<In, Bits<64>>,
+    pub s_entry_length: Signal<In, Bits<32>>,
+    pub s_entry_paddr: Signal<In, Bits<32>>,
+    // Decision.
+    pub m_clear: Signal<Out, Bit>,
+    pub m_miss: Signal<Out, Bit>,
+    // Exception answer and response.
+    pub s_answer_valid: Signal<In, Bit>,
+    pub s_answer_ok: Signal<In, Bit>,
+    pub s_answer_paddr: Signal<In, Bits<32>>,
+    pub m_resp_valid: Signal<Out, Bit>,
+    pub m_resp_ok: Signal<Out, Bit>,
+    pub m_resp_paddr: Signal<Out, Bits<32>>,
+    // The request in flight.
+    req_stag: DFF<Bits<32>>,
+    req_vaddr: DFF<Bits<64>>,
+    req_length: DFF<Bits<32>>,
+    req_access: DFF<Bits<3>>,
+    req_invalidate: DFF<Bit>,
+    req_commit: DFF<Bit>,
+    req_qp: DFF<Bits<6>>,
+    req_in_table: DFF<Bit>,
+    /// `vaddr + length`, exact.
+    req_end: DFF<Bits<65>>,
+    // The entry as read.
+    ent_meta: DFF<Bits<13>>,
+    ent_vaddr: DFF<Bits<64>>,
+    ent_length: DFF<Bits<32>>,
+    ent_paddr: DFF<Bits<32>>,
+    /// The check clock.
+    check: DFF<Bit>,
+    resp_valid: DFF<Bit>,
+    resp_ok: DFF<Bit>,
+    resp_paddr: DFF<Bits<32>>,
+    // Combinational intermediates.
+    hit: Signal<Local, Bit>,
+    key_ok: Signal<Local, Bit>,
+    rights_ok: Signal<Local, Bit>,
+    base_ok: Signal<Local, Bit>,
+    // base + entry length - end, as a + b + c + 1 in 67 bits through one carry-save level.
+    lim_a: Signal<Local, Bits<67>>,
+    lim_b: Signal<Local, Bits<67>>,
+    lim_c: Signal<Local, Bits<67>>,
+    lim_sum: Signal<Local, Bits<67>>,
+    lim_carry: Signal<Local, Bits<67>>,
+    /// The sign of the sum, carry-selected: bits 33:0 and 66:34 added apart.
+    lim_low: Signal<Local, Bits<35>>,
+    lim_high0: Signal<Local, Bits<33>>,
+    lim_high1: Signal<Local, Bits<33>>,
+    end_ok: Signal<Local, Bit>,
+    /// `vaddr >= base` from the two halves.
+    high_gt: Signal<Local, Bit>,
+    high_eq: Signal<Local, Bit>,
+    low_ge: Signal<Local, Bit>,
+    early_ok: Signal<Local, Bit>,
+    // physical base + vaddr - base (low 32 bits) the same way.
+    tr_a: Signal<Local, Bits<32>>,
+    tr_b: Signal<Local, Bits<32>>,
+    tr_c: Signal<Local, Bits<32>>,
+    tr_sum: Signal<Local, Bits<32>>,
+    tr_carry: Signal<Local, Bits<32>>,
+    translated: Signal<Local, Bits<32>>,
+    check_ok: Signal<Local, Bit>,
+    resp_set: Signal<Local, Bit>,
+    resp_ok_next: Signal<Local, Bit>,
+    entries_c: Constant<Bits<24>>,
+}
+
+impl TptChecks {
+    /// Checks for a table of `entries` entries (STag indices `0..entries`).
+    ///
+    /// Panics when `entries` is not a power of two in 16..=4096.
+    pub fn new(entries: usize) -> Self {
+        check_entries("TptChecks", entries);
+        TptChecks {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_req_accept: Default::default(),
+            s_req_stag: Default::default(),
+            s_req_vaddr: Default::default(),
+            s_req_length: Default::default(),
+            s_req_access: Default::default(),
+            s_req_invalidate: Default::default(),
+            s_req_qp: Default::default(),
+            s_req_commit: Default::default(),
+            m_req_stag: Default::default(),
+            m_req_vaddr: Default::default(),
+            m_req_length: Default::default(),
+            m_req_access: Default::default(),
+            m_req_invalidate: Default::default(),
+            m_req_qp: Default::default(),
+            m_req_commit: Default::default(),
+            s_entry_valid: Default::default(),
+            s_entry_meta: Default::default(),
+            s_entry_vaddr: Default::default(),
+            s_entry_length: Default::default(),
+            s_entry_paddr: Default::default(),
+            m_clear: Default::default(),
+            m_miss: Default::default(),
+            s_answer_valid: Default::default(),
+            s_answer_ok: Default::default(),
+            s_answer_paddr: Default::default(),
+            m_resp_valid: Default::default(),
+            m_resp_ok: Default::default(),
+            m_resp_paddr: Default::default(),
+            req_stag: Default::default(),
+            req_vaddr: Default::default(),
+            req_length: Default::default(),
+            req_access: Default::default(),
+            req_invalidate: Default::default(),
+            req_commit: Default::default(),
+            req_qp: Default::default(),
+            req_in_table: Default::default(),
+            req_end: Default::default(),
+            ent_meta: Default::default(),
+            ent_vaddr: Default::default(),
+            ent_length: Default::default(),
+            ent_paddr: Default::default(),
+            check: Default::default(),
+            resp_valid: Default::default(),
+            resp_ok: Default::default(),
+            resp_paddr: Default::default(),
+            hit: Default::default(),
+            key_ok: Default::default(),
+            rights_ok: Default::default(),
+            base_ok: Default::default(),
+            lim_a: Default::default(),
+            lim_b: Default::default(),
+            lim_c: Default::default(),
+            lim_sum: Default::default(),
+            lim_carry: Default::default(),
+            lim_low: Default::default(),
+            lim_high0: Default::default(),
+            lim_high1: Default::default(),
+            end_ok: Default::default(),
+            high_gt: Default::default(),
+            high_eq: Default::default(),
+            low_ge: Default::default(),
+            early_ok: Default::default(),
+            tr_a: Default::default(),
+            tr_b: Default::default(),
+            tr_c: Default::default(),
+            tr_sum: Default::default(),
+            tr_carry: Default::default(),
+            translated: Default::default(),
+            check_ok: Default::default(),
+            resp_set: Default::default(),
+            resp_ok_next: Default::default(),
+            entries_c: Constant::new((entries as u64).to_bits()),
+        }
+    }
+}
+
+impl Default for TptChecks {
+    fn default() -> Self {
+        Self::new(super::TPT_BANK_ENTRIES)
+    }
+}
+
+impl Logic for TptChecks {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            req_stag,
+            req_vaddr,
+            req_length,
+            req_access,
+            req_invalidate,
+            req_commit,
+            req_qp,
+            req_in_table,
+            req_end,
+            ent_meta,
+            ent_vaddr,
+            ent_length,
+            ent_paddr,
+            check,
+            resp_valid,
+            resp_ok,
+            resp_paddr
+        );
+        // Acceptance: the request is held until the next one.
+        if self.s_req_accept.val() {
+            self.req_stag.d.next = self.s_req_stag.val();
+            self.req_vaddr.d.next = self.s_req_vaddr.val();
+            self.req_length.d.next = self.s_req_length.val();
+            self.req_access.d.next = self.s_req_access.val();
+            self.req_invalidate.d.next = self.s_req_invalidate.val();
+            self.req_commit.d.next = self.s_req_commit.val();
+            self.req_qp.d.next = self.s_req_qp.val();
+            self.req_in_table.d.next =
+                self.s_req_stag.val().get_bits::<24>(8) < self.entries_c.val();
+        }
+        // Read clock: register the entry as read, and the request's end.
+        self.check.d.next = self.s_entry_valid.val() & !self.reset.val();
+        if self.s_entry_valid.val() {
+            self.ent_meta.d.next = self.s_entry_meta.val();
+            self.ent_vaddr.d.next = self.s_entry_vaddr.val();
+            self.ent_length.d.next = self.s_entry_length.val();
+            self.ent_paddr.d.next = self.s_entry_paddr.val();
+            self.req_end.d.next = bit_cast::<65, 64>(self.req_vaddr.q.val())
+                + bit_cast::<65, 32>(self.req_length.q.val());
+        }
+        // Check clock, from registers.
+        self.hit.next = self.req_in_table.q.val() & self.ent_meta.q.val().get_bit(0);
+        self.key_ok.next =
+            self.ent_meta.q.val().get_bits::<8>(5) == self.req_stag.q.val().get_bits::<8>(0);
+        self.rights_ok.next =
+            (self.req_access.q.val() & !self.ent_meta.q.val().get_bits::<3>(1)) == 0;
+        self.high_gt.next =
+            self.req_vaddr.q.val().get_bits::<32>(32) > self.ent_vaddr.q.val().get_bits::<32>(32);
+        self.high_eq.next =
+            self.req_vaddr.q.val().get_bits::<32>(32) == self.ent_vaddr.q.val().get_bits::<32>(32);
+        self.low_ge.next =
+            self.req_vaddr.q.val().get_bits::<32>(0) >= self.ent_vaddr.q.val().get_bits::<32>(0);
+        self.base_ok.next = self.high_gt.val() | (self.high_eq.val() & self.low_ge.val());
+        self.lim_a.next = bit_cast::<67, 64>(self.ent_vaddr.q.val());
+        self.lim_b.next = bit_cast::<67, 32>(self.ent_length.q.val());
+        self.lim_c.next = !bit_cast::<67, 65>(self.req_end.q.val());
+        self.lim_sum.next = self.lim_a.val() ^ self.lim_b.val() ^ self.lim_c.val();
+        self.lim_carry.next = (((self.lim_a.val() & self.lim_b.val())
+            | (self.lim_a.val() & self.lim_c.val())
+            | (self.lim_b.val() & self.lim_c.val()))
+            << 1)
+            | bits::<67>(1);
+        self.lim_low.next = bit_cast::<35, 34>(self.lim_sum.val().get_bits::<34>(0))
+            + bit_cast::<35, 34>(self.lim_carry.val().get_bits::<34>(0));
+        self.lim_high0.next =
+            self.lim_sum.val().get_bits::<33>(34) + self.lim_carry.val().get_bits::<33>(34);
+        self.lim_high1.next = self.lim_sum.val().get_bits::<33>(34)
+            + self.lim_carry.val().get_bits::<33>(34)
+            + bits::<33>(1);
+        self.end_ok.next = !self.lim_high0.val().get_bit(32);
+        if self.lim_low.val().get_bit(34) {
+            self.end_ok.next = !self.lim_high1.val().get_bit(32);
+        }
+        self.tr_a.next = self.ent_paddr.q.val();
+        self.tr_b.next = self.req_vaddr.q.val().get_bits::<32>(0);
+        self.tr_c.next = !self.ent_vaddr.q.val().get_bits::<32>(0);
+        self.tr_sum.next = self.tr_a.val() ^ self.tr_b.val() ^ self.tr_c.val();
+        self.tr_carry.next = (((self.tr_a.val() & self.tr_b.val())
+            | (self.tr_a.val() & self.tr_c.val())
+            | (self.tr_b.val() & self.tr_c.val()))
+            << 1)
+            | bits::<32>(1);
+        self.translated.next = self.tr_sum.val() + self.tr_carry.val();
+        self.early_ok.next = self.key_ok.val() & self.rights_ok.val();
+        self.check_ok.next = self.early_ok.val() & self.base_ok.val() & self.end_ok.val();
+        self.m_clear.next = self.check.q.val()
+            & self.hit.val()
+            & self.check_ok.val()
+            & self.req_commit.q.val()
+            & (self.ent_meta.q.val().get_bit(4) | self.req_invalidate.q.val());
+        self.m_miss.next = self.check.q.val() & !self.hit.val();
+        // The response: the translation or the exception queue's answer; paddr 0 when
+        // refused.
+        self.resp_set.next = (self.check.q.val() & self.hit.val()) | self.s_answer_valid.val();
+        self.resp_ok_next.next = self.s_answer_ok.val();
+        if self.check.q.val() {
+            self.resp_ok_next.next = self.check_ok.val();
+        }
+        self.resp_valid.d.next = false;
+        if self.resp_set.val() {
+            self.resp_valid.d.next = true;
+            self.resp_ok.d.next = self.resp_ok_next.val();
+            self.resp_paddr.d.next = self.s_answer_paddr.val();
+            if self.check.q.val() {
+                self.resp_paddr.d.next = self.translated.val();
+            }
+        }
+        if self.reset.val() {
+            self.resp_valid.d.next = false;
+        }
+        // Outputs.
+        self.m_req_stag.next = self.req_stag.q.val();
+        self.m_req_vaddr.next = self.req_vaddr.q.val();
+        self.m_req_length.next = self.req_length.q.val();
+        self.m_req_access.next = self.req_access.q.val();
+        self.m_req_invalidate.next = self.req_invalidate.q.val();
+        self.m_req_qp.next = self.req_qp.q.val();
+        self.m_req_commit.next = self.req_commit.q.val();
+        self.m_resp_valid.next = self.resp_valid.q.val();
+        self.m_resp_ok.next = self.resp_ok.q.val();
+        // paddr is 0 when refused: masked here, so the late `ok` does not clear the
+        // register's 32 bits.
+        self.m_resp_paddr.next = 0.into();
+        if self.resp_ok.q.val() {
+            self.m_resp_paddr.next = self.resp_paddr.q.val();
+        }
+    }
+}
+
+impl ClockedBlock for TptChecks {
+    fn clock_signal(&mut self) -> &mut Signal<In, Clock> {
+        &mut self.clock
+    }
+}
