@@ -16,7 +16,7 @@
 //! It is not a fence by itself either: the responder checks a message on its first cell
 //! (`rtl/src/responder/receive_queue_engine.rs`) and then writes the message's remaining cells to the
 //! address the check returned, while the TPT's invalidate waits only for the lookup in
-//! flight (`rtl/src/tpt/table.rs`, "Consistency"). So a WRITE whose first cell passed before the
+//! flight (`rtl/src/tpt/mod.rs`, "Consistency"). So a WRITE whose first cell passed before the
 //! invalidate completed keeps writing into the region after it; the NIC has no status that
 //! tells when that message has drained. Both TPT kinds therefore use the same fence.
 //!

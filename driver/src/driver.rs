@@ -1012,7 +1012,7 @@ impl<A: NicAccess> Driver<A> {
     /// an entry a request with the invalidate flag cleared (003). The driver's own copy of
     /// the region must not bring it back: the head is refused and the region retired
     /// ([`Driver::retire_used_up`]). No race with the NIC's write-back is possible: the TPT
-    /// applies a lookup's write-back before any later lookup or command (`rtl/src/tpt/table.rs`,
+    /// applies a lookup's write-back before any later lookup or command (`rtl/src/tpt/mod.rs`,
     /// "Consistency"), so an entry that missed stays cleared. Any other STag (a
     /// deregistered region, one of an earlier boot) is refused as well. With several NICs
     /// a head naming a region another NIC holds migrates it ([`crate::multi_nic`]).

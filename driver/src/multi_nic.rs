@@ -25,7 +25,7 @@
 //! - the request lies outside the region's rights or bounds: refused;
 //! - otherwise ([`can_migrate`]) the driver takes the holder's entry (`TPT_COMMAND` take:
 //!   read and invalidated in one command, which the table's sequencer runs atomically
-//!   against lookups, `rtl/src/tpt/table.rs` "Consistency", so no request through the holder
+//!   against lookups, `rtl/src/tpt/mod.rs` "Consistency", so no request through the holder
 //!   uses the key between the read and the invalidation): not valid (used up there) means
 //!   refused and retired, as above; valid, the driver either installs it in the NIC that
 //!   missed, which becomes the holder,
@@ -55,7 +55,7 @@ use crate::hw_tpt::ExceptionHead;
 use crate::rejoin::Tick;
 use crate::tpt::TptEntry;
 
-/// `EXC_HEAD0` bit 13: the request is only checked, not executed (`rtl/src/tpt/table.rs`).
+/// `EXC_HEAD0` bit 13: the request is only checked, not executed (`rtl/src/tpt/mod.rs`).
 pub const EXC_HEAD_CHECK_ONLY: u64 = 1 << 13;
 
 /// The largest number of NICs a host may have.

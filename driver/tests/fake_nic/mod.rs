@@ -14,7 +14,7 @@
 //! head's tag answers it (or the test times it out); RDMA requests are checked (key,
 //! rights, bounds) and translated, a failure is NACKed REMOTE_ACCESS_ERROR. A request that
 //! passes and will be executed clears the entry's valid bit when the entry is one-shot or
-//! the request carries the invalidate flag (`rtl/src/tpt/table.rs`); an RDMA_WRITE_IMMEDIATE
+//! the request carries the invalidate flag (`rtl/src/tpt/mod.rs`); an RDMA_WRITE_IMMEDIATE
 //! refused for want of a receive buffer is checked without effect on the table.
 //!
 //! `Faults` injects faults into the drivers' control SENDs: the next one from a node to a
