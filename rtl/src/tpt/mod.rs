@@ -242,7 +242,7 @@ impl Logic for Tpt {
         self.entry_table.s_stat_stale.next = self.exceptions.stat_stale.val();
         // Lookup port: the table accepts, the checks keep the request.
         self.entry_table.s_lookup_valid.next = self.s_tpt_req_valid.val();
-        self.entry_table.s_lookup_index.next = self.s_tpt_req_stag.val().get_bits::<24>(8);
+        self.entry_table.s_lookup_index.next = self.s_tpt_req_stag.val().get_bits::<12>(8);
         self.entry_table.s_hold.next = self.exceptions.m_exc_valid.val();
         self.s_tpt_req_ready.next = self.entry_table.s_lookup_ready.val();
         self.checks.s_req_accept.next = self.entry_table.m_lookup_accept.val();

@@ -15,8 +15,9 @@
 //!   while busy); the read data is its own registers' word ORed with `s_exc_rdata` (the
 //!   exception queue's word for the addressed register, 0 for any other).
 //!   `s_stat_stale` (8) reads in `TPT_STATUS` bits 23:16.
-//! - Lookup read port: `s_lookup_valid` / `s_lookup_ready`, `s_lookup_index` (24: STag
-//!   bits 31:8); `s_hold` (the exception head is waiting: no lookup is accepted);
+//! - Lookup read port: `s_lookup_valid` / `s_lookup_ready`, `s_lookup_index` (12: STag
+//!   bits 19:8, all that a table of at most 4096 entries decodes); `s_hold` (the
+//!   exception head is waiting: no lookup is accepted);
 //!   `m_lookup_accept` (a lookup is accepted this clock). The entry (at the index modulo
 //!   the table, for an index beyond it) is on `m_entry_meta` (13: bit 0 valid, 3:1
 //!   rights, 4 one-shot, 12:5 key), `m_entry_vaddr` (64), `m_entry_length` (32),
@@ -87,7 +88,7 @@ pub struct TptTable {
     // Lookup read port.
     pub s_lookup_valid: Signal<In, Bit>,
     pub s_lookup_ready: Signal<Out, Bit>,
-    pub s_lookup_index: Signal<In, Bits<24>>,
+    pub s_lookup_index: Signal<In, Bits<12>>,
     pub s_hold: Signal<In, Bit>,
     pub m_lookup_accept: Signal<Out, Bit>,
     pub m_entry_valid: Signal<Out, Bit>,
