@@ -9,10 +9,14 @@
 //! - [`receive_queue_model`]: the plain-Rust reference model of the responder.
 
 pub mod nack_generator;
+pub mod qp_state;
 pub mod receive_queue_engine;
 pub mod receive_queue_model;
 pub mod response_generator;
+pub mod writer;
 
 pub use nack_generator::NackGenerator;
+pub use qp_state::QpState;
 pub use receive_queue_engine::ReceiveQueueEngine;
 pub use response_generator::ResponseGenerator;
+pub use writer::Writer;
