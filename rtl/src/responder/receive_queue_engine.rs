@@ -376,7 +376,7 @@ pub struct ReceiveQueueEngine {
     nack_rx_6: DFF<Bits<32>>,
     nack_rx_7: DFF<Bits<32>>,
     /// The per-QP state table (lookup, CSR side port, expect events, write-backs).
-    table: QpState,
+    qp_state: QpState,
     /// The host-memory write path.
     writer: Writer,
     nack: NackGenerator,
@@ -648,7 +648,7 @@ impl ReceiveQueueEngine {
             nack_rx_5: Default::default(),
             nack_rx_6: Default::default(),
             nack_rx_7: Default::default(),
-            table: QpState::new(queue_pairs),
+            qp_state: QpState::new(queue_pairs),
             writer: Writer::new(),
             nack: Default::default(),
             rx_first: Default::default(),
@@ -781,8 +781,8 @@ impl Logic for ReceiveQueueEngine {
             nack_rx_6,
             nack_rx_7
         );
-        self.table.clock.next = self.clock.val();
-        self.table.reset.next = self.reset.val();
+        self.qp_state.clock.next = self.clock.val();
+        self.qp_state.reset.next = self.reset.val();
         self.writer.clock.next = self.clock.val();
         self.writer.reset.next = self.reset.val();
 
@@ -809,17 +809,17 @@ impl Logic for ReceiveQueueEngine {
             | (self.hdr_opcode.q.val() == 0x11);
 
         // ---- Lookup: the per-QP state table answers for ctx_qp ----
-        self.table.ctx_qp.next = self.ctx_qp.q.val();
-        self.lk_expected.next = self.table.rd_expected.val();
-        self.lk_rq_ci.next = self.table.rd_rq_ci.val();
+        self.qp_state.ctx_qp.next = self.ctx_qp.q.val();
+        self.lk_expected.next = self.qp_state.rd_expected.val();
+        self.lk_rq_ci.next = self.qp_state.rd_rq_ci.val();
         self.lk_remote.next = bit_cast::<32, 16>(self.s_rx_src_node.val())
             | (bit_cast::<32, 16>(self.s_rx_src_qp.val()) << 16);
-        self.lk_source_match.next = self.table.rd_remote.val() == self.lk_remote.val();
+        self.lk_source_match.next = self.qp_state.rd_remote.val() == self.lk_remote.val();
         self.lk_exists.next = self.s_rx_dest_qp.val() < self.queue_pairs.val();
         self.lk_node_ok.next = self.s_rx_dest_node.val() == self.cfg_node_id.val();
-        self.lk_exp_psn.next = self.table.rd_expect_psn.val();
-        self.lk_exp_addr.next = self.table.rd_expect_addr.val();
-        self.lk_exp_length.next = self.table.rd_expect_length.val();
+        self.lk_exp_psn.next = self.qp_state.rd_expect_psn.val();
+        self.lk_exp_addr.next = self.qp_state.rd_expect_addr.val();
+        self.lk_exp_length.next = self.qp_state.rd_expect_length.val();
         // Bounds without a TPT: vaddr + length <= 2^32.
         self.req_length.next = self.s_rx_dma_length.val();
         if self.rx_is_atomic.val() {
@@ -989,8 +989,8 @@ impl Logic for ReceiveQueueEngine {
 
         // ---- Defaults ----
         self.main_ram_use.next = false;
-        self.table.lookup.next = false;
-        self.table.lookup_qp.next = self.rx_qp.val();
+        self.qp_state.lookup.next = false;
+        self.qp_state.lookup_qp.next = self.rx_qp.val();
         self.resp_we.next = false;
         self.resp_wdata.next = bit_cast::<48, 24>(self.rq_ci_reg.q.val())
             | (bit_cast::<48, 24>(self.effective.val()) << 24);
@@ -1012,7 +1012,7 @@ impl Logic for ReceiveQueueEngine {
 
         match self.state.q.val() {
             ResponderState::Clear => {
-                if self.table.sweep_done.val() {
+                if self.qp_state.sweep_done.val() {
                     self.state.d.next = ResponderState::Idle;
                 }
             }
@@ -1024,7 +1024,7 @@ impl Logic for ReceiveQueueEngine {
                     } else {
                         // A first or a failed cell: look its QP up.
                         self.main_ram_use.next = true;
-                        self.table.lookup.next = true;
+                        self.qp_state.lookup.next = true;
                         self.ctx_qp.d.next = self.rx_qp.val();
                         self.abort.d.next = false;
                         self.in_end.d.next = false;
@@ -1045,26 +1045,26 @@ impl Logic for ReceiveQueueEngine {
             ResponderState::Lookup => {
                 self.node_ok.d.next = self.lk_node_ok.val();
                 self.qp_exists.d.next = self.lk_exists.val();
-                self.qp_enabled.d.next = self.table.ctx_enabled.val();
+                self.qp_enabled.d.next = self.qp_state.ctx_enabled.val();
                 self.source_match.d.next = self.lk_source_match.val();
                 self.expected_reg.d.next = self.lk_expected.val();
                 self.rq_ci_reg.d.next = self.lk_rq_ci.val();
-                self.rq_empty.d.next = self.table.rd_rq_empty.val();
-                self.rqe_addr.d.next = self.table.rd_rqe_addr.val();
-                self.synced_reg.d.next = self.table.ctx_synced.val();
-                self.nak_reg.d.next = self.table.ctx_nak_sent.val();
-                self.refused_reg.d.next = self.table.rd_refused.val();
-                self.rs_reg.d.next = self.table.rd_rs_psn.val();
+                self.rq_empty.d.next = self.qp_state.rd_rq_empty.val();
+                self.rqe_addr.d.next = self.qp_state.rd_rqe_addr.val();
+                self.synced_reg.d.next = self.qp_state.ctx_synced.val();
+                self.nak_reg.d.next = self.qp_state.ctx_nak_sent.val();
+                self.refused_reg.d.next = self.qp_state.rd_refused.val();
+                self.rs_reg.d.next = self.qp_state.rd_rs_psn.val();
                 // The NackGenerator's PSN distances, for the Decide clock.
                 self.behind_reg.d.next = self.lk_expected.val() - self.s_rx_psn.val();
-                self.rs_back_reg.d.next = self.lk_expected.val() - self.table.rd_rs_psn.val();
-                self.rs_valid.d.next = self.table.ctx_rs_valid.val();
-                self.atomic_match.d.next = self.table.ctx_atomic_valid.val()
-                    & (self.table.rd_atomic_psn.val() == self.s_rx_psn.val());
-                self.value_reg.d.next = self.table.rd_atomic_value.val();
-                self.expect_match.d.next = self.table.ctx_expect_valid.val()
+                self.rs_back_reg.d.next = self.lk_expected.val() - self.qp_state.rd_rs_psn.val();
+                self.rs_valid.d.next = self.qp_state.ctx_rs_valid.val();
+                self.atomic_match.d.next = self.qp_state.ctx_atomic_valid.val()
+                    & (self.qp_state.rd_atomic_psn.val() == self.s_rx_psn.val());
+                self.value_reg.d.next = self.qp_state.rd_atomic_value.val();
+                self.expect_match.d.next = self.qp_state.ctx_expect_valid.val()
                     & (self.lk_exp_psn.val() == self.s_rx_psn.val())
-                    & (self.table.rd_expect_atomic.val() == (self.s_rx_opcode.val() == 0x21))
+                    & (self.qp_state.rd_expect_atomic.val() == (self.s_rx_opcode.val() == 0x21))
                     & (self.lk_exp_addr.val().get_bits::<3>(0) == 0);
                 if self.rx_is_response.val() {
                     self.ctx_base.d.next = self.lk_exp_addr.val();
@@ -1089,10 +1089,10 @@ impl Logic for ReceiveQueueEngine {
                 self.state.d.next = ResponderState::Stream;
                 if self.lk_node_ok.val()
                     & self.lk_exists.val()
-                    & self.table.ctx_enabled.val()
+                    & self.qp_state.ctx_enabled.val()
                     & self.lk_source_match.val()
-                    & self.table.ctx_synced.val()
-                    & !self.table.ctx_nak_sent.val()
+                    & self.qp_state.ctx_synced.val()
+                    & !self.qp_state.ctx_nak_sent.val()
                     & self.rx_is_request.val()
                 {
                     self.owe_kind.d.next = 1.into();
@@ -1100,9 +1100,9 @@ impl Logic for ReceiveQueueEngine {
                     self.owe_psn.d.next = self.lk_expected.val();
                     // Marked while the resync point is kept (it acknowledges the PSNs
                     // before the expected one).
-                    self.owe_resync.d.next = self.table.ctx_rs_valid.val();
+                    self.owe_resync.d.next = self.qp_state.ctx_rs_valid.val();
                     // It names the expected PSN: the window's refusals are before it.
-                    self.owe_refusal.d.next = self.table.rd_refused.val().get_bits::<21>(0);
+                    self.owe_refusal.d.next = self.qp_state.rd_refused.val().get_bits::<21>(0);
                     self.nak_set.next = true;
                     self.state.d.next = ResponderState::Owe;
                 }
@@ -1435,40 +1435,40 @@ impl Logic for ReceiveQueueEngine {
         }
 
         // ---- The per-QP state table: CSR side port, expect events, write-backs ----
-        self.table.hold.next = self.main_ram_use.val();
-        self.table.s_csr_valid.next = self.s_csr_valid.val();
-        self.s_csr_ready.next = self.table.s_csr_ready.val();
-        self.table.s_csr_write.next = self.s_csr_write.val();
-        self.table.s_csr_qp.next = self.s_csr_qp.val();
-        self.table.s_csr_reg.next = self.s_csr_reg.val();
-        self.table.s_csr_wdata.next = self.s_csr_wdata.val();
-        self.m_csr_rdata_valid.next = self.table.m_csr_rdata_valid.val();
-        self.m_csr_rdata.next = self.table.m_csr_rdata.val();
-        if self.table.ctx_abort.val() {
+        self.qp_state.hold.next = self.main_ram_use.val();
+        self.qp_state.s_csr_valid.next = self.s_csr_valid.val();
+        self.s_csr_ready.next = self.qp_state.s_csr_ready.val();
+        self.qp_state.s_csr_write.next = self.s_csr_write.val();
+        self.qp_state.s_csr_qp.next = self.s_csr_qp.val();
+        self.qp_state.s_csr_reg.next = self.s_csr_reg.val();
+        self.qp_state.s_csr_wdata.next = self.s_csr_wdata.val();
+        self.m_csr_rdata_valid.next = self.qp_state.m_csr_rdata_valid.val();
+        self.m_csr_rdata.next = self.qp_state.m_csr_rdata.val();
+        if self.qp_state.ctx_abort.val() {
             self.abort.d.next = true;
         }
-        self.table.s_expect_valid.next = self.s_expect_valid.val();
-        self.s_expect_ready.next = self.table.s_expect_ready.val();
-        self.table.s_expect_qp.next = self.s_expect_qp.val();
-        self.table.s_expect_psn.next = self.s_expect_psn.val();
-        self.table.s_expect_addr.next = self.s_expect_addr.val();
-        self.table.s_expect_length.next = self.s_expect_length.val();
-        self.table.s_expect_atomic.next = self.s_expect_atomic.val();
-        self.table.wr_state.next = self.resp_we.val();
-        self.table.wr_rq_ci.next = self.resp_wdata.val().get_bits::<24>(0);
-        self.table.wr_expected.next = self.resp_wdata.val().get_bits::<24>(24);
-        self.table.wr_atomic.next = self.atomic_we.val();
-        self.table.wr_atomic_psn.next = self.hdr_psn.q.val();
-        self.table.wr_atomic_value.next = self.value_reg.q.val();
-        self.table.wr_refused.next = self.refused_set.val();
-        self.table.wr_refused_window.next = self.refused_wdata.val();
-        self.table.rs_set.next = self.rs_set.val();
-        self.table.rs_psn.next = self.s_rx_psn.val();
-        self.table.rs_clear.next = self.rs_clear.val();
-        self.table.synced_set.next = self.synced_set.val();
-        self.table.nak_set.next = self.nak_set.val();
-        self.table.nak_clear.next = self.nak_clear.val();
-        self.table.expect_clear.next = self.expect_clear.val();
+        self.qp_state.s_expect_valid.next = self.s_expect_valid.val();
+        self.s_expect_ready.next = self.qp_state.s_expect_ready.val();
+        self.qp_state.s_expect_qp.next = self.s_expect_qp.val();
+        self.qp_state.s_expect_psn.next = self.s_expect_psn.val();
+        self.qp_state.s_expect_addr.next = self.s_expect_addr.val();
+        self.qp_state.s_expect_length.next = self.s_expect_length.val();
+        self.qp_state.s_expect_atomic.next = self.s_expect_atomic.val();
+        self.qp_state.wr_state.next = self.resp_we.val();
+        self.qp_state.wr_rq_ci.next = self.resp_wdata.val().get_bits::<24>(0);
+        self.qp_state.wr_expected.next = self.resp_wdata.val().get_bits::<24>(24);
+        self.qp_state.wr_atomic.next = self.atomic_we.val();
+        self.qp_state.wr_atomic_psn.next = self.hdr_psn.q.val();
+        self.qp_state.wr_atomic_value.next = self.value_reg.q.val();
+        self.qp_state.wr_refused.next = self.refused_set.val();
+        self.qp_state.wr_refused_window.next = self.refused_wdata.val();
+        self.qp_state.rs_set.next = self.rs_set.val();
+        self.qp_state.rs_psn.next = self.s_rx_psn.val();
+        self.qp_state.rs_clear.next = self.rs_clear.val();
+        self.qp_state.synced_set.next = self.synced_set.val();
+        self.qp_state.nak_set.next = self.nak_set.val();
+        self.qp_state.nak_clear.next = self.nak_clear.val();
+        self.qp_state.expect_clear.next = self.expect_clear.val();
 
         // ---- Counters ----
         if self.message_count.val() {
