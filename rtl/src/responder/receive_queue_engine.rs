@@ -10,6 +10,11 @@
 //! responses of this NIC's own requests to the `SendQueueEngine`. Port bundles: the
 //! contract `docs/nic-blocks.md`.
 //!
+//! Children: [`QpState`] holds every per-QP RAM and flag, serves the CSR side port and the
+//! expect events, answers the lookup of a first cell and takes the engine's write-backs;
+//! [`NackGenerator`] decides; [`Writer`] writes payload beats and atomic results to host
+//! memory. The engine keeps the message's state machine, its registers and the answers.
+//!
 //! Ports:
 //! - `clock`, `reset` (synchronous, active high: clears every queue pair's state, then
 //!   sweeps the per-QP RAMs to zero for 64 clocks, during which nothing is accepted).
