@@ -40,8 +40,9 @@
 //!   (RQ_PI equals `rq_ci`), `rd_rqe_addr` (32: RQ_BASE + 32 x (`rq_ci` mod 2^RQ_SIZE_LOG2),
 //!   the next receive queue entry), `rd_remote` (32), `rd_refused` (24, zero unless the
 //!   window is valid), `rd_rs_psn` (24), `rd_atomic_psn` (24), `rd_atomic_value` (64),
-//!   `rd_expect_psn` (24), `rd_expect_atomic`, `rd_expect_addr`, `rd_expect_length` (32).
-//!   Without a lookup the RAMs read `s_csr_qp` (for the CSR port).
+//!   `rd_expect_psn` (24), `rd_expect_atomic`, `rd_expect_addr`, `rd_expect_length` (32);
+//!   all zero in a clock that does not follow a lookup. Without a lookup the RAMs read
+//!   `s_csr_qp` (for the CSR port). RAM words start at zero.
 //! - The message's queue pair `ctx_qp` (6): its flags `ctx_enabled`, `ctx_synced`,
 //!   `ctx_nak_sent`, `ctx_rs_valid`, `ctx_atomic_valid`, `ctx_expect_valid` (as of this
 //!   clock), and `ctx_abort`: a CSR reset or resume of `ctx_qp` is taken this clock.
@@ -147,6 +148,9 @@ pub struct QpState {
     /// Set once the sweep after reset is over (0 at power-on: the sweep runs then too).
     swept: DFF<Bit>,
     sweep: DFF<Bits<6>>,
+    /// Last clock was a lookup: `rd_*` answer it (zero otherwise, so that no RAM word an
+    /// event-driven simulator holds as unknown before its first write leaves the block).
+    answer: DFF<Bit>,
     // ---- CSR read in flight ----
     csr_rd_pending: DFF<Bit>,
     csr_rd_reg: DFF<Bits<4>>,
@@ -177,6 +181,14 @@ pub struct QpState {
     expect_ram: RAM<ExpectedResponse, QP_ADDRESS_BITS>,
     // ---- Combinational intermediates ----
     rd_addr: Signal<Local, Bits<6>>,
+    /// `rd_refused` and `m_csr_rdata` before they leave (an output is assigned once, so
+    /// that an event-driven simulator sees no glitch on it).
+    refused_out: Signal<Local, Bits<24>>,
+    /// All ones while `answer`, else zero.
+    answer24: Signal<Local, Bits<24>>,
+    answer32: Signal<Local, Bits<32>>,
+    answer64: Signal<Local, Bits<64>>,
+    csr_rdata: Signal<Local, Bits<64>>,
     ring_mask: Signal<Local, Bits<32>>,
     ctx_mask: Signal<Local, Bits<64>>,
     csr_mask: Signal<Local, Bits<64>>,
@@ -222,6 +234,16 @@ pub struct QpState {
 /// The `reg` number of a per-QP register on the CSR side port.
 const fn reg(offset: u16) -> u64 {
     (offset / 8) as u64
+}
+
+/// A per-QP RAM whose words start at zero (as RustHDL reads a word never written; the
+/// Verilog gets an `initial` block, so event-driven simulators agree).
+fn zeroed<D: Synth>() -> RAM<D, QP_ADDRESS_BITS> {
+    RAM::new(
+        (0..1u64 << QP_ADDRESS_BITS)
+            .map(|a| (a.to_bits(), D::default()))
+            .collect(),
+    )
 }
 
 /// The bit number of a single-bit mask.
@@ -303,6 +325,7 @@ impl QpState {
             expect_clear: Default::default(),
             swept: Default::default(),
             sweep: Default::default(),
+            answer: Default::default(),
             csr_rd_pending: Default::default(),
             csr_rd_reg: Default::default(),
             csr_rd_qp: Default::default(),
@@ -314,17 +337,22 @@ impl QpState {
             rs_bits: Default::default(),
             expect_bits: Default::default(),
             atomic_bits: Default::default(),
-            rq_base_ram: Default::default(),
-            rq_log2_ram: Default::default(),
-            rq_pi_ram: Default::default(),
-            remote_ram: Default::default(),
-            rq_ci_ram: Default::default(),
-            expected_ram: Default::default(),
-            refused_ram: Default::default(),
-            rs_ram: Default::default(),
-            atomic_ram: Default::default(),
-            expect_ram: Default::default(),
+            rq_base_ram: zeroed(),
+            rq_log2_ram: zeroed(),
+            rq_pi_ram: zeroed(),
+            remote_ram: zeroed(),
+            rq_ci_ram: zeroed(),
+            expected_ram: zeroed(),
+            refused_ram: zeroed(),
+            rs_ram: zeroed(),
+            atomic_ram: zeroed(),
+            expect_ram: zeroed(),
             rd_addr: Default::default(),
+            refused_out: Default::default(),
+            answer24: Default::default(),
+            answer32: Default::default(),
+            answer64: Default::default(),
+            csr_rdata: Default::default(),
             ring_mask: Default::default(),
             ctx_mask: Default::default(),
             csr_mask: Default::default(),
@@ -375,6 +403,7 @@ impl Logic for QpState {
             clock,
             swept,
             sweep,
+            answer,
             csr_rd_pending,
             csr_rd_reg,
             csr_rd_qp,
@@ -422,24 +451,36 @@ impl Logic for QpState {
         if self.lookup.val() {
             self.rd_addr.next = self.lookup_qp.val();
         }
-        self.rd_expected.next = self.expected_ram.read_data.val();
-        self.rd_rq_ci.next = self.rq_ci_ram.read_data.val();
-        self.rd_rq_empty.next = self.rq_pi_ram.read_data.val() == self.rq_ci_ram.read_data.val();
-        self.ring_mask.next = (bits::<32>(1) << self.rq_log2_ram.read_data.val()) - 1;
-        self.rd_rqe_addr.next = self.rq_base_ram.read_data.val()
-            + ((bit_cast::<32, 24>(self.rq_ci_ram.read_data.val()) & self.ring_mask.val()) << 5);
-        self.rd_remote.next = self.remote_ram.read_data.val();
-        self.rd_refused.next = 0.into();
-        if self.refused_bits.q.val().get_bit(self.ctx_qp.val().index()) {
-            self.rd_refused.next = self.refused_ram.read_data.val();
+        self.answer.d.next = self.lookup.val();
+        self.answer24.next = 0.into();
+        self.answer32.next = 0.into();
+        self.answer64.next = 0.into();
+        if self.answer.q.val() {
+            self.answer24.next = !bits::<24>(0);
+            self.answer32.next = !bits::<32>(0);
+            self.answer64.next = !bits::<64>(0);
         }
-        self.rd_rs_psn.next = self.rs_ram.read_data.val();
-        self.rd_atomic_psn.next = self.atomic_ram.read_data.val().psn;
-        self.rd_atomic_value.next = self.atomic_ram.read_data.val().value;
-        self.rd_expect_psn.next = self.expect_ram.read_data.val().psn;
-        self.rd_expect_atomic.next = self.expect_ram.read_data.val().atomic;
-        self.rd_expect_addr.next = self.expect_ram.read_data.val().addr;
-        self.rd_expect_length.next = self.expect_ram.read_data.val().length;
+        self.rd_expected.next = self.expected_ram.read_data.val() & self.answer24.val();
+        self.rd_rq_ci.next = self.rq_ci_ram.read_data.val() & self.answer24.val();
+        self.rd_rq_empty.next = (self.rq_pi_ram.read_data.val() == self.rq_ci_ram.read_data.val())
+            & self.answer.q.val();
+        self.ring_mask.next = (bits::<32>(1) << self.rq_log2_ram.read_data.val()) - 1;
+        self.rd_rqe_addr.next = (self.rq_base_ram.read_data.val()
+            + ((bit_cast::<32, 24>(self.rq_ci_ram.read_data.val()) & self.ring_mask.val()) << 5))
+            & self.answer32.val();
+        self.rd_remote.next = self.remote_ram.read_data.val() & self.answer32.val();
+        self.refused_out.next = 0.into();
+        if self.refused_bits.q.val().get_bit(self.ctx_qp.val().index()) {
+            self.refused_out.next = self.refused_ram.read_data.val();
+        }
+        self.rd_refused.next = self.refused_out.val() & self.answer24.val();
+        self.rd_rs_psn.next = self.rs_ram.read_data.val() & self.answer24.val();
+        self.rd_atomic_psn.next = self.atomic_ram.read_data.val().psn & self.answer24.val();
+        self.rd_atomic_value.next = self.atomic_ram.read_data.val().value & self.answer64.val();
+        self.rd_expect_psn.next = self.expect_ram.read_data.val().psn & self.answer24.val();
+        self.rd_expect_atomic.next = self.expect_ram.read_data.val().atomic & self.answer.q.val();
+        self.rd_expect_addr.next = self.expect_ram.read_data.val().addr & self.answer32.val();
+        self.rd_expect_length.next = self.expect_ram.read_data.val().length & self.answer32.val();
         self.ctx_enabled.next = self.enable_bits.q.val().get_bit(self.ctx_qp.val().index());
         self.ctx_synced.next = self.synced_bits.q.val().get_bit(self.ctx_qp.val().index());
         self.ctx_nak_sent.next = self.nak_bits.q.val().get_bit(self.ctx_qp.val().index());
@@ -484,24 +525,25 @@ impl Logic for QpState {
                 | (bits::<64>(1) << 48);
         }
         self.m_csr_rdata_valid.next = self.csr_rd_pending.q.val();
-        self.m_csr_rdata.next = 0.into();
+        self.csr_rdata.next = 0.into();
         if self.csr_rd_ok.q.val() {
             if self.csr_rd_reg.q.val() == self.reg_rq_base.val() {
-                self.m_csr_rdata.next = bit_cast::<64, 32>(self.rq_base_ram.read_data.val());
+                self.csr_rdata.next = bit_cast::<64, 32>(self.rq_base_ram.read_data.val());
             }
             if self.csr_rd_reg.q.val() == self.reg_rq_size_log2.val() {
-                self.m_csr_rdata.next = bit_cast::<64, 5>(self.rq_log2_ram.read_data.val());
+                self.csr_rdata.next = bit_cast::<64, 5>(self.rq_log2_ram.read_data.val());
             }
             if self.csr_rd_reg.q.val() == self.reg_rq_pi.val() {
-                self.m_csr_rdata.next = bit_cast::<64, 24>(self.rq_pi_ram.read_data.val());
+                self.csr_rdata.next = bit_cast::<64, 24>(self.rq_pi_ram.read_data.val());
             }
             if self.csr_rd_reg.q.val() == self.reg_rq_ci.val() {
-                self.m_csr_rdata.next = bit_cast::<64, 24>(self.rq_ci_ram.read_data.val());
+                self.csr_rdata.next = bit_cast::<64, 24>(self.rq_ci_ram.read_data.val());
             }
             if self.csr_rd_reg.q.val() == self.reg_qp_status.val() {
-                self.m_csr_rdata.next = self.csr_status.val();
+                self.csr_rdata.next = self.csr_status.val();
             }
         }
+        self.m_csr_rdata.next = self.csr_rdata.val();
 
         // ---- Expect events ----
         self.s_expect_ready.next = self.swept.q.val() & !self.reset.val();
@@ -1111,6 +1153,17 @@ mod tests {
                 .ctrl(op, &e, reset)
                 .is_some_and(|(q, r, s)| (r || s) && q == ctx_qp);
             assert_eq!(uut.ctx_abort.val(), abort, "ctx_abort, {at}");
+            if model.looked_up.is_none() {
+                let zero = [
+                    uut.rd_expected.val().to_u64(),
+                    uut.rd_rqe_addr.val().to_u64(),
+                    uut.rd_atomic_value.val().to_u64(),
+                    uut.rd_expect_length.val().to_u64(),
+                    uut.rd_refused.val().to_u64(),
+                    uut.rd_rq_empty.val() as u64,
+                ];
+                assert_eq!(zero, [0; 6], "no entry without a lookup, {at}");
+            }
             if let Some(w) = model.looked_up {
                 lookups += 1;
                 let ring = w.rq_ci & ((1u64 << w.rq_log2) - 1);

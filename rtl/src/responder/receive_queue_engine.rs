@@ -994,8 +994,12 @@ impl Logic for ReceiveQueueEngine {
 
         // ---- Defaults ----
         self.main_ram_use.next = false;
-        self.qp_state.lookup.next = false;
         self.qp_state.lookup_qp.next = self.rx_qp.val();
+        // Assigned once (no default overridden below): a child input that changed twice in
+        // one evaluation would retrigger the child in an event-driven simulator.
+        self.qp_state.lookup.next = (self.state.q.val() == ResponderState::Idle)
+            & self.s_rx_valid.val()
+            & !(self.rx_ok.val() & !self.rx_first.val());
         self.resp_we.next = false;
         self.resp_wdata.next = bit_cast::<48, 24>(self.rq_ci_reg.q.val())
             | (bit_cast::<48, 24>(self.effective.val()) << 24);
@@ -1029,7 +1033,6 @@ impl Logic for ReceiveQueueEngine {
                     } else {
                         // A first or a failed cell: look its QP up.
                         self.main_ram_use.next = true;
-                        self.qp_state.lookup.next = true;
                         self.ctx_qp.d.next = self.rx_qp.val();
                         self.abort.d.next = false;
                         self.in_end.d.next = false;
