@@ -235,6 +235,18 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::NackGenerator::new()".into(),
         ),
         export_block(
+            "responder_qp_state",
+            crate::responder::QpState::new(qps),
+            "nic_rtl::responder::QpState",
+            format!("nic_rtl::responder::QpState::new({qps})"),
+        ),
+        export_block(
+            "responder_writer",
+            crate::responder::Writer::new(),
+            "nic_rtl::responder::Writer",
+            "nic_rtl::responder::Writer::new()".into(),
+        ),
+        export_block(
             "receive_queue_engine",
             crate::ReceiveQueueEngine::new(qps, config.tpt_entries.is_some()),
             "nic_rtl::ReceiveQueueEngine",

@@ -52,6 +52,8 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "csr",
         "send_queue_engine",
         "nack_generator",
+        "responder_qp_state",
+        "responder_writer",
         "receive_queue_engine",
         "response_generator",
         "ack_event_queue",

@@ -1,18 +1,28 @@
 //! The responder: requests arriving from the network, decided, executed into host memory
 //! and answered (`docs/nic-architecture.md`, "Reliability").
 //!
-//! - [`ReceiveQueueEngine`]: takes the reassembler's cell outcomes, looks up the queue
-//!   pair, applies the decision, writes payload and atomics, and routes answers of this
-//!   NIC's own requests to the requester.
-//! - [`NackGenerator`]: the decision for a request message (rules 1-7).
+//! - [`ReceiveQueueEngine`]: the parent. Its state machine takes the reassembler's cell
+//!   outcomes, asks the TPT and reads receive queue entries and atomic operands, owes
+//!   answers, requests receive completions and routes answers of this NIC's own requests
+//!   to the requester. Its children:
+//!   - [`QpState`] (`qp_state.rs`, the lookup): the per-QP state table (RAMs with typed
+//!     entries, flag bits, the reset sweep), the per-QP CSR side port, the expect events,
+//!     the engine's lookups and write-backs;
+//!   - [`NackGenerator`] (the decision): rules 1-7 for a request message;
+//!   - [`Writer`] (`writer.rs`): the host-memory write path: payload beats into their
+//!     window with byte strobes, an atomic's operands and result, the DMA write register.
 //! - [`ResponseGenerator`]: the owed ACK, NACK, READ and atomic responses.
 //! - [`receive_queue_model`]: the plain-Rust reference model of the responder.
 
 pub mod nack_generator;
+pub mod qp_state;
 pub mod receive_queue_engine;
 pub mod receive_queue_model;
 pub mod response_generator;
+pub mod writer;
 
 pub use nack_generator::NackGenerator;
+pub use qp_state::QpState;
 pub use receive_queue_engine::ReceiveQueueEngine;
 pub use response_generator::ResponseGenerator;
+pub use writer::Writer;

@@ -10,6 +10,11 @@
 //! responses of this NIC's own requests to the `SendQueueEngine`. Port bundles: the
 //! contract `docs/nic-blocks.md`.
 //!
+//! Children: [`QpState`] holds every per-QP RAM and flag, serves the CSR side port and the
+//! expect events, answers the lookup of a first cell and takes the engine's write-backs;
+//! [`NackGenerator`] decides; [`Writer`] writes payload beats and atomic results to host
+//! memory. The engine keeps the message's state machine, its registers and the answers.
+//!
 //! Ports:
 //! - `clock`, `reset` (synchronous, active high: clears every queue pair's state, then
 //!   sweeps the per-QP RAMs to zero for 64 clocks, during which nothing is accepted).
@@ -125,13 +130,14 @@
 //! message's cells contiguously); host addresses wrap at 2^32.
 
 use crate::responder::nack_generator::NackGenerator;
+use crate::responder::qp_state::QpState;
+use crate::responder::writer::Writer;
 use crate::sim::ClockedBlock;
-use nic_abi::{csr, MAX_QUEUE_PAIRS};
+use nic_abi::MAX_QUEUE_PAIRS;
 use rust_hdl::prelude::*;
-use rust_hdl::widgets::prelude::RAM;
 
 /// Per-QP RAM address bits (64 entries).
-pub const QP_ADDRESS_BITS: usize = 6;
+pub use crate::responder::qp_state::QP_ADDRESS_BITS;
 
 /// Where the engine stands.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
@@ -303,11 +309,6 @@ pub struct ReceiveQueueEngine {
     abort: DFF<Bit>,
     /// In the end-of-message sequence (decides where Owe and AckEvent go next).
     in_end: DFF<Bit>,
-    /// The next accepted beat is the first of an outcome.
-    outcome_start: DFF<Bit>,
-    /// Byte offset in the message of the next beat of the current outcome.
-    off_next: DFF<Bits<32>>,
-    sweep: DFF<Bits<6>>,
     // ---- The current message (from its first cell) ----
     ctx_qp: DFF<Bits<6>>,
     hdr_opcode: DFF<Bits<8>>,
@@ -352,8 +353,6 @@ pub struct ReceiveQueueEngine {
     wr_id: DFF<Bits<64>>,
     /// Saved atomic value (duplicate) or the word read (execute).
     value_reg: DFF<Bits<64>>,
-    operand_a: DFF<Bits<64>>,
-    operand_b: DFF<Bits<64>>,
     atomic_done: DFF<Bit>,
     rqrd_beat: DFF<Bits<2>>,
     cpl_status: DFF<Bits<8>>,
@@ -370,24 +369,6 @@ pub struct ReceiveQueueEngine {
     ack_response: DFF<Bit>,
     /// The acknowledgement or response being handed over carried the RESYNC flag.
     ack_resync: DFF<Bit>,
-    // ---- DMA write output register ----
-    wr_valid: DFF<Bit>,
-    wr_addr: DFF<Bits<32>>,
-    wr_data: DFF<Bits<64>>,
-    wr_strobe: DFF<Bits<8>>,
-    // ---- CSR read in flight ----
-    csr_rd_pending: DFF<Bit>,
-    csr_rd_reg: DFF<Bits<4>>,
-    csr_rd_qp: DFF<Bits<6>>,
-    csr_rd_ok: DFF<Bit>,
-    // ---- Per-QP flags, one bit per QP ----
-    enable_bits: DFF<Bits<64>>,
-    synced_bits: DFF<Bits<64>>,
-    nak_bits: DFF<Bits<64>>,
-    refused_bits: DFF<Bits<64>>,
-    rs_bits: DFF<Bits<64>>,
-    expect_bits: DFF<Bits<64>>,
-    atomic_bits: DFF<Bits<64>>,
     // ---- Counters ----
     messages_received: DFF<Bits<32>>,
     dropped: DFF<Bits<32>>,
@@ -399,27 +380,10 @@ pub struct ReceiveQueueEngine {
     nack_rx_5: DFF<Bits<32>>,
     nack_rx_6: DFF<Bits<32>>,
     nack_rx_7: DFF<Bits<32>>,
-    // ---- Per-QP RAMs ----
-    rq_base_ram: RAM<Bits<32>, QP_ADDRESS_BITS>,
-    rq_log2_ram: RAM<Bits<5>, QP_ADDRESS_BITS>,
-    rq_pi_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
-    /// QP_REMOTE: node 15:0, QP 31:16.
-    remote_ram: RAM<Bits<32>, QP_ADDRESS_BITS>,
-    /// rq_ci (`resp_wdata` 23:0).
-    rq_ci_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
-    /// The expected PSN (`resp_wdata` 47:24): a QP reset does not write it (it stays
-    /// readable in QP_STATUS), a resume does.
-    expected_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
-    atomic_psn_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
-    /// The refusal window (as `refused_reg`; valid: `refused_bits`).
-    refused_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
-    /// The PSN the QP last resynced at (valid: `rs_bits`).
-    rs_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
-    atomic_value_ram: RAM<Bits<64>, QP_ADDRESS_BITS>,
-    /// Expected response: PSN 23:0, atomic 24.
-    expect_psn_ram: RAM<Bits<25>, QP_ADDRESS_BITS>,
-    /// Expected response: local address 31:0, length 63:32.
-    expect_buf_ram: RAM<Bits<64>, QP_ADDRESS_BITS>,
+    /// The per-QP state table (lookup, CSR side port, expect events, write-backs).
+    qp_state: QpState,
+    /// The host-memory write path.
+    writer: Writer,
     nack: NackGenerator,
     // ---- Combinational intermediates ----
     rx_first: Signal<Local, Bit>,
@@ -434,13 +398,8 @@ pub struct ReceiveQueueEngine {
     rx_is_ackish: Signal<Local, Bit>,
     rx_is_response: Signal<Local, Bit>,
     hdr_consumes: Signal<Local, Bit>,
-    ctx_mask: Signal<Local, Bits<64>>,
-    csr_mask: Signal<Local, Bits<64>>,
-    expect_mask: Signal<Local, Bits<64>>,
     lk_expected: Signal<Local, Bits<24>>,
     lk_rq_ci: Signal<Local, Bits<24>>,
-    lk_ring_mask: Signal<Local, Bits<32>>,
-    lk_rqe_addr: Signal<Local, Bits<32>>,
     lk_remote: Signal<Local, Bits<32>>,
     lk_source_match: Signal<Local, Bit>,
     lk_exists: Signal<Local, Bit>,
@@ -461,7 +420,6 @@ pub struct ReceiveQueueEngine {
     commit_expected: Signal<Local, Bits<24>>,
     commit_ci: Signal<Local, Bits<24>>,
     main_ram_use: Signal<Local, Bit>,
-    rd_addr: Signal<Local, Bits<6>>,
     resp_we: Signal<Local, Bit>,
     resp_wdata: Signal<Local, Bits<48>>,
     atomic_we: Signal<Local, Bit>,
@@ -500,60 +458,12 @@ pub struct ReceiveQueueEngine {
     stream_now: Signal<Local, Bit>,
     eff_mode: Signal<Local, MessageMode>,
     write_mode: Signal<Local, Bit>,
-    wr_load: Signal<Local, Bit>,
     rx_ready: Signal<Local, Bit>,
     rx_take: Signal<Local, Bit>,
-    beat_off: Signal<Local, Bits<32>>,
-    beat_addr: Signal<Local, Bits<32>>,
-    beat_room: Signal<Local, Bits<32>>,
-    room_mask: Signal<Local, Bits<8>>,
-    byte_mask: Signal<Local, Bits<8>>,
-    strobe: Signal<Local, Bits<8>>,
-    atomic_sum: Signal<Local, Bits<64>>,
-    atomic_new: Signal<Local, Bits<64>>,
-    atomic_writes: Signal<Local, Bit>,
-    csr_in_range: Signal<Local, Bit>,
-    csr_take: Signal<Local, Bit>,
-    csr_write_ok: Signal<Local, Bit>,
-    csr_reset: Signal<Local, Bit>,
-    /// QP_CTRL bit 3 (responder resume) written to a QP in range.
-    csr_resume: Signal<Local, Bit>,
-    csr_resume_psn: Signal<Local, Bits<24>>,
-    csr_synced: Signal<Local, Bit>,
-    csr_status: Signal<Local, Bits<64>>,
-    expect_take: Signal<Local, Bit>,
-    reset_mask: Signal<Local, Bits<64>>,
-    resume_mask: Signal<Local, Bits<64>>,
-    enable_set_mask: Signal<Local, Bits<64>>,
-    enable_clear_mask: Signal<Local, Bits<64>>,
-    synced_set_mask: Signal<Local, Bits<64>>,
-    nak_set_mask: Signal<Local, Bits<64>>,
-    nak_clear_mask: Signal<Local, Bits<64>>,
-    refused_set_mask: Signal<Local, Bits<64>>,
-    rs_set_mask: Signal<Local, Bits<64>>,
-    rs_clear_mask: Signal<Local, Bits<64>>,
-    expect_set_mask: Signal<Local, Bits<64>>,
-    expect_clear_mask: Signal<Local, Bits<64>>,
-    atomic_set_mask: Signal<Local, Bits<64>>,
     // ---- Parameters ----
     queue_pairs: Constant<Bits<16>>,
-    /// Bit q set for every QP q < queue_pairs: the per-QP flag vectors keep only these
-    /// bits (no QP at or above queue_pairs ever sets one), so synthesis drops the rest.
-    qp_mask: Constant<Bits<64>>,
     tpt_present: Constant<Bit>,
     range_limit: Constant<Bits<33>>,
-    reg_rq_base: Constant<Bits<4>>,
-    reg_rq_size_log2: Constant<Bits<4>>,
-    reg_rq_pi: Constant<Bits<4>>,
-    reg_rq_ci: Constant<Bits<4>>,
-    reg_qp_remote: Constant<Bits<4>>,
-    reg_qp_ctrl: Constant<Bits<4>>,
-    reg_qp_status: Constant<Bits<4>>,
-}
-
-/// The `reg` number of a per-QP register on the CSR side port.
-const fn reg(offset: u16) -> u64 {
-    (offset / 8) as u64
 }
 
 impl ReceiveQueueEngine {
@@ -681,9 +591,6 @@ impl ReceiveQueueEngine {
             end_mode: Default::default(),
             abort: Default::default(),
             in_end: Default::default(),
-            outcome_start: Default::default(),
-            off_next: Default::default(),
-            sweep: Default::default(),
             ctx_qp: Default::default(),
             hdr_opcode: Default::default(),
             hdr_psn: Default::default(),
@@ -716,8 +623,6 @@ impl ReceiveQueueEngine {
             ctx_limit: Default::default(),
             wr_id: Default::default(),
             value_reg: Default::default(),
-            operand_a: Default::default(),
-            operand_b: Default::default(),
             atomic_done: Default::default(),
             rqrd_beat: Default::default(),
             cpl_status: Default::default(),
@@ -738,21 +643,6 @@ impl ReceiveQueueEngine {
             ack_syndrome: Default::default(),
             ack_response: Default::default(),
             ack_resync: Default::default(),
-            wr_valid: Default::default(),
-            wr_addr: Default::default(),
-            wr_data: Default::default(),
-            wr_strobe: Default::default(),
-            csr_rd_pending: Default::default(),
-            csr_rd_reg: Default::default(),
-            csr_rd_qp: Default::default(),
-            csr_rd_ok: Default::default(),
-            enable_bits: Default::default(),
-            synced_bits: Default::default(),
-            nak_bits: Default::default(),
-            refused_bits: Default::default(),
-            rs_bits: Default::default(),
-            expect_bits: Default::default(),
-            atomic_bits: Default::default(),
             messages_received: Default::default(),
             dropped: Default::default(),
             nack_rx_0: Default::default(),
@@ -763,18 +653,8 @@ impl ReceiveQueueEngine {
             nack_rx_5: Default::default(),
             nack_rx_6: Default::default(),
             nack_rx_7: Default::default(),
-            rq_base_ram: Default::default(),
-            rq_log2_ram: Default::default(),
-            rq_pi_ram: Default::default(),
-            remote_ram: Default::default(),
-            rq_ci_ram: Default::default(),
-            expected_ram: Default::default(),
-            atomic_psn_ram: Default::default(),
-            refused_ram: Default::default(),
-            rs_ram: Default::default(),
-            atomic_value_ram: Default::default(),
-            expect_psn_ram: Default::default(),
-            expect_buf_ram: Default::default(),
+            qp_state: QpState::new(queue_pairs),
+            writer: Writer::new(),
             nack: Default::default(),
             rx_first: Default::default(),
             rx_ok: Default::default(),
@@ -788,13 +668,8 @@ impl ReceiveQueueEngine {
             rx_is_ackish: Default::default(),
             rx_is_response: Default::default(),
             hdr_consumes: Default::default(),
-            ctx_mask: Default::default(),
-            csr_mask: Default::default(),
-            expect_mask: Default::default(),
             lk_expected: Default::default(),
             lk_rq_ci: Default::default(),
-            lk_ring_mask: Default::default(),
-            lk_rqe_addr: Default::default(),
             lk_remote: Default::default(),
             lk_source_match: Default::default(),
             lk_exists: Default::default(),
@@ -814,7 +689,6 @@ impl ReceiveQueueEngine {
             commit_expected: Default::default(),
             commit_ci: Default::default(),
             main_ram_use: Default::default(),
-            rd_addr: Default::default(),
             resp_we: Default::default(),
             resp_wdata: Default::default(),
             atomic_we: Default::default(),
@@ -836,58 +710,11 @@ impl ReceiveQueueEngine {
             stream_now: Default::default(),
             eff_mode: Default::default(),
             write_mode: Default::default(),
-            wr_load: Default::default(),
             rx_ready: Default::default(),
             rx_take: Default::default(),
-            beat_off: Default::default(),
-            beat_addr: Default::default(),
-            beat_room: Default::default(),
-            room_mask: Default::default(),
-            byte_mask: Default::default(),
-            strobe: Default::default(),
-            atomic_sum: Default::default(),
-            atomic_new: Default::default(),
-            atomic_writes: Default::default(),
-            csr_in_range: Default::default(),
-            csr_take: Default::default(),
-            csr_write_ok: Default::default(),
-            csr_reset: Default::default(),
-            csr_resume: Default::default(),
-            csr_resume_psn: Default::default(),
-            csr_synced: Default::default(),
-            csr_status: Default::default(),
-            expect_take: Default::default(),
-            reset_mask: Default::default(),
-            resume_mask: Default::default(),
-            enable_set_mask: Default::default(),
-            enable_clear_mask: Default::default(),
-            synced_set_mask: Default::default(),
-            nak_set_mask: Default::default(),
-            nak_clear_mask: Default::default(),
-            refused_set_mask: Default::default(),
-            rs_set_mask: Default::default(),
-            rs_clear_mask: Default::default(),
-            expect_set_mask: Default::default(),
-            expect_clear_mask: Default::default(),
-            atomic_set_mask: Default::default(),
             queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
-            qp_mask: Constant::new(
-                (if queue_pairs >= 64 {
-                    u64::MAX
-                } else {
-                    (1u64 << queue_pairs) - 1
-                })
-                .to_bits(),
-            ),
             tpt_present: Constant::new(tpt_present),
             range_limit: Constant::new((1u64 << 32).to_bits()),
-            reg_rq_base: Constant::new(reg(csr::QP_RQ_BASE).to_bits()),
-            reg_rq_size_log2: Constant::new(reg(csr::QP_RQ_SIZE_LOG2).to_bits()),
-            reg_rq_pi: Constant::new(reg(csr::QP_RQ_PI).to_bits()),
-            reg_rq_ci: Constant::new(reg(csr::QP_RQ_CI).to_bits()),
-            reg_qp_remote: Constant::new(reg(csr::QP_REMOTE).to_bits()),
-            reg_qp_ctrl: Constant::new(reg(csr::QP_CTRL).to_bits()),
-            reg_qp_status: Constant::new(reg(csr::QP_STATUS).to_bits()),
         }
     }
 }
@@ -903,9 +730,6 @@ impl Logic for ReceiveQueueEngine {
             end_mode,
             abort,
             in_end,
-            outcome_start,
-            off_next,
-            sweep,
             ctx_qp,
             hdr_opcode,
             hdr_psn,
@@ -939,8 +763,6 @@ impl Logic for ReceiveQueueEngine {
             ctx_limit,
             wr_id,
             value_reg,
-            operand_a,
-            operand_b,
             atomic_done,
             rqrd_beat,
             cpl_status,
@@ -953,21 +775,6 @@ impl Logic for ReceiveQueueEngine {
             ack_syndrome,
             ack_response,
             ack_resync,
-            wr_valid,
-            wr_addr,
-            wr_data,
-            wr_strobe,
-            csr_rd_pending,
-            csr_rd_reg,
-            csr_rd_qp,
-            csr_rd_ok,
-            enable_bits,
-            synced_bits,
-            nak_bits,
-            refused_bits,
-            rs_bits,
-            expect_bits,
-            atomic_bits,
             messages_received,
             dropped,
             nack_rx_0,
@@ -979,30 +786,10 @@ impl Logic for ReceiveQueueEngine {
             nack_rx_6,
             nack_rx_7
         );
-        self.rq_base_ram.read_clock.next = self.clock.val();
-        self.rq_base_ram.write_clock.next = self.clock.val();
-        self.rq_log2_ram.read_clock.next = self.clock.val();
-        self.rq_log2_ram.write_clock.next = self.clock.val();
-        self.rq_pi_ram.read_clock.next = self.clock.val();
-        self.rq_pi_ram.write_clock.next = self.clock.val();
-        self.remote_ram.read_clock.next = self.clock.val();
-        self.remote_ram.write_clock.next = self.clock.val();
-        self.rq_ci_ram.read_clock.next = self.clock.val();
-        self.rq_ci_ram.write_clock.next = self.clock.val();
-        self.expected_ram.read_clock.next = self.clock.val();
-        self.expected_ram.write_clock.next = self.clock.val();
-        self.atomic_psn_ram.read_clock.next = self.clock.val();
-        self.atomic_psn_ram.write_clock.next = self.clock.val();
-        self.refused_ram.read_clock.next = self.clock.val();
-        self.refused_ram.write_clock.next = self.clock.val();
-        self.rs_ram.read_clock.next = self.clock.val();
-        self.rs_ram.write_clock.next = self.clock.val();
-        self.atomic_value_ram.read_clock.next = self.clock.val();
-        self.atomic_value_ram.write_clock.next = self.clock.val();
-        self.expect_psn_ram.read_clock.next = self.clock.val();
-        self.expect_psn_ram.write_clock.next = self.clock.val();
-        self.expect_buf_ram.read_clock.next = self.clock.val();
-        self.expect_buf_ram.write_clock.next = self.clock.val();
+        self.qp_state.clock.next = self.clock.val();
+        self.qp_state.reset.next = self.reset.val();
+        self.writer.clock.next = self.clock.val();
+        self.writer.reset.next = self.reset.val();
 
         // ---- The presented outcome (its header is held until its last beat) ----
         self.rx_first.next = self.s_rx_flags.val().get_bit(0) & (self.s_rx_cell_seq.val() == 0);
@@ -1025,24 +812,19 @@ impl Logic for ReceiveQueueEngine {
         self.hdr_consumes.next = (self.hdr_opcode.q.val() == 0x00)
             | (self.hdr_opcode.q.val() == 0x01)
             | (self.hdr_opcode.q.val() == 0x11);
-        self.ctx_mask.next = bits::<64>(1) << self.ctx_qp.q.val();
-        self.csr_mask.next = bits::<64>(1) << self.s_csr_qp.val();
-        self.expect_mask.next = bits::<64>(1) << self.s_expect_qp.val();
 
-        // ---- Lookup: the per-QP RAMs answer for ctx_qp ----
-        self.lk_expected.next = self.expected_ram.read_data.val();
-        self.lk_rq_ci.next = self.rq_ci_ram.read_data.val();
-        self.lk_ring_mask.next = (bits::<32>(1) << self.rq_log2_ram.read_data.val()) - 1;
-        self.lk_rqe_addr.next = self.rq_base_ram.read_data.val()
-            + ((bit_cast::<32, 24>(self.lk_rq_ci.val()) & self.lk_ring_mask.val()) << 5);
+        // ---- Lookup: the per-QP state table answers for ctx_qp ----
+        self.qp_state.ctx_qp.next = self.ctx_qp.q.val();
+        self.lk_expected.next = self.qp_state.rd_expected.val();
+        self.lk_rq_ci.next = self.qp_state.rd_rq_ci.val();
         self.lk_remote.next = bit_cast::<32, 16>(self.s_rx_src_node.val())
             | (bit_cast::<32, 16>(self.s_rx_src_qp.val()) << 16);
-        self.lk_source_match.next = self.remote_ram.read_data.val() == self.lk_remote.val();
+        self.lk_source_match.next = self.qp_state.rd_remote.val() == self.lk_remote.val();
         self.lk_exists.next = self.s_rx_dest_qp.val() < self.queue_pairs.val();
         self.lk_node_ok.next = self.s_rx_dest_node.val() == self.cfg_node_id.val();
-        self.lk_exp_psn.next = self.expect_psn_ram.read_data.val().get_bits::<24>(0);
-        self.lk_exp_addr.next = self.expect_buf_ram.read_data.val().get_bits::<32>(0);
-        self.lk_exp_length.next = self.expect_buf_ram.read_data.val().get_bits::<32>(32);
+        self.lk_exp_psn.next = self.qp_state.rd_expect_psn.val();
+        self.lk_exp_addr.next = self.qp_state.rd_expect_addr.val();
+        self.lk_exp_length.next = self.qp_state.rd_expect_length.val();
         // Bounds without a TPT: vaddr + length <= 2^32.
         self.req_length.next = self.s_rx_dma_length.val();
         if self.rx_is_atomic.val() {
@@ -1195,45 +977,29 @@ impl Logic for ReceiveQueueEngine {
         }
         self.write_mode.next = (self.eff_mode.val() == MessageMode::ExecWrite)
             | (self.eff_mode.val() == MessageMode::ResponseWrite);
-        self.wr_load.next = !self.wr_valid.q.val() | self.m_wr_ready.val();
-        self.beat_off.next = self.off_next.q.val();
-        if self.outcome_start.q.val() {
-            self.beat_off.next = self.s_rx_offset.val();
-        }
-        self.beat_addr.next = self.ctx_base.q.val() + self.beat_off.val();
-        // The bytes of this beat that lie below the limit, as a mask: none at or past the
-        // limit, all 8 at least 8 bytes before it, else the low `limit - offset` bytes
-        // (a shift, not `(1 << n) - 1`, whose carry chain lay on the payload path).
-        self.beat_room.next = self.ctx_limit.q.val() - self.beat_off.val();
-        self.room_mask.next = 0.into();
-        if self.ctx_limit.q.val() > self.beat_off.val() {
-            self.room_mask.next = bits::<8>(0xFF);
-            if self.beat_room.val().get_bits::<29>(3) == 0 {
-                self.room_mask.next = !(bits::<8>(0xFF) << self.beat_room.val().get_bits::<3>(0));
-            }
-        }
-        // The cell's valid bytes (1..8; 0 for an empty cell).
-        self.byte_mask.next = bits::<8>(0xFF);
-        if !self.s_rx_bytes.val().get_bit(3) {
-            self.byte_mask.next = !(bits::<8>(0xFF) << self.s_rx_bytes.val().get_bits::<3>(0));
-        }
-        self.strobe.next = self.room_mask.val() & self.byte_mask.val();
-        if (self.s_rx_cell_length.val() == 0) | !self.rx_ok.val() {
-            self.strobe.next = 0.into();
-        }
-        // Atomic: CAS writes the swap value when the word equals the compare value; FAA
-        // writes the sum.
-        self.atomic_sum.next = self.value_reg.q.val() + self.operand_a.q.val();
-        self.atomic_new.next = self.atomic_sum.val();
-        if self.hdr_opcode.q.val() == 0x13 {
-            self.atomic_new.next = self.operand_b.q.val();
-        }
-        self.atomic_writes.next =
-            (self.hdr_opcode.q.val() != 0x13) | (self.value_reg.q.val() == self.operand_a.q.val());
+        self.writer.base.next = self.ctx_base.q.val();
+        self.writer.limit.next = self.ctx_limit.q.val();
+        self.writer.s_data.next = self.s_rx_data.val();
+        self.writer.s_bytes.next = self.s_rx_bytes.val();
+        self.writer.s_offset.next = self.s_rx_offset.val();
+        self.writer.s_last.next = self.s_rx_last.val();
+        self.writer.s_empty.next = (self.s_rx_cell_length.val() == 0) | !self.rx_ok.val();
+        self.writer.s_write.next = self.write_mode.val();
+        self.writer.s_collect.next = self.eff_mode.val() == MessageMode::ExecAtomic;
+        self.writer.atomic_cas.next = self.hdr_opcode.q.val() == 0x13;
+        self.writer.atomic_old.next = self.value_reg.q.val();
+        self.writer.atomic_write.next =
+            (self.state.q.val() == ResponderState::AtomicWrite) & !self.abort.q.val();
+        self.writer.m_wr_ready.next = self.m_wr_ready.val();
 
         // ---- Defaults ----
         self.main_ram_use.next = false;
-        self.rd_addr.next = self.s_csr_qp.val();
+        self.qp_state.lookup_qp.next = self.rx_qp.val();
+        // Assigned once (no default overridden below): a child input that changed twice in
+        // one evaluation would retrigger the child in an event-driven simulator.
+        self.qp_state.lookup.next = (self.state.q.val() == ResponderState::Idle)
+            & self.s_rx_valid.val()
+            & !(self.rx_ok.val() & !self.rx_first.val());
         self.resp_we.next = false;
         self.resp_wdata.next = bit_cast::<48, 24>(self.rq_ci_reg.q.val())
             | (bit_cast::<48, 24>(self.effective.val()) << 24);
@@ -1250,15 +1016,12 @@ impl Logic for ReceiveQueueEngine {
         self.nack_count.next = false;
         self.message_count.next = false;
         self.stream_now.next = false;
-        self.wr_valid.d.next = self.wr_valid.q.val() & !self.m_wr_ready.val();
         self.m_rqrd_req_addr.next = self.rqe_addr.q.val();
         self.m_rqrd_req_words.next = 3.into();
 
         match self.state.q.val() {
             ResponderState::Clear => {
-                self.sweep.d.next = self.sweep.q.val() + 1;
-                self.outcome_start.d.next = true;
-                if self.sweep.q.val() == 63 {
+                if self.qp_state.sweep_done.val() {
                     self.state.d.next = ResponderState::Idle;
                 }
             }
@@ -1270,7 +1033,6 @@ impl Logic for ReceiveQueueEngine {
                     } else {
                         // A first or a failed cell: look its QP up.
                         self.main_ram_use.next = true;
-                        self.rd_addr.next = self.rx_qp.val();
                         self.ctx_qp.d.next = self.rx_qp.val();
                         self.abort.d.next = false;
                         self.in_end.d.next = false;
@@ -1291,51 +1053,26 @@ impl Logic for ReceiveQueueEngine {
             ResponderState::Lookup => {
                 self.node_ok.d.next = self.lk_node_ok.val();
                 self.qp_exists.d.next = self.lk_exists.val();
-                self.qp_enabled.d.next = self
-                    .enable_bits
-                    .q
-                    .val()
-                    .get_bit(self.ctx_qp.q.val().index());
+                self.qp_enabled.d.next = self.qp_state.ctx_enabled.val();
                 self.source_match.d.next = self.lk_source_match.val();
                 self.expected_reg.d.next = self.lk_expected.val();
                 self.rq_ci_reg.d.next = self.lk_rq_ci.val();
-                self.rq_empty.d.next = self.rq_pi_ram.read_data.val() == self.lk_rq_ci.val();
-                self.rqe_addr.d.next = self.lk_rqe_addr.val();
-                self.synced_reg.d.next = self
-                    .synced_bits
-                    .q
-                    .val()
-                    .get_bit(self.ctx_qp.q.val().index());
-                self.nak_reg.d.next = self.nak_bits.q.val().get_bit(self.ctx_qp.q.val().index());
-                self.refused_reg.d.next = 0.into();
-                if self
-                    .refused_bits
-                    .q
-                    .val()
-                    .get_bit(self.ctx_qp.q.val().index())
-                {
-                    self.refused_reg.d.next = self.refused_ram.read_data.val();
-                }
-                self.rs_reg.d.next = self.rs_ram.read_data.val();
+                self.rq_empty.d.next = self.qp_state.rd_rq_empty.val();
+                self.rqe_addr.d.next = self.qp_state.rd_rqe_addr.val();
+                self.synced_reg.d.next = self.qp_state.ctx_synced.val();
+                self.nak_reg.d.next = self.qp_state.ctx_nak_sent.val();
+                self.refused_reg.d.next = self.qp_state.rd_refused.val();
+                self.rs_reg.d.next = self.qp_state.rd_rs_psn.val();
                 // The NackGenerator's PSN distances, for the Decide clock.
                 self.behind_reg.d.next = self.lk_expected.val() - self.s_rx_psn.val();
-                self.rs_back_reg.d.next = self.lk_expected.val() - self.rs_ram.read_data.val();
-                self.rs_valid.d.next = self.rs_bits.q.val().get_bit(self.ctx_qp.q.val().index());
-                self.atomic_match.d.next = self
-                    .atomic_bits
-                    .q
-                    .val()
-                    .get_bit(self.ctx_qp.q.val().index())
-                    & (self.atomic_psn_ram.read_data.val() == self.s_rx_psn.val());
-                self.value_reg.d.next = self.atomic_value_ram.read_data.val();
-                self.expect_match.d.next = self
-                    .expect_bits
-                    .q
-                    .val()
-                    .get_bit(self.ctx_qp.q.val().index())
+                self.rs_back_reg.d.next = self.lk_expected.val() - self.qp_state.rd_rs_psn.val();
+                self.rs_valid.d.next = self.qp_state.ctx_rs_valid.val();
+                self.atomic_match.d.next = self.qp_state.ctx_atomic_valid.val()
+                    & (self.qp_state.rd_atomic_psn.val() == self.s_rx_psn.val());
+                self.value_reg.d.next = self.qp_state.rd_atomic_value.val();
+                self.expect_match.d.next = self.qp_state.ctx_expect_valid.val()
                     & (self.lk_exp_psn.val() == self.s_rx_psn.val())
-                    & (self.expect_psn_ram.read_data.val().get_bit(24)
-                        == (self.s_rx_opcode.val() == 0x21))
+                    & (self.qp_state.rd_expect_atomic.val() == (self.s_rx_opcode.val() == 0x21))
                     & (self.lk_exp_addr.val().get_bits::<3>(0) == 0);
                 if self.rx_is_response.val() {
                     self.ctx_base.d.next = self.lk_exp_addr.val();
@@ -1360,18 +1097,10 @@ impl Logic for ReceiveQueueEngine {
                 self.state.d.next = ResponderState::Stream;
                 if self.lk_node_ok.val()
                     & self.lk_exists.val()
-                    & self
-                        .enable_bits
-                        .q
-                        .val()
-                        .get_bit(self.ctx_qp.q.val().index())
+                    & self.qp_state.ctx_enabled.val()
                     & self.lk_source_match.val()
-                    & self
-                        .synced_bits
-                        .q
-                        .val()
-                        .get_bit(self.ctx_qp.q.val().index())
-                    & !self.nak_bits.q.val().get_bit(self.ctx_qp.q.val().index())
+                    & self.qp_state.ctx_synced.val()
+                    & !self.qp_state.ctx_nak_sent.val()
                     & self.rx_is_request.val()
                 {
                     self.owe_kind.d.next = 1.into();
@@ -1379,19 +1108,9 @@ impl Logic for ReceiveQueueEngine {
                     self.owe_psn.d.next = self.lk_expected.val();
                     // Marked while the resync point is kept (it acknowledges the PSNs
                     // before the expected one).
-                    self.owe_resync.d.next =
-                        self.rs_bits.q.val().get_bit(self.ctx_qp.q.val().index());
+                    self.owe_resync.d.next = self.qp_state.ctx_rs_valid.val();
                     // It names the expected PSN: the window's refusals are before it.
-                    self.owe_refusal.d.next = 0.into();
-                    if self
-                        .refused_bits
-                        .q
-                        .val()
-                        .get_bit(self.ctx_qp.q.val().index())
-                    {
-                        self.owe_refusal.d.next =
-                            self.refused_ram.read_data.val().get_bits::<21>(0);
-                    }
+                    self.owe_refusal.d.next = self.qp_state.rd_refused.val().get_bits::<21>(0);
                     self.nak_set.next = true;
                     self.state.d.next = ResponderState::Owe;
                 }
@@ -1619,7 +1338,7 @@ impl Logic for ReceiveQueueEngine {
                 }
             }
             ResponderState::Drain => {
-                if !self.wr_valid.q.val() {
+                if !self.writer.busy.val() {
                     self.state.d.next = ResponderState::Idle;
                     if !self.abort.q.val() {
                         match self.end_mode.q.val() {
@@ -1656,14 +1375,9 @@ impl Logic for ReceiveQueueEngine {
                 }
             }
             ResponderState::AtomicWrite => {
+                // The Writer writes the result (`atomic_write`).
                 self.atomic_done.d.next = true;
                 self.state.d.next = ResponderState::Drain;
-                if !self.abort.q.val() & self.atomic_writes.val() {
-                    self.wr_valid.d.next = true;
-                    self.wr_addr.d.next = self.ctx_base.q.val();
-                    self.wr_data.d.next = self.atomic_new.val();
-                    self.wr_strobe.d.next = 0xFF.into();
-                }
             }
             ResponderState::Commit => {
                 self.main_ram_use.next = true;
@@ -1702,30 +1416,15 @@ impl Logic for ReceiveQueueEngine {
         if self.stream_now.val() {
             self.rx_ready.next = true;
             if self.write_mode.val() {
-                self.rx_ready.next = self.wr_load.val();
+                self.rx_ready.next = self.writer.beat_ready.val();
             }
         }
         if self.reset.val() {
             self.rx_ready.next = false;
         }
         self.rx_take.next = self.s_rx_valid.val() & self.rx_ready.val();
+        self.writer.s_take.next = self.rx_take.val();
         if self.rx_take.val() {
-            self.outcome_start.d.next = self.s_rx_last.val();
-            self.off_next.d.next = self.beat_off.val() + 8;
-            if self.write_mode.val() {
-                self.wr_valid.d.next = self.strobe.val() != 0;
-                self.wr_addr.d.next = self.beat_addr.val();
-                self.wr_data.d.next = self.s_rx_data.val();
-                self.wr_strobe.d.next = self.strobe.val();
-            }
-            if self.eff_mode.val() == MessageMode::ExecAtomic {
-                if self.beat_off.val() == 0 {
-                    self.operand_a.d.next = self.s_rx_data.val();
-                }
-                if self.beat_off.val() == 8 {
-                    self.operand_b.d.next = self.s_rx_data.val();
-                }
-            }
             if self.s_rx_last.val() {
                 self.state.d.next = ResponderState::Idle;
                 if self.rx_ok.val() & self.rx_last_cell.val() {
@@ -1743,244 +1442,41 @@ impl Logic for ReceiveQueueEngine {
             }
         }
 
-        // ---- CSR side port ----
-        self.csr_in_range.next = bit_cast::<16, 6>(self.s_csr_qp.val()) < self.queue_pairs.val();
-        self.s_csr_ready.next = !self.main_ram_use.val()
-            & (self.state.q.val() != ResponderState::Clear)
-            & !self.reset.val();
-        self.csr_take.next = self.s_csr_valid.val()
-            & !self.main_ram_use.val()
-            & (self.state.q.val() != ResponderState::Clear)
-            & !self.reset.val();
-        self.csr_write_ok.next =
-            self.csr_take.val() & self.s_csr_write.val() & self.csr_in_range.val();
-        self.csr_reset.next = self.csr_write_ok.val()
-            & (self.s_csr_reg.val() == self.reg_qp_ctrl.val())
-            & self.s_csr_wdata.val().get_bit(1);
-        self.csr_rd_pending.d.next = self.csr_take.val() & !self.s_csr_write.val();
-        self.csr_rd_reg.d.next = self.s_csr_reg.val();
-        self.csr_rd_qp.d.next = self.s_csr_qp.val();
-        self.csr_rd_ok.d.next = self.csr_in_range.val();
-        self.csr_resume.next = self.csr_write_ok.val()
-            & (self.s_csr_reg.val() == self.reg_qp_ctrl.val())
-            & self.s_csr_wdata.val().get_bit(3);
-        self.csr_resume_psn.next = self.s_csr_wdata.val().get_bits::<24>(8);
-        if (self.csr_reset.val() | self.csr_resume.val())
-            & (self.s_csr_qp.val() == self.ctx_qp.q.val())
-        {
+        // ---- The per-QP state table: CSR side port, expect events, write-backs ----
+        self.qp_state.hold.next = self.main_ram_use.val();
+        self.qp_state.s_csr_valid.next = self.s_csr_valid.val();
+        self.s_csr_ready.next = self.qp_state.s_csr_ready.val();
+        self.qp_state.s_csr_write.next = self.s_csr_write.val();
+        self.qp_state.s_csr_qp.next = self.s_csr_qp.val();
+        self.qp_state.s_csr_reg.next = self.s_csr_reg.val();
+        self.qp_state.s_csr_wdata.next = self.s_csr_wdata.val();
+        self.m_csr_rdata_valid.next = self.qp_state.m_csr_rdata_valid.val();
+        self.m_csr_rdata.next = self.qp_state.m_csr_rdata.val();
+        if self.qp_state.ctx_abort.val() {
             self.abort.d.next = true;
         }
-        self.csr_synced.next = self
-            .synced_bits
-            .q
-            .val()
-            .get_bit(self.csr_rd_qp.q.val().index());
-        self.csr_status.next = bit_cast::<64, 24>(self.expected_ram.read_data.val()) << 24;
-        if self.csr_synced.val() {
-            self.csr_status.next = (bit_cast::<64, 24>(self.expected_ram.read_data.val()) << 24)
-                | (bits::<64>(1) << 48);
-        }
-        self.m_csr_rdata_valid.next = self.csr_rd_pending.q.val();
-        self.m_csr_rdata.next = 0.into();
-        if self.csr_rd_ok.q.val() {
-            if self.csr_rd_reg.q.val() == self.reg_rq_base.val() {
-                self.m_csr_rdata.next = bit_cast::<64, 32>(self.rq_base_ram.read_data.val());
-            }
-            if self.csr_rd_reg.q.val() == self.reg_rq_size_log2.val() {
-                self.m_csr_rdata.next = bit_cast::<64, 5>(self.rq_log2_ram.read_data.val());
-            }
-            if self.csr_rd_reg.q.val() == self.reg_rq_pi.val() {
-                self.m_csr_rdata.next = bit_cast::<64, 24>(self.rq_pi_ram.read_data.val());
-            }
-            if self.csr_rd_reg.q.val() == self.reg_rq_ci.val() {
-                self.m_csr_rdata.next = bit_cast::<64, 24>(self.rq_ci_ram.read_data.val());
-            }
-            if self.csr_rd_reg.q.val() == self.reg_qp_status.val() {
-                self.m_csr_rdata.next = self.csr_status.val();
-            }
-        }
-
-        // ---- Expect events ----
-        self.s_expect_ready.next =
-            (self.state.q.val() != ResponderState::Clear) & !self.reset.val();
-        self.expect_take.next = self.s_expect_valid.val()
-            & (self.state.q.val() != ResponderState::Clear)
-            & !self.reset.val()
-            & (bit_cast::<16, 6>(self.s_expect_qp.val()) < self.queue_pairs.val());
-
-        // ---- Per-QP RAM ports ----
-        self.rq_base_ram.read_address.next = self.rd_addr.val();
-        self.rq_log2_ram.read_address.next = self.rd_addr.val();
-        self.rq_pi_ram.read_address.next = self.rd_addr.val();
-        self.remote_ram.read_address.next = self.rd_addr.val();
-        self.rq_ci_ram.read_address.next = self.rd_addr.val();
-        self.expected_ram.read_address.next = self.rd_addr.val();
-        self.atomic_psn_ram.read_address.next = self.rd_addr.val();
-        self.refused_ram.read_address.next = self.rd_addr.val();
-        self.refused_ram.write_address.next = self.ctx_qp.q.val();
-        self.refused_ram.write_data.next = self.refused_wdata.val();
-        self.refused_ram.write_enable.next = self.refused_set.val();
-        self.rs_ram.read_address.next = self.rd_addr.val();
-        self.rs_ram.write_address.next = self.ctx_qp.q.val();
-        self.rs_ram.write_data.next = self.s_rx_psn.val();
-        self.rs_ram.write_enable.next = self.rs_set.val();
-        if self.csr_resume.val() {
-            self.rs_ram.write_address.next = self.s_csr_qp.val();
-            self.rs_ram.write_data.next = self.csr_resume_psn.val();
-            self.rs_ram.write_enable.next = true;
-        }
-        self.atomic_value_ram.read_address.next = self.rd_addr.val();
-        self.expect_psn_ram.read_address.next = self.rd_addr.val();
-        self.expect_buf_ram.read_address.next = self.rd_addr.val();
-        self.rq_base_ram.write_address.next = self.s_csr_qp.val();
-        self.rq_base_ram.write_data.next = self.s_csr_wdata.val().get_bits::<32>(0);
-        self.rq_base_ram.write_enable.next =
-            self.csr_write_ok.val() & (self.s_csr_reg.val() == self.reg_rq_base.val());
-        self.rq_log2_ram.write_address.next = self.s_csr_qp.val();
-        self.rq_log2_ram.write_data.next = self.s_csr_wdata.val().get_bits::<5>(0);
-        self.rq_log2_ram.write_enable.next =
-            self.csr_write_ok.val() & (self.s_csr_reg.val() == self.reg_rq_size_log2.val());
-        self.rq_pi_ram.write_address.next = self.s_csr_qp.val();
-        self.rq_pi_ram.write_data.next = 0.into();
-        if self.s_csr_reg.val() == self.reg_rq_pi.val() {
-            self.rq_pi_ram.write_data.next = self.s_csr_wdata.val().get_bits::<24>(0);
-        }
-        self.rq_pi_ram.write_enable.next = (self.csr_write_ok.val()
-            & (self.s_csr_reg.val() == self.reg_rq_pi.val()))
-            | self.csr_reset.val();
-        self.remote_ram.write_address.next = self.s_csr_qp.val();
-        self.remote_ram.write_data.next = self.s_csr_wdata.val().get_bits::<32>(0);
-        self.remote_ram.write_enable.next =
-            self.csr_write_ok.val() & (self.s_csr_reg.val() == self.reg_qp_remote.val());
-        self.rq_ci_ram.write_address.next = self.ctx_qp.q.val();
-        self.rq_ci_ram.write_data.next = self.resp_wdata.val().get_bits::<24>(0);
-        self.rq_ci_ram.write_enable.next = self.resp_we.val();
-        self.expected_ram.write_address.next = self.ctx_qp.q.val();
-        self.expected_ram.write_data.next = self.resp_wdata.val().get_bits::<24>(24);
-        self.expected_ram.write_enable.next = self.resp_we.val();
-        // CSR writes never meet `resp_we` (both need the main RAM port).
-        if self.csr_reset.val() {
-            self.rq_ci_ram.write_address.next = self.s_csr_qp.val();
-            self.rq_ci_ram.write_data.next = 0.into();
-            self.rq_ci_ram.write_enable.next = true;
-        }
-        if self.csr_resume.val() {
-            self.expected_ram.write_address.next = self.s_csr_qp.val();
-            self.expected_ram.write_data.next = self.csr_resume_psn.val();
-            self.expected_ram.write_enable.next = true;
-        }
-        if self.state.q.val() == ResponderState::Clear {
-            self.rq_base_ram.write_address.next = self.sweep.q.val();
-            self.rq_base_ram.write_data.next = 0.into();
-            self.rq_base_ram.write_enable.next = true;
-            self.rq_log2_ram.write_address.next = self.sweep.q.val();
-            self.rq_log2_ram.write_data.next = 0.into();
-            self.rq_log2_ram.write_enable.next = true;
-            self.rq_pi_ram.write_address.next = self.sweep.q.val();
-            self.rq_pi_ram.write_data.next = 0.into();
-            self.rq_pi_ram.write_enable.next = true;
-            self.remote_ram.write_address.next = self.sweep.q.val();
-            self.remote_ram.write_data.next = 0.into();
-            self.remote_ram.write_enable.next = true;
-            self.rq_ci_ram.write_address.next = self.sweep.q.val();
-            self.rq_ci_ram.write_data.next = 0.into();
-            self.rq_ci_ram.write_enable.next = true;
-            self.expected_ram.write_address.next = self.sweep.q.val();
-            self.expected_ram.write_data.next = 0.into();
-            self.expected_ram.write_enable.next = true;
-        }
-        self.atomic_psn_ram.write_address.next = self.ctx_qp.q.val();
-        self.atomic_psn_ram.write_data.next = self.hdr_psn.q.val();
-        self.atomic_psn_ram.write_enable.next = self.atomic_we.val();
-        self.atomic_value_ram.write_address.next = self.ctx_qp.q.val();
-        self.atomic_value_ram.write_data.next = self.value_reg.q.val();
-        self.atomic_value_ram.write_enable.next = self.atomic_we.val();
-        self.expect_psn_ram.write_address.next = self.s_expect_qp.val();
-        self.expect_psn_ram.write_data.next = bit_cast::<25, 24>(self.s_expect_psn.val())
-            | (bit_cast::<25, 1>(self.s_expect_atomic.val().into()) << 24);
-        self.expect_psn_ram.write_enable.next = self.expect_take.val();
-        self.expect_buf_ram.write_address.next = self.s_expect_qp.val();
-        self.expect_buf_ram.write_data.next = bit_cast::<64, 32>(self.s_expect_addr.val())
-            | (bit_cast::<64, 32>(self.s_expect_length.val()) << 32);
-        self.expect_buf_ram.write_enable.next = self.expect_take.val();
-
-        // ---- Per-QP flags: clear, then set ----
-        self.reset_mask.next = 0.into();
-        if self.csr_reset.val() {
-            self.reset_mask.next = self.csr_mask.val();
-        }
-        self.resume_mask.next = 0.into();
-        if self.csr_resume.val() {
-            self.resume_mask.next = self.csr_mask.val();
-        }
-        self.enable_set_mask.next = 0.into();
-        self.enable_clear_mask.next = 0.into();
-        if self.csr_write_ok.val() & (self.s_csr_reg.val() == self.reg_qp_ctrl.val()) {
-            self.enable_clear_mask.next = self.csr_mask.val();
-            if self.s_csr_wdata.val().get_bit(0) {
-                self.enable_set_mask.next = self.csr_mask.val();
-            }
-        }
-        self.synced_set_mask.next = 0.into();
-        if self.synced_set.val() {
-            self.synced_set_mask.next = self.ctx_mask.val();
-        }
-        self.nak_set_mask.next = 0.into();
-        if self.nak_set.val() {
-            self.nak_set_mask.next = self.ctx_mask.val();
-        }
-        self.nak_clear_mask.next = self.reset_mask.val() | self.resume_mask.val();
-        if self.nak_clear.val() {
-            self.nak_clear_mask.next =
-                self.reset_mask.val() | self.resume_mask.val() | self.ctx_mask.val();
-        }
-        self.refused_set_mask.next = 0.into();
-        if self.refused_set.val() {
-            self.refused_set_mask.next = self.ctx_mask.val();
-        }
-        self.rs_set_mask.next = self.resume_mask.val();
-        if self.rs_set.val() {
-            self.rs_set_mask.next = self.ctx_mask.val() | self.resume_mask.val();
-        }
-        self.rs_clear_mask.next = self.reset_mask.val();
-        if self.rs_clear.val() {
-            self.rs_clear_mask.next = self.reset_mask.val() | self.ctx_mask.val();
-        }
-        self.expect_set_mask.next = 0.into();
-        if self.expect_take.val() {
-            self.expect_set_mask.next = self.expect_mask.val();
-        }
-        self.expect_clear_mask.next = self.reset_mask.val();
-        if self.expect_clear.val() {
-            self.expect_clear_mask.next = self.reset_mask.val() | self.ctx_mask.val();
-        }
-        self.atomic_set_mask.next = 0.into();
-        if self.atomic_we.val() {
-            self.atomic_set_mask.next = self.ctx_mask.val();
-        }
-        self.enable_bits.d.next = ((self.enable_bits.q.val() & !self.enable_clear_mask.val())
-            | self.enable_set_mask.val())
-            & self.qp_mask.val();
-        self.synced_bits.d.next = ((self.synced_bits.q.val() & !self.reset_mask.val())
-            | self.synced_set_mask.val()
-            | self.resume_mask.val())
-            & self.qp_mask.val();
-        self.nak_bits.d.next = ((self.nak_bits.q.val() & !self.nak_clear_mask.val())
-            | self.nak_set_mask.val())
-            & self.qp_mask.val();
-        self.refused_bits.d.next = ((self.refused_bits.q.val()
-            & !(self.reset_mask.val() | self.resume_mask.val()))
-            | self.refused_set_mask.val())
-            & self.qp_mask.val();
-        self.rs_bits.d.next = ((self.rs_bits.q.val() & !self.rs_clear_mask.val())
-            | self.rs_set_mask.val())
-            & self.qp_mask.val();
-        self.expect_bits.d.next = ((self.expect_bits.q.val() & !self.expect_clear_mask.val())
-            | self.expect_set_mask.val())
-            & self.qp_mask.val();
-        self.atomic_bits.d.next = ((self.atomic_bits.q.val() & !self.reset_mask.val())
-            | self.atomic_set_mask.val())
-            & self.qp_mask.val();
+        self.qp_state.s_expect_valid.next = self.s_expect_valid.val();
+        self.s_expect_ready.next = self.qp_state.s_expect_ready.val();
+        self.qp_state.s_expect_qp.next = self.s_expect_qp.val();
+        self.qp_state.s_expect_psn.next = self.s_expect_psn.val();
+        self.qp_state.s_expect_addr.next = self.s_expect_addr.val();
+        self.qp_state.s_expect_length.next = self.s_expect_length.val();
+        self.qp_state.s_expect_atomic.next = self.s_expect_atomic.val();
+        self.qp_state.wr_state.next = self.resp_we.val();
+        self.qp_state.wr_rq_ci.next = self.resp_wdata.val().get_bits::<24>(0);
+        self.qp_state.wr_expected.next = self.resp_wdata.val().get_bits::<24>(24);
+        self.qp_state.wr_atomic.next = self.atomic_we.val();
+        self.qp_state.wr_atomic_psn.next = self.hdr_psn.q.val();
+        self.qp_state.wr_atomic_value.next = self.value_reg.q.val();
+        self.qp_state.wr_refused.next = self.refused_set.val();
+        self.qp_state.wr_refused_window.next = self.refused_wdata.val();
+        self.qp_state.rs_set.next = self.rs_set.val();
+        self.qp_state.rs_psn.next = self.s_rx_psn.val();
+        self.qp_state.rs_clear.next = self.rs_clear.val();
+        self.qp_state.synced_set.next = self.synced_set.val();
+        self.qp_state.nak_set.next = self.nak_set.val();
+        self.qp_state.nak_clear.next = self.nak_clear.val();
+        self.qp_state.expect_clear.next = self.expect_clear.val();
 
         // ---- Counters ----
         if self.message_count.val() {
@@ -2030,18 +1526,8 @@ impl Logic for ReceiveQueueEngine {
         // ---- Synchronous reset ----
         if self.reset.val() {
             self.state.d.next = ResponderState::Clear;
-            self.sweep.d.next = 0.into();
             self.mode.d.next = MessageMode::Discard;
             self.abort.d.next = false;
-            self.wr_valid.d.next = false;
-            self.csr_rd_pending.d.next = false;
-            self.enable_bits.d.next = 0.into();
-            self.synced_bits.d.next = 0.into();
-            self.nak_bits.d.next = 0.into();
-            self.refused_bits.d.next = 0.into();
-            self.rs_bits.d.next = 0.into();
-            self.expect_bits.d.next = 0.into();
-            self.atomic_bits.d.next = 0.into();
             self.messages_received.d.next = 0.into();
             self.dropped.d.next = 0.into();
             self.nack_rx_0.d.next = 0.into();
@@ -2061,10 +1547,10 @@ impl Logic for ReceiveQueueEngine {
             & !self.reset.val();
         self.m_rqrd_req_valid.next = (self.state.q.val() == ResponderState::RqeRequest)
             | (self.state.q.val() == ResponderState::AtomicRead);
-        self.m_wr_valid.next = self.wr_valid.q.val();
-        self.m_wr_addr.next = self.wr_addr.q.val();
-        self.m_wr_data.next = self.wr_data.q.val();
-        self.m_wr_strobe.next = self.wr_strobe.q.val();
+        self.m_wr_valid.next = self.writer.m_wr_valid.val();
+        self.m_wr_addr.next = self.writer.m_wr_addr.val();
+        self.m_wr_data.next = self.writer.m_wr_data.val();
+        self.m_wr_strobe.next = self.writer.m_wr_strobe.val();
         self.m_owe_valid.next = self.state.q.val() == ResponderState::Owe;
         self.m_owe_qp.next = self.ctx_qp.q.val();
         self.m_owe_kind.next = self.owe_kind.q.val();
@@ -2153,7 +1639,7 @@ mod tests {
     use crate::cell::format::{encode_message, opcode, CellOutcome, Message, ReassemblyModel};
     use crate::responder::receive_queue_model::*;
     use crate::sim::{settle, tick};
-    use nic_abi::{AethRefusals, Syndrome, PSN_MASK, SEND_WINDOW};
+    use nic_abi::{csr, AethRefusals, Syndrome, PSN_MASK, SEND_WINDOW};
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
     use std::collections::{HashMap, VecDeque};
@@ -2515,7 +2001,7 @@ mod tests {
                 && self.read_beats.is_empty()
                 && self.tpt_answers.is_empty()
                 && u.state.q.val() == ResponderState::Idle
-                && !u.wr_valid.q.val()
+                && !u.m_wr_valid.val()
         }
 
         /// Run until everything queued has been taken and the engine is idle.

@@ -1,0 +1,1246 @@
+//! `QpState`: the responder's per-queue-pair state table, a child of
+//! [`crate::ReceiveQueueEngine`] (the "lookup" stage of the responder). It holds what the
+//! responder keeps per queue pair in RAMs and flag vectors, serves the per-QP CSR side port
+//! and the expect events, answers the engine's lookups and takes its write-backs.
+//!
+//! Follows `docs/nic-architecture.md` ("Reliability": the expected PSN, the receive queue,
+//! the saved atomic; "Refused PSNs": the refusal window; "Rejoin support": the resync
+//! point and `synced`) and the per-QP register map of `docs/csr-map.md` (`nic_abi::csr`).
+//!
+//! State per queue pair: RQ_BASE (32), RQ_SIZE_LOG2 (5), RQ_PI (24), QP_REMOTE (32: node
+//! 15:0, QP 31:16), the receive queue's consumer index `rq_ci` (24), the expected PSN (24),
+//! the saved atomic ([`SavedAtomic`], valid bit), the refusal window (24, valid bit), the
+//! resync point (24, valid bit), the expected response ([`ExpectedResponse`], valid bit),
+//! and the flags enable (QP_CTRL bit 0), `synced`, `nak_sent`. RAMs are 64 deep (one read
+//! port, one write port each); flags are one bit per queue pair.
+//!
+//! Ports:
+//! - `clock`, `reset` (synchronous, active high: clears every flag and the CSR read in
+//!   flight, then sweeps RQ_BASE, RQ_SIZE_LOG2, RQ_PI, QP_REMOTE, `rq_ci` and the expected
+//!   PSN to zero for 64 clocks, during which neither the CSR port nor the expect port
+//!   takes anything; `sweep_done` is high in the sweep's last clock).
+//! - Per-QP CSR side port `s_csr_valid`, `s_csr_ready`, `s_csr_write`, `s_csr_qp` (6),
+//!   `s_csr_reg` (4: the register's offset / 8), `s_csr_wdata` (64); `m_csr_rdata_valid`,
+//!   `m_csr_rdata` (64) one clock after the read was accepted. Answers RQ_BASE,
+//!   RQ_SIZE_LOG2, RQ_PI, RQ_CI and QP_STATUS (bits 47:24 the expected PSN, bit 48
+//!   `synced`), zero for any other register and for a QP at or beyond `queue_pairs`, whose
+//!   writes are ignored. Takes RQ_BASE, RQ_SIZE_LOG2, RQ_PI, QP_REMOTE and QP_CTRL: bit 0
+//!   enable; bit 1 reset (clears `rq_ci`, RQ_PI, `synced`, `nak_sent`, the refusal window,
+//!   the resync point, the saved atomic and the expected response; keeps the expected PSN);
+//!   bit 3 resume (the expected PSN and the resync point become bits 31:8, `synced` and the
+//!   resync point valid, `nak_sent` and the refusal window cleared). Not ready while `hold`
+//!   is high.
+//! - Expect events `s_expect_valid`, `s_expect_ready`, `s_expect_qp` (6), `s_expect_psn`
+//!   (24), `s_expect_addr` (32), `s_expect_length` (32), `s_expect_atomic`: the response
+//!   this NIC's requester awaits on that QP (ignored for a QP at or beyond `queue_pairs`).
+//!   Always ready outside the sweep.
+//! - Lookup: `lookup`, `lookup_qp` (6): read that QP's RAMs; `hold`: the engine uses the RAM
+//!   port this clock (a lookup or a write-back), so the CSR port waits. The clock after a
+//!   lookup, `rd_*` give the entry: `rd_expected`, `rd_rq_ci` (24), `rd_rq_empty`
+//!   (RQ_PI equals `rq_ci`), `rd_rqe_addr` (32: RQ_BASE + 32 x (`rq_ci` mod 2^RQ_SIZE_LOG2),
+//!   the next receive queue entry), `rd_remote` (32), `rd_refused` (24, zero unless the
+//!   window is valid), `rd_rs_psn` (24), `rd_atomic_psn` (24), `rd_atomic_value` (64),
+//!   `rd_expect_psn` (24), `rd_expect_atomic`, `rd_expect_addr`, `rd_expect_length` (32);
+//!   all zero in a clock that does not follow a lookup. Without a lookup the RAMs read
+//!   `s_csr_qp` (for the CSR port). RAM words start at zero.
+//! - The message's queue pair `ctx_qp` (6): its flags `ctx_enabled`, `ctx_synced`,
+//!   `ctx_nak_sent`, `ctx_rs_valid`, `ctx_atomic_valid`, `ctx_expect_valid` (as of this
+//!   clock), and `ctx_abort`: a CSR reset or resume of `ctx_qp` is taken this clock.
+//! - Write-backs to `ctx_qp` (each takes effect at the clock edge): `wr_state` with
+//!   `wr_rq_ci`, `wr_expected` (24); `wr_atomic` with `wr_atomic_psn` (24),
+//!   `wr_atomic_value` (64) (saved, valid); `wr_refused` with `wr_refused_window` (24)
+//!   (valid); `rs_set` with `rs_psn` (24) (valid); `rs_clear`; `synced_set`; `nak_set`;
+//!   `nak_clear`; `expect_clear`. A CSR write is taken only when `hold` is low, so it never
+//!   meets a RAM write-back of the engine (which holds); on the flags a clear by the CSR
+//!   and a set by the engine in the same clock leave the bit set.
+//!
+//! Latency: a lookup answers the next clock; a CSR read answers the clock after it is
+//! taken; writes and flag changes are seen from the next clock.
+//! Throughput: one CSR access or lookup per clock, one expect event per clock.
+//! Limits: `queue_pairs` in 1..=64; flags of queue pairs `>= queue_pairs` stay clear.
+
+use crate::sim::ClockedBlock;
+use nic_abi::{csr, MAX_QUEUE_PAIRS};
+use rust_hdl::prelude::*;
+use rust_hdl::widgets::prelude::RAM;
+
+/// Per-QP RAM address bits (64 entries).
+pub const QP_ADDRESS_BITS: usize = 6;
+
+/// The saved result of the last atomic a queue pair executed: its PSN and the word it read
+/// (returned again for a duplicate of that PSN).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct SavedAtomic {
+    pub psn: Bits<24>,
+    pub value: Bits<64>,
+}
+
+/// The response a queue pair's requester awaits (the expect event): its PSN, whether it
+/// is an atomic's, and the local buffer it is written to.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct ExpectedResponse {
+    pub psn: Bits<24>,
+    pub atomic: Bit,
+    pub addr: Bits<32>,
+    pub length: Bits<32>,
+}
+
+#[derive(LogicBlock)]
+pub struct QpState {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub s_csr_valid: Signal<In, Bit>,
+    pub s_csr_ready: Signal<Out, Bit>,
+    pub s_csr_write: Signal<In, Bit>,
+    pub s_csr_qp: Signal<In, Bits<6>>,
+    pub s_csr_reg: Signal<In, Bits<4>>,
+    pub s_csr_wdata: Signal<In, Bits<64>>,
+    pub m_csr_rdata_valid: Signal<Out, Bit>,
+    pub m_csr_rdata: Signal<Out, Bits<64>>,
+    pub s_expect_valid: Signal<In, Bit>,
+    pub s_expect_ready: Signal<Out, Bit>,
+    pub s_expect_qp: Signal<In, Bits<6>>,
+    pub s_expect_psn: Signal<In, Bits<24>>,
+    pub s_expect_addr: Signal<In, Bits<32>>,
+    pub s_expect_length: Signal<In, Bits<32>>,
+    pub s_expect_atomic: Signal<In, Bit>,
+    pub lookup: Signal<In, Bit>,
+    pub lookup_qp: Signal<In, Bits<6>>,
+    pub hold: Signal<In, Bit>,
+    pub ctx_qp: Signal<In, Bits<6>>,
+    pub sweep_done: Signal<Out, Bit>,
+    pub rd_expected: Signal<Out, Bits<24>>,
+    pub rd_rq_ci: Signal<Out, Bits<24>>,
+    pub rd_rq_empty: Signal<Out, Bit>,
+    pub rd_rqe_addr: Signal<Out, Bits<32>>,
+    pub rd_remote: Signal<Out, Bits<32>>,
+    pub rd_refused: Signal<Out, Bits<24>>,
+    pub rd_rs_psn: Signal<Out, Bits<24>>,
+    pub rd_atomic_psn: Signal<Out, Bits<24>>,
+    pub rd_atomic_value: Signal<Out, Bits<64>>,
+    pub rd_expect_psn: Signal<Out, Bits<24>>,
+    pub rd_expect_atomic: Signal<Out, Bit>,
+    pub rd_expect_addr: Signal<Out, Bits<32>>,
+    pub rd_expect_length: Signal<Out, Bits<32>>,
+    pub ctx_enabled: Signal<Out, Bit>,
+    pub ctx_synced: Signal<Out, Bit>,
+    pub ctx_nak_sent: Signal<Out, Bit>,
+    pub ctx_rs_valid: Signal<Out, Bit>,
+    pub ctx_atomic_valid: Signal<Out, Bit>,
+    pub ctx_expect_valid: Signal<Out, Bit>,
+    pub ctx_abort: Signal<Out, Bit>,
+    pub wr_state: Signal<In, Bit>,
+    pub wr_rq_ci: Signal<In, Bits<24>>,
+    pub wr_expected: Signal<In, Bits<24>>,
+    pub wr_atomic: Signal<In, Bit>,
+    pub wr_atomic_psn: Signal<In, Bits<24>>,
+    pub wr_atomic_value: Signal<In, Bits<64>>,
+    pub wr_refused: Signal<In, Bit>,
+    pub wr_refused_window: Signal<In, Bits<24>>,
+    pub rs_set: Signal<In, Bit>,
+    pub rs_psn: Signal<In, Bits<24>>,
+    pub rs_clear: Signal<In, Bit>,
+    pub synced_set: Signal<In, Bit>,
+    pub nak_set: Signal<In, Bit>,
+    pub nak_clear: Signal<In, Bit>,
+    pub expect_clear: Signal<In, Bit>,
+    // ---- The reset sweep ----
+    /// Set once the sweep after reset is over (0 at power-on: the sweep runs then too).
+    swept: DFF<Bit>,
+    sweep: DFF<Bits<6>>,
+    /// Last clock was a lookup: `rd_*` answer it (zero otherwise, so that no RAM word an
+    /// event-driven simulator holds as unknown before its first write leaves the block).
+    answer: DFF<Bit>,
+    // ---- CSR read in flight ----
+    csr_rd_pending: DFF<Bit>,
+    csr_rd_reg: DFF<Bits<4>>,
+    csr_rd_qp: DFF<Bits<6>>,
+    csr_rd_ok: DFF<Bit>,
+    // ---- Per-QP flags, one bit per QP ----
+    enable_bits: DFF<Bits<64>>,
+    synced_bits: DFF<Bits<64>>,
+    nak_bits: DFF<Bits<64>>,
+    refused_bits: DFF<Bits<64>>,
+    rs_bits: DFF<Bits<64>>,
+    expect_bits: DFF<Bits<64>>,
+    atomic_bits: DFF<Bits<64>>,
+    // ---- Per-QP RAMs ----
+    rq_base_ram: RAM<Bits<32>, QP_ADDRESS_BITS>,
+    rq_log2_ram: RAM<Bits<5>, QP_ADDRESS_BITS>,
+    rq_pi_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
+    remote_ram: RAM<Bits<32>, QP_ADDRESS_BITS>,
+    rq_ci_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
+    /// The expected PSN: a QP reset does not write it (it stays readable in QP_STATUS), a
+    /// resume does.
+    expected_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
+    /// The refusal window (valid: `refused_bits`).
+    refused_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
+    /// The PSN the QP last resynced at (valid: `rs_bits`).
+    rs_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
+    atomic_ram: RAM<SavedAtomic, QP_ADDRESS_BITS>,
+    expect_ram: RAM<ExpectedResponse, QP_ADDRESS_BITS>,
+    // ---- Combinational intermediates ----
+    rd_addr: Signal<Local, Bits<6>>,
+    /// `rd_refused` and `m_csr_rdata` before they leave (an output is assigned once, so
+    /// that an event-driven simulator sees no glitch on it).
+    refused_out: Signal<Local, Bits<24>>,
+    /// All ones while `answer`, else zero.
+    answer24: Signal<Local, Bits<24>>,
+    answer32: Signal<Local, Bits<32>>,
+    answer64: Signal<Local, Bits<64>>,
+    csr_rdata: Signal<Local, Bits<64>>,
+    ring_mask: Signal<Local, Bits<32>>,
+    ctx_mask: Signal<Local, Bits<64>>,
+    csr_mask: Signal<Local, Bits<64>>,
+    expect_mask: Signal<Local, Bits<64>>,
+    csr_open: Signal<Local, Bit>,
+    csr_in_range: Signal<Local, Bit>,
+    csr_take: Signal<Local, Bit>,
+    csr_write_ok: Signal<Local, Bit>,
+    csr_reset: Signal<Local, Bit>,
+    csr_resume: Signal<Local, Bit>,
+    csr_resume_psn: Signal<Local, Bits<24>>,
+    csr_status: Signal<Local, Bits<64>>,
+    expect_take: Signal<Local, Bit>,
+    reset_mask: Signal<Local, Bits<64>>,
+    resume_mask: Signal<Local, Bits<64>>,
+    enable_set_mask: Signal<Local, Bits<64>>,
+    enable_clear_mask: Signal<Local, Bits<64>>,
+    synced_set_mask: Signal<Local, Bits<64>>,
+    nak_set_mask: Signal<Local, Bits<64>>,
+    nak_clear_mask: Signal<Local, Bits<64>>,
+    refused_set_mask: Signal<Local, Bits<64>>,
+    rs_set_mask: Signal<Local, Bits<64>>,
+    rs_clear_mask: Signal<Local, Bits<64>>,
+    expect_set_mask: Signal<Local, Bits<64>>,
+    expect_clear_mask: Signal<Local, Bits<64>>,
+    atomic_set_mask: Signal<Local, Bits<64>>,
+    // ---- Parameters ----
+    queue_pairs: Constant<Bits<16>>,
+    /// Bit q set for every QP q < queue_pairs (no other flag bit is ever set).
+    qp_mask: Constant<Bits<64>>,
+    reg_rq_base: Constant<Bits<4>>,
+    reg_rq_size_log2: Constant<Bits<4>>,
+    reg_rq_pi: Constant<Bits<4>>,
+    reg_rq_ci: Constant<Bits<4>>,
+    reg_qp_remote: Constant<Bits<4>>,
+    reg_qp_ctrl: Constant<Bits<4>>,
+    reg_qp_status: Constant<Bits<4>>,
+    ctrl_enable: Constant<Bits<6>>,
+    ctrl_reset: Constant<Bits<6>>,
+    ctrl_resume: Constant<Bits<6>>,
+}
+
+/// The `reg` number of a per-QP register on the CSR side port.
+const fn reg(offset: u16) -> u64 {
+    (offset / 8) as u64
+}
+
+/// A per-QP RAM whose words start at zero (as RustHDL reads a word never written; the
+/// Verilog gets an `initial` block, so event-driven simulators agree).
+fn zeroed<D: Synth>() -> RAM<D, QP_ADDRESS_BITS> {
+    RAM::new(
+        (0..1u64 << QP_ADDRESS_BITS)
+            .map(|a| (a.to_bits(), D::default()))
+            .collect(),
+    )
+}
+
+/// The bit number of a single-bit mask.
+const fn bit_of(mask: u64) -> u64 {
+    mask.trailing_zeros() as u64
+}
+
+impl QpState {
+    /// The state table of `queue_pairs` queue pairs.
+    ///
+    /// Panics when `queue_pairs` is not in 1..=64.
+    pub fn new(queue_pairs: usize) -> Self {
+        assert!(
+            (1..=MAX_QUEUE_PAIRS).contains(&queue_pairs),
+            "QpState: queue_pairs must be between 1 and {MAX_QUEUE_PAIRS}, got {queue_pairs}"
+        );
+        let qp_mask = if queue_pairs >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << queue_pairs) - 1
+        };
+        QpState {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_csr_valid: Default::default(),
+            s_csr_ready: Default::default(),
+            s_csr_write: Default::default(),
+            s_csr_qp: Default::default(),
+            s_csr_reg: Default::default(),
+            s_csr_wdata: Default::default(),
+            m_csr_rdata_valid: Default::default(),
+            m_csr_rdata: Default::default(),
+            s_expect_valid: Default::default(),
+            s_expect_ready: Default::default(),
+            s_expect_qp: Default::default(),
+            s_expect_psn: Default::default(),
+            s_expect_addr: Default::default(),
+            s_expect_length: Default::default(),
+            s_expect_atomic: Default::default(),
+            lookup: Default::default(),
+            lookup_qp: Default::default(),
+            hold: Default::default(),
+            ctx_qp: Default::default(),
+            sweep_done: Default::default(),
+            rd_expected: Default::default(),
+            rd_rq_ci: Default::default(),
+            rd_rq_empty: Default::default(),
+            rd_rqe_addr: Default::default(),
+            rd_remote: Default::default(),
+            rd_refused: Default::default(),
+            rd_rs_psn: Default::default(),
+            rd_atomic_psn: Default::default(),
+            rd_atomic_value: Default::default(),
+            rd_expect_psn: Default::default(),
+            rd_expect_atomic: Default::default(),
+            rd_expect_addr: Default::default(),
+            rd_expect_length: Default::default(),
+            ctx_enabled: Default::default(),
+            ctx_synced: Default::default(),
+            ctx_nak_sent: Default::default(),
+            ctx_rs_valid: Default::default(),
+            ctx_atomic_valid: Default::default(),
+            ctx_expect_valid: Default::default(),
+            ctx_abort: Default::default(),
+            wr_state: Default::default(),
+            wr_rq_ci: Default::default(),
+            wr_expected: Default::default(),
+            wr_atomic: Default::default(),
+            wr_atomic_psn: Default::default(),
+            wr_atomic_value: Default::default(),
+            wr_refused: Default::default(),
+            wr_refused_window: Default::default(),
+            rs_set: Default::default(),
+            rs_psn: Default::default(),
+            rs_clear: Default::default(),
+            synced_set: Default::default(),
+            nak_set: Default::default(),
+            nak_clear: Default::default(),
+            expect_clear: Default::default(),
+            swept: Default::default(),
+            sweep: Default::default(),
+            answer: Default::default(),
+            csr_rd_pending: Default::default(),
+            csr_rd_reg: Default::default(),
+            csr_rd_qp: Default::default(),
+            csr_rd_ok: Default::default(),
+            enable_bits: Default::default(),
+            synced_bits: Default::default(),
+            nak_bits: Default::default(),
+            refused_bits: Default::default(),
+            rs_bits: Default::default(),
+            expect_bits: Default::default(),
+            atomic_bits: Default::default(),
+            rq_base_ram: zeroed(),
+            rq_log2_ram: zeroed(),
+            rq_pi_ram: zeroed(),
+            remote_ram: zeroed(),
+            rq_ci_ram: zeroed(),
+            expected_ram: zeroed(),
+            refused_ram: zeroed(),
+            rs_ram: zeroed(),
+            atomic_ram: zeroed(),
+            expect_ram: zeroed(),
+            rd_addr: Default::default(),
+            refused_out: Default::default(),
+            answer24: Default::default(),
+            answer32: Default::default(),
+            answer64: Default::default(),
+            csr_rdata: Default::default(),
+            ring_mask: Default::default(),
+            ctx_mask: Default::default(),
+            csr_mask: Default::default(),
+            expect_mask: Default::default(),
+            csr_open: Default::default(),
+            csr_in_range: Default::default(),
+            csr_take: Default::default(),
+            csr_write_ok: Default::default(),
+            csr_reset: Default::default(),
+            csr_resume: Default::default(),
+            csr_resume_psn: Default::default(),
+            csr_status: Default::default(),
+            expect_take: Default::default(),
+            reset_mask: Default::default(),
+            resume_mask: Default::default(),
+            enable_set_mask: Default::default(),
+            enable_clear_mask: Default::default(),
+            synced_set_mask: Default::default(),
+            nak_set_mask: Default::default(),
+            nak_clear_mask: Default::default(),
+            refused_set_mask: Default::default(),
+            rs_set_mask: Default::default(),
+            rs_clear_mask: Default::default(),
+            expect_set_mask: Default::default(),
+            expect_clear_mask: Default::default(),
+            atomic_set_mask: Default::default(),
+            queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
+            qp_mask: Constant::new(qp_mask.to_bits()),
+            reg_rq_base: Constant::new(reg(csr::QP_RQ_BASE).to_bits()),
+            reg_rq_size_log2: Constant::new(reg(csr::QP_RQ_SIZE_LOG2).to_bits()),
+            reg_rq_pi: Constant::new(reg(csr::QP_RQ_PI).to_bits()),
+            reg_rq_ci: Constant::new(reg(csr::QP_RQ_CI).to_bits()),
+            reg_qp_remote: Constant::new(reg(csr::QP_REMOTE).to_bits()),
+            reg_qp_ctrl: Constant::new(reg(csr::QP_CTRL).to_bits()),
+            reg_qp_status: Constant::new(reg(csr::QP_STATUS).to_bits()),
+            ctrl_enable: Constant::new(bit_of(csr::QP_CTRL_ENABLE).to_bits()),
+            ctrl_reset: Constant::new(bit_of(csr::QP_CTRL_RESET).to_bits()),
+            ctrl_resume: Constant::new(bit_of(csr::QP_CTRL_RESUME).to_bits()),
+        }
+    }
+}
+
+impl Logic for QpState {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            swept,
+            sweep,
+            answer,
+            csr_rd_pending,
+            csr_rd_reg,
+            csr_rd_qp,
+            csr_rd_ok,
+            enable_bits,
+            synced_bits,
+            nak_bits,
+            refused_bits,
+            rs_bits,
+            expect_bits,
+            atomic_bits
+        );
+        self.rq_base_ram.read_clock.next = self.clock.val();
+        self.rq_base_ram.write_clock.next = self.clock.val();
+        self.rq_log2_ram.read_clock.next = self.clock.val();
+        self.rq_log2_ram.write_clock.next = self.clock.val();
+        self.rq_pi_ram.read_clock.next = self.clock.val();
+        self.rq_pi_ram.write_clock.next = self.clock.val();
+        self.remote_ram.read_clock.next = self.clock.val();
+        self.remote_ram.write_clock.next = self.clock.val();
+        self.rq_ci_ram.read_clock.next = self.clock.val();
+        self.rq_ci_ram.write_clock.next = self.clock.val();
+        self.expected_ram.read_clock.next = self.clock.val();
+        self.expected_ram.write_clock.next = self.clock.val();
+        self.refused_ram.read_clock.next = self.clock.val();
+        self.refused_ram.write_clock.next = self.clock.val();
+        self.rs_ram.read_clock.next = self.clock.val();
+        self.rs_ram.write_clock.next = self.clock.val();
+        self.atomic_ram.read_clock.next = self.clock.val();
+        self.atomic_ram.write_clock.next = self.clock.val();
+        self.expect_ram.read_clock.next = self.clock.val();
+        self.expect_ram.write_clock.next = self.clock.val();
+
+        // ---- The reset sweep ----
+        self.sweep_done.next = !self.swept.q.val() & (self.sweep.q.val() == 63);
+        if !self.swept.q.val() {
+            self.sweep.d.next = self.sweep.q.val() + 1;
+            if self.sweep.q.val() == 63 {
+                self.swept.d.next = true;
+            }
+        }
+
+        // ---- The entry read (the RAMs read `rd_addr` at the clock edge) ----
+        self.rd_addr.next = self.s_csr_qp.val();
+        if self.lookup.val() {
+            self.rd_addr.next = self.lookup_qp.val();
+        }
+        self.answer.d.next = self.lookup.val();
+        self.answer24.next = 0.into();
+        self.answer32.next = 0.into();
+        self.answer64.next = 0.into();
+        if self.answer.q.val() {
+            self.answer24.next = !bits::<24>(0);
+            self.answer32.next = !bits::<32>(0);
+            self.answer64.next = !bits::<64>(0);
+        }
+        self.rd_expected.next = self.expected_ram.read_data.val() & self.answer24.val();
+        self.rd_rq_ci.next = self.rq_ci_ram.read_data.val() & self.answer24.val();
+        self.rd_rq_empty.next = (self.rq_pi_ram.read_data.val() == self.rq_ci_ram.read_data.val())
+            & self.answer.q.val();
+        self.ring_mask.next = (bits::<32>(1) << self.rq_log2_ram.read_data.val()) - 1;
+        self.rd_rqe_addr.next = (self.rq_base_ram.read_data.val()
+            + ((bit_cast::<32, 24>(self.rq_ci_ram.read_data.val()) & self.ring_mask.val()) << 5))
+            & self.answer32.val();
+        self.rd_remote.next = self.remote_ram.read_data.val() & self.answer32.val();
+        self.refused_out.next = 0.into();
+        if self.refused_bits.q.val().get_bit(self.ctx_qp.val().index()) {
+            self.refused_out.next = self.refused_ram.read_data.val();
+        }
+        self.rd_refused.next = self.refused_out.val() & self.answer24.val();
+        self.rd_rs_psn.next = self.rs_ram.read_data.val() & self.answer24.val();
+        self.rd_atomic_psn.next = self.atomic_ram.read_data.val().psn & self.answer24.val();
+        self.rd_atomic_value.next = self.atomic_ram.read_data.val().value & self.answer64.val();
+        self.rd_expect_psn.next = self.expect_ram.read_data.val().psn & self.answer24.val();
+        self.rd_expect_atomic.next = self.expect_ram.read_data.val().atomic & self.answer.q.val();
+        self.rd_expect_addr.next = self.expect_ram.read_data.val().addr & self.answer32.val();
+        self.rd_expect_length.next = self.expect_ram.read_data.val().length & self.answer32.val();
+        self.ctx_enabled.next = self.enable_bits.q.val().get_bit(self.ctx_qp.val().index());
+        self.ctx_synced.next = self.synced_bits.q.val().get_bit(self.ctx_qp.val().index());
+        self.ctx_nak_sent.next = self.nak_bits.q.val().get_bit(self.ctx_qp.val().index());
+        self.ctx_rs_valid.next = self.rs_bits.q.val().get_bit(self.ctx_qp.val().index());
+        self.ctx_atomic_valid.next = self.atomic_bits.q.val().get_bit(self.ctx_qp.val().index());
+        self.ctx_expect_valid.next = self.expect_bits.q.val().get_bit(self.ctx_qp.val().index());
+
+        // ---- CSR side port ----
+        self.csr_open.next = !self.hold.val() & self.swept.q.val() & !self.reset.val();
+        self.csr_in_range.next = bit_cast::<16, 6>(self.s_csr_qp.val()) < self.queue_pairs.val();
+        self.s_csr_ready.next = self.csr_open.val();
+        self.csr_take.next = self.s_csr_valid.val() & self.csr_open.val();
+        self.csr_write_ok.next =
+            self.csr_take.val() & self.s_csr_write.val() & self.csr_in_range.val();
+        self.csr_reset.next = self.csr_write_ok.val()
+            & (self.s_csr_reg.val() == self.reg_qp_ctrl.val())
+            & self
+                .s_csr_wdata
+                .val()
+                .get_bit(self.ctrl_reset.val().index());
+        self.csr_resume.next = self.csr_write_ok.val()
+            & (self.s_csr_reg.val() == self.reg_qp_ctrl.val())
+            & self
+                .s_csr_wdata
+                .val()
+                .get_bit(self.ctrl_resume.val().index());
+        self.csr_resume_psn.next = self.s_csr_wdata.val().get_bits::<24>(8);
+        self.ctx_abort.next = (self.csr_reset.val() | self.csr_resume.val())
+            & (self.s_csr_qp.val() == self.ctx_qp.val());
+        self.csr_rd_pending.d.next = self.csr_take.val() & !self.s_csr_write.val();
+        self.csr_rd_reg.d.next = self.s_csr_reg.val();
+        self.csr_rd_qp.d.next = self.s_csr_qp.val();
+        self.csr_rd_ok.d.next = self.csr_in_range.val();
+        self.csr_status.next = bit_cast::<64, 24>(self.expected_ram.read_data.val()) << 24;
+        if self
+            .synced_bits
+            .q
+            .val()
+            .get_bit(self.csr_rd_qp.q.val().index())
+        {
+            self.csr_status.next = (bit_cast::<64, 24>(self.expected_ram.read_data.val()) << 24)
+                | (bits::<64>(1) << 48);
+        }
+        self.m_csr_rdata_valid.next = self.csr_rd_pending.q.val();
+        self.csr_rdata.next = 0.into();
+        if self.csr_rd_ok.q.val() {
+            if self.csr_rd_reg.q.val() == self.reg_rq_base.val() {
+                self.csr_rdata.next = bit_cast::<64, 32>(self.rq_base_ram.read_data.val());
+            }
+            if self.csr_rd_reg.q.val() == self.reg_rq_size_log2.val() {
+                self.csr_rdata.next = bit_cast::<64, 5>(self.rq_log2_ram.read_data.val());
+            }
+            if self.csr_rd_reg.q.val() == self.reg_rq_pi.val() {
+                self.csr_rdata.next = bit_cast::<64, 24>(self.rq_pi_ram.read_data.val());
+            }
+            if self.csr_rd_reg.q.val() == self.reg_rq_ci.val() {
+                self.csr_rdata.next = bit_cast::<64, 24>(self.rq_ci_ram.read_data.val());
+            }
+            if self.csr_rd_reg.q.val() == self.reg_qp_status.val() {
+                self.csr_rdata.next = self.csr_status.val();
+            }
+        }
+        self.m_csr_rdata.next = self.csr_rdata.val();
+
+        // ---- Expect events ----
+        self.s_expect_ready.next = self.swept.q.val() & !self.reset.val();
+        self.expect_take.next = self.s_expect_valid.val()
+            & self.swept.q.val()
+            & !self.reset.val()
+            & (bit_cast::<16, 6>(self.s_expect_qp.val()) < self.queue_pairs.val());
+
+        // ---- RAM ports ----
+        self.rq_base_ram.read_address.next = self.rd_addr.val();
+        self.rq_log2_ram.read_address.next = self.rd_addr.val();
+        self.rq_pi_ram.read_address.next = self.rd_addr.val();
+        self.remote_ram.read_address.next = self.rd_addr.val();
+        self.rq_ci_ram.read_address.next = self.rd_addr.val();
+        self.expected_ram.read_address.next = self.rd_addr.val();
+        self.refused_ram.read_address.next = self.rd_addr.val();
+        self.rs_ram.read_address.next = self.rd_addr.val();
+        self.atomic_ram.read_address.next = self.rd_addr.val();
+        self.expect_ram.read_address.next = self.rd_addr.val();
+        self.refused_ram.write_address.next = self.ctx_qp.val();
+        self.refused_ram.write_data.next = self.wr_refused_window.val();
+        self.refused_ram.write_enable.next = self.wr_refused.val();
+        self.rs_ram.write_address.next = self.ctx_qp.val();
+        self.rs_ram.write_data.next = self.rs_psn.val();
+        self.rs_ram.write_enable.next = self.rs_set.val();
+        if self.csr_resume.val() {
+            self.rs_ram.write_address.next = self.s_csr_qp.val();
+            self.rs_ram.write_data.next = self.csr_resume_psn.val();
+            self.rs_ram.write_enable.next = true;
+        }
+        self.rq_base_ram.write_address.next = self.s_csr_qp.val();
+        self.rq_base_ram.write_data.next = self.s_csr_wdata.val().get_bits::<32>(0);
+        self.rq_base_ram.write_enable.next =
+            self.csr_write_ok.val() & (self.s_csr_reg.val() == self.reg_rq_base.val());
+        self.rq_log2_ram.write_address.next = self.s_csr_qp.val();
+        self.rq_log2_ram.write_data.next = self.s_csr_wdata.val().get_bits::<5>(0);
+        self.rq_log2_ram.write_enable.next =
+            self.csr_write_ok.val() & (self.s_csr_reg.val() == self.reg_rq_size_log2.val());
+        self.rq_pi_ram.write_address.next = self.s_csr_qp.val();
+        self.rq_pi_ram.write_data.next = 0.into();
+        if self.s_csr_reg.val() == self.reg_rq_pi.val() {
+            self.rq_pi_ram.write_data.next = self.s_csr_wdata.val().get_bits::<24>(0);
+        }
+        self.rq_pi_ram.write_enable.next = (self.csr_write_ok.val()
+            & (self.s_csr_reg.val() == self.reg_rq_pi.val()))
+            | self.csr_reset.val();
+        self.remote_ram.write_address.next = self.s_csr_qp.val();
+        self.remote_ram.write_data.next = self.s_csr_wdata.val().get_bits::<32>(0);
+        self.remote_ram.write_enable.next =
+            self.csr_write_ok.val() & (self.s_csr_reg.val() == self.reg_qp_remote.val());
+        self.rq_ci_ram.write_address.next = self.ctx_qp.val();
+        self.rq_ci_ram.write_data.next = self.wr_rq_ci.val();
+        self.rq_ci_ram.write_enable.next = self.wr_state.val();
+        self.expected_ram.write_address.next = self.ctx_qp.val();
+        self.expected_ram.write_data.next = self.wr_expected.val();
+        self.expected_ram.write_enable.next = self.wr_state.val();
+        // CSR writes never meet `wr_state` (the engine holds the port for it).
+        if self.csr_reset.val() {
+            self.rq_ci_ram.write_address.next = self.s_csr_qp.val();
+            self.rq_ci_ram.write_data.next = 0.into();
+            self.rq_ci_ram.write_enable.next = true;
+        }
+        if self.csr_resume.val() {
+            self.expected_ram.write_address.next = self.s_csr_qp.val();
+            self.expected_ram.write_data.next = self.csr_resume_psn.val();
+            self.expected_ram.write_enable.next = true;
+        }
+        if !self.swept.q.val() {
+            self.rq_base_ram.write_address.next = self.sweep.q.val();
+            self.rq_base_ram.write_data.next = 0.into();
+            self.rq_base_ram.write_enable.next = true;
+            self.rq_log2_ram.write_address.next = self.sweep.q.val();
+            self.rq_log2_ram.write_data.next = 0.into();
+            self.rq_log2_ram.write_enable.next = true;
+            self.rq_pi_ram.write_address.next = self.sweep.q.val();
+            self.rq_pi_ram.write_data.next = 0.into();
+            self.rq_pi_ram.write_enable.next = true;
+            self.remote_ram.write_address.next = self.sweep.q.val();
+            self.remote_ram.write_data.next = 0.into();
+            self.remote_ram.write_enable.next = true;
+            self.rq_ci_ram.write_address.next = self.sweep.q.val();
+            self.rq_ci_ram.write_data.next = 0.into();
+            self.rq_ci_ram.write_enable.next = true;
+            self.expected_ram.write_address.next = self.sweep.q.val();
+            self.expected_ram.write_data.next = 0.into();
+            self.expected_ram.write_enable.next = true;
+        }
+        self.atomic_ram.write_address.next = self.ctx_qp.val();
+        self.atomic_ram.write_data.next.psn = self.wr_atomic_psn.val();
+        self.atomic_ram.write_data.next.value = self.wr_atomic_value.val();
+        self.atomic_ram.write_enable.next = self.wr_atomic.val();
+        self.expect_ram.write_address.next = self.s_expect_qp.val();
+        self.expect_ram.write_data.next.psn = self.s_expect_psn.val();
+        self.expect_ram.write_data.next.atomic = self.s_expect_atomic.val();
+        self.expect_ram.write_data.next.addr = self.s_expect_addr.val();
+        self.expect_ram.write_data.next.length = self.s_expect_length.val();
+        self.expect_ram.write_enable.next = self.expect_take.val();
+
+        // ---- Per-QP flags: clear, then set ----
+        self.ctx_mask.next = bits::<64>(1) << self.ctx_qp.val();
+        self.csr_mask.next = bits::<64>(1) << self.s_csr_qp.val();
+        self.expect_mask.next = bits::<64>(1) << self.s_expect_qp.val();
+        self.reset_mask.next = 0.into();
+        if self.csr_reset.val() {
+            self.reset_mask.next = self.csr_mask.val();
+        }
+        self.resume_mask.next = 0.into();
+        if self.csr_resume.val() {
+            self.resume_mask.next = self.csr_mask.val();
+        }
+        self.enable_set_mask.next = 0.into();
+        self.enable_clear_mask.next = 0.into();
+        if self.csr_write_ok.val() & (self.s_csr_reg.val() == self.reg_qp_ctrl.val()) {
+            self.enable_clear_mask.next = self.csr_mask.val();
+            if self
+                .s_csr_wdata
+                .val()
+                .get_bit(self.ctrl_enable.val().index())
+            {
+                self.enable_set_mask.next = self.csr_mask.val();
+            }
+        }
+        self.synced_set_mask.next = 0.into();
+        if self.synced_set.val() {
+            self.synced_set_mask.next = self.ctx_mask.val();
+        }
+        self.nak_set_mask.next = 0.into();
+        if self.nak_set.val() {
+            self.nak_set_mask.next = self.ctx_mask.val();
+        }
+        self.nak_clear_mask.next = self.reset_mask.val() | self.resume_mask.val();
+        if self.nak_clear.val() {
+            self.nak_clear_mask.next =
+                self.reset_mask.val() | self.resume_mask.val() | self.ctx_mask.val();
+        }
+        self.refused_set_mask.next = 0.into();
+        if self.wr_refused.val() {
+            self.refused_set_mask.next = self.ctx_mask.val();
+        }
+        self.rs_set_mask.next = self.resume_mask.val();
+        if self.rs_set.val() {
+            self.rs_set_mask.next = self.ctx_mask.val() | self.resume_mask.val();
+        }
+        self.rs_clear_mask.next = self.reset_mask.val();
+        if self.rs_clear.val() {
+            self.rs_clear_mask.next = self.reset_mask.val() | self.ctx_mask.val();
+        }
+        self.expect_set_mask.next = 0.into();
+        if self.expect_take.val() {
+            self.expect_set_mask.next = self.expect_mask.val();
+        }
+        self.expect_clear_mask.next = self.reset_mask.val();
+        if self.expect_clear.val() {
+            self.expect_clear_mask.next = self.reset_mask.val() | self.ctx_mask.val();
+        }
+        self.atomic_set_mask.next = 0.into();
+        if self.wr_atomic.val() {
+            self.atomic_set_mask.next = self.ctx_mask.val();
+        }
+        self.enable_bits.d.next = ((self.enable_bits.q.val() & !self.enable_clear_mask.val())
+            | self.enable_set_mask.val())
+            & self.qp_mask.val();
+        self.synced_bits.d.next = ((self.synced_bits.q.val() & !self.reset_mask.val())
+            | self.synced_set_mask.val()
+            | self.resume_mask.val())
+            & self.qp_mask.val();
+        self.nak_bits.d.next = ((self.nak_bits.q.val() & !self.nak_clear_mask.val())
+            | self.nak_set_mask.val())
+            & self.qp_mask.val();
+        self.refused_bits.d.next = ((self.refused_bits.q.val()
+            & !(self.reset_mask.val() | self.resume_mask.val()))
+            | self.refused_set_mask.val())
+            & self.qp_mask.val();
+        self.rs_bits.d.next = ((self.rs_bits.q.val() & !self.rs_clear_mask.val())
+            | self.rs_set_mask.val())
+            & self.qp_mask.val();
+        self.expect_bits.d.next = ((self.expect_bits.q.val() & !self.expect_clear_mask.val())
+            | self.expect_set_mask.val())
+            & self.qp_mask.val();
+        self.atomic_bits.d.next = ((self.atomic_bits.q.val() & !self.reset_mask.val())
+            | self.atomic_set_mask.val())
+            & self.qp_mask.val();
+
+        // ---- Synchronous reset ----
+        if self.reset.val() {
+            self.swept.d.next = false;
+            self.sweep.d.next = 0.into();
+            self.csr_rd_pending.d.next = false;
+            self.enable_bits.d.next = 0.into();
+            self.synced_bits.d.next = 0.into();
+            self.nak_bits.d.next = 0.into();
+            self.refused_bits.d.next = 0.into();
+            self.rs_bits.d.next = 0.into();
+            self.expect_bits.d.next = 0.into();
+            self.atomic_bits.d.next = 0.into();
+        }
+    }
+}
+
+impl ClockedBlock for QpState {
+    fn clock_signal(&mut self) -> &mut Signal<In, Clock> {
+        &mut self.clock
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::{settle, tick};
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
+
+    const RQ_BASE: u64 = reg(csr::QP_RQ_BASE);
+    const RQ_SIZE_LOG2: u64 = reg(csr::QP_RQ_SIZE_LOG2);
+    const RQ_PI: u64 = reg(csr::QP_RQ_PI);
+    const RQ_CI: u64 = reg(csr::QP_RQ_CI);
+    const QP_REMOTE: u64 = reg(csr::QP_REMOTE);
+    const QP_CTRL: u64 = reg(csr::QP_CTRL);
+    const QP_STATUS: u64 = reg(csr::QP_STATUS);
+    const M24: u64 = 0xFF_FFFF;
+
+    /// One queue pair's RAM words (all 64 addresses exist, whatever `queue_pairs`).
+    #[derive(Clone, Copy, Default, Debug, PartialEq)]
+    struct Words {
+        rq_base: u64,
+        rq_log2: u64,
+        rq_pi: u64,
+        remote: u64,
+        rq_ci: u64,
+        expected: u64,
+        refused: u64,
+        rs_psn: u64,
+        atomic_psn: u64,
+        atomic_value: u64,
+        expect_psn: u64,
+        expect_atomic: bool,
+        expect_addr: u64,
+        expect_length: u64,
+    }
+
+    /// One queue pair's flags.
+    #[derive(Clone, Copy, Default, Debug, PartialEq)]
+    struct Flags {
+        enabled: bool,
+        synced: bool,
+        nak: bool,
+        refused: bool,
+        rs: bool,
+        expect: bool,
+        atomic: bool,
+    }
+
+    #[derive(Clone, Copy, Default, Debug)]
+    struct CsrOp {
+        write: bool,
+        qp: u64,
+        reg: u64,
+        wdata: u64,
+    }
+
+    #[derive(Clone, Copy, Default, Debug)]
+    struct Expect {
+        qp: u64,
+        psn: u64,
+        atomic: bool,
+        addr: u64,
+        length: u64,
+    }
+
+    /// What the engine asks of the table in one clock.
+    #[derive(Clone, Copy, Default, Debug)]
+    struct Engine {
+        lookup: Option<u64>,
+        hold: bool,
+        ctx_qp: u64,
+        state: Option<(u64, u64)>,
+        atomic: Option<(u64, u64)>,
+        refused: Option<u64>,
+        rs_set: Option<u64>,
+        rs_clear: bool,
+        synced_set: bool,
+        nak_set: bool,
+        nak_clear: bool,
+        expect_clear: bool,
+    }
+
+    /// The table as its documentation describes it, stepped by its inputs only.
+    struct Model {
+        queue_pairs: u64,
+        words: [Words; 64],
+        flags: [Flags; 64],
+        swept: bool,
+        sweep: u64,
+        /// The CSR read answered this clock: register, in range, the words read, its QP.
+        csr_read: Option<(u64, bool, Words, u64)>,
+        /// The words a lookup read at the last edge.
+        looked_up: Option<Words>,
+    }
+
+    impl Model {
+        fn new(queue_pairs: u64) -> Self {
+            Model {
+                queue_pairs,
+                words: [Words::default(); 64],
+                flags: [Flags::default(); 64],
+                swept: false,
+                sweep: 0,
+                csr_read: None,
+                looked_up: None,
+            }
+        }
+
+        fn csr_open(&self, e: &Engine, reset: bool) -> bool {
+            !e.hold && self.swept && !reset
+        }
+
+        fn csr_rdata(&self) -> u64 {
+            match self.csr_read {
+                Some((_, false, _, _)) | None => 0,
+                Some((reg, true, w, qp)) => match reg {
+                    RQ_BASE => w.rq_base,
+                    RQ_SIZE_LOG2 => w.rq_log2,
+                    RQ_PI => w.rq_pi,
+                    RQ_CI => w.rq_ci,
+                    QP_STATUS => w.expected << 24 | (self.flags[qp as usize].synced as u64) << 48,
+                    _ => 0,
+                },
+            }
+        }
+
+        /// A CSR reset or resume taken this clock, of which QP.
+        fn ctrl(&self, op: Option<CsrOp>, e: &Engine, reset: bool) -> Option<(u64, bool, bool)> {
+            let op = op.filter(|o| {
+                self.csr_open(e, reset) && o.write && o.qp < self.queue_pairs && o.reg == QP_CTRL
+            })?;
+            Some((
+                op.qp,
+                op.wdata & csr::QP_CTRL_RESET != 0,
+                op.wdata & csr::QP_CTRL_RESUME != 0,
+            ))
+        }
+
+        /// One clock edge with these inputs.
+        fn clock(&mut self, op: Option<CsrOp>, ex: Option<Expect>, e: &Engine, reset: bool) {
+            let take = op.filter(|_| self.csr_open(e, reset));
+            let read_qp = e.lookup.or(op.map(|o| o.qp)).unwrap_or(0) as usize;
+            self.looked_up = e.lookup.map(|_| self.words[read_qp]);
+            self.csr_read = take
+                .filter(|o| !o.write)
+                .map(|o| (o.reg, o.qp < self.queue_pairs, self.words[read_qp], o.qp));
+            let mut words = self.words;
+            let mut set = [Flags::default(); 64];
+            let mut clear = [Flags::default(); 64];
+            let ctx = e.ctx_qp as usize;
+            // The engine's write-backs to ctx_qp.
+            if let Some((ci, expected)) = e.state {
+                words[ctx].rq_ci = ci;
+                words[ctx].expected = expected;
+            }
+            if let Some((psn, value)) = e.atomic {
+                words[ctx].atomic_psn = psn;
+                words[ctx].atomic_value = value;
+                set[ctx].atomic = true;
+            }
+            if let Some(window) = e.refused {
+                words[ctx].refused = window;
+                set[ctx].refused = true;
+            }
+            if let Some(psn) = e.rs_set {
+                words[ctx].rs_psn = psn;
+                set[ctx].rs = true;
+            }
+            set[ctx].synced |= e.synced_set;
+            set[ctx].nak |= e.nak_set;
+            clear[ctx].nak |= e.nak_clear;
+            clear[ctx].rs |= e.rs_clear;
+            clear[ctx].expect |= e.expect_clear;
+            // CSR writes.
+            if let Some(o) = take.filter(|o| o.write && o.qp < self.queue_pairs) {
+                let q = o.qp as usize;
+                let w = &mut words[q];
+                match o.reg {
+                    RQ_BASE => w.rq_base = o.wdata & 0xFFFF_FFFF,
+                    RQ_SIZE_LOG2 => w.rq_log2 = o.wdata & 0x1F,
+                    RQ_PI => w.rq_pi = o.wdata & M24,
+                    QP_REMOTE => w.remote = o.wdata & 0xFFFF_FFFF,
+                    QP_CTRL => {
+                        clear[q].enabled = true;
+                        set[q].enabled = o.wdata & csr::QP_CTRL_ENABLE != 0;
+                        if o.wdata & csr::QP_CTRL_RESET != 0 {
+                            w.rq_pi = 0;
+                            w.rq_ci = 0;
+                            clear[q] = Flags {
+                                enabled: true,
+                                synced: true,
+                                nak: true,
+                                refused: true,
+                                rs: true,
+                                expect: true,
+                                atomic: true,
+                            };
+                        }
+                        if o.wdata & csr::QP_CTRL_RESUME != 0 {
+                            let psn = o.wdata >> 8 & M24;
+                            w.expected = psn;
+                            w.rs_psn = psn;
+                            set[q].synced = true;
+                            set[q].rs = true;
+                            clear[q].nak = true;
+                            clear[q].refused = true;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            // Expect events.
+            if let Some(x) = ex.filter(|x| self.swept && !reset && x.qp < self.queue_pairs) {
+                let w = &mut words[x.qp as usize];
+                w.expect_psn = x.psn;
+                w.expect_atomic = x.atomic;
+                w.expect_addr = x.addr;
+                w.expect_length = x.length;
+                set[x.qp as usize].expect = true;
+            }
+            // The sweep after reset.
+            if !self.swept {
+                let w = &mut words[self.sweep as usize];
+                (w.rq_base, w.rq_log2, w.rq_pi, w.remote, w.rq_ci, w.expected) = (0, 0, 0, 0, 0, 0);
+                if self.sweep == 63 {
+                    self.swept = true;
+                }
+                self.sweep = (self.sweep + 1) % 64;
+            }
+            self.words = words;
+            for q in 0..64 {
+                let (f, s, c) = (&mut self.flags[q], set[q], clear[q]);
+                let upd = |old: bool, s: bool, c: bool| (old && !c) || s;
+                f.enabled = upd(f.enabled, s.enabled, c.enabled);
+                f.synced = upd(f.synced, s.synced, c.synced);
+                f.nak = upd(f.nak, s.nak, c.nak);
+                f.refused = upd(f.refused, s.refused, c.refused);
+                f.rs = upd(f.rs, s.rs, c.rs);
+                f.expect = upd(f.expect, s.expect, c.expect);
+                f.atomic = upd(f.atomic, s.atomic, c.atomic);
+                if q as u64 >= self.queue_pairs || reset {
+                    *f = Flags::default();
+                }
+            }
+            if reset {
+                self.swept = false;
+                self.sweep = 0;
+                self.csr_read = None;
+            }
+        }
+    }
+
+    /// Seeded random CSR accesses and expect events (held until taken, with idle gaps), an
+    /// engine that holds the port at random (back-pressure on the CSR port), looks QPs up
+    /// and writes back, and resets; every output compared every clock.
+    fn run(queue_pairs: u64, seed: u64, cycles: usize) -> (usize, usize) {
+        let mut uut = QpState::new(queue_pairs as usize);
+        uut.connect_all();
+        let mut model = Model::new(queue_pairs);
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut op: Option<CsrOp> = None;
+        let mut ex: Option<Expect> = None;
+        let (mut reads, mut lookups) = (0, 0);
+        let mut ctx_qp = 0u64;
+        let qp_range = 64.min(queue_pairs + 2);
+        let regs = [
+            RQ_BASE,
+            RQ_SIZE_LOG2,
+            RQ_PI,
+            RQ_CI,
+            QP_REMOTE,
+            QP_CTRL,
+            QP_STATUS,
+            0,
+            15,
+        ];
+        for cycle in 0..cycles {
+            let phase = (cycle / 200) % 4;
+            let p_op = [0.9, 0.3, 0.05, 0.6][phase];
+            let p_hold = [0.1, 0.6, 0.0, 0.9][phase];
+            if op.is_none() && rng.gen_bool(p_op) {
+                let reg = regs[rng.gen_range(0..regs.len())];
+                let mut wdata = rng.gen::<u64>();
+                if reg == QP_CTRL {
+                    // Mostly enable, sometimes reset or resume, near PSN 0.
+                    wdata = [1, 0, 1 | 2, 1 | 8, 1 | 2 | 8, 8][rng.gen_range(0..6)]
+                        | (rng.gen_range(0..40u64) << 8);
+                }
+                op = Some(CsrOp {
+                    write: rng.gen_bool(0.5),
+                    qp: rng.gen_range(0..qp_range),
+                    reg,
+                    wdata,
+                });
+            }
+            if ex.is_none() && rng.gen_bool(p_op / 2.0) {
+                ex = Some(Expect {
+                    qp: rng.gen_range(0..qp_range),
+                    psn: rng.gen::<u64>() & M24,
+                    atomic: rng.gen_bool(0.5),
+                    addr: rng.gen::<u32>() as u64,
+                    length: rng.gen::<u32>() as u64,
+                });
+            }
+            let reset = rng.gen_bool(0.002);
+            let hold = rng.gen_bool(p_hold);
+            if rng.gen_bool(0.1) {
+                ctx_qp = rng.gen_range(0..64);
+            }
+            let some = |rng: &mut ChaCha8Rng, p: f64| hold && model.swept && rng.gen_bool(p);
+            let e = Engine {
+                lookup: (hold && rng.gen_bool(0.5)).then(|| rng.gen_range(0..qp_range)),
+                hold,
+                ctx_qp,
+                state: some(&mut rng, 0.3)
+                    .then(|| (rng.gen::<u64>() & M24, rng.gen::<u64>() & M24)),
+                atomic: some(&mut rng, 0.1).then(|| (rng.gen::<u64>() & M24, rng.gen())),
+                refused: some(&mut rng, 0.2).then(|| rng.gen::<u64>() & M24),
+                rs_set: some(&mut rng, 0.1).then(|| rng.gen::<u64>() & M24),
+                rs_clear: rng.gen_bool(0.05),
+                synced_set: rng.gen_bool(0.05),
+                nak_set: rng.gen_bool(0.05),
+                nak_clear: rng.gen_bool(0.05),
+                expect_clear: rng.gen_bool(0.05),
+            };
+            let o = op.unwrap_or_default();
+            let x = ex.unwrap_or_default();
+            uut.reset.next = reset;
+            uut.s_csr_valid.next = op.is_some();
+            uut.s_csr_write.next = o.write;
+            uut.s_csr_qp.next = o.qp.to_bits();
+            uut.s_csr_reg.next = o.reg.to_bits();
+            uut.s_csr_wdata.next = o.wdata.to_bits();
+            uut.s_expect_valid.next = ex.is_some();
+            uut.s_expect_qp.next = x.qp.to_bits();
+            uut.s_expect_psn.next = x.psn.to_bits();
+            uut.s_expect_atomic.next = x.atomic;
+            uut.s_expect_addr.next = x.addr.to_bits();
+            uut.s_expect_length.next = x.length.to_bits();
+            uut.lookup.next = e.lookup.is_some();
+            uut.lookup_qp.next = e.lookup.unwrap_or(0).to_bits();
+            uut.hold.next = e.hold;
+            uut.ctx_qp.next = e.ctx_qp.to_bits();
+            uut.wr_state.next = e.state.is_some();
+            let (ci, expected) = e.state.unwrap_or_default();
+            uut.wr_rq_ci.next = ci.to_bits();
+            uut.wr_expected.next = expected.to_bits();
+            uut.wr_atomic.next = e.atomic.is_some();
+            let (apsn, avalue) = e.atomic.unwrap_or_default();
+            uut.wr_atomic_psn.next = apsn.to_bits();
+            uut.wr_atomic_value.next = avalue.to_bits();
+            uut.wr_refused.next = e.refused.is_some();
+            uut.wr_refused_window.next = e.refused.unwrap_or(0).to_bits();
+            uut.rs_set.next = e.rs_set.is_some();
+            uut.rs_psn.next = e.rs_set.unwrap_or(0).to_bits();
+            uut.rs_clear.next = e.rs_clear;
+            uut.synced_set.next = e.synced_set;
+            uut.nak_set.next = e.nak_set;
+            uut.nak_clear.next = e.nak_clear;
+            uut.expect_clear.next = e.expect_clear;
+            settle(&mut uut);
+            let at = format!("clock {cycle} (queue_pairs {queue_pairs}, seed {seed})");
+            assert_eq!(
+                uut.s_csr_ready.val(),
+                model.csr_open(&e, reset),
+                "csr ready, {at}"
+            );
+            assert_eq!(
+                uut.s_expect_ready.val(),
+                model.swept && !reset,
+                "expect ready, {at}"
+            );
+            assert_eq!(
+                uut.sweep_done.val(),
+                !model.swept && model.sweep == 63,
+                "sweep_done, {at}"
+            );
+            assert_eq!(
+                uut.m_csr_rdata_valid.val(),
+                model.csr_read.is_some(),
+                "rdata valid, {at}"
+            );
+            if model.csr_read.is_some() {
+                reads += 1;
+                assert_eq!(
+                    uut.m_csr_rdata.val().to_u64(),
+                    model.csr_rdata(),
+                    "rdata, {at}"
+                );
+            }
+            let f = model.flags[ctx_qp as usize];
+            let got = [
+                uut.ctx_enabled.val(),
+                uut.ctx_synced.val(),
+                uut.ctx_nak_sent.val(),
+                uut.ctx_rs_valid.val(),
+                uut.ctx_atomic_valid.val(),
+                uut.ctx_expect_valid.val(),
+            ];
+            let want = [f.enabled, f.synced, f.nak, f.rs, f.atomic, f.expect];
+            assert_eq!(got, want, "ctx flags of QP {ctx_qp}, {at}");
+            let abort = model
+                .ctrl(op, &e, reset)
+                .is_some_and(|(q, r, s)| (r || s) && q == ctx_qp);
+            assert_eq!(uut.ctx_abort.val(), abort, "ctx_abort, {at}");
+            if model.looked_up.is_none() {
+                let zero = [
+                    uut.rd_expected.val().to_u64(),
+                    uut.rd_rqe_addr.val().to_u64(),
+                    uut.rd_atomic_value.val().to_u64(),
+                    uut.rd_expect_length.val().to_u64(),
+                    uut.rd_refused.val().to_u64(),
+                    uut.rd_rq_empty.val() as u64,
+                ];
+                assert_eq!(zero, [0; 6], "no entry without a lookup, {at}");
+            }
+            if let Some(w) = model.looked_up {
+                lookups += 1;
+                let ring = w.rq_ci & ((1u64 << w.rq_log2) - 1);
+                let got = [
+                    uut.rd_expected.val().to_u64(),
+                    uut.rd_rq_ci.val().to_u64(),
+                    uut.rd_rq_empty.val() as u64,
+                    uut.rd_rqe_addr.val().to_u64(),
+                    uut.rd_remote.val().to_u64(),
+                    uut.rd_refused.val().to_u64(),
+                    uut.rd_rs_psn.val().to_u64(),
+                    uut.rd_atomic_psn.val().to_u64(),
+                    uut.rd_atomic_value.val().to_u64(),
+                    uut.rd_expect_psn.val().to_u64(),
+                    uut.rd_expect_atomic.val() as u64,
+                    uut.rd_expect_addr.val().to_u64(),
+                    uut.rd_expect_length.val().to_u64(),
+                ];
+                let want = [
+                    w.expected,
+                    w.rq_ci,
+                    (w.rq_pi == w.rq_ci) as u64,
+                    (w.rq_base + (ring << 5)) & 0xFFFF_FFFF,
+                    w.remote,
+                    if f.refused { w.refused } else { 0 },
+                    w.rs_psn,
+                    w.atomic_psn,
+                    w.atomic_value,
+                    w.expect_psn,
+                    w.expect_atomic as u64,
+                    w.expect_addr,
+                    w.expect_length,
+                ];
+                assert_eq!(got, want, "entry looked up, {at}");
+            }
+            let taken = op.is_some() && model.csr_open(&e, reset);
+            let expect_taken = ex.is_some() && model.swept && !reset;
+            model.clock(op, ex, &e, reset);
+            tick(&mut uut);
+            if taken {
+                op = None;
+            }
+            if expect_taken {
+                ex = None;
+            }
+        }
+        (reads, lookups)
+    }
+
+    #[test]
+    fn synthesises() {
+        let mut uut = QpState::new(4);
+        uut.connect_all();
+        yosys_validate("nic_rtl_responder_qp_state", &generate_verilog(&uut))
+            .expect("yosys accepts QpState");
+    }
+
+    #[test]
+    fn matches_model_with_gaps_and_backpressure() {
+        for (queue_pairs, seed) in [(4, 1), (64, 2), (1, 3), (17, 4)] {
+            let (reads, lookups) = run(queue_pairs, seed, 6_000);
+            assert!(
+                reads > 300 && lookups > 300,
+                "{queue_pairs} queue pairs: {reads} reads, {lookups} lookups"
+            );
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "queue_pairs must be between 1 and 64, got 0")]
+    fn rejects_zero_queue_pairs() {
+        QpState::new(0);
+    }
+
+    #[test]
+    #[should_panic(expected = "queue_pairs must be between 1 and 64, got 65")]
+    fn rejects_too_many_queue_pairs() {
+        QpState::new(65);
+    }
+}
