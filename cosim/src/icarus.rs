@@ -486,7 +486,8 @@ mod tests {
         assert_eq!(unknown, None);
         assert_eq!((rows.len(), rows[0].m_odd, rows[1].m_odd), (2, 0, 5));
         let later = ok.to_string() + &ok.replace("05", "xx");
-        let (rows, unknown) = parse_outputs::<CosimSelftestOutputs>(&later, Path::new("o")).unwrap();
+        let (rows, unknown) =
+            parse_outputs::<CosimSelftestOutputs>(&later, Path::new("o")).unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(unknown.unwrap().cycle, 1);
         let short = "1 1\n";
