@@ -217,6 +217,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             format!("nic_rtl::requester::Scheduler::new({qps})"),
         ),
         export_block(
+            "requester_qp_table",
+            crate::requester::QpTable::new(),
+            "nic_rtl::requester::QpTable",
+            "nic_rtl::requester::QpTable::new()".into(),
+        ),
+        export_block(
             "requester_wqe_fetch",
             crate::requester::WqeFetch::new(),
             "nic_rtl::requester::WqeFetch",
