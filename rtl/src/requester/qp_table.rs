@@ -23,14 +23,14 @@
 //! clock. Limits: 64 entries (the queue pair index is 6 bits), whatever the number of queue
 //! pairs the NIC uses; every field is zero after the clear.
 //!
-//! Storage (the RAMs as before, each mapped to one block RAM on ECP5): `base` (32),
+//! Storage (six RAMs, each mapped to one block RAM on ECP5): `base` (32),
 //! `remote` (32), `sq_pi` and `size_log2` (29), `sq_next` with the flags and the retry count
 //! (32), `sq_una` and `una_needs_response` (25), `timer_start` (32).
 
+use crate::common::zeroed_ram;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 use rust_hdl::widgets::prelude::RAM;
-use std::collections::BTreeMap;
 
 /// Address bits of the per-QP table (64 entries).
 pub const QP_TABLE_ADDRESS_BITS: usize = 6;
@@ -126,16 +126,6 @@ pub struct QpTable {
     clear_addr: DFF<Bits<QP_TABLE_ADDRESS_BITS>>,
 }
 
-/// A RAM whose every word starts at zero (also in the Verilog, so that every simulator
-/// reads the same before the first write).
-fn zeroed<D: Synth>() -> RAM<D, QP_TABLE_ADDRESS_BITS> {
-    RAM::new(
-        (0..QP_TABLE_ENTRIES as u64)
-            .map(|a| (a.to_bits(), D::default()))
-            .collect::<BTreeMap<_, _>>(),
-    )
-}
-
 impl QpTable {
     /// The table (64 entries).
     pub fn new() -> Self {
@@ -148,12 +138,12 @@ impl QpTable {
             s_wr_valid: Default::default(),
             s_wr_addr: Default::default(),
             s_wr_entry: Default::default(),
-            ram_base: zeroed(),
-            ram_remote: zeroed(),
-            ram_pi: zeroed(),
-            ram_next: zeroed(),
-            ram_una: zeroed(),
-            ram_tstart: zeroed(),
+            ram_base: zeroed_ram(),
+            ram_remote: zeroed_ram(),
+            ram_pi: zeroed_ram(),
+            ram_next: zeroed_ram(),
+            ram_una: zeroed_ram(),
+            ram_tstart: zeroed_ram(),
             state: Default::default(),
             clear_addr: Default::default(),
         }

@@ -59,6 +59,7 @@
 //! Throughput: one CSR access or lookup per clock, one expect event per clock.
 //! Limits: `queue_pairs` in 1..=64; flags of queue pairs `>= queue_pairs` stay clear.
 
+use crate::common::zeroed_ram;
 use crate::sim::ClockedBlock;
 use nic_abi::{csr, MAX_QUEUE_PAIRS};
 use rust_hdl::prelude::*;
@@ -236,16 +237,6 @@ const fn reg(offset: u16) -> u64 {
     (offset / 8) as u64
 }
 
-/// A per-QP RAM whose words start at zero (as RustHDL reads a word never written; the
-/// Verilog gets an `initial` block, so event-driven simulators agree).
-fn zeroed<D: Synth>() -> RAM<D, QP_ADDRESS_BITS> {
-    RAM::new(
-        (0..1u64 << QP_ADDRESS_BITS)
-            .map(|a| (a.to_bits(), D::default()))
-            .collect(),
-    )
-}
-
 /// The bit number of a single-bit mask.
 const fn bit_of(mask: u64) -> u64 {
     mask.trailing_zeros() as u64
@@ -337,16 +328,16 @@ impl QpState {
             rs_bits: Default::default(),
             expect_bits: Default::default(),
             atomic_bits: Default::default(),
-            rq_base_ram: zeroed(),
-            rq_log2_ram: zeroed(),
-            rq_pi_ram: zeroed(),
-            remote_ram: zeroed(),
-            rq_ci_ram: zeroed(),
-            expected_ram: zeroed(),
-            refused_ram: zeroed(),
-            rs_ram: zeroed(),
-            atomic_ram: zeroed(),
-            expect_ram: zeroed(),
+            rq_base_ram: zeroed_ram(),
+            rq_log2_ram: zeroed_ram(),
+            rq_pi_ram: zeroed_ram(),
+            remote_ram: zeroed_ram(),
+            rq_ci_ram: zeroed_ram(),
+            expected_ram: zeroed_ram(),
+            refused_ram: zeroed_ram(),
+            rs_ram: zeroed_ram(),
+            atomic_ram: zeroed_ram(),
+            expect_ram: zeroed_ram(),
             rd_addr: Default::default(),
             refused_out: Default::default(),
             answer24: Default::default(),

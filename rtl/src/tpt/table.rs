@@ -39,6 +39,7 @@
 //!
 //! Limits: `entries` a power of two in 16..=4096.
 
+use crate::common::zeroed_ram;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -183,10 +184,10 @@ impl TptTable {
             m_entry_length: Default::default(),
             m_entry_paddr: Default::default(),
             s_clear: Default::default(),
-            meta_ram: (0..banks).map(|_| zeroed()).collect(),
-            vaddr_ram: (0..banks).map(|_| zeroed()).collect(),
-            length_ram: (0..banks).map(|_| zeroed()).collect(),
-            paddr_ram: (0..banks).map(|_| zeroed()).collect(),
+            meta_ram: (0..banks).map(|_| zeroed_ram()).collect(),
+            vaddr_ram: (0..banks).map(|_| zeroed_ram()).collect(),
+            length_ram: (0..banks).map(|_| zeroed_ram()).collect(),
+            paddr_ram: (0..banks).map(|_| zeroed_ram()).collect(),
             state: Default::default(),
             sweep: Default::default(),
             index_reg: Default::default(),
@@ -491,14 +492,4 @@ impl ClockedBlock for TptTable {
     fn clock_signal(&mut self) -> &mut Signal<In, Clock> {
         &mut self.clock
     }
-}
-
-/// A bank RAM whose words start at zero (as RustHDL reads a word never written; the
-/// Verilog gets an `initial` block, so event-driven simulators agree).
-fn zeroed<D: Synth>() -> RAM<D, 8> {
-    RAM::new(
-        (0..1u64 << 8)
-            .map(|a| (a.to_bits(), D::default()))
-            .collect(),
-    )
 }
