@@ -34,13 +34,12 @@ fn a_message_size_out_of_range_is_an_error() {
     }
 }
 
-/// `--full-replay`: the whole recording replayed on RustHDL and compared every cycle.
+/// By default the whole recording is replayed on RustHDL and compared every cycle;
+/// `--rusthdl-cycles N` replays only its first N cycles.
 #[test]
-fn a_full_replay_covers_the_whole_recording_on_both_backends() {
+fn the_whole_recording_is_replayed_on_both_backends_unless_a_prefix_is_asked_for() {
     let o = NicBenchOptions {
         cycles: 3_000,
-        rusthdl_cycles: 500,
-        full_replay: true,
         goodput_messages: 2,
         min_seconds: 0.0,
         ..Default::default()
@@ -49,4 +48,10 @@ fn a_full_replay_covers_the_whole_recording_on_both_backends() {
     assert!(b.recorded_cycles >= 3_000, "{b:?}");
     assert_eq!(b.rusthdl_replayed_cycles, b.recorded_cycles);
     assert!(b.speedup > 1.0, "{b:?}");
+    let prefix = NicBenchOptions {
+        rusthdl_cycles: Some(500),
+        ..o
+    };
+    let b = nic_testbench::nic_bench::bench_nic(&prefix).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(b.rusthdl_replayed_cycles, 500, "{b:?}");
 }
