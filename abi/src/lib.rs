@@ -6,7 +6,9 @@ pub mod csr;
 pub mod queue_entries;
 pub mod syndrome;
 
-pub use queue_entries::{Cqe, Rqe, Wqe, WqeOpcode, INLINE_MAX_BYTES, INLINE_WORDS, NOP_OPCODE};
+pub use queue_entries::{
+    cqe_field, wqe_field, Cqe, Rqe, Wqe, WqeOpcode, INLINE_MAX_BYTES, INLINE_WORDS, NOP_OPCODE,
+};
 pub use syndrome::{
     AethRefusals, CompletionStatus, Syndrome, AETH_REFUSALS_REPORTED, AETH_REFUSALS_SHIFT,
     AETH_REFUSAL_CODE_BITS,

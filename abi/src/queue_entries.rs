@@ -71,6 +71,34 @@ pub const INLINE_MAX_BYTES: usize = 32;
 /// use: remote address, compare/add, swap, reserved).
 pub const INLINE_WORDS: [usize; 4] = [3, 5, 6, 7];
 
+/// Where a WQE's fields sit in its words: word 0 holds the opcode (bits 0..8), the flags
+/// and the length; word 4 the STag and the immediate.
+pub mod wqe_field {
+    /// Word 0: the invalidate flag.
+    pub const INVALIDATE_BIT: u32 = 8;
+    /// Word 0: the inline flag.
+    pub const INLINE_BIT: u32 = 9;
+    /// Word 0: the lowest bit of the 32-bit length.
+    pub const LENGTH_SHIFT: u32 = 32;
+    /// Word 4: the lowest bit of the 32-bit immediate (the STag is bits 0..32).
+    pub const IMMEDIATE_SHIFT: u32 = 32;
+}
+
+/// Where a CQE's fields sit in its four words (each the lowest bit of the field).
+pub mod cqe_field {
+    /// Word 0 (the opcode is bits 0..8).
+    pub const STATUS_SHIFT: u32 = 8;
+    pub const QP_SHIFT: u32 = 16;
+    pub const IS_RECEIVE_BIT: u32 = 24;
+    pub const HAS_IMMEDIATE_BIT: u32 = 25;
+    pub const BYTE_COUNT_SHIFT: u32 = 32;
+    /// Word 1 (the 24-bit WQE index is bits 0..24).
+    pub const SRC_NODE_SHIFT: u32 = 32;
+    pub const SRC_QP_SHIFT: u32 = 48;
+    /// Word 3 (the immediate is bits 0..32).
+    pub const SEQUENCE_SHIFT: u32 = 32;
+}
+
 /// Send work queue entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Wqe {
@@ -136,13 +164,13 @@ impl Wqe {
     pub fn to_words(&self) -> [u64; 8] {
         [
             self.opcode as u64
-                | (self.invalidate as u64) << 8
-                | (self.inline as u64) << 9
-                | (self.length as u64) << 32,
+                | (self.invalidate as u64) << wqe_field::INVALIDATE_BIT
+                | (self.inline as u64) << wqe_field::INLINE_BIT
+                | (self.length as u64) << wqe_field::LENGTH_SHIFT,
             self.wr_id,
             self.local_addr as u64,
             self.remote_vaddr,
-            self.stag as u64 | (self.immediate as u64) << 32,
+            self.stag as u64 | (self.immediate as u64) << wqe_field::IMMEDIATE_SHIFT,
             self.compare_add,
             self.swap,
             self.reserved,
@@ -152,14 +180,14 @@ impl Wqe {
     pub fn from_words(w: &[u64; 8]) -> Self {
         Wqe {
             opcode: w[0] as u8,
-            invalidate: (w[0] >> 8) & 1 != 0,
-            inline: (w[0] >> 9) & 1 != 0,
-            length: (w[0] >> 32) as u32,
+            invalidate: (w[0] >> wqe_field::INVALIDATE_BIT) & 1 != 0,
+            inline: (w[0] >> wqe_field::INLINE_BIT) & 1 != 0,
+            length: (w[0] >> wqe_field::LENGTH_SHIFT) as u32,
             wr_id: w[1],
             local_addr: w[2] as u32,
             remote_vaddr: w[3],
             stag: w[4] as u32,
-            immediate: (w[4] >> 32) as u32,
+            immediate: (w[4] >> wqe_field::IMMEDIATE_SHIFT) as u32,
             compare_add: w[5],
             swap: w[6],
             reserved: w[7],
@@ -221,33 +249,33 @@ impl Cqe {
     pub fn to_words(&self) -> [u64; 4] {
         [
             self.opcode as u64
-                | (self.status as u64) << 8
-                | (self.qp as u64) << 16
-                | (self.is_receive as u64) << 24
-                | (self.has_immediate as u64) << 25
-                | (self.byte_count as u64) << 32,
+                | (self.status as u64) << cqe_field::STATUS_SHIFT
+                | (self.qp as u64) << cqe_field::QP_SHIFT
+                | (self.is_receive as u64) << cqe_field::IS_RECEIVE_BIT
+                | (self.has_immediate as u64) << cqe_field::HAS_IMMEDIATE_BIT
+                | (self.byte_count as u64) << cqe_field::BYTE_COUNT_SHIFT,
             (self.wqe_index & crate::PSN_MASK) as u64
-                | (self.src_node as u64) << 32
-                | (self.src_qp as u64) << 48,
+                | (self.src_node as u64) << cqe_field::SRC_NODE_SHIFT
+                | (self.src_qp as u64) << cqe_field::SRC_QP_SHIFT,
             self.wr_id,
-            self.immediate as u64 | (self.sequence as u64) << 32,
+            self.immediate as u64 | (self.sequence as u64) << cqe_field::SEQUENCE_SHIFT,
         ]
     }
 
     pub fn from_words(w: &[u64; 4]) -> Self {
         Cqe {
             opcode: w[0] as u8,
-            status: (w[0] >> 8) as u8,
-            qp: (w[0] >> 16) as u8,
-            is_receive: (w[0] >> 24) & 1 != 0,
-            has_immediate: (w[0] >> 25) & 1 != 0,
-            byte_count: (w[0] >> 32) as u32,
+            status: (w[0] >> cqe_field::STATUS_SHIFT) as u8,
+            qp: (w[0] >> cqe_field::QP_SHIFT) as u8,
+            is_receive: (w[0] >> cqe_field::IS_RECEIVE_BIT) & 1 != 0,
+            has_immediate: (w[0] >> cqe_field::HAS_IMMEDIATE_BIT) & 1 != 0,
+            byte_count: (w[0] >> cqe_field::BYTE_COUNT_SHIFT) as u32,
             wqe_index: (w[1] as u32) & crate::PSN_MASK,
-            src_node: (w[1] >> 32) as u16,
-            src_qp: (w[1] >> 48) as u16,
+            src_node: (w[1] >> cqe_field::SRC_NODE_SHIFT) as u16,
+            src_qp: (w[1] >> cqe_field::SRC_QP_SHIFT) as u16,
             wr_id: w[2],
             immediate: w[3] as u32,
-            sequence: (w[3] >> 32) as u32,
+            sequence: (w[3] >> cqe_field::SEQUENCE_SHIFT) as u32,
         }
     }
 }

@@ -41,6 +41,7 @@
 
 use crate::common::RoundRobin;
 use crate::sim::ClockedBlock;
+use nic_abi::{cqe_field, CQE_BYTES};
 use rust_hdl::prelude::*;
 
 /// Where the completion queue is with the CQE it serves.
@@ -114,6 +115,16 @@ pub struct CompletionQueue {
     grant_recv: Signal<Local, Bit>,
     /// Idle, room in the ring, no restart or reset: a request may be taken.
     can_take: Signal<Local, Bit>,
+    /// The granted port's CQE fields.
+    sel_opcode: Signal<Local, Bits<8>>,
+    sel_status: Signal<Local, Bits<8>>,
+    sel_qp: Signal<Local, Bits<6>>,
+    sel_is_receive: Signal<Local, Bit>,
+    sel_has_immediate: Signal<Local, Bit>,
+    sel_byte_count: Signal<Local, Bits<32>>,
+    sel_wqe_index: Signal<Local, Bits<24>>,
+    sel_src_node: Signal<Local, Bits<16>>,
+    sel_src_qp: Signal<Local, Bits<16>>,
     /// The granted port's CQE words (word 3 without the sequence).
     sel_word0: Signal<Local, Bits<64>>,
     sel_word1: Signal<Local, Bits<64>>,
@@ -132,6 +143,17 @@ pub struct CompletionQueue {
     /// `pi_base - cfg_cq_ci`: entries the driver has not consumed, before the one in flight.
     used: Signal<Local, Bits<32>>,
     all_ones: Constant<Bits<32>>,
+    /// Field positions from `nic_abi::cqe_field`.
+    at_status: Constant<Bits<6>>,
+    at_qp: Constant<Bits<6>>,
+    at_is_receive: Constant<Bits<6>>,
+    at_has_immediate: Constant<Bits<6>>,
+    at_byte_count: Constant<Bits<6>>,
+    at_src_node: Constant<Bits<6>>,
+    at_src_qp: Constant<Bits<6>>,
+    at_sequence: Constant<Bits<6>>,
+    /// log2 of `nic_abi::CQE_BYTES`: a ring slot's byte offset is `slot << 5`.
+    cqe_bytes_log2: Constant<Bits<3>>,
 }
 
 impl CompletionQueue {
@@ -190,6 +212,15 @@ impl CompletionQueue {
             word3: Default::default(),
             grant_recv: Default::default(),
             can_take: Default::default(),
+            sel_opcode: Default::default(),
+            sel_status: Default::default(),
+            sel_qp: Default::default(),
+            sel_is_receive: Default::default(),
+            sel_has_immediate: Default::default(),
+            sel_byte_count: Default::default(),
+            sel_wqe_index: Default::default(),
+            sel_src_node: Default::default(),
+            sel_src_qp: Default::default(),
             sel_word0: Default::default(),
             sel_word1: Default::default(),
             sel_word2: Default::default(),
@@ -201,6 +232,15 @@ impl CompletionQueue {
             pi_counts: Default::default(),
             used: Default::default(),
             all_ones: Constant::new(u32::MAX.to_bits()),
+            at_status: Constant::new((cqe_field::STATUS_SHIFT as u64).to_bits()),
+            at_qp: Constant::new((cqe_field::QP_SHIFT as u64).to_bits()),
+            at_is_receive: Constant::new((cqe_field::IS_RECEIVE_BIT as u64).to_bits()),
+            at_has_immediate: Constant::new((cqe_field::HAS_IMMEDIATE_BIT as u64).to_bits()),
+            at_byte_count: Constant::new((cqe_field::BYTE_COUNT_SHIFT as u64).to_bits()),
+            at_src_node: Constant::new((cqe_field::SRC_NODE_SHIFT as u64).to_bits()),
+            at_src_qp: Constant::new((cqe_field::SRC_QP_SHIFT as u64).to_bits()),
+            at_sequence: Constant::new((cqe_field::SEQUENCE_SHIFT as u64).to_bits()),
+            cqe_bytes_log2: Constant::new((CQE_BYTES.trailing_zeros() as u64).to_bits()),
         }
     }
 }
@@ -232,37 +272,49 @@ impl Logic for CompletionQueue {
             & !self.reset.val();
         self.s_send_cpl_ready.next = self.can_take.val() & !self.grant_recv.val();
         self.s_recv_cpl_ready.next = self.can_take.val() & self.grant_recv.val();
-        self.sel_word0.next = bit_cast::<64, 8>(self.s_send_cpl_opcode.val())
-            | (bit_cast::<64, 8>(self.s_send_cpl_status.val()) << 8)
-            | (bit_cast::<64, 6>(self.s_send_cpl_qp.val()) << 16)
-            | (bit_cast::<64, 1>(self.s_send_cpl_is_receive.val().into()) << 24)
-            | (bit_cast::<64, 1>(self.s_send_cpl_has_immediate.val().into()) << 25)
-            | (bit_cast::<64, 32>(self.s_send_cpl_byte_count.val()) << 32);
-        self.sel_word1.next = bit_cast::<64, 24>(self.s_send_cpl_wqe_index.val())
-            | (bit_cast::<64, 16>(self.s_send_cpl_src_node.val()) << 32)
-            | (bit_cast::<64, 16>(self.s_send_cpl_src_qp.val()) << 48);
+        self.sel_opcode.next = self.s_send_cpl_opcode.val();
+        self.sel_status.next = self.s_send_cpl_status.val();
+        self.sel_qp.next = self.s_send_cpl_qp.val();
+        self.sel_is_receive.next = self.s_send_cpl_is_receive.val();
+        self.sel_has_immediate.next = self.s_send_cpl_has_immediate.val();
+        self.sel_byte_count.next = self.s_send_cpl_byte_count.val();
+        self.sel_wqe_index.next = self.s_send_cpl_wqe_index.val();
+        self.sel_src_node.next = self.s_send_cpl_src_node.val();
+        self.sel_src_qp.next = self.s_send_cpl_src_qp.val();
         self.sel_word2.next = self.s_send_cpl_wr_id.val();
         self.sel_immediate.next = self.s_send_cpl_immediate.val();
         if self.grant_recv.val() {
-            self.sel_word0.next = bit_cast::<64, 8>(self.s_recv_cpl_opcode.val())
-                | (bit_cast::<64, 8>(self.s_recv_cpl_status.val()) << 8)
-                | (bit_cast::<64, 6>(self.s_recv_cpl_qp.val()) << 16)
-                | (bit_cast::<64, 1>(self.s_recv_cpl_is_receive.val().into()) << 24)
-                | (bit_cast::<64, 1>(self.s_recv_cpl_has_immediate.val().into()) << 25)
-                | (bit_cast::<64, 32>(self.s_recv_cpl_byte_count.val()) << 32);
-            self.sel_word1.next = bit_cast::<64, 24>(self.s_recv_cpl_wqe_index.val())
-                | (bit_cast::<64, 16>(self.s_recv_cpl_src_node.val()) << 32)
-                | (bit_cast::<64, 16>(self.s_recv_cpl_src_qp.val()) << 48);
+            self.sel_opcode.next = self.s_recv_cpl_opcode.val();
+            self.sel_status.next = self.s_recv_cpl_status.val();
+            self.sel_qp.next = self.s_recv_cpl_qp.val();
+            self.sel_is_receive.next = self.s_recv_cpl_is_receive.val();
+            self.sel_has_immediate.next = self.s_recv_cpl_has_immediate.val();
+            self.sel_byte_count.next = self.s_recv_cpl_byte_count.val();
+            self.sel_wqe_index.next = self.s_recv_cpl_wqe_index.val();
+            self.sel_src_node.next = self.s_recv_cpl_src_node.val();
+            self.sel_src_qp.next = self.s_recv_cpl_src_qp.val();
             self.sel_word2.next = self.s_recv_cpl_wr_id.val();
             self.sel_immediate.next = self.s_recv_cpl_immediate.val();
         }
+        // The layout is `nic_abi::cqe_field`'s.
+        self.sel_word0.next = bit_cast::<64, 8>(self.sel_opcode.val())
+            | (bit_cast::<64, 8>(self.sel_status.val()) << self.at_status.val())
+            | (bit_cast::<64, 6>(self.sel_qp.val()) << self.at_qp.val())
+            | (bit_cast::<64, 1>(self.sel_is_receive.val().into()) << self.at_is_receive.val())
+            | (bit_cast::<64, 1>(self.sel_has_immediate.val().into())
+                << self.at_has_immediate.val())
+            | (bit_cast::<64, 32>(self.sel_byte_count.val()) << self.at_byte_count.val());
+        self.sel_word1.next = bit_cast::<64, 24>(self.sel_wqe_index.val())
+            | (bit_cast::<64, 16>(self.sel_src_node.val()) << self.at_src_node.val())
+            | (bit_cast::<64, 16>(self.sel_src_qp.val()) << self.at_src_qp.val());
         if self.can_take.val() & (self.s_send_cpl_valid.val() | self.s_recv_cpl_valid.val()) {
             self.word0.d.next = self.sel_word0.val();
             self.word1.d.next = self.sel_word1.val();
             self.word2.d.next = self.sel_word2.val();
             self.word3.d.next = bit_cast::<64, 32>(self.sel_immediate.val())
-                | (bit_cast::<64, 32>(self.cqe_sequence.val()) << 32);
-            self.addr.d.next = self.cfg_cq_base.val() + (self.slot.val() << 5);
+                | (bit_cast::<64, 32>(self.cqe_sequence.val()) << self.at_sequence.val());
+            self.addr.d.next =
+                self.cfg_cq_base.val() + (self.slot.val() << self.cqe_bytes_log2.val());
             self.beat.d.next = 0.into();
             self.uncounted.d.next = false;
             self.rr.s_served.next = true;
