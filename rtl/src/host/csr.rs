@@ -76,6 +76,49 @@ const _: () = assert!(
     "the TPT registers must start a 512-byte page"
 );
 
+// RustHDL's `match` takes literal arms only (a path arm becomes an undeclared Verilog
+// name), so the global registers' decode matches word indices (`address / 8`) written as
+// numbers. This table ties each number to the `nic_abi::csr` name it stands for; moving a
+// register in `abi/` without the decode fails the build here.
+const GLOBAL_WORDS: [(u16, u16); 14] = [
+    (csr::NIC_ID, 0),
+    (csr::NIC_CONFIG, 1),
+    (csr::NODE_ID, 2),
+    (csr::ENABLE, 3),
+    (csr::CQ_BASE, 4),
+    (csr::CQ_SIZE_LOG2, 5),
+    (csr::CQ_PI, 6),
+    (csr::CQ_CI, 7),
+    (csr::RETRY_TIMEOUT, 8),
+    (csr::RETRY_LIMIT, 9),
+    (csr::NACK_SENT, 32),
+    (csr::NACK_RECEIVED, 40),
+    (csr::STAT_MESSAGES_SENT, 48),
+    (csr::STAT_CELLS_FAILED, 52),
+];
+const _: () = {
+    let mut i = 0;
+    while i < GLOBAL_WORDS.len() {
+        assert!(
+            GLOBAL_WORDS[i].0 == 8 * GLOBAL_WORDS[i].1,
+            "a global register of nic_abi::csr moved: the CSR decode's word indices must follow"
+        );
+        i += 1;
+    }
+};
+const _: () = assert!(
+    csr::STAT_MESSAGES_RECEIVED == csr::STAT_MESSAGES_SENT + 8
+        && csr::STAT_RETRANSMISSIONS == csr::STAT_MESSAGES_SENT + 16
+        && csr::STAT_DROPPED == csr::STAT_MESSAGES_SENT + 24
+        && csr::STAT_CELLS_FAILED == csr::STAT_MESSAGES_SENT + 32,
+    "the statistics counters must be consecutive words from STAT_MESSAGES_SENT"
+);
+// `cfg_enable_send_recv` and `cfg_enable_rdma` are bits 0 and 1 of `ENABLE`.
+const _: () = assert!(
+    csr::ENABLE_SEND_RECV == 1 << 0 && csr::ENABLE_RDMA == 1 << 1,
+    "ENABLE's bits moved: the CSR block's enable outputs must follow"
+);
+
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
 pub enum CsrState {
     Idle,
