@@ -5,6 +5,7 @@ use nic_model::cell_faults::random_message;
 use nic_model::words::payload_words;
 use nic_model::Throttle;
 use nic_rtl::cell::format::{encode_message, Message};
+use nic_rtl::common::MessageDescriptor;
 use nic_rtl::sim::{settle, tick};
 use nic_rtl::CellSegmenter;
 use rand::{Rng, SeedableRng};
@@ -50,20 +51,7 @@ fn run(
         uut.s_msg_valid.next = offer_msg;
         if offer_msg {
             let m = &messages[next_msg];
-            uut.s_msg_opcode.next = (m.opcode as u64).to_bits();
-            uut.s_msg_dest_node.next = (m.dest_node as u64).to_bits();
-            uut.s_msg_src_node.next = (m.src_node as u64).to_bits();
-            uut.s_msg_dest_qp.next = (m.dest_qp as u64).to_bits();
-            uut.s_msg_src_qp.next = (m.src_qp as u64).to_bits();
-            uut.s_msg_psn.next = (m.psn as u64).to_bits();
-            uut.s_msg_length.next = (m.payload.len() as u64).to_bits();
-            uut.s_msg_vaddr.next = m.vaddr.to_bits();
-            uut.s_msg_stag.next = (m.stag as u64).to_bits();
-            uut.s_msg_dma_length.next = (m.dma_length as u64).to_bits();
-            uut.s_msg_immediate.next = (m.immediate.unwrap_or(0) as u64).to_bits();
-            uut.s_msg_has_immediate.next = m.immediate.is_some();
-            uut.s_msg_invalidate.next = m.invalidate;
-            uut.s_msg_resync.next = m.resync;
+            uut.s_msg.next = MessageDescriptor::of(m);
         }
         let offer_word = next_word < words.len() && word_gaps.go(&mut rng);
         uut.s_payload_valid.next = offer_word;

@@ -6,6 +6,7 @@ use nic_model::words::{payload_words, words_to_payload};
 use nic_model::Throttle;
 use nic_rtl::cell::format::{encode_message, Message};
 use nic_rtl::cell::segmenter::CellSegmenter;
+use nic_rtl::common::MessageDescriptor;
 use nic_rtl::sim::{settle, tick, ClockedBlock};
 use nic_rtl::TxArbiter;
 use rand::{Rng, SeedableRng};
@@ -64,110 +65,27 @@ impl Source {
 }
 
 /// Drive one source bundle of the arbiter from a message offer and a payload word.
-macro_rules! drive {
-    ($uut:expr, $m:expr, $w:expr, $valid:ident, $opcode:ident, $dest_node:ident,
-     $src_node:ident, $dest_qp:ident, $src_qp:ident, $psn:ident, $length:ident,
-     $vaddr:ident, $stag:ident, $dma_length:ident, $immediate:ident,
-     $has_immediate:ident, $invalidate:ident, $resync:ident, $pvalid:ident,
-     $pdata:ident, $plast:ident) => {{
-        let m: &Option<Message> = $m;
-        let w: Option<(u64, bool)> = $w;
-        let d = Message::default();
-        let msg = m.as_ref().unwrap_or(&d);
-        $uut.$valid.next = m.is_some();
-        $uut.$opcode.next = (msg.opcode as u64).to_bits();
-        $uut.$dest_node.next = (msg.dest_node as u64).to_bits();
-        $uut.$src_node.next = (msg.src_node as u64).to_bits();
-        $uut.$dest_qp.next = (msg.dest_qp as u64).to_bits();
-        $uut.$src_qp.next = (msg.src_qp as u64).to_bits();
-        $uut.$psn.next = (msg.psn as u64).to_bits();
-        $uut.$length.next = (msg.payload.len() as u64).to_bits();
-        $uut.$vaddr.next = msg.vaddr.to_bits();
-        $uut.$stag.next = (msg.stag as u64).to_bits();
-        $uut.$dma_length.next = (msg.dma_length as u64).to_bits();
-        $uut.$immediate.next = (msg.immediate.unwrap_or(0) as u64).to_bits();
-        $uut.$has_immediate.next = msg.immediate.is_some();
-        $uut.$invalidate.next = msg.invalidate;
-        $uut.$resync.next = msg.resync;
-        $uut.$pvalid.next = w.is_some();
-        $uut.$pdata.next = w.unwrap_or((0, false)).0.to_bits();
-        $uut.$plast.next = w.unwrap_or((0, false)).1;
-    }};
-}
-
 fn drive_source(uut: &mut TxArbiter, src: usize, m: &Option<Message>, w: Option<(u64, bool)>) {
+    let msg = m.as_ref().map(MessageDescriptor::of).unwrap_or_default();
+    let (pdata, plast) = w.unwrap_or((0, false));
     if src == REQ {
-        drive!(
-            uut,
-            m,
-            w,
-            s_req_msg_valid,
-            s_req_msg_opcode,
-            s_req_msg_dest_node,
-            s_req_msg_src_node,
-            s_req_msg_dest_qp,
-            s_req_msg_src_qp,
-            s_req_msg_psn,
-            s_req_msg_length,
-            s_req_msg_vaddr,
-            s_req_msg_stag,
-            s_req_msg_dma_length,
-            s_req_msg_immediate,
-            s_req_msg_has_immediate,
-            s_req_msg_invalidate,
-            s_req_msg_resync,
-            s_req_payload_valid,
-            s_req_payload_data,
-            s_req_payload_last
-        );
+        uut.s_req_msg_valid.next = m.is_some();
+        uut.s_req_msg.next = msg;
+        uut.s_req_payload_valid.next = w.is_some();
+        uut.s_req_payload_data.next = pdata.to_bits();
+        uut.s_req_payload_last.next = plast;
     } else {
-        drive!(
-            uut,
-            m,
-            w,
-            s_resp_msg_valid,
-            s_resp_msg_opcode,
-            s_resp_msg_dest_node,
-            s_resp_msg_src_node,
-            s_resp_msg_dest_qp,
-            s_resp_msg_src_qp,
-            s_resp_msg_psn,
-            s_resp_msg_length,
-            s_resp_msg_vaddr,
-            s_resp_msg_stag,
-            s_resp_msg_dma_length,
-            s_resp_msg_immediate,
-            s_resp_msg_has_immediate,
-            s_resp_msg_invalidate,
-            s_resp_msg_resync,
-            s_resp_payload_valid,
-            s_resp_payload_data,
-            s_resp_payload_last
-        );
+        uut.s_resp_msg_valid.next = m.is_some();
+        uut.s_resp_msg.next = msg;
+        uut.s_resp_payload_valid.next = w.is_some();
+        uut.s_resp_payload_data.next = pdata.to_bits();
+        uut.s_resp_payload_last.next = plast;
     }
 }
 
-/// The message on `m_msg_*` (payload left empty) and its length.
+/// The message on `m_msg` (payload left empty) and its length.
 fn out_message(uut: &TxArbiter) -> (Message, usize) {
-    let m = Message {
-        opcode: uut.m_msg_opcode.val().to_u64() as u8,
-        dest_node: uut.m_msg_dest_node.val().to_u64() as u16,
-        src_node: uut.m_msg_src_node.val().to_u64() as u16,
-        dest_qp: uut.m_msg_dest_qp.val().to_u64() as u16,
-        src_qp: uut.m_msg_src_qp.val().to_u64() as u16,
-        psn: uut.m_msg_psn.val().to_u64() as u32,
-        vaddr: uut.m_msg_vaddr.val().to_u64(),
-        stag: uut.m_msg_stag.val().to_u64() as u32,
-        dma_length: uut.m_msg_dma_length.val().to_u64() as u32,
-        immediate: uut
-            .m_msg_has_immediate
-            .val()
-            .then(|| uut.m_msg_immediate.val().to_u64() as u32),
-        invalidate: uut.m_msg_invalidate.val(),
-        resync: uut.m_msg_resync.val(),
-        payload: vec![],
-    };
-    (m, uut.m_msg_length.val().to_u64() as usize)
+    uut.m_msg.val().message()
 }
 
 /// Plain-Rust model of the arbiter: which source it offers, when it is locked.
@@ -469,20 +387,7 @@ impl Logic for ArbiterSegmenter {
         self.seg.reset.next = self.reset.val();
         self.seg.s_msg_valid.next = self.arb.m_msg_valid.val();
         self.arb.m_msg_ready.next = self.seg.s_msg_ready.val();
-        self.seg.s_msg_opcode.next = self.arb.m_msg_opcode.val();
-        self.seg.s_msg_dest_node.next = self.arb.m_msg_dest_node.val();
-        self.seg.s_msg_src_node.next = self.arb.m_msg_src_node.val();
-        self.seg.s_msg_dest_qp.next = self.arb.m_msg_dest_qp.val();
-        self.seg.s_msg_src_qp.next = self.arb.m_msg_src_qp.val();
-        self.seg.s_msg_psn.next = self.arb.m_msg_psn.val();
-        self.seg.s_msg_length.next = self.arb.m_msg_length.val();
-        self.seg.s_msg_vaddr.next = self.arb.m_msg_vaddr.val();
-        self.seg.s_msg_stag.next = self.arb.m_msg_stag.val();
-        self.seg.s_msg_dma_length.next = self.arb.m_msg_dma_length.val();
-        self.seg.s_msg_immediate.next = self.arb.m_msg_immediate.val();
-        self.seg.s_msg_has_immediate.next = self.arb.m_msg_has_immediate.val();
-        self.seg.s_msg_invalidate.next = self.arb.m_msg_invalidate.val();
-        self.seg.s_msg_resync.next = self.arb.m_msg_resync.val();
+        self.seg.s_msg.next = self.arb.m_msg.val();
         self.seg.s_payload_data.next = self.arb.m_payload_data.val();
         self.seg.s_payload_valid.next = self.arb.m_payload_valid.val();
         self.arb.m_payload_ready.next = self.seg.s_payload_ready.val();

@@ -4,17 +4,14 @@
 //! address and memory handle on the first cell, 32-bit immediate in the last cell); the
 //! byte layout is [`crate::cell::format`] (documented in `docs/cell-format.md`).
 //!
-//! Ports (`s_msg_*` descriptor in, `s_payload_*` words in, `m_cell_*` cell words out):
+//! Ports (`s_msg*` descriptor in, `s_payload_*` words in, `m_cell_*` cell words out):
 //! - `clock`, `reset` (synchronous, active high: drops the message in flight).
-//! - `s_msg_valid` / `s_msg_ready`: message descriptor handshake. Fields:
-//!   `s_msg_opcode` (8), `s_msg_dest_node` (16), `s_msg_src_node` (16), `s_msg_dest_qp` (16),
-//!   `s_msg_src_qp` (16), `s_msg_psn` (24), `s_msg_length` (32, payload bytes),
-//!   `s_msg_vaddr` (64), `s_msg_stag` (32), `s_msg_dma_length` (32) (RETH, sent on the first
-//!   cell when `opcode[7:4] == 1`), `s_msg_immediate` (32), `s_msg_has_immediate`,
-//!   `s_msg_invalidate`.
+//! - `s_msg_valid` / `s_msg_ready` / `s_msg`: the message descriptor handshake, a
+//!   [`MessageDescriptor`] (`length` in payload bytes; `vaddr`, `stag`, `dma_length` are
+//!   the RETH, sent on the first cell when `opcode[7:4] == 1`).
 //! - `s_payload_data` (64) / `s_payload_valid` / `s_payload_ready` / `s_payload_last`: the
 //!   payload, little-endian, `ceil(length / 8)` words; bytes beyond `length` in the last word
-//!   are ignored (sent as zero). `s_msg_length` is authoritative: a `last` that disagrees
+//!   are ignored (sent as zero). `s_msg.length` is authoritative: a `last` that disagrees
 //!   with it is counted in `stat_payload_last_errors`.
 //! - `m_cell_data` (64) / `m_cell_valid` / `m_cell_ready` / `m_cell_last` (last word of a cell).
 //! - `stat_cells`, `stat_messages` (32, wrapping), `stat_payload_last_errors` (16).
@@ -30,6 +27,7 @@
 //! up to 65536 cells.
 
 use crate::cell::format::{check_cell_payload, MAX_CELL_PAYLOAD};
+use crate::common::MessageDescriptor;
 use crate::crc32::prepad::Crc32Prepad;
 use crate::crc32::Crc32;
 use crate::sim::ClockedBlock;
@@ -56,20 +54,7 @@ pub struct CellSegmenter {
     pub reset: Signal<In, Bit>,
     pub s_msg_valid: Signal<In, Bit>,
     pub s_msg_ready: Signal<Out, Bit>,
-    pub s_msg_opcode: Signal<In, Bits<8>>,
-    pub s_msg_dest_node: Signal<In, Bits<16>>,
-    pub s_msg_src_node: Signal<In, Bits<16>>,
-    pub s_msg_dest_qp: Signal<In, Bits<16>>,
-    pub s_msg_src_qp: Signal<In, Bits<16>>,
-    pub s_msg_psn: Signal<In, Bits<24>>,
-    pub s_msg_length: Signal<In, Bits<32>>,
-    pub s_msg_vaddr: Signal<In, Bits<64>>,
-    pub s_msg_stag: Signal<In, Bits<32>>,
-    pub s_msg_dma_length: Signal<In, Bits<32>>,
-    pub s_msg_immediate: Signal<In, Bits<32>>,
-    pub s_msg_has_immediate: Signal<In, Bit>,
-    pub s_msg_invalidate: Signal<In, Bit>,
-    pub s_msg_resync: Signal<In, Bit>,
+    pub s_msg: Signal<In, MessageDescriptor>,
     pub s_payload_data: Signal<In, Bits<64>>,
     pub s_payload_valid: Signal<In, Bit>,
     pub s_payload_ready: Signal<Out, Bit>,
@@ -136,6 +121,10 @@ pub struct CellSegmenter {
     flags: Signal<Local, Bits<8>>,
     payload_masked: Signal<Local, Bits<64>>,
     pad_bytes: Signal<Local, Bits<3>>,
+    /// `s_msg.length` and `s_msg.opcode` as signals of their own (yosys rejects a bit
+    /// range of a struct field's range).
+    msg_length: Signal<Local, Bits<32>>,
+    msg_opcode: Signal<Local, Bits<8>>,
     after_header: Signal<Local, SegmenterState>,
     cell_payload: Constant<Bits<32>>,
     all_ones: Constant<Bits<64>>,
@@ -155,20 +144,7 @@ impl CellSegmenter {
             reset: Default::default(),
             s_msg_valid: Default::default(),
             s_msg_ready: Default::default(),
-            s_msg_opcode: Default::default(),
-            s_msg_dest_node: Default::default(),
-            s_msg_src_node: Default::default(),
-            s_msg_dest_qp: Default::default(),
-            s_msg_src_qp: Default::default(),
-            s_msg_psn: Default::default(),
-            s_msg_length: Default::default(),
-            s_msg_vaddr: Default::default(),
-            s_msg_stag: Default::default(),
-            s_msg_dma_length: Default::default(),
-            s_msg_immediate: Default::default(),
-            s_msg_has_immediate: Default::default(),
-            s_msg_invalidate: Default::default(),
-            s_msg_resync: Default::default(),
+            s_msg: Default::default(),
             s_payload_data: Default::default(),
             s_payload_valid: Default::default(),
             s_payload_ready: Default::default(),
@@ -224,6 +200,8 @@ impl CellSegmenter {
             flags: Default::default(),
             payload_masked: Default::default(),
             pad_bytes: Default::default(),
+            msg_length: Default::default(),
+            msg_opcode: Default::default(),
             after_header: Default::default(),
             cell_payload: Constant::new((cell_payload as u64).to_bits()),
             all_ones: Constant::new(u64::MAX.to_bits()),
@@ -299,7 +277,9 @@ impl Logic for CellSegmenter {
                 self.s_payload_data.val() & (self.all_ones.val() >> self.pad_shift_reg.q.val());
         }
         // Bytes of zero fill in the message's last payload word: (8 - length) mod 8.
-        self.pad_bytes.next = !self.s_msg_length.val().get_bits::<3>(0) + 1;
+        self.msg_length.next = self.s_msg.val().length;
+        self.msg_opcode.next = self.s_msg.val().opcode;
+        self.pad_bytes.next = !self.msg_length.val().get_bits::<3>(0) + 1;
         self.flags.next = bit_cast::<8, 1>(self.first_reg.q.val().into())
             | (bit_cast::<8, 1>(self.last_cell_reg.q.val().into()) << 1)
             | (bit_cast::<8, 1>(self.has_immediate_reg.q.val().into()) << 2)
@@ -330,29 +310,29 @@ impl Logic for CellSegmenter {
             SegmenterState::Idle => {
                 self.s_msg_ready.next = true;
                 if self.s_msg_valid.val() {
-                    self.opcode_reg.d.next = self.s_msg_opcode.val();
-                    self.dest_node_reg.d.next = self.s_msg_dest_node.val();
-                    self.src_node_reg.d.next = self.s_msg_src_node.val();
-                    self.dest_qp_reg.d.next = self.s_msg_dest_qp.val();
-                    self.src_qp_reg.d.next = self.s_msg_src_qp.val();
-                    self.psn_reg.d.next = self.s_msg_psn.val();
-                    self.length_reg.d.next = self.s_msg_length.val();
-                    self.vaddr_reg.d.next = self.s_msg_vaddr.val();
-                    self.stag_reg.d.next = self.s_msg_stag.val();
-                    self.dma_length_reg.d.next = self.s_msg_dma_length.val();
-                    self.immediate_reg.d.next = self.s_msg_immediate.val();
-                    self.has_immediate_reg.d.next = self.s_msg_has_immediate.val();
-                    self.invalidate_reg.d.next = self.s_msg_invalidate.val();
-                    self.resync_reg.d.next = self.s_msg_resync.val();
+                    self.opcode_reg.d.next = self.msg_opcode.val();
+                    self.dest_node_reg.d.next = self.s_msg.val().dest_node;
+                    self.src_node_reg.d.next = self.s_msg.val().src_node;
+                    self.dest_qp_reg.d.next = self.s_msg.val().dest_qp;
+                    self.src_qp_reg.d.next = self.s_msg.val().src_qp;
+                    self.psn_reg.d.next = self.s_msg.val().psn;
+                    self.length_reg.d.next = self.msg_length.val();
+                    self.vaddr_reg.d.next = self.s_msg.val().vaddr;
+                    self.stag_reg.d.next = self.s_msg.val().stag;
+                    self.dma_length_reg.d.next = self.s_msg.val().dma_length;
+                    self.immediate_reg.d.next = self.s_msg.val().immediate;
+                    self.has_immediate_reg.d.next = self.s_msg.val().has_immediate;
+                    self.invalidate_reg.d.next = self.s_msg.val().invalidate;
+                    self.resync_reg.d.next = self.s_msg.val().resync;
                     self.pad_shift_reg.d.next = bit_cast::<7, 3>(self.pad_bytes.val()) << 3;
                     self.first_reg.d.next = true;
-                    self.reth_reg.d.next = self.s_msg_opcode.val().get_bits::<4>(4) == 1;
-                    self.remaining_reg.d.next = self.s_msg_length.val();
+                    self.reth_reg.d.next = self.msg_opcode.val().get_bits::<4>(4) == 1;
+                    self.remaining_reg.d.next = self.msg_length.val();
                     self.cell_seq_reg.d.next = 0.into();
-                    self.last_cell_reg.d.next = self.s_msg_length.val() <= self.cell_payload.val();
+                    self.last_cell_reg.d.next = self.msg_length.val() <= self.cell_payload.val();
                     self.cell_length_reg.d.next = bit_cast::<16, 32>(self.cell_payload.val());
-                    if self.s_msg_length.val() <= self.cell_payload.val() {
-                        self.cell_length_reg.d.next = bit_cast::<16, 32>(self.s_msg_length.val());
+                    if self.msg_length.val() <= self.cell_payload.val() {
+                        self.cell_length_reg.d.next = bit_cast::<16, 32>(self.msg_length.val());
                     }
                     self.packet_crc.s_start.next = true;
                     self.state.d.next = SegmenterState::Header0;

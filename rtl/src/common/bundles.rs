@@ -42,6 +42,100 @@ impl From<Bits<{ <AckEvent as Synth>::BITS }>> for AckEvent {
     }
 }
 
+/// One message for the cell segmenter (`docs/nic-blocks.md`, "Message source"): the
+/// payload of the `*_msg_valid` / `*_msg_ready` handshake from a message source through
+/// the `TxArbiter` to the `CellSegmenter`. `length` payload bytes follow on the source's
+/// payload port; `vaddr`, `stag` and `dma_length` are the RETH, sent on the first cell when
+/// `opcode[7:4] == 1`; `resync` sets the header's RESYNC flag.
+///
+/// Bits (first field lowest, 291 in all): `opcode` 7:0, `dest_node` 23:8, `src_node`
+/// 39:24, `dest_qp` 55:40, `src_qp` 71:56, `psn` 95:72, `length` 127:96, `vaddr` 191:128,
+/// `stag` 223:192, `dma_length` 255:224, `immediate` 287:256, `has_immediate` 288,
+/// `invalidate` 289, `resync` 290.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct MessageDescriptor {
+    pub opcode: Bits<8>,
+    pub dest_node: Bits<16>,
+    pub src_node: Bits<16>,
+    pub dest_qp: Bits<16>,
+    pub src_qp: Bits<16>,
+    pub psn: Bits<24>,
+    pub length: Bits<32>,
+    pub vaddr: Bits<64>,
+    pub stag: Bits<32>,
+    pub dma_length: Bits<32>,
+    pub immediate: Bits<32>,
+    pub has_immediate: Bit,
+    pub invalidate: Bit,
+    pub resync: Bit,
+}
+
+/// The fields of a packed [`MessageDescriptor`] (the inverse of the `LogicStruct` packing).
+impl From<Bits<{ <MessageDescriptor as Synth>::BITS }>> for MessageDescriptor {
+    fn from(b: Bits<{ <MessageDescriptor as Synth>::BITS }>) -> Self {
+        let at = MessageDescriptor::default();
+        MessageDescriptor {
+            opcode: b.get_bits::<8>(at.get_my_offset_opcode()),
+            dest_node: b.get_bits::<16>(at.get_my_offset_dest_node()),
+            src_node: b.get_bits::<16>(at.get_my_offset_src_node()),
+            dest_qp: b.get_bits::<16>(at.get_my_offset_dest_qp()),
+            src_qp: b.get_bits::<16>(at.get_my_offset_src_qp()),
+            psn: b.get_bits::<24>(at.get_my_offset_psn()),
+            length: b.get_bits::<32>(at.get_my_offset_length()),
+            vaddr: b.get_bits::<64>(at.get_my_offset_vaddr()),
+            stag: b.get_bits::<32>(at.get_my_offset_stag()),
+            dma_length: b.get_bits::<32>(at.get_my_offset_dma_length()),
+            immediate: b.get_bits::<32>(at.get_my_offset_immediate()),
+            has_immediate: b.get_bit(at.get_my_offset_has_immediate()),
+            invalidate: b.get_bit(at.get_my_offset_invalidate()),
+            resync: b.get_bit(at.get_my_offset_resync()),
+        }
+    }
+}
+
+impl MessageDescriptor {
+    /// The descriptor of `m` (`length` is its payload's length).
+    pub fn of(m: &crate::cell::format::Message) -> Self {
+        MessageDescriptor {
+            opcode: (m.opcode as u64).to_bits(),
+            dest_node: (m.dest_node as u64).to_bits(),
+            src_node: (m.src_node as u64).to_bits(),
+            dest_qp: (m.dest_qp as u64).to_bits(),
+            src_qp: (m.src_qp as u64).to_bits(),
+            psn: (m.psn as u64).to_bits(),
+            length: (m.payload.len() as u64).to_bits(),
+            vaddr: m.vaddr.to_bits(),
+            stag: (m.stag as u64).to_bits(),
+            dma_length: (m.dma_length as u64).to_bits(),
+            immediate: (m.immediate.unwrap_or(0) as u64).to_bits(),
+            has_immediate: m.immediate.is_some(),
+            invalidate: m.invalidate,
+            resync: m.resync,
+        }
+    }
+
+    /// The message this descriptor describes, with an empty payload (the payload travels
+    /// on its own port), and the payload length in bytes.
+    pub fn message(&self) -> (crate::cell::format::Message, usize) {
+        let m = crate::cell::format::Message {
+            opcode: self.opcode.to_u64() as u8,
+            dest_node: self.dest_node.to_u64() as u16,
+            src_node: self.src_node.to_u64() as u16,
+            dest_qp: self.dest_qp.to_u64() as u16,
+            src_qp: self.src_qp.to_u64() as u16,
+            psn: self.psn.to_u64() as u32,
+            vaddr: self.vaddr.to_u64(),
+            stag: self.stag.to_u64() as u32,
+            dma_length: self.dma_length.to_u64() as u32,
+            immediate: self.has_immediate.then(|| self.immediate.to_u64() as u32),
+            invalidate: self.invalidate,
+            resync: self.resync,
+            payload: vec![],
+        };
+        (m, self.length.to_u64() as usize)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -64,5 +158,41 @@ mod tests {
         assert!(!bits.get_bit(38));
         assert!(bits.get_bit(39));
         assert_eq!(AckEvent::from(bits), e, "unpacking inverts packing");
+    }
+
+    /// The documented offsets of a [`MessageDescriptor`], and unpacking inverts packing.
+    #[test]
+    fn message_descriptor_packs_its_fields_at_the_documented_offsets() {
+        assert_eq!(MessageDescriptor::BITS, 291);
+        let m = MessageDescriptor {
+            opcode: 0x11.into(),
+            dest_node: 0x2233.into(),
+            src_node: 0x4455.into(),
+            dest_qp: 0x6677.into(),
+            src_qp: 0x8899.into(),
+            psn: 0xAABBCC.into(),
+            length: (0xDDEE_FF01u64).to_bits(),
+            vaddr: 0x0203_0405_0607_0809u64.to_bits(),
+            stag: (0x0A0B_0C0Du64).to_bits(),
+            dma_length: (0x0E0F_1011u64).to_bits(),
+            immediate: (0x1213_1415u64).to_bits(),
+            has_immediate: true,
+            invalidate: false,
+            resync: true,
+        };
+        let b: Bits<291> = m.into();
+        assert_eq!(b.get_bits::<8>(0), 0x11);
+        assert_eq!(b.get_bits::<16>(8), 0x2233);
+        assert_eq!(b.get_bits::<16>(24), 0x4455);
+        assert_eq!(b.get_bits::<16>(40), 0x6677);
+        assert_eq!(b.get_bits::<16>(56), 0x8899);
+        assert_eq!(b.get_bits::<24>(72), 0xAABBCC);
+        assert_eq!(b.get_bits::<32>(96), 0xDDEE_FF01u64);
+        assert_eq!(b.get_bits::<64>(128), 0x0203_0405_0607_0809u64);
+        assert_eq!(b.get_bits::<32>(192), 0x0A0B_0C0Du64);
+        assert_eq!(b.get_bits::<32>(224), 0x0E0F_1011u64);
+        assert_eq!(b.get_bits::<32>(256), 0x1213_1415u64);
+        assert!(b.get_bit(288) && !b.get_bit(289) && b.get_bit(290));
+        assert_eq!(MessageDescriptor::from(b), m, "unpacking inverts packing");
     }
 }

@@ -3,7 +3,7 @@
 //! - [`RoundRobin`]: the one round-robin arbiter, used by every block that arbitrates.
 //! - [`NackCounters`]: the eight NACK counters per syndrome (`NACK_SENT`, `NACK_RECEIVED`).
 //! - [`zeroed_ram`]: a RAM whose words start at zero in every simulator.
-//! - [`bundles`]: the payload types of the handshakes ([`AckEvent`]).
+//! - [`bundles`]: the payload types of the handshakes ([`AckEvent`], [`MessageDescriptor`]).
 
 pub mod nack_counters;
 pub use nack_counters::NackCounters;
@@ -12,4 +12,4 @@ pub mod zeroed_ram;
 pub use round_robin::RoundRobin;
 pub use zeroed_ram::zeroed_ram;
 pub mod bundles;
-pub use bundles::AckEvent;
+pub use bundles::{AckEvent, MessageDescriptor};

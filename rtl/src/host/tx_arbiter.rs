@@ -6,20 +6,17 @@
 //! read only after it has won the arbiter, so the tx DMA read port is only ever held by the
 //! message being segmented).
 //!
-//! Ports (three message-source bundles, each: `*_msg_valid`, `*_msg_ready`, `*_msg_opcode`
-//! (8), `*_msg_dest_node` (16), `*_msg_src_node` (16), `*_msg_dest_qp` (16), `*_msg_src_qp`
-//! (16), `*_msg_psn` (24), `*_msg_length` (32), `*_msg_vaddr` (64), `*_msg_stag` (32),
-//! `*_msg_dma_length` (32), `*_msg_immediate` (32), `*_msg_has_immediate`,
-//! `*_msg_invalidate`, `*_msg_resync`; then `*_payload_data` (64), `*_payload_valid`,
+//! Ports (three message-source bundles, each: `*_msg_valid`, `*_msg_ready`, `*_msg` (a
+//! [`MessageDescriptor`], 291 bits); then `*_payload_data` (64), `*_payload_valid`,
 //! `*_payload_ready`, `*_payload_last`):
 //! - `clock`, `reset` (synchronous, active high: no handshake passes; drops the lock and
 //!   the round-robin state).
-//! - `s_req_msg_*` / `s_req_payload_*`: the requester (`SendQueueEngine`).
-//! - `s_resp_msg_*` / `s_resp_payload_*`: the responder (`ResponseGenerator`).
-//! - `m_msg_*` / `m_payload_*`: to the `CellSegmenter`'s `s_msg_*` / `s_payload_*`.
+//! - `s_req_msg*` / `s_req_payload_*`: the requester (`SendQueueEngine`).
+//! - `s_resp_msg*` / `s_resp_payload_*`: the responder (`ResponseGenerator`).
+//! - `m_msg*` / `m_payload_*`: to the `CellSegmenter`'s `s_msg*` / `s_payload_*`.
 //!
 //! Behaviour: while no payload is in flight the arbiter offers one source's message on
-//! `m_msg_*`: the one that did not win last time when both are valid, else the valid one.
+//! `m_msg`: the one that did not win last time when both are valid, else the valid one.
 //! An offer that is not taken is held (same source, so the fields stay stable) until the
 //! segmenter takes it. The source's `*_msg_ready` is `m_msg_ready` routed to it, so the
 //! clock edge on which the segmenter accepts the message is the source's grant. A granted
@@ -33,7 +30,7 @@
 //! clock after the previous message's last payload beat (or right after a length-0 grant).
 //! Limits: relies on each source's `*_payload_last` marking its message's final word.
 
-use crate::common::RoundRobin;
+use crate::common::{MessageDescriptor, RoundRobin};
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -44,20 +41,7 @@ pub struct TxArbiter {
     // Requester source.
     pub s_req_msg_valid: Signal<In, Bit>,
     pub s_req_msg_ready: Signal<Out, Bit>,
-    pub s_req_msg_opcode: Signal<In, Bits<8>>,
-    pub s_req_msg_dest_node: Signal<In, Bits<16>>,
-    pub s_req_msg_src_node: Signal<In, Bits<16>>,
-    pub s_req_msg_dest_qp: Signal<In, Bits<16>>,
-    pub s_req_msg_src_qp: Signal<In, Bits<16>>,
-    pub s_req_msg_psn: Signal<In, Bits<24>>,
-    pub s_req_msg_length: Signal<In, Bits<32>>,
-    pub s_req_msg_vaddr: Signal<In, Bits<64>>,
-    pub s_req_msg_stag: Signal<In, Bits<32>>,
-    pub s_req_msg_dma_length: Signal<In, Bits<32>>,
-    pub s_req_msg_immediate: Signal<In, Bits<32>>,
-    pub s_req_msg_has_immediate: Signal<In, Bit>,
-    pub s_req_msg_invalidate: Signal<In, Bit>,
-    pub s_req_msg_resync: Signal<In, Bit>,
+    pub s_req_msg: Signal<In, MessageDescriptor>,
     pub s_req_payload_data: Signal<In, Bits<64>>,
     pub s_req_payload_valid: Signal<In, Bit>,
     pub s_req_payload_ready: Signal<Out, Bit>,
@@ -65,20 +49,7 @@ pub struct TxArbiter {
     // Responder source.
     pub s_resp_msg_valid: Signal<In, Bit>,
     pub s_resp_msg_ready: Signal<Out, Bit>,
-    pub s_resp_msg_opcode: Signal<In, Bits<8>>,
-    pub s_resp_msg_dest_node: Signal<In, Bits<16>>,
-    pub s_resp_msg_src_node: Signal<In, Bits<16>>,
-    pub s_resp_msg_dest_qp: Signal<In, Bits<16>>,
-    pub s_resp_msg_src_qp: Signal<In, Bits<16>>,
-    pub s_resp_msg_psn: Signal<In, Bits<24>>,
-    pub s_resp_msg_length: Signal<In, Bits<32>>,
-    pub s_resp_msg_vaddr: Signal<In, Bits<64>>,
-    pub s_resp_msg_stag: Signal<In, Bits<32>>,
-    pub s_resp_msg_dma_length: Signal<In, Bits<32>>,
-    pub s_resp_msg_immediate: Signal<In, Bits<32>>,
-    pub s_resp_msg_has_immediate: Signal<In, Bit>,
-    pub s_resp_msg_invalidate: Signal<In, Bit>,
-    pub s_resp_msg_resync: Signal<In, Bit>,
+    pub s_resp_msg: Signal<In, MessageDescriptor>,
     pub s_resp_payload_data: Signal<In, Bits<64>>,
     pub s_resp_payload_valid: Signal<In, Bit>,
     pub s_resp_payload_ready: Signal<Out, Bit>,
@@ -86,20 +57,7 @@ pub struct TxArbiter {
     // To the segmenter.
     pub m_msg_valid: Signal<Out, Bit>,
     pub m_msg_ready: Signal<In, Bit>,
-    pub m_msg_opcode: Signal<Out, Bits<8>>,
-    pub m_msg_dest_node: Signal<Out, Bits<16>>,
-    pub m_msg_src_node: Signal<Out, Bits<16>>,
-    pub m_msg_dest_qp: Signal<Out, Bits<16>>,
-    pub m_msg_src_qp: Signal<Out, Bits<16>>,
-    pub m_msg_psn: Signal<Out, Bits<24>>,
-    pub m_msg_length: Signal<Out, Bits<32>>,
-    pub m_msg_vaddr: Signal<Out, Bits<64>>,
-    pub m_msg_stag: Signal<Out, Bits<32>>,
-    pub m_msg_dma_length: Signal<Out, Bits<32>>,
-    pub m_msg_immediate: Signal<Out, Bits<32>>,
-    pub m_msg_has_immediate: Signal<Out, Bit>,
-    pub m_msg_invalidate: Signal<Out, Bit>,
-    pub m_msg_resync: Signal<Out, Bit>,
+    pub m_msg: Signal<Out, MessageDescriptor>,
     pub m_payload_data: Signal<Out, Bits<64>>,
     pub m_payload_valid: Signal<Out, Bit>,
     pub m_payload_ready: Signal<In, Bit>,
@@ -148,36 +106,10 @@ impl Logic for TxArbiter {
         self.payload_open.next = self.locked.q.val() & !self.reset.val();
         // Message path: the picked source, nothing while a payload is in flight.
         self.m_msg_valid.next = self.msg_open.val() & self.s_req_msg_valid.val();
-        self.m_msg_opcode.next = self.s_req_msg_opcode.val();
-        self.m_msg_dest_node.next = self.s_req_msg_dest_node.val();
-        self.m_msg_src_node.next = self.s_req_msg_src_node.val();
-        self.m_msg_dest_qp.next = self.s_req_msg_dest_qp.val();
-        self.m_msg_src_qp.next = self.s_req_msg_src_qp.val();
-        self.m_msg_psn.next = self.s_req_msg_psn.val();
-        self.m_msg_length.next = self.s_req_msg_length.val();
-        self.m_msg_vaddr.next = self.s_req_msg_vaddr.val();
-        self.m_msg_stag.next = self.s_req_msg_stag.val();
-        self.m_msg_dma_length.next = self.s_req_msg_dma_length.val();
-        self.m_msg_immediate.next = self.s_req_msg_immediate.val();
-        self.m_msg_has_immediate.next = self.s_req_msg_has_immediate.val();
-        self.m_msg_invalidate.next = self.s_req_msg_invalidate.val();
-        self.m_msg_resync.next = self.s_req_msg_resync.val();
+        self.m_msg.next = self.s_req_msg.val();
         if self.pick_resp.val() {
             self.m_msg_valid.next = self.msg_open.val() & self.s_resp_msg_valid.val();
-            self.m_msg_opcode.next = self.s_resp_msg_opcode.val();
-            self.m_msg_dest_node.next = self.s_resp_msg_dest_node.val();
-            self.m_msg_src_node.next = self.s_resp_msg_src_node.val();
-            self.m_msg_dest_qp.next = self.s_resp_msg_dest_qp.val();
-            self.m_msg_src_qp.next = self.s_resp_msg_src_qp.val();
-            self.m_msg_psn.next = self.s_resp_msg_psn.val();
-            self.m_msg_length.next = self.s_resp_msg_length.val();
-            self.m_msg_vaddr.next = self.s_resp_msg_vaddr.val();
-            self.m_msg_stag.next = self.s_resp_msg_stag.val();
-            self.m_msg_dma_length.next = self.s_resp_msg_dma_length.val();
-            self.m_msg_immediate.next = self.s_resp_msg_immediate.val();
-            self.m_msg_has_immediate.next = self.s_resp_msg_has_immediate.val();
-            self.m_msg_invalidate.next = self.s_resp_msg_invalidate.val();
-            self.m_msg_resync.next = self.s_resp_msg_resync.val();
+            self.m_msg.next = self.s_resp_msg.val();
         }
         // The segmenter's ready, routed to the offered source: its acceptance is the grant.
         self.s_req_msg_ready.next =
@@ -205,7 +137,7 @@ impl Logic for TxArbiter {
         self.rr.s_served.next = self.grant.val();
         self.rr.s_served_index.next = bit_cast::<1, 1>((!self.pick_resp.val()).into());
         if self.grant.val() {
-            if self.m_msg_length.val() != 0 {
+            if self.m_msg.val().length != 0 {
                 self.locked.d.next = true;
                 self.lock_resp.d.next = self.pick_resp.val();
             }
