@@ -12,12 +12,13 @@
 //!   - [`Writer`] (`writer.rs`): the host-memory write path: payload beats into their
 //!     window with byte strobes, an atomic's operands and result, the DMA write register.
 //! - [`ResponseGenerator`]: the owed ACK, NACK, READ and atomic responses.
-//! - [`receive_queue_model`]: the plain-Rust reference model of the responder.
+//!
+//! The plain-Rust reference model of the responder is `nic_model::responder`; the engine's
+//! block tests are `rtl/tests/receive_queue_engine.rs`.
 
 pub mod nack_generator;
 pub mod qp_state;
 pub mod receive_queue_engine;
-pub mod receive_queue_model;
 pub mod response_generator;
 pub mod writer;
 
