@@ -130,7 +130,9 @@
 //! message's cells contiguously); host addresses wrap at 2^32.
 
 use crate::common::NackCounters;
+use crate::responder::answer_router::AnswerRouter;
 use crate::responder::nack_generator::NackGenerator;
+use crate::responder::psn_window::PsnWindow;
 use crate::responder::qp_state::QpState;
 use crate::responder::writer::Writer;
 use crate::sim::ClockedBlock;
@@ -161,11 +163,9 @@ pub enum ResponderState {
     Stream,
     /// Owing a response (decision time or end of message).
     Owe,
-    /// Handing an acknowledgement or a written response to the requester.
+    /// Handing an acknowledgement or a written response to the requester (the
+    /// `AnswerRouter`: the final NACKs its AETH reports first, then its own event).
     AckEvent,
-    /// Handing the final NACK an answer's AETH reports (its refused PSN) to the
-    /// requester, before the answer's own event.
-    AckRefusal,
     /// Waiting for the last write to be accepted.
     Drain,
     AtomicRead,
@@ -364,8 +364,8 @@ pub struct ReceiveQueueEngine {
     owe_resync: DFF<Bit>,
     /// The owed answer's AETH refusal report (`m_owe_refusal`), relative to `owe_psn`.
     owe_refusal: DFF<Bits<21>>,
-    /// The refusals an answer's AETH reported and not yet handed on (`AckRefusal`).
-    ref_codes: DFF<Bits<21>>,
+    /// The refusals the answer being handed over reports in its AETH (bits 28:8).
+    ack_refusals: DFF<Bits<21>>,
     ack_syndrome: DFF<Bits<8>>,
     ack_response: DFF<Bit>,
     /// The acknowledgement or response being handed over carried the RESYNC flag.
@@ -375,6 +375,10 @@ pub struct ReceiveQueueEngine {
     dropped: DFF<Bits<32>>,
     /// `stat_nack_received_*`: the NACKs delivered to the requester, per syndrome.
     nack_received: NackCounters,
+    /// Answers of this NIC's own requests to the requester (`m_ack_*`).
+    router: AnswerRouter,
+    /// The PSN arithmetic of the decided request: expected PSN, resync point, refusals.
+    psn_window: PsnWindow,
     /// The per-QP state table (lookup, CSR side port, expect events, write-backs).
     qp_state: QpState,
     /// The host-memory write path.
@@ -406,13 +410,6 @@ pub struct ReceiveQueueEngine {
     range_end: Signal<Local, Bits<33>>,
     range_ok: Signal<Local, Bit>,
     qp_ok: Signal<Local, Bit>,
-    effective: Signal<Local, Bits<24>>,
-    effective_next: Signal<Local, Bits<24>>,
-    /// The request's PSN + 1 (the expected PSN after it, when it resyncs).
-    rx_psn_p1: Signal<Local, Bits<24>>,
-    /// `rs_far_next` when the request resyncs.
-    rs_far_psn: Signal<Local, Bit>,
-    commit_expected: Signal<Local, Bits<24>>,
     commit_ci: Signal<Local, Bits<24>>,
     main_ram_use: Signal<Local, Bit>,
     resp_we: Signal<Local, Bit>,
@@ -424,26 +421,10 @@ pub struct ReceiveQueueEngine {
     /// Write the QP's refusal window (`refused_wdata`) and mark it valid.
     refused_set: Signal<Local, Bit>,
     refused_wdata: Signal<Local, Bits<24>>,
-    /// The window the decided request sees: 0 when it resyncs.
-    refused_eff: Signal<Local, Bits<24>>,
-    /// The window's entries from `behind + 1` on (what an answer naming the duplicate
-    /// PSN reports), and from 2 on (an answer naming `expected - 1`).
-    refused_dup: Signal<Local, Bits<21>>,
-    refused_after1: Signal<Local, Bits<21>>,
-    /// The syndrome of a PSN being consumed and its refusal code (0: not a refusal).
+    /// The syndrome of the answer consuming a PSN (the `PsnWindow` gives its refusal code).
     refusal_syndrome: Signal<Local, Bits<8>>,
-    refusal_code: Signal<Local, Bits<3>>,
-    /// The oldest refusal left in `ref_codes`: how far before the answer's PSN (1..=7),
-    /// its code and its bits.
-    ref_pick: Signal<Local, Bits<3>>,
-    ref_pick_code: Signal<Local, Bits<3>>,
-    ref_pick_mask: Signal<Local, Bits<21>>,
     rs_set: Signal<Local, Bit>,
     rs_clear: Signal<Local, Bit>,
-    /// The expected PSN after a Decide's READ or NACK, or a Commit, is more than
-    /// `SEND_WINDOW` past the resync point: the requester has nothing before it outstanding.
-    rs_far_next: Signal<Local, Bit>,
-    rs_far_commit: Signal<Local, Bit>,
     expect_clear: Signal<Local, Bit>,
     drop_count: Signal<Local, Bit>,
     nack_count: Signal<Local, Bit>,
@@ -624,21 +605,16 @@ impl ReceiveQueueEngine {
             owe_syndrome: Default::default(),
             owe_resync: Default::default(),
             owe_refusal: Default::default(),
-            ref_codes: Default::default(),
-            refused_eff: Default::default(),
-            refused_dup: Default::default(),
-            refused_after1: Default::default(),
+            ack_refusals: Default::default(),
             refusal_syndrome: Default::default(),
-            refusal_code: Default::default(),
-            ref_pick: Default::default(),
-            ref_pick_code: Default::default(),
-            ref_pick_mask: Default::default(),
             ack_syndrome: Default::default(),
             ack_response: Default::default(),
             ack_resync: Default::default(),
             messages_received: Default::default(),
             dropped: Default::default(),
             nack_received: NackCounters::new(),
+            router: AnswerRouter::new(),
+            psn_window: PsnWindow::new(),
             qp_state: QpState::new(queue_pairs),
             writer: Writer::new(),
             nack: Default::default(),
@@ -668,11 +644,6 @@ impl ReceiveQueueEngine {
             range_ok: Default::default(),
             qp_ok: Default::default(),
             length_error: Default::default(),
-            effective: Default::default(),
-            effective_next: Default::default(),
-            rx_psn_p1: Default::default(),
-            rs_far_psn: Default::default(),
-            commit_expected: Default::default(),
             commit_ci: Default::default(),
             main_ram_use: Default::default(),
             resp_we: Default::default(),
@@ -685,8 +656,6 @@ impl ReceiveQueueEngine {
             refused_wdata: Default::default(),
             rs_set: Default::default(),
             rs_clear: Default::default(),
-            rs_far_next: Default::default(),
-            rs_far_commit: Default::default(),
             expect_clear: Default::default(),
             drop_count: Default::default(),
             nack_count: Default::default(),
@@ -755,7 +724,7 @@ impl Logic for ReceiveQueueEngine {
             owe_syndrome,
             owe_resync,
             owe_refusal,
-            ref_codes,
+            ack_refusals,
             ack_syndrome,
             ack_response,
             ack_resync,
@@ -766,6 +735,8 @@ impl Logic for ReceiveQueueEngine {
         self.qp_state.reset.next = self.reset.val();
         self.writer.clock.next = self.clock.val();
         self.writer.reset.next = self.reset.val();
+        self.router.clock.next = self.clock.val();
+        self.router.reset.next = self.reset.val();
         self.nack_received.clock.next = self.clock.val();
         self.nack_received.reset.next = self.reset.val();
 
@@ -839,113 +810,22 @@ impl Logic for ReceiveQueueEngine {
         self.nack.rs_valid.next = self.rs_valid.q.val();
         self.nack.behind.next = self.behind_reg.q.val();
         self.nack.rs_back.next = self.rs_back_reg.q.val();
-        self.effective.next = self.expected_reg.q.val();
-        if self.nack.resynced.val() {
-            self.effective.next = self.s_rx_psn.val();
-        }
-        // The distances behind `effective + 1` are computed for both of its sources side
-        // by side and selected by the resync, not behind the decision's multiplexer.
-        self.commit_expected.next = self.expected_reg.q.val() + 1;
-        self.rx_psn_p1.next = self.s_rx_psn.val() + 1;
-        self.effective_next.next = self.commit_expected.val();
-        if self.nack.resynced.val() {
-            self.effective_next.next = self.rx_psn_p1.val();
-        }
-        self.rs_far_commit.next = (self.commit_expected.val() - self.rs_reg.q.val()) > 8;
-        self.rs_far_psn.next = (self.rx_psn_p1.val() - self.rs_reg.q.val()) > 8;
-        self.rs_far_next.next = self.rs_far_commit.val();
-        if self.nack.resynced.val() {
-            self.rs_far_next.next = self.rs_far_psn.val();
-        }
-        self.commit_ci.next = self.rq_ci_reg.q.val();
-        if self.hdr_consumes.val() {
-            self.commit_ci.next = self.rq_ci_reg.q.val() + 1;
-        }
-        // The refusal window as the decided request sees it (a resync forgets it), and
-        // shifted to the PSNs an answer names: the duplicate's own (`behind` back,
-        // unrolled) or `expected - 1`.
-        self.refused_eff.next = self.refused_reg.q.val();
-        if self.nack.resynced.val() {
-            self.refused_eff.next = 0.into();
-        }
-        self.refused_after1.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 3);
-        self.refused_dup.next = 0.into();
-        if self.behind_reg.q.val() == 1 {
-            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 3);
-        }
-        if self.behind_reg.q.val() == 2 {
-            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 6);
-        }
-        if self.behind_reg.q.val() == 3 {
-            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 9);
-        }
-        if self.behind_reg.q.val() == 4 {
-            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 12);
-        }
-        if self.behind_reg.q.val() == 5 {
-            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 15);
-        }
-        if self.behind_reg.q.val() == 6 {
-            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 18);
-        }
-        if self.behind_reg.q.val() == 7 {
-            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 21);
-        }
-        if self.behind_reg.q.val() == 8 {
-            self.refused_dup.next = bit_cast::<21, 24>(self.refused_reg.q.val() >> 24);
-        }
-        // The refusal code of the PSN being consumed: 1 for RECEIVER_NOT_READY, the
-        // syndrome's low bits + 1 for 0x61..0x65, 0 for an execution without a NACK.
+        // ---- The PSN arithmetic of the decided request (or of the Commit) ----
+        // The syndrome of the answer consuming the PSN, for its refusal code.
         self.refusal_syndrome.next = self.nack.syndrome.val();
         if self.state.q.val() == ResponderState::Commit {
             self.refusal_syndrome.next = self.owe_syndrome.q.val();
         }
-        self.refusal_code.next = self.refusal_syndrome.val().get_bits::<3>(0) + 1;
-        if self.refusal_syndrome.val() == 0x20 {
-            self.refusal_code.next = 1.into();
-        }
-        if self.refusal_syndrome.val() == 0 {
-            self.refusal_code.next = 0.into();
-        }
-        // The oldest refusal an answer's AETH reported and not yet handed on (unrolled:
-        // the farthest entry wins).
-        self.ref_pick.next = 0.into();
-        self.ref_pick_code.next = 0.into();
-        self.ref_pick_mask.next = 0.into();
-        if self.ref_codes.q.val().get_bits::<3>(0).any() {
-            self.ref_pick.next = 1.into();
-            self.ref_pick_code.next = self.ref_codes.q.val().get_bits::<3>(0);
-            self.ref_pick_mask.next = bits::<21>(7) << 0;
-        }
-        if self.ref_codes.q.val().get_bits::<3>(3).any() {
-            self.ref_pick.next = 2.into();
-            self.ref_pick_code.next = self.ref_codes.q.val().get_bits::<3>(3);
-            self.ref_pick_mask.next = bits::<21>(7) << 3;
-        }
-        if self.ref_codes.q.val().get_bits::<3>(6).any() {
-            self.ref_pick.next = 3.into();
-            self.ref_pick_code.next = self.ref_codes.q.val().get_bits::<3>(6);
-            self.ref_pick_mask.next = bits::<21>(7) << 6;
-        }
-        if self.ref_codes.q.val().get_bits::<3>(9).any() {
-            self.ref_pick.next = 4.into();
-            self.ref_pick_code.next = self.ref_codes.q.val().get_bits::<3>(9);
-            self.ref_pick_mask.next = bits::<21>(7) << 9;
-        }
-        if self.ref_codes.q.val().get_bits::<3>(12).any() {
-            self.ref_pick.next = 5.into();
-            self.ref_pick_code.next = self.ref_codes.q.val().get_bits::<3>(12);
-            self.ref_pick_mask.next = bits::<21>(7) << 12;
-        }
-        if self.ref_codes.q.val().get_bits::<3>(15).any() {
-            self.ref_pick.next = 6.into();
-            self.ref_pick_code.next = self.ref_codes.q.val().get_bits::<3>(15);
-            self.ref_pick_mask.next = bits::<21>(7) << 15;
-        }
-        if self.ref_codes.q.val().get_bits::<3>(18).any() {
-            self.ref_pick.next = 7.into();
-            self.ref_pick_code.next = self.ref_codes.q.val().get_bits::<3>(18);
-            self.ref_pick_mask.next = bits::<21>(7) << 18;
+        self.psn_window.expected.next = self.expected_reg.q.val();
+        self.psn_window.psn.next = self.s_rx_psn.val();
+        self.psn_window.rs_psn.next = self.rs_reg.q.val();
+        self.psn_window.window.next = self.refused_reg.q.val();
+        self.psn_window.behind.next = self.behind_reg.q.val();
+        self.psn_window.resynced.next = self.nack.resynced.val();
+        self.psn_window.syndrome.next = self.refusal_syndrome.val();
+        self.commit_ci.next = self.rq_ci_reg.q.val();
+        if self.hdr_consumes.val() {
+            self.commit_ci.next = self.rq_ci_reg.q.val() + 1;
         }
 
         // ---- Payload beats ----
@@ -980,7 +860,7 @@ impl Logic for ReceiveQueueEngine {
             & !(self.rx_ok.val() & !self.rx_first.val());
         self.resp_we.next = false;
         self.resp_wdata.next = bit_cast::<48, 24>(self.rq_ci_reg.q.val())
-            | (bit_cast::<48, 24>(self.effective.val()) << 24);
+            | (bit_cast::<48, 24>(self.psn_window.effective.val()) << 24);
         self.atomic_we.next = false;
         self.synced_set.next = false;
         self.nak_set.next = false;
@@ -988,7 +868,7 @@ impl Logic for ReceiveQueueEngine {
         self.refused_set.next = false;
         self.rs_set.next = false;
         self.rs_clear.next = false;
-        self.refused_wdata.next = self.refused_eff.val();
+        self.refused_wdata.next = self.psn_window.window_eff.val();
         self.expect_clear.next = false;
         self.drop_count.next = false;
         self.nack_count.next = false;
@@ -1106,13 +986,10 @@ impl Logic for ReceiveQueueEngine {
                         self.ack_response.d.next = false;
                         self.ack_resync.d.next = self.s_rx_flags.val().get_bit(4);
                         self.nack_count.next = self.s_rx_opcode.val() == 0x31;
+                        // The AETH reports refused PSNs before this one: the
+                        // AnswerRouter hands on their final NACKs first.
+                        self.ack_refusals.d.next = self.s_rx_immediate.val().get_bits::<21>(8);
                         self.state.d.next = ResponderState::AckEvent;
-                        // The AETH reports refused PSNs before this one: their final
-                        // NACKs first, oldest first (a NACK itself may have been lost).
-                        self.ref_codes.d.next = self.s_rx_immediate.val().get_bits::<21>(8);
-                        if self.s_rx_immediate.val().get_bits::<21>(8).any() {
-                            self.state.d.next = ResponderState::AckRefusal;
-                        }
                     } else {
                         self.drop_count.next = true;
                     }
@@ -1154,15 +1031,15 @@ impl Logic for ReceiveQueueEngine {
                     }
                     // The AETH reports the window's refusals before the PSN the answer
                     // names (the expected one unless set below).
-                    self.owe_refusal.d.next = self.refused_eff.val().get_bits::<21>(0);
+                    self.owe_refusal.d.next = self.psn_window.window_eff.val().get_bits::<21>(0);
                     if self.nack.action.val() == 3 {
                         self.owe_kind.d.next = 1.into();
                         if self.nack.syndrome.val() == 0x60 {
-                            self.owe_psn.d.next = self.effective.val();
+                            self.owe_psn.d.next = self.psn_window.effective.val();
                             self.nak_set.next = true;
                         } else if !self.nack.in_sequence.val() {
                             // A refused duplicate's NACK names its own PSN.
-                            self.owe_refusal.d.next = self.refused_dup.val();
+                            self.owe_refusal.d.next = self.psn_window.report_dup.val();
                         }
                         self.state.d.next = ResponderState::Owe;
                     } else if self.nack.action.val() == 1 {
@@ -1173,9 +1050,9 @@ impl Logic for ReceiveQueueEngine {
                         } else {
                             self.owe_kind.d.next = 0.into();
                             self.owe_psn.d.next = self.nack.ack_psn.val();
-                            self.owe_refusal.d.next = self.refused_after1.val();
+                            self.owe_refusal.d.next = self.psn_window.report_after1.val();
                             if self.refused_reg.q.val().get_bits::<3>(0).any() {
-                                self.owe_refusal.d.next = self.refused_dup.val();
+                                self.owe_refusal.d.next = self.psn_window.report_dup.val();
                             }
                         }
                         self.state.d.next = ResponderState::Owe;
@@ -1200,9 +1077,9 @@ impl Logic for ReceiveQueueEngine {
                         self.resp_we.next = true;
                         if (self.nack.action.val() == 3) | self.rx_is_read.val() {
                             self.resp_wdata.next = bit_cast::<48, 24>(self.rq_ci_reg.q.val())
-                                | (bit_cast::<48, 24>(self.effective_next.val()) << 24);
+                                | (bit_cast::<48, 24>(self.psn_window.effective_next.val()) << 24);
                         }
-                        self.expected_reg.d.next = self.effective.val();
+                        self.expected_reg.d.next = self.psn_window.effective.val();
                         self.synced_set.next = true;
                         self.nak_clear.next = true;
                         // The refusal window: a NACK or a READ consumes its PSN now
@@ -1210,10 +1087,10 @@ impl Logic for ReceiveQueueEngine {
                         // sequence) forgets it. A message executed later shifts it in
                         // Commit, from `refused_reg`.
                         self.refused_set.next = true;
-                        self.refused_reg.d.next = self.refused_eff.val();
+                        self.refused_reg.d.next = self.psn_window.window_eff.val();
                         if (self.nack.action.val() == 3) | self.rx_is_read.val() {
-                            self.refused_wdata.next = (self.refused_eff.val() << 3)
-                                | bit_cast::<24, 3>(self.refusal_code.val());
+                            self.refused_wdata.next = (self.psn_window.window_eff.val() << 3)
+                                | bit_cast::<24, 3>(self.psn_window.code.val());
                         }
                         // The resync point: set by a resync, forgotten once the expected
                         // PSN is more than SEND_WINDOW past it.
@@ -1226,7 +1103,7 @@ impl Logic for ReceiveQueueEngine {
                             self.rs_clear.next = true;
                             self.rs_valid.d.next = false;
                         } else if ((self.nack.action.val() == 3) | self.rx_is_read.val())
-                            & self.rs_far_next.val()
+                            & self.psn_window.far_next.val()
                         {
                             self.rs_clear.next = true;
                         }
@@ -1298,16 +1175,8 @@ impl Logic for ReceiveQueueEngine {
                     }
                 }
             }
-            ResponderState::AckRefusal => {
-                if self.m_ack_ready.val() {
-                    self.ref_codes.d.next = self.ref_codes.q.val() & !self.ref_pick_mask.val();
-                    if (self.ref_codes.q.val() & !self.ref_pick_mask.val()) == 0 {
-                        self.state.d.next = ResponderState::AckEvent;
-                    }
-                }
-            }
             ResponderState::AckEvent => {
-                if self.m_ack_ready.val() {
+                if self.router.s_ready.val() {
                     self.state.d.next = ResponderState::Stream;
                     if self.in_end.q.val() {
                         self.expect_clear.next = true;
@@ -1332,6 +1201,7 @@ impl Logic for ReceiveQueueEngine {
                             MessageMode::ResponseWrite => {
                                 self.ack_syndrome.d.next = 0.into();
                                 self.ack_response.d.next = true;
+                                self.ack_refusals.d.next = 0.into();
                                 self.state.d.next = ResponderState::AckEvent;
                             }
                             _ => {}
@@ -1363,7 +1233,7 @@ impl Logic for ReceiveQueueEngine {
                 if !self.abort.q.val() {
                     self.resp_we.next = true;
                     self.resp_wdata.next = bit_cast::<48, 24>(self.commit_ci.val())
-                        | (bit_cast::<48, 24>(self.commit_expected.val()) << 24);
+                        | (bit_cast::<48, 24>(self.psn_window.expected_next.val()) << 24);
                     self.atomic_we.next = self.end_mode.q.val() == MessageMode::ExecAtomic;
                     self.state.d.next = ResponderState::Owe;
                     // The PSN is consumed: shifted into the refusal window, as a refusal
@@ -1372,9 +1242,9 @@ impl Logic for ReceiveQueueEngine {
                     self.refused_wdata.next = self.refused_reg.q.val() << 3;
                     if self.owe_kind.q.val() == 1 {
                         self.refused_wdata.next = (self.refused_reg.q.val() << 3)
-                            | bit_cast::<24, 3>(self.refusal_code.val());
+                            | bit_cast::<24, 3>(self.psn_window.code.val());
                     }
-                    if self.rs_far_commit.val() {
+                    if self.psn_window.far_commit.val() {
                         self.rs_clear.next = true;
                     }
                 }
@@ -1505,22 +1375,20 @@ impl Logic for ReceiveQueueEngine {
         if !self.owe_kind.q.val().get_bit(1) {
             self.m_owe_refusal.next = self.owe_refusal.q.val();
         }
-        self.m_ack_valid.next = (self.state.q.val() == ResponderState::AckEvent)
-            | (self.state.q.val() == ResponderState::AckRefusal);
-        self.m_ack_qp.next = self.ctx_qp.q.val();
-        self.m_ack_psn.next = self.hdr_psn.q.val();
-        self.m_ack_syndrome.next = self.ack_syndrome.q.val();
-        if self.state.q.val() == ResponderState::AckRefusal {
-            // Refusal code 1 is RECEIVER_NOT_READY, code c >= 2 the syndrome 0x60 + c - 1.
-            self.m_ack_psn.next = self.hdr_psn.q.val() - bit_cast::<24, 3>(self.ref_pick.val());
-            self.m_ack_syndrome.next = 0x20.into();
-            if self.ref_pick_code.val() != 1 {
-                self.m_ack_syndrome.next =
-                    bit_cast::<8, 3>(self.ref_pick_code.val() - 1) | bits::<8>(0x60);
-            }
-        }
-        self.m_ack_response.next = self.ack_response.q.val();
-        self.m_ack_resync.next = self.ack_resync.q.val();
+        self.router.s_valid.next = self.state.q.val() == ResponderState::AckEvent;
+        self.router.s_answer.next.qp = self.ctx_qp.q.val();
+        self.router.s_answer.next.psn = self.hdr_psn.q.val();
+        self.router.s_answer.next.syndrome = self.ack_syndrome.q.val();
+        self.router.s_answer.next.response = self.ack_response.q.val();
+        self.router.s_answer.next.resync = self.ack_resync.q.val();
+        self.router.s_refusals.next = self.ack_refusals.q.val();
+        self.router.m_ready.next = self.m_ack_ready.val();
+        self.m_ack_valid.next = self.router.m_valid.val();
+        self.m_ack_qp.next = self.router.m_ack.val().qp;
+        self.m_ack_psn.next = self.router.m_ack.val().psn;
+        self.m_ack_syndrome.next = self.router.m_ack.val().syndrome;
+        self.m_ack_response.next = self.router.m_ack.val().response;
+        self.m_ack_resync.next = self.router.m_ack.val().resync;
         self.m_cpl_valid.next = self.state.q.val() == ResponderState::Complete;
         self.m_cpl_opcode.next = self.hdr_opcode.q.val();
         self.m_cpl_status.next = self.cpl_status.q.val();
