@@ -14,7 +14,8 @@
 //!   `s_refusals` (21: the AETH's bits 28:8, bits `3(k-1)+2 .. 3(k-1)` the refusal code of
 //!   PSN `psn - k`, k = 1..=7, 0 where not refused; code 1 is RECEIVER_NOT_READY, code
 //!   c >= 2 the syndrome `0x60 + c - 1`). The answer and its report are held until
-//!   `s_ready`, which is high in the clock its own event is taken.
+//!   taken: `s_ready` is high when the next event is the answer's own and `m_ready` is
+//!   high (so the answer is taken with its own event).
 //! - `m_valid` / `m_ready`, `m_ack` (an [`AckEvent`]): the events, in order. `m_valid` is
 //!   `s_valid`; while nothing is offered `m_ack` shows `s_answer`.
 //!

@@ -22,7 +22,7 @@
 //!   from `behind + 1` on, what an answer naming the duplicate's PSN reports; 0 unless
 //!   `behind` is 1..=8), `report_after1` (21: entries 2..=8, what an answer naming
 //!   `expected - 1` reports), `code` (3: the refusal code `syndrome` leaves in the window:
-//!   0 for 0, 1 for RECEIVER_NOT_READY 0x20, else the syndrome's bits 2:0 plus 1, so
+//!   0 for 0, 1 for RECEIVER_NOT_READY 0x20, else the syndrome's bits 2:0 plus 1 (3 bits), so
 //!   SEQUENCE_ERROR 0x60 .. RDMA_DISABLED 0x65 give 1 .. 6).
 //!
 //! `effective_next` and `far_next` are computed for both sources side by side and
