@@ -86,6 +86,25 @@ pub struct ExpectedResponse {
     pub length: Bits<32>,
 }
 
+/// The engine's write-backs to its message's queue pair in one clock (the `wr_*`, `rs_*`
+/// and flag inputs but `expect_clear`), which the engine registers for a clock before
+/// they reach the RAMs. The saved atomic's PSN and value are the engine's registers.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct QpWriteBack {
+    pub state: Bit,
+    pub rq_ci: Bits<24>,
+    pub expected: Bits<24>,
+    pub atomic: Bit,
+    pub refused: Bit,
+    pub window: Bits<24>,
+    pub rs_set: Bit,
+    pub rs_psn: Bits<24>,
+    pub rs_clear: Bit,
+    pub synced_set: Bit,
+    pub nak_set: Bit,
+    pub nak_clear: Bit,
+}
+
 #[derive(LogicBlock)]
 pub struct QpState {
     pub clock: Signal<In, Clock>,

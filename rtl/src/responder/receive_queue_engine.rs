@@ -133,7 +133,7 @@ use crate::common::NackCounters;
 use crate::responder::answer_router::AnswerRouter;
 use crate::responder::nack_generator::NackGenerator;
 use crate::responder::psn_window::PsnWindow;
-use crate::responder::qp_state::QpState;
+use crate::responder::qp_state::{QpState, QpWriteBack};
 use crate::responder::writer::Writer;
 use crate::sim::ClockedBlock;
 use nic_abi::MAX_QUEUE_PAIRS;
@@ -379,6 +379,9 @@ pub struct ReceiveQueueEngine {
     router: AnswerRouter,
     /// The PSN arithmetic of the decided request: expected PSN, resync point, refusals.
     psn_window: PsnWindow,
+    /// The write-backs decided last clock, reaching the per-QP RAMs this clock.
+    write_back: DFF<QpWriteBack>,
+    write_back_due: DFF<Bit>,
     /// The per-QP state table (lookup, CSR side port, expect events, write-backs).
     qp_state: QpState,
     /// The host-memory write path.
@@ -615,6 +618,8 @@ impl ReceiveQueueEngine {
             nack_received: NackCounters::new(),
             router: AnswerRouter::new(),
             psn_window: PsnWindow::new(),
+            write_back: Default::default(),
+            write_back_due: Default::default(),
             qp_state: QpState::new(queue_pairs),
             writer: Writer::new(),
             nack: Default::default(),
@@ -729,7 +734,9 @@ impl Logic for ReceiveQueueEngine {
             ack_response,
             ack_resync,
             messages_received,
-            dropped
+            dropped,
+            write_back,
+            write_back_due
         );
         self.qp_state.clock.next = self.clock.val();
         self.qp_state.reset.next = self.reset.val();
@@ -1291,7 +1298,29 @@ impl Logic for ReceiveQueueEngine {
         }
 
         // ---- The per-QP state table: CSR side port, expect events, write-backs ----
-        self.qp_state.hold.next = self.main_ram_use.val();
+        // The write-backs reach the RAMs a clock after they are decided (the decision's
+        // path to the RAMs' write ports is cut there); the CSR port waits in both clocks.
+        self.qp_state.hold.next = self.main_ram_use.val() | self.write_back_due.q.val();
+        self.write_back.d.next.state = self.resp_we.val();
+        self.write_back.d.next.rq_ci = self.resp_wdata.val().get_bits::<24>(0);
+        self.write_back.d.next.expected = self.resp_wdata.val().get_bits::<24>(24);
+        self.write_back.d.next.atomic = self.atomic_we.val();
+        self.write_back.d.next.refused = self.refused_set.val();
+        self.write_back.d.next.window = self.refused_wdata.val();
+        self.write_back.d.next.rs_set = self.rs_set.val();
+        self.write_back.d.next.rs_psn = self.s_rx_psn.val();
+        self.write_back.d.next.rs_clear = self.rs_clear.val();
+        self.write_back.d.next.synced_set = self.synced_set.val();
+        self.write_back.d.next.nak_set = self.nak_set.val();
+        self.write_back.d.next.nak_clear = self.nak_clear.val();
+        self.write_back_due.d.next = self.resp_we.val()
+            | self.atomic_we.val()
+            | self.refused_set.val()
+            | self.rs_set.val()
+            | self.rs_clear.val()
+            | self.synced_set.val()
+            | self.nak_set.val()
+            | self.nak_clear.val();
         self.qp_state.s_csr_valid.next = self.s_csr_valid.val();
         self.s_csr_ready.next = self.qp_state.s_csr_ready.val();
         self.qp_state.s_csr_write.next = self.s_csr_write.val();
@@ -1310,20 +1339,24 @@ impl Logic for ReceiveQueueEngine {
         self.qp_state.s_expect_addr.next = self.s_expect_addr.val();
         self.qp_state.s_expect_length.next = self.s_expect_length.val();
         self.qp_state.s_expect_atomic.next = self.s_expect_atomic.val();
-        self.qp_state.wr_state.next = self.resp_we.val();
-        self.qp_state.wr_rq_ci.next = self.resp_wdata.val().get_bits::<24>(0);
-        self.qp_state.wr_expected.next = self.resp_wdata.val().get_bits::<24>(24);
-        self.qp_state.wr_atomic.next = self.atomic_we.val();
+        self.qp_state.wr_state.next = self.write_back.q.val().state & self.write_back_due.q.val();
+        self.qp_state.wr_rq_ci.next = self.write_back.q.val().rq_ci;
+        self.qp_state.wr_expected.next = self.write_back.q.val().expected;
+        self.qp_state.wr_atomic.next = self.write_back.q.val().atomic & self.write_back_due.q.val();
         self.qp_state.wr_atomic_psn.next = self.hdr_psn.q.val();
         self.qp_state.wr_atomic_value.next = self.value_reg.q.val();
-        self.qp_state.wr_refused.next = self.refused_set.val();
-        self.qp_state.wr_refused_window.next = self.refused_wdata.val();
-        self.qp_state.rs_set.next = self.rs_set.val();
-        self.qp_state.rs_psn.next = self.s_rx_psn.val();
-        self.qp_state.rs_clear.next = self.rs_clear.val();
-        self.qp_state.synced_set.next = self.synced_set.val();
-        self.qp_state.nak_set.next = self.nak_set.val();
-        self.qp_state.nak_clear.next = self.nak_clear.val();
+        self.qp_state.wr_refused.next =
+            self.write_back.q.val().refused & self.write_back_due.q.val();
+        self.qp_state.wr_refused_window.next = self.write_back.q.val().window;
+        self.qp_state.rs_set.next = self.write_back.q.val().rs_set & self.write_back_due.q.val();
+        self.qp_state.rs_psn.next = self.write_back.q.val().rs_psn;
+        self.qp_state.rs_clear.next =
+            self.write_back.q.val().rs_clear & self.write_back_due.q.val();
+        self.qp_state.synced_set.next =
+            self.write_back.q.val().synced_set & self.write_back_due.q.val();
+        self.qp_state.nak_set.next = self.write_back.q.val().nak_set & self.write_back_due.q.val();
+        self.qp_state.nak_clear.next =
+            self.write_back.q.val().nak_clear & self.write_back_due.q.val();
         self.qp_state.expect_clear.next = self.expect_clear.val();
 
         // ---- Counters ----
@@ -1345,6 +1378,7 @@ impl Logic for ReceiveQueueEngine {
             self.abort.d.next = false;
             self.messages_received.d.next = 0.into();
             self.dropped.d.next = 0.into();
+            self.write_back_due.d.next = false;
         }
 
         // ---- Outputs ----
