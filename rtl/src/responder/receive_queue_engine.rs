@@ -11,9 +11,12 @@
 //! contract `docs/nic-blocks.md`.
 //!
 //! Children: [`QpState`] holds every per-QP RAM and flag, serves the CSR side port and the
-//! expect events, answers the lookup of a first cell and takes the engine's write-backs;
-//! [`NackGenerator`] decides; [`Writer`] writes payload beats and atomic results to host
-//! memory. The engine keeps the message's state machine, its registers and the answers.
+//! expect events, answers the lookup of a first cell and takes the engine's write-backs
+//! (registered for a clock, a [`QpWriteBack`]); [`NackGenerator`] decides; [`PsnWindow`]
+//! computes the decided request's PSN, resync and refusal-window arithmetic; [`Writer`]
+//! writes payload beats and atomic results to host memory; [`AnswerRouter`] hands answers
+//! of this NIC's own requests to the requester; a [`NackCounters`] counts the NACKs among
+//! them. The engine keeps the message's state machine, its registers and the answers.
 //!
 //! Ports:
 //! - `clock`, `reset` (synchronous, active high: clears every queue pair's state, then
