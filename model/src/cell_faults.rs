@@ -1,9 +1,6 @@
 //! Random messages and cell-stream faults, for block tests and the testbench.
 //!
-//! nic-rtl's own unit tests of the receive queue engine compile this file too, as
-//! `nic_rtl::cell::faults` under `cfg(test)` (a unit test cannot use a crate that depends
-//! on nic-rtl); it therefore names the layout as `nic_rtl::cell::format` and uses nothing
-//! but it and `rand`.
+//! It names the layout as `nic_rtl::cell::format` and uses nothing but it and `rand`.
 //!
 //! [`random_message`] draws a message of any opcode; [`corrupt_stream`] applies one fault
 //! per chosen cell: a bit flip, truncation, extra words, a dropped, duplicated or swapped

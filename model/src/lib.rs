@@ -12,12 +12,14 @@
 //!   that a shown beat is held until taken).
 //! - [`words`]: payload bytes as the 64-bit words a source drives (garbage past the length).
 //! - [`cell_faults`]: random messages and cell-stream faults.
+//! - [`responder`]: the reference model of the receive queue engine (the responder).
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
 //! nic-rtl; a unit test inside nic-rtl would see a second copy of its types).
 
 pub mod cell_faults;
 pub mod host_memory;
+pub mod responder;
 pub mod stream;
 pub mod words;
 

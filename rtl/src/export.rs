@@ -253,6 +253,18 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::responder::Writer::new()".into(),
         ),
         export_block(
+            "responder_answer_router",
+            crate::responder::AnswerRouter::new(),
+            "nic_rtl::responder::AnswerRouter",
+            "nic_rtl::responder::AnswerRouter::new()".into(),
+        ),
+        export_block(
+            "responder_psn_window",
+            crate::responder::PsnWindow::new(),
+            "nic_rtl::responder::PsnWindow",
+            "nic_rtl::responder::PsnWindow::new()".into(),
+        ),
+        export_block(
             "receive_queue_engine",
             crate::ReceiveQueueEngine::new(qps, config.tpt_entries.is_some()),
             "nic_rtl::ReceiveQueueEngine",

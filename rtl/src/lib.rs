@@ -8,11 +8,6 @@
 //! source it follows. [`export`] turns each block into a Verilog module named
 //! `nic_<block>`.
 
-// `nic_model::cell_faults`, compiled into the unit tests (`cell::faults`), names this
-// crate `nic_rtl`.
-#[cfg(test)]
-extern crate self as nic_rtl;
-
 pub mod cell;
 pub mod common;
 pub mod config;

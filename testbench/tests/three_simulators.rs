@@ -55,6 +55,8 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "nack_generator",
         "responder_qp_state",
         "responder_writer",
+        "responder_answer_router",
+        "responder_psn_window",
         "receive_queue_engine",
         "response_generator",
         "ack_event_queue",

@@ -10,12 +10,6 @@
 //! Random messages and cell-stream faults for tests are `nic_model::cell_faults`.
 
 pub mod datapath;
-/// `nic_model::cell_faults` (the same file) for the unit tests still inside this crate
-/// (the receive queue engine's), which cannot use a crate that depends on nic-rtl.
-#[cfg(test)]
-#[allow(dead_code)]
-#[path = "../../../model/src/cell_faults.rs"]
-pub(crate) mod faults;
 pub mod format;
 pub mod reassembler;
 pub mod segmenter;

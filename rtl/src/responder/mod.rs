@@ -10,18 +10,28 @@
 //!     the engine's lookups and write-backs;
 //!   - [`NackGenerator`] (the decision): rules 1-7 for a request message;
 //!   - [`Writer`] (`writer.rs`): the host-memory write path: payload beats into their
-//!     window with byte strobes, an atomic's operands and result, the DMA write register.
+//!     window with byte strobes, an atomic's operands and result, the DMA write register;
+//!   - [`AnswerRouter`] (`answer_router.rs`): answers of this NIC's own requests to the
+//!     requester, the refusals their AETH reports first;
+//!   - [`PsnWindow`] (`psn_window.rs`): the PSN arithmetic of a decided request (the
+//!     expected PSN it leaves, the resync point's distance, the refusal window's report);
+//!   - `NackCounters` (`common/`): the NACKs received, per syndrome.
 //! - [`ResponseGenerator`]: the owed ACK, NACK, READ and atomic responses.
-//! - [`receive_queue_model`]: the plain-Rust reference model of the responder.
+//!
+//! The plain-Rust reference model of the responder is `nic_model::responder`; the engine's
+//! block tests are `rtl/tests/receive_queue_engine.rs`.
 
+pub mod answer_router;
 pub mod nack_generator;
+pub mod psn_window;
 pub mod qp_state;
 pub mod receive_queue_engine;
-pub mod receive_queue_model;
 pub mod response_generator;
 pub mod writer;
 
+pub use answer_router::AnswerRouter;
 pub use nack_generator::NackGenerator;
+pub use psn_window::PsnWindow;
 pub use qp_state::QpState;
 pub use receive_queue_engine::ReceiveQueueEngine;
 pub use response_generator::ResponseGenerator;

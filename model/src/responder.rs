@@ -1,17 +1,17 @@
-//! Plain-Rust reference model of [`crate::ReceiveQueueEngine`], message by message.
+//! Plain-Rust reference model of [`nic_rtl::ReceiveQueueEngine`], message by message.
 //!
 //! Written from `docs/nic-architecture.md` ("Reliability") and the engine's documented
 //! choices, independently of the RTL: given host memory, the queue pairs' configuration
-//! and a stream of received-cell outcomes ([`crate::cell::format::CellOutcome`], as the
+//! and a stream of received-cell outcomes ([`nic_rtl::cell::format::CellOutcome`], as the
 //! reassembler reports them), it produces the host-memory writes, the completion
 //! requests, the owed responses, the acknowledgement events, the TPT lookups and the
 //! counters the engine must produce, in order per output.
 
-use crate::cell::format::{flag, opcode, CellOutcome, CellStatus};
 use nic_abi::{
     csr, psn_distance, AethRefusals, Syndrome, AETH_REFUSALS_REPORTED, AETH_REFUSALS_SHIFT,
     PSN_MASK, SEND_WINDOW,
 };
+use nic_rtl::cell::format::{flag, opcode, CellOutcome, CellStatus};
 use std::collections::HashMap;
 
 /// Owed response kinds (`m_owe_kind`).
