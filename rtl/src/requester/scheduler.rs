@@ -98,10 +98,12 @@ pub struct Scheduler {
     scan_fresh: DFF<Bit>,
     hold_onehot: Signal<Local, Bits<64>>,
     release_onehot: Signal<Local, Bits<64>>,
-    /// `now - deadline` of the queue pair the scan read.
-    hold_elapsed: Signal<Local, Bits<32>>,
+    /// The deadline the scan read is still ahead: `now - deadline` is negative (its sign bit).
+    hold_ahead: Signal<Local, Bit>,
     hold_in_range: Signal<Local, Bit>,
     last_qp: Constant<Bits<6>>,
+    /// 2^31: `now - deadline` at or above it is negative.
+    half_range: Constant<Bits<32>>,
     /// `sq_next - sq_una` of the registered write-back.
     wb_outstanding: Signal<Local, Bits<24>>,
     wb_eligible: Signal<Local, Bit>,
@@ -156,9 +158,10 @@ impl Scheduler {
             scan_fresh: Default::default(),
             hold_onehot: Default::default(),
             release_onehot: Default::default(),
-            hold_elapsed: Default::default(),
+            hold_ahead: Default::default(),
             hold_in_range: Default::default(),
             last_qp: Constant::new(((queue_pairs - 1) as u64).to_bits()),
+            half_range: Constant::new((1u64 << 31).to_bits()),
             wb_outstanding: Default::default(),
             wb_eligible: Default::default(),
             wb_onehot: Default::default(),
@@ -235,9 +238,10 @@ impl Logic for Scheduler {
         self.scan_q.d.next = self.scan.q.val();
         self.scan_fresh.d.next =
             !(self.s_hold_valid.val() & (self.s_hold_qp.val() == self.scan.q.val()));
-        self.hold_elapsed.next = self.now.q.val() - self.deadline.read_data.val();
+        self.hold_ahead.next =
+            (self.now.q.val() - self.deadline.read_data.val()) >= self.half_range.val();
         self.release_onehot.next = 0.into();
-        if self.scan_fresh.q.val() & !self.hold_elapsed.val().get_bit(31) {
+        if self.scan_fresh.q.val() & !self.hold_ahead.val() {
             self.release_onehot.next = self.one.val() << self.scan_q.q.val();
         }
         self.held.d.next =
