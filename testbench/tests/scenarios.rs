@@ -95,6 +95,7 @@ fn every_shipped_scenario_passes_under_the_rejoin_protocol() {
         "multi-nic-route-change",
         "multi-nic-unplugged",
         "multi-nic-invalid-stag",
+        "window-and-delay",
     ] {
         assert!(
             names.iter().any(|n| n == required),
