@@ -65,6 +65,47 @@ impl WqeOpcode {
 /// finished reading the payload of any message it had committed.
 pub const NOP_OPCODE: u8 = 0x0F;
 
+/// WQE opcode of a DELAY (source 001: "a delay WQE provides a command to SANIC hardware to
+/// delay processing of the QP's WQEs for a specific time interval"; it lets a process
+/// meter the flow of its operations into the fabric). Nothing is sent. Like a NOP it
+/// starts once every earlier WQE of its queue pair has completed and completes locally
+/// with success, in order; from the clock it starts, the queue pair is held: the NIC's
+/// scheduler does not serve it (other queue pairs keep sending) until
+/// [`DELAY_CYCLES_MASK`]-masked word [`DELAY_CYCLES_WORD`] NIC clock cycles have passed.
+/// The next WQE of the queue pair is therefore transmitted at least that many NIC clock
+/// cycles after the DELAY started (at most `queue_pairs + 2` cycles more, the hold's
+/// release scan). A DELAY whose word 3 has bits above [`DELAY_CYCLES_BITS`] set completes
+/// with LOCAL_LENGTH_ERROR (0x01) and holds nothing.
+pub const DELAY_OPCODE: u8 = 0x0E;
+/// The DELAY's WQE word holding its cycle count (the remote-address word: a DELAY sends
+/// nothing).
+pub const DELAY_CYCLES_WORD: usize = 3;
+/// Width of the DELAY's cycle count: at most 2^24 - 1 NIC clock cycles (134 ms at 125 MHz).
+pub const DELAY_CYCLES_BITS: u32 = 24;
+pub const DELAY_CYCLES_MASK: u64 = (1 << DELAY_CYCLES_BITS) - 1;
+
+/// WQE opcode of a BIND RKEY (source 001: "a bind/unbind remote access key (RKey) WQE
+/// provides a command to SANIC hardware to modify the association of a RKey with a local
+/// virtually contiguous buffer"). Nothing is sent. It is executed in send-queue order:
+/// like a NOP it starts once every earlier WQE of its queue pair has completed, completes
+/// locally, in order, and no later WQE of the queue pair is transmitted before its
+/// completion has been posted. Fields ([`Wqe::bind`]): word 4 bits 31:0 the RKey
+/// ([`BIND_RKEY_WORD`]), word 3 the virtual base ([`BIND_VADDR_WORD`]), word 0 bits 63:32
+/// the length, word 2 the physical base ([`BIND_PADDR_WORD`]), word 4 bits 34:32 the rights
+/// (bit 0 remote read, 1 remote write, 2 atomic; [`BIND_RIGHTS_SHIFT`]). An unbind is a
+/// bind with a null address and zero length (001). The NIC's part is the ordering; the
+/// driver applies the binding to its software TPT when it sees the completion
+/// (`docs/nic-architecture.md`, "Bind RKey and Delay").
+pub const BIND_OPCODE: u8 = 0x0D;
+/// The BIND's WQE words: RKey (bits 31:0) and rights, virtual base, physical base.
+pub const BIND_RKEY_WORD: usize = 4;
+pub const BIND_VADDR_WORD: usize = 3;
+pub const BIND_PADDR_WORD: usize = 2;
+/// Position of the BIND's rights in word 4 (the immediate field's bits 2:0).
+pub const BIND_RIGHTS_SHIFT: u32 = 32;
+/// The rights bits a BIND may set.
+pub const BIND_RIGHTS_MASK: u32 = 0x7;
+
 /// Most payload bytes an inline SEND carries in its WQE.
 pub const INLINE_MAX_BYTES: usize = 32;
 /// The WQE words that hold an inline payload, in payload order (the fields a SEND does not
@@ -159,6 +200,49 @@ impl Wqe {
             .collect();
         bytes.truncate((self.length as usize).min(INLINE_MAX_BYTES));
         bytes
+    }
+
+    /// A DELAY of `cycles` NIC clock cycles ([`DELAY_OPCODE`]; `None` above
+    /// [`DELAY_CYCLES_MASK`]).
+    pub fn delay(cycles: u32) -> Option<Self> {
+        if cycles as u64 > DELAY_CYCLES_MASK {
+            return None;
+        }
+        Some(Wqe {
+            opcode: DELAY_OPCODE,
+            remote_vaddr: cycles as u64,
+            ..Wqe::default()
+        })
+    }
+
+    /// The cycle count of a DELAY WQE (word [`DELAY_CYCLES_WORD`]).
+    pub fn delay_cycles(&self) -> u64 {
+        self.to_words()[DELAY_CYCLES_WORD]
+    }
+
+    /// A BIND RKEY ([`BIND_OPCODE`]): `rkey` to `length` bytes at virtual `vaddr`, physical
+    /// `paddr`, with `rights` (bits 2:0 of [`BIND_RIGHTS_MASK`]). An unbind has `vaddr`,
+    /// `paddr` and `length` 0.
+    pub fn bind(rkey: u32, vaddr: u64, paddr: u32, length: u32, rights: u8) -> Self {
+        Wqe {
+            opcode: BIND_OPCODE,
+            length,
+            local_addr: paddr,
+            remote_vaddr: vaddr,
+            stag: rkey,
+            immediate: rights as u32 & BIND_RIGHTS_MASK,
+            ..Wqe::default()
+        }
+    }
+
+    /// The rights of a BIND WQE.
+    pub fn bind_rights(&self) -> u8 {
+        ((self.to_words()[BIND_RKEY_WORD] >> BIND_RIGHTS_SHIFT) as u32 & BIND_RIGHTS_MASK) as u8
+    }
+
+    /// A BIND with null address and zero length: an unbind (001).
+    pub fn is_unbind(&self) -> bool {
+        self.opcode == BIND_OPCODE && self.remote_vaddr == 0 && self.length == 0
     }
 
     pub fn to_words(&self) -> [u64; 8] {
@@ -332,6 +416,35 @@ mod tests {
             sequence: 0xFFFF_FFFF,
         };
         assert_eq!(Cqe::from_words(&cqe.to_words()), cqe);
+    }
+
+    #[test]
+    fn delay_and_bind_fields_sit_where_the_constants_say() {
+        let d = Wqe::delay(0xAB_CDEF).unwrap();
+        assert_eq!(d.to_words()[0] & 0xFF, DELAY_OPCODE as u64);
+        assert_eq!(d.to_words()[DELAY_CYCLES_WORD], 0xAB_CDEF);
+        assert_eq!(Wqe::from_words(&d.to_words()).delay_cycles(), 0xAB_CDEF);
+        assert!(Wqe::delay(1 << DELAY_CYCLES_BITS).is_none());
+        let b = Wqe::bind(0x1234_5678, 0x7000_0000_0010, 0x4000, 96, 0b110);
+        let w = b.to_words();
+        assert_eq!(w[0] & 0xFF, BIND_OPCODE as u64);
+        assert_eq!(w[0] >> 32, 96);
+        assert_eq!(w[BIND_RKEY_WORD] as u32, 0x1234_5678);
+        assert_eq!(w[BIND_RKEY_WORD] >> BIND_RIGHTS_SHIFT, 0b110);
+        assert_eq!(w[BIND_VADDR_WORD], 0x7000_0000_0010);
+        assert_eq!(w[BIND_PADDR_WORD], 0x4000);
+        let back = Wqe::from_words(&w);
+        assert_eq!(back, b);
+        assert_eq!(back.bind_rights(), 0b110);
+        assert!(!b.is_unbind());
+        assert!(Wqe::bind(0x1234_5678, 0, 0, 0, 0).is_unbind());
+        for op in [NOP_OPCODE, DELAY_OPCODE, BIND_OPCODE] {
+            assert_eq!(
+                WqeOpcode::from_code(op),
+                None,
+                "{op:#x} is no message opcode"
+            );
+        }
     }
 
     #[test]

@@ -162,6 +162,9 @@ pub enum CompletionStatus {
     /// queue pair whose peer restarted (its send side was reset). Like InfiniBand's flush
     /// error it says nothing about whether the request reached the peer.
     Flushed,
+    /// Driver-generated, never written by the NIC: a BIND RKEY completed in the NIC but
+    /// the driver's TPT refused to apply the binding (nothing changed).
+    BindRefused,
     /// The responder's NACK.
     Remote(Syndrome),
     /// A code this crate does not know.
@@ -177,6 +180,8 @@ impl CompletionStatus {
     pub const RESPONDER_RESTARTED: u8 = 0x05;
     /// Reserved for [`CompletionStatus::Flushed`] (the NIC never writes it).
     pub const FLUSHED: u8 = 0x06;
+    /// Reserved for [`CompletionStatus::BindRefused`] (the NIC never writes it).
+    pub const BIND_REFUSED: u8 = 0x07;
 
     pub fn from_code(code: u8) -> Self {
         match code {
@@ -187,6 +192,7 @@ impl CompletionStatus {
             Self::BAD_OPCODE => Self::BadOpcode,
             Self::RESPONDER_RESTARTED => Self::ResponderRestarted,
             Self::FLUSHED => Self::Flushed,
+            Self::BIND_REFUSED => Self::BindRefused,
             c => match Syndrome::from_code(c) {
                 Some(s) if s != Syndrome::Ack => Self::Remote(s),
                 _ => Self::Unknown(c),
@@ -203,6 +209,7 @@ impl CompletionStatus {
             Self::BadOpcode => Self::BAD_OPCODE,
             Self::ResponderRestarted => Self::RESPONDER_RESTARTED,
             Self::Flushed => Self::FLUSHED,
+            Self::BindRefused => Self::BIND_REFUSED,
             Self::Remote(s) => s as u8,
             Self::Unknown(c) => c,
         }
@@ -267,7 +274,7 @@ mod tests {
         }
         assert_eq!(Syndrome::Ack.counter_index(), None);
         assert_eq!(Syndrome::from_code(0x67), None);
-        for c in 0..=6u8 {
+        for c in 0..=7u8 {
             assert_eq!(CompletionStatus::from_code(c).code(), c);
             assert!(!matches!(
                 CompletionStatus::from_code(c),

@@ -81,6 +81,10 @@ pub struct CellLink {
     pub cells_corrupted: u64,
     /// Cycles in which a word moved out of the link.
     pub busy_cycles: u64,
+    /// When `Some`, every cell the sender hands over is kept here whole, with the cycle
+    /// its first word entered the link (before any fault): what left the sender, when.
+    pub log: Option<Vec<(u64, Vec<u64>)>>,
+    logging: (u64, Vec<u64>),
 }
 
 impl CellLink {
@@ -101,6 +105,8 @@ impl CellLink {
             cells_dropped: 0,
             cells_corrupted: 0,
             busy_cycles: 0,
+            log: None,
+            logging: (0, Vec::new()),
         }
     }
 
@@ -164,6 +170,15 @@ impl CellLink {
             self.busy_cycles += 1;
         }
         if self.driven.sender_ready && sender_valid {
+            if let Some(log) = self.log.as_mut() {
+                if self.word_in_cell == 0 {
+                    self.logging = (self.cycle, Vec::new());
+                }
+                self.logging.1.push(sender_data);
+                if sender_last {
+                    log.push(std::mem::take(&mut self.logging));
+                }
+            }
             if self.word_in_cell == 0 {
                 self.current_fault = self.faults.remove(&self.cells_in);
                 self.cells_in += 1;

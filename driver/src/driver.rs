@@ -113,6 +113,7 @@ use crate::multi_nic::{self, HolderEntry, NicSlots, Resolution, SlowPathOutcome}
 use crate::rejoin::{Action, Event, MembershipError, Tick};
 use crate::tpt::{Tpt, TptEntry, TptError};
 use crate::verbs::Completion;
+use crate::windows::{LocalWork, Windows};
 use crate::{NicAccess, NodeId};
 
 /// The immediate data that marks a SEND_IMMEDIATE as a driver control message.
@@ -425,9 +426,15 @@ pub(crate) enum SendKind {
         wr_id: u64,
         opcode: WqeOpcode,
     },
+    /// A local work request: BIND RKEY, UNBIND or DELAY ([`crate::windows`]).
+    Local {
+        wr_id: u64,
+        work: LocalWork,
+    },
     /// The NOP behind a send-side reset: the application work it completes FLUSHED.
     FlushFence {
         app: Vec<(u64, WqeOpcode)>,
+        local: Vec<(u64, LocalWork)>,
     },
 }
 
@@ -581,6 +588,8 @@ pub struct Driver<A: NicAccess> {
     remove_fences: Vec<VecDeque<(u64, Vec<u32>)>>,
     /// The owner's side of deregistration ([`crate::dereg`]).
     pub(crate) dereg: Deregistrations,
+    /// The memory windows' RKeys ([`crate::windows`]).
+    pub(crate) windows: Windows,
     /// The time of the latest [`Driver::poll`] (deregistrations started between polls
     /// schedule their resends from it).
     pub(crate) last_now: Tick,
@@ -693,6 +702,7 @@ impl<A: NicAccess> Driver<A> {
             fence: vec![None; max],
             remove_fences: vec![VecDeque::new(); max],
             dereg: Deregistrations::new(max),
+            windows: Windows::new(),
             last_now: 0,
             deadline: None,
             now: 0,
@@ -1770,6 +1780,7 @@ impl<A: NicAccess> Driver<A> {
         // the second flush came back next to the first one's old PSNs).
         let fresh = end.wrapping_add(FLUSH_PSN_STEP) & PSN_MASK;
         let mut flushed_app = vec![];
+        let mut flushed_local = vec![];
         let mut ops = vec![];
         let mut count = 0;
         let mut i = start;
@@ -1780,8 +1791,12 @@ impl<A: NicAccess> Driver<A> {
                         flushed_app.push((wr_id, opcode));
                         count += 1;
                     }
+                    SendKind::Local { wr_id, work } => flushed_local.push((wr_id, work)),
                     // An earlier flush's NOP: what it waited for now waits for this one.
-                    SendKind::FlushFence { app } => flushed_app.extend(app),
+                    SendKind::FlushFence { app, local } => {
+                        flushed_app.extend(app);
+                        flushed_local.extend(local);
+                    }
                     SendKind::Control { .. } => count += 1,
                 }
                 ops.extend(r.ops);
@@ -1805,7 +1820,15 @@ impl<A: NicAccess> Driver<A> {
             opcode: NOP_OPCODE,
             ..Wqe::default()
         };
-        self.post_wqe(node, nop, SendKind::FlushFence { app: flushed_app }, ops);
+        self.post_wqe(
+            node,
+            nop,
+            SendKind::FlushFence {
+                app: flushed_app,
+                local: flushed_local,
+            },
+            ops,
+        );
         if !self.defer_control {
             self.flush_backlog(node);
         }
@@ -1980,7 +2003,8 @@ impl<A: NicAccess> Driver<A> {
                 opcode,
                 status,
             }),
-            SendKind::FlushFence { app } => {
+            SendKind::Local { wr_id, work } => self.complete_local(node, wr_id, work, status),
+            SendKind::FlushFence { app, local } => {
                 for (wr_id, opcode) in app {
                     self.ready.push_back(Completion::Send {
                         wr_id,
@@ -1988,6 +2012,9 @@ impl<A: NicAccess> Driver<A> {
                         opcode,
                         status: CompletionStatus::Flushed,
                     });
+                }
+                for (wr_id, work) in local {
+                    self.complete_local(node, wr_id, work, CompletionStatus::Flushed);
                 }
             }
         }

@@ -17,6 +17,7 @@
 //! | [`membership`] | either protocol behind one type |
 //! | [`driver`] | [`Driver`]: one NIC, its queues, completions and the protocol glue |
 //! | [`verbs`] | the verbs a process uses on a [`Driver`] and their errors |
+//! | [`windows`] | the local work requests of 001: BIND RKEY (memory windows) and DELAY |
 //! | [`multi_nic`] | several NICs per host (003): host-wide STags, migration, failover |
 
 #![warn(missing_docs)]
@@ -33,9 +34,11 @@ pub mod regcache;
 pub mod rejoin;
 pub mod tpt;
 pub mod verbs;
+pub mod windows;
 
 pub use driver::{Driver, DriverConfig, DriverError};
 pub use verbs::{Completion, VerbsError};
+pub use windows::{BindError, LocalWork};
 
 /// A node number (the NIC's `NODE_ID`, 16 bits).
 pub type NodeId = u16;

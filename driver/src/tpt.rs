@@ -13,7 +13,7 @@
 //!
 //! Ranges are checked in 128-bit arithmetic: no address or length can overflow a check.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use thiserror::Error;
 
@@ -315,6 +315,9 @@ pub struct Tpt {
     max_nodes: usize,
     next_handle: u32,
     local: BTreeMap<u32, TptEntry>,
+    /// Handles reserved for memory windows ([`Tpt::reserve_handle`]): never given to a
+    /// registration.
+    reserved: BTreeSet<u32>,
     remote: Vec<BTreeMap<u32, TptEntry>>,
 }
 
@@ -331,6 +334,7 @@ impl Tpt {
             max_nodes,
             next_handle: first_handle,
             local: BTreeMap::new(),
+            reserved: BTreeSet::new(),
             remote: vec![BTreeMap::new(); max_nodes],
         })
     }
@@ -379,12 +383,32 @@ impl Tpt {
         if self.local.len() as u64 >= 1u64 << 32 {
             return Err(TptError::HandlesExhausted);
         }
-        while self.local.contains_key(&entry.handle) {
+        while self.local.contains_key(&entry.handle) || self.reserved.contains(&entry.handle) {
             entry.handle = entry.handle.wrapping_add(1);
         }
         self.next_handle = entry.handle.wrapping_add(1);
         self.local.insert(entry.handle, entry);
         Ok(entry)
+    }
+
+    /// Reserves a handle for a memory window (001 AllocateRKey): no registration gets it
+    /// until [`Tpt::release_handle`]; a binding enters the local part under it.
+    pub fn reserve_handle(&mut self) -> Result<u32, TptError> {
+        if (self.local.len() + self.reserved.len()) as u64 >= 1u64 << 32 {
+            return Err(TptError::HandlesExhausted);
+        }
+        let mut handle = self.next_handle;
+        while self.local.contains_key(&handle) || self.reserved.contains(&handle) {
+            handle = handle.wrapping_add(1);
+        }
+        self.next_handle = handle.wrapping_add(1);
+        self.reserved.insert(handle);
+        Ok(handle)
+    }
+
+    /// Gives a reserved handle back (001 DeallocateRKey).
+    pub fn release_handle(&mut self, handle: u32) {
+        self.reserved.remove(&handle);
     }
 
     /// Stores `entry` in the local part under the handle the caller chose (with a hardware

@@ -25,6 +25,7 @@ use crate::hw_tpt::HwTptError;
 use crate::tpt::{
     Access, CheckedTransfer, Protection, ProtectionError, RegionRef, Side, TptEntry, TptError,
 };
+use crate::windows::{BindError, LocalWork};
 use crate::{Driver, NicAccess, NodeId};
 
 /// A completed application work request.
@@ -64,6 +65,19 @@ pub enum Completion {
     Deregistered {
         /// The region as it was registered (with its physical address).
         entry: TptEntry,
+    },
+    /// A local work request (BIND RKEY, UNBIND, DELAY: [`crate::windows`]) completed, in
+    /// order on the queue pair to `node`; a BIND or UNBIND with success has been applied.
+    Local {
+        /// The application's work-request id.
+        wr_id: u64,
+        /// The queue pair's node.
+        node: NodeId,
+        /// What it did.
+        work: LocalWork,
+        /// Success; FLUSHED when the queue pair was flushed; BIND_REFUSED when the TPT
+        /// refused the binding (nothing changed); a local error from the NIC.
+        status: CompletionStatus,
     },
 }
 
@@ -126,6 +140,9 @@ pub enum VerbsError {
     /// The immediate value is reserved for driver control messages.
     #[error("immediate {CONTROL_IMMEDIATE:#x} is reserved for driver control messages")]
     ReservedImmediate,
+    /// A memory-window or DELAY verb's parameters ([`crate::windows`]).
+    #[error(transparent)]
+    Bind(#[from] BindError),
     /// The verb needs a hardware TPT in the NICs (one-shot registration, requests with
     /// the invalidate flag): without one a request carries a physical address that no
     /// NIC checks.
@@ -318,6 +335,9 @@ impl<A: NicAccess> Driver<A> {
     pub fn deregister(&mut self, handle: u32) -> Result<TptEntry, VerbsError> {
         if self.tpt.local(handle).is_none() {
             return Err(TptError::UnknownLocalHandle { handle }.into());
+        }
+        if self.is_window(handle) {
+            return Err(BindError::IsWindow { handle }.into());
         }
         if self.hw_tpt.is_some() {
             self.invalidate_tpt_entry(handle)?;

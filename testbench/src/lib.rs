@@ -8,6 +8,7 @@ pub mod control_trace;
 pub mod datapath;
 pub mod faults;
 pub mod handshake_driver;
+pub mod local_work;
 pub mod markdown;
 pub mod memory_verdict;
 pub mod message_rate;

@@ -367,6 +367,8 @@ pub struct Scenario {
     pub faults: Vec<toml::Spanned<FaultSpec>>,
     /// The split-driver exchange of 002, if any.
     pub split_driver: Option<SplitDriverSpec>,
+    /// BIND RKEY / UNBIND and DELAY work requests of 001, if any.
+    pub local_work: Option<crate::local_work::LocalWorkSpec>,
 }
 
 /// A scenario file that could not be used: where and what.
@@ -635,6 +637,14 @@ impl Scenario {
                         sd.packet_bytes, self.driver.recv_buffer_bytes
                     ),
                 );
+            }
+        }
+        if let Some(lw) = &self.local_work {
+            if let Err((key, m)) = lw.check(self.hosts, self.cycles) {
+                return Err(err(
+                    key_line_in("local_work", key),
+                    format!("field `local_work.{key}`: {m}"),
+                ));
             }
         }
         let d = &self.driver;

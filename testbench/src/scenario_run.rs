@@ -100,6 +100,12 @@ pub enum PlantedBug {
     /// The split driver's target takes a pool as free when it requests the flush, without
     /// waiting for the initiator's reply: writes already on their way land after.
     PoolFreedAtFlush,
+    /// `[local_work]`: the window is bound over the whole of `V` instead of the range the
+    /// scenario names (which the checks judge): WRITEs beside the window land.
+    WindowTooWide,
+    /// `[local_work]`: the DELAYs posted are a quarter of `delay_cycles` (which the check
+    /// judges): the owner's next requests come too early.
+    DelayShortened,
 }
 
 /// One boot of one host.
@@ -161,6 +167,8 @@ pub struct Report {
     pub layout: MemoryLayout,
     /// The split-driver exchange of 002, when the scenario has one.
     pub split_driver: Option<crate::split_driver::SplitStats>,
+    /// The `[local_work]` exchange (BIND RKEY / UNBIND, DELAY), when the scenario has one.
+    pub local_work: Option<crate::local_work::LocalWorkStats>,
     /// The NIC inputs of [`RunOptions::record_host_inputs`], every cycle it was powered.
     #[serde(skip)]
     pub recorded_inputs: Option<Vec<nic_cosim::NicTopInputs>>,
@@ -228,6 +236,22 @@ impl Report {
                 sd.pools_flushed,
                 sd.pools_freed,
                 sd.restarts
+            );
+        }
+        if let Some(lw) = &self.local_work {
+            let _ = writeln!(
+                s,
+                "local work: BIND completed at {:?}, UNBIND at {:?}, old binding freed at {:?}; WRITEs with the key: {} refused unbound, {} refused outside the window, {} landed, {} failed; DELAYs {} posted, {} completed, shortest gap after one {:?} cycles",
+                lw.bind_completed_at,
+                lw.unbind_completed_at,
+                lw.freed_at,
+                lw.refused_unbound,
+                lw.refused_outside,
+                lw.landed,
+                lw.failed,
+                lw.delays_posted,
+                lw.delays_completed,
+                lw.shortest_gap_after_delay
             );
         }
         for (kind, by) in &self.workload.completions {
@@ -783,6 +807,12 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         sd.stop_at = scenario.workload_stop();
         sd
     });
+    let mut local = scenario.local_work.clone().map(|spec| {
+        let mut lw = crate::local_work::LocalWorkRun::new(spec, layout.v_base);
+        lw.too_wide = opts.plant == Some(PlantedBug::WindowTooWide);
+        lw.shorten_delay = opts.plant == Some(PlantedBug::DelayShortened);
+        lw
+    });
     let qps = scenario.nic_queue_pairs();
     let plan = HostPlan {
         arena_base: layout.arena_base,
@@ -878,6 +908,9 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                     if let Some(sd) = split.as_mut() {
                         sd.on_power_off(e.host);
                     }
+                    if let Some(lw) = local.as_mut() {
+                        lw.on_power_off(e.host);
+                    }
                     tracker.power_off(e.host);
                     pending_on.retain(|&(_, h)| h != e.host);
                     if e.action == EventAction::Reboot {
@@ -918,6 +951,11 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 if let Some(sd) = split.as_mut() {
                     sd.on_power_off(h);
                 }
+                if let Some(lw) = local.as_mut() {
+                    if cycle > 0 {
+                        lw.on_power_off(h);
+                    }
+                }
                 hw_tpt.add(cluster.host(h));
                 multi.add_failovers(cluster.host(h));
                 cluster.power_on(h);
@@ -942,6 +980,9 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                         if let Some(sd) = split.as_mut() {
                             sd.on_boot(h, epoch);
                         }
+                        if let Some(lw) = local.as_mut() {
+                            lw.on_boot(&mut cluster, &mut sb, h);
+                        }
                         if opts.plant == Some(PlantedBug::RdmaEnabledAtBoot) {
                             use nic_driver::NicAccess;
                             cluster.host_mut(h).nic().csr_write(
@@ -960,6 +1001,9 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 if !writes.is_empty() || !reads.is_empty() {
                     sb.check_dma(h, &writes, &reads);
                     verdict.check(&mut sb, h, &writes, &reads);
+                    if let Some(lw) = local.as_mut() {
+                        lw.check_dma(&mut sb, h, &writes);
+                    }
                 }
             }
         }
@@ -986,6 +1030,9 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 trace_delivery(&d, &epochs);
             }
             sb.on_delivery(&d, &epochs);
+            if let Some(lw) = local.as_mut() {
+                lw.on_delivery(&mut sb, &d);
+            }
         }
         for h in 0..n {
             let Some(d) = cluster.host_mut(h).driver_mut() else {
@@ -1010,6 +1057,17 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
                 own.extend(mine.into_iter().map(|c| (h, c)));
             }
             sd.step(&mut cluster, &mut sb, &mut verdict, own);
+        }
+        if let Some(lw) = local.as_mut() {
+            let mut own = vec![];
+            for (h, list) in completions.iter_mut().enumerate() {
+                let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(list)
+                    .into_iter()
+                    .partition(|c| lw.owns(h, c));
+                *list = rest;
+                own.extend(mine.into_iter().map(|c| (h, c)));
+            }
+            lw.step(&mut cluster, &mut sb, own);
         }
         workload.step(
             &mut cluster,
@@ -1080,6 +1138,11 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
     }
     let end = cluster.cycle();
     workload.finish(&cluster, &mut sb);
+    if let Some(lw) = local.as_mut() {
+        if stopped_early.is_none() {
+            lw.finish(&mut sb, end);
+        }
+    }
     if let Some(sd) = split.as_mut() {
         sd.finish();
         let st = &sd.stats;
@@ -1214,6 +1277,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         delivered_words,
         layout,
         split_driver: split.map(|sd| sd.stats),
+        local_work: local.map(|lw| lw.stats),
         recorded_inputs,
         control_cells,
         stopped_early,

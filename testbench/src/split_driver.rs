@@ -291,9 +291,9 @@ impl SplitDriver {
     /// Whether `c` (a completion of host `h`) belongs to the exchange.
     pub fn owns(&self, h: usize, c: &Completion) -> bool {
         match c {
-            Completion::Send { wr_id, .. } | Completion::Receive { wr_id, .. } => {
-                wr_id & SPLIT_TAG != 0
-            }
+            Completion::Send { wr_id, .. }
+            | Completion::Receive { wr_id, .. }
+            | Completion::Local { wr_id, .. } => wr_id & SPLIT_TAG != 0,
             Completion::Deregistered { entry } => self.side(h).is_some_and(|s| {
                 self.ends[s].as_ref().is_some_and(|e| {
                     e.halves.iter().any(|x| {
@@ -888,6 +888,8 @@ impl SplitDriver {
                     }
                 }
             }
+            // The exchange posts no local work requests.
+            Completion::Local { .. } => {}
         }
     }
 

@@ -71,6 +71,9 @@ pub struct MemoryLayout {
     /// The split-driver exchange's memory `X` (see [`crate::split_driver`]; empty without one).
     pub x_base: u32,
     pub x_len: u32,
+    /// The `[local_work]` exchange's memory `V` (see [`crate::local_work`]; empty without one).
+    pub v_base: u32,
+    pub v_len: u32,
     /// Host memory size.
     pub total: u32,
 }
@@ -103,6 +106,8 @@ impl MemoryLayout {
             l_per_peer: l_per_peer as u32,
             x_base: total as u32,
             x_len: 0,
+            v_base: total as u32,
+            v_len: 0,
             total: total as u32,
         }
     }
@@ -112,6 +117,15 @@ impl MemoryLayout {
         self.x_base = self.total;
         self.x_len = bytes;
         self.total = align(self.x_base as u64 + bytes as u64, 1 << 16) as u32;
+        self.v_base = self.total;
+        self
+    }
+
+    /// The same layout with `bytes` of local-work memory `V` after everything else.
+    pub fn with_v(mut self, bytes: u32) -> Self {
+        self.v_base = self.total;
+        self.v_len = bytes;
+        self.total = align(self.v_base as u64 + bytes as u64, 1 << 16) as u32;
         self
     }
 
@@ -484,6 +498,9 @@ impl Workload {
                 sd,
                 scenario.driver.recv_buffer_bytes,
             ));
+        }
+        if scenario.local_work.is_some() {
+            layout = layout.with_v(crate::local_work::V_BYTES);
         }
         let mask = |list: &Option<Vec<usize>>| match list {
             Some(l) => (0..n).map(|h| l.contains(&h)).collect(),
@@ -1267,6 +1284,9 @@ impl Workload {
                     sb.deregister(h, start);
                 }
             }
+            // The workload posts no local work requests (`[local_work]` has its own
+            // driver, `crate::local_work`).
+            Completion::Local { .. } => {}
         }
     }
 

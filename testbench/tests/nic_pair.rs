@@ -831,3 +831,114 @@ fn hardware_tpt_checks_translates_and_punts_unknown_stags() {
         &data[..]
     );
 }
+
+/// A DELAY of N cycles on QP 0, between two RDMA WRITEs, measured on the wire (the cells
+/// NIC 0 hands to its link): QP 0's second WRITE leaves at least N cycles after the first
+/// one's acknowledgement reached NIC 0 (the DELAY starts no sooner: like a NOP it waits
+/// for the WQEs before it to complete), and no more than a few hundred cycles later than
+/// that; QP 1's WRITEs keep leaving meanwhile. The WRITEs land, the completions come in
+/// order with the DELAY's own (opcode 0x0E, success) between them.
+#[test]
+fn a_delay_holds_its_queue_pair_on_the_wire_while_another_sends() {
+    const N: u64 = 3000;
+    let mut pair = pair(21);
+    pair.links[0].log = Some(vec![]);
+    pair.links[1].log = Some(vec![]);
+    let write = |wr_id: u64, offset: u32| Wqe {
+        opcode: WqeOpcode::RdmaWrite as u8,
+        length: 64,
+        wr_id,
+        local_addr: DATA_AREA + offset,
+        remote_vaddr: (REMOTE_AREA + offset) as u64,
+        ..Default::default()
+    };
+    let data = pattern(21, 64 * 64);
+    pair.hosts[0].mem.write_bytes(DATA_AREA, &data);
+    let delay = Wqe {
+        wr_id: 2,
+        ..Wqe::delay(N as u32).unwrap()
+    };
+    pair.hosts[0].post_sends(0, &[write(1, 0), delay, write(3, 64)]);
+    // QP 1: one WRITE every 200 cycles, so it has work all through the hold.
+    let mut qp1_posted = 0;
+    let mut cycles = 0u64;
+    while pair.hosts[0].completions.len() < 3 + qp1_posted || qp1_posted < 20 {
+        if cycles.is_multiple_of(200) && qp1_posted < 20 {
+            qp1_posted += 1;
+            let offset = 128 + 64 * qp1_posted as u32;
+            pair.hosts[0].post_send(1, &write(100 + qp1_posted as u64, offset));
+        }
+        pair.step();
+        pair.hosts[0].poll_completions();
+        cycles += 1;
+        assert!(cycles < 100_000, "{:?}", pair.hosts[0].completions);
+    }
+    assert!(pair.faults().is_empty(), "DMA faults: {:?}", pair.faults());
+    let cells = |link: usize| -> Vec<(u64, nic_rtl::cell::format::CellHeader)> {
+        pair.links[link]
+            .log
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|(t, w)| {
+                let c = nic_rtl::cell::format::decode_cell(w, pair.cell_payload).unwrap();
+                (*t, c.header)
+            })
+            .collect()
+    };
+    let out = cells(0);
+    let back = cells(1);
+    let qp0: Vec<(u64, u32)> = out
+        .iter()
+        .filter(|(_, h)| h.src_qp == 0 && h.first())
+        .map(|(t, h)| (*t, h.psn))
+        .collect();
+    assert_eq!(
+        qp0.iter().map(|x| x.1).collect::<Vec<_>>(),
+        vec![100, 102],
+        "QP 0 sent its two WRITEs, PSNs 100 and 102 (the DELAY took 101 and sent nothing)"
+    );
+    let acked = back
+        .iter()
+        .find(|(_, h)| h.dest_qp == 0 && h.psn == 100)
+        .map(|x| x.0)
+        .expect("the first WRITE's acknowledgement");
+    let second = qp0[1].0;
+    assert!(
+        second >= acked + N,
+        "QP 0's next WRITE left {} cycles after the DELAY could start; DELAY {N}",
+        second - acked
+    );
+    assert!(
+        second <= acked + N + 400,
+        "QP 0's next WRITE left {} cycles after the DELAY could start; DELAY {N}",
+        second - acked
+    );
+    let others = out
+        .iter()
+        .filter(|(t, h)| h.src_qp == 1 && h.first() && *t > acked && *t < second)
+        .count();
+    assert!(
+        others >= 10,
+        "QP 1 kept sending during the hold: {others} WRITEs"
+    );
+    let qp0_cpls: Vec<(u64, u8, CompletionStatus)> = pair.hosts[0]
+        .completions
+        .iter()
+        .filter(|c| c.qp == 0)
+        .map(|c| (c.wr_id, c.opcode, status(c)))
+        .collect();
+    assert_eq!(
+        qp0_cpls,
+        vec![
+            (1, WqeOpcode::RdmaWrite as u8, CompletionStatus::Success),
+            (2, nic_abi::DELAY_OPCODE, CompletionStatus::Success),
+            (3, WqeOpcode::RdmaWrite as u8, CompletionStatus::Success),
+        ]
+    );
+    assert_eq!(
+        pair.hosts[1].mem.read_bytes(REMOTE_AREA, 128),
+        &data[..128],
+        "both WRITEs landed"
+    );
+}

@@ -95,6 +95,7 @@ fn every_shipped_scenario_passes_under_the_rejoin_protocol() {
         "multi-nic-route-change",
         "multi-nic-unplugged",
         "multi-nic-invalid-stag",
+        "window-and-delay",
     ] {
         assert!(
             names.iter().any(|n| n == required),
@@ -532,4 +533,85 @@ fn several_nics_per_host_migrate_stags_and_refuse_forged_ones() {
         0,
         "nothing of a forged request lands"
     );
+}
+
+/// `window-and-delay`: the memory window and the DELAYs of source 001 under traffic. The
+/// peer's WRITEs with the key are refused before the binding reached it and after the
+/// unbind, land inside the window in between and are refused beside it; the NIC writes
+/// nothing into `V` outside the window or outside the binding's life; every DELAY holds
+/// the owner's next request to the peer. A window bound too wide and DELAYs shorter than
+/// the check expects are caught.
+#[test]
+fn window_and_delay_work_requests_under_traffic() {
+    let r = run(&load("window-and-delay"), RunOptions::default());
+    assert_passed(&r);
+    let lw = r.local_work.as_ref().unwrap();
+    let (bound, unbound) = (
+        lw.bind_completed_at.unwrap(),
+        lw.unbind_completed_at.unwrap(),
+    );
+    assert!(
+        bound > 20_000 && unbound > 45_000 && lw.freed_at.unwrap() >= unbound,
+        "{lw:?}"
+    );
+    // 40 tries before the bind's update arrives, 50 while bound, 50 after the unbind.
+    assert!(lw.refused_unbound >= 60, "{lw:?}");
+    assert!(lw.landed >= 20 && lw.refused_outside >= 20, "{lw:?}");
+    assert_eq!(lw.failed, 0, "{lw:?}");
+    assert_eq!((lw.delays_posted, lw.delays_completed), (3, 3), "{lw:?}");
+    assert!(lw.shortest_gap_after_delay.unwrap() >= 3000 - 200, "{lw:?}");
+    for (plant, kind) in [
+        (PlantedBug::WindowTooWide, "window"),
+        (PlantedBug::DelayShortened, "delay"),
+    ] {
+        let planted = run(
+            &load("window-and-delay"),
+            RunOptions {
+                plant: Some(plant),
+                ..Default::default()
+            },
+        );
+        assert!(
+            planted.findings.get(kind).copied().unwrap_or(0) > 0,
+            "{plant:?}: {}",
+            planted.summary()
+        );
+    }
+}
+
+/// A malformed `[local_work]` is refused with the file, the line and the field.
+#[test]
+fn malformed_local_work_is_refused_with_its_line() {
+    let base = "name = \"x\"\nhosts = 3\ncycles = 10000\n[local_work]\nowner = 0\n";
+    for (extra, message) in [
+        (
+            "peer = 0\n",
+            "x.toml: line 6: field `local_work.peer`: must differ from owner (0)",
+        ),
+        (
+            "peer = 3\n",
+            "x.toml: line 6: field `local_work.peer`: must be a host of 0..3, got 3",
+        ),
+        (
+            "bind_at = 5000\nunbind_at = 4000\n",
+            "x.toml: line 7: field `local_work.unbind_at`: must be after bind_at (5000) and before the end (10000), got 4000",
+        ),
+        (
+            "bind_at = 100\nunbind_at = 200\nwindow_bytes = 12\n",
+            "x.toml: line 8: field `local_work.window_bytes`: the window (offset 1024, 12 bytes) must be non-empty, 8-aligned and inside V (4096 bytes)",
+        ),
+        (
+            "bind_at = 100\nunbind_at = 200\ndelay_cycles = 16777216\n",
+            "x.toml: line 8: field `local_work.delay_cycles`: must be at most 16777215, got 16777216",
+        ),
+        (
+            "bind_at = 100\nunbind_at = 200\ndelay_at = [10000]\n",
+            "x.toml: line 8: field `local_work.delay_at`: 10000 is not before the end (10000)",
+        ),
+    ] {
+        let err = Scenario::parse(&format!("{base}{extra}"), "x.toml").unwrap_err();
+        assert_eq!(err.to_string(), message);
+    }
+    let err = Scenario::parse(&format!("{base}bind = 1\n"), "x.toml").unwrap_err();
+    assert!(err.to_string().contains("unknown field `bind`"), "{err}");
 }

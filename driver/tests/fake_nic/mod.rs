@@ -679,7 +679,11 @@ impl Fabric {
         let wqe = s.wqe(q, index);
         let dst = (s.qps[q].remote & 0xFFFF) as usize;
         let dst_qp = ((s.qps[q].remote >> 16) & 0xFFFF) as usize;
-        if wqe.opcode == nic_abi::NOP_OPCODE {
+        // NOP, BIND RKEY, DELAY: local, in order (the fake has no clock to delay by).
+        if matches!(
+            wqe.opcode,
+            nic_abi::NOP_OPCODE | nic_abi::BIND_OPCODE | nic_abi::DELAY_OPCODE
+        ) {
             return Self::complete(
                 &mut nics[src],
                 q,

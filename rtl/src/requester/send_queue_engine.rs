@@ -69,7 +69,11 @@
 //!   and streamed straight through (one word per clock, no bubbles); an inline SEND (WQE
 //!   word 0 bit 9, at most 32 bytes) streams its payload from the fetched WQE's words 3,
 //!   5, 6, 7 instead, with no read; a NOP (opcode 0x0F) takes its PSN and completes
-//!   locally with success, like a bad WQE, once the queue has drained;
+//!   locally with success, like a bad WQE, once the queue has drained; so do a BIND RKEY
+//!   (0x0D: its ordering is the NIC's part, the driver applies the binding at its
+//!   completion) and a DELAY (0x0E), which also holds the QP in the [`Scheduler`] for
+//!   its cycle count (word 3 bits 23:0; higher bits set: LOCAL_LENGTH_ERROR, no hold)
+//!   from its commit, so the QP's next WQE waits while the others are served;
 //! - acknowledgement: takes one `s_ack` event at a time (or a local completion from the
 //!   transmit machine), evaluates it against `[sq_una, sq_next)`, then per completed WQE
 //!   re-reads words 0-1 on the rx-port client, issues the completion request and advances
@@ -133,8 +137,8 @@
 use crate::requester::{QpTable, Scheduler, WqeFetch};
 use crate::sim::ClockedBlock;
 use nic_abi::{
-    CompletionStatus, Syndrome, WqeOpcode, INLINE_MAX_BYTES, MAX_MESSAGE_LENGTH, MAX_QUEUE_PAIRS,
-    NOP_OPCODE, SEND_WINDOW,
+    CompletionStatus, Syndrome, WqeOpcode, BIND_OPCODE, DELAY_CYCLES_MASK, DELAY_OPCODE,
+    INLINE_MAX_BYTES, MAX_MESSAGE_LENGTH, MAX_QUEUE_PAIRS, NOP_OPCODE, SEND_WINDOW,
 };
 use rust_hdl::prelude::*;
 
@@ -376,6 +380,8 @@ pub struct SendQueueEngine {
     // The fetched WQE's class, registered for the commit (its words are stable from the
     // clock before the commit is requested).
     wqe_local_only_reg: DFF<Bit>,
+    /// A good DELAY: its commit holds the QP in the scheduler.
+    delay_ok_reg: DFF<Bit>,
     need_empty_reg: DFF<Bit>,
     /// A READ or an atomic: the QP waits for the response.
     needs_response_reg: DFF<Bit>,
@@ -455,7 +461,12 @@ pub struct SendQueueEngine {
     wqe_status: Signal<Local, Bits<8>>,
     wqe_bad: Signal<Local, Bit>,
     op_nop: Signal<Local, Bit>,
-    /// The WQE completes locally, without a message: a bad WQE or a NOP.
+    /// Local operations besides the NOP: BIND RKEY and DELAY.
+    op_bind: Signal<Local, Bit>,
+    op_delay: Signal<Local, Bit>,
+    /// A DELAY's cycle count fits `DELAY_CYCLES_BITS` (word 3's other bits are zero).
+    delay_fits: Signal<Local, Bit>,
+    /// The WQE completes locally, without a message: a bad WQE, a NOP, a BIND or a DELAY.
     wqe_local_only: Signal<Local, Bit>,
     op_send: Signal<Local, Bit>,
     inline_data: Signal<Local, Bits<64>>,
@@ -527,6 +538,10 @@ pub struct SendQueueEngine {
     opc_send: Constant<Bits<8>>,
     opc_send_imm: Constant<Bits<8>>,
     opc_nop: Constant<Bits<8>>,
+    opc_bind: Constant<Bits<8>>,
+    opc_delay: Constant<Bits<8>>,
+    /// Word 3 bits a DELAY must leave zero (above `DELAY_CYCLES_BITS`).
+    delay_high: Constant<Bits<64>>,
     opc_write: Constant<Bits<8>>,
     opc_write_imm: Constant<Bits<8>>,
     opc_read: Constant<Bits<8>>,
@@ -706,6 +721,7 @@ impl SendQueueEngine {
             evt_run_reg: Default::default(),
             timer_expired_reg: Default::default(),
             wqe_local_only_reg: Default::default(),
+            delay_ok_reg: Default::default(),
             need_empty_reg: Default::default(),
             needs_response_reg: Default::default(),
             exec_now: Default::default(),
@@ -749,6 +765,9 @@ impl SendQueueEngine {
             wqe_status: Default::default(),
             wqe_bad: Default::default(),
             op_nop: Default::default(),
+            op_bind: Default::default(),
+            op_delay: Default::default(),
+            delay_fits: Default::default(),
             wqe_local_only: Default::default(),
             op_send: Default::default(),
             inline_data: Default::default(),
@@ -811,6 +830,9 @@ impl SendQueueEngine {
             opc_send: k(WqeOpcode::Send as u64),
             opc_send_imm: k(WqeOpcode::SendImmediate as u64),
             opc_nop: k(NOP_OPCODE as u64),
+            opc_bind: k(BIND_OPCODE as u64),
+            opc_delay: k(DELAY_OPCODE as u64),
+            delay_high: k(!DELAY_CYCLES_MASK),
             opc_write: k(WqeOpcode::RdmaWrite as u64),
             opc_write_imm: k(WqeOpcode::RdmaWriteImmediate as u64),
             opc_read: k(WqeOpcode::RdmaRead as u64),
@@ -853,6 +875,7 @@ impl Logic for SendQueueEngine {
             evt_run_reg,
             timer_expired_reg,
             wqe_local_only_reg,
+            delay_ok_reg,
             need_empty_reg,
             needs_response_reg,
             op,
@@ -1035,16 +1058,24 @@ impl Logic for SendQueueEngine {
         self.op_send.next = (self.fetch.m_opcode.val() == self.opc_send.val())
             | (self.fetch.m_opcode.val() == self.opc_send_imm.val());
         self.op_nop.next = self.fetch.m_opcode.val() == self.opc_nop.val();
+        self.op_bind.next = self.fetch.m_opcode.val() == self.opc_bind.val();
+        self.op_delay.next = self.fetch.m_opcode.val() == self.opc_delay.val();
+        self.delay_fits.next = (self.fetch.m_vaddr.val() & self.delay_high.val()) == 0;
         // Inline payloads come with SENDs only (the other opcodes use the words).
         self.op_known.next = ((self.fetch.m_opcode.val() == self.opc_send.val())
             | (self.fetch.m_opcode.val() == self.opc_write.val())
             | self.op_read.val()
             | self.op_atomic.val()
             | self.op_imm.val()
-            | self.op_nop.val())
+            | self.op_nop.val()
+            | self.op_bind.val()
+            | self.op_delay.val())
             & (!self.fetch.m_inline.val() | self.op_send.val());
         self.op_rdma.next = self.fetch.m_opcode.val().get_bits::<4>(4) == 1;
-        self.len_ok.next = (self.fetch.m_length.val() <= self.max_length.val())
+        // A BIND's length is the bound range's (any 32-bit value), not a message's.
+        self.len_ok.next = ((self.fetch.m_length.val() <= self.max_length.val())
+            | self.op_bind.val())
+            & (!self.op_delay.val() | self.delay_fits.val())
             & (!self.op_atomic.val() | (self.fetch.m_length.val() == 8))
             & (!self.fetch.m_inline.val() | (self.fetch.m_length.val() <= self.inline_max.val()));
         self.addr_ok.next = ((self.fetch.m_local.val().get_bits::<3>(0) == 0)
@@ -1062,7 +1093,9 @@ impl Logic for SendQueueEngine {
             self.wqe_status.next = self.st_opcode.val();
         }
         self.wqe_bad.next = !self.op_known.val() | !self.len_ok.val() | !self.addr_ok.val();
-        self.wqe_local_only.next = self.wqe_bad.val() | self.op_nop.val();
+        self.wqe_local_only.next =
+            self.wqe_bad.val() | self.op_nop.val() | self.op_bind.val() | self.op_delay.val();
+        self.delay_ok_reg.d.next = self.op_delay.val() & !self.wqe_bad.val();
         self.need_empty.next =
             self.wqe_local_only.val() | self.op_read.val() | self.op_atomic.val();
         self.wqe_local_only_reg.d.next = self.wqe_local_only.val();
@@ -1523,6 +1556,15 @@ impl Logic for SendQueueEngine {
         self.qp_table.s_wr_entry.next.sq_una = self.wr_una.val();
         self.qp_table.s_wr_entry.next.una_needs_response = self.wr_una_rsp.val();
         self.qp_table.s_wr_entry.next.timer_start = self.wr_tstart.val();
+
+        // A DELAY's commit holds its QP (from the next clock; its drain already keeps the
+        // QP out until the local completion, so no pick can come between).
+        self.scheduler.s_hold_valid.next = (self.eng_state.q.val() == SqEngineState::Exec)
+            & (self.op.q.val() == SqOp::Commit)
+            & self.ex_ok.val()
+            & self.delay_ok_reg.q.val();
+        self.scheduler.s_hold_qp.next = self.op_qp.q.val();
+        self.scheduler.s_hold_cycles.next = self.fetch.m_vaddr.val().get_bits::<24>(0);
 
         // ---- Transmit machine ----
         self.scheduler.s_pick_taken.next = false;
@@ -2036,11 +2078,19 @@ mod tests {
     // design notes in docs/nic-blocks.md).
     // ------------------------------------------------------------------------------------
 
+    /// The opcodes that never send a message: NOP, BIND RKEY, DELAY.
+    fn is_local_op(opcode: u8) -> bool {
+        matches!(opcode, NOP_OPCODE | BIND_OPCODE | DELAY_OPCODE)
+    }
+
     /// The status a WQE completes with locally (0 = it is sent).
     fn wqe_status(w: &Wqe) -> u8 {
-        if w.opcode == NOP_OPCODE && !w.inline {
+        if is_local_op(w.opcode) && !w.inline {
             let aligned = w.local_addr.is_multiple_of(8);
-            return match (w.length <= MAX_MESSAGE_LENGTH, aligned) {
+            // A BIND's length is the bound range's; a DELAY's count has 24 bits.
+            let length_ok = (w.length <= MAX_MESSAGE_LENGTH || w.opcode == BIND_OPCODE)
+                && (w.opcode != DELAY_OPCODE || w.remote_vaddr <= DELAY_CYCLES_MASK);
+            return match (length_ok, aligned) {
                 (false, _) => CompletionStatus::LOCAL_LENGTH_ERROR,
                 (true, false) => CompletionStatus::LOCAL_ADDRESS_ERROR,
                 (true, true) => SUCCESS,
@@ -2202,6 +2252,13 @@ mod tests {
         requests: u32,
         claim: Option<Claim>,
         pending_local: Option<(usize, u32, u8)>,
+        /// The scheduler's holds (DELAY), as its doc comment says: the hold committed this
+        /// clock (QP, deadline), the held bits as of last clock and this one, the
+        /// deadlines, and the QP held last clock (its scan compare is not fresh).
+        hold_now: Option<(usize, u32)>,
+        held_hist: [u64; 2],
+        hold_deadline: [u32; 64],
+        hold_blocked: Option<usize>,
         job: Option<Job>,
         /// The QP and PSN of the message being transmitted.
         streaming: Option<(usize, u32)>,
@@ -2229,6 +2286,10 @@ mod tests {
                 requests: 0,
                 claim: None,
                 pending_local: None,
+                hold_now: None,
+                held_hist: [0; 2],
+                hold_deadline: [0; 64],
+                hold_blocked: None,
                 job: None,
                 streaming: None,
                 exp_msgs: VecDeque::new(),
@@ -2239,6 +2300,29 @@ mod tests {
                 exp_txrd: VecDeque::new(),
                 exp_cplrd: VecDeque::new(),
             }
+        }
+
+        /// The scheduler's holds at the edge after clock `now`: the release scan (QP
+        /// `(now - 1) mod n` compares the deadline it read), then this clock's hold.
+        fn hold_clock(&mut self, now: u32) {
+            let scan_q = if now == 0 {
+                0
+            } else {
+                ((now - 1) as usize) % self.n
+            };
+            let mut held = self.held_hist[1];
+            if self.hold_blocked != Some(scan_q)
+                && now.wrapping_sub(self.hold_deadline[scan_q]) as i32 >= 0
+            {
+                held &= !(1 << scan_q);
+            }
+            self.hold_blocked = None;
+            if let Some((qp, deadline)) = self.hold_now.take() {
+                held |= 1 << qp;
+                self.hold_deadline[qp] = deadline;
+                self.hold_blocked = Some(qp);
+            }
+            self.held_hist = [self.held_hist[1], held];
         }
 
         fn elig(&self) -> u64 {
@@ -2342,7 +2426,7 @@ mod tests {
             assert_eq!(c.qp, qp, "committed QP");
             let w = mem.wqe(c.addr);
             let status = wqe_status(&w);
-            let local = status != SUCCESS || w.opcode == NOP_OPCODE;
+            let local = status != SUCCESS || is_local_op(w.opcode);
             let need_empty = local || needs_response(&w);
             let s = &mut self.qp[qp];
             let base_ok = qp < self.n && s.eligible() && s.next == c.psn && !c.stale;
@@ -2356,6 +2440,9 @@ mod tests {
                 if local {
                     s.drain = true;
                     self.pending_local = Some((qp, c.psn, status));
+                    if w.opcode == DELAY_OPCODE && status == SUCCESS {
+                        self.hold_now = Some((qp, now.wrapping_add(w.remote_vaddr as u32)));
+                    }
                 } else {
                     let mut m = message_for(qp, s.remote, self.node_id, c.psn, &w, mem);
                     m.resync = resync;
@@ -2898,9 +2985,25 @@ mod tests {
         }
         match rng.gen_range(0..100) {
             0..=1 => w.opcode = [0x02, 0x15, 0x20, 0xFF][rng.gen_range(0..4)],
-            8..=10 => {
+            8..=9 => {
                 w.opcode = NOP_OPCODE;
                 w.inline = false;
+            }
+            10 => {
+                // A BIND RKEY (any range length), or a DELAY: mostly short, now and then
+                // with bits above its 24-bit count (LOCAL_LENGTH_ERROR, no hold).
+                w.inline = false;
+                if rng.gen_bool(0.5) {
+                    w.opcode = BIND_OPCODE;
+                    w.length = rng.gen();
+                } else {
+                    w.opcode = DELAY_OPCODE;
+                    w.remote_vaddr = match rng.gen_range(0..8) {
+                        0 => 1 << rng.gen_range(24..64),
+                        1 => rng.gen_range(100..300),
+                        _ => rng.gen_range(0..40),
+                    };
+                }
             }
             2 => w.length = MAX_MESSAGE_LENGTH + 1 + rng.gen_range(0..1000),
             3 if op.is_atomic() => w.length = 16,
@@ -3143,6 +3246,7 @@ mod tests {
             u.reset.next = false;
             settle(u);
             self.check_model();
+            self.model.hold_clock(self.now);
             self.observe();
             tick(&mut self.uut);
             self.cycle += 1;
@@ -3181,7 +3285,8 @@ mod tests {
             let u = &self.uut;
             let m = &mut self.model;
             let elig = self.elig_history[1];
-            let elig_picked = self.elig_history[0];
+            // A held QP (DELAY) is never picked: the round robin sees the bits without it.
+            let elig_picked = self.elig_history[0] & !m.held_hist[0];
             assert_eq!(u.now.q.val().to_u32(), self.now, "cycle counter");
             assert_eq!(
                 u.scheduler.eligible.q.val().to_u64(),
@@ -4431,6 +4536,75 @@ mod tests {
         assert_eq!(b.sent.len(), 5);
     }
 
+    /// A DELAY of N cycles holds its QP: the QP's next message leaves at least N clocks
+    /// after the DELAY could start (the acknowledgement that completes the WQE before it),
+    /// while another QP's messages keep going; the DELAY and a BIND RKEY complete with
+    /// success, in order, and send nothing. A DELAY with bits above its 24-bit count
+    /// completes with LOCAL_LENGTH_ERROR and holds nothing.
+    #[test]
+    fn delay_holds_its_queue_pair_only() {
+        for (n, seed) in [(300u32, 21u64), (40, 22)] {
+            let mut b = Bench::new(2, seed, SMOOTH);
+            b.setup_qp(0, ring(0), 3, 0x6, 0x40);
+            b.setup_qp(1, ring(1), 3, 0x7, 0x10);
+            let delay = Wqe {
+                wr_id: 2,
+                ..Wqe::delay(n).unwrap()
+            };
+            let bind = Wqe {
+                wr_id: 3,
+                ..Wqe::bind(0x0000_0105, 0x1000, 0x2000, 1 << 20, 0b010)
+            };
+            b.post(0, &[send(8, 1), delay, bind, send(8, 4)]);
+            b.run_until(|b| !b.sent.is_empty(), 2000);
+            assert_eq!((b.sent[0].src_qp, b.sent[0].psn), (0, 0x40));
+            b.post(1, &(0..6).map(|i| send(16, 10 + i)).collect::<Vec<_>>());
+            let start = b.cycle;
+            b.push_ack(AckEvent::ack(0, 0x40));
+            b.run_until(
+                |b| b.sent.iter().any(|m| m.src_qp == 0 && m.psn == 0x43),
+                4000,
+            );
+            let at = b
+                .sent
+                .iter()
+                .position(|m| m.src_qp == 0 && m.psn == 0x43)
+                .unwrap();
+            let waited = b.sent_cycle[at] - start;
+            assert!(waited >= n as u64, "QP 0 waited {waited} clocks, DELAY {n}");
+            assert!(
+                waited <= n as u64 + 120,
+                "QP 0 waited {waited} clocks, DELAY {n}"
+            );
+            let others = b.sent[..at].iter().filter(|m| m.src_qp == 1).count();
+            if n >= 300 {
+                assert_eq!(others, 6, "QP 1 sent while QP 0 was held");
+            } else {
+                assert!(others >= 1, "QP 1 sent while QP 0 was held");
+            }
+            assert_eq!(
+                b.cpl_list(0),
+                [(0x40, SUCCESS), (0x41, SUCCESS), (0x42, SUCCESS)]
+            );
+            assert_eq!(
+                b.sent[at].resync, true,
+                "the responder never saw 0x41, 0x42"
+            );
+        }
+        let mut b = Bench::new(1, 23, SMOOTH);
+        b.setup_qp(0, ring(0), 3, 0x6, 0x40);
+        let too_long = Wqe {
+            remote_vaddr: 1 << 24,
+            ..Wqe::delay(0).unwrap()
+        };
+        b.post(0, &[too_long, send(8, 2)]);
+        b.run_until(|b| !b.sent.is_empty(), 2000);
+        assert_eq!(
+            b.cpl_list(0),
+            [(0x40, CompletionStatus::LOCAL_LENGTH_ERROR)]
+        );
+    }
+
     /// An inline SEND streams its payload from the WQE (no payload read); a NOP sends
     /// nothing and completes with success in order once the queue has drained, and the
     /// message after it carries RESYNC (the responder never saw its PSN).
@@ -4794,7 +4968,7 @@ mod tests {
                 );
                 let local = wqe_status(w);
                 let fate = resp.qps[c.qp].fates.get(&index);
-                if local != SUCCESS || w.opcode == NOP_OPCODE {
+                if local != SUCCESS || is_local_op(w.opcode) {
                     assert_eq!(c.status, local, "local status");
                     assert_eq!(fate, None, "a local completion's PSN is never sent");
                 } else if c.status == RESPONDER_RESTARTED {
