@@ -130,7 +130,8 @@
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
-use crate::requester::{QpTable, Scheduler, WqeFetch};
+use crate::requester::payload_buffer::PAYLOAD_BUFFER_DEPTH;
+use crate::requester::{PayloadBuffer, QpTable, Scheduler, WqeFetch};
 use crate::sim::ClockedBlock;
 use nic_abi::{
     CompletionStatus, Syndrome, WqeOpcode, INLINE_MAX_BYTES, MAX_MESSAGE_LENGTH, MAX_QUEUE_PAIRS,
@@ -184,8 +185,9 @@ pub enum SqTxState {
     Local,
     Expect,
     Msg,
+    /// Requesting the payload read (into the payload buffer; the machine goes on once the
+    /// request is taken).
     PayloadReq,
-    Payload,
     /// Streaming an inline SEND's payload from the fetched WQE.
     Inline,
     Atomic0,
@@ -323,6 +325,23 @@ pub struct SendQueueEngine {
     /// The WQE fetch: the read of the WQE's words into its fields, the early hand-off of
     /// a short WQE and the drain of its unused words.
     fetch: WqeFetch,
+    /// The payload words read from host memory, on their way to `m_payload_*`.
+    payload_buffer: PayloadBuffer,
+    /// The payload read's burst is arriving (its words go to the payload buffer).
+    pl_busy: DFF<Bit>,
+    /// A message's payload read has been requested and its last word has not yet left on
+    /// `m_payload_*` (the message of `pl_qp`, `pl_psn` is still being transmitted).
+    pl_streaming: DFF<Bit>,
+    pl_qp: DFF<Bits<6>>,
+    pl_psn: DFF<Bits<24>>,
+    /// The arriving payload is longer than the payload buffer: it holds the read client
+    /// until its burst ends, so the next pick waits for that (a pick made now could be
+    /// thousands of clocks stale when its WQE can be read).
+    pl_long: DFF<Bit>,
+    /// The transmit machine may take the scheduler's pick (idle, and no long payload
+    /// burst arriving).
+    tx_pick_ok: Signal<Local, Bit>,
+    payload_buffer_depth: Constant<Bits<16>>,
     // Acknowledgement machine.
     ak_state: DFF<SqAckState>,
     ak_qp: DFF<Bits<6>>,
@@ -466,7 +485,9 @@ pub struct SendQueueEngine {
     tx_req: Signal<Local, Bit>,
     tx_req_op: Signal<Local, SqOp>,
     tx_streaming: Signal<Local, Bit>,
-    tx_on_qp: Signal<Local, Bit>,
+    /// The operation's QP has its `sq_una` being transmitted (the transmit machine's
+    /// message, or the one whose payload streams from the payload buffer).
+    tx_on_una: Signal<Local, Bit>,
     local_take: Signal<Local, Bit>,
     ak_req_hi: Signal<Local, Bit>,
     ak_req_lo: Signal<Local, Bit>,
@@ -653,6 +674,14 @@ impl SendQueueEngine {
             tx_stale: Default::default(),
             tx_beat: Default::default(),
             fetch: WqeFetch::new(),
+            payload_buffer: PayloadBuffer::new(),
+            pl_busy: Default::default(),
+            pl_streaming: Default::default(),
+            pl_qp: Default::default(),
+            pl_psn: Default::default(),
+            pl_long: Default::default(),
+            tx_pick_ok: Default::default(),
+            payload_buffer_depth: k(PAYLOAD_BUFFER_DEPTH as u64),
             ak_state: Default::default(),
             ak_qp: Default::default(),
             ak_psn: Default::default(),
@@ -758,7 +787,7 @@ impl SendQueueEngine {
             tx_req: Default::default(),
             tx_req_op: Default::default(),
             tx_streaming: Default::default(),
-            tx_on_qp: Default::default(),
+            tx_on_una: Default::default(),
             local_take: Default::default(),
             ak_req_hi: Default::default(),
             ak_req_lo: Default::default(),
@@ -873,6 +902,11 @@ impl Logic for SendQueueEngine {
             tx_resync,
             tx_stale,
             tx_beat,
+            pl_busy,
+            pl_streaming,
+            pl_qp,
+            pl_psn,
+            pl_long,
             ak_state,
             ak_qp,
             ak_psn,
@@ -1108,9 +1142,6 @@ impl Logic for SendQueueEngine {
             SqTxState::PayloadReq => {
                 self.tx_streaming.next = true;
             }
-            SqTxState::Payload => {
-                self.tx_streaming.next = true;
-            }
             SqTxState::Inline => {
                 self.tx_streaming.next = true;
             }
@@ -1122,7 +1153,12 @@ impl Logic for SendQueueEngine {
             }
             _ => {}
         }
-        self.tx_on_qp.next = self.tx_streaming.val() & (self.tx_qp.q.val() == self.op_qp.q.val());
+        self.tx_on_una.next = (self.tx_streaming.val()
+            & (self.tx_qp.q.val() == self.op_qp.q.val())
+            & (self.tx_psn.q.val() == self.rd_una.val()))
+            | (self.pl_streaming.q.val()
+                & (self.pl_qp.q.val() == self.op_qp.q.val())
+                & (self.pl_psn.q.val() == self.rd_una.val()));
         self.local_take.next = (self.ak_state.q.val() == SqAckState::Idle)
             & (self.tx_state.q.val() == SqTxState::Local);
         self.ak_req_hi.next = false;
@@ -1398,7 +1434,7 @@ impl Logic for SendQueueEngine {
                         // The timer runs while messages are outstanding.
                         self.ex_ok.next = self.qp_valid.val() & self.rd_outstanding_reg.q.val();
                         if self.ex_ok.val() {
-                            if self.tx_on_qp.val() & (self.tx_psn.q.val() == self.rd_una.val()) {
+                            if self.tx_on_una.val() {
                                 // sq_una is still being transmitted: not yet waiting for
                                 // its answer. (Later messages do not hold the timer: it
                                 // measures the oldest message's wait.)
@@ -1532,22 +1568,47 @@ impl Logic for SendQueueEngine {
         self.fetch.s_fetch_addr.next = self.tx_wqe_addr.q.val();
         self.fetch.m_rd_req_ready.next = self.m_txrd_req_ready.val();
         self.fetch.s_rd_data.next = self.s_txrd_data.val();
-        self.fetch.s_rd_valid.next = self.s_txrd_valid.val();
+        self.fetch.s_rd_valid.next = self.s_txrd_valid.val() & !self.pl_busy.q.val();
         self.fetch.s_rd_last.next = self.s_txrd_last.val();
-        // The tx DMA read port: the WQE fetch's, but for the payload read (PayloadReq,
-        // Payload), which waits until the fetch has drained.
+        self.payload_buffer.clock.next = self.clock.val();
+        self.payload_buffer.reset.next = self.reset.val();
+        self.payload_buffer.s_data.next = self.s_txrd_data.val();
+        self.payload_buffer.s_valid.next = self.s_txrd_valid.val() & self.pl_busy.q.val();
+        self.payload_buffer.s_last.next = self.s_txrd_last.val();
+        // The tx DMA read port: the WQE fetch's, but for the payload read (PayloadReq),
+        // which waits until the fetch has drained. Read data go in request order: to the
+        // payload buffer while the payload's burst arrives, else to the fetch (whose next
+        // request may already be waiting behind the payload's).
         self.m_txrd_req_valid.next = self.fetch.m_rd_req_valid.val();
         self.m_txrd_req_addr.next = self.fetch.m_rd_req_addr.val();
         self.m_txrd_req_words.next = self.fetch.m_rd_req_words.val();
         self.s_txrd_ready.next = self.fetch.s_rd_ready.val();
+        if self.pl_busy.q.val() {
+            self.s_txrd_ready.next = self.payload_buffer.s_ready.val();
+            if self.s_txrd_valid.val() & self.payload_buffer.s_ready.val() & self.s_txrd_last.val()
+            {
+                self.pl_busy.d.next = false;
+            }
+        }
+        // The payload from the buffer (an inline or atomic payload overrides it below: it
+        // follows its message, which is offered only once the buffer's last one has left).
         self.m_expect_valid.next = false;
         self.m_msg_valid.next = false;
-        self.m_payload_valid.next = false;
-        self.m_payload_data.next = self.s_txrd_data.val();
-        self.m_payload_last.next = self.s_txrd_last.val();
+        self.m_payload_valid.next = self.payload_buffer.m_valid.val();
+        self.m_payload_data.next = self.payload_buffer.m_data.val();
+        self.m_payload_last.next = self.payload_buffer.m_last.val();
+        self.payload_buffer.m_ready.next = self.m_payload_ready.val();
+        if self.payload_buffer.m_valid.val()
+            & self.m_payload_ready.val()
+            & self.payload_buffer.m_last.val()
+        {
+            self.pl_streaming.d.next = false;
+        }
+        self.tx_pick_ok.next = (self.tx_state.q.val() == SqTxState::Idle)
+            & !(self.pl_busy.q.val() & self.pl_long.q.val());
         match self.tx_state.q.val() {
             SqTxState::Idle => {
-                if self.scheduler.m_pick_valid.val() {
+                if self.scheduler.m_pick_valid.val() & self.tx_pick_ok.val() {
                     self.scheduler.s_pick_taken.next = true;
                     self.tx_qp.d.next = self.scheduler.m_pick_qp.val();
                     self.tx_stale.d.next = false;
@@ -1615,8 +1676,9 @@ impl Logic for SendQueueEngine {
                 }
             }
             SqTxState::Msg => {
-                self.m_msg_valid.next = true;
-                if self.m_msg_ready.val() {
+                // After the previous message's last payload word (from the buffer).
+                self.m_msg_valid.next = !self.pl_streaming.q.val();
+                if self.m_msg_ready.val() & !self.pl_streaming.q.val() {
                     self.requests_reg.d.next = self.requests_reg.q.val() + 1;
                     self.tx_state.d.next = SqTxState::Idle;
                     self.tx_beat.d.next = 0.into();
@@ -1637,13 +1699,13 @@ impl Logic for SendQueueEngine {
                 self.m_txrd_req_addr.next = self.fetch.m_local.val();
                 self.m_txrd_req_words.next = self.len_round.val();
                 if self.m_txrd_req_ready.val() & !self.fetch.m_draining.val() {
-                    self.tx_state.d.next = SqTxState::Payload;
-                }
-            }
-            SqTxState::Payload => {
-                self.m_payload_valid.next = self.s_txrd_valid.val();
-                self.s_txrd_ready.next = self.m_payload_ready.val();
-                if self.s_txrd_valid.val() & self.m_payload_ready.val() & self.s_txrd_last.val() {
+                    // The words go to the payload buffer; the machine goes on to the next
+                    // WQE while they arrive and stream out.
+                    self.pl_busy.d.next = true;
+                    self.pl_streaming.d.next = true;
+                    self.pl_qp.d.next = self.tx_qp.q.val();
+                    self.pl_psn.d.next = self.tx_psn.q.val();
+                    self.pl_long.d.next = self.len_round.val() > self.payload_buffer_depth.val();
                     self.tx_state.d.next = SqTxState::Idle;
                 }
             }
@@ -1851,6 +1913,8 @@ impl Logic for SendQueueEngine {
             self.retransmissions_reg.d.next = 0.into();
             self.rdata_valid_reg.d.next = false;
             self.tx_state.d.next = SqTxState::Idle;
+            self.pl_busy.d.next = false;
+            self.pl_streaming.d.next = false;
             self.ak_state.d.next = SqAckState::Idle;
             self.tscan.d.next = 0.into();
             self.s_csr_ready.next = false;
@@ -2203,8 +2267,9 @@ mod tests {
         claim: Option<Claim>,
         pending_local: Option<(usize, u32, u8)>,
         job: Option<Job>,
-        /// The QP and PSN of the message being transmitted.
-        streaming: Option<(usize, u32)>,
+        /// The QP and PSN of the messages being transmitted: from the commit until the
+        /// last payload word is taken (the next message's commit can come before that).
+        streaming: Vec<(usize, u32)>,
         exp_msgs: VecDeque<Msg>,
         /// The payload read each expected message makes after its grant.
         exp_msg_reads: VecDeque<Option<(u32, u32)>>,
@@ -2230,7 +2295,7 @@ mod tests {
                 claim: None,
                 pending_local: None,
                 job: None,
-                streaming: None,
+                streaming: Vec::new(),
                 exp_msgs: VecDeque::new(),
                 exp_msg_reads: VecDeque::new(),
                 exp_expects: VecDeque::new(),
@@ -2374,7 +2439,7 @@ mod tests {
                         .then(|| (w.local_addr, w.length.div_ceil(8)));
                     self.exp_msg_reads.push_back(read);
                     self.exp_msgs.push_back(m);
-                    self.streaming = Some((qp, c.psn));
+                    self.streaming.push((qp, c.psn));
                 }
             } else if base_ok {
                 s.drain = true;
@@ -2601,11 +2666,12 @@ mod tests {
         fn timer(&mut self, qp: usize, mem: &Memory, now: u32) -> (bool, bool) {
             assert_eq!(qp, self.tscan, "timer scan order");
             self.tscan = (self.tscan + 1) % self.n;
-            let (timeout, limit, streaming) = (self.timeout, self.limit, self.streaming);
+            let (timeout, limit) = (self.timeout, self.limit);
+            let streaming = self.streaming.contains(&(qp, self.qp[qp].una));
             let s = &mut self.qp[qp];
             let mut fired = (false, false);
             if qp < self.n && s.outstanding() {
-                if streaming == Some((qp, s.una)) {
+                if streaming {
                     s.tstart = now;
                 } else if timeout != 0 && now.wrapping_sub(s.tstart) >= timeout {
                     self.retransmissions += 1;
@@ -3199,7 +3265,7 @@ mod tests {
                 m.requests,
                 "stat_requests_sent"
             );
-            if u.tx_state.q.val() == SqTxState::Idle && elig_picked != 0 {
+            if u.tx_pick_ok.val() && elig_picked != 0 {
                 let q = m.pick(elig_picked);
                 assert_eq!(
                     u.scheduler.m_pick_qp.val().index(),
@@ -3515,7 +3581,8 @@ mod tests {
         }
 
         fn finish_message(&mut self, m: Msg) {
-            self.model.streaming = None;
+            let key = (m.src_qp as usize, m.psn);
+            self.model.streaming.retain(|&k| k != key);
             self.sent.push(m.clone());
             self.new_msgs.push_back(m);
         }
