@@ -66,7 +66,14 @@
 //!   before they have), validate, commit (re-check and
 //!   `sq_next++` atomically), then the expect
 //!   event, the message and the payload, read by one DMA burst after the message's grant
-//!   and streamed straight through (one word per clock, no bubbles); an inline SEND (WQE
+//!   into the child block [`PayloadBuffer`] (`requester/payload_buffer.rs`: 16 words),
+//!   from which it streams (one word per clock, no bubbles). Once the payload request is
+//!   taken the machine goes on: it picks, claims and fetches the next WQE while the
+//!   payload arrives and streams out (the fetch's words come after the payload's on the
+//!   read port); its message is offered only after the previous payload's last word has
+//!   left. A payload longer than the buffer holds the read client until its burst ends,
+//!   and the next pick waits for that (so it is not made thousands of clocks before its
+//!   WQE can be read). An inline SEND (WQE
 //!   word 0 bit 9, at most 32 bytes) streams its payload from the fetched WQE's words 3,
 //!   5, 6, 7 instead, with no read; a NOP (opcode 0x0F) takes its PSN and completes
 //!   locally with success, like a bad WQE, once the queue has drained;
@@ -122,11 +129,16 @@
 //! one about 9 + L clocks after the previous one is accepted. A timeout fires between
 //! `cfg_retry_timeout` and `cfg_retry_timeout + 3 * queue_pairs` clocks (more when the
 //! table engine is busy) after the QP's last progress or the end of `sq_una`'s transmission.
-//! Throughput: payload one word per clock, without bubbles; between messages the claim,
-//! WQE fetch (8 words) and commit: one short message every 21 clocks (about 15 + 2L).
+//! Throughput: payload one word per clock, without bubbles. Short messages follow each
+//! other as fast as the tx read port serves one WQE burst (8 words) and one payload burst
+//! per message: every 18 clocks with a one-word payload and a read server that takes the
+//! next request while a burst streams (`latency_figures`); behind the NIC's
+//! `DmaReadArbiter`, one burst at a time, about `2 * (L + 1) + 8 + payload words` (see
+//! `docs/nic-blocks.md`, "Message rate of short messages").
 //! Each table operation takes three clocks so that the entry's PSN arithmetic and the
 //! decision it feeds are in different clocks.
-//! Limits: `queue_pairs` in 1..=64; one message in flight on the transmit path;
+//! Limits: `queue_pairs` in 1..=64; one WQE in the transmit machine, the payload of the
+//! message before it in the payload buffer;
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
