@@ -65,13 +65,15 @@
 //!   goes on to its commit after word 4 while words 5-7 drain, and no read is requested
 //!   before they have), validate, commit (re-check and
 //!   `sq_next++` atomically), then the expect
-//!   event, the message and the payload, read by one DMA burst after the message's grant
-//!   into the child block [`PayloadBuffer`] (`requester/payload_buffer.rs`: 16 words),
-//!   from which it streams (one word per clock, no bubbles). Once the payload request is
-//!   taken the machine goes on: it picks, claims and fetches the next WQE while the
-//!   payload arrives and streams out (the fetch's words come after the payload's on the
-//!   read port); its message is offered only after the previous payload's last word has
-//!   left. A payload longer than the buffer holds the read client until its burst ends,
+//!   event, the message and the payload, read by one DMA burst into the child block
+//!   [`PayloadBuffer`] (`requester/payload_buffer.rs`: 16 words), from which it streams
+//!   (one word per clock, no bubbles). A payload that fits the buffer is requested right
+//!   after the commit, before the message is offered (once the previous payload has left
+//!   the buffer; its words go out after the message's grant); a longer one after the
+//!   message's grant. Once the message is taken and its payload request too, the machine
+//!   goes on: it picks, claims and fetches the next WQE while the payload arrives and
+//!   streams out (the fetch's words come after the payload's on the read port); the next
+//!   message is offered only after the previous payload's last word has left. A payload longer than the buffer holds the read client until its burst ends,
 //!   and the next pick waits for that (so it is not made thousands of clocks before its
 //!   WQE can be read). An inline SEND (WQE
 //!   word 0 bit 9, at most 32 bytes) streams its payload from the fetched WQE's words 3,
@@ -122,8 +124,10 @@
 //!
 //! Latency (L = DMA read latency in clocks; measured with L = 3 in `latency_figures`): a
 //! doorbell on an idle QP leads to `m_msg_valid` (or `m_expect_valid`) 16 + L clocks
-//! later (19; 20 + L for an atomic or an inline SEND over 8 bytes); the payload request
-//! follows the message's grant by one clock (or the fetch's last word, if later). An
+//! later (19; 20 + L for an atomic or an inline SEND over 8 bytes; one clock more for a
+//! payload read that fits the buffer, whose request goes first: 20 in `latency_figures`);
+//! the payload request follows the commit by one clock, or for a longer payload the
+//! message's grant (or the fetch's last word, if later). An
 //! acknowledgement event is accepted within three clocks when no completion run is in
 //! progress; its first completion request follows 8 + L clocks later (11), each further
 //! one about 9 + L clocks after the previous one is accepted. A timeout fires between
@@ -350,6 +354,15 @@ pub struct SendQueueEngine {
     /// until its burst ends, so the next pick waits for that (a pick made now could be
     /// thousands of clocks stale when its WQE can be read).
     pl_long: DFF<Bit>,
+    /// The transmit machine's message had its payload requested before its grant (it
+    /// fits the buffer): its words wait in the buffer until the message is taken.
+    tx_early: DFF<Bit>,
+    /// The WQE being committed reads a payload that fits the buffer: it is requested
+    /// before the message is offered.
+    pl_early: Signal<Local, Bit>,
+    /// The payload buffer's words may go out (not those of a message read early and not
+    /// yet taken).
+    pl_out_ok: Signal<Local, Bit>,
     /// The transmit machine may take the scheduler's pick (idle, and no long payload
     /// burst arriving).
     tx_pick_ok: Signal<Local, Bit>,
@@ -692,6 +705,9 @@ impl SendQueueEngine {
             pl_qp: Default::default(),
             pl_psn: Default::default(),
             pl_long: Default::default(),
+            tx_early: Default::default(),
+            pl_early: Default::default(),
+            pl_out_ok: Default::default(),
             tx_pick_ok: Default::default(),
             payload_buffer_depth: k(PAYLOAD_BUFFER_DEPTH as u64),
             ak_state: Default::default(),
@@ -919,6 +935,7 @@ impl Logic for SendQueueEngine {
             pl_qp,
             pl_psn,
             pl_long,
+            tx_early,
             ak_state,
             ak_qp,
             ak_psn,
@@ -1122,6 +1139,14 @@ impl Logic for SendQueueEngine {
             self.msg_length.next = 16.into();
         }
         self.len_round.next = bit_cast::<16, 32>((self.fetch.m_length.val() + 7) >> 3);
+        // A payload read that fits the buffer completes without the segmenter, so it may
+        // start before the message's grant ("Deadlock freedom").
+        self.pl_early.next = !self.wqe_local_only.val()
+            & !self.op_read.val()
+            & !self.op_atomic.val()
+            & !self.fetch.m_inline.val()
+            & (self.fetch.m_length.val() != 0)
+            & (self.len_round.val() <= self.payload_buffer_depth.val());
         self.inline_data.next = self.fetch.m_word7.val();
         if self.tx_beat.q.val() == 0 {
             self.inline_data.next = self.fetch.m_vaddr.val();
@@ -1606,12 +1631,16 @@ impl Logic for SendQueueEngine {
         // follows its message, which is offered only once the buffer's last one has left).
         self.m_expect_valid.next = false;
         self.m_msg_valid.next = false;
-        self.m_payload_valid.next = self.payload_buffer.m_valid.val();
+        // (Until its request is taken, an early message's machine waits for the previous
+        // payload to leave: that one's words go out.)
+        self.pl_out_ok.next = !(self.tx_early.q.val() & (self.tx_state.q.val() == SqTxState::Msg));
+        self.m_payload_valid.next = self.payload_buffer.m_valid.val() & self.pl_out_ok.val();
         self.m_payload_data.next = self.payload_buffer.m_data.val();
         self.m_payload_last.next = self.payload_buffer.m_last.val();
-        self.payload_buffer.m_ready.next = self.m_payload_ready.val();
+        self.payload_buffer.m_ready.next = self.m_payload_ready.val() & self.pl_out_ok.val();
         if self.payload_buffer.m_valid.val()
             & self.m_payload_ready.val()
+            & self.pl_out_ok.val()
             & self.payload_buffer.m_last.val()
         {
             self.pl_streaming.d.next = false;
@@ -1667,6 +1696,10 @@ impl Logic for SendQueueEngine {
                     self.tx_state.d.next = SqTxState::Idle;
                     if self.ex_ok.val() {
                         self.tx_state.d.next = SqTxState::Msg;
+                        if self.pl_early.val() {
+                            self.tx_state.d.next = SqTxState::PayloadReq;
+                        }
+                        self.tx_early.d.next = self.pl_early.val();
                         if self.op_read.val() | self.op_atomic.val() {
                             self.tx_state.d.next = SqTxState::Expect;
                         }
@@ -1688,13 +1721,16 @@ impl Logic for SendQueueEngine {
                 }
             }
             SqTxState::Msg => {
-                // After the previous message's last payload word (from the buffer).
-                self.m_msg_valid.next = !self.pl_streaming.q.val();
-                if self.m_msg_ready.val() & !self.pl_streaming.q.val() {
+                // After the previous message's last payload word (from the buffer); the
+                // words there are this message's own if it was read early.
+                self.m_msg_valid.next = !self.pl_streaming.q.val() | self.tx_early.q.val();
+                if self.m_msg_ready.val() & (!self.pl_streaming.q.val() | self.tx_early.q.val()) {
                     self.requests_reg.d.next = self.requests_reg.q.val() + 1;
                     self.tx_state.d.next = SqTxState::Idle;
                     self.tx_beat.d.next = 0.into();
-                    if (self.msg_length.val() != 0) & !self.op_atomic.val() {
+                    self.tx_early.d.next = false;
+                    if (self.msg_length.val() != 0) & !self.op_atomic.val() & !self.tx_early.q.val()
+                    {
                         self.tx_state.d.next = SqTxState::PayloadReq;
                         if self.fetch.m_inline.val() {
                             self.tx_state.d.next = SqTxState::Inline;
@@ -1706,19 +1742,28 @@ impl Logic for SendQueueEngine {
                 }
             }
             SqTxState::PayloadReq => {
-                // One burst: ceil(length / 8) <= 8192 words.
-                self.m_txrd_req_valid.next = !self.fetch.m_draining.val();
+                // One burst: ceil(length / 8) <= 8192 words. Read early (before the
+                // message's grant), it waits until the previous payload has left the
+                // buffer (one message's words at a time).
+                self.m_txrd_req_valid.next = !self.fetch.m_draining.val()
+                    & !(self.tx_early.q.val() & self.pl_streaming.q.val());
                 self.m_txrd_req_addr.next = self.fetch.m_local.val();
                 self.m_txrd_req_words.next = self.len_round.val();
-                if self.m_txrd_req_ready.val() & !self.fetch.m_draining.val() {
+                if self.m_txrd_req_ready.val()
+                    & !self.fetch.m_draining.val()
+                    & !(self.tx_early.q.val() & self.pl_streaming.q.val())
+                {
                     // The words go to the payload buffer; the machine goes on to the next
-                    // WQE while they arrive and stream out.
+                    // WQE (or to offer this message, if read early) while they arrive.
                     self.pl_busy.d.next = true;
                     self.pl_streaming.d.next = true;
                     self.pl_qp.d.next = self.tx_qp.q.val();
                     self.pl_psn.d.next = self.tx_psn.q.val();
                     self.pl_long.d.next = self.len_round.val() > self.payload_buffer_depth.val();
                     self.tx_state.d.next = SqTxState::Idle;
+                    if self.tx_early.q.val() {
+                        self.tx_state.d.next = SqTxState::Msg;
+                    }
                 }
             }
             SqTxState::Inline => {
@@ -1927,6 +1972,7 @@ impl Logic for SendQueueEngine {
             self.tx_state.d.next = SqTxState::Idle;
             self.pl_busy.d.next = false;
             self.pl_streaming.d.next = false;
+            self.tx_early.d.next = false;
             self.ak_state.d.next = SqAckState::Idle;
             self.tscan.d.next = 0.into();
             self.s_csr_ready.next = false;
@@ -2449,7 +2495,14 @@ mod tests {
                     }
                     let read = (!needs_response(&w) && w.length > 0 && !w.inline)
                         .then(|| (w.local_addr, w.length.div_ceil(8)));
-                    self.exp_msg_reads.push_back(read);
+                    match read {
+                        // A payload that fits the buffer is read before the grant.
+                        Some(r) if r.1 <= PAYLOAD_BUFFER_DEPTH as u32 => {
+                            self.exp_txrd.push_back(r);
+                            self.exp_msg_reads.push_back(None);
+                        }
+                        _ => self.exp_msg_reads.push_back(read),
+                    }
                     self.exp_msgs.push_back(m);
                     self.streaming.push((qp, c.psn));
                 }
