@@ -61,8 +61,11 @@ impl WqeOpcode {
 /// WQE opcode of a NOP: nothing is sent; it completes locally with success, in order, once
 /// every earlier WQE of its queue pair has completed (like a bad WQE, but status 0). Posted
 /// behind a send-side reset, its completion tells the driver the NIC is done with every
-/// WQE of before the reset: the transmit path handles one WQE at a time, so it has
-/// finished reading the payload of any message it had committed.
+/// WQE of before the reset: the transmit path reads a WQE's words on the same read port
+/// as, and after, the payload of every message it committed before (the payload goes to
+/// a buffer on its way to the wire), and completes the NOP only after its words have
+/// arrived, so it has finished reading the payload of any message it had committed; a WQE
+/// fetched but not yet committed when the reset came is dropped at its commit.
 pub const NOP_OPCODE: u8 = 0x0F;
 
 /// WQE opcode of a DELAY (source 001: "a delay WQE provides a command to SANIC hardware to

@@ -229,6 +229,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::requester::WqeFetch::new()".into(),
         ),
         export_block(
+            "requester_payload_buffer",
+            crate::requester::PayloadBuffer::new(),
+            "nic_rtl::requester::PayloadBuffer",
+            "nic_rtl::requester::PayloadBuffer::new()".into(),
+        ),
+        export_block(
             "send_queue_engine",
             crate::SendQueueEngine::new(qps),
             "nic_rtl::SendQueueEngine",

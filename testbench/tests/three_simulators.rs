@@ -51,6 +51,7 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "cell_datapath",
         "csr",
         "requester_qp_table",
+        "requester_payload_buffer",
         "send_queue_engine",
         "nack_generator",
         "responder_qp_state",

@@ -7,15 +7,19 @@
 //! - [`Scheduler`]: the eligibility bit per queue pair and the round robin among them.
 //! - [`WqeFetch`]: the DMA read of a WQE's eight words into typed fields, the hand-off of a
 //!   short WQE after word 4 and the drain of its unused words.
+//! - [`PayloadBuffer`]: the payload words read from host memory, so the tx DMA read client
+//!   is free for the next WQE while they stream out.
 //! - [`AckEventQueue`]: the acknowledgement events from the responder side.
 
 pub mod ack_event_queue;
+pub mod payload_buffer;
 pub mod qp_table;
 pub mod scheduler;
 pub mod send_queue_engine;
 pub mod wqe_fetch;
 
 pub use ack_event_queue::AckEventQueue;
+pub use payload_buffer::PayloadBuffer;
 pub use qp_table::{QpEntry, QpTable};
 pub use scheduler::Scheduler;
 pub use send_queue_engine::SendQueueEngine;

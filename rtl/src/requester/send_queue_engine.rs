@@ -65,8 +65,17 @@
 //!   goes on to its commit after word 4 while words 5-7 drain, and no read is requested
 //!   before they have), validate, commit (re-check and
 //!   `sq_next++` atomically), then the expect
-//!   event, the message and the payload, read by one DMA burst after the message's grant
-//!   and streamed straight through (one word per clock, no bubbles); an inline SEND (WQE
+//!   event, the message and the payload, read by one DMA burst into the child block
+//!   [`PayloadBuffer`] (`requester/payload_buffer.rs`: 16 words), from which it streams
+//!   (one word per clock, no bubbles). A payload that fits the buffer is requested right
+//!   after the commit, before the message is offered (once the previous payload has left
+//!   the buffer; its words go out after the message's grant); a longer one after the
+//!   message's grant. Once the message is taken and its payload request too, the machine
+//!   goes on: it picks, claims and fetches the next WQE while the payload arrives and
+//!   streams out (the fetch's words come after the payload's on the read port); the next
+//!   message is offered only after the previous payload's last word has left. A payload longer than the buffer holds the read client until its burst ends,
+//!   and the next pick waits for that (so it is not made thousands of clocks before its
+//!   WQE can be read). An inline SEND (WQE
 //!   word 0 bit 9, at most 32 bytes) streams its payload from the fetched WQE's words 3,
 //!   5, 6, 7 instead, with no read; a NOP (opcode 0x0F) takes its PSN and completes
 //!   locally with success, like a bad WQE, once the queue has drained; so do a BIND RKEY
@@ -119,22 +128,30 @@
 //!
 //! Latency (L = DMA read latency in clocks; measured with L = 3 in `latency_figures`): a
 //! doorbell on an idle QP leads to `m_msg_valid` (or `m_expect_valid`) 16 + L clocks
-//! later (19; 20 + L for an atomic or an inline SEND over 8 bytes); the payload request
-//! follows the message's grant by one clock (or the fetch's last word, if later). An
+//! later (19; 20 + L for an atomic or an inline SEND over 8 bytes; one clock more for a
+//! payload read that fits the buffer, whose request goes first: 20 in `latency_figures`);
+//! the payload request follows the commit by one clock, or for a longer payload the
+//! message's grant (or the fetch's last word, if later). An
 //! acknowledgement event is accepted within three clocks when no completion run is in
 //! progress; its first completion request follows 8 + L clocks later (11), each further
 //! one about 9 + L clocks after the previous one is accepted. A timeout fires between
 //! `cfg_retry_timeout` and `cfg_retry_timeout + 3 * queue_pairs` clocks (more when the
 //! table engine is busy) after the QP's last progress or the end of `sq_una`'s transmission.
-//! Throughput: payload one word per clock, without bubbles; between messages the claim,
-//! WQE fetch (8 words) and commit: one short message every 21 clocks (about 15 + 2L).
+//! Throughput: payload one word per clock, without bubbles. Short messages follow each
+//! other as fast as the tx read port serves one WQE burst (8 words) and one payload burst
+//! per message: every 18 clocks with a one-word payload and a read server that takes the
+//! next request while a burst streams (`latency_figures`); behind the NIC's
+//! `DmaReadArbiter`, one burst at a time, about `2 * (L + 1) + 8 + payload words` (see
+//! `docs/nic-blocks.md`, "Message rate of short messages").
 //! Each table operation takes three clocks so that the entry's PSN arithmetic and the
 //! decision it feeds are in different clocks.
-//! Limits: `queue_pairs` in 1..=64; one message in flight on the transmit path;
+//! Limits: `queue_pairs` in 1..=64; one WQE in the transmit machine, the payload of the
+//! message before it in the payload buffer;
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
-use crate::requester::{QpTable, Scheduler, WqeFetch};
+use crate::requester::payload_buffer::PAYLOAD_BUFFER_DEPTH;
+use crate::requester::{PayloadBuffer, QpTable, Scheduler, WqeFetch};
 use crate::sim::ClockedBlock;
 use nic_abi::{
     CompletionStatus, Syndrome, WqeOpcode, BIND_OPCODE, DELAY_CYCLES_MASK, DELAY_OPCODE,
@@ -188,8 +205,9 @@ pub enum SqTxState {
     Local,
     Expect,
     Msg,
+    /// Requesting the payload read (into the payload buffer; the machine goes on once the
+    /// request is taken).
     PayloadReq,
-    Payload,
     /// Streaming an inline SEND's payload from the fetched WQE.
     Inline,
     Atomic0,
@@ -327,6 +345,32 @@ pub struct SendQueueEngine {
     /// The WQE fetch: the read of the WQE's words into its fields, the early hand-off of
     /// a short WQE and the drain of its unused words.
     fetch: WqeFetch,
+    /// The payload words read from host memory, on their way to `m_payload_*`.
+    payload_buffer: PayloadBuffer,
+    /// The payload read's burst is arriving (its words go to the payload buffer).
+    pl_busy: DFF<Bit>,
+    /// A message's payload read has been requested and its last word has not yet left on
+    /// `m_payload_*` (the message of `pl_qp`, `pl_psn` is still being transmitted).
+    pl_streaming: DFF<Bit>,
+    pl_qp: DFF<Bits<6>>,
+    pl_psn: DFF<Bits<24>>,
+    /// The arriving payload is longer than the payload buffer: it holds the read client
+    /// until its burst ends, so the next pick waits for that (a pick made now could be
+    /// thousands of clocks stale when its WQE can be read).
+    pl_long: DFF<Bit>,
+    /// The transmit machine's message had its payload requested before its grant (it
+    /// fits the buffer): its words wait in the buffer until the message is taken.
+    tx_early: DFF<Bit>,
+    /// The WQE being committed reads a payload that fits the buffer: it is requested
+    /// before the message is offered.
+    pl_early: Signal<Local, Bit>,
+    /// The payload buffer's words may go out (not those of a message read early and not
+    /// yet taken).
+    pl_out_ok: Signal<Local, Bit>,
+    /// The transmit machine may take the scheduler's pick (idle, and no long payload
+    /// burst arriving).
+    tx_pick_ok: Signal<Local, Bit>,
+    payload_buffer_depth: Constant<Bits<16>>,
     // Acknowledgement machine.
     ak_state: DFF<SqAckState>,
     ak_qp: DFF<Bits<6>>,
@@ -477,7 +521,9 @@ pub struct SendQueueEngine {
     tx_req: Signal<Local, Bit>,
     tx_req_op: Signal<Local, SqOp>,
     tx_streaming: Signal<Local, Bit>,
-    tx_on_qp: Signal<Local, Bit>,
+    /// The operation's QP has its `sq_una` being transmitted (the transmit machine's
+    /// message, or the one whose payload streams from the payload buffer).
+    tx_on_una: Signal<Local, Bit>,
     local_take: Signal<Local, Bit>,
     ak_req_hi: Signal<Local, Bit>,
     ak_req_lo: Signal<Local, Bit>,
@@ -668,6 +714,17 @@ impl SendQueueEngine {
             tx_stale: Default::default(),
             tx_beat: Default::default(),
             fetch: WqeFetch::new(),
+            payload_buffer: PayloadBuffer::new(),
+            pl_busy: Default::default(),
+            pl_streaming: Default::default(),
+            pl_qp: Default::default(),
+            pl_psn: Default::default(),
+            pl_long: Default::default(),
+            tx_early: Default::default(),
+            pl_early: Default::default(),
+            pl_out_ok: Default::default(),
+            tx_pick_ok: Default::default(),
+            payload_buffer_depth: k(PAYLOAD_BUFFER_DEPTH as u64),
             ak_state: Default::default(),
             ak_qp: Default::default(),
             ak_psn: Default::default(),
@@ -777,7 +834,7 @@ impl SendQueueEngine {
             tx_req: Default::default(),
             tx_req_op: Default::default(),
             tx_streaming: Default::default(),
-            tx_on_qp: Default::default(),
+            tx_on_una: Default::default(),
             local_take: Default::default(),
             ak_req_hi: Default::default(),
             ak_req_lo: Default::default(),
@@ -896,6 +953,12 @@ impl Logic for SendQueueEngine {
             tx_resync,
             tx_stale,
             tx_beat,
+            pl_busy,
+            pl_streaming,
+            pl_qp,
+            pl_psn,
+            pl_long,
+            tx_early,
             ak_state,
             ak_qp,
             ak_psn,
@@ -1109,6 +1172,14 @@ impl Logic for SendQueueEngine {
             self.msg_length.next = 16.into();
         }
         self.len_round.next = bit_cast::<16, 32>((self.fetch.m_length.val() + 7) >> 3);
+        // A payload read that fits the buffer completes without the segmenter, so it may
+        // start before the message's grant ("Deadlock freedom").
+        self.pl_early.next = !self.wqe_local_only.val()
+            & !self.op_read.val()
+            & !self.op_atomic.val()
+            & !self.fetch.m_inline.val()
+            & (self.fetch.m_length.val() != 0)
+            & (self.len_round.val() <= self.payload_buffer_depth.val());
         self.inline_data.next = self.fetch.m_word7.val();
         if self.tx_beat.q.val() == 0 {
             self.inline_data.next = self.fetch.m_vaddr.val();
@@ -1141,9 +1212,6 @@ impl Logic for SendQueueEngine {
             SqTxState::PayloadReq => {
                 self.tx_streaming.next = true;
             }
-            SqTxState::Payload => {
-                self.tx_streaming.next = true;
-            }
             SqTxState::Inline => {
                 self.tx_streaming.next = true;
             }
@@ -1155,7 +1223,12 @@ impl Logic for SendQueueEngine {
             }
             _ => {}
         }
-        self.tx_on_qp.next = self.tx_streaming.val() & (self.tx_qp.q.val() == self.op_qp.q.val());
+        self.tx_on_una.next = (self.tx_streaming.val()
+            & (self.tx_qp.q.val() == self.op_qp.q.val())
+            & (self.tx_psn.q.val() == self.rd_una.val()))
+            | (self.pl_streaming.q.val()
+                & (self.pl_qp.q.val() == self.op_qp.q.val())
+                & (self.pl_psn.q.val() == self.rd_una.val()));
         self.local_take.next = (self.ak_state.q.val() == SqAckState::Idle)
             & (self.tx_state.q.val() == SqTxState::Local);
         self.ak_req_hi.next = false;
@@ -1431,7 +1504,7 @@ impl Logic for SendQueueEngine {
                         // The timer runs while messages are outstanding.
                         self.ex_ok.next = self.qp_valid.val() & self.rd_outstanding_reg.q.val();
                         if self.ex_ok.val() {
-                            if self.tx_on_qp.val() & (self.tx_psn.q.val() == self.rd_una.val()) {
+                            if self.tx_on_una.val() {
                                 // sq_una is still being transmitted: not yet waiting for
                                 // its answer. (Later messages do not hold the timer: it
                                 // measures the oldest message's wait.)
@@ -1574,22 +1647,51 @@ impl Logic for SendQueueEngine {
         self.fetch.s_fetch_addr.next = self.tx_wqe_addr.q.val();
         self.fetch.m_rd_req_ready.next = self.m_txrd_req_ready.val();
         self.fetch.s_rd_data.next = self.s_txrd_data.val();
-        self.fetch.s_rd_valid.next = self.s_txrd_valid.val();
+        self.fetch.s_rd_valid.next = self.s_txrd_valid.val() & !self.pl_busy.q.val();
         self.fetch.s_rd_last.next = self.s_txrd_last.val();
-        // The tx DMA read port: the WQE fetch's, but for the payload read (PayloadReq,
-        // Payload), which waits until the fetch has drained.
+        self.payload_buffer.clock.next = self.clock.val();
+        self.payload_buffer.reset.next = self.reset.val();
+        self.payload_buffer.s_data.next = self.s_txrd_data.val();
+        self.payload_buffer.s_valid.next = self.s_txrd_valid.val() & self.pl_busy.q.val();
+        self.payload_buffer.s_last.next = self.s_txrd_last.val();
+        // The tx DMA read port: the WQE fetch's, but for the payload read (PayloadReq),
+        // which waits until the fetch has drained. Read data go in request order: to the
+        // payload buffer while the payload's burst arrives, else to the fetch (whose next
+        // request may already be waiting behind the payload's).
         self.m_txrd_req_valid.next = self.fetch.m_rd_req_valid.val();
         self.m_txrd_req_addr.next = self.fetch.m_rd_req_addr.val();
         self.m_txrd_req_words.next = self.fetch.m_rd_req_words.val();
         self.s_txrd_ready.next = self.fetch.s_rd_ready.val();
+        if self.pl_busy.q.val() {
+            self.s_txrd_ready.next = self.payload_buffer.s_ready.val();
+            if self.s_txrd_valid.val() & self.payload_buffer.s_ready.val() & self.s_txrd_last.val()
+            {
+                self.pl_busy.d.next = false;
+            }
+        }
+        // The payload from the buffer (an inline or atomic payload overrides it below: it
+        // follows its message, which is offered only once the buffer's last one has left).
         self.m_expect_valid.next = false;
         self.m_msg_valid.next = false;
-        self.m_payload_valid.next = false;
-        self.m_payload_data.next = self.s_txrd_data.val();
-        self.m_payload_last.next = self.s_txrd_last.val();
+        // (Until its request is taken, an early message's machine waits for the previous
+        // payload to leave: that one's words go out.)
+        self.pl_out_ok.next = !(self.tx_early.q.val() & (self.tx_state.q.val() == SqTxState::Msg));
+        self.m_payload_valid.next = self.payload_buffer.m_valid.val() & self.pl_out_ok.val();
+        self.m_payload_data.next = self.payload_buffer.m_data.val();
+        self.m_payload_last.next = self.payload_buffer.m_last.val();
+        self.payload_buffer.m_ready.next = self.m_payload_ready.val() & self.pl_out_ok.val();
+        if self.payload_buffer.m_valid.val()
+            & self.m_payload_ready.val()
+            & self.pl_out_ok.val()
+            & self.payload_buffer.m_last.val()
+        {
+            self.pl_streaming.d.next = false;
+        }
+        self.tx_pick_ok.next = (self.tx_state.q.val() == SqTxState::Idle)
+            & !(self.pl_busy.q.val() & self.pl_long.q.val());
         match self.tx_state.q.val() {
             SqTxState::Idle => {
-                if self.scheduler.m_pick_valid.val() {
+                if self.scheduler.m_pick_valid.val() & self.tx_pick_ok.val() {
                     self.scheduler.s_pick_taken.next = true;
                     self.tx_qp.d.next = self.scheduler.m_pick_qp.val();
                     self.tx_stale.d.next = false;
@@ -1636,6 +1738,10 @@ impl Logic for SendQueueEngine {
                     self.tx_state.d.next = SqTxState::Idle;
                     if self.ex_ok.val() {
                         self.tx_state.d.next = SqTxState::Msg;
+                        if self.pl_early.val() {
+                            self.tx_state.d.next = SqTxState::PayloadReq;
+                        }
+                        self.tx_early.d.next = self.pl_early.val();
                         if self.op_read.val() | self.op_atomic.val() {
                             self.tx_state.d.next = SqTxState::Expect;
                         }
@@ -1657,12 +1763,16 @@ impl Logic for SendQueueEngine {
                 }
             }
             SqTxState::Msg => {
-                self.m_msg_valid.next = true;
-                if self.m_msg_ready.val() {
+                // After the previous message's last payload word (from the buffer); the
+                // words there are this message's own if it was read early.
+                self.m_msg_valid.next = !self.pl_streaming.q.val() | self.tx_early.q.val();
+                if self.m_msg_ready.val() & (!self.pl_streaming.q.val() | self.tx_early.q.val()) {
                     self.requests_reg.d.next = self.requests_reg.q.val() + 1;
                     self.tx_state.d.next = SqTxState::Idle;
                     self.tx_beat.d.next = 0.into();
-                    if (self.msg_length.val() != 0) & !self.op_atomic.val() {
+                    self.tx_early.d.next = false;
+                    if (self.msg_length.val() != 0) & !self.op_atomic.val() & !self.tx_early.q.val()
+                    {
                         self.tx_state.d.next = SqTxState::PayloadReq;
                         if self.fetch.m_inline.val() {
                             self.tx_state.d.next = SqTxState::Inline;
@@ -1674,19 +1784,28 @@ impl Logic for SendQueueEngine {
                 }
             }
             SqTxState::PayloadReq => {
-                // One burst: ceil(length / 8) <= 8192 words.
-                self.m_txrd_req_valid.next = !self.fetch.m_draining.val();
+                // One burst: ceil(length / 8) <= 8192 words. Read early (before the
+                // message's grant), it waits until the previous payload has left the
+                // buffer (one message's words at a time).
+                self.m_txrd_req_valid.next = !self.fetch.m_draining.val()
+                    & !(self.tx_early.q.val() & self.pl_streaming.q.val());
                 self.m_txrd_req_addr.next = self.fetch.m_local.val();
                 self.m_txrd_req_words.next = self.len_round.val();
-                if self.m_txrd_req_ready.val() & !self.fetch.m_draining.val() {
-                    self.tx_state.d.next = SqTxState::Payload;
-                }
-            }
-            SqTxState::Payload => {
-                self.m_payload_valid.next = self.s_txrd_valid.val();
-                self.s_txrd_ready.next = self.m_payload_ready.val();
-                if self.s_txrd_valid.val() & self.m_payload_ready.val() & self.s_txrd_last.val() {
+                if self.m_txrd_req_ready.val()
+                    & !self.fetch.m_draining.val()
+                    & !(self.tx_early.q.val() & self.pl_streaming.q.val())
+                {
+                    // The words go to the payload buffer; the machine goes on to the next
+                    // WQE (or to offer this message, if read early) while they arrive.
+                    self.pl_busy.d.next = true;
+                    self.pl_streaming.d.next = true;
+                    self.pl_qp.d.next = self.tx_qp.q.val();
+                    self.pl_psn.d.next = self.tx_psn.q.val();
+                    self.pl_long.d.next = self.len_round.val() > self.payload_buffer_depth.val();
                     self.tx_state.d.next = SqTxState::Idle;
+                    if self.tx_early.q.val() {
+                        self.tx_state.d.next = SqTxState::Msg;
+                    }
                 }
             }
             SqTxState::Inline => {
@@ -1893,6 +2012,9 @@ impl Logic for SendQueueEngine {
             self.retransmissions_reg.d.next = 0.into();
             self.rdata_valid_reg.d.next = false;
             self.tx_state.d.next = SqTxState::Idle;
+            self.pl_busy.d.next = false;
+            self.pl_streaming.d.next = false;
+            self.tx_early.d.next = false;
             self.ak_state.d.next = SqAckState::Idle;
             self.tscan.d.next = 0.into();
             self.s_csr_ready.next = false;
@@ -2260,8 +2382,9 @@ mod tests {
         hold_deadline: [u32; 64],
         hold_blocked: Option<usize>,
         job: Option<Job>,
-        /// The QP and PSN of the message being transmitted.
-        streaming: Option<(usize, u32)>,
+        /// The QP and PSN of the messages being transmitted: from the commit until the
+        /// last payload word is taken (the next message's commit can come before that).
+        streaming: Vec<(usize, u32)>,
         exp_msgs: VecDeque<Msg>,
         /// The payload read each expected message makes after its grant.
         exp_msg_reads: VecDeque<Option<(u32, u32)>>,
@@ -2291,7 +2414,7 @@ mod tests {
                 hold_deadline: [0; 64],
                 hold_blocked: None,
                 job: None,
-                streaming: None,
+                streaming: Vec::new(),
                 exp_msgs: VecDeque::new(),
                 exp_msg_reads: VecDeque::new(),
                 exp_expects: VecDeque::new(),
@@ -2459,9 +2582,16 @@ mod tests {
                     }
                     let read = (!needs_response(&w) && w.length > 0 && !w.inline)
                         .then(|| (w.local_addr, w.length.div_ceil(8)));
-                    self.exp_msg_reads.push_back(read);
+                    match read {
+                        // A payload that fits the buffer is read before the grant.
+                        Some(r) if r.1 <= PAYLOAD_BUFFER_DEPTH as u32 => {
+                            self.exp_txrd.push_back(r);
+                            self.exp_msg_reads.push_back(None);
+                        }
+                        _ => self.exp_msg_reads.push_back(read),
+                    }
                     self.exp_msgs.push_back(m);
-                    self.streaming = Some((qp, c.psn));
+                    self.streaming.push((qp, c.psn));
                 }
             } else if base_ok {
                 s.drain = true;
@@ -2688,11 +2818,12 @@ mod tests {
         fn timer(&mut self, qp: usize, mem: &Memory, now: u32) -> (bool, bool) {
             assert_eq!(qp, self.tscan, "timer scan order");
             self.tscan = (self.tscan + 1) % self.n;
-            let (timeout, limit, streaming) = (self.timeout, self.limit, self.streaming);
+            let (timeout, limit) = (self.timeout, self.limit);
+            let streaming = self.streaming.contains(&(qp, self.qp[qp].una));
             let s = &mut self.qp[qp];
             let mut fired = (false, false);
             if qp < self.n && s.outstanding() {
-                if streaming == Some((qp, s.una)) {
+                if streaming {
                     s.tstart = now;
                 } else if timeout != 0 && now.wrapping_sub(s.tstart) >= timeout {
                     self.retransmissions += 1;
@@ -3304,7 +3435,7 @@ mod tests {
                 m.requests,
                 "stat_requests_sent"
             );
-            if u.tx_state.q.val() == SqTxState::Idle && elig_picked != 0 {
+            if u.tx_pick_ok.val() && elig_picked != 0 {
                 let q = m.pick(elig_picked);
                 assert_eq!(
                     u.scheduler.m_pick_qp.val().index(),
@@ -3620,7 +3751,8 @@ mod tests {
         }
 
         fn finish_message(&mut self, m: Msg) {
-            self.model.streaming = None;
+            let key = (m.src_qp as usize, m.psn);
+            self.model.streaming.retain(|&k| k != key);
             self.sent.push(m.clone());
             self.new_msgs.push_back(m);
         }
