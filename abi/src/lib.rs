@@ -8,8 +8,7 @@ pub mod syndrome;
 
 pub use queue_entries::{
     cqe_field, wqe_field, Cqe, Rqe, Wqe, WqeOpcode, BIND_OPCODE, DELAY_CYCLES_BITS,
-    DELAY_CYCLES_MASK, DELAY_CYCLES_WORD, DELAY_OPCODE, INLINE_MAX_BYTES, INLINE_WORDS,
-    NOP_OPCODE,
+    DELAY_CYCLES_MASK, DELAY_CYCLES_WORD, DELAY_OPCODE, INLINE_MAX_BYTES, INLINE_WORDS, NOP_OPCODE,
 };
 pub use syndrome::{
     AethRefusals, CompletionStatus, Syndrome, AETH_REFUSALS_REPORTED, AETH_REFUSALS_SHIFT,

@@ -113,7 +113,7 @@
 //! the truth, so a non-retryable NACK that crosses a timeout still completes its WQE with
 //! the syndrome (and `sq_next` moves past it), before the answer to the retransmitted
 //! duplicate (`docs/nic-architecture.md`, "Refused PSNs";
-//! `receive_queue_engine::tests::duplicate_of_a_refused_psn_is_refused_again`). A NACK
+//! `rtl/tests/receive_queue_engine.rs`, `duplicate_of_a_refused_psn_is_refused_again`). A NACK
 //! lost on the way is reported again by every later answer's AETH, which the
 //! `ReceiveQueueEngine` hands over as that PSN's final NACK before the answer's own event
 //! (several, oldest first): nothing here changes for it.
