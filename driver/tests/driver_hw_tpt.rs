@@ -9,8 +9,6 @@ mod fake_nic;
 use fake_nic::{Cluster, Fabric, TptOutcome};
 use nic_abi::{csr, CompletionStatus, Syndrome, Wqe, WqeOpcode};
 use nic_driver::hw_tpt::{stag_index, stag_key, HwTptError, BUSY_POLLS};
-use nic_driver::membership::Protocol;
-use nic_driver::rejoin::RejoinConfig;
 use nic_driver::tpt::{Protection, ProtectionError, RegionRef, TptEntry};
 use nic_driver::{Completion, DriverConfig, NodeId, VerbsError};
 
@@ -21,17 +19,7 @@ const APP: u32 = 0x9_0000;
 const VA: u64 = 0x7F00_0000_0000;
 
 fn config(node: NodeId, n: usize, incarnation: u32) -> DriverConfig {
-    let mut c = DriverConfig::new(
-        Protocol::Rejoin(RejoinConfig::new(node, 8, 50)),
-        n,
-        ARENA,
-        ARENA_LEN,
-    );
-    c.sq_log2 = 3;
-    c.rq_log2 = 3;
-    c.cq_log2 = 6;
-    c.recv_buffer_bytes = 1024;
-    c.incarnation = incarnation;
+    let mut c = fake_nic::small_config(node, n, ARENA, ARENA_LEN, incarnation);
     c.first_handle = incarnation.wrapping_mul(0x9E37_79B9);
     c.exception_poll_interval = 10;
     c

@@ -8,8 +8,6 @@ use fake_nic::{Cluster, Fabric, LoneNic, NicState};
 use nic_abi::{csr, CompletionStatus, Cqe, Rqe, Syndrome, WqeOpcode};
 use nic_driver::control::{ControlMessage, ControlSend};
 use nic_driver::driver::CONTROL_IMMEDIATE;
-use nic_driver::membership::Protocol;
-use nic_driver::rejoin::RejoinConfig;
 use nic_driver::tpt::{Access, Protection, ProtectionError, RegionRef, Side, TptEntry};
 use nic_driver::{Completion, Driver, DriverConfig, DriverError, NodeId, VerbsError};
 
@@ -18,17 +16,7 @@ const ARENA_LEN: u32 = 0x8_0000;
 const APP: u32 = 0x9_0000;
 
 fn config(node: NodeId, n: usize, incarnation: u32) -> DriverConfig {
-    let mut c = DriverConfig::new(
-        Protocol::Rejoin(RejoinConfig::new(node, 8, 50)),
-        n,
-        ARENA,
-        ARENA_LEN,
-    );
-    c.sq_log2 = 3;
-    c.rq_log2 = 3;
-    c.cq_log2 = 6;
-    c.recv_buffer_bytes = 1024;
-    c.incarnation = incarnation;
+    let mut c = fake_nic::small_config(node, n, ARENA, ARENA_LEN, incarnation);
     c.first_handle = incarnation << 16;
     c
 }

@@ -9,9 +9,7 @@ mod fake_nic;
 use fake_nic::{Cluster, Fabric, TptOutcome};
 use nic_abi::csr;
 use nic_driver::hw_tpt::stag_index;
-use nic_driver::membership::Protocol;
 use nic_driver::multi_nic::{SlowPathOutcome, EXC_HEAD_CHECK_ONLY};
-use nic_driver::rejoin::RejoinConfig;
 use nic_driver::tpt::{Protection, TptEntry};
 use nic_driver::{Completion, DriverConfig, DriverError, NodeId};
 
@@ -23,17 +21,7 @@ const VA: u64 = 0x7F00_0000_0000;
 const SECOND: usize = 2;
 
 fn config(node: NodeId, _fakes: usize, incarnation: u32) -> DriverConfig {
-    let mut c = DriverConfig::new(
-        Protocol::Rejoin(RejoinConfig::new(node, 8, 50)),
-        2,
-        ARENA,
-        ARENA_LEN,
-    );
-    c.sq_log2 = 3;
-    c.rq_log2 = 3;
-    c.cq_log2 = 6;
-    c.recv_buffer_bytes = 1024;
-    c.incarnation = incarnation;
+    let mut c = fake_nic::small_config(node, 2, ARENA, ARENA_LEN, incarnation);
     c.first_handle = incarnation.wrapping_mul(0x9E37_79B9);
     c.exception_poll_interval = 10;
     c.nics = 2;

@@ -8,8 +8,6 @@ mod fake_nic;
 
 use fake_nic::{Cluster, Fabric};
 use nic_abi::{CompletionStatus, DELAY_CYCLES_MASK};
-use nic_driver::membership::Protocol;
-use nic_driver::rejoin::RejoinConfig;
 use nic_driver::tpt::{Protection, ProtectionError, RegionRef, TptEntry};
 use nic_driver::{BindError, Completion, DriverConfig, LocalWork, NodeId, VerbsError};
 
@@ -19,17 +17,7 @@ const APP: u32 = 0x9_0000;
 const VA: u64 = 0x7F00_0000_0000;
 
 fn config(node: NodeId, n: usize, incarnation: u32) -> DriverConfig {
-    let mut c = DriverConfig::new(
-        Protocol::Rejoin(RejoinConfig::new(node, 8, 50)),
-        n,
-        ARENA,
-        ARENA_LEN,
-    );
-    c.sq_log2 = 3;
-    c.rq_log2 = 3;
-    c.cq_log2 = 6;
-    c.recv_buffer_bytes = 1024;
-    c.incarnation = incarnation;
+    let mut c = fake_nic::small_config(node, n, ARENA, ARENA_LEN, incarnation);
     c.first_handle = incarnation << 16;
     c.exception_poll_interval = 10;
     c

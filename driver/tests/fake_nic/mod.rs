@@ -34,6 +34,34 @@ use nic_driver::driver::CONTROL_IMMEDIATE;
 use nic_driver::tpt::TptEntry;
 use nic_driver::{Completion, Driver, DriverConfig, NicAccess, NodeId};
 
+/// The small driver configuration the fake-NIC tests share: the rejoin protocol
+/// (heartbeat 8, timeout 50), `n` NICs' worth of nodes, the arena `arena .. arena +
+/// arena_len`, rings of 8 send, 8 receive and 64 completion entries, 1 KiB receive
+/// buffers, and `incarnation`. Each test sets what it needs beyond that (handles,
+/// exception polling, NICs per host).
+pub fn small_config(
+    node: NodeId,
+    n: usize,
+    arena: u32,
+    arena_len: u32,
+    incarnation: u32,
+) -> DriverConfig {
+    let mut c = DriverConfig::new(
+        nic_driver::membership::Protocol::Rejoin(nic_driver::rejoin::RejoinConfig::new(
+            node, 8, 50,
+        )),
+        n,
+        arena,
+        arena_len,
+    );
+    c.sq_log2 = 3;
+    c.rq_log2 = 3;
+    c.cq_log2 = 6;
+    c.recv_buffer_bytes = 1024;
+    c.incarnation = incarnation;
+    c
+}
+
 /// The kinds of the messages a control SEND's payload carries (none if it does not decode).
 pub fn control_kinds(payload: &[u8]) -> Vec<ControlKind> {
     ControlSend::decode(payload)
