@@ -13,12 +13,18 @@
 //! - [`words`]: payload bytes as the 64-bit words a source drives (garbage past the length).
 //! - [`cell_faults`]: random messages and cell-stream faults.
 //! - [`responder`]: the reference model of the receive queue engine (the responder).
+//! - [`requester`]: the send queue engine's port transactions, the rules a WQE becomes a
+//!   message by, and the scoreboard that judges the engine's ports by the requester's rules.
+//! - [`remote_responder`]: a remote responder answering requests with acknowledgement
+//!   events, with losses, refusals and resyncs, recording what it applied.
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
 //! nic-rtl; a unit test inside nic-rtl would see a second copy of its types).
 
 pub mod cell_faults;
 pub mod host_memory;
+pub mod remote_responder;
+pub mod requester;
 pub mod responder;
 pub mod stream;
 pub mod words;
