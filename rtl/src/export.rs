@@ -142,6 +142,34 @@ pub fn exported_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::Crc32Prepad::default()".into(),
         ),
     );
+    // The reassembler's children.
+    let reassembler = 1 + blocks
+        .iter()
+        .position(|b| b.name == "cell_segmenter")
+        .expect("the segmenter is exported");
+    blocks.splice(
+        reassembler..reassembler,
+        [
+            export_block(
+                "cell_position",
+                crate::cell::CellPosition::new(),
+                "nic_rtl::cell::CellPosition",
+                "nic_rtl::cell::CellPosition::new()".into(),
+            ),
+            export_block(
+                "cell_buffer",
+                crate::cell::CellBuffer::default(),
+                "nic_rtl::cell::CellBuffer",
+                "nic_rtl::cell::CellBuffer::default()".into(),
+            ),
+            export_block(
+                "cell_outcome_sender",
+                crate::cell::OutcomeSender::new(),
+                "nic_rtl::cell::OutcomeSender",
+                "nic_rtl::cell::OutcomeSender::new()".into(),
+            ),
+        ],
+    );
     blocks.extend(nic_blocks(config));
     blocks.push(nic_top_block(config));
     blocks

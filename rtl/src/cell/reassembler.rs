@@ -46,71 +46,14 @@
 //! guarantees); `cell_payload` a multiple of 8 in 8..=1024 (two cells fit the 256-word
 //! buffer, four iCE40 block RAMs).
 
+use crate::cell::cell_buffer::CellBuffer;
+use crate::cell::cell_position::CellPosition;
 use crate::cell::format::{check_cell_payload, MAX_CELL_PAYLOAD};
+use crate::cell::outcome_sender::OutcomeSender;
 use crate::crc32::prepad::Crc32Prepad;
 use crate::crc32::Crc32;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
-
-/// Address bits of the payload buffer (256 words of 64 bits).
-pub const BUFFER_ADDRESS_BITS: usize = 8;
-
-/// The payload buffer: 256 words of 64 bits with one write port and one registered read
-/// port on one clock (four iCE40 block RAMs). The same as rust-hdl's `RAM`, except that
-/// the memory is marked `no_rw_check`: yosys then leaves out its read-during-write
-/// emulation (a 64-bit bypass register, its output mux and a read/write address compare
-/// behind `m_ready`, about 200 cells). The reassembler never uses a word read in the
-/// clock it is written: it reads only the words of the outcome being delivered, and the
-/// cell being written starts after them (two cells of at most 128 words fit).
-#[derive(LogicBlock, Default)]
-struct PayloadBuffer {
-    pub clock: Signal<In, Clock>,
-    pub read_address: Signal<In, Bits<BUFFER_ADDRESS_BITS>>,
-    pub read_data: Signal<Out, Bits<64>>,
-    pub write_address: Signal<In, Bits<BUFFER_ADDRESS_BITS>>,
-    pub write_data: Signal<In, Bits<64>>,
-    pub write_enable: Signal<In, Bit>,
-    _sim: Box<std::collections::BTreeMap<Bits<BUFFER_ADDRESS_BITS>, Bits<64>>>,
-}
-
-impl Logic for PayloadBuffer {
-    fn update(&mut self) {
-        if self.clock.pos_edge() {
-            self.read_data.next = *self
-                ._sim
-                .get(&self.read_address.val())
-                .unwrap_or(&Bits::default());
-            if self.write_enable.val() {
-                self._sim
-                    .insert(self.write_address.val(), self.write_data.val());
-            }
-        }
-    }
-
-    fn connect(&mut self) {
-        self.read_data.connect();
-    }
-
-    fn hdl(&self) -> Verilog {
-        Verilog::Custom(format!(
-            "\
-(* no_rw_check *)
-reg [63:0] mem [{top}:0];
-
-always @(posedge clock) begin
-    read_data <= mem[read_address];
-end
-
-always @(posedge clock) begin
-    if (write_enable) begin
-        mem[write_address] <= write_data;
-    end
-end
-",
-            top = (1 << BUFFER_ADDRESS_BITS) - 1
-        ))
-    }
-}
 
 /// Where the current message stands.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
@@ -156,16 +99,6 @@ pub struct CellReassembler {
     pub stat_cells_failed: Signal<Out, Bits<32>>,
     pub stat_cells_dropped: Signal<Out, Bits<32>>,
     // Input side: position within the cell and what the header says about it.
-    word_index: DFF<Bits<14>>,
-    /// The current word is word 1, 2, 3, 4 of its cell (one-hot, set a clock ahead like
-    /// the position flags, so that the wide loads of header words wait on `s_cell_valid`
-    /// and one register).
-    at_word1: DFF<Bit>,
-    at_word2: DFF<Bit>,
-    at_word3: DFF<Bit>,
-    at_word4: DFF<Bit>,
-    /// Past the first word of a cell (power-up zero = at the start of a cell).
-    mid_cell: DFF<Bit>,
     /// A new cell may not start in this clock (decided a clock ahead, so that
     /// `s_cell_ready` and the start-of-cell enables wait on registers only).
     start_blocked: DFF<Bit>,
@@ -175,21 +108,7 @@ pub struct CellReassembler {
     // clock later: valid from word 2 on): word indices, less one, of the trailer (the
     // payload end) and of the last payload word, so that each position flag is an
     // equality against `word_index`.
-    has_reth: DFF<Bit>,
-    /// Header words (3, or 5 with the RETH) less one, plus one for a partial last payload
-    /// word: the trailer index less one is this plus the full payload words.
-    trailer_adjust: DFF<Bits<3>>,
-    trailer_index_m1: DFF<Bits<14>>,
-    payload_words: DFF<Bits<14>>,
-    last_word_bytes: DFF<Bits<4>>,
     // Position flags of the current word, kept a clock ahead (off the status path).
-    at_crc_position: DFF<Bit>,
-    /// The current word is the trailer (packet CRC, immediate) of a last cell.
-    at_trailer: DFF<Bit>,
-    in_payload_reg: DFF<Bit>,
-    /// The current word is payload to store and add to the packet CRC (in a cell that is
-    /// neither dropped nor too big).
-    store_payload: DFF<Bit>,
     cur_hdr0: DFF<Bits<64>>,
     cur_hdr1: DFF<Bits<64>>,
     cur_hdr2: DFF<Bits<64>>,
@@ -241,21 +160,10 @@ pub struct CellReassembler {
     done_immediate: DFF<Bits<32>>,
     done_words: DFF<Bits<8>>,
     done_last_bytes: DFF<Bits<4>>,
-    // Output side: the outcome being delivered.
-    act_valid: DFF<Bit>,
-    act_hdr0: DFF<Bits<64>>,
-    act_hdr1: DFF<Bits<64>>,
-    act_hdr2: DFF<Bits<64>>,
-    act_vaddr: DFF<Bits<64>>,
-    act_stag_dma: DFF<Bits<64>>,
-    act_status: DFF<Bits<3>>,
-    act_offset: DFF<Bits<32>>,
-    act_immediate: DFF<Bits<32>>,
-    act_beats_left: DFF<Bits<8>>,
-    act_last_beat: DFF<Bit>,
-    act_has_words: DFF<Bit>,
-    act_last_bytes: DFF<Bits<4>>,
-    rptr: DFF<Bits<8>>,
+    /// The output side: delivers each finished cell's outcome from the buffer.
+    sender: OutcomeSender,
+    /// Where the input stands inside the arriving cell, and the cell's geometry.
+    position: CellPosition,
     cells_ok: DFF<Bits<32>>,
     cells_failed: DFF<Bits<32>>,
     cells_dropped: DFF<Bits<32>>,
@@ -263,7 +171,7 @@ pub struct CellReassembler {
     count_ok: DFF<Bit>,
     count_failed: DFF<Bit>,
     count_dropped: DFF<Bit>,
-    buffer: PayloadBuffer,
+    buffer: CellBuffer,
     cell_crc: Crc32,
     /// The message payload's CRC, started at word 2 of a first cell with the message
     /// length's pad (every cell but the last carries whole words, else it fails).
@@ -272,7 +180,6 @@ pub struct CellReassembler {
     accept: Signal<Local, Bit>,
     accept_start: Signal<Local, Bit>,
     accept_mid: Signal<Local, Bit>,
-    at_start: Signal<Local, Bit>,
     cell_end: Signal<Local, Bit>,
     report_end: Signal<Local, Bit>,
     ends_with_packet_check: Signal<Local, Bit>,
@@ -281,10 +188,6 @@ pub struct CellReassembler {
     crc_word_reserved: Signal<Local, Bit>,
     first: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
-    past_word_1: Signal<Local, Bit>,
-    next_in_payload: Signal<Local, Bit>,
-    at_trailer_m1: Signal<Local, Bit>,
-    at_payload_start_m1: Signal<Local, Bit>,
     offset: Signal<Local, Bits<32>>,
     cell_length: Signal<Local, Bits<32>>,
     length_bad: Signal<Local, Bit>,
@@ -294,15 +197,7 @@ pub struct CellReassembler {
     cell_ok: Signal<Local, Bit>,
     verdict_good: Signal<Local, Bit>,
     done_next: Signal<Local, Bit>,
-    act_valid_next: Signal<Local, Bit>,
-    handshake: Signal<Local, Bit>,
-    output_free: Signal<Local, Bit>,
-    pop: Signal<Local, Bit>,
     hdr_length: Signal<Local, Bits<16>>,
-    hdr_full_words: Signal<Local, Bits<14>>,
-    hdr_partial_word: Signal<Local, Bit>,
-    start_reth: Signal<Local, Bit>,
-    start_partial_word: Signal<Local, Bit>,
     silent_now: Signal<Local, Bit>,
     cell_payload: Constant<Bits<32>>,
     hdr0_compare_mask: Constant<Bits<64>>,
@@ -349,24 +244,9 @@ impl CellReassembler {
             stat_cells_ok: Default::default(),
             stat_cells_failed: Default::default(),
             stat_cells_dropped: Default::default(),
-            word_index: Default::default(),
-            at_word1: Default::default(),
-            at_word2: Default::default(),
-            at_word3: Default::default(),
-            at_word4: Default::default(),
-            mid_cell: Default::default(),
             start_blocked: Default::default(),
             flushing: Default::default(),
             silent: Default::default(),
-            has_reth: Default::default(),
-            trailer_adjust: Default::default(),
-            trailer_index_m1: Default::default(),
-            payload_words: Default::default(),
-            last_word_bytes: Default::default(),
-            at_crc_position: Default::default(),
-            at_trailer: Default::default(),
-            in_payload_reg: Default::default(),
-            store_payload: Default::default(),
             cur_hdr0: Default::default(),
             cur_hdr1: Default::default(),
             cur_hdr2: Default::default(),
@@ -403,20 +283,6 @@ impl CellReassembler {
             done_immediate: Default::default(),
             done_words: Default::default(),
             done_last_bytes: Default::default(),
-            act_valid: Default::default(),
-            act_hdr0: Default::default(),
-            act_hdr1: Default::default(),
-            act_hdr2: Default::default(),
-            act_vaddr: Default::default(),
-            act_stag_dma: Default::default(),
-            act_status: Default::default(),
-            act_offset: Default::default(),
-            act_immediate: Default::default(),
-            act_beats_left: Default::default(),
-            act_last_beat: Default::default(),
-            act_has_words: Default::default(),
-            act_last_bytes: Default::default(),
-            rptr: Default::default(),
             cells_ok: Default::default(),
             cells_failed: Default::default(),
             cells_dropped: Default::default(),
@@ -424,12 +290,13 @@ impl CellReassembler {
             count_failed: Default::default(),
             count_dropped: Default::default(),
             buffer: Default::default(),
+            sender: OutcomeSender::new(),
+            position: CellPosition::new(),
             cell_crc: Crc32::full_words(),
             packet_crc: Crc32Prepad::default(),
             accept: Default::default(),
             accept_start: Default::default(),
             accept_mid: Default::default(),
-            at_start: Default::default(),
             cell_end: Default::default(),
             report_end: Default::default(),
             ends_with_packet_check: Default::default(),
@@ -438,10 +305,6 @@ impl CellReassembler {
             crc_word_reserved: Default::default(),
             first: Default::default(),
             last: Default::default(),
-            past_word_1: Default::default(),
-            next_in_payload: Default::default(),
-            at_trailer_m1: Default::default(),
-            at_payload_start_m1: Default::default(),
             offset: Default::default(),
             cell_length: Default::default(),
             length_bad: Default::default(),
@@ -451,15 +314,7 @@ impl CellReassembler {
             cell_ok: Default::default(),
             verdict_good: Default::default(),
             done_next: Default::default(),
-            act_valid_next: Default::default(),
-            handshake: Default::default(),
-            output_free: Default::default(),
-            pop: Default::default(),
             hdr_length: Default::default(),
-            hdr_full_words: Default::default(),
-            hdr_partial_word: Default::default(),
-            start_reth: Default::default(),
-            start_partial_word: Default::default(),
             silent_now: Default::default(),
             cell_payload: Constant::new((cell_payload as u64).to_bits()),
             // hdr0: compare opcode, flags other than FIRST/LAST, nodes; not the cell length.
@@ -482,24 +337,9 @@ impl Logic for CellReassembler {
         dff_setup!(
             self,
             clock,
-            word_index,
-            at_word1,
-            at_word2,
-            at_word3,
-            at_word4,
-            mid_cell,
             start_blocked,
             flushing,
             silent,
-            has_reth,
-            trailer_adjust,
-            trailer_index_m1,
-            payload_words,
-            last_word_bytes,
-            at_crc_position,
-            at_trailer,
-            in_payload_reg,
-            store_payload,
             cur_hdr0,
             cur_hdr1,
             cur_hdr2,
@@ -536,20 +376,6 @@ impl Logic for CellReassembler {
             done_immediate,
             done_words,
             done_last_bytes,
-            act_valid,
-            act_hdr0,
-            act_hdr1,
-            act_hdr2,
-            act_vaddr,
-            act_stag_dma,
-            act_status,
-            act_offset,
-            act_immediate,
-            act_beats_left,
-            act_last_beat,
-            act_has_words,
-            act_last_bytes,
-            rptr,
             cells_ok,
             cells_failed,
             cells_dropped,
@@ -557,119 +383,79 @@ impl Logic for CellReassembler {
             count_failed,
             count_dropped
         );
-        clock!(self, clock, cell_crc, packet_crc, buffer);
+        clock!(self, clock, cell_crc, packet_crc, buffer, sender, position);
 
         // ---------------- Output side ----------------
-        self.handshake.next = self.act_valid.q.val() & self.m_ready.val();
-        self.m_last.next = self.act_last_beat.q.val();
         // A finished cell moves to the output only once the output is idle: one output
         // clock per cell, against at least four header/CRC clocks per cell on the input,
         // and it keeps `m_ready` out of the input's ready path.
-        self.output_free.next = !self.act_valid.q.val();
-        self.pop.next = self.handshake.val() & self.act_has_words.q.val();
-        self.buffer.read_address.next = self.rptr.q.val();
-        if self.pop.val() {
-            self.rptr.d.next = self.rptr.q.val() + 1;
-            self.buffer.read_address.next = self.rptr.q.val() + 1;
-        }
-        if self.handshake.val() {
-            self.act_beats_left.d.next = self.act_beats_left.q.val() - 1;
-            self.act_last_beat.d.next = self.act_beats_left.q.val() == 2;
-            if self.m_last.val() {
-                self.act_valid.d.next = false;
-            }
-        }
-        if self.done.q.val() & self.output_free.val() {
+        self.sender.reset.next = self.reset.val();
+        self.sender.s_done_valid.next = self.done.q.val();
+        self.sender.s_done_status.next = self.done_status.q.val();
+        self.sender.s_done_offset.next = self.done_offset.q.val();
+        self.sender.s_done_immediate.next = self.done_immediate.q.val();
+        self.sender.s_done_words.next = self.done_words.q.val();
+        self.sender.s_done_last_bytes.next = self.done_last_bytes.q.val();
+        self.sender.s_done_hdr0.next = self.cur_hdr0.q.val();
+        self.sender.s_done_hdr1.next = self.cur_hdr1.q.val();
+        self.sender.s_done_hdr2.next = self.cur_hdr2.q.val();
+        self.sender.s_done_vaddr.next = self.ctx_vaddr.q.val();
+        self.sender.s_done_stag_dma.next = self.ctx_stag_dma.q.val();
+        self.buffer.read_address.next = self.sender.m_read_address.val();
+        self.sender.s_read_data.next = self.buffer.read_data.val();
+        self.sender.m_ready.next = self.m_ready.val();
+        if self.done.q.val() & self.sender.s_done_ready.val() {
             self.done.d.next = false;
-            self.act_valid.d.next = true;
-            self.act_hdr0.d.next = self.cur_hdr0.q.val();
-            self.act_hdr1.d.next = self.cur_hdr1.q.val();
-            self.act_hdr2.d.next = self.cur_hdr2.q.val();
-            self.act_vaddr.d.next = 0.into();
-            self.act_stag_dma.d.next = 0.into();
-            if self.done_status.q.val() == 0 {
-                self.act_vaddr.d.next = self.ctx_vaddr.q.val();
-                self.act_stag_dma.d.next = self.ctx_stag_dma.q.val();
-            }
-            self.act_status.d.next = self.done_status.q.val();
-            self.act_offset.d.next = 0.into();
-            self.act_immediate.d.next = 0.into();
-            self.act_has_words.d.next = false;
-            self.act_beats_left.d.next = 1.into();
-            self.act_last_beat.d.next = true;
-            self.act_last_bytes.d.next = 0.into();
-            if self.done_status.q.val() == 0 {
-                self.act_offset.d.next = self.done_offset.q.val();
-                self.act_immediate.d.next = self.done_immediate.q.val();
-                self.act_has_words.d.next = self.done_words.q.val() != 0;
-                self.act_last_bytes.d.next = self.done_last_bytes.q.val();
-                if self.done_words.q.val() != 0 {
-                    self.act_beats_left.d.next = self.done_words.q.val();
-                    self.act_last_beat.d.next = self.done_words.q.val() == 1;
-                }
-            }
         }
-        self.m_valid.next = self.act_valid.q.val();
-        self.m_data.next = 0.into();
-        self.m_bytes.next = 0.into();
-        if self.act_has_words.q.val() {
-            self.m_data.next = self.buffer.read_data.val();
-            self.m_bytes.next = 8.into();
-            if self.m_last.val() {
-                self.m_bytes.next = self.act_last_bytes.q.val();
-            }
-        }
-        self.m_status.next = self.act_status.q.val();
-        self.m_opcode.next = self.act_hdr0.q.val().get_bits::<8>(0);
-        self.m_flags.next = self.act_hdr0.q.val().get_bits::<8>(8);
-        self.m_cell_length.next = self.act_hdr0.q.val().get_bits::<16>(16);
-        self.m_dest_node.next = self.act_hdr0.q.val().get_bits::<16>(32);
-        self.m_src_node.next = self.act_hdr0.q.val().get_bits::<16>(48);
-        self.m_dest_qp.next = self.act_hdr1.q.val().get_bits::<16>(0);
-        self.m_src_qp.next = self.act_hdr1.q.val().get_bits::<16>(16);
-        self.m_cell_seq.next = self.act_hdr1.q.val().get_bits::<16>(32);
-        self.m_psn.next = self.act_hdr2.q.val().get_bits::<24>(0);
-        self.m_msg_length.next = self.act_hdr2.q.val().get_bits::<32>(32);
-        self.m_vaddr.next = self.act_vaddr.q.val();
-        self.m_stag.next = self.act_stag_dma.q.val().get_bits::<32>(0);
-        self.m_dma_length.next = self.act_stag_dma.q.val().get_bits::<32>(32);
-        self.m_offset.next = self.act_offset.q.val();
-        self.m_immediate.next = self.act_immediate.q.val();
+        self.m_valid.next = self.sender.m_valid.val();
+        self.m_last.next = self.sender.m_last.val();
+        self.m_data.next = self.sender.m_data.val();
+        self.m_bytes.next = self.sender.m_bytes.val();
+        self.m_status.next = self.sender.m_status.val();
+        self.m_opcode.next = self.sender.m_opcode.val();
+        self.m_flags.next = self.sender.m_flags.val();
+        self.m_cell_length.next = self.sender.m_cell_length.val();
+        self.m_dest_node.next = self.sender.m_dest_node.val();
+        self.m_src_node.next = self.sender.m_src_node.val();
+        self.m_dest_qp.next = self.sender.m_dest_qp.val();
+        self.m_src_qp.next = self.sender.m_src_qp.val();
+        self.m_cell_seq.next = self.sender.m_cell_seq.val();
+        self.m_psn.next = self.sender.m_psn.val();
+        self.m_msg_length.next = self.sender.m_msg_length.val();
+        self.m_vaddr.next = self.sender.m_vaddr.val();
+        self.m_stag.next = self.sender.m_stag.val();
+        self.m_dma_length.next = self.sender.m_dma_length.val();
+        self.m_offset.next = self.sender.m_offset.val();
+        self.m_immediate.next = self.sender.m_immediate.val();
 
         // ---------------- Input side ----------------
-        self.at_start.next = !self.mid_cell.q.val();
         // A new cell may start unless `start_blocked` (decided a clock ahead, below) says
         // that the previous cell's outcome still holds the done slot or awaits its packet
         // CRC. A word inside a cell is never held back, so everything that only happens
         // inside a cell (most of the enables) waits on `s_cell_valid` and a register alone.
         self.s_cell_ready.next =
-            !self.reset.val() & (self.mid_cell.q.val() | !self.start_blocked.q.val());
-        self.accept_mid.next = self.s_cell_valid.val() & self.mid_cell.q.val() & !self.reset.val();
+            !self.reset.val() & (self.position.m_mid_cell.val() | !self.start_blocked.q.val());
+        self.accept_mid.next =
+            self.s_cell_valid.val() & self.position.m_mid_cell.val() & !self.reset.val();
         self.accept_start.next = self.s_cell_valid.val()
-            & !self.mid_cell.q.val()
+            & !self.position.m_mid_cell.val()
             & !self.start_blocked.q.val()
             & !self.reset.val();
         self.accept.next = self.accept_start.val() | self.accept_mid.val();
         self.first.next = self.cur_hdr0.q.val().get_bit(8);
         self.last.next = self.cur_hdr0.q.val().get_bit(9);
-        self.past_word_1.next = self.mid_cell.q.val() & !self.at_word1.q.val();
 
-        // Cell geometry from the stored word 0, registered (ready from word 2 on): the
-        // trailer is at header words + payload words, each index one adder of the full
-        // payload words and the small `trailer_adjust` (from word 0 as it arrived).
-        self.start_reth.next =
-            self.s_cell_data.val().get_bit(8) & (self.s_cell_data.val().get_bits::<4>(4) == 1);
-        self.start_partial_word.next = self.s_cell_data.val().get_bits::<3>(16) != 0;
         self.hdr_length.next = self.cur_hdr0.q.val().get_bits::<16>(16);
-        self.hdr_full_words.next = bit_cast::<14, 16>(self.hdr_length.val() >> 3);
-        self.hdr_partial_word.next = self.hdr_length.val().get_bits::<3>(0) != 0;
-        self.payload_words.d.next = self.hdr_full_words.val() + self.hdr_partial_word.val();
-        self.trailer_index_m1.d.next =
-            self.hdr_full_words.val() + bit_cast::<14, 3>(self.trailer_adjust.q.val());
-        self.last_word_bytes.d.next = 8.into();
-        if self.hdr_length.val().get_bits::<3>(0) != 0 {
-            self.last_word_bytes.d.next = bit_cast::<4, 3>(self.hdr_length.val().get_bits::<3>(0));
-        }
+        self.position.reset.next = self.reset.val();
+        self.position.s_start_first.next = self.s_cell_data.val().get_bit(8);
+        self.position.s_start_class.next = self.s_cell_data.val().get_bits::<4>(4);
+        self.position.s_start_length_low.next = self.s_cell_data.val().get_bits::<3>(16);
+        self.position.s_accept.next = self.accept.val();
+        self.position.s_accept_start.next = self.accept_start.val();
+        self.position.s_flushing.next = self.flushing.q.val();
+        self.position.s_hdr_length.next = self.hdr_length.val();
+        self.position.s_last.next = self.last.val();
+        self.position.s_store_enable.next = !self.silent.q.val() & !self.too_big.q.val();
 
         self.cell_crc.s_clear.next = self.accept_start.val();
         self.cell_crc.s_valid.next = self.accept.val();
@@ -677,13 +463,15 @@ impl Logic for CellReassembler {
         self.cell_crc.s_bytes.next = 8.into();
         // Started by word 2 (the message length) of a first cell; no payload before it.
         self.packet_crc.s_start.next =
-            self.s_cell_valid.val() & self.at_word2.q.val() & self.first.val();
+            self.s_cell_valid.val() & self.position.m_at_word2.val() & self.first.val();
         self.packet_crc.s_pad.next = !self.s_cell_data.val().get_bits::<3>(32) + 1;
-        self.packet_crc.s_valid.next = self.s_cell_valid.val() & self.store_payload.q.val();
+        self.packet_crc.s_valid.next =
+            self.s_cell_valid.val() & self.position.m_store_payload.val();
         self.packet_crc.s_data.next = self.s_cell_data.val();
         self.buffer.write_address.next = self.wptr.q.val();
         self.buffer.write_data.next = self.s_cell_data.val();
-        self.buffer.write_enable.next = self.s_cell_valid.val() & self.store_payload.q.val();
+        self.buffer.write_enable.next =
+            self.s_cell_valid.val() & self.position.m_store_payload.val();
         if self.buffer.write_enable.val() {
             self.wptr.d.next = self.wptr.q.val() + 1;
         }
@@ -691,7 +479,7 @@ impl Logic for CellReassembler {
         // Status of a cell ending with this word. Only the cell CRC and the reserved half
         // of the CRC word come from the word itself; the rest is registered.
         // The CRC position is at least word 3, so this also rejects cells of under 4 words.
-        self.structure_bad.next = self.flushing.q.val() | !self.at_crc_position.q.val();
+        self.structure_bad.next = self.flushing.q.val() | !self.position.m_at_crc_position.val();
         self.crc_bad.next = self.s_cell_data.val().get_bits::<32>(0) != self.cell_crc.crc.val();
         self.crc_word_reserved.next = self.s_cell_data.val().get_bits::<32>(32) != 0;
         self.offset.next = self.ctx_offset.q.val();
@@ -710,7 +498,7 @@ impl Logic for CellReassembler {
         self.ends_past_message.d.next =
             self.offset_plus_length.q.val() > self.cur_hdr2.q.val().get_bits::<32>(32);
         self.length_ne_cell_payload.d.next = self.cell_length.val() != self.cell_payload.val();
-        self.length_bad.next = self.at_word3.q.val()
+        self.length_bad.next = self.position.m_at_word3.val()
             | (self.last.val() != self.ends_message.q.val())
             | (!self.ends_message.q.val()
                 & (self.length_ne_cell_payload.q.val() | self.ends_past_message.q.val()));
@@ -765,11 +553,12 @@ impl Logic for CellReassembler {
             & !self.length_bad.val();
         self.packet_crc_match.d.next = self.trailer_crc.q.val() == self.packet_crc.crc.val();
         self.cell_end.next = self.accept.val() & self.s_cell_last.val();
+        self.position.s_cell_end.next = self.cell_end.val();
         // Continuation cells of a failed message are dropped without an outcome. The
         // message context lags a cell's verdict by a clock, so a verdict due now is
         // forwarded.
         self.silent_now.next = self.silent.q.val();
-        if self.at_start.val() {
+        if !self.position.m_mid_cell.val() {
             self.silent_now.next = !self.s_cell_data.val().get_bit(8)
                 & ((!self.verdict_pending.q.val()
                     & (self.msg_context.q.val() == MessageContext::Discarding))
@@ -778,52 +567,12 @@ impl Logic for CellReassembler {
         self.report_end.next = self.cell_end.val() & !self.silent_now.val();
         // A message's last cell (after its word 0, which a one-word cell lacks) waits a
         // clock for its packet CRC, whatever its other checks say.
-        self.ends_with_packet_check.next = self.last.val() & !self.at_start.val();
+        self.ends_with_packet_check.next = self.last.val() & self.position.m_mid_cell.val();
 
-        // Position flags of the next word: word i + 1 is at position p when i == p - 1.
-        // Words 0..=2 are header words: their flags, computed at words 0 and 1 (before the
-        // geometry registers hold this cell's values), stay clear.
-        self.at_trailer_m1.next = self.word_index.q.val() == self.trailer_index_m1.q.val();
-        self.at_payload_start_m1.next = self.at_word2.q.val();
-        if self.has_reth.q.val() {
-            self.at_payload_start_m1.next = self.at_word4.q.val();
-        }
-        // Payload: from the payload start up to (not including) the trailer position.
-        self.next_in_payload.next = self.past_word_1.val()
-            & !self.at_trailer_m1.val()
-            & (self.in_payload_reg.q.val() | self.at_payload_start_m1.val());
-        if self.accept.val() & !self.flushing.q.val() {
-            self.word_index.d.next = self.word_index.q.val() + 1;
-            self.at_word1.d.next = self.at_start.val();
-            self.at_word2.d.next = self.at_word1.q.val();
-            self.at_word3.d.next = self.at_word2.q.val();
-            self.at_word4.d.next = self.at_word3.q.val();
-            self.mid_cell.d.next = true;
-            // The CRC word follows the trailer on a last cell, else the payload.
-            self.at_crc_position.d.next = self.past_word_1.val()
-                & ((self.last.val() & self.at_trailer.q.val())
-                    | (!self.last.val() & self.at_trailer_m1.val()));
-            self.at_trailer.d.next =
-                self.past_word_1.val() & self.at_trailer_m1.val() & self.last.val();
-            self.in_payload_reg.d.next = self.next_in_payload.val();
-            self.store_payload.d.next =
-                self.next_in_payload.val() & !self.silent.q.val() & !self.too_big.q.val();
-        }
         if self.accept_start.val() {
             self.cur_hdr0.d.next = self.s_cell_data.val();
             self.cur_hdr1.d.next = 0.into();
             self.cur_hdr2.d.next = 0.into();
-            self.has_reth.d.next = self.start_reth.val();
-            self.trailer_adjust.d.next = 2.into();
-            if self.start_reth.val() {
-                self.trailer_adjust.d.next = 4.into();
-            }
-            if self.start_partial_word.val() {
-                self.trailer_adjust.d.next = 3.into();
-                if self.start_reth.val() {
-                    self.trailer_adjust.d.next = 5.into();
-                }
-            }
             self.silent.d.next = self.silent_now.val();
             self.reserved_bad.d.next = self.s_cell_data.val().get_bits::<3>(13) != 0;
             self.too_big.d.next = bit_cast::<32, 16>(self.s_cell_data.val().get_bits::<16>(16))
@@ -834,7 +583,7 @@ impl Logic for CellReassembler {
         // Header words 1..=4 and the trailer: loads wait on `s_cell_valid` and a flag set a
         // clock ahead (inside a cell no word is held back).
         if self.s_cell_valid.val() {
-            if self.at_word1.q.val() {
+            if self.position.m_at_word1.val() {
                 self.cur_hdr1.d.next = self.s_cell_data.val();
                 if self.s_cell_data.val().get_bits::<16>(48) != 0 {
                     self.reserved_bad.d.next = true;
@@ -849,7 +598,7 @@ impl Logic for CellReassembler {
                     self.sequence_bad.d.next = true;
                 }
             }
-            if self.at_word2.q.val() {
+            if self.position.m_at_word2.val() {
                 self.cur_hdr2.d.next = self.s_cell_data.val();
                 self.ends_message.d.next =
                     self.offset_plus_length.q.val() == self.s_cell_data.val().get_bits::<32>(32);
@@ -861,19 +610,19 @@ impl Logic for CellReassembler {
             // The RETH of a message is loaded by its first cell (zero without one). A
             // first cell that ends before word 4 has failed; so has one still sending
             // words while flushing.
-            if self.first.val() & self.at_word3.q.val() {
+            if self.first.val() & self.position.m_at_word3.val() {
                 self.ctx_vaddr.d.next = 0.into();
-                if self.has_reth.q.val() {
+                if self.position.m_has_reth.val() {
                     self.ctx_vaddr.d.next = self.s_cell_data.val();
                 }
             }
-            if self.first.val() & self.at_word4.q.val() {
+            if self.first.val() & self.position.m_at_word4.val() {
                 self.ctx_stag_dma.d.next = 0.into();
-                if self.has_reth.q.val() {
+                if self.position.m_has_reth.val() {
                     self.ctx_stag_dma.d.next = self.s_cell_data.val();
                 }
             }
-            if self.at_trailer.q.val() {
+            if self.position.m_at_trailer.val() {
                 // Trailer: packet CRC and immediate.
                 self.trailer_crc.d.next = self.s_cell_data.val().get_bits::<32>(0);
                 self.immediate_reg.d.next = 0.into();
@@ -883,7 +632,10 @@ impl Logic for CellReassembler {
             }
         }
         if self.accept_mid.val() {
-            if !self.s_cell_last.val() & !self.flushing.q.val() & self.at_crc_position.q.val() {
+            if !self.s_cell_last.val()
+                & !self.flushing.q.val()
+                & self.position.m_at_crc_position.val()
+            {
                 // The header's length ends here but the cell goes on: too long.
                 self.flushing.d.next = true;
             }
@@ -903,16 +655,6 @@ impl Logic for CellReassembler {
         self.verdict_pending.d.next = false;
         self.packet_check_pending.d.next = false;
         if self.cell_end.val() {
-            self.word_index.d.next = 0.into();
-            self.at_word1.d.next = false;
-            self.at_word2.d.next = false;
-            self.at_word3.d.next = false;
-            self.at_word4.d.next = false;
-            self.at_crc_position.d.next = false;
-            self.at_trailer.d.next = false;
-            self.mid_cell.d.next = false;
-            self.in_payload_reg.d.next = false;
-            self.store_payload.d.next = false;
             self.flushing.d.next = false;
             // Loaded at every cell end, whatever the outcome, so that only a few registers
             // wait on the checks: the done slot is empty while a cell arrives (a dropped
@@ -923,8 +665,8 @@ impl Logic for CellReassembler {
             if self.last.val() {
                 self.done_immediate.d.next = self.immediate_reg.q.val();
             }
-            self.done_words.d.next = bit_cast::<8, 14>(self.payload_words.q.val());
-            self.done_last_bytes.d.next = self.last_word_bytes.q.val();
+            self.done_words.d.next = bit_cast::<8, 14>(self.position.m_payload_words.val());
+            self.done_last_bytes.d.next = self.position.m_last_word_bytes.val();
             if self.silent_now.val() {
                 self.count_dropped.d.next = true;
                 self.wptr.d.next = self.committed_wptr.q.val();
@@ -982,40 +724,25 @@ impl Logic for CellReassembler {
         // packet check will then stand (mirrors their updates above, on their inputs).
         self.done_next.next = self.packet_check_pending.q.val()
             | (self.report_end.val() & !self.ends_with_packet_check.val())
-            | (self.done.q.val() & self.act_valid.q.val());
-        self.act_valid_next.next = (self.done.q.val() & !self.act_valid.q.val())
-            | (self.act_valid.q.val() & !(self.m_ready.val() & self.act_last_beat.q.val()));
+            | (self.done.q.val() & self.sender.m_valid.val());
         self.start_blocked.d.next = (self.report_end.val() & self.ends_with_packet_check.val())
-            | (self.done_next.val() & self.act_valid_next.val());
+            | (self.done_next.val() & self.sender.m_valid_next.val());
 
         if self.reset.val() {
             self.packet_check_pending.d.next = false;
             self.verdict_pending.d.next = false;
             self.start_blocked.d.next = false;
-            self.word_index.d.next = 0.into();
-            self.at_word1.d.next = false;
-            self.at_word2.d.next = false;
-            self.at_word3.d.next = false;
-            self.at_word4.d.next = false;
-            self.at_crc_position.d.next = false;
-            self.at_trailer.d.next = false;
-            self.mid_cell.d.next = false;
-            self.in_payload_reg.d.next = false;
-            self.store_payload.d.next = false;
             self.flushing.d.next = false;
             self.wptr.d.next = 0.into();
             self.committed_wptr.d.next = 0.into();
-            self.rptr.d.next = 0.into();
             self.msg_context.d.next = MessageContext::Idle;
             self.done.d.next = false;
-            self.act_valid.d.next = false;
             self.cells_ok.d.next = 0.into();
             self.cells_failed.d.next = 0.into();
             self.cells_dropped.d.next = 0.into();
             self.count_ok.d.next = false;
             self.count_failed.d.next = false;
             self.count_dropped.d.next = false;
-            self.m_valid.next = false;
         }
         self.stat_cells_ok.next = self.cells_ok.q.val();
         self.stat_cells_failed.next = self.cells_failed.q.val();

@@ -1,0 +1,209 @@
+//! `OutcomeSender`: the reassembler's output side: takes one finished cell at a time from
+//! the done slot and delivers its outcome on `m_*`, its payload words read from the
+//! [`CellBuffer`](crate::cell::cell_buffer::CellBuffer).
+//!
+//! Follows the outcome contract of `CellReassembler` (its doc comment; `docs/cell-format.md`
+//! and `ReassemblyModel` for what an outcome holds): a good cell's payload words with
+//! `m_bytes` = 8 and the last beat `((length - 1) mod 8) + 1`; a good empty cell or a failed
+//! cell as a single beat with `m_bytes` = 0; the header fields held for every beat; the
+//! RETH, offset and immediate zero for a failed cell.
+//!
+//! Ports:
+//! - `clock`, `reset` (synchronous, active high: no outcome, read pointer 0).
+//! - Done slot: `s_done_valid` / `s_done_ready` (ready while no outcome is being
+//!   delivered), `s_done_status` (3, 0 = good), `s_done_offset` (32), `s_done_immediate`
+//!   (32), `s_done_words` (8, payload words), `s_done_last_bytes` (4), the header words
+//!   `s_done_hdr0` .. `s_done_hdr2` (64) and the message's RETH `s_done_vaddr` (64) and
+//!   `s_done_stag_dma` (64: STag 31:0, DMA length 63:32).
+//! - Buffer read port: `m_read_address` (8), `s_read_data` (64, one clock later). The read
+//!   pointer starts at 0 after reset and moves by one per payload word delivered: the
+//!   user stores the payload of the cells it reports, in order, from address 0.
+//! - Outcome: `m_valid` / `m_ready`, `m_last`, `m_data` (64), `m_bytes` (4), `m_status`
+//!   (3), `m_opcode`, `m_flags` (8), `m_cell_length`, `m_dest_node`, `m_src_node`,
+//!   `m_dest_qp`, `m_src_qp`, `m_cell_seq` (16), `m_psn` (24), `m_msg_length` (32),
+//!   `m_vaddr` (64), `m_stag`, `m_dma_length`, `m_offset`, `m_immediate` (32).
+//! - `m_valid_next`: an outcome will be shown in the next clock (as `m_valid` will stand
+//!   after this clock's handshakes), for the user's input-side decisions a clock ahead.
+//!
+//! Latency: an outcome taken from the done slot is shown the next clock. Throughput: one
+//! beat per clock while `m_ready`; one idle clock between outcomes (the slot is taken only
+//! while no outcome is shown, keeping `m_ready` out of the slot's ready path).
+//! Limits: no parameters; outcomes of up to 255 words.
+
+use crate::sim::ClockedBlock;
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock, Default)]
+pub struct OutcomeSender {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    pub s_done_valid: Signal<In, Bit>,
+    pub s_done_ready: Signal<Out, Bit>,
+    pub s_done_status: Signal<In, Bits<3>>,
+    pub s_done_offset: Signal<In, Bits<32>>,
+    pub s_done_immediate: Signal<In, Bits<32>>,
+    pub s_done_words: Signal<In, Bits<8>>,
+    pub s_done_last_bytes: Signal<In, Bits<4>>,
+    pub s_done_hdr0: Signal<In, Bits<64>>,
+    pub s_done_hdr1: Signal<In, Bits<64>>,
+    pub s_done_hdr2: Signal<In, Bits<64>>,
+    pub s_done_vaddr: Signal<In, Bits<64>>,
+    pub s_done_stag_dma: Signal<In, Bits<64>>,
+    pub m_read_address: Signal<Out, Bits<8>>,
+    pub s_read_data: Signal<In, Bits<64>>,
+    pub m_data: Signal<Out, Bits<64>>,
+    pub m_bytes: Signal<Out, Bits<4>>,
+    pub m_valid: Signal<Out, Bit>,
+    pub m_ready: Signal<In, Bit>,
+    pub m_last: Signal<Out, Bit>,
+    pub m_status: Signal<Out, Bits<3>>,
+    pub m_opcode: Signal<Out, Bits<8>>,
+    pub m_flags: Signal<Out, Bits<8>>,
+    pub m_cell_length: Signal<Out, Bits<16>>,
+    pub m_dest_node: Signal<Out, Bits<16>>,
+    pub m_src_node: Signal<Out, Bits<16>>,
+    pub m_dest_qp: Signal<Out, Bits<16>>,
+    pub m_src_qp: Signal<Out, Bits<16>>,
+    pub m_cell_seq: Signal<Out, Bits<16>>,
+    pub m_psn: Signal<Out, Bits<24>>,
+    pub m_msg_length: Signal<Out, Bits<32>>,
+    pub m_vaddr: Signal<Out, Bits<64>>,
+    pub m_stag: Signal<Out, Bits<32>>,
+    pub m_dma_length: Signal<Out, Bits<32>>,
+    pub m_offset: Signal<Out, Bits<32>>,
+    pub m_immediate: Signal<Out, Bits<32>>,
+    pub m_valid_next: Signal<Out, Bit>,
+    // The outcome being delivered.
+    act_valid: DFF<Bit>,
+    act_hdr0: DFF<Bits<64>>,
+    act_hdr1: DFF<Bits<64>>,
+    act_hdr2: DFF<Bits<64>>,
+    act_vaddr: DFF<Bits<64>>,
+    act_stag_dma: DFF<Bits<64>>,
+    act_status: DFF<Bits<3>>,
+    act_offset: DFF<Bits<32>>,
+    act_immediate: DFF<Bits<32>>,
+    act_beats_left: DFF<Bits<8>>,
+    act_last_beat: DFF<Bit>,
+    act_has_words: DFF<Bit>,
+    act_last_bytes: DFF<Bits<4>>,
+    rptr: DFF<Bits<8>>,
+    handshake: Signal<Local, Bit>,
+    pop: Signal<Local, Bit>,
+    /// The done slot's cell is good.
+    done_good: Signal<Local, Bit>,
+}
+
+impl OutcomeSender {
+    /// The output side (no parameters).
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Logic for OutcomeSender {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            act_valid,
+            act_hdr0,
+            act_hdr1,
+            act_hdr2,
+            act_vaddr,
+            act_stag_dma,
+            act_status,
+            act_offset,
+            act_immediate,
+            act_beats_left,
+            act_last_beat,
+            act_has_words,
+            act_last_bytes,
+            rptr
+        );
+        self.handshake.next = self.act_valid.q.val() & self.m_ready.val();
+        self.m_last.next = self.act_last_beat.q.val();
+        self.s_done_ready.next = !self.act_valid.q.val();
+        self.pop.next = self.handshake.val() & self.act_has_words.q.val();
+        self.m_read_address.next = self.rptr.q.val();
+        if self.pop.val() {
+            self.rptr.d.next = self.rptr.q.val() + 1;
+            self.m_read_address.next = self.rptr.q.val() + 1;
+        }
+        if self.handshake.val() {
+            self.act_beats_left.d.next = self.act_beats_left.q.val() - 1;
+            self.act_last_beat.d.next = self.act_beats_left.q.val() == 2;
+            if self.act_last_beat.q.val() {
+                self.act_valid.d.next = false;
+            }
+        }
+        self.done_good.next = self.s_done_status.val() == 0;
+        if self.s_done_valid.val() & !self.act_valid.q.val() {
+            self.act_valid.d.next = true;
+            self.act_hdr0.d.next = self.s_done_hdr0.val();
+            self.act_hdr1.d.next = self.s_done_hdr1.val();
+            self.act_hdr2.d.next = self.s_done_hdr2.val();
+            self.act_vaddr.d.next = 0.into();
+            self.act_stag_dma.d.next = 0.into();
+            self.act_status.d.next = self.s_done_status.val();
+            self.act_offset.d.next = 0.into();
+            self.act_immediate.d.next = 0.into();
+            self.act_has_words.d.next = false;
+            self.act_beats_left.d.next = 1.into();
+            self.act_last_beat.d.next = true;
+            self.act_last_bytes.d.next = 0.into();
+            if self.done_good.val() {
+                self.act_vaddr.d.next = self.s_done_vaddr.val();
+                self.act_stag_dma.d.next = self.s_done_stag_dma.val();
+                self.act_offset.d.next = self.s_done_offset.val();
+                self.act_immediate.d.next = self.s_done_immediate.val();
+                self.act_has_words.d.next = self.s_done_words.val() != 0;
+                self.act_last_bytes.d.next = self.s_done_last_bytes.val();
+                if self.s_done_words.val() != 0 {
+                    self.act_beats_left.d.next = self.s_done_words.val();
+                    self.act_last_beat.d.next = self.s_done_words.val() == 1;
+                }
+            }
+        }
+        self.m_valid_next.next = (self.s_done_valid.val() & !self.act_valid.q.val())
+            | (self.act_valid.q.val() & !(self.m_ready.val() & self.act_last_beat.q.val()));
+        self.m_valid.next = self.act_valid.q.val();
+        self.m_data.next = 0.into();
+        self.m_bytes.next = 0.into();
+        if self.act_has_words.q.val() {
+            self.m_data.next = self.s_read_data.val();
+            self.m_bytes.next = 8.into();
+            if self.act_last_beat.q.val() {
+                self.m_bytes.next = self.act_last_bytes.q.val();
+            }
+        }
+        self.m_status.next = self.act_status.q.val();
+        self.m_opcode.next = self.act_hdr0.q.val().get_bits::<8>(0);
+        self.m_flags.next = self.act_hdr0.q.val().get_bits::<8>(8);
+        self.m_cell_length.next = self.act_hdr0.q.val().get_bits::<16>(16);
+        self.m_dest_node.next = self.act_hdr0.q.val().get_bits::<16>(32);
+        self.m_src_node.next = self.act_hdr0.q.val().get_bits::<16>(48);
+        self.m_dest_qp.next = self.act_hdr1.q.val().get_bits::<16>(0);
+        self.m_src_qp.next = self.act_hdr1.q.val().get_bits::<16>(16);
+        self.m_cell_seq.next = self.act_hdr1.q.val().get_bits::<16>(32);
+        self.m_psn.next = self.act_hdr2.q.val().get_bits::<24>(0);
+        self.m_msg_length.next = self.act_hdr2.q.val().get_bits::<32>(32);
+        self.m_vaddr.next = self.act_vaddr.q.val();
+        self.m_stag.next = self.act_stag_dma.q.val().get_bits::<32>(0);
+        self.m_dma_length.next = self.act_stag_dma.q.val().get_bits::<32>(32);
+        self.m_offset.next = self.act_offset.q.val();
+        self.m_immediate.next = self.act_immediate.q.val();
+        if self.reset.val() {
+            self.rptr.d.next = 0.into();
+            self.act_valid.d.next = false;
+            self.m_valid.next = false;
+        }
+    }
+}
+
+impl ClockedBlock for OutcomeSender {
+    fn clock_signal(&mut self) -> &mut Signal<In, Clock> {
+        &mut self.clock
+    }
+}
