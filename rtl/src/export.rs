@@ -157,6 +157,12 @@ pub fn exported_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
                 "nic_rtl::cell::CellPosition::new()".into(),
             ),
             export_block(
+                "cell_checks",
+                crate::cell::CellChecks::new(config.cell_payload),
+                "nic_rtl::cell::CellChecks",
+                format!("nic_rtl::cell::CellChecks::new({})", config.cell_payload),
+            ),
+            export_block(
                 "cell_buffer",
                 crate::cell::CellBuffer::default(),
                 "nic_rtl::cell::CellBuffer",

@@ -48,6 +48,7 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "crc32_prepad",
         "cell_segmenter",
         "cell_position",
+        "cell_checks",
         "cell_buffer",
         "cell_outcome_sender",
         "cell_reassembler",

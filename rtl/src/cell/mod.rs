@@ -5,13 +5,14 @@
 //! - [`format`]: the layout (constants, software encoder and decoder, reassembly model).
 //! - [`CellSegmenter`]: message → cells, with cell and packet CRCs.
 //! - [`CellReassembler`]: cells → checked payload, cell by cell; its children
-//!   [`CellPosition`] (where the input stands in a cell), [`CellBuffer`] (the payload
-//!   store) and [`OutcomeSender`] (the output side).
+//!   [`CellPosition`] (where the input stands in a cell), [`CellChecks`] (the verdict),
+//!   [`CellBuffer`] (the payload store) and [`OutcomeSender`] (the output side).
 //! - [`CellDatapath`]: segmenter → link → reassembler, the loopback of the demos and benches.
 //!
 //! Random messages and cell-stream faults for tests are `nic_model::cell_faults`.
 
 pub mod cell_buffer;
+pub mod cell_checks;
 pub mod cell_position;
 pub mod datapath;
 pub mod format;
@@ -20,6 +21,7 @@ pub mod reassembler;
 pub mod segmenter;
 
 pub use cell_buffer::CellBuffer;
+pub use cell_checks::CellChecks;
 pub use cell_position::CellPosition;
 pub use datapath::CellDatapath;
 pub use outcome_sender::OutcomeSender;

@@ -47,6 +47,7 @@
 //! buffer, four iCE40 block RAMs).
 
 use crate::cell::cell_buffer::CellBuffer;
+use crate::cell::cell_checks::CellChecks;
 use crate::cell::cell_position::CellPosition;
 use crate::cell::format::{check_cell_payload, MAX_CELL_PAYLOAD};
 use crate::cell::outcome_sender::OutcomeSender;
@@ -116,14 +117,6 @@ pub struct CellReassembler {
     wptr: DFF<Bits<8>>,
     committed_wptr: DFF<Bits<8>>,
     // Check results, accumulated while the cell arrives.
-    reserved_bad: DFF<Bit>,
-    too_big: DFF<Bit>,
-    sequence_bad: DFF<Bit>,
-    /// Header word 0, 1, 2 differs from the message's first cell (one flag per word;
-    /// words 0 and 1 are compared a clock after they arrive, register to register).
-    hdr0_mismatch: DFF<Bit>,
-    hdr1_mismatch: DFF<Bit>,
-    hdr2_mismatch: DFF<Bit>,
     trailer_crc: DFF<Bits<32>>,
     /// The packet CRC of a last cell is decided the clock after its CRC word (the
     /// compare gets a clock of its own); the next cell waits that one clock.
@@ -134,16 +127,8 @@ pub struct CellReassembler {
     verdict_pending: DFF<Bit>,
     /// Every check but the packet CRC passed, for the cell ended in the previous clock.
     verdict_ok: DFF<Bit>,
-    /// Reserved, cell-length bound, sequence and consistency checks all passed (set by
-    /// word 2, registered for word 4 on; a cell ending at word 3 fails its length check).
-    header_checks_ok: DFF<Bit>,
     // The length check, pipelined over the header words (ready from word 4; a cell that
     // ends at word 3 with a sound structure is a length error whatever its header says).
-    offset_plus_length: DFF<Bits<32>>,
-    ends_message: DFF<Bit>,
-    /// The cell ends past its message (offset + cell length > message length).
-    ends_past_message: DFF<Bit>,
-    length_ne_cell_payload: DFF<Bit>,
     // Message context.
     msg_context: DFF<MessageContext>,
     ctx_hdr0: DFF<Bits<64>>,
@@ -164,6 +149,8 @@ pub struct CellReassembler {
     sender: OutcomeSender,
     /// Where the input stands inside the arriving cell, and the cell's geometry.
     position: CellPosition,
+    /// Every check but the packet CRC, and the verdict of a cell ending now.
+    checks: CellChecks,
     cells_ok: DFF<Bits<32>>,
     cells_failed: DFF<Bits<32>>,
     cells_dropped: DFF<Bits<32>>,
@@ -183,25 +170,12 @@ pub struct CellReassembler {
     cell_end: Signal<Local, Bit>,
     report_end: Signal<Local, Bit>,
     ends_with_packet_check: Signal<Local, Bit>,
-    structure_bad: Signal<Local, Bit>,
-    crc_bad: Signal<Local, Bit>,
-    crc_word_reserved: Signal<Local, Bit>,
     first: Signal<Local, Bit>,
     last: Signal<Local, Bit>,
-    offset: Signal<Local, Bits<32>>,
-    cell_length: Signal<Local, Bits<32>>,
-    length_bad: Signal<Local, Bit>,
-    header_mismatch: Signal<Local, Bit>,
-    status_registered: Signal<Local, Bits<3>>,
-    status: Signal<Local, Bits<3>>,
-    cell_ok: Signal<Local, Bit>,
     verdict_good: Signal<Local, Bit>,
     done_next: Signal<Local, Bit>,
     hdr_length: Signal<Local, Bits<16>>,
     silent_now: Signal<Local, Bit>,
-    cell_payload: Constant<Bits<32>>,
-    hdr0_compare_mask: Constant<Bits<64>>,
-    hdr1_compare_mask: Constant<Bits<64>>,
 }
 
 impl CellReassembler {
@@ -253,22 +227,11 @@ impl CellReassembler {
             immediate_reg: Default::default(),
             wptr: Default::default(),
             committed_wptr: Default::default(),
-            reserved_bad: Default::default(),
-            too_big: Default::default(),
-            sequence_bad: Default::default(),
-            hdr0_mismatch: Default::default(),
-            hdr1_mismatch: Default::default(),
-            hdr2_mismatch: Default::default(),
             trailer_crc: Default::default(),
             packet_check_pending: Default::default(),
             packet_crc_match: Default::default(),
             verdict_pending: Default::default(),
             verdict_ok: Default::default(),
-            header_checks_ok: Default::default(),
-            offset_plus_length: Default::default(),
-            ends_message: Default::default(),
-            ends_past_message: Default::default(),
-            length_ne_cell_payload: Default::default(),
             msg_context: Default::default(),
             ctx_hdr0: Default::default(),
             ctx_hdr1: Default::default(),
@@ -292,6 +255,7 @@ impl CellReassembler {
             buffer: Default::default(),
             sender: OutcomeSender::new(),
             position: CellPosition::new(),
+            checks: CellChecks::new(cell_payload),
             cell_crc: Crc32::full_words(),
             packet_crc: Crc32Prepad::default(),
             accept: Default::default(),
@@ -300,27 +264,12 @@ impl CellReassembler {
             cell_end: Default::default(),
             report_end: Default::default(),
             ends_with_packet_check: Default::default(),
-            structure_bad: Default::default(),
-            crc_bad: Default::default(),
-            crc_word_reserved: Default::default(),
             first: Default::default(),
             last: Default::default(),
-            offset: Default::default(),
-            cell_length: Default::default(),
-            length_bad: Default::default(),
-            header_mismatch: Default::default(),
-            status_registered: Default::default(),
-            status: Default::default(),
-            cell_ok: Default::default(),
             verdict_good: Default::default(),
             done_next: Default::default(),
             hdr_length: Default::default(),
             silent_now: Default::default(),
-            cell_payload: Constant::new((cell_payload as u64).to_bits()),
-            // hdr0: compare opcode, flags other than FIRST/LAST, nodes; not the cell length.
-            hdr0_compare_mask: Constant::new(0xFFFF_FFFF_0000_FCFFu64.to_bits()),
-            // hdr1: compare queue pairs; not the cell sequence number.
-            hdr1_compare_mask: Constant::new(0x0000_0000_FFFF_FFFFu64.to_bits()),
         }
     }
 }
@@ -346,22 +295,11 @@ impl Logic for CellReassembler {
             immediate_reg,
             wptr,
             committed_wptr,
-            reserved_bad,
-            too_big,
-            sequence_bad,
-            hdr0_mismatch,
-            hdr1_mismatch,
-            hdr2_mismatch,
             trailer_crc,
             packet_check_pending,
             packet_crc_match,
             verdict_pending,
             verdict_ok,
-            header_checks_ok,
-            offset_plus_length,
-            ends_message,
-            ends_past_message,
-            length_ne_cell_payload,
             msg_context,
             ctx_hdr0,
             ctx_hdr1,
@@ -383,7 +321,7 @@ impl Logic for CellReassembler {
             count_failed,
             count_dropped
         );
-        clock!(self, clock, cell_crc, packet_crc, buffer, sender, position);
+        clock!(self, clock, cell_crc, packet_crc, buffer, sender, position, checks);
 
         // ---------------- Output side ----------------
         // A finished cell moves to the output only once the output is idle: one output
@@ -455,7 +393,7 @@ impl Logic for CellReassembler {
         self.position.s_flushing.next = self.flushing.q.val();
         self.position.s_hdr_length.next = self.hdr_length.val();
         self.position.s_last.next = self.last.val();
-        self.position.s_store_enable.next = !self.silent.q.val() & !self.too_big.q.val();
+        self.position.s_store_enable.next = !self.silent.q.val() & !self.checks.m_too_big.val();
 
         self.cell_crc.s_clear.next = self.accept_start.val();
         self.cell_crc.s_valid.next = self.accept.val();
@@ -476,81 +414,24 @@ impl Logic for CellReassembler {
             self.wptr.d.next = self.wptr.q.val() + 1;
         }
 
-        // Status of a cell ending with this word. Only the cell CRC and the reserved half
-        // of the CRC word come from the word itself; the rest is registered.
-        // The CRC position is at least word 3, so this also rejects cells of under 4 words.
-        self.structure_bad.next = self.flushing.q.val() | !self.position.m_at_crc_position.val();
-        self.crc_bad.next = self.s_cell_data.val().get_bits::<32>(0) != self.cell_crc.crc.val();
-        self.crc_word_reserved.next = self.s_cell_data.val().get_bits::<32>(32) != 0;
-        self.offset.next = self.ctx_offset.q.val();
-        if self.first.val() {
-            self.offset.next = 0.into();
-        }
-        // Cell length must be min(cell_payload, message length - offset); LAST must mark
-        // the end of the message. That is: the cell ends the message (a length over
-        // cell_payload is too big, reported first), or it is cell_payload long and ends
-        // before the message does. (This holds where the length check decides the status:
-        // the header matches the first cell's, so the offset is within the message, and
-        // offset + length does not wrap, as in the model.) The compares are registered
-        // and known from word 4 (the message length is word 2; word 3 is a length error).
-        self.cell_length.next = bit_cast::<32, 16>(self.hdr_length.val());
-        self.offset_plus_length.d.next = self.offset.val() + self.cell_length.val();
-        self.ends_past_message.d.next =
-            self.offset_plus_length.q.val() > self.cur_hdr2.q.val().get_bits::<32>(32);
-        self.length_ne_cell_payload.d.next = self.cell_length.val() != self.cell_payload.val();
-        self.length_bad.next = self.position.m_at_word3.val()
-            | (self.last.val() != self.ends_message.q.val())
-            | (!self.ends_message.q.val()
-                & (self.length_ne_cell_payload.q.val() | self.ends_past_message.q.val()));
-        // Header consistency with the message's first cell. Words 0 and 1 are compared
-        // register to register in the clock after they arrive (the context is loaded by
-        // then, at the previous cell's verdict); word 2 as it arrives, as a cell may end
-        // at word 3.
-        self.hdr0_mismatch.d.next =
-            ((self.cur_hdr0.q.val() ^ self.ctx_hdr0.q.val()) & self.hdr0_compare_mask.val()) != 0;
-        self.hdr1_mismatch.d.next =
-            ((self.cur_hdr1.q.val() ^ self.ctx_hdr1.q.val()) & self.hdr1_compare_mask.val()) != 0;
-        self.header_mismatch.next = !self.first.val()
-            & (self.hdr0_mismatch.q.val()
-                | self.hdr1_mismatch.q.val()
-                | self.hdr2_mismatch.q.val());
-        self.status_registered.next = 0.into();
-        if self.length_bad.val() {
-            self.status_registered.next = 2.into();
-        }
-        if self.header_mismatch.val() {
-            self.status_registered.next = 4.into();
-        }
-        if self.sequence_bad.q.val() {
-            self.status_registered.next = 3.into();
-        }
-        if self.too_big.q.val() {
-            self.status_registered.next = 2.into();
-        }
-        if self.reserved_bad.q.val() {
-            self.status_registered.next = 4.into();
-        }
-        self.status.next = self.status_registered.val();
-        if self.crc_word_reserved.val() {
-            self.status.next = 4.into();
-        }
-        if self.crc_bad.val() {
-            self.status.next = 1.into();
-        }
-        if self.structure_bad.val() {
-            self.status.next = 2.into();
-        }
-        // Every check but the packet CRC passed: a flat AND of the flags (the status code
-        // is only stored). The packet CRC of a last cell is decided a clock later.
-        self.header_checks_ok.d.next = !self.reserved_bad.q.val()
-            & !self.too_big.q.val()
-            & !self.sequence_bad.q.val()
-            & !self.header_mismatch.val();
-        self.cell_ok.next = !self.structure_bad.val()
-            & !self.crc_bad.val()
-            & !self.crc_word_reserved.val()
-            & self.header_checks_ok.q.val()
-            & !self.length_bad.val();
+        self.checks.s_data.next = self.s_cell_data.val();
+        self.checks.s_valid.next = self.s_cell_valid.val();
+        self.checks.s_accept_start.next = self.accept_start.val();
+        self.checks.s_at_word1.next = self.position.m_at_word1.val();
+        self.checks.s_at_word2.next = self.position.m_at_word2.val();
+        self.checks.s_at_word3.next = self.position.m_at_word3.val();
+        self.checks.s_at_crc_position.next = self.position.m_at_crc_position.val();
+        self.checks.s_flushing.next = self.flushing.q.val();
+        self.checks.s_hdr0.next = self.cur_hdr0.q.val();
+        self.checks.s_hdr1.next = self.cur_hdr1.q.val();
+        self.checks.s_hdr2_msg_length.next = self.cur_hdr2.q.val().get_bits::<32>(32);
+        self.checks.s_in_message.next = self.msg_context.q.val() == MessageContext::InMessage;
+        self.checks.s_ctx_hdr0.next = self.ctx_hdr0.q.val();
+        self.checks.s_ctx_hdr1.next = self.ctx_hdr1.q.val();
+        self.checks.s_ctx_hdr2.next = self.ctx_hdr2.q.val();
+        self.checks.s_ctx_next_seq.next = self.ctx_next_seq.q.val();
+        self.checks.s_ctx_offset.next = self.ctx_offset.q.val();
+        self.checks.s_cell_crc.next = self.cell_crc.crc.val();
         self.packet_crc_match.d.next = self.trailer_crc.q.val() == self.packet_crc.crc.val();
         self.cell_end.next = self.accept.val() & self.s_cell_last.val();
         self.position.s_cell_end.next = self.cell_end.val();
@@ -574,38 +455,15 @@ impl Logic for CellReassembler {
             self.cur_hdr1.d.next = 0.into();
             self.cur_hdr2.d.next = 0.into();
             self.silent.d.next = self.silent_now.val();
-            self.reserved_bad.d.next = self.s_cell_data.val().get_bits::<3>(13) != 0;
-            self.too_big.d.next = bit_cast::<32, 16>(self.s_cell_data.val().get_bits::<16>(16))
-                > self.cell_payload.val();
-            self.hdr2_mismatch.d.next = false;
-            self.sequence_bad.d.next = false;
         }
         // Header words 1..=4 and the trailer: loads wait on `s_cell_valid` and a flag set a
         // clock ahead (inside a cell no word is held back).
         if self.s_cell_valid.val() {
             if self.position.m_at_word1.val() {
                 self.cur_hdr1.d.next = self.s_cell_data.val();
-                if self.s_cell_data.val().get_bits::<16>(48) != 0 {
-                    self.reserved_bad.d.next = true;
-                }
-                self.sequence_bad.d.next =
-                    (self.msg_context.q.val() == MessageContext::InMessage) == self.first.val();
-                if self.first.val() {
-                    if self.s_cell_data.val().get_bits::<16>(32) != 0 {
-                        self.sequence_bad.d.next = true;
-                    }
-                } else if self.s_cell_data.val().get_bits::<16>(32) != self.ctx_next_seq.q.val() {
-                    self.sequence_bad.d.next = true;
-                }
             }
             if self.position.m_at_word2.val() {
                 self.cur_hdr2.d.next = self.s_cell_data.val();
-                self.ends_message.d.next =
-                    self.offset_plus_length.q.val() == self.s_cell_data.val().get_bits::<32>(32);
-                if self.s_cell_data.val().get_bits::<8>(24) != 0 {
-                    self.reserved_bad.d.next = true;
-                }
-                self.hdr2_mismatch.d.next = self.s_cell_data.val() != self.ctx_hdr2.q.val();
             }
             // The RETH of a message is loaded by its first cell (zero without one). A
             // first cell that ends before word 4 has failed; so has one still sending
@@ -659,8 +517,8 @@ impl Logic for CellReassembler {
             // Loaded at every cell end, whatever the outcome, so that only a few registers
             // wait on the checks: the done slot is empty while a cell arrives (a dropped
             // cell leaves it so), and the output zeroes the done fields of a failed cell.
-            self.done_status.d.next = self.status.val();
-            self.done_offset.d.next = self.offset.val();
+            self.done_status.d.next = self.checks.m_status.val();
+            self.done_offset.d.next = self.checks.m_offset.val();
             self.done_immediate.d.next = 0.into();
             if self.last.val() {
                 self.done_immediate.d.next = self.immediate_reg.q.val();
@@ -672,7 +530,7 @@ impl Logic for CellReassembler {
                 self.wptr.d.next = self.committed_wptr.q.val();
             } else {
                 // The verdict is committed in the next clock.
-                self.verdict_ok.d.next = self.cell_ok.val();
+                self.verdict_ok.d.next = self.checks.m_cell_ok.val();
                 if self.ends_with_packet_check.val() {
                     // The outcome waits for the packet CRC (next clock).
                     self.packet_check_pending.d.next = true;
@@ -693,7 +551,7 @@ impl Logic for CellReassembler {
             // failure the context is Discarding: these fields are unused until the next
             // first cell's verdict reloads them.
             self.ctx_next_seq.d.next = self.cur_hdr1.q.val().get_bits::<16>(32) + 1;
-            self.ctx_offset.d.next = self.offset_plus_length.q.val();
+            self.ctx_offset.d.next = self.checks.m_offset_plus_length.val();
             if self.first.val() {
                 self.ctx_hdr0.d.next = self.cur_hdr0.q.val();
                 self.ctx_hdr1.d.next = self.cur_hdr1.q.val();
