@@ -402,26 +402,27 @@ impl Bench {
         let msg = msg_shown && msg_ready;
         if let Phase::Message(o) = &self.model.phase {
             let got = Message {
-                opcode: u.m_msg_opcode.val().to_u64() as u8,
-                dest_node: u.m_msg_dest_node.val().to_u64() as u16,
-                src_node: u.m_msg_src_node.val().to_u64() as u16,
-                dest_qp: u.m_msg_dest_qp.val().to_u64() as u16,
-                src_qp: u.m_msg_src_qp.val().to_u64() as u16,
-                psn: u.m_msg_psn.val().to_u64() as u32,
-                vaddr: u.m_msg_vaddr.val().to_u64(),
-                stag: u.m_msg_stag.val().to_u64() as u32,
-                dma_length: u.m_msg_dma_length.val().to_u64() as u32,
+                opcode: u.m_msg.val().opcode.to_u64() as u8,
+                dest_node: u.m_msg.val().dest_node.to_u64() as u16,
+                src_node: u.m_msg.val().src_node.to_u64() as u16,
+                dest_qp: u.m_msg.val().dest_qp.to_u64() as u16,
+                src_qp: u.m_msg.val().src_qp.to_u64() as u16,
+                psn: u.m_msg.val().psn.to_u64() as u32,
+                vaddr: u.m_msg.val().vaddr.to_u64(),
+                stag: u.m_msg.val().stag.to_u64() as u32,
+                dma_length: u.m_msg.val().dma_length.to_u64() as u32,
                 immediate: u
-                    .m_msg_has_immediate
+                    .m_msg
                     .val()
-                    .then(|| u.m_msg_immediate.val().to_u64() as u32),
-                invalidate: u.m_msg_invalidate.val(),
-                resync: u.m_msg_resync.val(),
+                    .has_immediate
+                    .then(|| u.m_msg.val().immediate.to_u64() as u32),
+                invalidate: u.m_msg.val().invalidate,
+                resync: u.m_msg.val().resync,
                 payload: vec![],
             };
-            let len = u.m_msg_length.val().to_u64() as usize;
+            let len = u.m_msg.val().length.to_u64() as usize;
             // The AETH: syndrome 7:0 and the refusals 28:8, nothing above.
-            assert!(!u.m_msg_has_immediate.val() || u.m_msg_immediate.val().to_u64() < 1 << 29);
+            assert!(!u.m_msg.val().has_immediate || u.m_msg.val().immediate.to_u64() < 1 << 29);
             assert_eq!(
                 (got.clone(), len),
                 expected_message(o, self.node_id),

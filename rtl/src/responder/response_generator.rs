@@ -32,7 +32,8 @@
 //!   dropped.
 //! - `slot_busy` (64): bit q is set while QP q's slot holds a NACK, READ response or
 //!   atomic response, waiting or being sent (cleared on the edge that hands it over).
-//! - `m_msg_*` / `m_payload_*`: message source bundle (to `TxArbiter`). ACK / NACK:
+//! - `m_msg_valid` / `m_msg_ready` with `m_msg` (a `MessageDescriptor`, the message
+//!   source bundle of `common/bundles.rs`), then `m_payload_*` (to `TxArbiter`). ACK / NACK:
 //!   opcode 0x30 / 0x31, length 0, `has_immediate` 1, immediate = the AETH (syndrome 7:0,
 //!   refusals 28:8). READ_RESPONSE:
 //!   opcode 0x20, length = the slot's length, then `ceil(length / 8)` payload words read
@@ -68,7 +69,7 @@
 //! follow-up present, is a NACK, its resync mark, slot item is a promoted follow-up).
 
 use crate::cell::format::opcode;
-use crate::common::{NackCounters, RoundRobin};
+use crate::common::{MessageDescriptor, NackCounters, RoundRobin};
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 use rust_hdl::widgets::prelude::RAM;
@@ -122,20 +123,7 @@ pub struct ResponseGenerator {
     pub slot_busy: Signal<Out, Bits<64>>,
     pub m_msg_valid: Signal<Out, Bit>,
     pub m_msg_ready: Signal<In, Bit>,
-    pub m_msg_opcode: Signal<Out, Bits<8>>,
-    pub m_msg_dest_node: Signal<Out, Bits<16>>,
-    pub m_msg_src_node: Signal<Out, Bits<16>>,
-    pub m_msg_dest_qp: Signal<Out, Bits<16>>,
-    pub m_msg_src_qp: Signal<Out, Bits<16>>,
-    pub m_msg_psn: Signal<Out, Bits<24>>,
-    pub m_msg_length: Signal<Out, Bits<32>>,
-    pub m_msg_vaddr: Signal<Out, Bits<64>>,
-    pub m_msg_stag: Signal<Out, Bits<32>>,
-    pub m_msg_dma_length: Signal<Out, Bits<32>>,
-    pub m_msg_immediate: Signal<Out, Bits<32>>,
-    pub m_msg_has_immediate: Signal<Out, Bit>,
-    pub m_msg_invalidate: Signal<Out, Bit>,
-    pub m_msg_resync: Signal<Out, Bit>,
+    pub m_msg: Signal<Out, MessageDescriptor>,
     pub m_payload_data: Signal<Out, Bits<64>>,
     pub m_payload_valid: Signal<Out, Bit>,
     pub m_payload_ready: Signal<In, Bit>,
@@ -289,20 +277,7 @@ impl ResponseGenerator {
             slot_busy: Default::default(),
             m_msg_valid: Default::default(),
             m_msg_ready: Default::default(),
-            m_msg_opcode: Default::default(),
-            m_msg_dest_node: Default::default(),
-            m_msg_src_node: Default::default(),
-            m_msg_dest_qp: Default::default(),
-            m_msg_src_qp: Default::default(),
-            m_msg_psn: Default::default(),
-            m_msg_length: Default::default(),
-            m_msg_vaddr: Default::default(),
-            m_msg_stag: Default::default(),
-            m_msg_dma_length: Default::default(),
-            m_msg_immediate: Default::default(),
-            m_msg_has_immediate: Default::default(),
-            m_msg_invalidate: Default::default(),
-            m_msg_resync: Default::default(),
+            m_msg: Default::default(),
             m_payload_data: Default::default(),
             m_payload_valid: Default::default(),
             m_payload_ready: Default::default(),
@@ -726,24 +701,24 @@ impl Logic for ResponseGenerator {
         self.nack_sent.s_syndrome.next = self.syndrome.val();
         // Outputs.
         self.slot_busy.next = self.busy.q.val();
-        self.m_msg_opcode.next = self.opcode_reg.q.val();
-        self.m_msg_dest_node.next = self.dest_node_reg.q.val();
-        self.m_msg_src_node.next = self.src_node_reg.q.val();
-        self.m_msg_dest_qp.next = self.dest_qp_reg.q.val();
-        self.m_msg_src_qp.next = bit_cast::<16, 6>(self.cur_qp.q.val());
-        self.m_msg_psn.next = self.psn_reg.q.val();
-        self.m_msg_length.next = self.length_reg.q.val();
-        self.m_msg_vaddr.next = 0.into();
-        self.m_msg_stag.next = 0.into();
-        self.m_msg_dma_length.next = 0.into();
-        self.m_msg_has_immediate.next = !self.kind_reg.q.val().get_bit(1);
-        self.m_msg_immediate.next = 0.into();
+        self.m_msg.next.opcode = self.opcode_reg.q.val();
+        self.m_msg.next.dest_node = self.dest_node_reg.q.val();
+        self.m_msg.next.src_node = self.src_node_reg.q.val();
+        self.m_msg.next.dest_qp = self.dest_qp_reg.q.val();
+        self.m_msg.next.src_qp = bit_cast::<16, 6>(self.cur_qp.q.val());
+        self.m_msg.next.psn = self.psn_reg.q.val();
+        self.m_msg.next.length = self.length_reg.q.val();
+        self.m_msg.next.vaddr = 0.into();
+        self.m_msg.next.stag = 0.into();
+        self.m_msg.next.dma_length = 0.into();
+        self.m_msg.next.has_immediate = !self.kind_reg.q.val().get_bit(1);
+        self.m_msg.next.immediate = 0.into();
         if !self.kind_reg.q.val().get_bit(1) {
-            self.m_msg_immediate.next =
+            self.m_msg.next.immediate =
                 self.data_reg.q.val().get_bits::<32>(0) & self.aeth_mask.val();
         }
-        self.m_msg_invalidate.next = false;
-        self.m_msg_resync.next = self.resync_reg.q.val();
+        self.m_msg.next.invalidate = false;
+        self.m_msg.next.resync = self.resync_reg.q.val();
         self.m_rdrd_req_addr.next = self.addr_reg.q.val();
         self.m_rdrd_req_words.next = self.burst_reg.q.val();
         self.stat_responses_sent.next = self.responses_reg.q.val();
