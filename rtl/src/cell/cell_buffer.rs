@@ -10,7 +10,7 @@
 //! Latency: one clock on the read port. Throughput: one write and one read per clock.
 //! Limits: no parameters. A word read in the clock it is written reads the old word in
 //! RustHDL and is undefined in the Verilog (`no_rw_check`): the user must not do it.
-//! Never-written words read as zero in RustHDL.
+//! Every word and the read port start at zero (an `initial` block in the Verilog).
 
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
@@ -59,6 +59,16 @@ impl Logic for CellBuffer {
             "\
 (* no_rw_check *)
 reg [63:0] mem [{top}:0];
+
+// Every word and the read register start at zero, as in the RustHDL simulation, so that
+// the other simulators read the same words before the first write.
+integer i;
+initial begin
+    for (i = 0; i <= {top}; i = i + 1) begin
+        mem[i] = 64'h0;
+    end
+    read_data = 64'h0;
+end
 
 always @(posedge clock) begin
     read_data <= mem[read_address];
