@@ -83,11 +83,11 @@
 //!   completion) and a DELAY (0x0E), which also holds the QP in the [`Scheduler`] for
 //!   its cycle count (word 3 bits 23:0; higher bits set: LOCAL_LENGTH_ERROR, no hold)
 //!   from its commit, so the QP's next WQE waits while the others are served;
-//! - acknowledgement: takes one `s_ack` event at a time (or a local completion from the
-//!   transmit machine), evaluates it against `[sq_una, sq_next)`, then per completed WQE
-//!   re-reads words 0-1 on the rx-port client, issues the completion request and advances
-//!   `sq_una`; it never waits on the transmit path. When idle it scans one QP's timer per
-//!   operation.
+//! - acknowledgement, the child block [`AckMachine`] (`requester/ack_machine.rs`): takes
+//!   one `s_ack` event at a time (or a local completion from the transmit machine), has it
+//!   evaluated against `[sq_una, sq_next)`, then per completed WQE re-reads words 0-1 on
+//!   the rx-port client, issues the completion request and has `sq_una` advanced; it never
+//!   waits on the transmit path. When idle it scans one QP's timer per operation.
 //!
 //! Final NACK for p: p completes with the syndrome and `sq_next = p + 1` (the responder
 //! may have dropped p+1.. while its answer slot held the NACK: they are resent at once,
