@@ -154,7 +154,7 @@ pub struct AckMachine {
     resp: DFF<Bit>,
     /// The event carried RESYNC (the responder restarted at `psn`).
     resync: DFF<Bit>,
-    pub(crate) local: DFF<Bit>,
+    pub(crate) evt_local: DFF<Bit>,
     local_status: DFF<Bits<8>>,
     /// The job's QP was reset (CSR write) since the job started.
     stale: DFF<Bit>,
@@ -266,7 +266,7 @@ impl AckMachine {
             syn: Default::default(),
             resp: Default::default(),
             resync: Default::default(),
-            local: Default::default(),
+            evt_local: Default::default(),
             local_status: Default::default(),
             stale: Default::default(),
             tscan: Default::default(),
@@ -313,7 +313,7 @@ impl Logic for AckMachine {
             syn,
             resp,
             resync,
-            local,
+            evt_local,
             local_status,
             stale,
             tscan,
@@ -383,7 +383,7 @@ impl Logic for AckMachine {
                 if self.local_take.val() {
                     self.qp.d.next = self.s_local_qp.val();
                     self.psn.d.next = self.s_local_psn.val();
-                    self.local.d.next = true;
+                    self.evt_local.d.next = true;
                     self.resync.d.next = false;
                     self.local_status.d.next = self.s_local_status.val();
                     self.state.d.next = SqAckState::EvalReq;
@@ -393,7 +393,7 @@ impl Logic for AckMachine {
                     self.syn.d.next = self.s_ack_syndrome.val();
                     self.resp.d.next = self.s_ack_response.val();
                     self.resync.d.next = self.s_ack_resync.val();
-                    self.local.d.next = false;
+                    self.evt_local.d.next = false;
                     self.state.d.next = SqAckState::EvalReq;
                 } else if self.s_grant.val() {
                     self.qp.d.next = self.tscan.q.val();
@@ -500,7 +500,7 @@ impl Logic for AckMachine {
         self.m_evt_syndrome.next = self.syn.q.val();
         self.m_evt_response.next = self.resp.q.val();
         self.m_evt_resync.next = self.resync.q.val();
-        self.m_evt_local.next = self.local.q.val();
+        self.m_evt_local.next = self.evt_local.q.val();
         self.m_evt_local_status.next = self.local_status.q.val();
         self.m_adv_idx.next = self.job_idx.q.val();
         self.m_adv_set_resync.next = self.cur_set_resync.val();

@@ -380,6 +380,10 @@ pub struct SendQueueEngine {
     /// for a go-back to sq_una that completes nothing (foreign NACK, implied NAK).
     retry_kept_reg: DFF<Bits<4>>,
     retry_kept_exceeded_reg: DFF<Bit>,
+    /// `sq_next + 1` and `sq_una + 1` (the Exec clock's write-back takes them from registers,
+    /// not through a carry chain behind the table's read data).
+    next_p1: DFF<Bits<24>>,
+    una_p1: DFF<Bits<24>>,
     /// An implied NAK (see `ev_implied`).
     ev_implied_reg: DFF<Bit>,
     /// `(event PSN - sq_una) mod 16`: the WQEs the event completes before its own PSN.
@@ -423,8 +427,6 @@ pub struct SendQueueEngine {
     ev_ahead: Signal<Local, Bit>,
     d_evt: Signal<Local, Bits<24>>,
     elapsed: Signal<Local, Bits<32>>,
-    next_p1: Signal<Local, Bits<24>>,
-    una_p1: Signal<Local, Bits<24>>,
     psn_p1: Signal<Local, Bits<24>>,
     job_idx_p1: Signal<Local, Bits<24>>,
     /// The event completes WQEs: the retry count restarts from 0.
@@ -850,6 +852,8 @@ impl Logic for SendQueueEngine {
             retry_kept_reg,
             retry_kept_exceeded_reg,
             ev_implied_reg,
+            next_p1,
+            una_p1,
             evt_run_reg,
             timer_expired_reg,
             wqe_local_only_reg,
@@ -908,8 +912,8 @@ impl Logic for SendQueueEngine {
         self.d_evt.next = self.ack.m_evt_psn.val() - self.rd_una.val();
         // As of the Exec clock, one after the Read clock that registers the result.
         self.elapsed.next = self.now_p1.val() - self.rd_tstart.val();
-        self.next_p1.next = self.rd_next.val() + 1;
-        self.una_p1.next = self.rd_una.val() + 1;
+        self.next_p1.d.next = self.rd_next.val() + 1;
+        self.una_p1.d.next = self.rd_una.val() + 1;
         self.psn_p1.next = self.ack.m_evt_psn.val() + 1;
         self.job_idx_p1.next = self.ack.m_adv_idx.val() + 1;
         self.rd_outstanding.next = self.rd_una.val() != self.rd_next.val();
@@ -1232,7 +1236,7 @@ impl Logic for SendQueueEngine {
                             & !self.tx_stale.q.val()
                             & (!self.need_empty_reg.q.val() | !self.rd_outstanding_reg.q.val());
                         if self.ex_ok.val() {
-                            self.wr_next.next = self.next_p1.val();
+                            self.wr_next.next = self.next_p1.q.val();
                             if self.wqe_local_only_reg.q.val() {
                                 // Nothing more is sent until the local completion is done.
                                 self.wr_drain.next = true;
@@ -1340,7 +1344,7 @@ impl Logic for SendQueueEngine {
                                     self.ex_job_final.next = true;
                                     self.ex_job_status.next = self.st_retry.val();
                                     self.ex_job_resync.next = true;
-                                    self.wr_next.next = self.una_p1.val();
+                                    self.wr_next.next = self.una_p1.q.val();
                                     self.wr_drain.next = true;
                                     self.wr_retry.next = 0.into();
                                 }
@@ -1381,7 +1385,7 @@ impl Logic for SendQueueEngine {
                                     self.ex_job_final.next = true;
                                     self.ex_job_status.next = self.st_retry.val();
                                     self.ex_job_resync.next = true;
-                                    self.wr_next.next = self.una_p1.val();
+                                    self.wr_next.next = self.una_p1.q.val();
                                     self.wr_drain.next = true;
                                     self.wr_retry.next = 0.into();
                                 }
@@ -3263,7 +3267,7 @@ mod tests {
                     );
                 }
                 SqOp::Eval => {
-                    let job = if u.ack.local.q.val() {
+                    let job = if u.ack.evt_local.q.val() {
                         self.local_evals += 1;
                         m.eval_local(&self.mem)
                     } else {
