@@ -269,6 +269,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::requester::PayloadBuffer::new()".into(),
         ),
         export_block(
+            "requester_ack_machine",
+            crate::requester::AckMachine::new(qps),
+            "nic_rtl::requester::AckMachine",
+            format!("nic_rtl::requester::AckMachine::new({qps})"),
+        ),
+        export_block(
             "send_queue_engine",
             crate::SendQueueEngine::new(qps),
             "nic_rtl::SendQueueEngine",

@@ -9,9 +9,12 @@
 //!   short WQE after word 4 and the drain of its unused words.
 //! - [`PayloadBuffer`]: the payload words read from host memory, so the tx DMA read client
 //!   is free for the next WQE while they stream out.
+//! - [`AckMachine`]: the acknowledgement and completion machine: one event at a time, its
+//!   completion jobs (WQE re-read, completion request, `sq_una` advance) and the timer scan.
 //! - [`AckEventQueue`]: the acknowledgement events from the responder side.
 
 pub mod ack_event_queue;
+pub mod ack_machine;
 pub mod payload_buffer;
 pub mod qp_table;
 pub mod scheduler;
@@ -19,6 +22,7 @@ pub mod send_queue_engine;
 pub mod wqe_fetch;
 
 pub use ack_event_queue::AckEventQueue;
+pub use ack_machine::AckMachine;
 pub use payload_buffer::PayloadBuffer;
 pub use qp_table::{QpEntry, QpTable};
 pub use scheduler::Scheduler;

@@ -83,11 +83,11 @@
 //!   completion) and a DELAY (0x0E), which also holds the QP in the [`Scheduler`] for
 //!   its cycle count (word 3 bits 23:0; higher bits set: LOCAL_LENGTH_ERROR, no hold)
 //!   from its commit, so the QP's next WQE waits while the others are served;
-//! - acknowledgement: takes one `s_ack` event at a time (or a local completion from the
-//!   transmit machine), evaluates it against `[sq_una, sq_next)`, then per completed WQE
-//!   re-reads words 0-1 on the rx-port client, issues the completion request and advances
-//!   `sq_una`; it never waits on the transmit path. When idle it scans one QP's timer per
-//!   operation.
+//! - acknowledgement, the child block [`AckMachine`] (`requester/ack_machine.rs`): takes
+//!   one `s_ack` event at a time (or a local completion from the transmit machine), has it
+//!   evaluated against `[sq_una, sq_next)`, then per completed WQE re-reads words 0-1 on
+//!   the rx-port client, issues the completion request and has `sq_una` advanced; it never
+//!   waits on the transmit path. When idle it scans one QP's timer per operation.
 //!
 //! Final NACK for p: p completes with the syndrome and `sq_next = p + 1` (the responder
 //! may have dropped p+1.. while its answer slot held the NACK: they are resent at once,
@@ -151,7 +151,7 @@
 //! payload burst of at most 8192 words).
 
 use crate::requester::payload_buffer::PAYLOAD_BUFFER_DEPTH;
-use crate::requester::{PayloadBuffer, QpTable, Scheduler, WqeFetch};
+use crate::requester::{AckMachine, PayloadBuffer, QpTable, Scheduler, WqeFetch};
 use crate::sim::ClockedBlock;
 use nic_abi::{
     CompletionStatus, Syndrome, WqeOpcode, BIND_OPCODE, DELAY_CYCLES_MASK, DELAY_OPCODE,
@@ -214,19 +214,7 @@ pub enum SqTxState {
     Atomic1,
 }
 
-/// The acknowledgement (completion) machine's state.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
-pub enum SqAckState {
-    Idle,
-    TimerWait,
-    EvalReq,
-    EvalWait,
-    ReadReq,
-    ReadData,
-    Cpl,
-    AdvReq,
-    AdvWait,
-}
+pub use crate::requester::ack_machine::SqAckState;
 
 #[derive(LogicBlock)]
 pub struct SendQueueEngine {
@@ -371,34 +359,11 @@ pub struct SendQueueEngine {
     /// burst arriving).
     tx_pick_ok: Signal<Local, Bit>,
     payload_buffer_depth: Constant<Bits<16>>,
-    // Acknowledgement machine.
-    ak_state: DFF<SqAckState>,
-    ak_qp: DFF<Bits<6>>,
-    ak_psn: DFF<Bits<24>>,
-    ak_syn: DFF<Bits<8>>,
-    ak_resp: DFF<Bit>,
-    /// The event carried RESYNC (the responder restarted at `ak_psn`).
-    ak_resync: DFF<Bit>,
-    ak_local: DFF<Bit>,
-    ak_local_status: DFF<Bits<8>>,
-    /// The job's QP was reset (CSR write) since the job started.
-    ak_stale: DFF<Bit>,
-    tscan: DFF<Bits<6>>,
-    job_idx: DFF<Bits<24>>,
-    /// Completions of the job's leading run (before the final one), with `job_run_status`.
-    job_succ: DFF<Bits<4>>,
-    /// Status of the leading run: success, or RESPONDER_RESTARTED.
-    job_run_status: DFF<Bits<8>>,
-    job_final: DFF<Bit>,
-    job_status: DFF<Bits<8>>,
-    job_resync: DFF<Bit>,
-    job_base: DFF<Bits<32>>,
-    job_size: DFF<Bits<5>>,
-    job_remote: DFF<Bits<32>>,
-    cpl_beat: DFF<Bit>,
-    cpl_opcode: DFF<Bits<8>>,
-    cpl_len: DFF<Bits<32>>,
-    cpl_wr_id: DFF<Bits<64>>,
+    /// The acknowledgement machine: events, completion jobs (re-read, completion request,
+    /// advance) and the timer scan; its evaluations and advances run in the table engine.
+    pub(crate) ack: AckMachine,
+    /// The CSR write being executed resets its QP (a job of that QP goes stale).
+    csr_qp_reset: Signal<Local, Bit>,
     // Read stage: values derived from the entry, registered for the Exec clock (the
     // engine's timing cut between the table read and the decision).
     rd_eligible_reg: DFF<Bit>,
@@ -415,6 +380,10 @@ pub struct SendQueueEngine {
     /// for a go-back to sq_una that completes nothing (foreign NACK, implied NAK).
     retry_kept_reg: DFF<Bits<4>>,
     retry_kept_exceeded_reg: DFF<Bit>,
+    /// `sq_next + 1` and `sq_una + 1` (the Exec clock's write-back takes them from registers,
+    /// not through a carry chain behind the table's read data).
+    next_p1: DFF<Bits<24>>,
+    una_p1: DFF<Bits<24>>,
     /// An implied NAK (see `ev_implied`).
     ev_implied_reg: DFF<Bit>,
     /// `(event PSN - sq_una) mod 16`: the WQEs the event completes before its own PSN.
@@ -458,8 +427,6 @@ pub struct SendQueueEngine {
     ev_ahead: Signal<Local, Bit>,
     d_evt: Signal<Local, Bits<24>>,
     elapsed: Signal<Local, Bits<32>>,
-    next_p1: Signal<Local, Bits<24>>,
-    una_p1: Signal<Local, Bits<24>>,
     psn_p1: Signal<Local, Bits<24>>,
     job_idx_p1: Signal<Local, Bits<24>>,
     /// The event completes WQEs: the retry count restarts from 0.
@@ -524,10 +491,6 @@ pub struct SendQueueEngine {
     /// The operation's QP has its `sq_una` being transmitted (the transmit machine's
     /// message, or the one whose payload streams from the payload buffer).
     tx_on_una: Signal<Local, Bit>,
-    local_take: Signal<Local, Bit>,
-    ak_req_hi: Signal<Local, Bit>,
-    ak_req_lo: Signal<Local, Bit>,
-    ak_req_op: Signal<Local, SqOp>,
     grant_csr: Signal<Local, Bit>,
     /// The last operation granted was a CSR access.
     csr_granted_last: DFF<Bit>,
@@ -536,13 +499,6 @@ pub struct SendQueueEngine {
     grant_tx: Signal<Local, Bit>,
     grant_ak: Signal<Local, Bit>,
     read_qp: Signal<Local, Bits<6>>,
-    // Combinational: the acknowledgement job.
-    cur_status: Signal<Local, Bits<8>>,
-    cur_set_resync: Signal<Local, Bit>,
-    job_more: Signal<Local, Bit>,
-    ak_mask: Signal<Local, Bits<24>>,
-    ak_slot: Signal<Local, Bits<24>>,
-    ak_addr: Signal<Local, Bits<32>>,
     // Combinational: results of the operation being executed.
     ex_ok: Signal<Local, Bit>,
     ex_retx: Signal<Local, Bit>,
@@ -570,7 +526,6 @@ pub struct SendQueueEngine {
     wr_drain_kept: Signal<Local, Bit>,
     // Constants.
     num_qps: Constant<Bits<7>>,
-    last_qp: Constant<Bits<6>>,
     ones24: Constant<Bits<24>>,
     send_window: Constant<Bits<24>>,
     /// `2^24 - SEND_WINDOW`: an event PSN distance at or above it lies at most
@@ -725,29 +680,8 @@ impl SendQueueEngine {
             pl_out_ok: Default::default(),
             tx_pick_ok: Default::default(),
             payload_buffer_depth: k(PAYLOAD_BUFFER_DEPTH as u64),
-            ak_state: Default::default(),
-            ak_qp: Default::default(),
-            ak_psn: Default::default(),
-            ak_syn: Default::default(),
-            ak_resp: Default::default(),
-            ak_resync: Default::default(),
-            ak_local: Default::default(),
-            ak_local_status: Default::default(),
-            ak_stale: Default::default(),
-            tscan: Default::default(),
-            job_idx: Default::default(),
-            job_succ: Default::default(),
-            job_run_status: Default::default(),
-            job_final: Default::default(),
-            job_status: Default::default(),
-            job_resync: Default::default(),
-            job_base: Default::default(),
-            job_size: Default::default(),
-            job_remote: Default::default(),
-            cpl_beat: Default::default(),
-            cpl_opcode: Default::default(),
-            cpl_len: Default::default(),
-            cpl_wr_id: Default::default(),
+            ack: AckMachine::new(queue_pairs),
+            csr_qp_reset: Default::default(),
             rd_base: Default::default(),
             rd_remote: Default::default(),
             rd_pi: Default::default(),
@@ -835,22 +769,12 @@ impl SendQueueEngine {
             tx_req_op: Default::default(),
             tx_streaming: Default::default(),
             tx_on_una: Default::default(),
-            local_take: Default::default(),
-            ak_req_hi: Default::default(),
-            ak_req_lo: Default::default(),
-            ak_req_op: Default::default(),
             grant_csr: Default::default(),
             csr_granted_last: Default::default(),
             csr_yield: Default::default(),
             grant_tx: Default::default(),
             grant_ak: Default::default(),
             read_qp: Default::default(),
-            cur_status: Default::default(),
-            cur_set_resync: Default::default(),
-            job_more: Default::default(),
-            ak_mask: Default::default(),
-            ak_slot: Default::default(),
-            ak_addr: Default::default(),
             ex_ok: Default::default(),
             ex_retx: Default::default(),
             ex_job_valid: Default::default(),
@@ -875,7 +799,6 @@ impl SendQueueEngine {
             wr_tstart: Default::default(),
             wr_drain_kept: Default::default(),
             num_qps: k(queue_pairs as u64),
-            last_qp: k(queue_pairs as u64 - 1),
             ones24: k(0xFF_FFFF),
             send_window: k(SEND_WINDOW as u64),
             window_before: k((1 << 24) - SEND_WINDOW as u64),
@@ -929,6 +852,8 @@ impl Logic for SendQueueEngine {
             retry_kept_reg,
             retry_kept_exceeded_reg,
             ev_implied_reg,
+            next_p1,
+            una_p1,
             evt_run_reg,
             timer_expired_reg,
             wqe_local_only_reg,
@@ -958,30 +883,7 @@ impl Logic for SendQueueEngine {
             pl_qp,
             pl_psn,
             pl_long,
-            tx_early,
-            ak_state,
-            ak_qp,
-            ak_psn,
-            ak_syn,
-            ak_resp,
-            ak_resync,
-            ak_local,
-            ak_local_status,
-            ak_stale,
-            tscan,
-            job_idx,
-            job_succ,
-            job_run_status,
-            job_final,
-            job_status,
-            job_resync,
-            job_base,
-            job_size,
-            job_remote,
-            cpl_beat,
-            cpl_opcode,
-            cpl_len,
-            cpl_wr_id
+            tx_early
         );
         self.qp_table.clock.next = self.clock.val();
         self.qp_table.reset.next = self.reset.val();
@@ -1007,13 +909,13 @@ impl Logic for SendQueueEngine {
         self.rd_tstart.next = self.qp_table.m_rd_entry.val().timer_start;
         self.qp_valid.next = bit_cast::<7, 6>(self.op_qp.q.val()) < self.num_qps.val();
         self.d_out.next = self.rd_next.val() - self.rd_una.val();
-        self.d_evt.next = self.ak_psn.q.val() - self.rd_una.val();
+        self.d_evt.next = self.ack.m_evt_psn.val() - self.rd_una.val();
         // As of the Exec clock, one after the Read clock that registers the result.
         self.elapsed.next = self.now_p1.val() - self.rd_tstart.val();
-        self.next_p1.next = self.rd_next.val() + 1;
-        self.una_p1.next = self.rd_una.val() + 1;
-        self.psn_p1.next = self.ak_psn.q.val() + 1;
-        self.job_idx_p1.next = self.job_idx.q.val() + 1;
+        self.next_p1.d.next = self.rd_next.val() + 1;
+        self.una_p1.d.next = self.rd_una.val() + 1;
+        self.psn_p1.next = self.ack.m_evt_psn.val() + 1;
+        self.job_idx_p1.next = self.ack.m_adv_idx.val() + 1;
         self.rd_outstanding.next = self.rd_una.val() != self.rd_next.val();
         self.rd_eligible.next = self.qp_valid.val()
             & self.rd_enable.val()
@@ -1025,10 +927,10 @@ impl Logic for SendQueueEngine {
         self.rd_mask.next = !(self.ones24.val() << self.rd_size.val());
         self.rd_slot.next = self.rd_next.val() & self.rd_mask.val();
         self.rd_wqe_addr.next = self.rd_base.val() + (bit_cast::<32, 24>(self.rd_slot.val()) << 6);
-        self.ev_success.next = self.ak_resp.q.val() | (self.ak_syn.q.val() == 0);
+        self.ev_success.next = self.ack.m_evt_response.val() | (self.ack.m_evt_syndrome.val() == 0);
         self.ev_retry.next = !self.ev_success.val()
-            & ((self.ak_syn.q.val() == self.syn_sequence.val())
-                | (self.ak_syn.q.val() == self.syn_crc.val()));
+            & ((self.ack.m_evt_syndrome.val() == self.syn_sequence.val())
+                | (self.ack.m_evt_syndrome.val() == self.syn_crc.val()));
         // An answer is for a message this QP sent: any PSN from sq_una up to the last one
         // it can have sent (sq_pi, at most SEND_WINDOW on). That includes PSNs at or after
         // sq_next: sent before a go-back, their answers still tell the truth (a refused
@@ -1060,13 +962,13 @@ impl Logic for SendQueueEngine {
             self.retry_new.next = 1.into();
             self.retry_exceeded.next = self.cfg_retry_limit.val() == 0;
         }
-        self.ev_restarted.next = self.ak_resync.q.val() & (self.d_evt.val() != 0);
+        self.ev_restarted.next = self.ack.m_evt_resync.val() & (self.d_evt.val() != 0);
         // Beside the classification, not after it: a registered bit and `d_evt != 0`
         // (as in `ev_restarted`); Exec combines it with `ev_hit`.
         self.ev_implied.next = self.rd_una_rsp.val()
-            & !self.ak_resp.q.val()
+            & !self.ack.m_evt_response.val()
             & !self.ev_restarted.val()
-            & ((self.ak_syn.q.val() == 0) | (self.d_evt.val() != 0));
+            & ((self.ack.m_evt_syndrome.val() == 0) | (self.d_evt.val() != 0));
         self.timer_expired.next = (self.cfg_retry_timeout.val() != 0)
             & (self.elapsed.val() >= self.cfg_retry_timeout.val());
         // Registered every clock; only the values of the Read clock are used (in Exec).
@@ -1229,43 +1131,9 @@ impl Logic for SendQueueEngine {
             | (self.pl_streaming.q.val()
                 & (self.pl_qp.q.val() == self.op_qp.q.val())
                 & (self.pl_psn.q.val() == self.rd_una.val()));
-        self.local_take.next = (self.ak_state.q.val() == SqAckState::Idle)
-            & (self.tx_state.q.val() == SqTxState::Local);
-        self.ak_req_hi.next = false;
-        self.ak_req_lo.next = false;
-        self.ak_req_op.next = SqOp::Eval;
-        self.s_ack_ready.next = false;
-        match self.ak_state.q.val() {
-            SqAckState::Idle => {
-                self.s_ack_ready.next = !self.local_take.val();
-                self.ak_req_lo.next = !self.local_take.val() & !self.s_ack_valid.val();
-            }
-            SqAckState::EvalReq => {
-                self.ak_req_hi.next = true;
-            }
-            SqAckState::AdvReq => {
-                self.ak_req_hi.next = true;
-                self.ak_req_op.next = SqOp::Advance;
-            }
-            _ => {}
-        }
-
-        // ---- The acknowledgement job's current completion ----
-        self.cur_status.next = self.job_status.q.val();
-        self.cur_set_resync.next = self.job_resync.q.val();
-        self.job_more.next = false;
-        if self.job_succ.q.val() != 0 {
-            self.cur_status.next = self.job_run_status.q.val();
-            self.cur_set_resync.next = false;
-            self.job_more.next = (self.job_succ.q.val() != 1) | self.job_final.q.val();
-        }
-        self.ak_mask.next = !(self.ones24.val() << self.job_size.q.val());
-        self.ak_slot.next = self.job_idx.q.val() & self.ak_mask.val();
-        self.ak_addr.next = self.job_base.q.val() + (bit_cast::<32, 24>(self.ak_slot.val()) << 6);
-
         // ---- Table engine ----
         self.csr_yield.next =
-            self.csr_granted_last.q.val() & (self.ak_req_hi.val() | self.tx_req.val());
+            self.csr_granted_last.q.val() & (self.ack.m_req_valid.val() | self.tx_req.val());
         self.grant_csr.next = false;
         self.grant_tx.next = false;
         self.grant_ak.next = false;
@@ -1273,6 +1141,7 @@ impl Logic for SendQueueEngine {
         self.read_qp.next = self.op_qp.q.val();
         self.rdata_valid_reg.d.next = false;
         self.ex_ok.next = false;
+        self.csr_qp_reset.next = false;
         self.ex_retx.next = false;
         self.ex_job_valid.next = false;
         self.ex_job_succ.next = 0.into();
@@ -1342,11 +1211,7 @@ impl Logic for SendQueueEngine {
                                     self.wr_una_rsp.next = false;
                                     self.wr_drain.next = false;
                                     self.wr_tstart.next = self.now.q.val();
-                                    if (self.op_qp.q.val() == self.ak_qp.q.val())
-                                        & (self.ak_state.q.val() != SqAckState::Idle)
-                                    {
-                                        self.ak_stale.d.next = true;
-                                    }
+                                    self.csr_qp_reset.next = true;
                                 }
                             }
                             // A reset or a moved ring invalidates a WQE being fetched.
@@ -1371,7 +1236,7 @@ impl Logic for SendQueueEngine {
                             & !self.tx_stale.q.val()
                             & (!self.need_empty_reg.q.val() | !self.rd_outstanding_reg.q.val());
                         if self.ex_ok.val() {
-                            self.wr_next.next = self.next_p1.val();
+                            self.wr_next.next = self.next_p1.q.val();
                             if self.wqe_local_only_reg.q.val() {
                                 // Nothing more is sent until the local completion is done.
                                 self.wr_drain.next = true;
@@ -1393,12 +1258,12 @@ impl Logic for SendQueueEngine {
                         }
                     }
                     SqOp::Eval => {
-                        if self.ak_local.q.val() {
+                        if self.ack.m_evt_local.val() {
                             self.ex_job_valid.next = self.qp_valid.val()
-                                & (self.rd_una.val() == self.ak_psn.q.val())
+                                & (self.rd_una.val() == self.ack.m_evt_psn.val())
                                 & self.rd_outstanding_reg.q.val();
                             self.ex_job_final.next = true;
-                            self.ex_job_status.next = self.ak_local_status.q.val();
+                            self.ex_job_status.next = self.ack.m_evt_local_status.val();
                             self.ex_job_resync.next = true;
                         } else if self.ev_hit_reg.q.val() & !self.ev_implied_reg.q.val() {
                             self.ex_job_valid.next = true;
@@ -1425,7 +1290,7 @@ impl Logic for SendQueueEngine {
                             } else if self.ev_retry.val() {
                                 // Go back N from the NACK's PSN.
                                 self.ex_retx.next = true;
-                                self.wr_next.next = self.ak_psn.q.val();
+                                self.wr_next.next = self.ack.m_evt_psn.val();
                                 self.wr_retry.next = self.retry_new_reg.q.val();
                                 if self.retry_exceeded_reg.q.val() {
                                     self.ex_job_final.next = true;
@@ -1437,12 +1302,12 @@ impl Logic for SendQueueEngine {
                                 }
                             } else {
                                 self.ex_job_final.next = true;
-                                self.ex_job_status.next = self.ak_syn.q.val();
+                                self.ex_job_status.next = self.ack.m_evt_syndrome.val();
                                 // PORT_DOWN is the fabric's: the responder never saw p,
                                 // which may have been the QP's RESYNC message, so the
                                 // resync stays pending.
                                 self.ex_job_resync.next =
-                                    self.ak_syn.q.val() == self.syn_port_down.val();
+                                    self.ack.m_evt_syndrome.val() == self.syn_port_down.val();
                                 // The responder consumed p, but may have dropped what
                                 // followed while its answer slot held this NACK: resend
                                 // from p+1 (not a retry: the count stays cleared).
@@ -1479,7 +1344,7 @@ impl Logic for SendQueueEngine {
                                     self.ex_job_final.next = true;
                                     self.ex_job_status.next = self.st_retry.val();
                                     self.ex_job_resync.next = true;
-                                    self.wr_next.next = self.una_p1.val();
+                                    self.wr_next.next = self.una_p1.q.val();
                                     self.wr_drain.next = true;
                                     self.wr_retry.next = 0.into();
                                 }
@@ -1488,15 +1353,15 @@ impl Logic for SendQueueEngine {
                     }
                     SqOp::Advance => {
                         self.ex_ok.next = self.qp_valid.val()
-                            & (self.rd_una.val() == self.job_idx.q.val())
-                            & !self.ak_stale.q.val();
+                            & (self.rd_una.val() == self.ack.m_adv_idx.val())
+                            & !self.ack.m_adv_stale.val();
                         if self.ex_ok.val() {
                             self.wr_una.next = self.job_idx_p1.val();
                             self.wr_una_rsp.next = false;
                             if !self.rd_outstanding_reg.q.val() {
                                 self.wr_next.next = self.job_idx_p1.val();
                             }
-                            self.wr_resync.next = self.cur_set_resync.val();
+                            self.wr_resync.next = self.ack.m_adv_set_resync.val();
                             self.wr_tstart.next = self.now.q.val();
                         }
                     }
@@ -1520,7 +1385,7 @@ impl Logic for SendQueueEngine {
                                     self.ex_job_final.next = true;
                                     self.ex_job_status.next = self.st_retry.val();
                                     self.ex_job_resync.next = true;
-                                    self.wr_next.next = self.una_p1.val();
+                                    self.wr_next.next = self.una_p1.q.val();
                                     self.wr_drain.next = true;
                                     self.wr_retry.next = 0.into();
                                 }
@@ -1544,12 +1409,12 @@ impl Logic for SendQueueEngine {
         self.timer_preemptible.next =
             (self.eng_state.q.val() == SqEngineState::Read) & (self.op.q.val() == SqOp::Timer);
         // The QP the priority order would grant (lowest priority first, then overridden).
-        self.next_qp.next = self.tscan.q.val();
+        self.next_qp.next = self.ack.m_scan_qp.val();
         if self.tx_req.val() {
             self.next_qp.next = self.tx_qp.q.val();
         }
-        if self.ak_req_hi.val() {
-            self.next_qp.next = self.ak_qp.q.val();
+        if self.ack.m_req_valid.val() {
+            self.next_qp.next = self.ack.m_req_qp.val();
         }
         if self.s_csr_valid.val() & !self.csr_yield.val() {
             self.next_qp.next = self.s_csr_qp.val();
@@ -1572,17 +1437,20 @@ impl Logic for SendQueueEngine {
                 }
                 self.csr_reg_reg.d.next = self.s_csr_reg.val();
                 self.csr_wdata_reg.d.next = self.s_csr_wdata.val().get_bits::<32>(0);
-            } else if self.ak_req_hi.val() {
+            } else if self.ack.m_req_valid.val() {
                 self.grant_ak.next = true;
-                self.read_qp.next = self.ak_qp.q.val();
-                self.op.d.next = self.ak_req_op.val();
+                self.read_qp.next = self.ack.m_req_qp.val();
+                self.op.d.next = SqOp::Eval;
+                if self.ack.m_req_advance.val() {
+                    self.op.d.next = SqOp::Advance;
+                }
             } else if self.tx_req.val() {
                 self.grant_tx.next = true;
                 self.read_qp.next = self.tx_qp.q.val();
                 self.op.d.next = self.tx_req_op.val();
-            } else if self.ak_req_lo.val() & !self.timer_preemptible.val() {
+            } else if self.ack.m_scan_valid.val() & !self.timer_preemptible.val() {
                 self.grant_ak.next = true;
-                self.read_qp.next = self.tscan.q.val();
+                self.read_qp.next = self.ack.m_scan_qp.val();
                 self.op.d.next = SqOp::Timer;
             }
             if self.grant_csr.val() | self.grant_ak.val() | self.grant_tx.val() {
@@ -1752,7 +1620,7 @@ impl Logic for SendQueueEngine {
                 }
             }
             SqTxState::Local => {
-                if self.local_take.val() {
+                if self.ack.s_local_ready.val() {
                     self.tx_state.d.next = SqTxState::Idle;
                 }
             }
@@ -1843,126 +1711,57 @@ impl Logic for SendQueueEngine {
         }
 
         // ---- Acknowledgement machine ----
-        self.m_cplrd_req_valid.next = false;
-        self.s_cplrd_ready.next = false;
-        self.m_cpl_valid.next = false;
-        match self.ak_state.q.val() {
-            SqAckState::Idle => {
-                self.ak_stale.d.next = false;
-                if self.local_take.val() {
-                    self.ak_qp.d.next = self.tx_qp.q.val();
-                    self.ak_psn.d.next = self.tx_psn.q.val();
-                    self.ak_local.d.next = true;
-                    self.ak_resync.d.next = false;
-                    self.ak_local_status.d.next = self.wqe_status.val();
-                    self.ak_state.d.next = SqAckState::EvalReq;
-                } else if self.s_ack_valid.val() {
-                    self.ak_qp.d.next = self.s_ack_qp.val();
-                    self.ak_psn.d.next = self.s_ack_psn.val();
-                    self.ak_syn.d.next = self.s_ack_syndrome.val();
-                    self.ak_resp.d.next = self.s_ack_response.val();
-                    self.ak_resync.d.next = self.s_ack_resync.val();
-                    self.ak_local.d.next = false;
-                    self.ak_state.d.next = SqAckState::EvalReq;
-                } else if self.grant_ak.val() {
-                    self.ak_qp.d.next = self.tscan.q.val();
-                    self.ak_state.d.next = SqAckState::TimerWait;
-                }
-            }
-            SqAckState::TimerWait => {
-                if self.timer_preempted.val() {
-                    self.ak_state.d.next = SqAckState::Idle;
-                }
-                if self.exec_now.val() {
-                    self.tscan.d.next = self.tscan.q.val() + 1;
-                    if self.tscan.q.val() == self.last_qp.val() {
-                        self.tscan.d.next = 0.into();
-                    }
-                    self.ak_state.d.next = SqAckState::Idle;
-                    if self.ex_has_job.val() {
-                        self.ak_state.d.next = SqAckState::ReadReq;
-                    }
-                }
-            }
-            SqAckState::EvalReq => {
-                if self.grant_ak.val() {
-                    self.ak_state.d.next = SqAckState::EvalWait;
-                }
-            }
-            SqAckState::EvalWait => {
-                if self.exec_now.val() {
-                    self.ak_state.d.next = SqAckState::Idle;
-                    if self.ex_has_job.val() {
-                        self.ak_state.d.next = SqAckState::ReadReq;
-                    }
-                }
-            }
-            SqAckState::ReadReq => {
-                self.m_cplrd_req_valid.next = true;
-                if self.m_cplrd_req_ready.val() {
-                    self.cpl_beat.d.next = false;
-                    self.ak_state.d.next = SqAckState::ReadData;
-                }
-            }
-            SqAckState::ReadData => {
-                self.s_cplrd_ready.next = true;
-                if self.s_cplrd_valid.val() {
-                    self.cpl_beat.d.next = true;
-                    if self.cpl_beat.q.val() {
-                        self.cpl_wr_id.d.next = self.s_cplrd_data.val();
-                    } else {
-                        self.cpl_opcode.d.next = self.s_cplrd_data.val().get_bits::<8>(0);
-                        self.cpl_len.d.next = self.s_cplrd_data.val().get_bits::<32>(32);
-                    }
-                    if self.s_cplrd_last.val() {
-                        self.ak_state.d.next = SqAckState::Cpl;
-                    }
-                }
-            }
-            SqAckState::Cpl => {
-                self.m_cpl_valid.next = true;
-                if self.m_cpl_ready.val() {
-                    self.ak_state.d.next = SqAckState::AdvReq;
-                }
-            }
-            SqAckState::AdvReq => {
-                if self.grant_ak.val() {
-                    self.ak_state.d.next = SqAckState::AdvWait;
-                }
-            }
-            SqAckState::AdvWait => {
-                if self.exec_now.val() {
-                    self.ak_state.d.next = SqAckState::Idle;
-                    if self.ex_ok.val() {
-                        if self.job_succ.q.val() != 0 {
-                            self.job_succ.d.next = self.job_succ.q.val() - 1;
-                        } else {
-                            self.job_final.d.next = false;
-                        }
-                        self.job_idx.d.next = self.job_idx_p1.val();
-                        if self.job_more.val() {
-                            self.ak_state.d.next = SqAckState::ReadReq;
-                        }
-                    }
-                }
-            }
-            _ => {
-                self.ak_state.d.next = SqAckState::Idle;
-            }
-        }
+        self.ack.clock.next = self.clock.val();
+        self.ack.reset.next = self.reset.val();
+        self.ack.s_ack_valid.next = self.s_ack_valid.val();
+        self.s_ack_ready.next = self.ack.s_ack_ready.val();
+        self.ack.s_ack_qp.next = self.s_ack_qp.val();
+        self.ack.s_ack_psn.next = self.s_ack_psn.val();
+        self.ack.s_ack_syndrome.next = self.s_ack_syndrome.val();
+        self.ack.s_ack_response.next = self.s_ack_response.val();
+        self.ack.s_ack_resync.next = self.s_ack_resync.val();
+        self.ack.s_local_valid.next = self.tx_state.q.val() == SqTxState::Local;
+        self.ack.s_local_qp.next = self.tx_qp.q.val();
+        self.ack.s_local_psn.next = self.tx_psn.q.val();
+        self.ack.s_local_status.next = self.wqe_status.val();
+        self.ack.s_grant.next = self.grant_ak.val();
+        self.ack.s_scan_preempted.next = self.timer_preempted.val();
+        self.ack.s_exec.next = self.exec_now.val();
+        self.ack.s_exec_ok.next = self.ex_ok.val();
         // A job starts from the entry just evaluated (timer or event).
-        if self.ex_has_job.val() {
-            self.ak_stale.d.next = false;
-            self.job_idx.d.next = self.rd_una.val();
-            self.job_succ.d.next = self.ex_job_succ.val();
-            self.job_run_status.d.next = self.ex_job_run_status.val();
-            self.job_final.d.next = self.ex_job_final.val();
-            self.job_status.d.next = self.ex_job_status.val();
-            self.job_resync.d.next = self.ex_job_resync.val();
-            self.job_base.d.next = self.rd_base.val();
-            self.job_size.d.next = self.rd_size.val();
-            self.job_remote.d.next = self.rd_remote.val();
-        }
+        self.ack.s_job_valid.next = self.ex_has_job.val();
+        self.ack.s_job_first.next = self.rd_una.val();
+        self.ack.s_job_succ.next = self.ex_job_succ.val();
+        self.ack.s_job_run_status.next = self.ex_job_run_status.val();
+        self.ack.s_job_final.next = self.ex_job_final.val();
+        self.ack.s_job_status.next = self.ex_job_status.val();
+        self.ack.s_job_resync.next = self.ex_job_resync.val();
+        self.ack.s_job_base.next = self.rd_base.val();
+        self.ack.s_job_size.next = self.rd_size.val();
+        self.ack.s_job_remote.next = self.rd_remote.val();
+        self.ack.s_qp_reset_valid.next = self.csr_qp_reset.val();
+        self.ack.s_qp_reset_qp.next = self.op_qp.q.val();
+        self.m_cplrd_req_valid.next = self.ack.m_cplrd_req_valid.val();
+        self.ack.m_cplrd_req_ready.next = self.m_cplrd_req_ready.val();
+        self.m_cplrd_req_addr.next = self.ack.m_cplrd_req_addr.val();
+        self.m_cplrd_req_words.next = self.ack.m_cplrd_req_words.val();
+        self.ack.s_cplrd_data.next = self.s_cplrd_data.val();
+        self.ack.s_cplrd_valid.next = self.s_cplrd_valid.val();
+        self.s_cplrd_ready.next = self.ack.s_cplrd_ready.val();
+        self.ack.s_cplrd_last.next = self.s_cplrd_last.val();
+        self.m_cpl_valid.next = self.ack.m_cpl_valid.val();
+        self.ack.m_cpl_ready.next = self.m_cpl_ready.val();
+        self.m_cpl_opcode.next = self.ack.m_cpl_opcode.val();
+        self.m_cpl_status.next = self.ack.m_cpl_status.val();
+        self.m_cpl_qp.next = self.ack.m_cpl_qp.val();
+        self.m_cpl_is_receive.next = self.ack.m_cpl_is_receive.val();
+        self.m_cpl_has_immediate.next = self.ack.m_cpl_has_immediate.val();
+        self.m_cpl_byte_count.next = self.ack.m_cpl_byte_count.val();
+        self.m_cpl_wqe_index.next = self.ack.m_cpl_wqe_index.val();
+        self.m_cpl_src_node.next = self.ack.m_cpl_src_node.val();
+        self.m_cpl_src_qp.next = self.ack.m_cpl_src_qp.val();
+        self.m_cpl_wr_id.next = self.ack.m_cpl_wr_id.val();
+        self.m_cpl_immediate.next = self.ack.m_cpl_immediate.val();
 
         // ---- Outputs ----
         self.m_csr_rdata_valid.next = self.rdata_valid_reg.q.val();
@@ -1989,19 +1788,6 @@ impl Logic for SendQueueEngine {
         self.m_expect_addr.next = self.fetch.m_local.val();
         self.m_expect_length.next = self.fetch.m_length.val();
         self.m_expect_atomic.next = self.op_atomic.val();
-        self.m_cplrd_req_addr.next = self.ak_addr.val();
-        self.m_cplrd_req_words.next = 2.into();
-        self.m_cpl_opcode.next = self.cpl_opcode.q.val();
-        self.m_cpl_status.next = self.cur_status.val();
-        self.m_cpl_qp.next = self.ak_qp.q.val();
-        self.m_cpl_is_receive.next = false;
-        self.m_cpl_has_immediate.next = false;
-        self.m_cpl_byte_count.next = self.cpl_len.q.val();
-        self.m_cpl_wqe_index.next = self.job_idx.q.val();
-        self.m_cpl_src_node.next = self.job_remote.q.val().get_bits::<16>(0);
-        self.m_cpl_src_qp.next = self.job_remote.q.val().get_bits::<16>(16);
-        self.m_cpl_wr_id.next = self.cpl_wr_id.q.val();
-        self.m_cpl_immediate.next = 0.into();
         self.stat_requests_sent.next = self.requests_reg.q.val();
         self.stat_retransmissions.next = self.retransmissions_reg.q.val();
 
@@ -2015,18 +1801,12 @@ impl Logic for SendQueueEngine {
             self.pl_busy.d.next = false;
             self.pl_streaming.d.next = false;
             self.tx_early.d.next = false;
-            self.ak_state.d.next = SqAckState::Idle;
-            self.tscan.d.next = 0.into();
             self.s_csr_ready.next = false;
-            self.s_ack_ready.next = false;
             self.m_txrd_req_valid.next = false;
             self.s_txrd_ready.next = false;
-            self.m_cplrd_req_valid.next = false;
-            self.s_cplrd_ready.next = false;
             self.m_expect_valid.next = false;
             self.m_msg_valid.next = false;
             self.m_payload_valid.next = false;
-            self.m_cpl_valid.next = false;
         }
     }
 }

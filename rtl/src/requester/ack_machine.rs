@@ -1,0 +1,538 @@
+//! `AckMachine`: the requester's acknowledgement and completion machine. It takes one
+//! acknowledgement event (or one local completion of the transmit machine) at a time,
+//! has the table engine evaluate it, then per completed WQE re-reads the WQE's words 0-1
+//! on the rx-port DMA read client, issues the completion request and has the table engine
+//! advance `sq_una`; when idle it offers the retry timer scan, one QP per operation.
+//!
+//! Follows `docs/nic-architecture.md` ("Reliability: queue pairs, PSNs, go-back-N",
+//! "Host memory structures": a completion's opcode, byte count and `wr_id` come from the
+//! WQE) and "SendQueueEngine: design notes" in `docs/nic-blocks.md`; its parent
+//! `SendQueueEngine` owns the per-QP table and decides (see its doc comment).
+//!
+//! Ports (every handshake valid/ready; a source holds its fields while valid and not ready):
+//! - `clock`, `reset` (synchronous, active high: idle, the timer scan restarts at QP 0).
+//! - Acknowledgement events: `s_ack_valid` / `s_ack_ready`, `s_ack_qp` (6), `s_ack_psn`
+//!   (24), `s_ack_syndrome` (8), `s_ack_response`, `s_ack_resync`. Ready while idle and no
+//!   local completion is offered.
+//! - Local completion (a bad WQE, NOP, BIND or DELAY, from the transmit machine):
+//!   `s_local_valid` / `s_local_ready` (ready while idle; it goes before an event),
+//!   `s_local_qp` (6), `s_local_psn` (24), `s_local_status` (8).
+//! - Requests to the table engine (from registers only): `m_req_valid` with
+//!   `m_req_advance` (0: evaluate the event, 1: advance `sq_una` past the current
+//!   completion) for QP `m_req_qp` (6); `m_scan_valid` (idle, nothing offered: the timer
+//!   scan of QP `m_scan_qp` (6), the engine's lowest priority). `s_grant`: the engine
+//!   granted this machine's request (or the scan) on this clock's edge; `s_scan_preempted`:
+//!   a granted scan that was only reading gave way (the scan retries the same QP).
+//!   `s_exec`: the engine executes an operation this clock (the first one after a grant is
+//!   this machine's); with it `s_exec_ok` (an advance was applied) and `s_job_valid` (the
+//!   evaluation or scan found WQEs to complete) with the job: `s_job_first` (24, `sq_una`),
+//!   `s_job_succ` (4, completions of the leading run), `s_job_run_status` (8, their
+//!   status), `s_job_final` (one more completion with `s_job_status` (8), which sets the
+//!   QP's resync flag when `s_job_resync`), and the QP's `s_job_base` (32), `s_job_size`
+//!   (5, log2 of the ring's entries), `s_job_remote` (32).
+//! - The event under evaluation (held from its acceptance until the machine is idle):
+//!   `m_evt_psn` (24), `m_evt_syndrome` (8), `m_evt_response`, `m_evt_resync`,
+//!   `m_evt_local`, `m_evt_local_status` (8). The current completion, for the advance:
+//!   `m_adv_idx` (24, its WQE index), `m_adv_set_resync` (the advance sets the QP's resync
+//!   flag), `m_adv_stale` (the QP was reset since the job started: the advance is void).
+//! - QP reset (a CSR write that resets QP `s_qp_reset_qp` (6), `s_qp_reset_valid`): when it
+//!   is the busy machine's QP, the job goes stale.
+//! - Completion re-read: `m_cplrd_req_valid` / `m_cplrd_req_ready`, `m_cplrd_req_addr`
+//!   (32, `base + (index mod 2^size) * 64`), `m_cplrd_req_words` (16, always 2);
+//!   `s_cplrd_data` (64), `s_cplrd_valid`, `s_cplrd_ready`, `s_cplrd_last`.
+//! - Completion requests: `m_cpl_valid` / `m_cpl_ready`, `m_cpl_opcode` (8, WQE word 0
+//!   bits 7:0), `m_cpl_status` (8), `m_cpl_qp` (6), `m_cpl_is_receive` (0),
+//!   `m_cpl_has_immediate` (0), `m_cpl_byte_count` (32, word 0 bits 63:32),
+//!   `m_cpl_wqe_index` (24), `m_cpl_src_node` (16, remote bits 15:0), `m_cpl_src_qp` (16,
+//!   remote bits 31:16), `m_cpl_wr_id` (64, word 1), `m_cpl_immediate` (0).
+//!
+//! Latency: an event or local completion is taken in the clock it is offered while idle;
+//! its request follows the next clock. After the evaluation's execute clock, the re-read
+//! request follows one clock later; the completion request one clock after the read's last
+//! word; the advance request one clock after the completion is taken; after the advance's
+//! execute clock the next completion's re-read request one clock later.
+//! Throughput: one job at a time; one completion per re-read, completion and advance.
+//! Limits: `queue_pairs` in 1..=64 (the timer scan wraps after `queue_pairs - 1`); a job
+//! completes at most 16 WQEs (15 of the leading run and the final one).
+
+use crate::sim::ClockedBlock;
+use nic_abi::MAX_QUEUE_PAIRS;
+use rust_hdl::prelude::*;
+
+/// The acknowledgement machine's state.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
+pub enum SqAckState {
+    Idle,
+    TimerWait,
+    EvalReq,
+    EvalWait,
+    ReadReq,
+    ReadData,
+    Cpl,
+    AdvReq,
+    AdvWait,
+}
+
+#[derive(LogicBlock)]
+pub struct AckMachine {
+    pub clock: Signal<In, Clock>,
+    pub reset: Signal<In, Bit>,
+    // Acknowledgement events.
+    pub s_ack_valid: Signal<In, Bit>,
+    pub s_ack_ready: Signal<Out, Bit>,
+    pub s_ack_qp: Signal<In, Bits<6>>,
+    pub s_ack_psn: Signal<In, Bits<24>>,
+    pub s_ack_syndrome: Signal<In, Bits<8>>,
+    pub s_ack_response: Signal<In, Bit>,
+    pub s_ack_resync: Signal<In, Bit>,
+    // Local completion.
+    pub s_local_valid: Signal<In, Bit>,
+    pub s_local_ready: Signal<Out, Bit>,
+    pub s_local_qp: Signal<In, Bits<6>>,
+    pub s_local_psn: Signal<In, Bits<24>>,
+    pub s_local_status: Signal<In, Bits<8>>,
+    // Requests to the table engine.
+    pub m_req_valid: Signal<Out, Bit>,
+    pub m_req_advance: Signal<Out, Bit>,
+    pub m_req_qp: Signal<Out, Bits<6>>,
+    pub m_scan_valid: Signal<Out, Bit>,
+    pub m_scan_qp: Signal<Out, Bits<6>>,
+    pub s_grant: Signal<In, Bit>,
+    pub s_scan_preempted: Signal<In, Bit>,
+    pub s_exec: Signal<In, Bit>,
+    pub s_exec_ok: Signal<In, Bit>,
+    pub s_job_valid: Signal<In, Bit>,
+    pub s_job_first: Signal<In, Bits<24>>,
+    pub s_job_succ: Signal<In, Bits<4>>,
+    pub s_job_run_status: Signal<In, Bits<8>>,
+    pub s_job_final: Signal<In, Bit>,
+    pub s_job_status: Signal<In, Bits<8>>,
+    pub s_job_resync: Signal<In, Bit>,
+    pub s_job_base: Signal<In, Bits<32>>,
+    pub s_job_size: Signal<In, Bits<5>>,
+    pub s_job_remote: Signal<In, Bits<32>>,
+    // The event under evaluation and the current completion.
+    pub m_evt_psn: Signal<Out, Bits<24>>,
+    pub m_evt_syndrome: Signal<Out, Bits<8>>,
+    pub m_evt_response: Signal<Out, Bit>,
+    pub m_evt_resync: Signal<Out, Bit>,
+    pub m_evt_local: Signal<Out, Bit>,
+    pub m_evt_local_status: Signal<Out, Bits<8>>,
+    pub m_adv_idx: Signal<Out, Bits<24>>,
+    pub m_adv_set_resync: Signal<Out, Bit>,
+    pub m_adv_stale: Signal<Out, Bit>,
+    // QP reset.
+    pub s_qp_reset_valid: Signal<In, Bit>,
+    pub s_qp_reset_qp: Signal<In, Bits<6>>,
+    // Completion re-read.
+    pub m_cplrd_req_valid: Signal<Out, Bit>,
+    pub m_cplrd_req_ready: Signal<In, Bit>,
+    pub m_cplrd_req_addr: Signal<Out, Bits<32>>,
+    pub m_cplrd_req_words: Signal<Out, Bits<16>>,
+    pub s_cplrd_data: Signal<In, Bits<64>>,
+    pub s_cplrd_valid: Signal<In, Bit>,
+    pub s_cplrd_ready: Signal<Out, Bit>,
+    pub s_cplrd_last: Signal<In, Bit>,
+    // Completion requests.
+    pub m_cpl_valid: Signal<Out, Bit>,
+    pub m_cpl_ready: Signal<In, Bit>,
+    pub m_cpl_opcode: Signal<Out, Bits<8>>,
+    pub m_cpl_status: Signal<Out, Bits<8>>,
+    pub m_cpl_qp: Signal<Out, Bits<6>>,
+    pub m_cpl_is_receive: Signal<Out, Bit>,
+    pub m_cpl_has_immediate: Signal<Out, Bit>,
+    pub m_cpl_byte_count: Signal<Out, Bits<32>>,
+    pub m_cpl_wqe_index: Signal<Out, Bits<24>>,
+    pub m_cpl_src_node: Signal<Out, Bits<16>>,
+    pub m_cpl_src_qp: Signal<Out, Bits<16>>,
+    pub m_cpl_wr_id: Signal<Out, Bits<64>>,
+    pub m_cpl_immediate: Signal<Out, Bits<32>>,
+    pub(crate) state: DFF<SqAckState>,
+    qp: DFF<Bits<6>>,
+    psn: DFF<Bits<24>>,
+    syn: DFF<Bits<8>>,
+    resp: DFF<Bit>,
+    /// The event carried RESYNC (the responder restarted at `psn`).
+    resync: DFF<Bit>,
+    pub(crate) evt_local: DFF<Bit>,
+    local_status: DFF<Bits<8>>,
+    /// The job's QP was reset (CSR write) since the job started.
+    stale: DFF<Bit>,
+    tscan: DFF<Bits<6>>,
+    job_idx: DFF<Bits<24>>,
+    /// Completions of the job's leading run (before the final one), with `job_run_status`.
+    job_succ: DFF<Bits<4>>,
+    /// Status of the leading run: success, or RESPONDER_RESTARTED.
+    job_run_status: DFF<Bits<8>>,
+    job_final: DFF<Bit>,
+    job_status: DFF<Bits<8>>,
+    job_resync: DFF<Bit>,
+    job_base: DFF<Bits<32>>,
+    job_size: DFF<Bits<5>>,
+    job_remote: DFF<Bits<32>>,
+    cpl_beat: DFF<Bit>,
+    cpl_opcode: DFF<Bits<8>>,
+    cpl_len: DFF<Bits<32>>,
+    cpl_wr_id: DFF<Bits<64>>,
+    local_take: Signal<Local, Bit>,
+    cur_status: Signal<Local, Bits<8>>,
+    cur_set_resync: Signal<Local, Bit>,
+    job_more: Signal<Local, Bit>,
+    mask: Signal<Local, Bits<24>>,
+    slot: Signal<Local, Bits<24>>,
+    ones24: Constant<Bits<24>>,
+    last_qp: Constant<Bits<6>>,
+}
+
+impl AckMachine {
+    /// The machine of a `SendQueueEngine` for `queue_pairs` queue pairs (its timer scan
+    /// visits `0..queue_pairs`).
+    ///
+    /// Panics when `queue_pairs` is not in 1..=64.
+    pub fn new(queue_pairs: usize) -> Self {
+        assert!(
+            (1..=MAX_QUEUE_PAIRS).contains(&queue_pairs),
+            "AckMachine: queue_pairs must be between 1 and {MAX_QUEUE_PAIRS}, got {queue_pairs}"
+        );
+        AckMachine {
+            clock: Default::default(),
+            reset: Default::default(),
+            s_ack_valid: Default::default(),
+            s_ack_ready: Default::default(),
+            s_ack_qp: Default::default(),
+            s_ack_psn: Default::default(),
+            s_ack_syndrome: Default::default(),
+            s_ack_response: Default::default(),
+            s_ack_resync: Default::default(),
+            s_local_valid: Default::default(),
+            s_local_ready: Default::default(),
+            s_local_qp: Default::default(),
+            s_local_psn: Default::default(),
+            s_local_status: Default::default(),
+            m_req_valid: Default::default(),
+            m_req_advance: Default::default(),
+            m_req_qp: Default::default(),
+            m_scan_valid: Default::default(),
+            m_scan_qp: Default::default(),
+            s_grant: Default::default(),
+            s_scan_preempted: Default::default(),
+            s_exec: Default::default(),
+            s_exec_ok: Default::default(),
+            s_job_valid: Default::default(),
+            s_job_first: Default::default(),
+            s_job_succ: Default::default(),
+            s_job_run_status: Default::default(),
+            s_job_final: Default::default(),
+            s_job_status: Default::default(),
+            s_job_resync: Default::default(),
+            s_job_base: Default::default(),
+            s_job_size: Default::default(),
+            s_job_remote: Default::default(),
+            m_evt_psn: Default::default(),
+            m_evt_syndrome: Default::default(),
+            m_evt_response: Default::default(),
+            m_evt_resync: Default::default(),
+            m_evt_local: Default::default(),
+            m_evt_local_status: Default::default(),
+            m_adv_idx: Default::default(),
+            m_adv_set_resync: Default::default(),
+            m_adv_stale: Default::default(),
+            s_qp_reset_valid: Default::default(),
+            s_qp_reset_qp: Default::default(),
+            m_cplrd_req_valid: Default::default(),
+            m_cplrd_req_ready: Default::default(),
+            m_cplrd_req_addr: Default::default(),
+            m_cplrd_req_words: Default::default(),
+            s_cplrd_data: Default::default(),
+            s_cplrd_valid: Default::default(),
+            s_cplrd_ready: Default::default(),
+            s_cplrd_last: Default::default(),
+            m_cpl_valid: Default::default(),
+            m_cpl_ready: Default::default(),
+            m_cpl_opcode: Default::default(),
+            m_cpl_status: Default::default(),
+            m_cpl_qp: Default::default(),
+            m_cpl_is_receive: Default::default(),
+            m_cpl_has_immediate: Default::default(),
+            m_cpl_byte_count: Default::default(),
+            m_cpl_wqe_index: Default::default(),
+            m_cpl_src_node: Default::default(),
+            m_cpl_src_qp: Default::default(),
+            m_cpl_wr_id: Default::default(),
+            m_cpl_immediate: Default::default(),
+            state: Default::default(),
+            qp: Default::default(),
+            psn: Default::default(),
+            syn: Default::default(),
+            resp: Default::default(),
+            resync: Default::default(),
+            evt_local: Default::default(),
+            local_status: Default::default(),
+            stale: Default::default(),
+            tscan: Default::default(),
+            job_idx: Default::default(),
+            job_succ: Default::default(),
+            job_run_status: Default::default(),
+            job_final: Default::default(),
+            job_status: Default::default(),
+            job_resync: Default::default(),
+            job_base: Default::default(),
+            job_size: Default::default(),
+            job_remote: Default::default(),
+            cpl_beat: Default::default(),
+            cpl_opcode: Default::default(),
+            cpl_len: Default::default(),
+            cpl_wr_id: Default::default(),
+            local_take: Default::default(),
+            cur_status: Default::default(),
+            cur_set_resync: Default::default(),
+            job_more: Default::default(),
+            mask: Default::default(),
+            slot: Default::default(),
+            ones24: Constant::new(0xFF_FFFFu64.to_bits()),
+            last_qp: Constant::new((queue_pairs as u64 - 1).to_bits()),
+        }
+    }
+}
+
+impl Default for AckMachine {
+    fn default() -> Self {
+        Self::new(MAX_QUEUE_PAIRS)
+    }
+}
+
+impl Logic for AckMachine {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            state,
+            qp,
+            psn,
+            syn,
+            resp,
+            resync,
+            evt_local,
+            local_status,
+            stale,
+            tscan,
+            job_idx,
+            job_succ,
+            job_run_status,
+            job_final,
+            job_status,
+            job_resync,
+            job_base,
+            job_size,
+            job_remote,
+            cpl_beat,
+            cpl_opcode,
+            cpl_len,
+            cpl_wr_id
+        );
+        // ---- Requests (from registers only) ----
+        self.s_local_ready.next = self.state.q.val() == SqAckState::Idle;
+        self.local_take.next = self.s_local_ready.val() & self.s_local_valid.val();
+        self.s_ack_ready.next = false;
+        self.m_req_valid.next = false;
+        self.m_req_advance.next = false;
+        self.m_scan_valid.next = false;
+        match self.state.q.val() {
+            SqAckState::Idle => {
+                self.s_ack_ready.next = !self.local_take.val();
+                self.m_scan_valid.next = !self.local_take.val() & !self.s_ack_valid.val();
+            }
+            SqAckState::EvalReq => {
+                self.m_req_valid.next = true;
+            }
+            SqAckState::AdvReq => {
+                self.m_req_valid.next = true;
+                self.m_req_advance.next = true;
+            }
+            _ => {}
+        }
+        self.m_req_qp.next = self.qp.q.val();
+        self.m_scan_qp.next = self.tscan.q.val();
+
+        // ---- The job's current completion ----
+        self.cur_status.next = self.job_status.q.val();
+        self.cur_set_resync.next = self.job_resync.q.val();
+        self.job_more.next = false;
+        if self.job_succ.q.val() != 0 {
+            self.cur_status.next = self.job_run_status.q.val();
+            self.cur_set_resync.next = false;
+            self.job_more.next = (self.job_succ.q.val() != 1) | self.job_final.q.val();
+        }
+        self.mask.next = !(self.ones24.val() << self.job_size.q.val());
+        self.slot.next = self.job_idx.q.val() & self.mask.val();
+
+        // ---- The machine ----
+        if self.s_qp_reset_valid.val()
+            & (self.s_qp_reset_qp.val() == self.qp.q.val())
+            & (self.state.q.val() != SqAckState::Idle)
+        {
+            self.stale.d.next = true;
+        }
+        self.m_cplrd_req_valid.next = false;
+        self.s_cplrd_ready.next = false;
+        self.m_cpl_valid.next = false;
+        match self.state.q.val() {
+            SqAckState::Idle => {
+                self.stale.d.next = false;
+                if self.local_take.val() {
+                    self.qp.d.next = self.s_local_qp.val();
+                    self.psn.d.next = self.s_local_psn.val();
+                    self.evt_local.d.next = true;
+                    self.resync.d.next = false;
+                    self.local_status.d.next = self.s_local_status.val();
+                    self.state.d.next = SqAckState::EvalReq;
+                } else if self.s_ack_valid.val() {
+                    self.qp.d.next = self.s_ack_qp.val();
+                    self.psn.d.next = self.s_ack_psn.val();
+                    self.syn.d.next = self.s_ack_syndrome.val();
+                    self.resp.d.next = self.s_ack_response.val();
+                    self.resync.d.next = self.s_ack_resync.val();
+                    self.evt_local.d.next = false;
+                    self.state.d.next = SqAckState::EvalReq;
+                } else if self.s_grant.val() {
+                    self.qp.d.next = self.tscan.q.val();
+                    self.state.d.next = SqAckState::TimerWait;
+                }
+            }
+            SqAckState::TimerWait => {
+                if self.s_scan_preempted.val() {
+                    self.state.d.next = SqAckState::Idle;
+                }
+                if self.s_exec.val() {
+                    self.tscan.d.next = self.tscan.q.val() + 1;
+                    if self.tscan.q.val() == self.last_qp.val() {
+                        self.tscan.d.next = 0.into();
+                    }
+                    self.state.d.next = SqAckState::Idle;
+                    if self.s_job_valid.val() {
+                        self.state.d.next = SqAckState::ReadReq;
+                    }
+                }
+            }
+            SqAckState::EvalReq => {
+                if self.s_grant.val() {
+                    self.state.d.next = SqAckState::EvalWait;
+                }
+            }
+            SqAckState::EvalWait => {
+                if self.s_exec.val() {
+                    self.state.d.next = SqAckState::Idle;
+                    if self.s_job_valid.val() {
+                        self.state.d.next = SqAckState::ReadReq;
+                    }
+                }
+            }
+            SqAckState::ReadReq => {
+                self.m_cplrd_req_valid.next = true;
+                if self.m_cplrd_req_ready.val() {
+                    self.cpl_beat.d.next = false;
+                    self.state.d.next = SqAckState::ReadData;
+                }
+            }
+            SqAckState::ReadData => {
+                self.s_cplrd_ready.next = true;
+                if self.s_cplrd_valid.val() {
+                    self.cpl_beat.d.next = true;
+                    if self.cpl_beat.q.val() {
+                        self.cpl_wr_id.d.next = self.s_cplrd_data.val();
+                    } else {
+                        self.cpl_opcode.d.next = self.s_cplrd_data.val().get_bits::<8>(0);
+                        self.cpl_len.d.next = self.s_cplrd_data.val().get_bits::<32>(32);
+                    }
+                    if self.s_cplrd_last.val() {
+                        self.state.d.next = SqAckState::Cpl;
+                    }
+                }
+            }
+            SqAckState::Cpl => {
+                self.m_cpl_valid.next = true;
+                if self.m_cpl_ready.val() {
+                    self.state.d.next = SqAckState::AdvReq;
+                }
+            }
+            SqAckState::AdvReq => {
+                if self.s_grant.val() {
+                    self.state.d.next = SqAckState::AdvWait;
+                }
+            }
+            SqAckState::AdvWait => {
+                if self.s_exec.val() {
+                    self.state.d.next = SqAckState::Idle;
+                    if self.s_exec_ok.val() {
+                        if self.job_succ.q.val() != 0 {
+                            self.job_succ.d.next = self.job_succ.q.val() - 1;
+                        } else {
+                            self.job_final.d.next = false;
+                        }
+                        self.job_idx.d.next = self.job_idx.q.val() + 1;
+                        if self.job_more.val() {
+                            self.state.d.next = SqAckState::ReadReq;
+                        }
+                    }
+                }
+            }
+            _ => {
+                self.state.d.next = SqAckState::Idle;
+            }
+        }
+        // A job starts from the entry just evaluated (timer or event).
+        if self.s_job_valid.val() {
+            self.stale.d.next = false;
+            self.job_idx.d.next = self.s_job_first.val();
+            self.job_succ.d.next = self.s_job_succ.val();
+            self.job_run_status.d.next = self.s_job_run_status.val();
+            self.job_final.d.next = self.s_job_final.val();
+            self.job_status.d.next = self.s_job_status.val();
+            self.job_resync.d.next = self.s_job_resync.val();
+            self.job_base.d.next = self.s_job_base.val();
+            self.job_size.d.next = self.s_job_size.val();
+            self.job_remote.d.next = self.s_job_remote.val();
+        }
+
+        // ---- Outputs ----
+        self.m_evt_psn.next = self.psn.q.val();
+        self.m_evt_syndrome.next = self.syn.q.val();
+        self.m_evt_response.next = self.resp.q.val();
+        self.m_evt_resync.next = self.resync.q.val();
+        self.m_evt_local.next = self.evt_local.q.val();
+        self.m_evt_local_status.next = self.local_status.q.val();
+        self.m_adv_idx.next = self.job_idx.q.val();
+        self.m_adv_set_resync.next = self.cur_set_resync.val();
+        self.m_adv_stale.next = self.stale.q.val();
+        self.m_cplrd_req_addr.next =
+            self.job_base.q.val() + (bit_cast::<32, 24>(self.slot.val()) << 6);
+        self.m_cplrd_req_words.next = 2.into();
+        self.m_cpl_opcode.next = self.cpl_opcode.q.val();
+        self.m_cpl_status.next = self.cur_status.val();
+        self.m_cpl_qp.next = self.qp.q.val();
+        self.m_cpl_is_receive.next = false;
+        self.m_cpl_has_immediate.next = false;
+        self.m_cpl_byte_count.next = self.cpl_len.q.val();
+        self.m_cpl_wqe_index.next = self.job_idx.q.val();
+        self.m_cpl_src_node.next = self.job_remote.q.val().get_bits::<16>(0);
+        self.m_cpl_src_qp.next = self.job_remote.q.val().get_bits::<16>(16);
+        self.m_cpl_wr_id.next = self.cpl_wr_id.q.val();
+        self.m_cpl_immediate.next = 0.into();
+
+        if self.reset.val() {
+            self.state.d.next = SqAckState::Idle;
+            self.tscan.d.next = 0.into();
+            self.s_ack_ready.next = false;
+            self.m_cplrd_req_valid.next = false;
+            self.s_cplrd_ready.next = false;
+            self.m_cpl_valid.next = false;
+        }
+    }
+}
+
+impl ClockedBlock for AckMachine {
+    fn clock_signal(&mut self) -> &mut Signal<In, Clock> {
+        &mut self.clock
+    }
+}
