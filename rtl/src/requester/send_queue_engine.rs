@@ -2528,7 +2528,7 @@ mod tests {
             }
         }
 
-        fn claim(&mut self, qp: usize) -> bool {
+        fn claim(&mut self, qp: usize, mem: &Memory) -> bool {
             let c = self.claim.as_mut().expect("claim without pick");
             assert_eq!(c.qp, qp, "claimed QP");
             let s = &mut self.qp[qp];
@@ -2537,7 +2537,12 @@ mod tests {
             c.addr = s.wqe_addr(s.next);
             s.settle();
             if ok {
-                self.exp_txrd.push_back((c.addr, 8));
+                // Words 0-4, and words 5-7 in a second read if the WQE uses them.
+                self.exp_txrd.push_back((c.addr, Wqe::SHORT_WORDS as u32));
+                if !mem.wqe(c.addr).is_short() {
+                    self.exp_txrd
+                        .push_back((c.addr + 8 * Wqe::SHORT_WORDS as u32, 3));
+                }
             } else {
                 self.claim = None;
             }
@@ -3472,7 +3477,7 @@ mod tests {
                 SqOp::Claim => {
                     assert_eq!(
                         u.ex_ok.val(),
-                        m.claim(qp),
+                        m.claim(qp, &self.mem),
                         "claim of QP {qp} at clock {}",
                         self.cycle
                     );
