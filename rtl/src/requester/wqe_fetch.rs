@@ -101,8 +101,9 @@ pub struct WqeFetch {
     compare: DFF<Bits<64>>,
     swap: DFF<Bits<64>>,
     word7: DFF<Bits<64>>,
-    /// The WQE (word 0 taken) uses words 0-4 only.
-    short_wqe: Signal<Local, Bit>,
+    /// The WQE (word 0 taken) uses words 5-7 too: decided from word 0 as it arrives
+    /// (registered, so the length compare is not in front of the request port).
+    long_wqe: DFF<Bit>,
     /// A beat of this WQE is taken this clock.
     take: Signal<Local, Bit>,
     /// The fetch request is taken this clock.
@@ -165,7 +166,7 @@ impl WqeFetch {
             compare: Default::default(),
             swap: Default::default(),
             word7: Default::default(),
-            short_wqe: Default::default(),
+            long_wqe: Default::default(),
             take: Default::default(),
             start: Default::default(),
             final_word: Default::default(),
@@ -195,6 +196,7 @@ impl Logic for WqeFetch {
             beat,
             second_sent,
             second_addr,
+            long_wqe,
             opcode,
             invalidate,
             inline_flag,
@@ -207,11 +209,6 @@ impl Logic for WqeFetch {
             swap,
             word7
         );
-        // The fields as word 0 set them decide (from the clock after word 0) whether the
-        // WQE is long.
-        self.short_wqe.next = !((self.opcode.q.val() == self.opc_cas.val())
-            | (self.opcode.q.val() == self.opc_faa.val()))
-            & !(self.inline_flag.q.val() & (self.length.q.val() > self.inline_short.val()));
         // Requests: words 0-4 while idle; words 5-7 of a long WQE once word 0 is in.
         self.m_rd_req_valid.next = self.s_fetch_valid.val() & !self.receiving.q.val();
         self.m_rd_req_addr.next = self.s_fetch_addr.val();
@@ -220,7 +217,7 @@ impl Logic for WqeFetch {
         self.second.next = self.receiving.q.val()
             & !self.second_sent.q.val()
             & (self.beat.q.val() != 0)
-            & !self.short_wqe.val();
+            & self.long_wqe.q.val();
         if self.second.val() {
             self.m_rd_req_valid.next = true;
             self.m_rd_req_addr.next = self.second_addr.q.val();
@@ -240,7 +237,7 @@ impl Logic for WqeFetch {
         self.take.next = self.receiving.q.val() & self.s_rd_valid.val();
         // Word 4 is the last a short WQE uses (word 0 decided it), word 7 a long one's.
         self.final_word.next =
-            (self.beat.q.val() == 7) | ((self.beat.q.val() == 4) & self.short_wqe.val());
+            (self.beat.q.val() == 7) | ((self.beat.q.val() == 4) & !self.long_wqe.q.val());
         self.m_wqe_done.next = false;
         if self.take.val() {
             self.beat.d.next = self.beat.q.val() + 1;
@@ -249,6 +246,12 @@ impl Logic for WqeFetch {
                 self.invalidate.d.next = self.s_rd_data.val().get_bit(8);
                 self.inline_flag.d.next = self.s_rd_data.val().get_bit(9);
                 self.length.d.next = self.s_rd_data.val().get_bits::<32>(32);
+                // An atomic, or an inline payload over 8 bytes.
+                self.long_wqe.d.next = (self.s_rd_data.val().get_bits::<8>(0)
+                    == self.opc_cas.val())
+                    | (self.s_rd_data.val().get_bits::<8>(0) == self.opc_faa.val())
+                    | (self.s_rd_data.val().get_bit(9)
+                        & (self.s_rd_data.val().get_bits::<32>(32) > self.inline_short.val()));
             }
             if self.beat.q.val() == 2 {
                 self.local_addr.d.next = self.s_rd_data.val().get_bits::<32>(0);
