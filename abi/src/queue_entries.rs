@@ -165,6 +165,16 @@ pub struct Wqe {
 
 impl Wqe {
     pub const WORDS: usize = 8;
+    /// The words a WQE that is neither an atomic nor an inline SEND over 8 bytes uses
+    /// (words 0-4); the rest (compare/add, swap, word 7) follow them.
+    pub const SHORT_WORDS: usize = 5;
+
+    /// The WQE uses words 0-4 only ([`Wqe::SHORT_WORDS`]): it is not an atomic and
+    /// carries no inline payload over 8 bytes (which would reach past word 3).
+    pub fn is_short(&self) -> bool {
+        let atomic = WqeOpcode::from_code(self.opcode).is_some_and(|o| o.is_atomic());
+        !(atomic || (self.inline && self.length > 8))
+    }
 
     /// An inline SEND (with `immediate`, if any) of `payload` (at most
     /// [`INLINE_MAX_BYTES`]; `None` if longer).

@@ -18,21 +18,24 @@ fn word_at(addr: u32) -> u64 {
     (addr as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5A5A_0000_0000_0000
 }
 
-/// Cycle model of the arbiter.
+/// Bursts one client may have in flight (docs/nic-blocks.md, "DmaReadArbiter").
+const MAX_BURSTS: usize = 4;
+
+/// Cycle model of the arbiter, after its documentation: the bursts in flight all belong
+/// to one client, in request order; a client's request is shown while nothing is in
+/// flight, or while its own bursts are and fewer than `MAX_BURSTS`; round robin per
+/// burst; a shown request stays until taken.
 #[derive(Default)]
 struct Model {
-    /// Owner of the outstanding burst (true = B).
-    busy: Option<bool>,
+    /// The bursts in flight, oldest first, by client (true = B).
+    inflight: std::collections::VecDeque<bool>,
     prefer_b: bool,
     hold: Option<bool>,
 }
 
 impl Model {
-    /// Client whose request is shown this clock.
-    fn grant(&self, a: bool, b: bool) -> Option<bool> {
-        if self.busy.is_some() {
-            return None;
-        }
+    /// The client whose turn it is (shown if it may issue).
+    fn turn(&self, a: bool, b: bool) -> Option<bool> {
         match self.hold {
             Some(g) => Some(g),
             None if a && b => Some(self.prefer_b),
@@ -42,17 +45,33 @@ impl Model {
         }
     }
 
+    /// Client whose request is shown this clock.
+    fn grant(&self, a: bool, b: bool) -> Option<bool> {
+        let g = self.turn(a, b)?;
+        let may = match self.inflight.back() {
+            None => true,
+            Some(&o) => o == g && self.inflight.len() < MAX_BURSTS,
+        };
+        may.then_some(g)
+    }
+
+    /// The client the data beats belong to: the oldest burst's.
+    fn owner(&self) -> Option<bool> {
+        self.inflight.front().copied()
+    }
+
     fn clock(&mut self, grant: Option<bool>, req_ready: bool, last_beat_taken: bool) {
         self.hold = None;
+        if last_beat_taken {
+            self.inflight.pop_front();
+        }
         if let Some(g) = grant {
             if req_ready {
-                self.busy = Some(g);
+                self.inflight.push_back(g);
                 self.prefer_b = !g;
             } else {
                 self.hold = Some(g);
             }
-        } else if last_beat_taken {
-            self.busy = None;
         }
     }
 }
@@ -161,7 +180,7 @@ fn run(
             assert_eq!(uut.s_b_req_ready.val(), grant == Some(true) && req_ready);
         }
         // Data against the model: only the owner sees valid.
-        let owner = model.busy;
+        let owner = model.owner();
         let ready = match owner {
             Some(o) => take_ab[o as usize],
             None => false,
@@ -187,10 +206,17 @@ fn run(
                 mem.beat_taken();
             }
         }
-        assert!(
-            !(req_taken && owner.is_some()),
-            "a request was issued while a burst was outstanding"
-        );
+        if let (true, Some(o)) = (req_taken, owner) {
+            assert_eq!(
+                grant,
+                Some(o),
+                "a request was issued while the other client's burst was in flight"
+            );
+            assert!(
+                model.inflight.len() < MAX_BURSTS,
+                "more than {MAX_BURSTS} bursts in flight"
+            );
+        }
         model.clock(grant, req_ready, last_taken);
         tick(&mut uut);
     }
@@ -269,6 +295,24 @@ fn bursts_stream_one_word_per_clock() {
     check(&r, [&a, &b]);
     let words: usize = a.iter().chain(&b).map(|q| q.1 as usize).sum();
     assert_eq!(r.cycles as usize, words + a.len() + b.len());
+}
+
+/// One client alone: its next request goes out while its burst streams, so with no host
+/// latency its bursts follow each other with no gap: only the first request costs a
+/// clock.
+#[test]
+fn one_client_streams_back_to_back() {
+    let mut rng = ChaCha8Rng::seed_from_u64(15);
+    let a = random_requests(&mut rng, 40, 16);
+    let r = run(16, [&a, &[]], 1.0, 1.0, 1.0, 1.0, 0);
+    check(&r, [&a, &[]]);
+    let words: usize = a.iter().map(|q| q.1 as usize).sum();
+    assert_eq!(r.cycles as usize, words + 1);
+    let b = random_requests(&mut rng, 40, 16);
+    let r = run(17, [&[], &b], 1.0, 1.0, 1.0, 1.0, 0);
+    check(&r, [&[], &b]);
+    let words: usize = b.iter().map(|q| q.1 as usize).sum();
+    assert_eq!(r.cycles as usize, words + 1);
 }
 
 /// Both clients always asking: bursts alternate A, B, A, ... (round robin per burst,

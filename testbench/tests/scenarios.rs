@@ -402,7 +402,7 @@ fn one_vcd_per_nic_under_the_waves_directory() {
     let text = r#"
 name = "waves-small"
 hosts = 2
-cycles = 600
+cycles = 800
 [workload]
 rate = 0.0
 "#;

@@ -17,12 +17,16 @@
 //! - `stat_cells`, `stat_messages` (32, wrapping), `stat_payload_last_errors` (16).
 //!
 //! Latency: descriptor accepted at edge t, first header word valid after edge t+1.
+//! `s_msg_ready` is high while idle and, combinationally from `m_cell_ready`, in the clock
+//! the previous message's last word (its last cell's CRC) is loaded for output.
 //! Throughput: one word per clock in and out while payload is available and the output
 //! is ready; the only clocks without a payload word are the cell's own header, RETH,
-//! trailer and CRC words, plus two clocks per message: one to take its descriptor, one
-//! before the trailer of a message with payload while the packet CRC absorbs the last
-//! word ([`Crc32Prepad`]: the message is CRC'd shifted behind `(-length) mod 8` zero
-//! bytes, so no byte-enable network is needed).
+//! trailer and CRC words, plus one clock per message with payload, before the trailer,
+//! while the packet CRC absorbs the last word ([`Crc32Prepad`]: the message is CRC'd
+//! shifted behind `(-length) mod 8` zero bytes, so no byte-enable network is needed).
+//! A descriptor offered by then is taken with the previous message's last word, so
+//! back-to-back messages leave no gap: a one-cell message of `w` words (header, RETH,
+//! payload, trailer, CRC) takes `w + 1` clocks (16 for a 64-byte RDMA WRITE).
 //! Limits: one message at a time; `cell_payload` a multiple of 8 in 8..=1024; messages
 //! up to 65536 cells.
 
@@ -116,6 +120,8 @@ pub struct CellSegmenter {
     packet_crc: Crc32Prepad,
     // Combinational intermediates.
     load: Signal<Local, Bit>,
+    /// The descriptor handshake may happen this clock (`s_msg_ready`).
+    take_msg: Signal<Local, Bit>,
     emit: Signal<Local, Bit>,
     word: Signal<Local, Bits<64>>,
     flags: Signal<Local, Bits<8>>,
@@ -195,6 +201,7 @@ impl CellSegmenter {
             cell_crc: Crc32::full_words(),
             packet_crc: Crc32Prepad::default(),
             load: Default::default(),
+            take_msg: Default::default(),
             emit: Default::default(),
             word: Default::default(),
             flags: Default::default(),
@@ -308,35 +315,7 @@ impl Logic for CellSegmenter {
         self.out_last_reg.d.next = self.out_last_reg.q.val() & !self.load.val();
         match self.state.q.val() {
             SegmenterState::Idle => {
-                self.s_msg_ready.next = true;
-                if self.s_msg_valid.val() {
-                    self.opcode_reg.d.next = self.msg_opcode.val();
-                    self.dest_node_reg.d.next = self.s_msg.val().dest_node;
-                    self.src_node_reg.d.next = self.s_msg.val().src_node;
-                    self.dest_qp_reg.d.next = self.s_msg.val().dest_qp;
-                    self.src_qp_reg.d.next = self.s_msg.val().src_qp;
-                    self.psn_reg.d.next = self.s_msg.val().psn;
-                    self.length_reg.d.next = self.msg_length.val();
-                    self.vaddr_reg.d.next = self.s_msg.val().vaddr;
-                    self.stag_reg.d.next = self.s_msg.val().stag;
-                    self.dma_length_reg.d.next = self.s_msg.val().dma_length;
-                    self.immediate_reg.d.next = self.s_msg.val().immediate;
-                    self.has_immediate_reg.d.next = self.s_msg.val().has_immediate;
-                    self.invalidate_reg.d.next = self.s_msg.val().invalidate;
-                    self.resync_reg.d.next = self.s_msg.val().resync;
-                    self.pad_shift_reg.d.next = bit_cast::<7, 3>(self.pad_bytes.val()) << 3;
-                    self.first_reg.d.next = true;
-                    self.reth_reg.d.next = self.msg_opcode.val().get_bits::<4>(4) == 1;
-                    self.remaining_reg.d.next = self.msg_length.val();
-                    self.cell_seq_reg.d.next = 0.into();
-                    self.last_cell_reg.d.next = self.msg_length.val() <= self.cell_payload.val();
-                    self.cell_length_reg.d.next = bit_cast::<16, 32>(self.cell_payload.val());
-                    if self.msg_length.val() <= self.cell_payload.val() {
-                        self.cell_length_reg.d.next = bit_cast::<16, 32>(self.msg_length.val());
-                    }
-                    self.packet_crc.s_start.next = true;
-                    self.state.d.next = SegmenterState::Header0;
-                }
+                // The descriptor is taken below (`take_msg`).
             }
             SegmenterState::Header0 => {
                 self.word.next = bit_cast::<64, 8>(self.opcode_reg.q.val())
@@ -447,6 +426,41 @@ impl Logic for CellSegmenter {
             _ => {
                 self.state.d.next = SegmenterState::Idle;
             }
+        }
+        // A message's descriptor is taken while idle, or in the clock its predecessor's
+        // last word (the last cell's CRC) goes out: its header follows with no gap.
+        self.take_msg.next = (self.state.q.val() == SegmenterState::Idle)
+            | ((self.state.q.val() == SegmenterState::CellCrc)
+                & self.last_cell_reg.q.val()
+                & self.load.val());
+        self.s_msg_ready.next = self.take_msg.val();
+        if self.take_msg.val() & self.s_msg_valid.val() {
+            self.opcode_reg.d.next = self.msg_opcode.val();
+            self.dest_node_reg.d.next = self.s_msg.val().dest_node;
+            self.src_node_reg.d.next = self.s_msg.val().src_node;
+            self.dest_qp_reg.d.next = self.s_msg.val().dest_qp;
+            self.src_qp_reg.d.next = self.s_msg.val().src_qp;
+            self.psn_reg.d.next = self.s_msg.val().psn;
+            self.length_reg.d.next = self.msg_length.val();
+            self.vaddr_reg.d.next = self.s_msg.val().vaddr;
+            self.stag_reg.d.next = self.s_msg.val().stag;
+            self.dma_length_reg.d.next = self.s_msg.val().dma_length;
+            self.immediate_reg.d.next = self.s_msg.val().immediate;
+            self.has_immediate_reg.d.next = self.s_msg.val().has_immediate;
+            self.invalidate_reg.d.next = self.s_msg.val().invalidate;
+            self.resync_reg.d.next = self.s_msg.val().resync;
+            self.pad_shift_reg.d.next = bit_cast::<7, 3>(self.pad_bytes.val()) << 3;
+            self.first_reg.d.next = true;
+            self.reth_reg.d.next = self.msg_opcode.val().get_bits::<4>(4) == 1;
+            self.remaining_reg.d.next = self.msg_length.val();
+            self.cell_seq_reg.d.next = 0.into();
+            self.last_cell_reg.d.next = self.msg_length.val() <= self.cell_payload.val();
+            self.cell_length_reg.d.next = bit_cast::<16, 32>(self.cell_payload.val());
+            if self.msg_length.val() <= self.cell_payload.val() {
+                self.cell_length_reg.d.next = bit_cast::<16, 32>(self.msg_length.val());
+            }
+            self.packet_crc.s_start.next = true;
+            self.state.d.next = SegmenterState::Header0;
         }
         self.absorb_pending.d.next = self.emit.val();
         if self.load.val() {

@@ -1,5 +1,5 @@
-//! `DmaReadArbiter`: two DMA read clients onto one host-memory read port, one burst at a
-//! time.
+//! `DmaReadArbiter`: two DMA read clients onto one host-memory read port; a client may
+//! have up to [`DmaReadArbiter::MAX_BURSTS`] bursts in flight.
 //!
 //! Follows the DMA read client bundle and the "DMA ports" paragraph of
 //! `docs/nic-blocks.md` (tx read: `SendQueueEngine` and `ResponseGenerator`; rx read:
@@ -7,7 +7,7 @@
 //! (exactly `words` beats per read, in request order) in `docs/nic-architecture.md`.
 //!
 //! Ports (all valid/ready: a beat moves on a rising edge where both are high):
-//! - `clock`, `reset` (synchronous, active high: forgets the burst in flight and the
+//! - `clock`, `reset` (synchronous, active high: forgets the bursts in flight and the
 //!   round-robin state).
 //! - Client A: request `s_a_req_valid` / `s_a_req_ready`, `s_a_req_addr` (32, 8-aligned),
 //!   `s_a_req_words` (16, >= 1); data `m_a_valid` / `m_a_ready`, `m_a_data` (64),
@@ -17,20 +17,28 @@
 //!   `m_req_words` (16); data `s_data_valid` / `s_data_ready`, `s_data` (64),
 //!   `s_data_last`.
 //!
-//! Arbitration: one burst outstanding at a time. While idle the arbiter shows one
-//! client's request on `m_req_*` (round robin per burst: when both ask, the one not served
-//! last goes first; once shown, a request stays until host memory takes it). From the
-//! clock host memory takes it until the beat with `s_data_last`, every data beat goes to
-//! that client and no other request is issued; then the arbiter is idle again.
+//! Arbitration: the arbiter counts the bursts in flight (request taken, last beat not yet
+//! delivered) and remembers their client, the *owner*; all bursts in flight belong to
+//! one client. One client's request is shown on `m_req_*` (round robin per burst: when
+//! both ask, the one not served last goes first; once shown, a request stays until host
+//! memory takes it), and only while no burst is in flight, or while the bursts in flight
+//! are its own and fewer than `MAX_BURSTS`. So a client's next request goes out while its
+//! current burst streams (host memory returns it after that one, in request order), but
+//! another client's request waits until the owner's bursts have ended: one client's data
+//! never wait behind the other's, whose `ready` may depend on anything. Every data beat
+//! goes to the owner.
 //!
 //! Latency: none on either path (requests and data pass through combinationally; a
 //! client's `ready` depends on host memory's and, for requests, on the other client's
-//! `valid`). Throughput: a burst streams one word per clock; each burst costs one more
-//! clock, its request (issued the clock after the previous burst's last word) plus host
-//! memory's latency. No starvation: a waiting client is served after at most one burst of
-//! the other.
+//! `valid`). Throughput: a burst streams one word per clock. A client that asks again
+//! while its burst streams pays host memory's latency once for the run of bursts; a
+//! change of client costs one clock (the request, issued the clock after the previous
+//! owner's last word) plus host memory's latency. No starvation: while the other client
+//! asks, the round robin shows its request and the owner issues no more, so it is served
+//! after at most `MAX_BURSTS` bursts of the owner.
 //! Limits: relies on host memory ending every burst with `s_data_last` (it returns exactly
-//! `words` beats); data beats arriving while no burst is outstanding are not accepted.
+//! `words` beats, in request order); data beats arriving while no burst is in flight are
+//! not accepted.
 
 use crate::common::RoundRobin;
 use crate::sim::ClockedBlock;
@@ -64,9 +72,10 @@ pub struct DmaReadArbiter {
     pub s_data_valid: Signal<In, Bit>,
     pub s_data_ready: Signal<Out, Bit>,
     pub s_data_last: Signal<In, Bit>,
-    /// A burst is outstanding (request taken, last beat not yet delivered).
-    busy: DFF<Bit>,
-    /// The client that owns the outstanding burst (1 = B).
+    /// Bursts in flight (request taken, last beat not yet delivered), 0..=`MAX_BURSTS`
+    /// (fewer than `MAX_BURSTS` while bit 2 is clear).
+    inflight: DFF<Bits<3>>,
+    /// The client that owns the bursts in flight (1 = B).
     owner_b: DFF<Bit>,
     /// The round robin between A (index 0) and B (index 1), per burst.
     rr: RoundRobin<2, 1>,
@@ -78,13 +87,25 @@ pub struct DmaReadArbiter {
     grant_b: Signal<Local, Bit>,
     /// `m_req_valid`.
     asking: Signal<Local, Bit>,
-    /// Requests may move this clock (idle, not in reset).
+    /// A burst is in flight.
+    busy: Signal<Local, Bit>,
+    /// The shown client may issue this clock: nothing in flight, or its own bursts and
+    /// room for one more (not in reset).
     idle: Signal<Local, Bit>,
+    /// A request is taken this clock.
+    issue: Signal<Local, Bit>,
+    /// A burst's last beat is delivered this clock.
+    done: Signal<Local, Bit>,
     /// `s_data_ready`: the owner's data `ready` during a burst.
     taking: Signal<Local, Bit>,
 }
 
 impl DmaReadArbiter {
+    /// Bursts one client may have in flight (the SendQueueEngine has at most three: a
+    /// payload, the next WQE's words 0-4 and its words 5-7). `update()` tests the count's
+    /// bit 2, so this is 4.
+    pub const MAX_BURSTS: u64 = 4;
+
     /// The arbiter has no parameters.
     pub fn new() -> Self {
         Self::default()
@@ -94,10 +115,10 @@ impl DmaReadArbiter {
 impl Logic for DmaReadArbiter {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, busy, owner_b, hold, held_b);
+        dff_setup!(self, clock, inflight, owner_b, hold, held_b);
         self.rr.clock.next = self.clock.val();
         self.rr.reset.next = self.reset.val();
-        self.idle.next = !self.busy.q.val() & !self.reset.val();
+        self.busy.next = self.inflight.q.val().any();
         // Request side.
         self.rr.s_request.next = bit_cast::<2, 1>(self.s_a_req_valid.val().into())
             | (bit_cast::<2, 1>(self.s_b_req_valid.val().into()) << 1);
@@ -105,6 +126,9 @@ impl Logic for DmaReadArbiter {
         if self.hold.q.val() {
             self.grant_b.next = self.held_b.q.val();
         }
+        self.idle.next = !self.busy.val()
+            | ((self.owner_b.q.val() == self.grant_b.val()) & !self.inflight.q.val().get_bit(2));
+        self.idle.next = self.idle.val() & !self.reset.val();
         self.asking.next = self.idle.val() & self.s_a_req_valid.val();
         if self.grant_b.val() {
             self.asking.next = self.idle.val() & self.s_b_req_valid.val();
@@ -122,13 +146,13 @@ impl Logic for DmaReadArbiter {
         self.rr.s_served.next = self.asking.val() & self.m_req_ready.val();
         self.rr.s_served_index.next = bit_cast::<1, 1>(self.grant_b.val().into());
         self.held_b.d.next = self.grant_b.val();
-        if self.asking.val() & self.m_req_ready.val() {
-            self.busy.d.next = true;
+        self.issue.next = self.asking.val() & self.m_req_ready.val();
+        if self.issue.val() {
             self.owner_b.d.next = self.grant_b.val();
         }
-        // Data side: the owner's data while a burst is outstanding.
+        // Data side: the owner's data while a burst is in flight.
         self.taking.next = false;
-        if self.busy.q.val() & !self.reset.val() {
+        if self.busy.val() & !self.reset.val() {
             self.taking.next = self.m_a_ready.val();
             if self.owner_b.q.val() {
                 self.taking.next = self.m_b_ready.val();
@@ -140,14 +164,18 @@ impl Logic for DmaReadArbiter {
         self.m_a_last.next = self.s_data_last.val();
         self.m_b_last.next = self.s_data_last.val();
         self.m_a_valid.next =
-            self.busy.q.val() & !self.owner_b.q.val() & self.s_data_valid.val() & !self.reset.val();
+            self.busy.val() & !self.owner_b.q.val() & self.s_data_valid.val() & !self.reset.val();
         self.m_b_valid.next =
-            self.busy.q.val() & self.owner_b.q.val() & self.s_data_valid.val() & !self.reset.val();
-        if self.taking.val() & self.s_data_valid.val() & self.s_data_last.val() {
-            self.busy.d.next = false;
+            self.busy.val() & self.owner_b.q.val() & self.s_data_valid.val() & !self.reset.val();
+        self.done.next = self.taking.val() & self.s_data_valid.val() & self.s_data_last.val();
+        if self.issue.val() & !self.done.val() {
+            self.inflight.d.next = self.inflight.q.val() + 1;
+        }
+        if self.done.val() & !self.issue.val() {
+            self.inflight.d.next = self.inflight.q.val() - 1;
         }
         if self.reset.val() {
-            self.busy.d.next = false;
+            self.inflight.d.next = 0.into();
             self.hold.d.next = false;
         }
     }

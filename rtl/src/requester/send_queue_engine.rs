@@ -128,7 +128,8 @@
 //!
 //! Latency (L = DMA read latency in clocks; measured with L = 3 in `latency_figures`): a
 //! doorbell on an idle QP leads to `m_msg_valid` (or `m_expect_valid`) 16 + L clocks
-//! later (19; 20 + L for an atomic or an inline SEND over 8 bytes; one clock more for a
+//! later (19; 20 + L for an atomic or an inline SEND over 8 bytes, 16 + 2L if L > 4: its
+//! words 5-7 are a second read, issued after word 0; one clock more for a
 //! payload read that fits the buffer, whose request goes first: 20 in `latency_figures`);
 //! the payload request follows the commit by one clock, or for a longer payload the
 //! message's grant (or the fetch's last word, if later). An
@@ -138,10 +139,9 @@
 //! `cfg_retry_timeout` and `cfg_retry_timeout + 3 * queue_pairs` clocks (more when the
 //! table engine is busy) after the QP's last progress or the end of `sq_una`'s transmission.
 //! Throughput: payload one word per clock, without bubbles. Short messages follow each
-//! other as fast as the tx read port serves one WQE burst (8 words) and one payload burst
-//! per message: every 18 clocks with a one-word payload and a read server that takes the
-//! next request while a burst streams (`latency_figures`); behind the NIC's
-//! `DmaReadArbiter`, one burst at a time, about `2 * (L + 1) + 8 + payload words` (see
+//! other as fast as the tx read port serves one WQE burst (words 0-4) and one payload
+//! burst per message, the next WQE's words behind the payload's: every 18 clocks with a
+//! one-word payload (`latency_figures`), `L + 16` with an 8-word payload (see
 //! `docs/nic-blocks.md`, "Message rate of short messages").
 //! Each table operation takes three clocks so that the entry's PSN arithmetic and the
 //! decision it feeds are in different clocks.
@@ -330,8 +330,8 @@ pub struct SendQueueEngine {
     /// The claimed QP was reset or its ring moved (CSR write) since the claim.
     tx_stale: DFF<Bit>,
     tx_beat: DFF<Bits<3>>,
-    /// The WQE fetch: the read of the WQE's words into its fields, the early hand-off of
-    /// a short WQE and the drain of its unused words.
+    /// The WQE fetch: the read of the WQE's words into its fields (words 5-7 only when
+    /// the WQE uses them) and their hand-off.
     fetch: WqeFetch,
     /// The payload words read from host memory, on their way to `m_payload_*`.
     payload_buffer: PayloadBuffer,
@@ -1589,8 +1589,8 @@ impl Logic for SendQueueEngine {
                 }
             }
             SqTxState::FetchData => {
-                // Word 7, or word 4 of a WQE that uses no more (its words 5-7 drain while
-                // it goes on to its commit).
+                // Word 7, or word 4 of a WQE that uses no more (its words 5-7 are not
+                // read).
                 if self.fetch.m_wqe_done.val() {
                     self.tx_state.d.next = SqTxState::CommitReq;
                 }

@@ -1,6 +1,6 @@
-//! `WqeFetch`: the requester's WQE fetch: one DMA read of a send WQE's eight words, its
-//! words captured into typed fields, the hand-off to the transmit machine after word 4 when
-//! the WQE uses no more, and the drain of the words it does not use.
+//! `WqeFetch`: the requester's WQE fetch: a DMA read of a send WQE's words 0-4 and, only
+//! for a WQE that uses more, a second read of words 5-7; the words captured into typed
+//! fields and handed off to the transmit machine after the last one the WQE uses.
 //!
 //! Follows the send WQE layout of `docs/nic-architecture.md` ("Host memory structures";
 //! `nic_abi::Wqe`: word 0 opcode 7:0, invalidate 8, inline 9, length 63:32; word 1 `wr_id`,
@@ -9,23 +9,26 @@
 //! or the last inline word) and the DMA read client of `docs/nic-blocks.md`.
 //!
 //! Ports:
-//! - `clock`, `reset` (synchronous, active high: no fetch in progress, nothing to drain; the
-//!   fields keep their values).
+//! - `clock`, `reset` (synchronous, active high: no fetch in progress; the fields keep
+//!   their values).
 //! - Fetch request: `s_fetch_valid` / `s_fetch_ready`, `s_fetch_addr` (32, 8-aligned: the
 //!   WQE's host address). Ready is the DMA port's `m_rd_req_ready` while no fetch is in
-//!   progress and nothing drains: a request is taken when the DMA read is.
-//! - DMA read client: `m_rd_req_valid` / `m_rd_req_ready`, `m_rd_req_addr` (32, always
-//!   `s_fetch_addr`), `m_rd_req_words` (16, always 8); `s_rd_data` (64), `s_rd_valid`,
-//!   `s_rd_ready`, `s_rd_last`. `s_rd_ready` is high while the WQE's words are awaited and
-//!   while the unused ones drain; other beats on the port (a payload read by the same
-//!   client) are left alone.
-//! - Hand-off: `m_wqe_done`, high in the clock the WQE's last needed word is taken: word 7,
-//!   or word 4 when the WQE is *short* (not an atomic, and no inline payload over 8 bytes:
-//!   it uses words 0-4 only). The fields hold the WQE from the next clock on, until the next
-//!   fetch overwrites them word by word.
-//! - `m_draining`: words 5-7 of a short WQE are still to come. No fetch is taken meanwhile,
-//!   and the user requests nothing else on the same DMA port until it is low (the port may
-//!   take a second request, whose words must not be mistaken for these).
+//!   progress: a request is taken when the DMA read of words 0-4 is.
+//! - DMA read client: `m_rd_req_valid` / `m_rd_req_ready`, `m_rd_req_addr` (32),
+//!   `m_rd_req_words` (16): first `s_fetch_addr` and `Wqe::SHORT_WORDS` (5); then, for a
+//!   *long* WQE (an atomic, or an inline payload over 8 bytes, as word 0 says), from the
+//!   clock after word 0 until taken, `s_fetch_addr + 40` and 3 (words 5-7). The second
+//!   request may be taken while words 1-4 stream: host memory returns it after them.
+//!   `s_rd_data` (64), `s_rd_valid`, `s_rd_ready`, `s_rd_last`: `s_rd_ready` is high
+//!   while the WQE's words are awaited; other beats on the port (a payload read by the
+//!   same client) are left alone.
+//! - Hand-off: `m_wqe_done`, high in the clock the WQE's last word is taken: word 4 of a
+//!   short WQE, word 7 of a long one. The fields hold the WQE from the next clock on,
+//!   until the next fetch overwrites them word by word.
+//! - `m_draining`: the fetch is in progress (its words are still to come; high from the
+//!   clock after the request is taken up to the hand-off). The user requests nothing else
+//!   on the same DMA port meanwhile: such a request could be taken before words 5-7's.
+//!   Low from the hand-off on, so the user's next read may follow at once.
 //! - Fields (registered): `m_opcode` (8), `m_invalidate`, `m_inline` (word 0),
 //!   `m_length` (32), `m_local` (32, word 2), `m_vaddr` (64, word 3), `m_stag` (32),
 //!   `m_immediate` (32, word 4), `m_compare` (64), `m_swap` (64), `m_word7` (64). A short
@@ -33,17 +36,17 @@
 //!
 //! Latency: `m_rd_req_valid` follows `s_fetch_valid` in the same clock (combinational);
 //! `m_wqe_done` comes in the clock word 4 (short WQE) or word 7 arrives, the fields a clock
-//! later. Throughput: one word per clock; one WQE at a time; a short WQE's drain overlaps
-//! whatever its user does next (the commit), but delays the next read on the port.
-//! Limits: 8-word WQEs (`nic_abi::Wqe::WORDS`); the request is one burst. (Internal names
-//! avoid SystemVerilog keywords such as `local`: Icarus reads the Verilog as 1800-2012.)
+//! later. A long WQE's words 5-7 come host memory's latency after the clock after word 0
+//! (right behind word 4 when the latency is at most 3 clocks).
+//! Throughput: one word per clock; one WQE at a time; a short WQE occupies the port for 5
+//! words.
+//! Limits: 8-word WQEs (`nic_abi::Wqe::WORDS`). (Internal names avoid SystemVerilog
+//! keywords such as `local`: Icarus reads the Verilog as 1800-2012.)
 //!
-//! Toward prefetching (issue 17's message rate): the fields are only written while a fetch
-//! is in progress, and a fetch is only taken while none is in progress or draining. A
-//! prefetching user may therefore request the next WQE as soon as `m_wqe_done` has
-//! been seen, once it has copied (or no longer needs) the fields it uses later; a second
-//! set of field registers behind `m_wqe_done` would make that copy unnecessary. Today the
-//! `SendQueueEngine` requests the next WQE only after the current message's payload.
+//! Toward prefetching: the fields are only written while a fetch is in progress, and a
+//! fetch is only taken while none is. A prefetching user may therefore request the next
+//! WQE as soon as `m_wqe_done` has been seen, once it has copied (or no longer needs) the
+//! fields it uses later.
 
 use crate::sim::ClockedBlock;
 use nic_abi::{Wqe, WqeOpcode};
@@ -81,8 +84,12 @@ pub struct WqeFetch {
     receiving: DFF<Bit>,
     /// The next word's index.
     beat: DFF<Bits<3>>,
-    /// Words 5-7 of a short WQE are still to come.
-    draining: DFF<Bit>,
+    /// The read of words 5-7 is shown (word 0 said the WQE is long; not yet taken).
+    second: Signal<Local, Bit>,
+    /// The read of words 5-7 has been issued (or the WQE is short).
+    second_sent: DFF<Bit>,
+    /// The address of word 5 (`s_fetch_addr + 40`).
+    second_addr: DFF<Bits<32>>,
     opcode: DFF<Bits<8>>,
     invalidate: DFF<Bit>,
     inline_flag: DFF<Bit>,
@@ -94,11 +101,19 @@ pub struct WqeFetch {
     compare: DFF<Bits<64>>,
     swap: DFF<Bits<64>>,
     word7: DFF<Bits<64>>,
-    /// The WQE (word 0 taken) uses words 0-4 only.
-    short_wqe: Signal<Local, Bit>,
+    /// The WQE (word 0 taken) uses words 5-7 too: decided from word 0 as it arrives
+    /// (registered, so the length compare is not in front of the request port).
+    long_wqe: DFF<Bit>,
     /// A beat of this WQE is taken this clock.
     take: Signal<Local, Bit>,
-    words: Constant<Bits<16>>,
+    /// The fetch request is taken this clock.
+    start: Signal<Local, Bit>,
+    /// This beat is the WQE's last (word 4 of a short WQE, word 7).
+    final_word: Signal<Local, Bit>,
+    short_words: Constant<Bits<16>>,
+    long_words: Constant<Bits<16>>,
+    /// Byte offset of word 5.
+    word5_offset: Constant<Bits<32>>,
     opc_cas: Constant<Bits<8>>,
     opc_faa: Constant<Bits<8>>,
     /// Inline payload bytes that fit in word 3.
@@ -137,7 +152,9 @@ impl WqeFetch {
             m_word7: Default::default(),
             receiving: Default::default(),
             beat: Default::default(),
-            draining: Default::default(),
+            second: Default::default(),
+            second_sent: Default::default(),
+            second_addr: Default::default(),
             opcode: Default::default(),
             invalidate: Default::default(),
             inline_flag: Default::default(),
@@ -149,9 +166,13 @@ impl WqeFetch {
             compare: Default::default(),
             swap: Default::default(),
             word7: Default::default(),
-            short_wqe: Default::default(),
+            long_wqe: Default::default(),
             take: Default::default(),
-            words: Constant::new((Wqe::WORDS as u64).to_bits()),
+            start: Default::default(),
+            final_word: Default::default(),
+            short_words: Constant::new((Wqe::SHORT_WORDS as u64).to_bits()),
+            long_words: Constant::new(((Wqe::WORDS - Wqe::SHORT_WORDS) as u64).to_bits()),
+            word5_offset: Constant::new((8 * Wqe::SHORT_WORDS as u64).to_bits()),
             opc_cas: Constant::new((WqeOpcode::AtomicCompareSwap as u64).to_bits()),
             opc_faa: Constant::new((WqeOpcode::AtomicFetchAdd as u64).to_bits()),
             inline_short: Constant::new(8u64.to_bits()),
@@ -173,7 +194,9 @@ impl Logic for WqeFetch {
             clock,
             receiving,
             beat,
-            draining,
+            second_sent,
+            second_addr,
+            long_wqe,
             opcode,
             invalidate,
             inline_flag,
@@ -186,23 +209,35 @@ impl Logic for WqeFetch {
             swap,
             word7
         );
-        // Not while the previous WQE's unused words drain: the port may take a second
-        // request, and its words must not be mistaken for those.
-        self.m_rd_req_valid.next =
-            self.s_fetch_valid.val() & !self.draining.q.val() & !self.receiving.q.val();
+        // Requests: words 0-4 while idle; words 5-7 of a long WQE once word 0 is in.
+        self.m_rd_req_valid.next = self.s_fetch_valid.val() & !self.receiving.q.val();
         self.m_rd_req_addr.next = self.s_fetch_addr.val();
-        self.m_rd_req_words.next = self.words.val();
-        self.s_fetch_ready.next =
-            self.m_rd_req_ready.val() & !self.draining.q.val() & !self.receiving.q.val();
-        if self.s_fetch_valid.val() & self.s_fetch_ready.val() {
+        self.m_rd_req_words.next = self.short_words.val();
+        self.s_fetch_ready.next = self.m_rd_req_ready.val() & !self.receiving.q.val();
+        self.second.next = self.receiving.q.val()
+            & !self.second_sent.q.val()
+            & (self.beat.q.val() != 0)
+            & self.long_wqe.q.val();
+        if self.second.val() {
+            self.m_rd_req_valid.next = true;
+            self.m_rd_req_addr.next = self.second_addr.q.val();
+            self.m_rd_req_words.next = self.long_words.val();
+            if self.m_rd_req_ready.val() {
+                self.second_sent.d.next = true;
+            }
+        }
+        self.start.next = self.s_fetch_valid.val() & self.s_fetch_ready.val();
+        if self.start.val() {
             self.beat.d.next = 0.into();
             self.receiving.d.next = true;
+            self.second_sent.d.next = false;
+            self.second_addr.d.next = self.s_fetch_addr.val() + self.word5_offset.val();
         }
-        self.short_wqe.next = !((self.opcode.q.val() == self.opc_cas.val())
-            | (self.opcode.q.val() == self.opc_faa.val()))
-            & !(self.inline_flag.q.val() & (self.length.q.val() > self.inline_short.val()));
-        self.s_rd_ready.next = self.receiving.q.val() | self.draining.q.val();
+        self.s_rd_ready.next = self.receiving.q.val();
         self.take.next = self.receiving.q.val() & self.s_rd_valid.val();
+        // Word 4 is the last a short WQE uses (word 0 decided it), word 7 a long one's.
+        self.final_word.next =
+            (self.beat.q.val() == 7) | ((self.beat.q.val() == 4) & !self.long_wqe.q.val());
         self.m_wqe_done.next = false;
         if self.take.val() {
             self.beat.d.next = self.beat.q.val() + 1;
@@ -211,6 +246,12 @@ impl Logic for WqeFetch {
                 self.invalidate.d.next = self.s_rd_data.val().get_bit(8);
                 self.inline_flag.d.next = self.s_rd_data.val().get_bit(9);
                 self.length.d.next = self.s_rd_data.val().get_bits::<32>(32);
+                // An atomic, or an inline payload over 8 bytes.
+                self.long_wqe.d.next = (self.s_rd_data.val().get_bits::<8>(0)
+                    == self.opc_cas.val())
+                    | (self.s_rd_data.val().get_bits::<8>(0) == self.opc_faa.val())
+                    | (self.s_rd_data.val().get_bit(9)
+                        & (self.s_rd_data.val().get_bits::<32>(32) > self.inline_short.val()));
             }
             if self.beat.q.val() == 2 {
                 self.local_addr.d.next = self.s_rd_data.val().get_bits::<32>(0);
@@ -231,22 +272,12 @@ impl Logic for WqeFetch {
             if self.beat.q.val() == 7 {
                 self.word7.d.next = self.s_rd_data.val();
             }
-            if self.s_rd_last.val() {
+            if self.final_word.val() {
                 self.receiving.d.next = false;
                 self.m_wqe_done.next = true;
             }
-            // Word 4 is the last a short WQE uses (word 0 decided it): hand it off while
-            // words 5-7 drain.
-            if (self.beat.q.val() == 4) & self.short_wqe.val() & !self.s_rd_last.val() {
-                self.receiving.d.next = false;
-                self.draining.d.next = true;
-                self.m_wqe_done.next = true;
-            }
         }
-        if self.draining.q.val() & self.s_rd_valid.val() & self.s_rd_last.val() {
-            self.draining.d.next = false;
-        }
-        self.m_draining.next = self.draining.q.val();
+        self.m_draining.next = self.receiving.q.val();
         self.m_opcode.next = self.opcode.q.val();
         self.m_invalidate.next = self.invalidate.q.val();
         self.m_inline.next = self.inline_flag.q.val();
@@ -260,7 +291,6 @@ impl Logic for WqeFetch {
         self.m_word7.next = self.word7.q.val();
         if self.reset.val() {
             self.receiving.d.next = false;
-            self.draining.d.next = false;
         }
     }
 }
@@ -353,7 +383,10 @@ mod tests {
     struct Model {
         /// `Some(i)`: word i of the WQE is awaited.
         awaiting: Option<usize>,
-        draining: bool,
+        /// The read of words 5-7 has been taken.
+        second_sent: bool,
+        /// The WQE's address.
+        addr: u32,
         fields: Fields,
     }
 
@@ -361,6 +394,8 @@ mod tests {
     #[derive(Debug, PartialEq, Eq)]
     struct Outputs {
         rd_req_valid: bool,
+        /// The request shown (address, words), when valid.
+        rd_req: Option<(u32, u32)>,
         fetch_ready: bool,
         rd_ready: bool,
         done: bool,
@@ -368,23 +403,37 @@ mod tests {
     }
 
     impl Model {
+        /// Words 5-7 are to be requested: word 0 is in and says the WQE is long.
+        fn second_shown(&self) -> bool {
+            matches!(self.awaiting, Some(i) if i >= 1) && !self.second_sent && !self.fields.short()
+        }
+
         fn outputs(
             &self,
             fetch_valid: bool,
+            fetch_addr: u32,
             req_ready: bool,
             beat: Option<(u64, bool)>,
         ) -> Outputs {
-            let free = self.awaiting.is_none() && !self.draining;
+            let free = self.awaiting.is_none();
             let done = match (self.awaiting, beat) {
-                (Some(i), Some((_, last))) => last || (i == 4 && self.fields.short()),
+                (Some(i), Some(_)) => i == 7 || (i == 4 && self.fields.short()),
                 _ => false,
             };
+            let rd_req = if self.second_shown() {
+                Some((self.addr.wrapping_add(40), 3))
+            } else if fetch_valid && free {
+                Some((fetch_addr, 5))
+            } else {
+                None
+            };
             Outputs {
-                rd_req_valid: fetch_valid && free,
+                rd_req_valid: rd_req.is_some(),
+                rd_req,
                 fetch_ready: req_ready && free,
-                rd_ready: self.awaiting.is_some() || self.draining,
+                rd_ready: self.awaiting.is_some(),
                 done,
-                draining: self.draining,
+                draining: self.awaiting.is_some(),
             }
         }
 
@@ -392,27 +441,26 @@ mod tests {
         fn clock(
             &mut self,
             fetch_valid: bool,
+            fetch_addr: u32,
             req_ready: bool,
             beat: Option<(u64, bool)>,
             reset: bool,
         ) {
-            let o = self.outputs(fetch_valid, req_ready, beat);
-            match (self.awaiting, beat) {
-                (Some(i), Some((w, last))) => {
-                    let short_handoff = i == 4 && self.fields.short() && !last;
-                    self.fields.take(i, w);
-                    self.awaiting = (!last && !short_handoff).then_some(i + 1);
-                    self.draining = short_handoff;
-                }
-                (None, Some((_, true))) if self.draining => self.draining = false,
-                _ => {}
+            let o = self.outputs(fetch_valid, fetch_addr, req_ready, beat);
+            if self.second_shown() && req_ready {
+                self.second_sent = true;
+            }
+            if let (Some(i), Some((w, _))) = (self.awaiting, beat) {
+                self.fields.take(i, w);
+                self.awaiting = (!o.done).then_some(i + 1);
             }
             if fetch_valid && o.fetch_ready {
                 self.awaiting = Some(0);
+                self.second_sent = false;
+                self.addr = fetch_addr;
             }
             if reset {
                 self.awaiting = None;
-                self.draining = false;
             }
         }
     }
@@ -442,8 +490,9 @@ mod tests {
     }
 
     /// Seeded random fetches, each followed at random by a payload read on the same DMA
-    /// port (whose beats the block must leave alone), with DMA back-pressure on the request,
+    /// port (whose beats the block must leave alone), with DMA back-pressure on the requests,
     /// idle gaps between beats, a user that waits before its next request, and resets.
+    /// Host memory returns the words of each read it takes, in request order.
     /// Compares the outputs every clock with the model, and the fields after each hand-off
     /// with the WQE in memory. Returns (WQEs handed off, short ones).
     fn run(seed: u64, cycles: usize) -> (usize, usize) {
@@ -487,9 +536,16 @@ mod tests {
             uut.s_rd_data.next = d.to_bits();
             uut.s_rd_last.next = l;
             settle(&mut uut);
-            let want = model.outputs(fetch_valid, req_ready, beat);
+            let fetch_addr = wqe.map_or(0, |(a, _)| a);
+            let want = model.outputs(fetch_valid, fetch_addr, req_ready, beat);
             let got = Outputs {
                 rd_req_valid: uut.m_rd_req_valid.val(),
+                rd_req: uut.m_rd_req_valid.val().then(|| {
+                    (
+                        uut.m_rd_req_addr.val().to_u32(),
+                        uut.m_rd_req_words.val().to_u32(),
+                    )
+                }),
                 fetch_ready: uut.s_fetch_ready.val(),
                 rd_ready: uut.s_rd_ready.val(),
                 done: uut.m_wqe_done.val(),
@@ -497,10 +553,6 @@ mod tests {
             };
             assert_eq!(got, want, "handshakes at clock {cycle}");
             assert_eq!(Fields::of(&uut), model.fields, "fields at clock {cycle}");
-            if fetch_valid {
-                assert_eq!(uut.m_rd_req_addr.val().to_u32(), wqe.unwrap().0);
-                assert_eq!(uut.m_rd_req_words.val().to_u32(), Wqe::WORDS as u32);
-            }
             // The port: the block's beats, or the user's payload beats.
             let payload_ready = payload_left > 0 && rng.gen_bool(0.7);
             let port_ready = uut.s_rd_ready.val() || payload_ready;
@@ -510,13 +562,17 @@ mod tests {
                     "the block takes a payload beat at clock {cycle}"
                 );
             }
-            // Requests taken by the port.
-            if fetch_valid && uut.s_fetch_ready.val() {
-                let (_, words) = wqe.unwrap();
-                for (i, w) in words.iter().enumerate() {
-                    beats.push_back((*w, i == Wqe::WORDS - 1));
+            // Requests taken by the port: the words of the WQE in memory they ask for.
+            if uut.m_rd_req_valid.val() && req_ready {
+                let (addr, n) = want.rd_req.unwrap();
+                let (base, words) = wqe.unwrap();
+                let first = (addr.wrapping_sub(base) / 8) as usize;
+                for i in first..first + n as usize {
+                    beats.push_back((words[i], i + 1 == first + n as usize));
                 }
-                latency = rng.gen_range(0..4);
+                if first == 0 {
+                    latency = rng.gen_range(0..4);
+                }
                 waiting = true;
             } else if payload_valid && req_ready && !fetch_valid {
                 let n = rng.gen_range(1..5u32);
@@ -534,7 +590,7 @@ mod tests {
             }
             let done = uut.m_wqe_done.val();
             tick(&mut uut);
-            model.clock(fetch_valid, req_ready, beat, reset);
+            model.clock(fetch_valid, fetch_addr, req_ready, beat, reset);
             if done {
                 // The fields hold the WQE's words 0-4 (and 5-7 unless it is short).
                 let (_, words) = wqe.take().unwrap();
@@ -585,10 +641,11 @@ mod tests {
         }
     }
 
-    /// A short WQE is handed off with word 4; no other fetch is taken until words 5-7
-    /// have drained. An atomic is handed off with word 7.
+    /// A short WQE is read as words 0-4 and handed off with word 4; an atomic's words 5-7
+    /// are asked for in a second read, from the clock after word 0 (taken while words 1-4
+    /// stream), and it is handed off with word 7. No other fetch is taken meanwhile.
     #[test]
-    fn a_short_wqe_hands_off_after_word_4_and_drains_the_rest() {
+    fn a_short_wqe_reads_words_0_to_4_a_long_one_5_to_7_in_a_second_read() {
         let mut uut = WqeFetch::new();
         uut.connect_all();
         let send = Wqe {
@@ -608,35 +665,55 @@ mod tests {
         }
         .to_words();
         let mut done_at = vec![];
-        for words in [send, atomic] {
+        for (words, addr) in [(send, 0x2000u32), (atomic, 0x3040)] {
+            let short = words == send;
             uut.s_fetch_valid.next = true;
+            uut.s_fetch_addr.next = (addr as u64).to_bits();
             uut.m_rd_req_ready.next = true;
             settle(&mut uut);
             assert!(uut.s_fetch_ready.val() && uut.m_rd_req_valid.val());
+            assert_eq!(
+                (
+                    uut.m_rd_req_addr.val().to_u32(),
+                    uut.m_rd_req_words.val().to_u32()
+                ),
+                (addr, 5)
+            );
             tick(&mut uut);
-            uut.s_fetch_valid.next = false;
-            for (i, w) in words.iter().enumerate() {
+            let n = if short { 5 } else { 8 };
+            for (i, w) in words.iter().enumerate().take(n) {
                 uut.s_rd_valid.next = true;
                 uut.s_rd_data.next = w.to_bits();
-                uut.s_rd_last.next = i == 7;
-                // A second fetch is offered while the words drain: not taken.
-                uut.s_fetch_valid.next = i > 4;
+                uut.s_rd_last.next = i == 4 || i == 7;
+                // A second fetch is offered while the words arrive: not taken.
+                uut.s_fetch_valid.next = i > 2;
                 settle(&mut uut);
                 assert!(uut.s_rd_ready.val(), "word {i}");
                 assert!(!uut.s_fetch_ready.val(), "word {i}");
+                // The read of words 5-7: shown in the clock of word 1 only (taken at once).
+                assert_eq!(uut.m_rd_req_valid.val(), !short && i == 1, "word {i}");
+                if uut.m_rd_req_valid.val() {
+                    assert_eq!(
+                        (
+                            uut.m_rd_req_addr.val().to_u32(),
+                            uut.m_rd_req_words.val().to_u32()
+                        ),
+                        (addr + 40, 3)
+                    );
+                }
                 if uut.m_wqe_done.val() {
                     done_at.push(i);
                 }
-                let short = words == send;
-                assert_eq!(uut.m_draining.val(), short && i > 4, "word {i}");
-                assert_eq!(uut.m_wqe_done.val(), i == if short { 4 } else { 7 });
+                assert!(uut.m_draining.val(), "word {i}");
+                assert_eq!(uut.m_wqe_done.val(), i + 1 == n);
                 tick(&mut uut);
             }
             uut.s_rd_valid.next = false;
             uut.s_fetch_valid.next = false;
             settle(&mut uut);
             assert!(!uut.m_draining.val() && uut.s_fetch_ready.val());
-            if words == send {
+            assert!(!uut.s_rd_ready.val());
+            if short {
                 assert_eq!(uut.m_local.val().to_u32(), 0x1000);
                 assert_eq!(uut.m_length.val().to_u32(), 100);
             }
