@@ -13,6 +13,7 @@
 //! - [`words`]: payload bytes as the 64-bit words a source drives (garbage past the length).
 //! - [`cell_faults`]: random messages and cell-stream faults.
 //! - [`responder`]: the reference model of the receive queue engine (the responder).
+//! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
 //! nic-rtl; a unit test inside nic-rtl would see a second copy of its types).
@@ -20,6 +21,7 @@
 pub mod cell_faults;
 pub mod host_memory;
 pub mod responder;
+pub mod rqe_fetch;
 pub mod stream;
 pub mod words;
 
