@@ -17,6 +17,7 @@
 //!   message by, and the scoreboard that judges the engine's ports by the requester's rules.
 //! - [`remote_responder`]: a remote responder answering requests with acknowledgement
 //!   events, with losses, refusals and resyncs, recording what it applied.
+//! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
 //! nic-rtl; a unit test inside nic-rtl would see a second copy of its types).
@@ -26,6 +27,7 @@ pub mod host_memory;
 pub mod remote_responder;
 pub mod requester;
 pub mod responder;
+pub mod rqe_fetch;
 pub mod stream;
 pub mod words;
 

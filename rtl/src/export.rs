@@ -311,6 +311,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::responder::PsnWindow::new()".into(),
         ),
         export_block(
+            "responder_rqe_fetch",
+            crate::responder::RqeFetch::new(),
+            "nic_rtl::responder::RqeFetch",
+            "nic_rtl::responder::RqeFetch::new()".into(),
+        ),
+        export_block(
             "receive_queue_engine",
             crate::ReceiveQueueEngine::new(qps, config.tpt_entries.is_some()),
             "nic_rtl::ReceiveQueueEngine",

@@ -1814,6 +1814,77 @@ fn qp_reset_abandons_the_message_in_progress() {
     d.settle();
 }
 
+/// A QP reset offered in the clock of a decision meets the decision's write-back (which
+/// reaches the per-QP RAMs the clock after, `QpWriteBack`): the CSR port waits for it, so
+/// the reset lands after the write-back and wins. Judged at the boundary: the WRITE whose
+/// beat was taken before the reset is written and never answered, the QP reads unsynced
+/// at the PSN the decision resynced it at, and the next request at another PSN is adopted by a
+/// resync (written, ACKed with RESYNC). Were the reset taken in the write-back clock, the
+/// decision's `synced` set would survive it and that request would be NACKed
+/// SEQUENCE_ERROR instead.
+#[test]
+fn a_qp_reset_right_after_a_decision_lands_after_its_write_back() {
+    let mut d = Directed::new(2, false, 64, false);
+    let msg = d.msg(opcode::RDMA_WRITE, 0, 10, 8);
+    let o = outcomes_of(&mut d.reasm, &[msg], 64);
+    assert_eq!(o.len(), 1);
+    d.b.push_outcome(&o[0]);
+    let start = d.b.cycle;
+    while d.b.uut.responder_state() != ResponderState::Decide {
+        assert!(d.b.cycle - start < 20, "no decision");
+        d.b.cycle();
+    }
+    // Offered from the decision's clock on (every ready high: taken as soon as the port
+    // is open). QP_CTRL: enable and reset.
+    d.b.csr_ops.push_back(CsrOp {
+        write: true,
+        qp: 0,
+        reg: REG_QP_CTRL,
+        data: 3,
+    });
+    d.b.quiesce(1000);
+    assert_eq!(
+        d.b.writes,
+        [DmaWrite::new(
+            RDMA_AREA,
+            u64::from_le_bytes(o[0].payload[..8].try_into().unwrap()),
+            0xFF
+        )],
+        "the beat taken before the reset is written, nothing else"
+    );
+    assert!(
+        d.b.owed.is_empty() && d.b.completions.is_empty(),
+        "the abandoned WRITE is not answered: {:?}",
+        d.b.owed
+    );
+    d.b.csr_ops.push_back(CsrOp {
+        write: false,
+        qp: 0,
+        reg: REG_QP_STATUS,
+        data: 0,
+    });
+    d.b.quiesce(1000);
+    let status = csr::QpStatus::from_bits(d.b.csr_results.last().unwrap().1);
+    assert!(!status.synced, "the reset cleared synced");
+    // The decision's resync to 10 was written back (the WRITE, abandoned, never commits).
+    assert_eq!(
+        status.expected_psn, 10,
+        "the PSN the decision resynced at is kept"
+    );
+    // The next request, at another PSN: adopted by a resync.
+    let next = d.msg(opcode::RDMA_WRITE, 0, 50, 8);
+    let o = outcomes_of(&mut d.reasm, &[next], 64);
+    d.b.push_outcome(&o[0]);
+    d.b.quiesce(1000);
+    let got: Vec<(u8, u8, u32, bool)> =
+        d.b.owed
+            .iter()
+            .map(|a| (a.kind, a.syndrome, a.psn, a.resync))
+            .collect();
+    assert_eq!(got, [(OWE_ACK, 0, 50, true)], "the reset QP resyncs at 50");
+    assert_eq!(d.b.writes.len(), 2, "the resynced WRITE is written");
+}
+
 /// A failover (docs/multi-nic.md): the old NIC's queue pair is reset, which keeps its
 /// expected PSN readable, and the new NIC's queue pair resumes there (QP_CTRL bit 3).
 /// A SEND the old NIC delivered, resent to the new one because its ACK was lost, is not

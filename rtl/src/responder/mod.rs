@@ -15,6 +15,8 @@
 //!     requester, the refusals their AETH reports first;
 //!   - [`PsnWindow`] (`psn_window.rs`): the PSN arithmetic of a decided request (the
 //!     expected PSN it leaves, the resync point's distance, the refusal window's report);
+//!   - [`RqeFetch`] (`rqe_fetch.rs`): the receive queue entry a consuming request takes
+//!     (its buffer address, length and `wr_id`), read over the rx DMA read port;
 //!   - `NackCounters` (`common/`): the NACKs received, per syndrome.
 //! - [`ResponseGenerator`]: the owed ACK, NACK, READ and atomic responses.
 //!
@@ -27,6 +29,7 @@ pub mod psn_window;
 pub mod qp_state;
 pub mod receive_queue_engine;
 pub mod response_generator;
+pub mod rqe_fetch;
 pub mod writer;
 
 pub use answer_router::AnswerRouter;
@@ -35,4 +38,5 @@ pub use psn_window::PsnWindow;
 pub use qp_state::QpState;
 pub use receive_queue_engine::ReceiveQueueEngine;
 pub use response_generator::ResponseGenerator;
+pub use rqe_fetch::RqeFetch;
 pub use writer::Writer;

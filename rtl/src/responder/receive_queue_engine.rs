@@ -14,7 +14,8 @@
 //! expect events, answers the lookup of a first cell and takes the engine's write-backs
 //! (registered for a clock, a [`QpWriteBack`]); [`NackGenerator`] decides; [`PsnWindow`]
 //! computes the decided request's PSN, resync and refusal-window arithmetic; [`Writer`]
-//! writes payload beats and atomic results to host memory; [`AnswerRouter`] hands answers
+//! writes payload beats and atomic results to host memory; [`RqeFetch`] reads the receive
+//! queue entry a consuming request takes; [`AnswerRouter`] hands answers
 //! of this NIC's own requests to the requester; a [`NackCounters`] counts the NACKs among
 //! them. The engine keeps the message's state machine, its registers and the answers.
 //!
@@ -137,6 +138,7 @@ use crate::responder::answer_router::AnswerRouter;
 use crate::responder::nack_generator::NackGenerator;
 use crate::responder::psn_window::PsnWindow;
 use crate::responder::qp_state::{QpState, QpWriteBack};
+use crate::responder::rqe_fetch::RqeFetch;
 use crate::responder::writer::Writer;
 use crate::sim::ClockedBlock;
 use nic_abi::MAX_QUEUE_PAIRS;
@@ -160,8 +162,8 @@ pub enum ResponderState {
     Decide,
     TptRequest,
     TptWait,
-    RqeRequest,
-    RqeData,
+    /// The `RqeFetch` reads the receive queue entry.
+    RqeFetch,
     /// Taking the decided first cell's beats.
     Stream,
     /// Owing a response (decision time or end of message).
@@ -354,11 +356,9 @@ pub struct ReceiveQueueEngine {
     /// length, `dma_length`, expected length); for a READ the response's address and length.
     ctx_base: DFF<Bits<32>>,
     ctx_limit: DFF<Bits<32>>,
-    wr_id: DFF<Bits<64>>,
     /// Saved atomic value (duplicate) or the word read (execute).
     value_reg: DFF<Bits<64>>,
     atomic_done: DFF<Bit>,
-    rqrd_beat: DFF<Bits<2>>,
     cpl_status: DFF<Bits<8>>,
     owe_kind: DFF<Bits<2>>,
     owe_psn: DFF<Bits<24>>,
@@ -389,6 +389,8 @@ pub struct ReceiveQueueEngine {
     qp_state: QpState,
     /// The host-memory write path.
     writer: Writer,
+    /// The receive queue entry read.
+    rqe_fetch: RqeFetch,
     nack: NackGenerator,
     // ---- Combinational intermediates ----
     rx_first: Signal<Local, Bit>,
@@ -436,6 +438,8 @@ pub struct ReceiveQueueEngine {
     nack_count: Signal<Local, Bit>,
     message_count: Signal<Local, Bit>,
     stream_now: Signal<Local, Bit>,
+    /// Start the `RqeFetch` (decided this clock).
+    rqe_start: Signal<Local, Bit>,
     eff_mode: Signal<Local, MessageMode>,
     write_mode: Signal<Local, Bit>,
     rx_ready: Signal<Local, Bit>,
@@ -601,10 +605,8 @@ impl ReceiveQueueEngine {
             rqe_done: Default::default(),
             ctx_base: Default::default(),
             ctx_limit: Default::default(),
-            wr_id: Default::default(),
             value_reg: Default::default(),
             atomic_done: Default::default(),
-            rqrd_beat: Default::default(),
             cpl_status: Default::default(),
             owe_kind: Default::default(),
             owe_psn: Default::default(),
@@ -625,6 +627,8 @@ impl ReceiveQueueEngine {
             write_back_due: Default::default(),
             qp_state: QpState::new(queue_pairs),
             writer: Writer::new(),
+            rqe_fetch: RqeFetch::new(),
+            rqe_start: Default::default(),
             nack: Default::default(),
             rx_first: Default::default(),
             rx_ok: Default::default(),
@@ -722,10 +726,8 @@ impl Logic for ReceiveQueueEngine {
             length_error,
             ctx_base,
             ctx_limit,
-            wr_id,
             value_reg,
             atomic_done,
-            rqrd_beat,
             cpl_status,
             owe_kind,
             owe_psn,
@@ -745,6 +747,8 @@ impl Logic for ReceiveQueueEngine {
         self.qp_state.reset.next = self.reset.val();
         self.writer.clock.next = self.clock.val();
         self.writer.reset.next = self.reset.val();
+        self.rqe_fetch.clock.next = self.clock.val();
+        self.rqe_fetch.reset.next = self.reset.val();
         self.router.clock.next = self.clock.val();
         self.router.reset.next = self.reset.val();
         self.nack_received.clock.next = self.clock.val();
@@ -884,8 +888,9 @@ impl Logic for ReceiveQueueEngine {
         self.nack_count.next = false;
         self.message_count.next = false;
         self.stream_now.next = false;
-        self.m_rqrd_req_addr.next = self.rqe_addr.q.val();
-        self.m_rqrd_req_words.next = 3.into();
+        self.rqe_start.next = false;
+        self.m_rqrd_req_addr.next = self.rqe_fetch.m_req_addr.val();
+        self.m_rqrd_req_words.next = self.rqe_fetch.m_req_words.val();
 
         match self.state.q.val() {
             ResponderState::Clear => {
@@ -1021,8 +1026,8 @@ impl Logic for ReceiveQueueEngine {
                     & self.rx_consumes.val()
                     & !self.rqe_done.q.val()
                 {
-                    self.state.d.next = ResponderState::RqeRequest;
-                    self.rqrd_beat.d.next = 0.into();
+                    self.state.d.next = ResponderState::RqeFetch;
+                    self.rqe_start.next = true;
                 } else if self.nack.action.val() == 2 {
                     self.drop_count.next = self.nack.count_dropped.val();
                 } else {
@@ -1143,30 +1148,19 @@ impl Logic for ReceiveQueueEngine {
                     self.state.d.next = ResponderState::Decide;
                 }
             }
-            ResponderState::RqeRequest => {
-                if self.m_rqrd_req_ready.val() {
-                    self.state.d.next = ResponderState::RqeData;
-                }
-            }
-            ResponderState::RqeData => {
-                if self.s_rqrd_valid.val() {
-                    self.rqrd_beat.d.next = self.rqrd_beat.q.val() + 1;
-                    if (self.rqrd_beat.q.val() == 0) & self.rx_is_send.val() {
-                        self.ctx_base.d.next = self.s_rqrd_data.val().get_bits::<32>(0);
-                    }
-                    if (self.rqrd_beat.q.val() == 1) & self.rx_is_send.val() {
-                        self.ctx_limit.d.next = self.s_rqrd_data.val().get_bits::<32>(0);
+            ResponderState::RqeFetch => {
+                if self.rqe_fetch.done.val() {
+                    // A SEND writes into the entry's buffer (an RDMA WRITE with
+                    // immediate only consumes it).
+                    if self.rx_is_send.val() {
+                        self.ctx_base.d.next = self.rqe_fetch.buffer_addr.val();
+                        self.ctx_limit.d.next = self.rqe_fetch.buffer_length.val();
                         self.length_error.d.next = (self.s_rx_msg_length.val()
-                            > self.s_rqrd_data.val().get_bits::<32>(0))
-                            | (self.ctx_base.q.val().get_bits::<3>(0) != 0);
+                            > self.rqe_fetch.buffer_length.val())
+                            | (self.rqe_fetch.buffer_addr.val().get_bits::<3>(0) != 0);
                     }
-                    if self.rqrd_beat.q.val() == 2 {
-                        self.wr_id.d.next = self.s_rqrd_data.val();
-                    }
-                    if self.s_rqrd_last.val() {
-                        self.rqe_done.d.next = true;
-                        self.state.d.next = ResponderState::Decide;
-                    }
+                    self.rqe_done.d.next = true;
+                    self.state.d.next = ResponderState::Decide;
                 }
             }
             ResponderState::Stream => {
@@ -1362,6 +1356,14 @@ impl Logic for ReceiveQueueEngine {
             self.write_back.q.val().nak_clear & self.write_back_due.q.val();
         self.qp_state.expect_clear.next = self.expect_clear.val();
 
+        // ---- The receive queue entry read (the atomic's operand read shares the port) ----
+        self.rqe_fetch.start.next = self.rqe_start.val();
+        self.rqe_fetch.addr.next = self.rqe_addr.q.val();
+        self.rqe_fetch.m_req_ready.next = self.m_rqrd_req_ready.val();
+        self.rqe_fetch.s_data.next = self.s_rqrd_data.val();
+        self.rqe_fetch.s_valid.next = self.s_rqrd_valid.val();
+        self.rqe_fetch.s_last.next = self.s_rqrd_last.val();
+
         // ---- Counters ----
         if self.message_count.val() {
             self.messages_received.d.next = self.messages_received.q.val() + 1;
@@ -1386,11 +1388,10 @@ impl Logic for ReceiveQueueEngine {
 
         // ---- Outputs ----
         self.s_rx_ready.next = self.rx_ready.val();
-        self.s_rqrd_ready.next = ((self.state.q.val() == ResponderState::RqeData)
-            | (self.state.q.val() == ResponderState::AtomicData))
-            & !self.reset.val();
-        self.m_rqrd_req_valid.next = (self.state.q.val() == ResponderState::RqeRequest)
-            | (self.state.q.val() == ResponderState::AtomicRead);
+        self.s_rqrd_ready.next = self.rqe_fetch.s_ready.val()
+            | ((self.state.q.val() == ResponderState::AtomicData) & !self.reset.val());
+        self.m_rqrd_req_valid.next =
+            self.rqe_fetch.m_req_valid.val() | (self.state.q.val() == ResponderState::AtomicRead);
         self.m_wr_valid.next = self.writer.m_wr_valid.val();
         self.m_wr_addr.next = self.writer.m_wr_addr.val();
         self.m_wr_data.next = self.writer.m_wr_data.val();
@@ -1436,7 +1437,7 @@ impl Logic for ReceiveQueueEngine {
         self.m_cpl_wqe_index.next = self.rq_ci_reg.q.val();
         self.m_cpl_src_node.next = self.hdr_src_node.q.val();
         self.m_cpl_src_qp.next = self.hdr_src_qp.q.val();
-        self.m_cpl_wr_id.next = self.wr_id.q.val();
+        self.m_cpl_wr_id.next = self.rqe_fetch.wr_id.val();
         self.m_cpl_immediate.next = self.immediate_reg.q.val();
         self.m_tpt_req_valid.next =
             (self.state.q.val() == ResponderState::TptRequest) & self.tpt_present.val();
