@@ -1516,7 +1516,6 @@ impl Logic for SendQueueEngine {
         self.fetch.m_rd_req_ready.next = self.m_txrd_req_ready.val();
         self.fetch.s_rd_data.next = self.s_txrd_data.val();
         self.fetch.s_rd_valid.next = self.s_txrd_valid.val() & !self.pl_busy.q.val();
-        self.fetch.s_rd_last.next = self.s_txrd_last.val();
         self.payload_buffer.clock.next = self.clock.val();
         self.payload_buffer.reset.next = self.reset.val();
         self.payload_buffer.s_data.next = self.s_txrd_data.val();

@@ -19,7 +19,8 @@
 //!   *long* WQE (an atomic, or an inline payload over 8 bytes, as word 0 says), from the
 //!   clock after word 0 until taken, `s_fetch_addr + 40` and 3 (words 5-7). The second
 //!   request may be taken while words 1-4 stream: host memory returns it after them.
-//!   `s_rd_data` (64), `s_rd_valid`, `s_rd_ready`, `s_rd_last`: `s_rd_ready` is high
+//!   `s_rd_data` (64), `s_rd_valid`, `s_rd_ready` (the port's `last` is not needed: the
+//!   fetch counts its words): `s_rd_ready` is high
 //!   while the WQE's words are awaited; other beats on the port (a payload read by the
 //!   same client) are left alone.
 //! - Hand-off: `m_wqe_done`, high in the clock the WQE's last word is taken: word 4 of a
@@ -66,7 +67,6 @@ pub struct WqeFetch {
     pub s_rd_data: Signal<In, Bits<64>>,
     pub s_rd_valid: Signal<In, Bit>,
     pub s_rd_ready: Signal<Out, Bit>,
-    pub s_rd_last: Signal<In, Bit>,
     pub m_wqe_done: Signal<Out, Bit>,
     pub m_draining: Signal<Out, Bit>,
     pub m_opcode: Signal<Out, Bits<8>>,
@@ -136,7 +136,6 @@ impl WqeFetch {
             s_rd_data: Default::default(),
             s_rd_valid: Default::default(),
             s_rd_ready: Default::default(),
-            s_rd_last: Default::default(),
             m_wqe_done: Default::default(),
             m_draining: Default::default(),
             m_opcode: Default::default(),
@@ -534,7 +533,6 @@ mod tests {
             uut.s_rd_valid.next = beat.is_some();
             let (d, l) = beat.unwrap_or((rng.gen(), rng.gen()));
             uut.s_rd_data.next = d.to_bits();
-            uut.s_rd_last.next = l;
             settle(&mut uut);
             let fetch_addr = wqe.map_or(0, |(a, _)| a);
             let want = model.outputs(fetch_valid, fetch_addr, req_ready, beat);
@@ -684,7 +682,6 @@ mod tests {
             for (i, w) in words.iter().enumerate().take(n) {
                 uut.s_rd_valid.next = true;
                 uut.s_rd_data.next = w.to_bits();
-                uut.s_rd_last.next = i == 4 || i == 7;
                 // A second fetch is offered while the words arrive: not taken.
                 uut.s_fetch_valid.next = i > 2;
                 settle(&mut uut);
