@@ -272,8 +272,7 @@ struct QpView {
     enable: bool,
     /// The doorbell (`SQ_PI`) as last written.
     pi: u32,
-    /// The PSN the last reset started at, and when that reset was taken.
-    start: u32,
+    /// When the last reset was taken.
     reset_at: u64,
     /// The oldest WQE not yet completed (completions seen).
     una: u32,
@@ -285,9 +284,10 @@ struct QpView {
     resync_owed: bool,
     /// The PSN of the last message, none since the reset.
     last_psn: Option<u32>,
-    /// When each PSN was last offered, and when its payload last finished.
+    /// When each PSN was last offered.
     sent_at: HashMap<u32, u64>,
-    finished_at: HashMap<u32, u64>,
+    /// The WQE each PSN's last message was made from, as the ring held it then.
+    sent_wqe: HashMap<u32, Wqe>,
     /// When each index was posted (its doorbell taken).
     posted_at: HashMap<u32, u64>,
     /// Acknowledgement events taken since the reset, with the clock they were taken.
@@ -436,7 +436,6 @@ impl RequesterScoreboard {
                         remote: v.remote,
                         enable: v.enable,
                         pi: start,
-                        start,
                         reset_at: now,
                         una: start,
                         last_cpl_at: now,
@@ -643,7 +642,7 @@ impl RequesterScoreboard {
             if g != psn_add(last, 1) {
                 let since = |p: u32| v.sent_at.get(&p).copied().unwrap_or(v.reset_at);
                 let retry_nack = v
-                    .events_after(since(g))
+                    .events_evaluated_after(since(g))
                     .any(|e| e.psn == g && e.retryable());
                 let before = psn_add(g, PSN_MASK);
                 let final_before = v
@@ -658,9 +657,10 @@ impl RequesterScoreboard {
                 let nack_or_implied = v
                     .events_evaluated_after(una_sent)
                     .any(|e| !e.success() || (una_rsp && !e.response));
-                let timer_lb = v
-                    .last_cpl_at
-                    .max(v.finished_at.get(&v.una).copied().unwrap_or(0));
+                // The timer restarts at every completion's advance (after the completion
+                // is taken) and at a reset; while sq_una streams it restarts at each scan,
+                // which can be before the last word: only the completion is a bound.
+                let timer_lb = v.last_cpl_at;
                 let timer = timeout != 0 && now >= timer_lb + timeout as u64;
                 let backwards = psn_distance(last, g) < 1 << 23;
                 let after_exceeded = v.exceeded == Some(before);
@@ -685,21 +685,22 @@ impl RequesterScoreboard {
         let v = &mut self.qps[q];
         v.last_psn = Some(g);
         v.sent_at.insert(g, now);
+        v.sent_wqe.insert(g, w);
         v.max_outstanding = v.max_outstanding.max(psn_distance(g, v.una) + 1);
     }
 
-    /// A message taken, with its payload, once its last payload word was taken at `now`.
-    pub fn message_finished(&mut self, now: u64, m: &Msg, mem: &dyn Fn(u32) -> u64) {
+    /// A message taken, with its payload, once its last payload word was taken: judged
+    /// against the WQE it was made from when it was offered.
+    pub fn message_finished(&self, m: &Msg, mem: &dyn Fn(u32) -> u64) {
         let q = m.src_qp as usize;
-        let v = &mut self.qps[q];
-        let w = read_wqe(mem, v.slot(m.psn));
+        let v = &self.qps[q];
+        let w = v.sent_wqe[&m.psn].clone();
         let want = message_for(q, v.remote, self.node_id, m.psn, &w, mem);
         assert_eq!(
             m.payload, want.payload,
-            "QP {q} PSN {:#x}: payload words",
+            "QP {q} PSN {:#x}: payload words ({w:?})",
             m.psn
         );
-        v.finished_at.insert(m.psn, now);
     }
 
     /// A message taken on `m_msg` (counted by `stat_requests_sent`).
@@ -862,7 +863,7 @@ mod tests {
             let word = word_of(&self.mem);
             self.sb.message_offered(self.now, &head, &word);
             self.sb.message_taken();
-            self.sb.message_finished(self.now + 1, &m, &word);
+            self.sb.message_finished(&m, &word);
         }
         fn ack(&mut self, ev: AckEvent) {
             self.now += 10;
@@ -1006,7 +1007,7 @@ mod tests {
         let word = word_of(&w.mem);
         w.sb.message_offered(20, &head, &word);
         m.payload[1] ^= 1 << 17;
-        w.sb.message_finished(22, &m, &word);
+        w.sb.message_finished(&m, &word);
     }
 
     #[test]

@@ -591,7 +591,7 @@ impl Bench {
                 self.sent_cycle.push(cycle);
                 let words = m.length.div_ceil(8) as usize;
                 if words == 0 {
-                    self.score.message_finished(cycle, &m, &word);
+                    self.score.message_finished(&m, &word);
                     self.sent.push(m.clone());
                     self.new_msgs.push_back(m);
                 } else {
@@ -621,7 +621,7 @@ impl Bench {
                 self.payload_cycles.push(cycle);
                 if beat.1 {
                     let (m, _) = self.cur.take().unwrap();
-                    self.score.message_finished(cycle, &m, &word);
+                    self.score.message_finished(&m, &word);
                     self.sent.push(m.clone());
                     self.new_msgs.push_back(m);
                 }

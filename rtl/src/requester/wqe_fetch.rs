@@ -531,7 +531,7 @@ mod tests {
             uut.s_fetch_addr.next = (wqe.map_or(0, |(a, _)| a) as u64).to_bits();
             uut.m_rd_req_ready.next = req_ready;
             uut.s_rd_valid.next = beat.is_some();
-            let (d, l) = beat.unwrap_or((rng.gen(), rng.gen()));
+            let (d, _) = beat.unwrap_or((rng.gen(), rng.gen()));
             uut.s_rd_data.next = d.to_bits();
             settle(&mut uut);
             let fetch_addr = wqe.map_or(0, |(a, _)| a);
