@@ -754,8 +754,7 @@ impl RequesterScoreboard {
                 v.hold_until = start + w.remote_vaddr;
             }
         } else {
-            let first = sent_at.unwrap_or_else(|| panic!("{at}: completed but never sent"));
-            let _ = first;
+            assert!(sent_at.is_some(), "{at}: completed but never sent");
             let evs: Vec<AckEvent> = v.events_after(v.reset_at).copied().collect();
             let covers = |e: &AckEvent| psn_distance(e.psn, i) < SEND_WINDOW;
             let justified = match c.status {
@@ -767,7 +766,7 @@ impl RequesterScoreboard {
                 RETRY_EXCEEDED => {
                     let causes = v
                         .events_after(v.retry_clear_at)
-                        .filter(|e| e.retryable() || !e.success() || !e.response)
+                        .filter(|e| !e.response) // NACKs, and ACKs as implied NAKs
                         .count() as u64;
                     let timer = if timeout == 0 {
                         0

@@ -11,6 +11,11 @@
 //! A failed cell ends its message: the rest of that message's cells are dropped silently
 //! (counted in `stat_cells_dropped`) until the next FIRST cell.
 //!
+//! Structure: the parent wires four children of `rtl/src/cell/` and keeps the message
+//! context, the done slot and the counters: [`CellPosition`] (where the input stands in
+//! the cell), [`CellChecks`] (every check but the packet CRC, and the verdict),
+//! [`CellBuffer`] (the payload store) and [`OutcomeSender`] (the output side).
+//!
 //! Ports:
 //! - `clock`, `reset` (synchronous, active high).
 //! - `s_cell_data` (64) / `s_cell_valid` / `s_cell_ready` / `s_cell_last`: cells in.
