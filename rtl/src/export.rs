@@ -326,6 +326,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             ),
         ),
         export_block(
+            "responder_slot_rams",
+            crate::responder::SlotRams::new(),
+            "nic_rtl::responder::SlotRams",
+            "nic_rtl::responder::SlotRams::new()".into(),
+        ),
+        export_block(
             "response_generator",
             crate::ResponseGenerator::new(qps),
             "nic_rtl::ResponseGenerator",

@@ -65,6 +65,7 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "responder_psn_window",
         "responder_rqe_fetch",
         "receive_queue_engine",
+        "responder_slot_rams",
         "response_generator",
         "ack_event_queue",
         "tx_arbiter",

@@ -18,7 +18,8 @@
 //!   - [`RqeFetch`] (`rqe_fetch.rs`): the receive queue entry a consuming request takes
 //!     (its buffer address, length and `wr_id`), read over the rx DMA read port;
 //!   - `NackCounters` (`common/`): the NACKs received, per syndrome.
-//! - [`ResponseGenerator`]: the owed ACK, NACK, READ and atomic responses.
+//! - [`ResponseGenerator`]: the owed ACK, NACK, READ and atomic responses; its child
+//!   [`SlotRams`] (`slot_rams.rs`) holds the slots' RAMs and the read stage of the slot served.
 //!
 //! The plain-Rust reference model of the responder is `nic_model::responder`; the engine's
 //! block tests are `rtl/tests/receive_queue_engine.rs`.
@@ -30,6 +31,7 @@ pub mod qp_state;
 pub mod receive_queue_engine;
 pub mod response_generator;
 pub mod rqe_fetch;
+pub mod slot_rams;
 pub mod writer;
 
 pub use answer_router::AnswerRouter;
@@ -39,4 +41,5 @@ pub use qp_state::QpState;
 pub use receive_queue_engine::ReceiveQueueEngine;
 pub use response_generator::ResponseGenerator;
 pub use rqe_fetch::RqeFetch;
+pub use slot_rams::SlotRams;
 pub use writer::Writer;

@@ -65,14 +65,15 @@
 //! Throughput: a message every 3 clocks when downstream is always ready (ACK / NACK);
 //! payload at one word per clock, plus one request turnaround per burst.
 //! Limits: `queue_pairs` in 1..=64; slot state in three 64-entry RAMs (58, 64 and 54
-//! bits: header, data, follow-up) and seven 64-bit registers (pending, busy, resync mark;
-//! follow-up present, is a NACK, its resync mark, slot item is a promoted follow-up).
+//! bits: header, data, follow-up; the child [`SlotRams`], which also registers the slot
+//! served straight from the RAMs' read data, the opcode and length decoded after its
+//! registers) and seven 64-bit registers (pending, busy, resync mark; follow-up present,
+//! is a NACK, its resync mark, slot item is a promoted follow-up).
 
-use crate::cell::format::opcode;
+use super::slot_rams::SlotRams;
 use crate::common::{MessageDescriptor, NackCounters, RoundRobin};
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
-use rust_hdl::widgets::prelude::RAM;
 
 /// Words per DMA read request of a READ response's payload (64 KiB, the longest message).
 pub const MAX_BURST_WORDS: u64 = 8192;
@@ -145,14 +146,8 @@ pub struct ResponseGenerator {
     pub stat_nack_sent_5: Signal<Out, Bits<32>>,
     pub stat_nack_sent_6: Signal<Out, Bits<32>>,
     pub stat_nack_sent_7: Signal<Out, Bits<32>>,
-    /// Slot header per QP: 1:0 kind, 25:2 psn, 41:26 dest node, 57:42 dest QP.
-    hdr_ram: RAM<Bits<58>, 6>,
-    /// Slot data per QP: AETH (ACK / NACK: syndrome 7:0, refusals 28:8), address | length << 32 (READ
-    /// response), original value (atomic response).
-    data_ram: RAM<Bits<64>, 6>,
-    /// Follow-up per QP: psn (23:0), syndrome (31:24), kind (32: 0 ACK, 1 NACK), refusal
-    /// (53:33).
-    follow_ram: RAM<Bits<54>, 6>,
+    /// The slots' header, data and follow-up RAMs, and the read stage of the slot served.
+    slots: SlotRams,
     state: DFF<ResponseState>,
     /// Bit q: QP q's slot holds an item not yet served.
     pending: DFF<Bits<64>>,
@@ -178,14 +173,7 @@ pub struct ResponseGenerator {
     // The slot being served.
     cur_qp: DFF<Bits<6>>,
     cur_onehot: DFF<Bits<64>>,
-    kind_reg: DFF<Bits<2>>,
-    opcode_reg: DFF<Bits<8>>,
-    psn_reg: DFF<Bits<24>>,
-    dest_node_reg: DFF<Bits<16>>,
-    dest_qp_reg: DFF<Bits<16>>,
     src_node_reg: DFF<Bits<16>>,
-    length_reg: DFF<Bits<32>>,
-    data_reg: DFF<Bits<64>>,
     resync_reg: DFF<Bit>,
     // READ response payload.
     addr_reg: DFF<Bits<32>>,
@@ -205,16 +193,14 @@ pub struct ResponseGenerator {
     follow_resync_next: Signal<Local, Bits<64>>,
     /// The handed-over item's follow-up becomes the slot's item (one-hot, or 0).
     promote: Signal<Local, Bits<64>>,
-    follow_kind: Signal<Local, Bits<2>>,
-    eff_kind: Signal<Local, Bits<2>>,
+    /// The owe written into its slot (one-hot, or 0).
+    slot_set: Signal<Local, Bits<64>>,
     set_busy: Signal<Local, Bits<64>>,
     clear_pending: Signal<Local, Bits<64>>,
     clear_busy: Signal<Local, Bits<64>>,
     resync_set: Signal<Local, Bits<64>>,
     sel_onehot: Signal<Local, Bits<64>>,
     sel_qp: Signal<Local, Bits<6>>,
-    load_kind: Signal<Local, Bits<2>>,
-    load_len: Signal<Local, Bits<32>>,
     msg_words: Signal<Local, Bits<32>>,
     words_after: Signal<Local, Bits<32>>,
     burst_src: Signal<Local, Bits<32>>,
@@ -225,11 +211,6 @@ pub struct ResponseGenerator {
     qp_mask: Constant<Bits<64>>,
     one: Constant<Bits<64>>,
     max_burst: Constant<Bits<32>>,
-    /// Message opcodes (`crate::cell::format::opcode`).
-    op_ack: Constant<Bits<8>>,
-    op_nack: Constant<Bits<8>>,
-    op_read_response: Constant<Bits<8>>,
-    op_atomic_response: Constant<Bits<8>>,
     /// `MAX_BURST_WORDS + 1`.
     max_burst_plus_one: Constant<Bits<32>>,
     /// `8 * (MAX_BURST_WORDS - 1) + 1`: a length below it has fewer than
@@ -299,9 +280,7 @@ impl ResponseGenerator {
             stat_nack_sent_5: Default::default(),
             stat_nack_sent_6: Default::default(),
             stat_nack_sent_7: Default::default(),
-            hdr_ram: Default::default(),
-            data_ram: Default::default(),
-            follow_ram: Default::default(),
+            slots: SlotRams::new(),
             state: Default::default(),
             pending: Default::default(),
             busy: Default::default(),
@@ -315,14 +294,7 @@ impl ResponseGenerator {
             nack_sent: NackCounters::new(),
             cur_qp: Default::default(),
             cur_onehot: Default::default(),
-            kind_reg: Default::default(),
-            opcode_reg: Default::default(),
-            psn_reg: Default::default(),
-            dest_node_reg: Default::default(),
-            dest_qp_reg: Default::default(),
             src_node_reg: Default::default(),
-            length_reg: Default::default(),
-            data_reg: Default::default(),
             resync_reg: Default::default(),
             addr_reg: Default::default(),
             words_left: Default::default(),
@@ -336,16 +308,13 @@ impl ResponseGenerator {
             follow_nack_next: Default::default(),
             follow_resync_next: Default::default(),
             promote: Default::default(),
-            follow_kind: Default::default(),
-            eff_kind: Default::default(),
+            slot_set: Default::default(),
             set_busy: Default::default(),
             clear_pending: Default::default(),
             clear_busy: Default::default(),
             resync_set: Default::default(),
             sel_onehot: Default::default(),
             sel_qp: Default::default(),
-            load_kind: Default::default(),
-            load_len: Default::default(),
             msg_words: Default::default(),
             words_after: Default::default(),
             burst_src: Default::default(),
@@ -355,10 +324,6 @@ impl ResponseGenerator {
             qp_mask: Constant::new(qp_mask.to_bits()),
             one: Constant::new(1u64.to_bits()),
             max_burst: Constant::new(MAX_BURST_WORDS.to_bits()),
-            op_ack: Constant::new((opcode::ACK as u64).to_bits()),
-            op_nack: Constant::new((opcode::NACK as u64).to_bits()),
-            op_read_response: Constant::new((opcode::RDMA_READ_RESPONSE as u64).to_bits()),
-            op_atomic_response: Constant::new((opcode::ATOMIC_RESPONSE as u64).to_bits()),
             max_burst_plus_one: Constant::new((MAX_BURST_WORDS + 1).to_bits()),
             short_length_limit: Constant::new((8 * (MAX_BURST_WORDS - 1) + 1).to_bits()),
             burst_short: Default::default(),
@@ -385,14 +350,7 @@ impl Logic for ResponseGenerator {
             cur_from_follow,
             cur_qp,
             cur_onehot,
-            kind_reg,
-            opcode_reg,
-            psn_reg,
-            dest_node_reg,
-            dest_qp_reg,
             src_node_reg,
-            length_reg,
-            data_reg,
             resync_reg,
             addr_reg,
             words_left,
@@ -400,12 +358,7 @@ impl Logic for ResponseGenerator {
             burst_reg,
             responses_reg
         );
-        self.hdr_ram.read_clock.next = self.clock.val();
-        self.hdr_ram.write_clock.next = self.clock.val();
-        self.data_ram.read_clock.next = self.clock.val();
-        self.data_ram.write_clock.next = self.clock.val();
-        self.follow_ram.read_clock.next = self.clock.val();
-        self.follow_ram.write_clock.next = self.clock.val();
+        self.slots.clock.next = self.clock.val();
         // Owe side: always ready; write the slot unless it is busy (or the QP is unknown).
         self.s_owe_ready.next = !self.reset.val();
         self.owe_onehot.next = self.one.val() << self.s_owe_qp.val();
@@ -437,12 +390,10 @@ impl Logic for ResponseGenerator {
         if self.follow_write.val() & self.s_owe_resync.val() {
             self.follow_resync_next.next = self.follow_resync.q.val() | self.follow_set.val();
         }
-        self.follow_ram.write_enable.next = self.follow_write.val();
-        self.follow_ram.write_address.next = self.s_owe_qp.val();
-        self.follow_ram.write_data.next = bit_cast::<54, 24>(self.s_owe_psn.val())
-            | (bit_cast::<54, 8>(self.s_owe_syndrome.val()) << 24)
-            | (bit_cast::<54, 1>(self.s_owe_kind.val().get_bits::<1>(0)) << 32)
-            | (bit_cast::<54, 21>(self.s_owe_refusal.val()) << 33);
+        self.slot_set.next = 0.into();
+        if self.owe_write.val() {
+            self.slot_set.next = self.owe_onehot.val();
+        }
         self.set_busy.next = 0.into();
         if self.owe_write.val() & (self.s_owe_kind.val() != 0) {
             self.set_busy.next = self.owe_onehot.val();
@@ -451,23 +402,19 @@ impl Logic for ResponseGenerator {
         if self.owe_write.val() & self.s_owe_resync.val() {
             self.resync_set.next = self.owe_onehot.val();
         }
-        self.hdr_ram.write_enable.next = self.owe_write.val();
-        self.hdr_ram.write_address.next = self.s_owe_qp.val();
-        self.hdr_ram.write_data.next = bit_cast::<58, 2>(self.s_owe_kind.val())
-            | (bit_cast::<58, 24>(self.s_owe_psn.val()) << 2)
-            | (bit_cast::<58, 16>(self.s_owe_dest_node.val()) << 26)
-            | (bit_cast::<58, 16>(self.s_owe_dest_qp.val()) << 42);
-        self.data_ram.write_enable.next = self.owe_write.val();
-        self.data_ram.write_address.next = self.s_owe_qp.val();
-        self.data_ram.write_data.next = bit_cast::<64, 8>(self.s_owe_syndrome.val())
-            | (bit_cast::<64, 21>(self.s_owe_refusal.val()) << 8);
-        if self.s_owe_kind.val() == 2 {
-            self.data_ram.write_data.next = bit_cast::<64, 32>(self.s_owe_addr.val())
-                | (bit_cast::<64, 32>(self.s_owe_length.val()) << 32);
-        }
-        if self.s_owe_kind.val() == 3 {
-            self.data_ram.write_data.next = self.s_owe_value.val();
-        }
+        // The slot RAMs: the owe into the slot or as its follow-up.
+        self.slots.s_wr_slot.next = self.owe_write.val();
+        self.slots.s_wr_follow.next = self.follow_write.val();
+        self.slots.s_wr_qp.next = self.s_owe_qp.val();
+        self.slots.s_wr_kind.next = self.s_owe_kind.val();
+        self.slots.s_wr_psn.next = self.s_owe_psn.val();
+        self.slots.s_wr_syndrome.next = self.s_owe_syndrome.val();
+        self.slots.s_wr_refusal.next = self.s_owe_refusal.val();
+        self.slots.s_wr_addr.next = self.s_owe_addr.val();
+        self.slots.s_wr_length.next = self.s_owe_length.val();
+        self.slots.s_wr_value.next = self.s_owe_value.val();
+        self.slots.s_wr_dest_node.next = self.s_owe_dest_node.val();
+        self.slots.s_wr_dest_qp.next = self.s_owe_dest_qp.val();
         // Round robin: the lowest pending QP after the one served last, else the lowest.
         self.rr.clock.next = self.clock.val();
         self.rr.reset.next = self.reset.val();
@@ -476,22 +423,15 @@ impl Logic for ResponseGenerator {
         self.sel_qp.next = self.rr.m_grant_index.val();
         self.rr.s_served.next = false;
         self.rr.s_served_index.next = self.sel_qp.val();
-        self.hdr_ram.read_address.next = self.sel_qp.val();
-        self.data_ram.read_address.next = self.sel_qp.val();
-        self.follow_ram.read_address.next = self.sel_qp.val();
-        // The slot as read from the RAMs (valid in Load).
-        self.load_kind.next = self.hdr_ram.read_data.val().get_bits::<2>(0);
-        self.follow_kind.next = bit_cast::<2, 1>(self.follow_ram.read_data.val().get_bits::<1>(32));
-        self.eff_kind.next = self.load_kind.val();
-        if self.cur_from_follow.q.val() {
-            self.eff_kind.next = self.follow_kind.val();
-        }
-        self.load_len.next = self.data_ram.read_data.val().get_bits::<32>(32);
+        // The slot picked is read at the picking edge and registered in Load.
+        self.slots.s_rd_qp.next = self.sel_qp.val();
+        self.slots.s_rd_follow.next = self.cur_from_follow.q.val();
+        self.slots.s_load.next = self.state.q.val() == ResponseState::Load;
         // The message's payload words, from the registered length (not from the RAM's
         // read data: the RAM's clock-to-output and this adder are in different clocks).
-        self.msg_words.next = self.length_reg.q.val() >> 3;
-        if self.length_reg.q.val().get_bits::<3>(0).any() {
-            self.msg_words.next = (self.length_reg.q.val() >> 3) + 1;
+        self.msg_words.next = self.slots.m_length.val() >> 3;
+        if self.slots.m_length.val().get_bits::<3>(0).any() {
+            self.msg_words.next = (self.slots.m_length.val() >> 3) + 1;
         }
         // Next DMA burst: min(words still to request, MAX_BURST_WORDS). Whether the
         // words are fewer than MAX_BURST_WORDS is decided on the registers the count comes
@@ -504,19 +444,19 @@ impl Logic for ResponseGenerator {
         self.burst_short.next = self.words_left.q.val() < self.max_burst_plus_one.val();
         if self.state.q.val() == ResponseState::Message {
             self.burst_src.next = self.msg_words.val();
-            self.burst_short.next = self.length_reg.q.val() < self.short_length_limit.val();
+            self.burst_short.next = self.slots.m_length.val() < self.short_length_limit.val();
         }
         self.next_burst.next = bit_cast::<16, 32>(self.max_burst.val());
         if self.burst_short.val() {
             self.next_burst.next = bit_cast::<16, 32>(self.burst_src.val());
         }
-        self.syndrome.next = self.data_reg.q.val().get_bits::<8>(0);
+        self.syndrome.next = self.slots.m_data.val().get_bits::<8>(0);
         // Defaults.
         self.clear_pending.next = 0.into();
         self.free.next = false;
         self.m_msg_valid.next = false;
         self.m_payload_valid.next = false;
-        self.m_payload_data.next = self.data_reg.q.val();
+        self.m_payload_data.next = self.slots.m_data.val();
         self.m_payload_last.next = true;
         self.m_rdrd_req_valid.next = false;
         self.s_rdrd_ready.next = false;
@@ -530,68 +470,40 @@ impl Logic for ResponseGenerator {
                         (self.resync_bits.q.val() & self.sel_onehot.val()).any();
                     self.cur_from_follow.d.next =
                         (self.from_follow.q.val() & self.sel_onehot.val()).any();
-                    // An ACK leaves its slot now: a new owe for the QP fills it.
-                    if !(self.sel_onehot.val() & self.busy.q.val()).any() {
-                        self.clear_pending.next = self.sel_onehot.val();
-                    }
+                    // An ACK (a slot not busy) leaves its slot now: a new owe for the QP
+                    // fills it.
+                    self.clear_pending.next = self.sel_onehot.val() & !self.busy.q.val();
                     self.state.d.next = ResponseState::Load;
                 }
             }
             ResponseState::Load => {
-                self.kind_reg.d.next = self.eff_kind.val();
-                self.psn_reg.d.next = self.hdr_ram.read_data.val().get_bits::<24>(2);
-                if self.cur_from_follow.q.val() {
-                    self.psn_reg.d.next = self.follow_ram.read_data.val().get_bits::<24>(0);
-                }
-                self.dest_node_reg.d.next = self.hdr_ram.read_data.val().get_bits::<16>(26);
-                self.dest_qp_reg.d.next = self.hdr_ram.read_data.val().get_bits::<16>(42);
                 self.src_node_reg.d.next = self.cfg_node_id.val();
-                self.data_reg.d.next = self.data_ram.read_data.val();
-                if self.cur_from_follow.q.val() {
-                    self.data_reg.d.next =
-                        bit_cast::<64, 8>(self.follow_ram.read_data.val().get_bits::<8>(24))
-                            | (bit_cast::<64, 21>(
-                                self.follow_ram.read_data.val().get_bits::<21>(33),
-                            ) << 8);
-                }
-                self.addr_reg.d.next =
-                    self.data_ram.read_data.val().get_bits::<32>(0) & self.addr_align.val();
-                self.opcode_reg.d.next = self.op_ack.val();
-                self.length_reg.d.next = 0.into();
-                if self.eff_kind.val() == 1 {
-                    self.opcode_reg.d.next = self.op_nack.val();
-                }
-                if self.eff_kind.val() == 2 {
-                    self.opcode_reg.d.next = self.op_read_response.val();
-                    self.length_reg.d.next = self.load_len.val();
-                }
-                if self.eff_kind.val() == 3 {
-                    self.opcode_reg.d.next = self.op_atomic_response.val();
-                    self.length_reg.d.next = 8.into();
-                }
                 self.state.d.next = ResponseState::Message;
             }
             ResponseState::Message => {
-                // The payload's word count and first burst, ready for ReadRequest.
+                // The payload's address, word count and first burst, ready for
+                // ReadRequest.
+                self.addr_reg.d.next =
+                    self.slots.m_data.val().get_bits::<32>(0) & self.addr_align.val();
                 self.words_left.d.next = self.msg_words.val();
-                self.final_word.d.next = self.msg_words.val() == 1;
+                self.final_word.d.next = self.slots.m_one_word.val();
                 self.burst_reg.d.next = self.next_burst.val();
                 self.m_msg_valid.next = true;
                 if self.m_msg_ready.val() {
                     self.responses_reg.d.next = self.responses_reg.q.val() + 1;
                     // ACK: its slot was freed when it was picked.
                     self.state.d.next = ResponseState::Idle;
-                    if self.kind_reg.q.val() == 1 {
+                    if self.slots.m_kind.val() == 1 {
                         self.free.next = true;
                     }
-                    if self.kind_reg.q.val() == 2 {
+                    if self.slots.m_kind.val() == 2 {
                         self.state.d.next = ResponseState::ReadRequest;
-                        if self.length_reg.q.val() == 0 {
+                        if self.slots.m_length.val() == 0 {
                             self.free.next = true;
                             self.state.d.next = ResponseState::Idle;
                         }
                     }
-                    if self.kind_reg.q.val() == 3 {
+                    if self.slots.m_kind.val() == 3 {
                         self.state.d.next = ResponseState::AtomicData;
                     }
                 }
@@ -648,12 +560,9 @@ impl Logic for ResponseGenerator {
         }
         // Every slot vector keeps only the bits of QPs below queue_pairs (an owe for any
         // other QP is dropped), so synthesis drops the unused slots and arbiter positions.
-        self.pending.d.next = self.pending.q.val() & !self.clear_pending.val() & self.qp_mask.val();
-        if self.owe_write.val() {
-            self.pending.d.next = ((self.pending.q.val() & !self.clear_pending.val())
-                | self.owe_onehot.val())
-                & self.qp_mask.val();
-        }
+        self.pending.d.next = ((self.pending.q.val() & !self.clear_pending.val())
+            | self.slot_set.val())
+            & self.qp_mask.val();
         self.busy.d.next = ((self.busy.q.val() & !self.clear_busy.val())
             | self.set_busy.val()
             | (self.promote.val() & self.follow_nack_next.val()))
@@ -666,13 +575,8 @@ impl Logic for ResponseGenerator {
         // An owe written into the slot itself replaces a promoted item.
         self.from_follow.d.next = ((self.from_follow.q.val() & !self.clear_pending.val())
             | self.promote.val())
+            & !self.slot_set.val()
             & self.qp_mask.val();
-        if self.owe_write.val() {
-            self.from_follow.d.next = ((self.from_follow.q.val() & !self.clear_pending.val())
-                | self.promote.val())
-                & !self.owe_onehot.val()
-                & self.qp_mask.val();
-        }
         // The resync mark lives as long as its slot's item: it leaves with it (an ACK when
         // picked, a NACK or response when handed over), and an item written into a slot
         // that still holds a waiting ACK keeps that ACK's mark.
@@ -697,25 +601,25 @@ impl Logic for ResponseGenerator {
         self.nack_sent.reset.next = self.reset.val();
         self.nack_sent.s_count.next = (self.state.q.val() == ResponseState::Message)
             & self.m_msg_ready.val()
-            & (self.kind_reg.q.val() == 1);
+            & (self.slots.m_kind.val() == 1);
         self.nack_sent.s_syndrome.next = self.syndrome.val();
         // Outputs.
         self.slot_busy.next = self.busy.q.val();
-        self.m_msg.next.opcode = self.opcode_reg.q.val();
-        self.m_msg.next.dest_node = self.dest_node_reg.q.val();
+        self.m_msg.next.opcode = self.slots.m_opcode.val();
+        self.m_msg.next.dest_node = self.slots.m_dest_node.val();
         self.m_msg.next.src_node = self.src_node_reg.q.val();
-        self.m_msg.next.dest_qp = self.dest_qp_reg.q.val();
+        self.m_msg.next.dest_qp = self.slots.m_dest_qp.val();
         self.m_msg.next.src_qp = bit_cast::<16, 6>(self.cur_qp.q.val());
-        self.m_msg.next.psn = self.psn_reg.q.val();
-        self.m_msg.next.length = self.length_reg.q.val();
+        self.m_msg.next.psn = self.slots.m_psn.val();
+        self.m_msg.next.length = self.slots.m_length.val();
         self.m_msg.next.vaddr = 0.into();
         self.m_msg.next.stag = 0.into();
         self.m_msg.next.dma_length = 0.into();
-        self.m_msg.next.has_immediate = !self.kind_reg.q.val().get_bit(1);
+        self.m_msg.next.has_immediate = !self.slots.m_kind.val().get_bit(1);
         self.m_msg.next.immediate = 0.into();
-        if !self.kind_reg.q.val().get_bit(1) {
+        if !self.slots.m_kind.val().get_bit(1) {
             self.m_msg.next.immediate =
-                self.data_reg.q.val().get_bits::<32>(0) & self.aeth_mask.val();
+                self.slots.m_data.val().get_bits::<32>(0) & self.aeth_mask.val();
         }
         self.m_msg.next.invalidate = false;
         self.m_msg.next.resync = self.resync_reg.q.val();

@@ -34,15 +34,17 @@
 //! bits, wrapping), and `m_clear` when the request commits and the entry is one-shot or
 //! the request has `invalidate`.
 //!
-//! Latency and throughput: accepted at edge t, the entry is registered at edge t+1 (with
-//! the request's end `vaddr + length`, computed meanwhile from the request registers), and
-//! the checks run from registers in the clock after it: the response is registered at
-//! edge t+2 and shown in the clock after it (three clocks). The read clock does nothing
-//! but register the RAM's read data (a DP16KD's unregistered read takes about half of an
-//! 8 ns clock); the check clock has one carry chain in series per result: `vaddr >= base`
-//! (64 bits), `base + length - end` (67 bits, after one level of carry-save adders, its
-//! sign), the translation (32 bits, after a carry-save level). One request per three
-//! clocks (the table's pace). An exception answer is registered in the clock it arrives.
+//! Latency and throughput: accepted at edge t, the entry is read in the clock after it and
+//! registered at edge t+1, already folded with the request: the request's end `vaddr +
+//! length` (from the request registers, in parallel with the RAM read) and the entry go
+//! through one level of carry-save adders, so the read clock ends with the sum and carry
+//! vectors of `base + length - end` (67 bits) and of the translation `paddr + vaddr -
+//! base` (32 bits), one LUT behind the RAM's read data (a DP16KD's unregistered read takes
+//! about half of an 8 ns clock). The checks run from registers in the clock after it: one
+//! carry chain per result, in parallel: `vaddr >= base` (64 bits), the sign of the bounds
+//! sum (one 67-bit chain), the translation (32 bits). The response is registered at edge
+//! t+2 and shown in the clock after it (three clocks). One request per three clocks (the
+//! table's pace). An exception answer is registered in the clock it arrives.
 //!
 //! Limits: `entries` a power of two in 16..=4096.
 
@@ -95,13 +97,15 @@ pub struct TptChecks {
     req_commit: DFF<Bit>,
     req_qp: DFF<Bits<6>>,
     req_in_table: DFF<Bit>,
-    /// `vaddr + length`, exact.
-    req_end: DFF<Bits<65>>,
-    // The entry as read.
+    // The entry as read, folded with the request through one carry-save level.
     ent_meta: DFF<Bits<13>>,
     ent_vaddr: DFF<Bits<64>>,
-    ent_length: DFF<Bits<32>>,
-    ent_paddr: DFF<Bits<32>>,
+    /// base + entry length - (vaddr + length) = lim_s + lim_c, in 67 bits.
+    lim_s: DFF<Bits<67>>,
+    lim_c: DFF<Bits<67>>,
+    /// physical base + vaddr - base (low 32 bits) = tr_s + tr_c.
+    tr_s: DFF<Bits<32>>,
+    tr_c: DFF<Bits<32>>,
     /// The check clock.
     check: DFF<Bit>,
     resp_valid: DFF<Bit>,
@@ -112,28 +116,21 @@ pub struct TptChecks {
     key_ok: Signal<Local, Bit>,
     rights_ok: Signal<Local, Bit>,
     base_ok: Signal<Local, Bit>,
-    // base + entry length - end, as a + b + c + 1 in 67 bits through one carry-save level.
+    /// The request's end `vaddr + length`, exact (read clock).
+    req_end: Signal<Local, Bits<65>>,
+    // base + entry length - end, as a + b + c + 1 in 67 bits through one carry-save level
+    // (read clock).
     lim_a: Signal<Local, Bits<67>>,
     lim_b: Signal<Local, Bits<67>>,
-    lim_c: Signal<Local, Bits<67>>,
-    lim_sum: Signal<Local, Bits<67>>,
-    lim_carry: Signal<Local, Bits<67>>,
-    /// The sign of the sum, carry-selected: bits 33:0 and 66:34 added apart.
-    lim_low: Signal<Local, Bits<35>>,
-    lim_high0: Signal<Local, Bits<33>>,
-    lim_high1: Signal<Local, Bits<33>>,
-    end_ok: Signal<Local, Bit>,
-    /// `vaddr >= base` from the two halves.
-    high_gt: Signal<Local, Bit>,
-    high_eq: Signal<Local, Bit>,
-    low_ge: Signal<Local, Bit>,
-    early_ok: Signal<Local, Bit>,
-    // physical base + vaddr - base (low 32 bits) the same way.
+    lim_n: Signal<Local, Bits<67>>,
+    // physical base + vaddr - base the same way.
     tr_a: Signal<Local, Bits<32>>,
     tr_b: Signal<Local, Bits<32>>,
-    tr_c: Signal<Local, Bits<32>>,
-    tr_sum: Signal<Local, Bits<32>>,
-    tr_carry: Signal<Local, Bits<32>>,
+    tr_n: Signal<Local, Bits<32>>,
+    /// The bounds sum (check clock): its sign is `end_ok`'s complement.
+    lim_sum: Signal<Local, Bits<67>>,
+    end_ok: Signal<Local, Bit>,
+    early_ok: Signal<Local, Bit>,
     translated: Signal<Local, Bits<32>>,
     check_ok: Signal<Local, Bit>,
     resp_set: Signal<Local, Bit>,
@@ -186,11 +183,12 @@ impl TptChecks {
             req_commit: Default::default(),
             req_qp: Default::default(),
             req_in_table: Default::default(),
-            req_end: Default::default(),
             ent_meta: Default::default(),
             ent_vaddr: Default::default(),
-            ent_length: Default::default(),
-            ent_paddr: Default::default(),
+            lim_s: Default::default(),
+            lim_c: Default::default(),
+            tr_s: Default::default(),
+            tr_c: Default::default(),
             check: Default::default(),
             resp_valid: Default::default(),
             resp_ok: Default::default(),
@@ -199,24 +197,16 @@ impl TptChecks {
             key_ok: Default::default(),
             rights_ok: Default::default(),
             base_ok: Default::default(),
+            req_end: Default::default(),
             lim_a: Default::default(),
             lim_b: Default::default(),
-            lim_c: Default::default(),
-            lim_sum: Default::default(),
-            lim_carry: Default::default(),
-            lim_low: Default::default(),
-            lim_high0: Default::default(),
-            lim_high1: Default::default(),
-            end_ok: Default::default(),
-            high_gt: Default::default(),
-            high_eq: Default::default(),
-            low_ge: Default::default(),
-            early_ok: Default::default(),
+            lim_n: Default::default(),
             tr_a: Default::default(),
             tr_b: Default::default(),
-            tr_c: Default::default(),
-            tr_sum: Default::default(),
-            tr_carry: Default::default(),
+            tr_n: Default::default(),
+            lim_sum: Default::default(),
+            end_ok: Default::default(),
+            early_ok: Default::default(),
             translated: Default::default(),
             check_ok: Default::default(),
             resp_set: Default::default(),
@@ -246,11 +236,12 @@ impl Logic for TptChecks {
             req_commit,
             req_qp,
             req_in_table,
-            req_end,
             ent_meta,
             ent_vaddr,
-            ent_length,
-            ent_paddr,
+            lim_s,
+            lim_c,
+            tr_s,
+            tr_c,
             check,
             resp_valid,
             resp_ok,
@@ -268,59 +259,42 @@ impl Logic for TptChecks {
             self.req_in_table.d.next =
                 self.s_req_stag.val().get_bits::<24>(8) < self.entries_c.val();
         }
-        // Read clock: register the entry as read, and the request's end.
+        // Read clock: the entry as read, folded with the request (one carry-save level).
+        self.req_end.next = bit_cast::<65, 64>(self.req_vaddr.q.val())
+            + bit_cast::<65, 32>(self.req_length.q.val());
+        self.lim_a.next = bit_cast::<67, 64>(self.s_entry_vaddr.val());
+        self.lim_b.next = bit_cast::<67, 32>(self.s_entry_length.val());
+        self.lim_n.next = !bit_cast::<67, 65>(self.req_end.val());
+        self.tr_a.next = self.s_entry_paddr.val();
+        self.tr_b.next = self.req_vaddr.q.val().get_bits::<32>(0);
+        self.tr_n.next = !self.s_entry_vaddr.val().get_bits::<32>(0);
         self.check.d.next = self.s_entry_valid.val() & !self.reset.val();
         if self.s_entry_valid.val() {
             self.ent_meta.d.next = self.s_entry_meta.val();
             self.ent_vaddr.d.next = self.s_entry_vaddr.val();
-            self.ent_length.d.next = self.s_entry_length.val();
-            self.ent_paddr.d.next = self.s_entry_paddr.val();
-            self.req_end.d.next = bit_cast::<65, 64>(self.req_vaddr.q.val())
-                + bit_cast::<65, 32>(self.req_length.q.val());
+            self.lim_s.d.next = self.lim_a.val() ^ self.lim_b.val() ^ self.lim_n.val();
+            self.lim_c.d.next = (((self.lim_a.val() & self.lim_b.val())
+                | (self.lim_a.val() & self.lim_n.val())
+                | (self.lim_b.val() & self.lim_n.val()))
+                << 1)
+                | bits::<67>(1);
+            self.tr_s.d.next = self.tr_a.val() ^ self.tr_b.val() ^ self.tr_n.val();
+            self.tr_c.d.next = (((self.tr_a.val() & self.tr_b.val())
+                | (self.tr_a.val() & self.tr_n.val())
+                | (self.tr_b.val() & self.tr_n.val()))
+                << 1)
+                | bits::<32>(1);
         }
-        // Check clock, from registers.
+        // Check clock, from registers: one carry chain per result.
         self.hit.next = self.req_in_table.q.val() & self.ent_meta.q.val().get_bit(0);
         self.key_ok.next =
             self.ent_meta.q.val().get_bits::<8>(5) == self.req_stag.q.val().get_bits::<8>(0);
         self.rights_ok.next =
             (self.req_access.q.val() & !self.ent_meta.q.val().get_bits::<3>(1)) == 0;
-        self.high_gt.next =
-            self.req_vaddr.q.val().get_bits::<32>(32) > self.ent_vaddr.q.val().get_bits::<32>(32);
-        self.high_eq.next =
-            self.req_vaddr.q.val().get_bits::<32>(32) == self.ent_vaddr.q.val().get_bits::<32>(32);
-        self.low_ge.next =
-            self.req_vaddr.q.val().get_bits::<32>(0) >= self.ent_vaddr.q.val().get_bits::<32>(0);
-        self.base_ok.next = self.high_gt.val() | (self.high_eq.val() & self.low_ge.val());
-        self.lim_a.next = bit_cast::<67, 64>(self.ent_vaddr.q.val());
-        self.lim_b.next = bit_cast::<67, 32>(self.ent_length.q.val());
-        self.lim_c.next = !bit_cast::<67, 65>(self.req_end.q.val());
-        self.lim_sum.next = self.lim_a.val() ^ self.lim_b.val() ^ self.lim_c.val();
-        self.lim_carry.next = (((self.lim_a.val() & self.lim_b.val())
-            | (self.lim_a.val() & self.lim_c.val())
-            | (self.lim_b.val() & self.lim_c.val()))
-            << 1)
-            | bits::<67>(1);
-        self.lim_low.next = bit_cast::<35, 34>(self.lim_sum.val().get_bits::<34>(0))
-            + bit_cast::<35, 34>(self.lim_carry.val().get_bits::<34>(0));
-        self.lim_high0.next =
-            self.lim_sum.val().get_bits::<33>(34) + self.lim_carry.val().get_bits::<33>(34);
-        self.lim_high1.next = self.lim_sum.val().get_bits::<33>(34)
-            + self.lim_carry.val().get_bits::<33>(34)
-            + bits::<33>(1);
-        self.end_ok.next = !self.lim_high0.val().get_bit(32);
-        if self.lim_low.val().get_bit(34) {
-            self.end_ok.next = !self.lim_high1.val().get_bit(32);
-        }
-        self.tr_a.next = self.ent_paddr.q.val();
-        self.tr_b.next = self.req_vaddr.q.val().get_bits::<32>(0);
-        self.tr_c.next = !self.ent_vaddr.q.val().get_bits::<32>(0);
-        self.tr_sum.next = self.tr_a.val() ^ self.tr_b.val() ^ self.tr_c.val();
-        self.tr_carry.next = (((self.tr_a.val() & self.tr_b.val())
-            | (self.tr_a.val() & self.tr_c.val())
-            | (self.tr_b.val() & self.tr_c.val()))
-            << 1)
-            | bits::<32>(1);
-        self.translated.next = self.tr_sum.val() + self.tr_carry.val();
+        self.base_ok.next = self.req_vaddr.q.val() >= self.ent_vaddr.q.val();
+        self.lim_sum.next = self.lim_s.q.val() + self.lim_c.q.val();
+        self.end_ok.next = !self.lim_sum.val().get_bit(66);
+        self.translated.next = self.tr_s.q.val() + self.tr_c.q.val();
         self.early_ok.next = self.key_ok.val() & self.rights_ok.val();
         self.check_ok.next = self.early_ok.val() & self.base_ok.val() & self.end_ok.val();
         self.m_clear.next = self.check.q.val()
