@@ -17,7 +17,8 @@
 //!   data clock) `s_rd_follow` says the item is the slot's follow-up (kind, PSN, syndrome
 //!   and refusals from the follow-up, the destination from the slot) and `s_load`
 //!   registers the item at the edge that ends that clock. A slot written on the edge that
-//!   reads it is read as it was before.
+//!   reads it is read as it was before. Every slot reads zero until written; `s_load` in
+//!   the first clock after power-up is ignored (no slot has been read yet).
 //! - The loaded item, registered, held until the next `s_load`: `m_kind` (2), `m_psn`
 //!   (24), `m_dest_node` (16), `m_dest_qp` (16), `m_data` (64: the AETH for an ACK or
 //!   NACK (syndrome 7:0, refusals 28:8), `addr | length << 32` for a READ response, the
@@ -38,6 +39,7 @@
 //! Limits: none (no parameters).
 
 use crate::cell::format::opcode;
+use crate::common::zeroed_ram;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 use rust_hdl::widgets::prelude::RAM;
@@ -83,6 +85,9 @@ pub struct SlotRams {
     dest_node_reg: DFF<Bits<16>>,
     dest_qp_reg: DFF<Bits<16>>,
     data_reg: DFF<Bits<64>>,
+    /// A slot has been read (0 only in the first clock after power-up, when the RAMs' read
+    /// registers hold no value yet).
+    primed: DFF<Bit>,
     /// Message opcodes (`crate::cell::format::opcode`).
     op_ack: Constant<Bits<8>>,
     op_nack: Constant<Bits<8>>,
@@ -118,14 +123,15 @@ impl SlotRams {
             m_length: Default::default(),
             m_one_word: Default::default(),
             length: Default::default(),
-            hdr_ram: Default::default(),
-            data_ram: Default::default(),
-            follow_ram: Default::default(),
+            hdr_ram: zeroed_ram(),
+            data_ram: zeroed_ram(),
+            follow_ram: zeroed_ram(),
             kind_reg: Default::default(),
             psn_reg: Default::default(),
             dest_node_reg: Default::default(),
             dest_qp_reg: Default::default(),
             data_reg: Default::default(),
+            primed: Default::default(),
             op_ack: Constant::new((opcode::ACK as u64).to_bits()),
             op_nack: Constant::new((opcode::NACK as u64).to_bits()),
             op_read_response: Constant::new((opcode::RDMA_READ_RESPONSE as u64).to_bits()),
@@ -150,7 +156,8 @@ impl Logic for SlotRams {
             psn_reg,
             dest_node_reg,
             dest_qp_reg,
-            data_reg
+            data_reg,
+            primed
         );
         self.hdr_ram.read_clock.next = self.clock.val();
         self.hdr_ram.write_clock.next = self.clock.val();
@@ -186,7 +193,8 @@ impl Logic for SlotRams {
         self.hdr_ram.read_address.next = self.s_rd_qp.val();
         self.data_ram.read_address.next = self.s_rd_qp.val();
         self.follow_ram.read_address.next = self.s_rd_qp.val();
-        if self.s_load.val() {
+        self.primed.d.next = true;
+        if self.s_load.val() & self.primed.q.val() {
             self.dest_node_reg.d.next = self.hdr_ram.read_data.val().get_bits::<16>(26);
             self.dest_qp_reg.d.next = self.hdr_ram.read_data.val().get_bits::<16>(42);
             self.kind_reg.d.next = self.hdr_ram.read_data.val().get_bits::<2>(0);
