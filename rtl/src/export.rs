@@ -332,6 +332,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::responder::SlotRams::new()".into(),
         ),
         export_block(
+            "responder_burst_size",
+            crate::responder::BurstSize::new(),
+            "nic_rtl::responder::BurstSize",
+            "nic_rtl::responder::BurstSize::new()".into(),
+        ),
+        export_block(
             "response_generator",
             crate::ResponseGenerator::new(qps),
             "nic_rtl::ResponseGenerator",

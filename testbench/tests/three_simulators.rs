@@ -66,6 +66,7 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "responder_rqe_fetch",
         "receive_queue_engine",
         "responder_slot_rams",
+        "responder_burst_size",
         "response_generator",
         "ack_event_queue",
         "tx_arbiter",

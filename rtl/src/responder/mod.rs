@@ -19,12 +19,14 @@
 //!     (its buffer address, length and `wr_id`), read over the rx DMA read port;
 //!   - `NackCounters` (`common/`): the NACKs received, per syndrome.
 //! - [`ResponseGenerator`]: the owed ACK, NACK, READ and atomic responses; its child
-//!   [`SlotRams`] (`slot_rams.rs`) holds the slots' RAMs and the read stage of the slot served.
+//!   [`SlotRams`] (`slot_rams.rs`) holds the slots' RAMs and the read stage of the slot served,
+//!   [`BurstSize`] (`burst_size.rs`) sizes a READ response's DMA bursts.
 //!
 //! The plain-Rust reference model of the responder is `nic_model::responder`; the engine's
 //! block tests are `rtl/tests/receive_queue_engine.rs`.
 
 pub mod answer_router;
+pub mod burst_size;
 pub mod nack_generator;
 pub mod psn_window;
 pub mod qp_state;
@@ -35,6 +37,7 @@ pub mod slot_rams;
 pub mod writer;
 
 pub use answer_router::AnswerRouter;
+pub use burst_size::BurstSize;
 pub use nack_generator::NackGenerator;
 pub use psn_window::PsnWindow;
 pub use qp_state::QpState;

@@ -70,6 +70,7 @@
 //! registers) and seven 64-bit registers (pending, busy, resync mark; follow-up present,
 //! is a NACK, its resync mark, slot item is a promoted follow-up).
 
+use super::burst_size::BurstSize;
 use super::slot_rams::SlotRams;
 use crate::common::{MessageDescriptor, NackCounters, RoundRobin};
 use crate::sim::ClockedBlock;
@@ -148,6 +149,8 @@ pub struct ResponseGenerator {
     pub stat_nack_sent_7: Signal<Out, Bits<32>>,
     /// The slots' header, data and follow-up RAMs, and the read stage of the slot served.
     slots: SlotRams,
+    /// A READ response's word count and next DMA burst.
+    bursts: BurstSize,
     state: DFF<ResponseState>,
     /// Bit q: QP q's slot holds an item not yet served.
     pending: DFF<Bits<64>>,
@@ -166,6 +169,12 @@ pub struct ResponseGenerator {
     from_follow: DFF<Bits<64>>,
     /// The slot being served is a promoted follow-up.
     cur_from_follow: DFF<Bit>,
+    /// The ACK picked at the last edge (one-hot, or 0): it leaves its slot in Load, off the
+    /// round robin's path. An owe written into its slot on the picking edge stays
+    /// (`picked_kept`), with its own resync mark only (`picked_resync`).
+    picked_ack: DFF<Bits<64>>,
+    picked_kept: DFF<Bit>,
+    picked_resync: DFF<Bit>,
     /// Round robin over the pending slots: the QPs after the one served last first.
     rr: RoundRobin<64, 6>,
     /// `stat_nack_sent_*`: the NACKs handed over, per syndrome.
@@ -197,27 +206,18 @@ pub struct ResponseGenerator {
     slot_set: Signal<Local, Bits<64>>,
     set_busy: Signal<Local, Bits<64>>,
     clear_pending: Signal<Local, Bits<64>>,
+    /// The picked ACK's slot, set again in Load for an owe written on the picking edge.
+    keep_pending: Signal<Local, Bits<64>>,
+    keep_resync: Signal<Local, Bits<64>>,
     clear_busy: Signal<Local, Bits<64>>,
     resync_set: Signal<Local, Bits<64>>,
     sel_onehot: Signal<Local, Bits<64>>,
     sel_qp: Signal<Local, Bits<6>>,
-    msg_words: Signal<Local, Bits<32>>,
-    words_after: Signal<Local, Bits<32>>,
-    burst_src: Signal<Local, Bits<32>>,
-    next_burst: Signal<Local, Bits<16>>,
     syndrome: Signal<Local, Bits<8>>,
     free: Signal<Local, Bit>,
     /// Bit q set for every QP q < queue_pairs.
     qp_mask: Constant<Bits<64>>,
     one: Constant<Bits<64>>,
-    max_burst: Constant<Bits<32>>,
-    /// `MAX_BURST_WORDS + 1`.
-    max_burst_plus_one: Constant<Bits<32>>,
-    /// `8 * (MAX_BURST_WORDS - 1) + 1`: a length below it has fewer than
-    /// `MAX_BURST_WORDS` words.
-    short_length_limit: Constant<Bits<32>>,
-    /// The words of the next burst are fewer than `MAX_BURST_WORDS`.
-    burst_short: Signal<Local, Bit>,
     addr_align: Constant<Bits<32>>,
     /// The AETH's used bits (syndrome 7:0, refusals 28:8).
     aeth_mask: Constant<Bits<32>>,
@@ -281,6 +281,7 @@ impl ResponseGenerator {
             stat_nack_sent_6: Default::default(),
             stat_nack_sent_7: Default::default(),
             slots: SlotRams::new(),
+            bursts: BurstSize::new(),
             state: Default::default(),
             pending: Default::default(),
             busy: Default::default(),
@@ -290,6 +291,9 @@ impl ResponseGenerator {
             follow_resync: Default::default(),
             from_follow: Default::default(),
             cur_from_follow: Default::default(),
+            picked_ack: Default::default(),
+            picked_kept: Default::default(),
+            picked_resync: Default::default(),
             rr: RoundRobin::new(),
             nack_sent: NackCounters::new(),
             cur_qp: Default::default(),
@@ -311,22 +315,16 @@ impl ResponseGenerator {
             slot_set: Default::default(),
             set_busy: Default::default(),
             clear_pending: Default::default(),
+            keep_pending: Default::default(),
+            keep_resync: Default::default(),
             clear_busy: Default::default(),
             resync_set: Default::default(),
             sel_onehot: Default::default(),
             sel_qp: Default::default(),
-            msg_words: Default::default(),
-            words_after: Default::default(),
-            burst_src: Default::default(),
-            next_burst: Default::default(),
             syndrome: Default::default(),
             free: Default::default(),
             qp_mask: Constant::new(qp_mask.to_bits()),
             one: Constant::new(1u64.to_bits()),
-            max_burst: Constant::new(MAX_BURST_WORDS.to_bits()),
-            max_burst_plus_one: Constant::new((MAX_BURST_WORDS + 1).to_bits()),
-            short_length_limit: Constant::new((8 * (MAX_BURST_WORDS - 1) + 1).to_bits()),
-            burst_short: Default::default(),
             addr_align: Constant::new(0xFFFF_FFF8u64.to_bits()),
             aeth_mask: Constant::new(0x1FFF_FFFFu64.to_bits()),
         }
@@ -348,6 +346,9 @@ impl Logic for ResponseGenerator {
             follow_resync,
             from_follow,
             cur_from_follow,
+            picked_ack,
+            picked_kept,
+            picked_resync,
             cur_qp,
             cur_onehot,
             src_node_reg,
@@ -427,32 +428,17 @@ impl Logic for ResponseGenerator {
         self.slots.s_rd_qp.next = self.sel_qp.val();
         self.slots.s_rd_follow.next = self.cur_from_follow.q.val();
         self.slots.s_load.next = self.state.q.val() == ResponseState::Load;
-        // The message's payload words, from the registered length (not from the RAM's
-        // read data: the RAM's clock-to-output and this adder are in different clocks).
-        self.msg_words.next = self.slots.m_length.val() >> 3;
-        if self.slots.m_length.val().get_bits::<3>(0).any() {
-            self.msg_words.next = (self.slots.m_length.val() >> 3) + 1;
-        }
-        // Next DMA burst: min(words still to request, MAX_BURST_WORDS). Whether the
-        // words are fewer than MAX_BURST_WORDS is decided on the registers the count comes
-        // from (beside its adder, not behind it): in Message the words are
-        // ceil(length / 8), fewer when length <= 8 * (MAX_BURST_WORDS - 1); in ReadData
-        // (a later burst, words_left >= 2) they are words_left - 1, fewer when words_left
-        // <= MAX_BURST_WORDS.
-        self.words_after.next = self.words_left.q.val() - 1;
-        self.burst_src.next = self.words_after.val();
-        self.burst_short.next = self.words_left.q.val() < self.max_burst_plus_one.val();
-        if self.state.q.val() == ResponseState::Message {
-            self.burst_src.next = self.msg_words.val();
-            self.burst_short.next = self.slots.m_length.val() < self.short_length_limit.val();
-        }
-        self.next_burst.next = bit_cast::<16, 32>(self.max_burst.val());
-        if self.burst_short.val() {
-            self.next_burst.next = bit_cast::<16, 32>(self.burst_src.val());
-        }
+        // The payload's words and next burst: in Message from the registered length (not
+        // from the RAMs' read data), in ReadData from the words left.
+        self.bursts.s_first.next = self.state.q.val() == ResponseState::Message;
+        self.bursts.s_length.next = self.slots.m_length.val();
+        self.bursts.s_words_left.next = self.words_left.q.val();
         self.syndrome.next = self.slots.m_data.val().get_bits::<8>(0);
         // Defaults.
         self.clear_pending.next = 0.into();
+        self.keep_pending.next = 0.into();
+        self.keep_resync.next = 0.into();
+        self.picked_ack.d.next = 0.into();
         self.free.next = false;
         self.m_msg_valid.next = false;
         self.m_payload_valid.next = false;
@@ -470,13 +456,22 @@ impl Logic for ResponseGenerator {
                         (self.resync_bits.q.val() & self.sel_onehot.val()).any();
                     self.cur_from_follow.d.next =
                         (self.from_follow.q.val() & self.sel_onehot.val()).any();
-                    // An ACK (a slot not busy) leaves its slot now: a new owe for the QP
-                    // fills it.
-                    self.clear_pending.next = self.sel_onehot.val() & !self.busy.q.val();
+                    // An ACK (a slot not busy) leaves its slot: a new owe for the QP fills it.
+                    self.picked_ack.d.next = self.sel_onehot.val() & !self.busy.q.val();
+                    self.picked_kept.d.next = (self.sel_onehot.val() & self.slot_set.val()).any();
+                    self.picked_resync.d.next =
+                        (self.sel_onehot.val() & self.resync_set.val()).any();
                     self.state.d.next = ResponseState::Load;
                 }
             }
             ResponseState::Load => {
+                self.clear_pending.next = self.picked_ack.q.val();
+                if self.picked_kept.q.val() {
+                    self.keep_pending.next = self.picked_ack.q.val();
+                }
+                if self.picked_resync.q.val() {
+                    self.keep_resync.next = self.picked_ack.q.val();
+                }
                 self.src_node_reg.d.next = self.cfg_node_id.val();
                 self.state.d.next = ResponseState::Message;
             }
@@ -485,9 +480,9 @@ impl Logic for ResponseGenerator {
                 // ReadRequest.
                 self.addr_reg.d.next =
                     self.slots.m_data.val().get_bits::<32>(0) & self.addr_align.val();
-                self.words_left.d.next = self.msg_words.val();
+                self.words_left.d.next = self.bursts.m_words.val();
                 self.final_word.d.next = self.slots.m_one_word.val();
-                self.burst_reg.d.next = self.next_burst.val();
+                self.burst_reg.d.next = self.bursts.m_next_burst.val();
                 self.m_msg_valid.next = true;
                 if self.m_msg_ready.val() {
                     self.responses_reg.d.next = self.responses_reg.q.val() + 1;
@@ -520,7 +515,7 @@ impl Logic for ResponseGenerator {
                 self.m_payload_last.next = self.final_word.q.val();
                 self.s_rdrd_ready.next = self.m_payload_ready.val();
                 if self.s_rdrd_valid.val() & self.m_payload_ready.val() {
-                    self.words_left.d.next = self.words_after.val();
+                    self.words_left.d.next = self.bursts.m_words_after.val();
                     self.final_word.d.next = self.words_left.q.val() == 2;
                     if self.final_word.q.val() {
                         self.free.next = true;
@@ -528,7 +523,7 @@ impl Logic for ResponseGenerator {
                     } else if self.s_rdrd_last.val() {
                         self.addr_reg.d.next = self.addr_reg.q.val()
                             + (bit_cast::<32, 16>(self.burst_reg.q.val()) << 3);
-                        self.burst_reg.d.next = self.next_burst.val();
+                        self.burst_reg.d.next = self.bursts.m_next_burst.val();
                         self.state.d.next = ResponseState::ReadRequest;
                     }
                 }
@@ -561,7 +556,8 @@ impl Logic for ResponseGenerator {
         // Every slot vector keeps only the bits of QPs below queue_pairs (an owe for any
         // other QP is dropped), so synthesis drops the unused slots and arbiter positions.
         self.pending.d.next = ((self.pending.q.val() & !self.clear_pending.val())
-            | self.slot_set.val())
+            | self.slot_set.val()
+            | self.keep_pending.val())
             & self.qp_mask.val();
         self.busy.d.next = ((self.busy.q.val() & !self.clear_busy.val())
             | self.set_busy.val()
@@ -583,6 +579,7 @@ impl Logic for ResponseGenerator {
         self.resync_bits.d.next =
             ((self.resync_bits.q.val() & !self.clear_pending.val() & !self.promote.val())
                 | self.resync_set.val()
+                | self.keep_resync.val()
                 | (self.follow_resync_next.val() & self.promote.val()))
                 & self.qp_mask.val();
         if self.reset.val() {
