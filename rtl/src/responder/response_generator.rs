@@ -68,7 +68,15 @@
 //! bits: header, data, follow-up; the child [`SlotRams`], which also registers the slot
 //! served straight from the RAMs' read data, the opcode and length decoded after its
 //! registers) and seven 64-bit registers (pending, busy, resync mark; follow-up present,
-//! is a NACK, its resync mark, slot item is a promoted follow-up).
+//! is a NACK, its resync mark, slot item is a promoted follow-up). The child
+//! [`BurstSize`] sizes the READ response's bursts.
+//!
+//! Timing: the round robin's grant is used in the clock it is computed only for the slot
+//! RAMs' read address and the registers of the slot served; a picked ACK's pending and
+//! resync bits are cleared in the Load clock from a registered copy of the grant (an owe
+//! written into that slot on the picking edge is kept, with its own resync mark only), so
+//! the slot vectors do not wait for the grant. Nothing outside sees the difference: the
+//! vectors are read only in Idle.
 
 use super::burst_size::BurstSize;
 use super::slot_rams::SlotRams;
