@@ -5,26 +5,13 @@
 //! from the registered item. Seeded random writes, reads and loads, with idle gaps (no
 //! write, no load) and reads of the slot being written.
 
+use nic_model::responder::Owed as Owe;
 use nic_model::Throttle;
 use nic_rtl::responder::SlotRams;
 use nic_rtl::sim::{settle, tick};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rust_hdl::prelude::*;
-
-/// One owe as written.
-#[derive(Clone, Copy, Default, Debug)]
-struct Owe {
-    kind: u8,
-    psn: u32,
-    syndrome: u8,
-    refusal: u32,
-    addr: u32,
-    length: u32,
-    value: u64,
-    dest_node: u16,
-    dest_qp: u16,
-}
 
 /// A slot: its item (header and data as documented) and its follow-up.
 #[derive(Clone, Copy, Default, Debug)]
@@ -85,6 +72,7 @@ fn opcode_length(i: &Item) -> (u8, u32) {
 
 fn random_owe(rng: &mut ChaCha8Rng) -> Owe {
     Owe {
+        qp: 0,
         kind: rng.gen_range(0..4),
         psn: rng.gen::<u32>() & 0xFF_FFFF,
         syndrome: rng.gen(),
@@ -94,6 +82,7 @@ fn random_owe(rng: &mut ChaCha8Rng) -> Owe {
         value: rng.gen(),
         dest_node: rng.gen(),
         dest_qp: rng.gen(),
+        resync: false,
     }
 }
 
