@@ -191,14 +191,23 @@ pub enum SqOp {
     Timer,
 }
 
-/// The transmit machine's state.
+/// The transmit machine's claim stage: pick a QP, claim it (read `sq_next`), request its
+/// WQE's fetch.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
-pub enum SqTxState {
+pub enum SqClaimState {
     Idle,
     ClaimReq,
     ClaimWait,
+    /// Waiting for the WQE fetch to be free (its previous WQE handed to the send stage).
     FetchReq,
-    FetchData,
+}
+
+/// The transmit machine's send stage: commit the fetched WQE, then its expect event,
+/// message and payload.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
+pub enum SqTxState {
+    /// Free: takes the fetched WQE once the fetch hands it off.
+    Idle,
     CommitReq,
     CommitWait,
     /// Handing a bad WQE's local completion to the acknowledgement machine.
@@ -320,28 +329,113 @@ pub struct SendQueueEngine {
     retransmissions_reg: DFF<Bits<32>>,
     /// Which QP the transmit machine serves next (eligibility bits and round robin).
     scheduler: Scheduler,
-    // Transmit machine.
+    // Transmit machine, claim stage.
+    fa_state: DFF<SqClaimState>,
+    fa_qp: DFF<Bits<6>>,
+    fa_psn: DFF<Bits<24>>,
+    fa_wqe_addr: DFF<Bits<32>>,
+    fa_remote: DFF<Bits<32>>,
+    /// The claimed QP was reset or its ring moved (CSR write) since the claim.
+    fa_stale: DFF<Bit>,
+    // The WQE in the fetch (`fw_busy`: its words are awaited; `fw_ready`: handed off by
+    // the fetch, waiting for the send stage), with its claim's values.
+    fw_busy: DFF<Bit>,
+    fw_ready: DFF<Bit>,
+    fw_qp: DFF<Bits<6>>,
+    fw_psn: DFF<Bits<24>>,
+    fw_remote: DFF<Bits<32>>,
+    fw_stale: DFF<Bit>,
+    // Send stage.
     tx_state: DFF<SqTxState>,
     tx_qp: DFF<Bits<6>>,
     tx_psn: DFF<Bits<24>>,
-    tx_wqe_addr: DFF<Bits<32>>,
     tx_remote: DFF<Bits<32>>,
     tx_resync: DFF<Bit>,
-    /// The claimed QP was reset or its ring moved (CSR write) since the claim.
     tx_stale: DFF<Bit>,
     tx_beat: DFF<Bits<3>>,
+    /// The send stage took a WQE last clock: its fields (valid in the fetch this clock)
+    /// are copied into the `b_*` registers, so the fetch may read the next WQE.
+    copy_pending: DFF<Bit>,
+    b_opcode: DFF<Bits<8>>,
+    b_invalidate: DFF<Bit>,
+    b_inline: DFF<Bit>,
+    b_length: DFF<Bits<32>>,
+    b_local: DFF<Bits<32>>,
+    b_vaddr: DFF<Bits<64>>,
+    b_stag: DFF<Bits<32>>,
+    b_immediate: DFF<Bits<32>>,
+    b_compare: DFF<Bits<64>>,
+    b_swap: DFF<Bits<64>>,
+    b_word7: DFF<Bits<64>>,
+    // The WQE's class, decoded from the fetch's fields as they are copied.
+    b_op_read: DFF<Bit>,
+    b_op_atomic: DFF<Bit>,
+    b_op_imm: DFF<Bit>,
+    b_status: DFF<Bits<8>>,
+    b_local_only: DFF<Bit>,
+    b_need_empty: DFF<Bit>,
+    /// A good DELAY: its commit holds the QP in the scheduler.
+    b_delay_ok: DFF<Bit>,
+    b_msg_length: DFF<Bits<32>>,
+    b_len_round: DFF<Bits<16>>,
+    /// Its payload is read early (fits the buffer).
+    b_pl_early: DFF<Bit>,
+    /// Its payload is read after the grant and is longer than the buffer.
+    b_pl_long: DFF<Bit>,
+    // Claim and commit requests to the table engine (a commit goes first).
+    claim_req: Signal<Local, Bit>,
+    commit_req: Signal<Local, Bit>,
+    tx_req_qp: Signal<Local, Bits<6>>,
+    /// The scheduler's pick is a QP whose WQE in the fetch or send stage is not yet
+    /// committed (its claim would read the same `sq_next`).
+    pick_blocked: Signal<Local, Bit>,
+    /// The send stage takes the fetched WQE this clock.
+    accept: Signal<Local, Bit>,
+    /// A CSR write executed this clock resets `op_qp` or moves its ring.
+    csr_moved: Signal<Local, Bit>,
+    // The tx DMA read port: bursts in flight in request order (bit i of `port_tags`: the
+    // i-th oldest is a payload read; at most four: one WQE's two reads, two payloads).
+    port_tags: DFF<Bits<4>>,
+    port_count: DFF<Bits<3>>,
+    /// A payload (fetch) request shown last clock and not taken: it keeps the port.
+    port_pay_held: DFF<Bit>,
+    port_fetch_held: DFF<Bit>,
+    head_pay: Signal<Local, Bit>,
+    port_ready: Signal<Local, Bit>,
+    burst_end: Signal<Local, Bit>,
+    pay_want: Signal<Local, Bit>,
+    pay_show: Signal<Local, Bit>,
+    req_taken: Signal<Local, Bit>,
+    port_left: Signal<Local, Bits<3>>,
+    port_tags_left: Signal<Local, Bits<4>>,
     /// The WQE fetch: the read of the WQE's words into its fields (words 5-7 only when
     /// the WQE uses them) and their hand-off.
     fetch: WqeFetch,
     /// The payload words read from host memory, on their way to `m_payload_*`.
     payload_buffer: PayloadBuffer,
-    /// The payload read's burst is arriving (its words go to the payload buffer).
-    pl_busy: DFF<Bit>,
-    /// A message's payload read has been requested and its last word has not yet left on
-    /// `m_payload_*` (the message of `pl_qp`, `pl_psn` is still being transmitted).
-    pl_streaming: DFF<Bit>,
-    pl_qp: DFF<Bits<6>>,
-    pl_psn: DFF<Bits<24>>,
+    /// Messages whose payload read has been requested and whose last word has not left
+    /// on `m_payload_*` (at most two: `pl_a_*` the oldest, `pl_b_*`), and how many of
+    /// them have been granted (their words may go out).
+    pl_msgs: DFF<Bits<2>>,
+    pl_granted: DFF<Bits<2>>,
+    pl_a_qp: DFF<Bits<6>>,
+    pl_a_psn: DFF<Bits<24>>,
+    pl_b_qp: DFF<Bits<6>>,
+    pl_b_psn: DFF<Bits<24>>,
+    /// Payload words requested and not yet taken from the buffer.
+    pl_reserved: DFF<Bits<16>>,
+    /// An early payload fits beside the words reserved (and fewer than two messages').
+    pl_room: Signal<Local, Bit>,
+    /// A payload read is taken this clock.
+    pl_push: Signal<Local, Bit>,
+    pl_pop: Signal<Local, Bit>,
+    pl_pop_last: Signal<Local, Bit>,
+    pl_msgs_left: Signal<Local, Bits<2>>,
+    pl_granted_left: Signal<Local, Bits<2>>,
+    /// A message with its payload already requested is granted.
+    pl_grant: Signal<Local, Bit>,
+    /// The message may be offered: no earlier message's payload is left in the buffer.
+    msg_free: Signal<Local, Bit>,
     /// The arriving payload is longer than the payload buffer: it holds the read client
     /// until its burst ends, so the next pick waits for that (a pick made now could be
     /// thousands of clocks stale when its WQE can be read).
@@ -390,14 +484,6 @@ pub struct SendQueueEngine {
     evt_run_reg: DFF<Bits<4>>,
     /// The QP's retry timer has expired (as of the Exec clock).
     timer_expired_reg: DFF<Bit>,
-    // The fetched WQE's class, registered for the commit (its words are stable from the
-    // clock before the commit is requested).
-    wqe_local_only_reg: DFF<Bit>,
-    /// A good DELAY: its commit holds the QP in the scheduler.
-    delay_ok_reg: DFF<Bit>,
-    need_empty_reg: DFF<Bit>,
-    /// A READ or an atomic: the QP waits for the response.
-    needs_response_reg: DFF<Bit>,
     // Combinational: the entry read.
     rd_base: Signal<Local, Bits<32>>,
     rd_remote: Signal<Local, Bits<32>>,
@@ -489,8 +575,10 @@ pub struct SendQueueEngine {
     tx_req_op: Signal<Local, SqOp>,
     tx_streaming: Signal<Local, Bit>,
     /// The operation's QP has its `sq_una` being transmitted (the transmit machine's
-    /// message, or the one whose payload streams from the payload buffer).
+    /// message, or one whose payload streams from the payload buffer); registered in the
+    /// Read clock for the Exec clock.
     tx_on_una: Signal<Local, Bit>,
+    tx_on_una_reg: DFF<Bit>,
     grant_csr: Signal<Local, Bit>,
     /// The last operation granted was a CSR access.
     csr_granted_last: DFF<Bit>,
@@ -661,19 +749,83 @@ impl SendQueueEngine {
             retransmissions_reg: Default::default(),
             scheduler: Scheduler::new(queue_pairs),
             tx_state: Default::default(),
+            fa_state: Default::default(),
+            fa_qp: Default::default(),
+            fa_psn: Default::default(),
+            fa_wqe_addr: Default::default(),
+            fa_remote: Default::default(),
+            fa_stale: Default::default(),
+            fw_busy: Default::default(),
+            fw_ready: Default::default(),
+            fw_qp: Default::default(),
+            fw_psn: Default::default(),
+            fw_remote: Default::default(),
+            fw_stale: Default::default(),
+            copy_pending: Default::default(),
+            b_opcode: Default::default(),
+            b_invalidate: Default::default(),
+            b_inline: Default::default(),
+            b_length: Default::default(),
+            b_local: Default::default(),
+            b_vaddr: Default::default(),
+            b_stag: Default::default(),
+            b_immediate: Default::default(),
+            b_compare: Default::default(),
+            b_swap: Default::default(),
+            b_word7: Default::default(),
+            b_op_read: Default::default(),
+            b_op_atomic: Default::default(),
+            b_op_imm: Default::default(),
+            b_status: Default::default(),
+            b_local_only: Default::default(),
+            b_need_empty: Default::default(),
+            b_delay_ok: Default::default(),
+            b_msg_length: Default::default(),
+            b_len_round: Default::default(),
+            b_pl_early: Default::default(),
+            b_pl_long: Default::default(),
+            claim_req: Default::default(),
+            commit_req: Default::default(),
+            tx_req_qp: Default::default(),
+            pick_blocked: Default::default(),
+            accept: Default::default(),
+            csr_moved: Default::default(),
+            port_tags: Default::default(),
+            port_count: Default::default(),
+            port_pay_held: Default::default(),
+            port_fetch_held: Default::default(),
+            head_pay: Default::default(),
+            port_ready: Default::default(),
+            burst_end: Default::default(),
+            pay_want: Default::default(),
+            pay_show: Default::default(),
+            req_taken: Default::default(),
+            port_left: Default::default(),
+            port_tags_left: Default::default(),
+            pl_msgs: Default::default(),
+            pl_granted: Default::default(),
+            pl_a_qp: Default::default(),
+            pl_a_psn: Default::default(),
+            pl_b_qp: Default::default(),
+            pl_b_psn: Default::default(),
+            pl_reserved: Default::default(),
+            pl_room: Default::default(),
+            pl_push: Default::default(),
+            pl_pop: Default::default(),
+            pl_pop_last: Default::default(),
+            pl_msgs_left: Default::default(),
+            pl_granted_left: Default::default(),
+            pl_grant: Default::default(),
+            tx_on_una_reg: Default::default(),
+            msg_free: Default::default(),
             tx_qp: Default::default(),
             tx_psn: Default::default(),
-            tx_wqe_addr: Default::default(),
             tx_remote: Default::default(),
             tx_resync: Default::default(),
             tx_stale: Default::default(),
             tx_beat: Default::default(),
             fetch: WqeFetch::new(),
             payload_buffer: PayloadBuffer::new(),
-            pl_busy: Default::default(),
-            pl_streaming: Default::default(),
-            pl_qp: Default::default(),
-            pl_psn: Default::default(),
             pl_long: Default::default(),
             tx_early: Default::default(),
             pl_early: Default::default(),
@@ -711,10 +863,6 @@ impl SendQueueEngine {
             ev_implied_reg: Default::default(),
             evt_run_reg: Default::default(),
             timer_expired_reg: Default::default(),
-            wqe_local_only_reg: Default::default(),
-            delay_ok_reg: Default::default(),
-            need_empty_reg: Default::default(),
-            needs_response_reg: Default::default(),
             exec_now: Default::default(),
             timer_preemptible: Default::default(),
             timer_preempted: Default::default(),
@@ -856,10 +1004,6 @@ impl Logic for SendQueueEngine {
             una_p1,
             evt_run_reg,
             timer_expired_reg,
-            wqe_local_only_reg,
-            delay_ok_reg,
-            need_empty_reg,
-            needs_response_reg,
             op,
             op_qp,
             csr_granted_last,
@@ -870,20 +1014,62 @@ impl Logic for SendQueueEngine {
             now,
             requests_reg,
             retransmissions_reg,
+            fa_state,
+            fa_qp,
+            fa_psn,
+            fa_wqe_addr,
+            fa_remote,
+            fa_stale,
+            fw_busy,
+            fw_ready,
+            fw_qp,
+            fw_psn,
+            fw_remote,
+            fw_stale,
             tx_state,
             tx_qp,
             tx_psn,
-            tx_wqe_addr,
             tx_remote,
             tx_resync,
             tx_stale,
             tx_beat,
-            pl_busy,
-            pl_streaming,
-            pl_qp,
-            pl_psn,
+            copy_pending,
+            b_opcode,
+            b_invalidate,
+            b_inline,
+            b_length,
+            b_local,
+            b_vaddr,
+            b_stag,
+            b_immediate,
+            b_compare,
+            b_swap,
+            b_word7,
+            b_op_read,
+            b_op_atomic,
+            b_op_imm,
+            b_status,
+            b_local_only,
+            b_need_empty,
+            b_delay_ok,
+            b_msg_length,
+            b_len_round,
+            b_pl_early,
+            b_pl_long,
+            port_tags,
+            port_count,
+            port_pay_held,
+            port_fetch_held,
+            pl_msgs,
+            pl_granted,
+            pl_a_qp,
+            pl_a_psn,
+            pl_b_qp,
+            pl_b_psn,
+            pl_reserved,
             pl_long,
-            tx_early
+            tx_early,
+            tx_on_una_reg
         );
         self.qp_table.clock.next = self.clock.val();
         self.qp_table.reset.next = self.reset.val();
@@ -1060,12 +1246,8 @@ impl Logic for SendQueueEngine {
         self.wqe_bad.next = !self.op_known.val() | !self.len_ok.val() | !self.addr_ok.val();
         self.wqe_local_only.next =
             self.wqe_bad.val() | self.op_nop.val() | self.op_bind.val() | self.op_delay.val();
-        self.delay_ok_reg.d.next = self.op_delay.val() & !self.wqe_bad.val();
         self.need_empty.next =
             self.wqe_local_only.val() | self.op_read.val() | self.op_atomic.val();
-        self.wqe_local_only_reg.d.next = self.wqe_local_only.val();
-        self.need_empty_reg.d.next = self.need_empty.val();
-        self.needs_response_reg.d.next = self.op_read.val() | self.op_atomic.val();
         self.msg_length.next = self.fetch.m_length.val();
         if self.op_read.val() {
             self.msg_length.next = 0.into();
@@ -1082,29 +1264,60 @@ impl Logic for SendQueueEngine {
             & !self.fetch.m_inline.val()
             & (self.fetch.m_length.val() != 0)
             & (self.len_round.val() <= self.payload_buffer_depth.val());
-        self.inline_data.next = self.fetch.m_word7.val();
+        // The send stage's copy of the WQE, taken the clock after it takes the WQE (the
+        // fetch's fields are valid then; the next fetch's words come later).
+        if self.copy_pending.q.val() {
+            self.b_opcode.d.next = self.fetch.m_opcode.val();
+            self.b_invalidate.d.next = self.fetch.m_invalidate.val();
+            self.b_inline.d.next = self.fetch.m_inline.val();
+            self.b_length.d.next = self.fetch.m_length.val();
+            self.b_local.d.next = self.fetch.m_local.val();
+            self.b_vaddr.d.next = self.fetch.m_vaddr.val();
+            self.b_stag.d.next = self.fetch.m_stag.val();
+            self.b_immediate.d.next = self.fetch.m_immediate.val();
+            self.b_compare.d.next = self.fetch.m_compare.val();
+            self.b_swap.d.next = self.fetch.m_swap.val();
+            self.b_word7.d.next = self.fetch.m_word7.val();
+            self.b_op_read.d.next = self.op_read.val();
+            self.b_op_atomic.d.next = self.op_atomic.val();
+            self.b_op_imm.d.next = self.op_imm.val();
+            self.b_status.d.next = self.wqe_status.val();
+            self.b_local_only.d.next = self.wqe_local_only.val();
+            self.b_need_empty.d.next = self.need_empty.val();
+            self.b_delay_ok.d.next = self.op_delay.val() & !self.wqe_bad.val();
+            self.b_msg_length.d.next = self.msg_length.val();
+            self.b_len_round.d.next = self.len_round.val();
+            self.b_pl_early.d.next = self.pl_early.val();
+            self.b_pl_long.d.next = !self.wqe_local_only.val()
+                & !self.op_read.val()
+                & !self.op_atomic.val()
+                & !self.fetch.m_inline.val()
+                & (self.len_round.val() > self.payload_buffer_depth.val());
+        }
+        self.inline_data.next = self.b_word7.q.val();
         if self.tx_beat.q.val() == 0 {
-            self.inline_data.next = self.fetch.m_vaddr.val();
+            self.inline_data.next = self.b_vaddr.q.val();
         }
         if self.tx_beat.q.val() == 1 {
-            self.inline_data.next = self.fetch.m_compare.val();
+            self.inline_data.next = self.b_compare.q.val();
         }
         if self.tx_beat.q.val() == 2 {
-            self.inline_data.next = self.fetch.m_swap.val();
+            self.inline_data.next = self.b_swap.q.val();
         }
 
         // ---- Requests to the table engine (from registers only) ----
-        self.tx_req.next = false;
+        // The send stage's commit goes before the claim stage's claim.
+        self.commit_req.next = self.tx_state.q.val() == SqTxState::CommitReq;
+        self.claim_req.next = self.fa_state.q.val() == SqClaimState::ClaimReq;
+        self.tx_req.next = self.commit_req.val() | self.claim_req.val();
         self.tx_req_op.next = SqOp::Claim;
+        self.tx_req_qp.next = self.fa_qp.q.val();
+        if self.commit_req.val() {
+            self.tx_req_op.next = SqOp::Commit;
+            self.tx_req_qp.next = self.tx_qp.q.val();
+        }
         self.tx_streaming.next = false;
         match self.tx_state.q.val() {
-            SqTxState::ClaimReq => {
-                self.tx_req.next = true;
-            }
-            SqTxState::CommitReq => {
-                self.tx_req.next = true;
-                self.tx_req_op.next = SqOp::Commit;
-            }
             SqTxState::Expect => {
                 self.tx_streaming.next = true;
             }
@@ -1125,12 +1338,19 @@ impl Logic for SendQueueEngine {
             }
             _ => {}
         }
+        // (Compared in the Read clock, used in Exec: a message that starts streaming in
+        // between is the commit's, which executed before this operation's read; one that
+        // ends in between restarts the timer once more.)
         self.tx_on_una.next = (self.tx_streaming.val()
             & (self.tx_qp.q.val() == self.op_qp.q.val())
             & (self.tx_psn.q.val() == self.rd_una.val()))
-            | (self.pl_streaming.q.val()
-                & (self.pl_qp.q.val() == self.op_qp.q.val())
-                & (self.pl_psn.q.val() == self.rd_una.val()));
+            | ((self.pl_msgs.q.val() != 0)
+                & (self.pl_a_qp.q.val() == self.op_qp.q.val())
+                & (self.pl_a_psn.q.val() == self.rd_una.val()))
+            | ((self.pl_msgs.q.val() == 2)
+                & (self.pl_b_qp.q.val() == self.op_qp.q.val())
+                & (self.pl_b_psn.q.val() == self.rd_una.val()));
+        self.tx_on_una_reg.d.next = self.tx_on_una.val();
         // ---- Table engine ----
         self.csr_yield.next =
             self.csr_granted_last.q.val() & (self.ack.m_req_valid.val() | self.tx_req.val());
@@ -1142,6 +1362,7 @@ impl Logic for SendQueueEngine {
         self.rdata_valid_reg.d.next = false;
         self.ex_ok.next = false;
         self.csr_qp_reset.next = false;
+        self.csr_moved.next = false;
         self.ex_retx.next = false;
         self.ex_job_valid.next = false;
         self.ex_job_succ.next = 0.into();
@@ -1215,15 +1436,13 @@ impl Logic for SendQueueEngine {
                                 }
                             }
                             // A reset or a moved ring invalidates a WQE being fetched.
-                            if (self.op_qp.q.val() == self.tx_qp.q.val())
-                                & (self.tx_state.q.val() != SqTxState::Idle)
-                                & ((self.csr_reg_reg.q.val() == 0)
-                                    | (self.csr_reg_reg.q.val() == 1)
-                                    | ((self.csr_reg_reg.q.val() == 9)
-                                        & (self.csr_wdata_reg.q.val().get_bit(1)
-                                            | self.csr_wdata_reg.q.val().get_bit(2))))
+                            if (self.csr_reg_reg.q.val() == 0)
+                                | (self.csr_reg_reg.q.val() == 1)
+                                | ((self.csr_reg_reg.q.val() == 9)
+                                    & (self.csr_wdata_reg.q.val().get_bit(1)
+                                        | self.csr_wdata_reg.q.val().get_bit(2)))
                             {
-                                self.tx_stale.d.next = true;
+                                self.csr_moved.next = true;
                             }
                         }
                     }
@@ -1234,13 +1453,13 @@ impl Logic for SendQueueEngine {
                         self.ex_ok.next = self.rd_eligible_reg.q.val()
                             & (self.rd_next.val() == self.tx_psn.q.val())
                             & !self.tx_stale.q.val()
-                            & (!self.need_empty_reg.q.val() | !self.rd_outstanding_reg.q.val());
+                            & (!self.b_need_empty.q.val() | !self.rd_outstanding_reg.q.val());
                         if self.ex_ok.val() {
                             self.wr_next.next = self.next_p1.q.val();
-                            if self.wqe_local_only_reg.q.val() {
+                            if self.b_local_only.q.val() {
                                 // Nothing more is sent until the local completion is done.
                                 self.wr_drain.next = true;
-                            } else if self.needs_response_reg.q.val() {
+                            } else if self.b_op_read.q.val() | self.b_op_atomic.q.val() {
                                 // Committed only with nothing outstanding: it is sq_una.
                                 self.wr_waiting.next = true;
                                 self.wr_una_rsp.next = true;
@@ -1369,7 +1588,7 @@ impl Logic for SendQueueEngine {
                         // The timer runs while messages are outstanding.
                         self.ex_ok.next = self.qp_valid.val() & self.rd_outstanding_reg.q.val();
                         if self.ex_ok.val() {
-                            if self.tx_on_una.val() {
+                            if self.tx_on_una_reg.q.val() {
                                 // sq_una is still being transmitted: not yet waiting for
                                 // its answer. (Later messages do not hold the timer: it
                                 // measures the oldest message's wait.)
@@ -1411,7 +1630,7 @@ impl Logic for SendQueueEngine {
         // The QP the priority order would grant (lowest priority first, then overridden).
         self.next_qp.next = self.ack.m_scan_qp.val();
         if self.tx_req.val() {
-            self.next_qp.next = self.tx_qp.q.val();
+            self.next_qp.next = self.tx_req_qp.val();
         }
         if self.ack.m_req_valid.val() {
             self.next_qp.next = self.ack.m_req_qp.val();
@@ -1446,7 +1665,7 @@ impl Logic for SendQueueEngine {
                 }
             } else if self.tx_req.val() {
                 self.grant_tx.next = true;
-                self.read_qp.next = self.tx_qp.q.val();
+                self.read_qp.next = self.tx_req_qp.val();
                 self.op.d.next = self.tx_req_op.val();
             } else if self.ack.m_scan_valid.val() & !self.timer_preemptible.val() {
                 self.grant_ak.next = true;
@@ -1503,96 +1722,201 @@ impl Logic for SendQueueEngine {
         self.scheduler.s_hold_valid.next = (self.eng_state.q.val() == SqEngineState::Exec)
             & (self.op.q.val() == SqOp::Commit)
             & self.ex_ok.val()
-            & self.delay_ok_reg.q.val();
+            & self.b_delay_ok.q.val();
         self.scheduler.s_hold_qp.next = self.op_qp.q.val();
-        self.scheduler.s_hold_cycles.next = self.fetch.m_vaddr.val().get_bits::<24>(0);
+        self.scheduler.s_hold_cycles.next = self.b_vaddr.q.val().get_bits::<24>(0);
 
         // ---- Transmit machine ----
+        // Three stages, so the next WQE is fetched while the current message streams: the
+        // claim stage (pick, claim, fetch request), the WQE fetch, the send stage (commit,
+        // expect event, message, payload). A QP is claimed only while no WQE of it waits
+        // for its commit in the later stages (the claim reads `sq_next`).
         self.scheduler.s_pick_taken.next = false;
         self.fetch.clock.next = self.clock.val();
         self.fetch.reset.next = self.reset.val();
         self.fetch.s_fetch_valid.next = false;
-        self.fetch.s_fetch_addr.next = self.tx_wqe_addr.q.val();
-        self.fetch.m_rd_req_ready.next = self.m_txrd_req_ready.val();
-        self.fetch.s_rd_data.next = self.s_txrd_data.val();
-        self.fetch.s_rd_valid.next = self.s_txrd_valid.val() & !self.pl_busy.q.val();
+        self.fetch.s_fetch_addr.next = self.fa_wqe_addr.q.val();
         self.payload_buffer.clock.next = self.clock.val();
         self.payload_buffer.reset.next = self.reset.val();
+        // The tx DMA read port's data, in request order: to the payload buffer when the
+        // oldest burst in flight is a payload read, else to the fetch.
+        self.head_pay.next = (self.port_count.q.val() != 0) & self.port_tags.q.val().get_bit(0);
+        self.fetch.s_rd_data.next = self.s_txrd_data.val();
+        self.fetch.s_rd_valid.next = self.s_txrd_valid.val() & !self.head_pay.val();
         self.payload_buffer.s_data.next = self.s_txrd_data.val();
-        self.payload_buffer.s_valid.next = self.s_txrd_valid.val() & self.pl_busy.q.val();
+        self.payload_buffer.s_valid.next = self.s_txrd_valid.val() & self.head_pay.val();
         self.payload_buffer.s_last.next = self.s_txrd_last.val();
-        // The tx DMA read port: the WQE fetch's, but for the payload read (PayloadReq),
-        // which waits until the fetch has drained. Read data go in request order: to the
-        // payload buffer while the payload's burst arrives, else to the fetch (whose next
-        // request may already be waiting behind the payload's).
+        self.port_ready.next = self.fetch.s_rd_ready.val();
+        if self.head_pay.val() {
+            self.port_ready.next = self.payload_buffer.s_ready.val();
+        }
+        self.s_txrd_ready.next = self.port_ready.val();
+        self.burst_end.next =
+            self.s_txrd_valid.val() & self.port_ready.val() & self.s_txrd_last.val();
+        // The port's requests: the payload read (PayloadReq; an early one once it fits
+        // beside the words reserved, and fewer than two messages' are in the buffer) or
+        // the fetch's; one shown and not taken keeps the port.
+        self.pl_room.next = (self.pl_msgs.q.val() != 2)
+            & ((self.pl_reserved.q.val() + self.b_len_round.q.val())
+                <= self.payload_buffer_depth.val());
+        self.pay_want.next = (self.tx_state.q.val() == SqTxState::PayloadReq)
+            & (!self.tx_early.q.val() | self.pl_room.val());
+        self.pay_show.next =
+            (self.pay_want.val() & !self.port_fetch_held.q.val()) | self.port_pay_held.q.val();
+        self.fetch.m_rd_req_ready.next = self.m_txrd_req_ready.val() & !self.pay_show.val();
         self.m_txrd_req_valid.next = self.fetch.m_rd_req_valid.val();
         self.m_txrd_req_addr.next = self.fetch.m_rd_req_addr.val();
         self.m_txrd_req_words.next = self.fetch.m_rd_req_words.val();
-        self.s_txrd_ready.next = self.fetch.s_rd_ready.val();
-        if self.pl_busy.q.val() {
-            self.s_txrd_ready.next = self.payload_buffer.s_ready.val();
-            if self.s_txrd_valid.val() & self.payload_buffer.s_ready.val() & self.s_txrd_last.val()
-            {
-                self.pl_busy.d.next = false;
-            }
+        if self.pay_show.val() {
+            // One burst: ceil(length / 8) <= 8192 words.
+            self.m_txrd_req_valid.next = true;
+            self.m_txrd_req_addr.next = self.b_local.q.val();
+            self.m_txrd_req_words.next = self.b_len_round.q.val();
         }
-        // The payload from the buffer (an inline or atomic payload overrides it below: it
-        // follows its message, which is offered only once the buffer's last one has left).
+        self.port_pay_held.d.next = self.pay_show.val() & !self.m_txrd_req_ready.val();
+        self.port_fetch_held.d.next =
+            !self.pay_show.val() & self.fetch.m_rd_req_valid.val() & !self.m_txrd_req_ready.val();
+        self.pl_push.next = self.pay_show.val() & self.m_txrd_req_ready.val();
+        self.req_taken.next =
+            self.m_txrd_req_ready.val() & (self.pay_show.val() | self.fetch.m_rd_req_valid.val());
+        self.port_left.next = self.port_count.q.val();
+        self.port_tags_left.next = self.port_tags.q.val();
+        if self.burst_end.val() {
+            self.port_left.next = self.port_count.q.val() - 1;
+            self.port_tags_left.next = self.port_tags.q.val() >> 1;
+        }
+        self.port_count.d.next = self.port_left.val();
+        self.port_tags.d.next = self.port_tags_left.val();
+        if self.req_taken.val() {
+            self.port_count.d.next = self.port_left.val() + 1;
+            self.port_tags.d.next = self.port_tags_left.val()
+                | (bit_cast::<4, 1>(self.pl_push.val().into()) << self.port_left.val());
+        }
+        // A long payload's burst is arriving (it was requested with no other payload in
+        // flight: the first payload burst to end is its).
+        if self.burst_end.val() & self.head_pay.val() {
+            self.pl_long.d.next = false;
+        }
+        if self.pl_push.val() & (self.b_len_round.q.val() > self.payload_buffer_depth.val()) {
+            self.pl_long.d.next = true;
+        }
+        // The payload from the buffer, words of granted messages only (an inline or atomic
+        // payload overrides it below: its message is offered only once the buffer is
+        // empty).
         self.m_expect_valid.next = false;
         self.m_msg_valid.next = false;
-        // (Until its request is taken, an early message's machine waits for the previous
-        // payload to leave: that one's words go out.)
-        self.pl_out_ok.next = !(self.tx_early.q.val() & (self.tx_state.q.val() == SqTxState::Msg));
+        self.pl_out_ok.next = self.pl_granted.q.val() != 0;
         self.m_payload_valid.next = self.payload_buffer.m_valid.val() & self.pl_out_ok.val();
         self.m_payload_data.next = self.payload_buffer.m_data.val();
         self.m_payload_last.next = self.payload_buffer.m_last.val();
         self.payload_buffer.m_ready.next = self.m_payload_ready.val() & self.pl_out_ok.val();
-        if self.payload_buffer.m_valid.val()
-            & self.m_payload_ready.val()
-            & self.pl_out_ok.val()
-            & self.payload_buffer.m_last.val()
-        {
-            self.pl_streaming.d.next = false;
+        self.pl_pop.next =
+            self.payload_buffer.m_valid.val() & self.m_payload_ready.val() & self.pl_out_ok.val();
+        self.pl_pop_last.next = self.pl_pop.val() & self.payload_buffer.m_last.val();
+        self.pl_grant.next = false;
+        // Words reserved in the buffer: + a payload read's words, - each word out.
+        if self.pl_push.val() {
+            if self.pl_pop.val() {
+                self.pl_reserved.d.next = self.pl_reserved.q.val() + self.b_len_round.q.val() - 1;
+            } else {
+                self.pl_reserved.d.next = self.pl_reserved.q.val() + self.b_len_round.q.val();
+            }
+        } else if self.pl_pop.val() {
+            self.pl_reserved.d.next = self.pl_reserved.q.val() - 1;
         }
-        self.tx_pick_ok.next = (self.tx_state.q.val() == SqTxState::Idle)
-            & !(self.pl_busy.q.val() & self.pl_long.q.val());
-        match self.tx_state.q.val() {
-            SqTxState::Idle => {
+        // The pick: not while a long payload arrives or the send stage holds one still to
+        // be read (it holds the read client; a pick made now could be thousands of clocks
+        // stale when its WQE can be read).
+        self.pick_blocked.next = ((self.fw_busy.q.val() | self.fw_ready.q.val())
+            & (self.fw_qp.q.val() == self.scheduler.m_pick_qp.val()))
+            | (((self.tx_state.q.val() == SqTxState::CommitReq)
+                | (self.tx_state.q.val() == SqTxState::CommitWait))
+                & (self.tx_qp.q.val() == self.scheduler.m_pick_qp.val()));
+        self.tx_pick_ok.next = (self.fa_state.q.val() == SqClaimState::Idle)
+            & !self.pl_long.q.val()
+            & !((self.tx_state.q.val() != SqTxState::Idle)
+                & (self.copy_pending.q.val() | self.b_pl_long.q.val()))
+            & !self.pick_blocked.val();
+        // A reset or moved ring (CSR write) invalidates a claim of that QP in any stage.
+        if self.csr_moved.val() & (self.op_qp.q.val() == self.fa_qp.q.val()) {
+            self.fa_stale.d.next = true;
+        }
+        if self.csr_moved.val() & (self.op_qp.q.val() == self.fw_qp.q.val()) {
+            self.fw_stale.d.next = true;
+        }
+        if self.csr_moved.val() & (self.op_qp.q.val() == self.tx_qp.q.val()) {
+            self.tx_stale.d.next = true;
+        }
+        match self.fa_state.q.val() {
+            SqClaimState::Idle => {
                 if self.scheduler.m_pick_valid.val() & self.tx_pick_ok.val() {
                     self.scheduler.s_pick_taken.next = true;
-                    self.tx_qp.d.next = self.scheduler.m_pick_qp.val();
-                    self.tx_stale.d.next = false;
-                    self.tx_state.d.next = SqTxState::ClaimReq;
+                    self.fa_qp.d.next = self.scheduler.m_pick_qp.val();
+                    self.fa_stale.d.next = false;
+                    self.fa_state.d.next = SqClaimState::ClaimReq;
                 }
             }
-            SqTxState::ClaimReq => {
-                if self.grant_tx.val() {
-                    self.tx_state.d.next = SqTxState::ClaimWait;
+            SqClaimState::ClaimReq => {
+                if self.grant_tx.val() & !self.commit_req.val() {
+                    self.fa_state.d.next = SqClaimState::ClaimWait;
                 }
             }
-            SqTxState::ClaimWait => {
-                if self.exec_now.val() {
-                    self.tx_psn.d.next = self.rd_next.val();
-                    self.tx_wqe_addr.d.next = self.rd_wqe_addr_reg.q.val();
-                    self.tx_remote.d.next = self.rd_remote.val();
-                    self.tx_state.d.next = SqTxState::Idle;
+            SqClaimState::ClaimWait => {
+                if self.exec_now.val() & (self.op.q.val() == SqOp::Claim) {
+                    self.fa_psn.d.next = self.rd_next.val();
+                    self.fa_wqe_addr.d.next = self.rd_wqe_addr_reg.q.val();
+                    self.fa_remote.d.next = self.rd_remote.val();
+                    self.fa_state.d.next = SqClaimState::Idle;
                     if self.ex_ok.val() {
-                        self.tx_state.d.next = SqTxState::FetchReq;
+                        self.fa_state.d.next = SqClaimState::FetchReq;
                     }
                 }
             }
-            SqTxState::FetchReq => {
-                self.fetch.s_fetch_valid.next = true;
-                if self.fetch.s_fetch_ready.val() {
-                    self.tx_state.d.next = SqTxState::FetchData;
+            SqClaimState::FetchReq => {
+                // Once the fetch's previous WQE is handed off (its fields are copied in
+                // the clock after: the next WQE's words come later).
+                if !self.fw_busy.q.val() & (!self.fw_ready.q.val() | self.accept.val()) {
+                    self.fetch.s_fetch_valid.next = true;
+                    if self.fetch.s_fetch_ready.val() {
+                        self.fw_busy.d.next = true;
+                        self.fw_qp.d.next = self.fa_qp.q.val();
+                        self.fw_psn.d.next = self.fa_psn.q.val();
+                        self.fw_remote.d.next = self.fa_remote.q.val();
+                        self.fw_stale.d.next = self.fa_stale.q.val()
+                            | (self.csr_moved.val() & (self.op_qp.q.val() == self.fa_qp.q.val()));
+                        self.fa_state.d.next = SqClaimState::Idle;
+                    }
                 }
             }
-            SqTxState::FetchData => {
-                // Word 7, or word 4 of a WQE that uses no more (its words 5-7 are not
-                // read).
-                if self.fetch.m_wqe_done.val() {
-                    self.tx_state.d.next = SqTxState::CommitReq;
-                }
+            _ => {
+                self.fa_state.d.next = SqClaimState::Idle;
+            }
+        }
+        // The fetch hands the WQE off with its last word (word 4, or word 7 of a WQE
+        // that uses them); the send stage takes it when free.
+        self.accept.next = (self.tx_state.q.val() == SqTxState::Idle)
+            & (self.fw_ready.q.val() | (self.fw_busy.q.val() & self.fetch.m_wqe_done.val()));
+        if self.fw_busy.q.val() & self.fetch.m_wqe_done.val() {
+            self.fw_busy.d.next = false;
+            self.fw_ready.d.next = !self.accept.val();
+        }
+        self.copy_pending.d.next = self.accept.val();
+        if self.accept.val() {
+            self.fw_ready.d.next = false;
+            self.tx_qp.d.next = self.fw_qp.q.val();
+            self.tx_psn.d.next = self.fw_psn.q.val();
+            self.tx_remote.d.next = self.fw_remote.q.val();
+            self.tx_stale.d.next = self.fw_stale.q.val()
+                | (self.csr_moved.val() & (self.op_qp.q.val() == self.fw_qp.q.val()));
+            self.tx_state.d.next = SqTxState::CommitReq;
+        }
+        self.msg_free.next = self.pl_msgs.q.val() == 0;
+        if self.tx_early.q.val() {
+            self.msg_free.next = self.pl_msgs.q.val() == 1;
+        }
+        match self.tx_state.q.val() {
+            SqTxState::Idle => {
+                // Takes the fetched WQE: above.
             }
             SqTxState::CommitReq => {
                 if self.grant_tx.val() {
@@ -1600,19 +1924,19 @@ impl Logic for SendQueueEngine {
                 }
             }
             SqTxState::CommitWait => {
-                if self.exec_now.val() {
+                if self.exec_now.val() & (self.op.q.val() == SqOp::Commit) {
                     self.tx_resync.d.next = self.rd_resync.val() & !self.rd_outstanding_reg.q.val();
                     self.tx_state.d.next = SqTxState::Idle;
                     if self.ex_ok.val() {
                         self.tx_state.d.next = SqTxState::Msg;
-                        if self.pl_early.val() {
+                        if self.b_pl_early.q.val() {
                             self.tx_state.d.next = SqTxState::PayloadReq;
                         }
-                        self.tx_early.d.next = self.pl_early.val();
-                        if self.op_read.val() | self.op_atomic.val() {
+                        self.tx_early.d.next = self.b_pl_early.q.val();
+                        if self.b_op_read.q.val() | self.b_op_atomic.q.val() {
                             self.tx_state.d.next = SqTxState::Expect;
                         }
-                        if self.wqe_local_only.val() {
+                        if self.b_local_only.q.val() {
                             self.tx_state.d.next = SqTxState::Local;
                         }
                     }
@@ -1630,48 +1954,39 @@ impl Logic for SendQueueEngine {
                 }
             }
             SqTxState::Msg => {
-                // After the previous message's last payload word (from the buffer); the
-                // words there are this message's own if it was read early.
-                self.m_msg_valid.next = !self.pl_streaming.q.val() | self.tx_early.q.val();
-                if self.m_msg_ready.val() & (!self.pl_streaming.q.val() | self.tx_early.q.val()) {
+                // After the earlier messages' payload words have left the buffer (its own
+                // may wait there, read early).
+                self.m_msg_valid.next = self.msg_free.val();
+                if self.m_msg_ready.val() & self.msg_free.val() {
                     self.requests_reg.d.next = self.requests_reg.q.val() + 1;
                     self.tx_state.d.next = SqTxState::Idle;
                     self.tx_beat.d.next = 0.into();
                     self.tx_early.d.next = false;
-                    if (self.msg_length.val() != 0) & !self.op_atomic.val() & !self.tx_early.q.val()
+                    self.pl_grant.next = self.tx_early.q.val();
+                    if (self.b_msg_length.q.val() != 0)
+                        & !self.b_op_atomic.q.val()
+                        & !self.tx_early.q.val()
                     {
                         self.tx_state.d.next = SqTxState::PayloadReq;
-                        if self.fetch.m_inline.val() {
+                        if self.b_inline.q.val() {
                             self.tx_state.d.next = SqTxState::Inline;
                         }
                     }
-                    if self.op_atomic.val() {
+                    if self.b_op_atomic.q.val() {
                         self.tx_state.d.next = SqTxState::Atomic0;
                     }
                 }
             }
             SqTxState::PayloadReq => {
-                // One burst: ceil(length / 8) <= 8192 words. Read early (before the
-                // message's grant), it waits until the previous payload has left the
-                // buffer (one message's words at a time).
-                self.m_txrd_req_valid.next = !self.fetch.m_draining.val()
-                    & !(self.tx_early.q.val() & self.pl_streaming.q.val());
-                self.m_txrd_req_addr.next = self.fetch.m_local.val();
-                self.m_txrd_req_words.next = self.len_round.val();
-                if self.m_txrd_req_ready.val()
-                    & !self.fetch.m_draining.val()
-                    & !(self.tx_early.q.val() & self.pl_streaming.q.val())
-                {
-                    // The words go to the payload buffer; the machine goes on to the next
-                    // WQE (or to offer this message, if read early) while they arrive.
-                    self.pl_busy.d.next = true;
-                    self.pl_streaming.d.next = true;
-                    self.pl_qp.d.next = self.tx_qp.q.val();
-                    self.pl_psn.d.next = self.tx_psn.q.val();
-                    self.pl_long.d.next = self.len_round.val() > self.payload_buffer_depth.val();
+                // The words go to the payload buffer; the stage goes on to the next WQE
+                // (or offers this message, if read early) while they arrive.
+                if self.pl_push.val() {
                     self.tx_state.d.next = SqTxState::Idle;
                     if self.tx_early.q.val() {
                         self.tx_state.d.next = SqTxState::Msg;
+                    } else {
+                        // Read after its grant.
+                        self.pl_grant.next = true;
                     }
                 }
             }
@@ -1680,17 +1995,17 @@ impl Logic for SendQueueEngine {
                 self.m_payload_valid.next = true;
                 self.m_payload_data.next = self.inline_data.val();
                 self.m_payload_last.next =
-                    bit_cast::<16, 3>(self.tx_beat.q.val()) + 1 == self.len_round.val();
+                    bit_cast::<16, 3>(self.tx_beat.q.val()) + 1 == self.b_len_round.q.val();
                 if self.m_payload_ready.val() {
                     self.tx_beat.d.next = self.tx_beat.q.val() + 1;
-                    if bit_cast::<16, 3>(self.tx_beat.q.val()) + 1 == self.len_round.val() {
+                    if bit_cast::<16, 3>(self.tx_beat.q.val()) + 1 == self.b_len_round.q.val() {
                         self.tx_state.d.next = SqTxState::Idle;
                     }
                 }
             }
             SqTxState::Atomic0 => {
                 self.m_payload_valid.next = true;
-                self.m_payload_data.next = self.fetch.m_compare.val();
+                self.m_payload_data.next = self.b_compare.q.val();
                 self.m_payload_last.next = false;
                 if self.m_payload_ready.val() {
                     self.tx_state.d.next = SqTxState::Atomic1;
@@ -1698,7 +2013,7 @@ impl Logic for SendQueueEngine {
             }
             SqTxState::Atomic1 => {
                 self.m_payload_valid.next = true;
-                self.m_payload_data.next = self.fetch.m_swap.val();
+                self.m_payload_data.next = self.b_swap.q.val();
                 self.m_payload_last.next = true;
                 if self.m_payload_ready.val() {
                     self.tx_state.d.next = SqTxState::Idle;
@@ -1707,6 +2022,31 @@ impl Logic for SendQueueEngine {
             _ => {
                 self.tx_state.d.next = SqTxState::Idle;
             }
+        }
+        // Messages with payload in the buffer (or on its way): + a payload read, - its
+        // last word out; the granted ones among them: + a grant, - its last word out.
+        self.pl_msgs_left.next = self.pl_msgs.q.val();
+        self.pl_granted_left.next = self.pl_granted.q.val();
+        if self.pl_pop_last.val() {
+            self.pl_msgs_left.next = self.pl_msgs.q.val() - 1;
+            self.pl_granted_left.next = self.pl_granted.q.val() - 1;
+            self.pl_a_qp.d.next = self.pl_b_qp.q.val();
+            self.pl_a_psn.d.next = self.pl_b_psn.q.val();
+        }
+        self.pl_msgs.d.next = self.pl_msgs_left.val();
+        self.pl_granted.d.next = self.pl_granted_left.val();
+        if self.pl_push.val() {
+            self.pl_msgs.d.next = self.pl_msgs_left.val() + 1;
+            if self.pl_msgs_left.val() == 0 {
+                self.pl_a_qp.d.next = self.tx_qp.q.val();
+                self.pl_a_psn.d.next = self.tx_psn.q.val();
+            } else {
+                self.pl_b_qp.d.next = self.tx_qp.q.val();
+                self.pl_b_psn.d.next = self.tx_psn.q.val();
+            }
+        }
+        if self.pl_grant.val() {
+            self.pl_granted.d.next = self.pl_granted_left.val() + 1;
         }
 
         // ---- Acknowledgement machine ----
@@ -1722,7 +2062,7 @@ impl Logic for SendQueueEngine {
         self.ack.s_local_valid.next = self.tx_state.q.val() == SqTxState::Local;
         self.ack.s_local_qp.next = self.tx_qp.q.val();
         self.ack.s_local_psn.next = self.tx_psn.q.val();
-        self.ack.s_local_status.next = self.wqe_status.val();
+        self.ack.s_local_status.next = self.b_status.q.val();
         self.ack.s_grant.next = self.grant_ak.val();
         self.ack.s_scan_preempted.next = self.timer_preempted.val();
         self.ack.s_exec.next = self.exec_now.val();
@@ -1765,28 +2105,28 @@ impl Logic for SendQueueEngine {
         // ---- Outputs ----
         self.m_csr_rdata_valid.next = self.rdata_valid_reg.q.val();
         self.m_csr_rdata.next = self.rdata_reg.q.val();
-        self.m_msg_opcode.next = self.fetch.m_opcode.val();
+        self.m_msg_opcode.next = self.b_opcode.q.val();
         self.m_msg_dest_node.next = self.tx_remote.q.val().get_bits::<16>(0);
         self.m_msg_src_node.next = self.cfg_node_id.val();
         self.m_msg_dest_qp.next = self.tx_remote.q.val().get_bits::<16>(16);
         self.m_msg_src_qp.next = bit_cast::<16, 6>(self.tx_qp.q.val());
         self.m_msg_psn.next = self.tx_psn.q.val();
-        self.m_msg_length.next = self.msg_length.val();
-        self.m_msg_vaddr.next = self.fetch.m_vaddr.val();
-        self.m_msg_stag.next = self.fetch.m_stag.val();
-        self.m_msg_dma_length.next = self.fetch.m_length.val();
+        self.m_msg_length.next = self.b_msg_length.q.val();
+        self.m_msg_vaddr.next = self.b_vaddr.q.val();
+        self.m_msg_stag.next = self.b_stag.q.val();
+        self.m_msg_dma_length.next = self.b_length.q.val();
         self.m_msg_immediate.next = 0.into();
-        if self.op_imm.val() {
-            self.m_msg_immediate.next = self.fetch.m_immediate.val();
+        if self.b_op_imm.q.val() {
+            self.m_msg_immediate.next = self.b_immediate.q.val();
         }
-        self.m_msg_has_immediate.next = self.op_imm.val();
-        self.m_msg_invalidate.next = self.fetch.m_invalidate.val();
+        self.m_msg_has_immediate.next = self.b_op_imm.q.val();
+        self.m_msg_invalidate.next = self.b_invalidate.q.val();
         self.m_msg_resync.next = self.tx_resync.q.val();
         self.m_expect_qp.next = self.tx_qp.q.val();
         self.m_expect_psn.next = self.tx_psn.q.val();
-        self.m_expect_addr.next = self.fetch.m_local.val();
-        self.m_expect_length.next = self.fetch.m_length.val();
-        self.m_expect_atomic.next = self.op_atomic.val();
+        self.m_expect_addr.next = self.b_local.q.val();
+        self.m_expect_length.next = self.b_length.q.val();
+        self.m_expect_atomic.next = self.b_op_atomic.q.val();
         self.stat_requests_sent.next = self.requests_reg.q.val();
         self.stat_retransmissions.next = self.retransmissions_reg.q.val();
 
@@ -1797,8 +2137,18 @@ impl Logic for SendQueueEngine {
             self.retransmissions_reg.d.next = 0.into();
             self.rdata_valid_reg.d.next = false;
             self.tx_state.d.next = SqTxState::Idle;
-            self.pl_busy.d.next = false;
-            self.pl_streaming.d.next = false;
+            self.fa_state.d.next = SqClaimState::Idle;
+            self.fw_busy.d.next = false;
+            self.fw_ready.d.next = false;
+            self.copy_pending.d.next = false;
+            self.port_count.d.next = 0.into();
+            self.port_tags.d.next = 0.into();
+            self.port_pay_held.d.next = false;
+            self.port_fetch_held.d.next = false;
+            self.pl_msgs.d.next = 0.into();
+            self.pl_granted.d.next = 0.into();
+            self.pl_reserved.d.next = 0.into();
+            self.pl_long.d.next = false;
             self.tx_early.d.next = false;
             self.s_csr_ready.next = false;
             self.m_txrd_req_valid.next = false;
