@@ -150,13 +150,9 @@
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
-use crate::requester::payload_buffer::PAYLOAD_BUFFER_DEPTH;
-use crate::requester::{AckMachine, PayloadBuffer, QpTable, Scheduler, WqeFetch};
+use crate::requester::{AckMachine, QpTable, Scheduler, TransmitMachine};
 use crate::sim::ClockedBlock;
-use nic_abi::{
-    CompletionStatus, Syndrome, WqeOpcode, BIND_OPCODE, DELAY_CYCLES_MASK, DELAY_OPCODE,
-    INLINE_MAX_BYTES, MAX_MESSAGE_LENGTH, MAX_QUEUE_PAIRS, NOP_OPCODE, SEND_WINDOW,
-};
+use nic_abi::{CompletionStatus, Syndrome, MAX_QUEUE_PAIRS, SEND_WINDOW};
 use rust_hdl::prelude::*;
 
 pub use crate::requester::qp_table::QP_TABLE_ADDRESS_BITS;
@@ -191,39 +187,8 @@ pub enum SqOp {
     Timer,
 }
 
-/// The transmit machine's claim stage: pick a QP, claim it (read `sq_next`), request its
-/// WQE's fetch.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
-pub enum SqClaimState {
-    Idle,
-    ClaimReq,
-    ClaimWait,
-    /// Waiting for the WQE fetch to be free (its previous WQE handed to the send stage).
-    FetchReq,
-}
-
-/// The transmit machine's send stage: commit the fetched WQE, then its expect event,
-/// message and payload.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
-pub enum SqTxState {
-    /// Free: takes the fetched WQE once the fetch hands it off.
-    Idle,
-    CommitReq,
-    CommitWait,
-    /// Handing a bad WQE's local completion to the acknowledgement machine.
-    Local,
-    Expect,
-    Msg,
-    /// Requesting the payload read (into the payload buffer; the machine goes on once the
-    /// request is taken).
-    PayloadReq,
-    /// Streaming an inline SEND's payload from the fetched WQE.
-    Inline,
-    Atomic0,
-    Atomic1,
-}
-
 pub use crate::requester::ack_machine::SqAckState;
+pub use crate::requester::transmit_machine::{SqClaimState, SqTxState};
 
 #[derive(LogicBlock)]
 pub struct SendQueueEngine {
@@ -325,134 +290,14 @@ pub struct SendQueueEngine {
     rdata_reg: DFF<Bits<64>>,
     /// Free-running cycle counter (the timers' time base).
     now: DFF<Bits<32>>,
-    requests_reg: DFF<Bits<32>>,
     retransmissions_reg: DFF<Bits<32>>,
     /// Which QP the transmit machine serves next (eligibility bits and round robin).
     scheduler: Scheduler,
-    // Transmit machine, claim stage.
-    fa_state: DFF<SqClaimState>,
-    fa_qp: DFF<Bits<6>>,
-    fa_psn: DFF<Bits<24>>,
-    fa_wqe_addr: DFF<Bits<32>>,
-    fa_remote: DFF<Bits<32>>,
-    /// The claimed QP was reset or its ring moved (CSR write) since the claim.
-    fa_stale: DFF<Bit>,
-    // The WQE in the fetch (`fw_busy`: its words are awaited; `fw_ready`: handed off by
-    // the fetch, waiting for the send stage), with its claim's values.
-    fw_busy: DFF<Bit>,
-    fw_ready: DFF<Bit>,
-    fw_qp: DFF<Bits<6>>,
-    fw_psn: DFF<Bits<24>>,
-    fw_remote: DFF<Bits<32>>,
-    fw_stale: DFF<Bit>,
-    // Send stage.
-    tx_state: DFF<SqTxState>,
-    tx_qp: DFF<Bits<6>>,
-    tx_psn: DFF<Bits<24>>,
-    tx_remote: DFF<Bits<32>>,
-    tx_resync: DFF<Bit>,
-    tx_stale: DFF<Bit>,
-    tx_beat: DFF<Bits<3>>,
-    /// The send stage took a WQE last clock: its fields (valid in the fetch this clock)
-    /// are copied into the `b_*` registers, so the fetch may read the next WQE.
-    copy_pending: DFF<Bit>,
-    b_opcode: DFF<Bits<8>>,
-    b_invalidate: DFF<Bit>,
-    b_inline: DFF<Bit>,
-    b_length: DFF<Bits<32>>,
-    b_local: DFF<Bits<32>>,
-    b_vaddr: DFF<Bits<64>>,
-    b_stag: DFF<Bits<32>>,
-    b_immediate: DFF<Bits<32>>,
-    b_compare: DFF<Bits<64>>,
-    b_swap: DFF<Bits<64>>,
-    b_word7: DFF<Bits<64>>,
-    // The WQE's class, decoded from the fetch's fields as they are copied.
-    b_op_read: DFF<Bit>,
-    b_op_atomic: DFF<Bit>,
-    b_op_imm: DFF<Bit>,
-    b_status: DFF<Bits<8>>,
-    b_local_only: DFF<Bit>,
-    b_need_empty: DFF<Bit>,
-    /// A good DELAY: its commit holds the QP in the scheduler.
-    b_delay_ok: DFF<Bit>,
-    b_msg_length: DFF<Bits<32>>,
-    b_len_round: DFF<Bits<16>>,
-    /// Its payload is read early (fits the buffer).
-    b_pl_early: DFF<Bit>,
-    /// Its payload is read after the grant and is longer than the buffer.
-    b_pl_long: DFF<Bit>,
-    // Claim and commit requests to the table engine (a commit goes first).
-    claim_req: Signal<Local, Bit>,
-    commit_req: Signal<Local, Bit>,
+    /// The transmit machine: claim, WQE fetch, commit, message and payload.
+    tm: TransmitMachine,
     tx_req_qp: Signal<Local, Bits<6>>,
-    /// The scheduler's pick is a QP whose WQE in the fetch or send stage is not yet
-    /// committed (its claim would read the same `sq_next`).
-    pick_blocked: Signal<Local, Bit>,
-    /// The send stage takes the fetched WQE this clock.
-    accept: Signal<Local, Bit>,
     /// A CSR write executed this clock resets `op_qp` or moves its ring.
     csr_moved: Signal<Local, Bit>,
-    // The tx DMA read port: bursts in flight in request order (bit i of `port_tags`: the
-    // i-th oldest is a payload read; at most four: one WQE's two reads, two payloads).
-    port_tags: DFF<Bits<4>>,
-    port_count: DFF<Bits<3>>,
-    /// A payload (fetch) request shown last clock and not taken: it keeps the port.
-    port_pay_held: DFF<Bit>,
-    port_fetch_held: DFF<Bit>,
-    head_pay: Signal<Local, Bit>,
-    port_ready: Signal<Local, Bit>,
-    burst_end: Signal<Local, Bit>,
-    pay_want: Signal<Local, Bit>,
-    pay_show: Signal<Local, Bit>,
-    req_taken: Signal<Local, Bit>,
-    port_left: Signal<Local, Bits<3>>,
-    port_tags_left: Signal<Local, Bits<4>>,
-    /// The WQE fetch: the read of the WQE's words into its fields (words 5-7 only when
-    /// the WQE uses them) and their hand-off.
-    fetch: WqeFetch,
-    /// The payload words read from host memory, on their way to `m_payload_*`.
-    payload_buffer: PayloadBuffer,
-    /// Messages whose payload read has been requested and whose last word has not left
-    /// on `m_payload_*` (at most two: `pl_a_*` the oldest, `pl_b_*`), and how many of
-    /// them have been granted (their words may go out).
-    pl_msgs: DFF<Bits<2>>,
-    pl_granted: DFF<Bits<2>>,
-    pl_a_qp: DFF<Bits<6>>,
-    pl_a_psn: DFF<Bits<24>>,
-    pl_b_qp: DFF<Bits<6>>,
-    pl_b_psn: DFF<Bits<24>>,
-    /// Payload words requested and not yet taken from the buffer.
-    pl_reserved: DFF<Bits<16>>,
-    /// An early payload fits beside the words reserved (and fewer than two messages').
-    pl_room: Signal<Local, Bit>,
-    /// A payload read is taken this clock.
-    pl_push: Signal<Local, Bit>,
-    pl_pop: Signal<Local, Bit>,
-    pl_pop_last: Signal<Local, Bit>,
-    pl_msgs_left: Signal<Local, Bits<2>>,
-    pl_granted_left: Signal<Local, Bits<2>>,
-    /// A message with its payload already requested is granted.
-    pl_grant: Signal<Local, Bit>,
-    /// The message may be offered: no earlier message's payload is left in the buffer.
-    msg_free: Signal<Local, Bit>,
-    /// The arriving payload is longer than the payload buffer: it holds the read client
-    /// until its burst ends, so the next pick waits for that (a pick made now could be
-    /// thousands of clocks stale when its WQE can be read).
-    pl_long: DFF<Bit>,
-    /// The transmit machine's message had its payload requested before its grant (it
-    /// fits the buffer): its words wait in the buffer until the message is taken.
-    tx_early: DFF<Bit>,
-    /// The WQE being committed reads a payload that fits the buffer: it is requested
-    /// before the message is offered.
-    pl_early: Signal<Local, Bit>,
-    /// The payload buffer's words may go out (not those of a message read early and not
-    /// yet taken).
-    pl_out_ok: Signal<Local, Bit>,
-    /// The transmit machine may take the scheduler's pick (idle, and no long payload
-    /// burst arriving).
-    tx_pick_ok: Signal<Local, Bit>,
-    payload_buffer_depth: Constant<Bits<16>>,
     /// The acknowledgement machine: events, completion jobs (re-read, completion request,
     /// advance) and the timer scan; its evaluations and advances run in the table engine.
     pub(crate) ack: AckMachine,
@@ -461,6 +306,11 @@ pub struct SendQueueEngine {
     // Read stage: values derived from the entry, registered for the Exec clock (the
     // engine's timing cut between the table read and the decision).
     rd_eligible_reg: DFF<Bit>,
+    /// `sq_una` is the event's PSN, the advance's WQE index; `sq_next` the commit's PSN
+    /// (those inputs are held while their operation is in the engine).
+    una_is_evt_reg: DFF<Bit>,
+    una_is_adv_reg: DFF<Bit>,
+    next_is_commit_reg: DFF<Bit>,
     rd_outstanding_reg: DFF<Bit>,
     rd_wqe_addr_reg: DFF<Bits<32>>,
     ev_hit_reg: DFF<Bit>,
@@ -547,37 +397,9 @@ pub struct SendQueueEngine {
     /// `now + 1`: the cycle counter as of the next clock.
     now_p1: Signal<Local, Bits<32>>,
     timer_expired: Signal<Local, Bit>,
-    // Combinational: the fetched WQE.
-    op_known: Signal<Local, Bit>,
-    op_read: Signal<Local, Bit>,
-    op_atomic: Signal<Local, Bit>,
-    op_rdma: Signal<Local, Bit>,
-    op_imm: Signal<Local, Bit>,
-    len_ok: Signal<Local, Bit>,
-    addr_ok: Signal<Local, Bit>,
-    wqe_status: Signal<Local, Bits<8>>,
-    wqe_bad: Signal<Local, Bit>,
-    op_nop: Signal<Local, Bit>,
-    /// Local operations besides the NOP: BIND RKEY and DELAY.
-    op_bind: Signal<Local, Bit>,
-    op_delay: Signal<Local, Bit>,
-    /// A DELAY's cycle count fits `DELAY_CYCLES_BITS` (word 3's other bits are zero).
-    delay_fits: Signal<Local, Bit>,
-    /// The WQE completes locally, without a message: a bad WQE, a NOP, a BIND or a DELAY.
-    wqe_local_only: Signal<Local, Bit>,
-    op_send: Signal<Local, Bit>,
-    inline_data: Signal<Local, Bits<64>>,
-    need_empty: Signal<Local, Bit>,
-    msg_length: Signal<Local, Bits<32>>,
-    len_round: Signal<Local, Bits<16>>,
     // Combinational: requests and grants.
     tx_req: Signal<Local, Bit>,
     tx_req_op: Signal<Local, SqOp>,
-    tx_streaming: Signal<Local, Bit>,
-    /// The operation's QP has its `sq_una` being transmitted (the transmit machine's
-    /// message, or one whose payload streams from the payload buffer); registered in the
-    /// Read clock for the Exec clock.
-    tx_on_una: Signal<Local, Bit>,
     tx_on_una_reg: DFF<Bit>,
     grant_csr: Signal<Local, Bit>,
     /// The last operation granted was a CSR access.
@@ -611,7 +433,6 @@ pub struct SendQueueEngine {
     wr_una: Signal<Local, Bits<24>>,
     wr_una_rsp: Signal<Local, Bit>,
     wr_tstart: Signal<Local, Bits<32>>,
-    wr_drain_kept: Signal<Local, Bit>,
     // Constants.
     num_qps: Constant<Bits<7>>,
     ones24: Constant<Bits<24>>,
@@ -619,27 +440,10 @@ pub struct SendQueueEngine {
     /// `2^24 - SEND_WINDOW`: an event PSN distance at or above it lies at most
     /// `SEND_WINDOW` before `sq_una`.
     window_before: Constant<Bits<24>>,
-    max_length: Constant<Bits<32>>,
-    inline_max: Constant<Bits<32>>,
     syn_sequence: Constant<Bits<8>>,
     syn_port_down: Constant<Bits<8>>,
     syn_crc: Constant<Bits<8>>,
-    opc_send: Constant<Bits<8>>,
-    opc_send_imm: Constant<Bits<8>>,
-    opc_nop: Constant<Bits<8>>,
-    opc_bind: Constant<Bits<8>>,
-    opc_delay: Constant<Bits<8>>,
-    /// Word 3 bits a DELAY must leave zero (above `DELAY_CYCLES_BITS`).
-    delay_high: Constant<Bits<64>>,
-    opc_write: Constant<Bits<8>>,
-    opc_write_imm: Constant<Bits<8>>,
-    opc_read: Constant<Bits<8>>,
-    opc_cas: Constant<Bits<8>>,
-    opc_faa: Constant<Bits<8>>,
-    st_length: Constant<Bits<8>>,
     st_retry: Constant<Bits<8>>,
-    st_address: Constant<Bits<8>>,
-    st_opcode: Constant<Bits<8>>,
     st_restarted: Constant<Bits<8>>,
 }
 
@@ -745,93 +549,12 @@ impl SendQueueEngine {
             rdata_valid_reg: Default::default(),
             rdata_reg: Default::default(),
             now: Default::default(),
-            requests_reg: Default::default(),
             retransmissions_reg: Default::default(),
             scheduler: Scheduler::new(queue_pairs),
-            tx_state: Default::default(),
-            fa_state: Default::default(),
-            fa_qp: Default::default(),
-            fa_psn: Default::default(),
-            fa_wqe_addr: Default::default(),
-            fa_remote: Default::default(),
-            fa_stale: Default::default(),
-            fw_busy: Default::default(),
-            fw_ready: Default::default(),
-            fw_qp: Default::default(),
-            fw_psn: Default::default(),
-            fw_remote: Default::default(),
-            fw_stale: Default::default(),
-            copy_pending: Default::default(),
-            b_opcode: Default::default(),
-            b_invalidate: Default::default(),
-            b_inline: Default::default(),
-            b_length: Default::default(),
-            b_local: Default::default(),
-            b_vaddr: Default::default(),
-            b_stag: Default::default(),
-            b_immediate: Default::default(),
-            b_compare: Default::default(),
-            b_swap: Default::default(),
-            b_word7: Default::default(),
-            b_op_read: Default::default(),
-            b_op_atomic: Default::default(),
-            b_op_imm: Default::default(),
-            b_status: Default::default(),
-            b_local_only: Default::default(),
-            b_need_empty: Default::default(),
-            b_delay_ok: Default::default(),
-            b_msg_length: Default::default(),
-            b_len_round: Default::default(),
-            b_pl_early: Default::default(),
-            b_pl_long: Default::default(),
-            claim_req: Default::default(),
-            commit_req: Default::default(),
+            tm: TransmitMachine::new(),
             tx_req_qp: Default::default(),
-            pick_blocked: Default::default(),
-            accept: Default::default(),
             csr_moved: Default::default(),
-            port_tags: Default::default(),
-            port_count: Default::default(),
-            port_pay_held: Default::default(),
-            port_fetch_held: Default::default(),
-            head_pay: Default::default(),
-            port_ready: Default::default(),
-            burst_end: Default::default(),
-            pay_want: Default::default(),
-            pay_show: Default::default(),
-            req_taken: Default::default(),
-            port_left: Default::default(),
-            port_tags_left: Default::default(),
-            pl_msgs: Default::default(),
-            pl_granted: Default::default(),
-            pl_a_qp: Default::default(),
-            pl_a_psn: Default::default(),
-            pl_b_qp: Default::default(),
-            pl_b_psn: Default::default(),
-            pl_reserved: Default::default(),
-            pl_room: Default::default(),
-            pl_push: Default::default(),
-            pl_pop: Default::default(),
-            pl_pop_last: Default::default(),
-            pl_msgs_left: Default::default(),
-            pl_granted_left: Default::default(),
-            pl_grant: Default::default(),
             tx_on_una_reg: Default::default(),
-            msg_free: Default::default(),
-            tx_qp: Default::default(),
-            tx_psn: Default::default(),
-            tx_remote: Default::default(),
-            tx_resync: Default::default(),
-            tx_stale: Default::default(),
-            tx_beat: Default::default(),
-            fetch: WqeFetch::new(),
-            payload_buffer: PayloadBuffer::new(),
-            pl_long: Default::default(),
-            tx_early: Default::default(),
-            pl_early: Default::default(),
-            pl_out_ok: Default::default(),
-            tx_pick_ok: Default::default(),
-            payload_buffer_depth: k(PAYLOAD_BUFFER_DEPTH as u64),
             ack: AckMachine::new(queue_pairs),
             csr_qp_reset: Default::default(),
             rd_base: Default::default(),
@@ -850,6 +573,9 @@ impl SendQueueEngine {
             rd_outstanding: Default::default(),
             rd_eligible: Default::default(),
             rd_eligible_reg: Default::default(),
+            una_is_evt_reg: Default::default(),
+            una_is_adv_reg: Default::default(),
+            next_is_commit_reg: Default::default(),
             rd_outstanding_reg: Default::default(),
             rd_wqe_addr_reg: Default::default(),
             ev_hit_reg: Default::default(),
@@ -894,29 +620,8 @@ impl SendQueueEngine {
             ev_restarted: Default::default(),
             ev_implied: Default::default(),
             csr_value: Default::default(),
-            op_known: Default::default(),
-            op_read: Default::default(),
-            op_atomic: Default::default(),
-            op_rdma: Default::default(),
-            op_imm: Default::default(),
-            len_ok: Default::default(),
-            addr_ok: Default::default(),
-            wqe_status: Default::default(),
-            wqe_bad: Default::default(),
-            op_nop: Default::default(),
-            op_bind: Default::default(),
-            op_delay: Default::default(),
-            delay_fits: Default::default(),
-            wqe_local_only: Default::default(),
-            op_send: Default::default(),
-            inline_data: Default::default(),
-            need_empty: Default::default(),
-            msg_length: Default::default(),
-            len_round: Default::default(),
             tx_req: Default::default(),
             tx_req_op: Default::default(),
-            tx_streaming: Default::default(),
-            tx_on_una: Default::default(),
             grant_csr: Default::default(),
             csr_granted_last: Default::default(),
             csr_yield: Default::default(),
@@ -945,31 +650,14 @@ impl SendQueueEngine {
             wr_una: Default::default(),
             wr_una_rsp: Default::default(),
             wr_tstart: Default::default(),
-            wr_drain_kept: Default::default(),
             num_qps: k(queue_pairs as u64),
             ones24: k(0xFF_FFFF),
             send_window: k(SEND_WINDOW as u64),
             window_before: k((1 << 24) - SEND_WINDOW as u64),
-            max_length: k(MAX_MESSAGE_LENGTH as u64),
-            inline_max: k(INLINE_MAX_BYTES as u64),
             syn_sequence: k(Syndrome::SequenceError as u64),
             syn_port_down: k(Syndrome::PortDown as u64),
             syn_crc: k(Syndrome::CrcOrMalformed as u64),
-            opc_send: k(WqeOpcode::Send as u64),
-            opc_send_imm: k(WqeOpcode::SendImmediate as u64),
-            opc_nop: k(NOP_OPCODE as u64),
-            opc_bind: k(BIND_OPCODE as u64),
-            opc_delay: k(DELAY_OPCODE as u64),
-            delay_high: k(!DELAY_CYCLES_MASK),
-            opc_write: k(WqeOpcode::RdmaWrite as u64),
-            opc_write_imm: k(WqeOpcode::RdmaWriteImmediate as u64),
-            opc_read: k(WqeOpcode::RdmaRead as u64),
-            opc_cas: k(WqeOpcode::AtomicCompareSwap as u64),
-            opc_faa: k(WqeOpcode::AtomicFetchAdd as u64),
-            st_length: k(CompletionStatus::LOCAL_LENGTH_ERROR as u64),
             st_retry: k(CompletionStatus::RETRY_EXCEEDED as u64),
-            st_address: k(CompletionStatus::LOCAL_ADDRESS_ERROR as u64),
-            st_opcode: k(CompletionStatus::BAD_OPCODE as u64),
             st_restarted: k(CompletionStatus::RESPONDER_RESTARTED as u64),
         }
     }
@@ -989,6 +677,9 @@ impl Logic for SendQueueEngine {
             clock,
             eng_state,
             rd_eligible_reg,
+            una_is_evt_reg,
+            una_is_adv_reg,
+            next_is_commit_reg,
             rd_outstanding_reg,
             rd_wqe_addr_reg,
             ev_hit_reg,
@@ -1012,63 +703,7 @@ impl Logic for SendQueueEngine {
             rdata_valid_reg,
             rdata_reg,
             now,
-            requests_reg,
             retransmissions_reg,
-            fa_state,
-            fa_qp,
-            fa_psn,
-            fa_wqe_addr,
-            fa_remote,
-            fa_stale,
-            fw_busy,
-            fw_ready,
-            fw_qp,
-            fw_psn,
-            fw_remote,
-            fw_stale,
-            tx_state,
-            tx_qp,
-            tx_psn,
-            tx_remote,
-            tx_resync,
-            tx_stale,
-            tx_beat,
-            copy_pending,
-            b_opcode,
-            b_invalidate,
-            b_inline,
-            b_length,
-            b_local,
-            b_vaddr,
-            b_stag,
-            b_immediate,
-            b_compare,
-            b_swap,
-            b_word7,
-            b_op_read,
-            b_op_atomic,
-            b_op_imm,
-            b_status,
-            b_local_only,
-            b_need_empty,
-            b_delay_ok,
-            b_msg_length,
-            b_len_round,
-            b_pl_early,
-            b_pl_long,
-            port_tags,
-            port_count,
-            port_pay_held,
-            port_fetch_held,
-            pl_msgs,
-            pl_granted,
-            pl_a_qp,
-            pl_a_psn,
-            pl_b_qp,
-            pl_b_psn,
-            pl_reserved,
-            pl_long,
-            tx_early,
             tx_on_una_reg
         );
         self.qp_table.clock.next = self.clock.val();
@@ -1159,6 +794,9 @@ impl Logic for SendQueueEngine {
             & (self.elapsed.val() >= self.cfg_retry_timeout.val());
         // Registered every clock; only the values of the Read clock are used (in Exec).
         self.rd_eligible_reg.d.next = self.rd_eligible.val();
+        self.una_is_evt_reg.d.next = self.rd_una.val() == self.ack.m_evt_psn.val();
+        self.una_is_adv_reg.d.next = self.rd_una.val() == self.ack.m_adv_idx.val();
+        self.next_is_commit_reg.d.next = self.rd_next.val() == self.tm.m_commit_psn.val();
         self.rd_outstanding_reg.d.next = self.rd_outstanding.val();
         self.rd_wqe_addr_reg.d.next = self.rd_wqe_addr.val();
         self.ev_hit_reg.d.next = self.ev_hit.val();
@@ -1200,157 +838,19 @@ impl Logic for SendQueueEngine {
             }
         }
 
-        // ---- The fetched WQE ----
-        self.op_read.next = self.fetch.m_opcode.val() == self.opc_read.val();
-        self.op_atomic.next = (self.fetch.m_opcode.val() == self.opc_cas.val())
-            | (self.fetch.m_opcode.val() == self.opc_faa.val());
-        self.op_imm.next = (self.fetch.m_opcode.val() == self.opc_send_imm.val())
-            | (self.fetch.m_opcode.val() == self.opc_write_imm.val());
-        self.op_send.next = (self.fetch.m_opcode.val() == self.opc_send.val())
-            | (self.fetch.m_opcode.val() == self.opc_send_imm.val());
-        self.op_nop.next = self.fetch.m_opcode.val() == self.opc_nop.val();
-        self.op_bind.next = self.fetch.m_opcode.val() == self.opc_bind.val();
-        self.op_delay.next = self.fetch.m_opcode.val() == self.opc_delay.val();
-        self.delay_fits.next = (self.fetch.m_vaddr.val() & self.delay_high.val()) == 0;
-        // Inline payloads come with SENDs only (the other opcodes use the words).
-        self.op_known.next = ((self.fetch.m_opcode.val() == self.opc_send.val())
-            | (self.fetch.m_opcode.val() == self.opc_write.val())
-            | self.op_read.val()
-            | self.op_atomic.val()
-            | self.op_imm.val()
-            | self.op_nop.val()
-            | self.op_bind.val()
-            | self.op_delay.val())
-            & (!self.fetch.m_inline.val() | self.op_send.val());
-        self.op_rdma.next = self.fetch.m_opcode.val().get_bits::<4>(4) == 1;
-        // A BIND's length is the bound range's (any 32-bit value), not a message's.
-        self.len_ok.next = ((self.fetch.m_length.val() <= self.max_length.val())
-            | self.op_bind.val())
-            & (!self.op_delay.val() | self.delay_fits.val())
-            & (!self.op_atomic.val() | (self.fetch.m_length.val() == 8))
-            & (!self.fetch.m_inline.val() | (self.fetch.m_length.val() <= self.inline_max.val()));
-        self.addr_ok.next = ((self.fetch.m_local.val().get_bits::<3>(0) == 0)
-            | self.fetch.m_inline.val())
-            & (!self.op_rdma.val() | (self.fetch.m_vaddr.val().get_bits::<3>(0) == 0));
-        // Checked in this order: opcode, length, alignment (the first failure is reported).
-        self.wqe_status.next = 0.into();
-        if !self.addr_ok.val() {
-            self.wqe_status.next = self.st_address.val();
-        }
-        if !self.len_ok.val() {
-            self.wqe_status.next = self.st_length.val();
-        }
-        if !self.op_known.val() {
-            self.wqe_status.next = self.st_opcode.val();
-        }
-        self.wqe_bad.next = !self.op_known.val() | !self.len_ok.val() | !self.addr_ok.val();
-        self.wqe_local_only.next =
-            self.wqe_bad.val() | self.op_nop.val() | self.op_bind.val() | self.op_delay.val();
-        self.need_empty.next =
-            self.wqe_local_only.val() | self.op_read.val() | self.op_atomic.val();
-        self.msg_length.next = self.fetch.m_length.val();
-        if self.op_read.val() {
-            self.msg_length.next = 0.into();
-        }
-        if self.op_atomic.val() {
-            self.msg_length.next = 16.into();
-        }
-        self.len_round.next = bit_cast::<16, 32>((self.fetch.m_length.val() + 7) >> 3);
-        // A payload read that fits the buffer completes without the segmenter, so it may
-        // start before the message's grant ("Deadlock freedom").
-        self.pl_early.next = !self.wqe_local_only.val()
-            & !self.op_read.val()
-            & !self.op_atomic.val()
-            & !self.fetch.m_inline.val()
-            & (self.fetch.m_length.val() != 0)
-            & (self.len_round.val() <= self.payload_buffer_depth.val());
-        // The send stage's copy of the WQE, taken the clock after it takes the WQE (the
-        // fetch's fields are valid then; the next fetch's words come later).
-        if self.copy_pending.q.val() {
-            self.b_opcode.d.next = self.fetch.m_opcode.val();
-            self.b_invalidate.d.next = self.fetch.m_invalidate.val();
-            self.b_inline.d.next = self.fetch.m_inline.val();
-            self.b_length.d.next = self.fetch.m_length.val();
-            self.b_local.d.next = self.fetch.m_local.val();
-            self.b_vaddr.d.next = self.fetch.m_vaddr.val();
-            self.b_stag.d.next = self.fetch.m_stag.val();
-            self.b_immediate.d.next = self.fetch.m_immediate.val();
-            self.b_compare.d.next = self.fetch.m_compare.val();
-            self.b_swap.d.next = self.fetch.m_swap.val();
-            self.b_word7.d.next = self.fetch.m_word7.val();
-            self.b_op_read.d.next = self.op_read.val();
-            self.b_op_atomic.d.next = self.op_atomic.val();
-            self.b_op_imm.d.next = self.op_imm.val();
-            self.b_status.d.next = self.wqe_status.val();
-            self.b_local_only.d.next = self.wqe_local_only.val();
-            self.b_need_empty.d.next = self.need_empty.val();
-            self.b_delay_ok.d.next = self.op_delay.val() & !self.wqe_bad.val();
-            self.b_msg_length.d.next = self.msg_length.val();
-            self.b_len_round.d.next = self.len_round.val();
-            self.b_pl_early.d.next = self.pl_early.val();
-            self.b_pl_long.d.next = !self.wqe_local_only.val()
-                & !self.op_read.val()
-                & !self.op_atomic.val()
-                & !self.fetch.m_inline.val()
-                & (self.len_round.val() > self.payload_buffer_depth.val());
-        }
-        self.inline_data.next = self.b_word7.q.val();
-        if self.tx_beat.q.val() == 0 {
-            self.inline_data.next = self.b_vaddr.q.val();
-        }
-        if self.tx_beat.q.val() == 1 {
-            self.inline_data.next = self.b_compare.q.val();
-        }
-        if self.tx_beat.q.val() == 2 {
-            self.inline_data.next = self.b_swap.q.val();
-        }
-
-        // ---- Requests to the table engine (from registers only) ----
-        // The send stage's commit goes before the claim stage's claim.
-        self.commit_req.next = self.tx_state.q.val() == SqTxState::CommitReq;
-        self.claim_req.next = self.fa_state.q.val() == SqClaimState::ClaimReq;
-        self.tx_req.next = self.commit_req.val() | self.claim_req.val();
+        // ---- Requests of the transmit machine (from its registers) ----
+        self.tx_req.next = self.tm.m_op_valid.val();
         self.tx_req_op.next = SqOp::Claim;
-        self.tx_req_qp.next = self.fa_qp.q.val();
-        if self.commit_req.val() {
+        if self.tm.m_op_commit.val() {
             self.tx_req_op.next = SqOp::Commit;
-            self.tx_req_qp.next = self.tx_qp.q.val();
         }
-        self.tx_streaming.next = false;
-        match self.tx_state.q.val() {
-            SqTxState::Expect => {
-                self.tx_streaming.next = true;
-            }
-            SqTxState::Msg => {
-                self.tx_streaming.next = true;
-            }
-            SqTxState::PayloadReq => {
-                self.tx_streaming.next = true;
-            }
-            SqTxState::Inline => {
-                self.tx_streaming.next = true;
-            }
-            SqTxState::Atomic0 => {
-                self.tx_streaming.next = true;
-            }
-            SqTxState::Atomic1 => {
-                self.tx_streaming.next = true;
-            }
-            _ => {}
-        }
+        self.tx_req_qp.next = self.tm.m_op_qp.val();
         // (Compared in the Read clock, used in Exec: a message that starts streaming in
         // between is the commit's, which executed before this operation's read; one that
         // ends in between restarts the timer once more.)
-        self.tx_on_una.next = (self.tx_streaming.val()
-            & (self.tx_qp.q.val() == self.op_qp.q.val())
-            & (self.tx_psn.q.val() == self.rd_una.val()))
-            | ((self.pl_msgs.q.val() != 0)
-                & (self.pl_a_qp.q.val() == self.op_qp.q.val())
-                & (self.pl_a_psn.q.val() == self.rd_una.val()))
-            | ((self.pl_msgs.q.val() == 2)
-                & (self.pl_b_qp.q.val() == self.op_qp.q.val())
-                & (self.pl_b_psn.q.val() == self.rd_una.val()));
-        self.tx_on_una_reg.d.next = self.tx_on_una.val();
+        self.tm.s_una_qp.next = self.op_qp.q.val();
+        self.tm.s_una_psn.next = self.rd_una.val();
+        self.tx_on_una_reg.d.next = self.tm.m_on_una.val();
         // ---- Table engine ----
         self.csr_yield.next =
             self.csr_granted_last.q.val() & (self.ack.m_req_valid.val() | self.tx_req.val());
@@ -1378,7 +878,9 @@ impl Logic for SendQueueEngine {
         self.wr_enable.next = self.rd_enable.val();
         self.wr_resync.next = self.rd_resync.val();
         self.wr_waiting.next = self.rd_waiting.val();
-        self.wr_drain.next = self.rd_drain.val();
+        // The stored draining flag holds only while messages are outstanding (tested
+        // here, from the Read clock, not behind the write-back's PSN muxes).
+        self.wr_drain.next = self.rd_drain.val() & self.rd_outstanding_reg.q.val();
         self.wr_retry.next = self.rd_retry.val();
         self.wr_una.next = self.rd_una.val();
         self.wr_una_rsp.next = self.rd_una_rsp.val();
@@ -1451,15 +953,16 @@ impl Logic for SendQueueEngine {
                     }
                     SqOp::Commit => {
                         self.ex_ok.next = self.rd_eligible_reg.q.val()
-                            & (self.rd_next.val() == self.tx_psn.q.val())
-                            & !self.tx_stale.q.val()
-                            & (!self.b_need_empty.q.val() | !self.rd_outstanding_reg.q.val());
+                            & self.next_is_commit_reg.q.val()
+                            & !self.tm.m_commit_stale.val()
+                            & (!self.tm.m_commit_need_empty.val()
+                                | !self.rd_outstanding_reg.q.val());
                         if self.ex_ok.val() {
                             self.wr_next.next = self.next_p1.q.val();
-                            if self.b_local_only.q.val() {
+                            if self.tm.m_commit_local_only.val() {
                                 // Nothing more is sent until the local completion is done.
                                 self.wr_drain.next = true;
-                            } else if self.b_op_read.q.val() | self.b_op_atomic.q.val() {
+                            } else if self.tm.m_commit_needs_response.val() {
                                 // Committed only with nothing outstanding: it is sq_una.
                                 self.wr_waiting.next = true;
                                 self.wr_una_rsp.next = true;
@@ -1468,8 +971,8 @@ impl Logic for SendQueueEngine {
                                 self.wr_tstart.next = self.now.q.val();
                             }
                         } else if self.rd_eligible_reg.q.val()
-                            & (self.rd_next.val() == self.tx_psn.q.val())
-                            & !self.tx_stale.q.val()
+                            & self.next_is_commit_reg.q.val()
+                            & !self.tm.m_commit_stale.val()
                         {
                             // READ, atomic or bad WQE behind outstanding messages: wait
                             // until the QP drains.
@@ -1479,7 +982,7 @@ impl Logic for SendQueueEngine {
                     SqOp::Eval => {
                         if self.ack.m_evt_local.val() {
                             self.ex_job_valid.next = self.qp_valid.val()
-                                & (self.rd_una.val() == self.ack.m_evt_psn.val())
+                                & self.una_is_evt_reg.q.val()
                                 & self.rd_outstanding_reg.q.val();
                             self.ex_job_final.next = true;
                             self.ex_job_status.next = self.ack.m_evt_local_status.val();
@@ -1572,7 +1075,7 @@ impl Logic for SendQueueEngine {
                     }
                     SqOp::Advance => {
                         self.ex_ok.next = self.qp_valid.val()
-                            & (self.rd_una.val() == self.ack.m_adv_idx.val())
+                            & self.una_is_adv_reg.q.val()
                             & !self.ack.m_adv_stale.val();
                         if self.ex_ok.val() {
                             self.wr_una.next = self.job_idx_p1.val();
@@ -1688,7 +1191,6 @@ impl Logic for SendQueueEngine {
         // from the entry as written (registered: the PSN arithmetic of the decision and the
         // window test are in different clocks). Nothing else reads it; the transmit
         // machine, if it picks a QP in that clock, finds it ineligible at its claim.
-        self.wr_drain_kept.next = self.wr_drain.val() & (self.wr_una.val() != self.wr_next.val());
         self.scheduler.s_wb_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
         self.scheduler.s_wb_qp.next = self.op_qp.q.val();
         self.scheduler.s_wb_next.next = self.wr_next.val();
@@ -1696,9 +1198,8 @@ impl Logic for SendQueueEngine {
         self.scheduler.s_wb_pi.next = self.wr_pi.val();
         self.scheduler.s_wb_ready.next =
             self.qp_valid.val() & self.wr_enable.val() & !self.wr_waiting.val();
-        // The draining flag as written; the scheduler tests `una != next` again from its
-        // registered copies (the one in `wr_drain_kept` ends the longest path of the Exec
-        // clock, into the RAM's data).
+        // The draining flag as written; the scheduler tests `una != next` from its
+        // registered copies, the table engine at the next read.
         self.scheduler.s_wb_drain.next = self.wr_drain.val();
         self.qp_table.s_rd_addr.next = self.read_qp.val();
         self.qp_table.s_wr_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
@@ -1711,7 +1212,7 @@ impl Logic for SendQueueEngine {
         self.qp_table.s_wr_entry.next.enable = self.wr_enable.val();
         self.qp_table.s_wr_entry.next.resync = self.wr_resync.val();
         self.qp_table.s_wr_entry.next.waiting = self.wr_waiting.val();
-        self.qp_table.s_wr_entry.next.draining = self.wr_drain_kept.val();
+        self.qp_table.s_wr_entry.next.draining = self.wr_drain.val();
         self.qp_table.s_wr_entry.next.retry = self.wr_retry.val();
         self.qp_table.s_wr_entry.next.sq_una = self.wr_una.val();
         self.qp_table.s_wr_entry.next.una_needs_response = self.wr_una_rsp.val();
@@ -1722,332 +1223,64 @@ impl Logic for SendQueueEngine {
         self.scheduler.s_hold_valid.next = (self.eng_state.q.val() == SqEngineState::Exec)
             & (self.op.q.val() == SqOp::Commit)
             & self.ex_ok.val()
-            & self.b_delay_ok.q.val();
+            & self.tm.m_commit_delay.val();
         self.scheduler.s_hold_qp.next = self.op_qp.q.val();
-        self.scheduler.s_hold_cycles.next = self.b_vaddr.q.val().get_bits::<24>(0);
+        self.scheduler.s_hold_cycles.next = self.tm.m_delay_cycles.val();
 
         // ---- Transmit machine ----
-        // Three stages, so the next WQE is fetched while the current message streams: the
-        // claim stage (pick, claim, fetch request), the WQE fetch, the send stage (commit,
-        // expect event, message, payload). A QP is claimed only while no WQE of it waits
-        // for its commit in the later stages (the claim reads `sq_next`).
-        self.scheduler.s_pick_taken.next = false;
-        self.fetch.clock.next = self.clock.val();
-        self.fetch.reset.next = self.reset.val();
-        self.fetch.s_fetch_valid.next = false;
-        self.fetch.s_fetch_addr.next = self.fa_wqe_addr.q.val();
-        self.payload_buffer.clock.next = self.clock.val();
-        self.payload_buffer.reset.next = self.reset.val();
-        // The tx DMA read port's data, in request order: to the payload buffer when the
-        // oldest burst in flight is a payload read, else to the fetch.
-        self.head_pay.next = (self.port_count.q.val() != 0) & self.port_tags.q.val().get_bit(0);
-        self.fetch.s_rd_data.next = self.s_txrd_data.val();
-        self.fetch.s_rd_valid.next = self.s_txrd_valid.val() & !self.head_pay.val();
-        self.payload_buffer.s_data.next = self.s_txrd_data.val();
-        self.payload_buffer.s_valid.next = self.s_txrd_valid.val() & self.head_pay.val();
-        self.payload_buffer.s_last.next = self.s_txrd_last.val();
-        self.port_ready.next = self.fetch.s_rd_ready.val();
-        if self.head_pay.val() {
-            self.port_ready.next = self.payload_buffer.s_ready.val();
-        }
-        self.s_txrd_ready.next = self.port_ready.val();
-        self.burst_end.next =
-            self.s_txrd_valid.val() & self.port_ready.val() & self.s_txrd_last.val();
-        // The port's requests: the payload read (PayloadReq; an early one once it fits
-        // beside the words reserved, and fewer than two messages' are in the buffer) or
-        // the fetch's; one shown and not taken keeps the port.
-        self.pl_room.next = (self.pl_msgs.q.val() != 2)
-            & ((self.pl_reserved.q.val() + self.b_len_round.q.val())
-                <= self.payload_buffer_depth.val());
-        self.pay_want.next = (self.tx_state.q.val() == SqTxState::PayloadReq)
-            & (!self.tx_early.q.val() | self.pl_room.val());
-        self.pay_show.next =
-            (self.pay_want.val() & !self.port_fetch_held.q.val()) | self.port_pay_held.q.val();
-        self.fetch.m_rd_req_ready.next = self.m_txrd_req_ready.val() & !self.pay_show.val();
-        self.m_txrd_req_valid.next = self.fetch.m_rd_req_valid.val();
-        self.m_txrd_req_addr.next = self.fetch.m_rd_req_addr.val();
-        self.m_txrd_req_words.next = self.fetch.m_rd_req_words.val();
-        if self.pay_show.val() {
-            // One burst: ceil(length / 8) <= 8192 words.
-            self.m_txrd_req_valid.next = true;
-            self.m_txrd_req_addr.next = self.b_local.q.val();
-            self.m_txrd_req_words.next = self.b_len_round.q.val();
-        }
-        self.port_pay_held.d.next = self.pay_show.val() & !self.m_txrd_req_ready.val();
-        self.port_fetch_held.d.next =
-            !self.pay_show.val() & self.fetch.m_rd_req_valid.val() & !self.m_txrd_req_ready.val();
-        self.pl_push.next = self.pay_show.val() & self.m_txrd_req_ready.val();
-        self.req_taken.next =
-            self.m_txrd_req_ready.val() & (self.pay_show.val() | self.fetch.m_rd_req_valid.val());
-        self.port_left.next = self.port_count.q.val();
-        self.port_tags_left.next = self.port_tags.q.val();
-        if self.burst_end.val() {
-            self.port_left.next = self.port_count.q.val() - 1;
-            self.port_tags_left.next = self.port_tags.q.val() >> 1;
-        }
-        self.port_count.d.next = self.port_left.val();
-        self.port_tags.d.next = self.port_tags_left.val();
-        if self.req_taken.val() {
-            self.port_count.d.next = self.port_left.val() + 1;
-            self.port_tags.d.next = self.port_tags_left.val()
-                | (bit_cast::<4, 1>(self.pl_push.val().into()) << self.port_left.val());
-        }
-        // A long payload's burst is arriving (it was requested with no other payload in
-        // flight: the first payload burst to end is its).
-        if self.burst_end.val() & self.head_pay.val() {
-            self.pl_long.d.next = false;
-        }
-        if self.pl_push.val() & (self.b_len_round.q.val() > self.payload_buffer_depth.val()) {
-            self.pl_long.d.next = true;
-        }
-        // The payload from the buffer, words of granted messages only (an inline or atomic
-        // payload overrides it below: its message is offered only once the buffer is
-        // empty).
-        self.m_expect_valid.next = false;
-        self.m_msg_valid.next = false;
-        self.pl_out_ok.next = self.pl_granted.q.val() != 0;
-        self.m_payload_valid.next = self.payload_buffer.m_valid.val() & self.pl_out_ok.val();
-        self.m_payload_data.next = self.payload_buffer.m_data.val();
-        self.m_payload_last.next = self.payload_buffer.m_last.val();
-        self.payload_buffer.m_ready.next = self.m_payload_ready.val() & self.pl_out_ok.val();
-        self.pl_pop.next =
-            self.payload_buffer.m_valid.val() & self.m_payload_ready.val() & self.pl_out_ok.val();
-        self.pl_pop_last.next = self.pl_pop.val() & self.payload_buffer.m_last.val();
-        self.pl_grant.next = false;
-        // Words reserved in the buffer: + a payload read's words, - each word out.
-        if self.pl_push.val() {
-            if self.pl_pop.val() {
-                self.pl_reserved.d.next = self.pl_reserved.q.val() + self.b_len_round.q.val() - 1;
-            } else {
-                self.pl_reserved.d.next = self.pl_reserved.q.val() + self.b_len_round.q.val();
-            }
-        } else if self.pl_pop.val() {
-            self.pl_reserved.d.next = self.pl_reserved.q.val() - 1;
-        }
-        // The pick: not while a long payload arrives or the send stage holds one still to
-        // be read (it holds the read client; a pick made now could be thousands of clocks
-        // stale when its WQE can be read).
-        self.pick_blocked.next = ((self.fw_busy.q.val() | self.fw_ready.q.val())
-            & (self.fw_qp.q.val() == self.scheduler.m_pick_qp.val()))
-            | (((self.tx_state.q.val() == SqTxState::CommitReq)
-                | (self.tx_state.q.val() == SqTxState::CommitWait))
-                & (self.tx_qp.q.val() == self.scheduler.m_pick_qp.val()));
-        self.tx_pick_ok.next = (self.fa_state.q.val() == SqClaimState::Idle)
-            & !self.pl_long.q.val()
-            & !((self.tx_state.q.val() != SqTxState::Idle)
-                & (self.copy_pending.q.val() | self.b_pl_long.q.val()))
-            & !self.pick_blocked.val();
-        // A reset or moved ring (CSR write) invalidates a claim of that QP in any stage.
-        if self.csr_moved.val() & (self.op_qp.q.val() == self.fa_qp.q.val()) {
-            self.fa_stale.d.next = true;
-        }
-        if self.csr_moved.val() & (self.op_qp.q.val() == self.fw_qp.q.val()) {
-            self.fw_stale.d.next = true;
-        }
-        if self.csr_moved.val() & (self.op_qp.q.val() == self.tx_qp.q.val()) {
-            self.tx_stale.d.next = true;
-        }
-        match self.fa_state.q.val() {
-            SqClaimState::Idle => {
-                if self.scheduler.m_pick_valid.val() & self.tx_pick_ok.val() {
-                    self.scheduler.s_pick_taken.next = true;
-                    self.fa_qp.d.next = self.scheduler.m_pick_qp.val();
-                    self.fa_stale.d.next = false;
-                    self.fa_state.d.next = SqClaimState::ClaimReq;
-                }
-            }
-            SqClaimState::ClaimReq => {
-                if self.grant_tx.val() & !self.commit_req.val() {
-                    self.fa_state.d.next = SqClaimState::ClaimWait;
-                }
-            }
-            SqClaimState::ClaimWait => {
-                if self.exec_now.val() & (self.op.q.val() == SqOp::Claim) {
-                    self.fa_psn.d.next = self.rd_next.val();
-                    self.fa_wqe_addr.d.next = self.rd_wqe_addr_reg.q.val();
-                    self.fa_remote.d.next = self.rd_remote.val();
-                    self.fa_state.d.next = SqClaimState::Idle;
-                    if self.ex_ok.val() {
-                        self.fa_state.d.next = SqClaimState::FetchReq;
-                    }
-                }
-            }
-            SqClaimState::FetchReq => {
-                // Once the fetch's previous WQE is handed off (its fields are copied in
-                // the clock after: the next WQE's words come later).
-                if !self.fw_busy.q.val() & (!self.fw_ready.q.val() | self.accept.val()) {
-                    self.fetch.s_fetch_valid.next = true;
-                    if self.fetch.s_fetch_ready.val() {
-                        self.fw_busy.d.next = true;
-                        self.fw_qp.d.next = self.fa_qp.q.val();
-                        self.fw_psn.d.next = self.fa_psn.q.val();
-                        self.fw_remote.d.next = self.fa_remote.q.val();
-                        self.fw_stale.d.next = self.fa_stale.q.val()
-                            | (self.csr_moved.val() & (self.op_qp.q.val() == self.fa_qp.q.val()));
-                        self.fa_state.d.next = SqClaimState::Idle;
-                    }
-                }
-            }
-            _ => {
-                self.fa_state.d.next = SqClaimState::Idle;
-            }
-        }
-        // The fetch hands the WQE off with its last word (word 4, or word 7 of a WQE
-        // that uses them); the send stage takes it when free.
-        self.accept.next = (self.tx_state.q.val() == SqTxState::Idle)
-            & (self.fw_ready.q.val() | (self.fw_busy.q.val() & self.fetch.m_wqe_done.val()));
-        if self.fw_busy.q.val() & self.fetch.m_wqe_done.val() {
-            self.fw_busy.d.next = false;
-            self.fw_ready.d.next = !self.accept.val();
-        }
-        self.copy_pending.d.next = self.accept.val();
-        if self.accept.val() {
-            self.fw_ready.d.next = false;
-            self.tx_qp.d.next = self.fw_qp.q.val();
-            self.tx_psn.d.next = self.fw_psn.q.val();
-            self.tx_remote.d.next = self.fw_remote.q.val();
-            self.tx_stale.d.next = self.fw_stale.q.val()
-                | (self.csr_moved.val() & (self.op_qp.q.val() == self.fw_qp.q.val()));
-            self.tx_state.d.next = SqTxState::CommitReq;
-        }
-        self.msg_free.next = self.pl_msgs.q.val() == 0;
-        if self.tx_early.q.val() {
-            self.msg_free.next = self.pl_msgs.q.val() == 1;
-        }
-        match self.tx_state.q.val() {
-            SqTxState::Idle => {
-                // Takes the fetched WQE: above.
-            }
-            SqTxState::CommitReq => {
-                if self.grant_tx.val() {
-                    self.tx_state.d.next = SqTxState::CommitWait;
-                }
-            }
-            SqTxState::CommitWait => {
-                if self.exec_now.val() & (self.op.q.val() == SqOp::Commit) {
-                    self.tx_resync.d.next = self.rd_resync.val() & !self.rd_outstanding_reg.q.val();
-                    self.tx_state.d.next = SqTxState::Idle;
-                    if self.ex_ok.val() {
-                        self.tx_state.d.next = SqTxState::Msg;
-                        if self.b_pl_early.q.val() {
-                            self.tx_state.d.next = SqTxState::PayloadReq;
-                        }
-                        self.tx_early.d.next = self.b_pl_early.q.val();
-                        if self.b_op_read.q.val() | self.b_op_atomic.q.val() {
-                            self.tx_state.d.next = SqTxState::Expect;
-                        }
-                        if self.b_local_only.q.val() {
-                            self.tx_state.d.next = SqTxState::Local;
-                        }
-                    }
-                }
-            }
-            SqTxState::Local => {
-                if self.ack.s_local_ready.val() {
-                    self.tx_state.d.next = SqTxState::Idle;
-                }
-            }
-            SqTxState::Expect => {
-                self.m_expect_valid.next = true;
-                if self.m_expect_ready.val() {
-                    self.tx_state.d.next = SqTxState::Msg;
-                }
-            }
-            SqTxState::Msg => {
-                // After the earlier messages' payload words have left the buffer (its own
-                // may wait there, read early).
-                self.m_msg_valid.next = self.msg_free.val();
-                if self.m_msg_ready.val() & self.msg_free.val() {
-                    self.requests_reg.d.next = self.requests_reg.q.val() + 1;
-                    self.tx_state.d.next = SqTxState::Idle;
-                    self.tx_beat.d.next = 0.into();
-                    self.tx_early.d.next = false;
-                    self.pl_grant.next = self.tx_early.q.val();
-                    if (self.b_msg_length.q.val() != 0)
-                        & !self.b_op_atomic.q.val()
-                        & !self.tx_early.q.val()
-                    {
-                        self.tx_state.d.next = SqTxState::PayloadReq;
-                        if self.b_inline.q.val() {
-                            self.tx_state.d.next = SqTxState::Inline;
-                        }
-                    }
-                    if self.b_op_atomic.q.val() {
-                        self.tx_state.d.next = SqTxState::Atomic0;
-                    }
-                }
-            }
-            SqTxState::PayloadReq => {
-                // The words go to the payload buffer; the stage goes on to the next WQE
-                // (or offers this message, if read early) while they arrive.
-                if self.pl_push.val() {
-                    self.tx_state.d.next = SqTxState::Idle;
-                    if self.tx_early.q.val() {
-                        self.tx_state.d.next = SqTxState::Msg;
-                    } else {
-                        // Read after its grant.
-                        self.pl_grant.next = true;
-                    }
-                }
-            }
-            SqTxState::Inline => {
-                // The payload from the WQE's words 3, 5, 6, 7 (`INLINE_WORDS`).
-                self.m_payload_valid.next = true;
-                self.m_payload_data.next = self.inline_data.val();
-                self.m_payload_last.next =
-                    bit_cast::<16, 3>(self.tx_beat.q.val()) + 1 == self.b_len_round.q.val();
-                if self.m_payload_ready.val() {
-                    self.tx_beat.d.next = self.tx_beat.q.val() + 1;
-                    if bit_cast::<16, 3>(self.tx_beat.q.val()) + 1 == self.b_len_round.q.val() {
-                        self.tx_state.d.next = SqTxState::Idle;
-                    }
-                }
-            }
-            SqTxState::Atomic0 => {
-                self.m_payload_valid.next = true;
-                self.m_payload_data.next = self.b_compare.q.val();
-                self.m_payload_last.next = false;
-                if self.m_payload_ready.val() {
-                    self.tx_state.d.next = SqTxState::Atomic1;
-                }
-            }
-            SqTxState::Atomic1 => {
-                self.m_payload_valid.next = true;
-                self.m_payload_data.next = self.b_swap.q.val();
-                self.m_payload_last.next = true;
-                if self.m_payload_ready.val() {
-                    self.tx_state.d.next = SqTxState::Idle;
-                }
-            }
-            _ => {
-                self.tx_state.d.next = SqTxState::Idle;
-            }
-        }
-        // Messages with payload in the buffer (or on its way): + a payload read, - its
-        // last word out; the granted ones among them: + a grant, - its last word out.
-        self.pl_msgs_left.next = self.pl_msgs.q.val();
-        self.pl_granted_left.next = self.pl_granted.q.val();
-        if self.pl_pop_last.val() {
-            self.pl_msgs_left.next = self.pl_msgs.q.val() - 1;
-            self.pl_granted_left.next = self.pl_granted.q.val() - 1;
-            self.pl_a_qp.d.next = self.pl_b_qp.q.val();
-            self.pl_a_psn.d.next = self.pl_b_psn.q.val();
-        }
-        self.pl_msgs.d.next = self.pl_msgs_left.val();
-        self.pl_granted.d.next = self.pl_granted_left.val();
-        if self.pl_push.val() {
-            self.pl_msgs.d.next = self.pl_msgs_left.val() + 1;
-            if self.pl_msgs_left.val() == 0 {
-                self.pl_a_qp.d.next = self.tx_qp.q.val();
-                self.pl_a_psn.d.next = self.tx_psn.q.val();
-            } else {
-                self.pl_b_qp.d.next = self.tx_qp.q.val();
-                self.pl_b_psn.d.next = self.tx_psn.q.val();
-            }
-        }
-        if self.pl_grant.val() {
-            self.pl_granted.d.next = self.pl_granted_left.val() + 1;
-        }
+        self.tm.clock.next = self.clock.val();
+        self.tm.reset.next = self.reset.val();
+        self.tm.cfg_node_id.next = self.cfg_node_id.val();
+        self.tm.s_pick_valid.next = self.scheduler.m_pick_valid.val();
+        self.tm.s_pick_qp.next = self.scheduler.m_pick_qp.val();
+        self.scheduler.s_pick_taken.next = self.tm.m_pick_taken.val();
+        self.tm.s_op_grant.next = self.grant_tx.val();
+        self.tm.s_claim_done.next = self.exec_now.val() & (self.op.q.val() == SqOp::Claim);
+        self.tm.s_commit_done.next = self.exec_now.val() & (self.op.q.val() == SqOp::Commit);
+        self.tm.s_op_ok.next = self.ex_ok.val();
+        self.tm.s_claim_psn.next = self.rd_next.val();
+        self.tm.s_claim_addr.next = self.rd_wqe_addr_reg.q.val();
+        self.tm.s_claim_remote.next = self.rd_remote.val();
+        self.tm.s_commit_resync.next = self.rd_resync.val() & !self.rd_outstanding_reg.q.val();
+        self.tm.s_moved_valid.next = self.csr_moved.val();
+        self.tm.s_moved_qp.next = self.op_qp.q.val();
+        self.tm.m_local_ready.next = self.ack.s_local_ready.val();
+        self.m_msg_valid.next = self.tm.m_msg_valid.val();
+        self.tm.m_msg_ready.next = self.m_msg_ready.val();
+        self.m_msg_opcode.next = self.tm.m_msg_opcode.val();
+        self.m_msg_dest_node.next = self.tm.m_msg_dest_node.val();
+        self.m_msg_src_node.next = self.tm.m_msg_src_node.val();
+        self.m_msg_dest_qp.next = self.tm.m_msg_dest_qp.val();
+        self.m_msg_src_qp.next = self.tm.m_msg_src_qp.val();
+        self.m_msg_psn.next = self.tm.m_msg_psn.val();
+        self.m_msg_length.next = self.tm.m_msg_length.val();
+        self.m_msg_vaddr.next = self.tm.m_msg_vaddr.val();
+        self.m_msg_stag.next = self.tm.m_msg_stag.val();
+        self.m_msg_dma_length.next = self.tm.m_msg_dma_length.val();
+        self.m_msg_immediate.next = self.tm.m_msg_immediate.val();
+        self.m_msg_has_immediate.next = self.tm.m_msg_has_immediate.val();
+        self.m_msg_invalidate.next = self.tm.m_msg_invalidate.val();
+        self.m_msg_resync.next = self.tm.m_msg_resync.val();
+        self.m_payload_data.next = self.tm.m_payload_data.val();
+        self.m_payload_valid.next = self.tm.m_payload_valid.val();
+        self.tm.m_payload_ready.next = self.m_payload_ready.val();
+        self.m_payload_last.next = self.tm.m_payload_last.val();
+        self.m_txrd_req_valid.next = self.tm.m_txrd_req_valid.val();
+        self.tm.m_txrd_req_ready.next = self.m_txrd_req_ready.val();
+        self.m_txrd_req_addr.next = self.tm.m_txrd_req_addr.val();
+        self.m_txrd_req_words.next = self.tm.m_txrd_req_words.val();
+        self.tm.s_txrd_data.next = self.s_txrd_data.val();
+        self.tm.s_txrd_valid.next = self.s_txrd_valid.val();
+        self.s_txrd_ready.next = self.tm.s_txrd_ready.val();
+        self.tm.s_txrd_last.next = self.s_txrd_last.val();
+        self.m_expect_valid.next = self.tm.m_expect_valid.val();
+        self.tm.m_expect_ready.next = self.m_expect_ready.val();
+        self.m_expect_qp.next = self.tm.m_expect_qp.val();
+        self.m_expect_psn.next = self.tm.m_expect_psn.val();
+        self.m_expect_addr.next = self.tm.m_expect_addr.val();
+        self.m_expect_length.next = self.tm.m_expect_length.val();
+        self.m_expect_atomic.next = self.tm.m_expect_atomic.val();
+        self.stat_requests_sent.next = self.tm.stat_requests_sent.val();
 
         // ---- Acknowledgement machine ----
         self.ack.clock.next = self.clock.val();
@@ -2059,10 +1292,10 @@ impl Logic for SendQueueEngine {
         self.ack.s_ack_syndrome.next = self.s_ack_syndrome.val();
         self.ack.s_ack_response.next = self.s_ack_response.val();
         self.ack.s_ack_resync.next = self.s_ack_resync.val();
-        self.ack.s_local_valid.next = self.tx_state.q.val() == SqTxState::Local;
-        self.ack.s_local_qp.next = self.tx_qp.q.val();
-        self.ack.s_local_psn.next = self.tx_psn.q.val();
-        self.ack.s_local_status.next = self.b_status.q.val();
+        self.ack.s_local_valid.next = self.tm.m_local_valid.val();
+        self.ack.s_local_qp.next = self.tm.m_local_qp.val();
+        self.ack.s_local_psn.next = self.tm.m_local_psn.val();
+        self.ack.s_local_status.next = self.tm.m_local_status.val();
         self.ack.s_grant.next = self.grant_ak.val();
         self.ack.s_scan_preempted.next = self.timer_preempted.val();
         self.ack.s_exec.next = self.exec_now.val();
@@ -2105,57 +1338,14 @@ impl Logic for SendQueueEngine {
         // ---- Outputs ----
         self.m_csr_rdata_valid.next = self.rdata_valid_reg.q.val();
         self.m_csr_rdata.next = self.rdata_reg.q.val();
-        self.m_msg_opcode.next = self.b_opcode.q.val();
-        self.m_msg_dest_node.next = self.tx_remote.q.val().get_bits::<16>(0);
-        self.m_msg_src_node.next = self.cfg_node_id.val();
-        self.m_msg_dest_qp.next = self.tx_remote.q.val().get_bits::<16>(16);
-        self.m_msg_src_qp.next = bit_cast::<16, 6>(self.tx_qp.q.val());
-        self.m_msg_psn.next = self.tx_psn.q.val();
-        self.m_msg_length.next = self.b_msg_length.q.val();
-        self.m_msg_vaddr.next = self.b_vaddr.q.val();
-        self.m_msg_stag.next = self.b_stag.q.val();
-        self.m_msg_dma_length.next = self.b_length.q.val();
-        self.m_msg_immediate.next = 0.into();
-        if self.b_op_imm.q.val() {
-            self.m_msg_immediate.next = self.b_immediate.q.val();
-        }
-        self.m_msg_has_immediate.next = self.b_op_imm.q.val();
-        self.m_msg_invalidate.next = self.b_invalidate.q.val();
-        self.m_msg_resync.next = self.tx_resync.q.val();
-        self.m_expect_qp.next = self.tx_qp.q.val();
-        self.m_expect_psn.next = self.tx_psn.q.val();
-        self.m_expect_addr.next = self.b_local.q.val();
-        self.m_expect_length.next = self.b_length.q.val();
-        self.m_expect_atomic.next = self.b_op_atomic.q.val();
-        self.stat_requests_sent.next = self.requests_reg.q.val();
         self.stat_retransmissions.next = self.retransmissions_reg.q.val();
 
         if self.reset.val() {
             self.eng_state.d.next = SqEngineState::Idle;
             self.now.d.next = 0.into();
-            self.requests_reg.d.next = 0.into();
             self.retransmissions_reg.d.next = 0.into();
             self.rdata_valid_reg.d.next = false;
-            self.tx_state.d.next = SqTxState::Idle;
-            self.fa_state.d.next = SqClaimState::Idle;
-            self.fw_busy.d.next = false;
-            self.fw_ready.d.next = false;
-            self.copy_pending.d.next = false;
-            self.port_count.d.next = 0.into();
-            self.port_tags.d.next = 0.into();
-            self.port_pay_held.d.next = false;
-            self.port_fetch_held.d.next = false;
-            self.pl_msgs.d.next = 0.into();
-            self.pl_granted.d.next = 0.into();
-            self.pl_reserved.d.next = 0.into();
-            self.pl_long.d.next = false;
-            self.tx_early.d.next = false;
             self.s_csr_ready.next = false;
-            self.m_txrd_req_valid.next = false;
-            self.s_txrd_ready.next = false;
-            self.m_expect_valid.next = false;
-            self.m_msg_valid.next = false;
-            self.m_payload_valid.next = false;
         }
     }
 }
