@@ -903,9 +903,9 @@ impl Logic for TransmitMachine {
                 }
             }
             SqClaimState::FetchReq => {
-                // Once the fetch's previous WQE is handed off (its fields are copied in
-                // the clock after: the next WQE's words come later).
-                if !self.fw_busy.q.val() & (!self.fw_ready.q.val() | self.accept.val()) {
+                // Once the fetch's previous WQE has been taken by the send stage (its
+                // fields are copied in the clock after: the next WQE's words come later).
+                if !self.fw_busy.q.val() & !self.fw_ready.q.val() {
                     self.fetch.s_fetch_valid.next = true;
                     if self.fetch.s_fetch_ready.val() {
                         self.fw_busy.d.next = true;
