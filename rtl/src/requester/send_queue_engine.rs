@@ -56,17 +56,17 @@
 //! another one yields to a waiting acknowledgement or transmit operation, so a driver
 //! programming queue pairs does not stall the traffic of those it has already programmed. Besides the CSR port, two
 //! machines use it:
-//! - transmit: take the pick of the child block [`Scheduler`] (`requester/scheduler.rs`:
+//! - transmit (the child block [`TransmitMachine`]): take the pick of the child block [`Scheduler`] (`requester/scheduler.rs`:
 //!   round robin over the QPs whose eligibility bit is set, bits it keeps in step with the
 //!   table's write-backs: enabled, `sq_next != sq_pi`, fewer than `SEND_WINDOW`
 //!   outstanding, not waiting, not draining), claim (read), fetch the WQE through the
-//!   child block [`WqeFetch`] (`requester/wqe_fetch.rs`: one burst of 8 words; a WQE
+//!   child block [`WqeFetch`](crate::requester::WqeFetch) (`requester/wqe_fetch.rs`: one burst of 8 words; a WQE
 //!   that uses only words 0-4, every one but an atomic or an inline SEND over 8 bytes,
 //!   goes on to its commit after word 4 while words 5-7 drain, and no read is requested
 //!   before they have), validate, commit (re-check and
 //!   `sq_next++` atomically), then the expect
 //!   event, the message and the payload, read by one DMA burst into the child block
-//!   [`PayloadBuffer`] (`requester/payload_buffer.rs`: 16 words), from which it streams
+//!   [`PayloadBuffer`](crate::requester::PayloadBuffer) (`requester/payload_buffer.rs`: 16 words), from which it streams
 //!   (one word per clock, no bubbles). A payload that fits the buffer is requested right
 //!   after the commit, before the message is offered (once the previous payload has left
 //!   the buffer; its words go out after the message's grant); a longer one after the
@@ -138,15 +138,17 @@
 //! one about 9 + L clocks after the previous one is accepted. A timeout fires between
 //! `cfg_retry_timeout` and `cfg_retry_timeout + 3 * queue_pairs` clocks (more when the
 //! table engine is busy) after the QP's last progress or the end of `sq_una`'s transmission.
-//! Throughput: payload one word per clock, without bubbles. Short messages follow each
-//! other as fast as the tx read port serves one WQE burst (words 0-4) and one payload
-//! burst per message, the next WQE's words behind the payload's: every 18 clocks with a
-//! one-word payload (`latency_figures`), `L + 16` with an 8-word payload (see
-//! `docs/nic-blocks.md`, "Message rate of short messages").
+//! Throughput: payload one word per clock, without bubbles. The transmit machine
+//! ([`TransmitMachine`], `requester/transmit_machine.rs`) claims and fetches the next WQE
+//! while the current message commits and streams: on several QPs one-cell messages follow
+//! each other every 13 words of the tx read port (WQE words 0-4, 8 payload words); on one
+//! QP the next WQE is claimed only after the commit, and its words come behind the
+//! payload's: every 16 clocks with a one-word payload (`latency_figures`), `L + 16` with an
+//! 8-word payload (see `docs/nic-blocks.md`, "Message rate of short messages").
 //! Each table operation takes three clocks so that the entry's PSN arithmetic and the
 //! decision it feeds are in different clocks.
-//! Limits: `queue_pairs` in 1..=64; one WQE in the transmit machine, the payload of the
-//! message before it in the payload buffer;
+//! Limits: `queue_pairs` in 1..=64; one WQE in each stage of the transmit machine, two
+//! messages' payloads in the payload buffer;
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
