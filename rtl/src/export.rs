@@ -263,6 +263,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::requester::WqeFetch::new()".into(),
         ),
         export_block(
+            "requester_transmit_machine",
+            crate::requester::TransmitMachine::new(),
+            "nic_rtl::requester::TransmitMachine",
+            "nic_rtl::requester::TransmitMachine::new()".into(),
+        ),
+        export_block(
             "requester_payload_buffer",
             crate::requester::PayloadBuffer::new(),
             "nic_rtl::requester::PayloadBuffer",

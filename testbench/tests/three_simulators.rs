@@ -56,6 +56,7 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "csr",
         "requester_qp_table",
         "requester_payload_buffer",
+        "requester_transmit_machine",
         "requester_ack_machine",
         "send_queue_engine",
         "nack_generator",

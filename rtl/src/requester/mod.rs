@@ -5,6 +5,8 @@
 //! - [`QpTable`]: the per-QP table ([`QpEntry`] per queue pair), its read and write ports and
 //!   the clear after reset.
 //! - [`Scheduler`]: the eligibility bit per queue pair and the round robin among them.
+//! - [`TransmitMachine`]: the transmit path in three stages (claim, WQE fetch, send:
+//!   commit, message, payload), so the next WQE is fetched while a message streams.
 //! - [`WqeFetch`]: the DMA read of a WQE's eight words into typed fields, the hand-off of a
 //!   short WQE after word 4 and the drain of its unused words.
 //! - [`PayloadBuffer`]: the payload words read from host memory, so the tx DMA read client
@@ -19,6 +21,7 @@ pub mod payload_buffer;
 pub mod qp_table;
 pub mod scheduler;
 pub mod send_queue_engine;
+pub mod transmit_machine;
 pub mod wqe_fetch;
 
 pub use ack_event_queue::AckEventQueue;
@@ -27,4 +30,5 @@ pub use payload_buffer::PayloadBuffer;
 pub use qp_table::{QpEntry, QpTable};
 pub use scheduler::Scheduler;
 pub use send_queue_engine::SendQueueEngine;
+pub use transmit_machine::TransmitMachine;
 pub use wqe_fetch::WqeFetch;

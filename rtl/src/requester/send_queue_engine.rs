@@ -56,17 +56,17 @@
 //! another one yields to a waiting acknowledgement or transmit operation, so a driver
 //! programming queue pairs does not stall the traffic of those it has already programmed. Besides the CSR port, two
 //! machines use it:
-//! - transmit: take the pick of the child block [`Scheduler`] (`requester/scheduler.rs`:
+//! - transmit (the child block [`TransmitMachine`]): take the pick of the child block [`Scheduler`] (`requester/scheduler.rs`:
 //!   round robin over the QPs whose eligibility bit is set, bits it keeps in step with the
 //!   table's write-backs: enabled, `sq_next != sq_pi`, fewer than `SEND_WINDOW`
 //!   outstanding, not waiting, not draining), claim (read), fetch the WQE through the
-//!   child block [`WqeFetch`] (`requester/wqe_fetch.rs`: one burst of 8 words; a WQE
+//!   child block [`WqeFetch`](crate::requester::WqeFetch) (`requester/wqe_fetch.rs`: one burst of 8 words; a WQE
 //!   that uses only words 0-4, every one but an atomic or an inline SEND over 8 bytes,
 //!   goes on to its commit after word 4 while words 5-7 drain, and no read is requested
 //!   before they have), validate, commit (re-check and
 //!   `sq_next++` atomically), then the expect
 //!   event, the message and the payload, read by one DMA burst into the child block
-//!   [`PayloadBuffer`] (`requester/payload_buffer.rs`: 16 words), from which it streams
+//!   [`PayloadBuffer`](crate::requester::PayloadBuffer) (`requester/payload_buffer.rs`: 16 words), from which it streams
 //!   (one word per clock, no bubbles). A payload that fits the buffer is requested right
 //!   after the commit, before the message is offered (once the previous payload has left
 //!   the buffer; its words go out after the message's grant); a longer one after the
@@ -138,25 +138,23 @@
 //! one about 9 + L clocks after the previous one is accepted. A timeout fires between
 //! `cfg_retry_timeout` and `cfg_retry_timeout + 3 * queue_pairs` clocks (more when the
 //! table engine is busy) after the QP's last progress or the end of `sq_una`'s transmission.
-//! Throughput: payload one word per clock, without bubbles. Short messages follow each
-//! other as fast as the tx read port serves one WQE burst (words 0-4) and one payload
-//! burst per message, the next WQE's words behind the payload's: every 18 clocks with a
-//! one-word payload (`latency_figures`), `L + 16` with an 8-word payload (see
-//! `docs/nic-blocks.md`, "Message rate of short messages").
+//! Throughput: payload one word per clock, without bubbles. The transmit machine
+//! ([`TransmitMachine`], `requester/transmit_machine.rs`) claims and fetches the next WQE
+//! while the current message commits and streams: on several QPs one-cell messages follow
+//! each other every 13 words of the tx read port (WQE words 0-4, 8 payload words); on one
+//! QP the next WQE is claimed only after the commit, and its words come behind the
+//! payload's: every 16 clocks with a one-word payload (`latency_figures`), `L + 16` with an
+//! 8-word payload (see `docs/nic-blocks.md`, "Message rate of short messages").
 //! Each table operation takes three clocks so that the entry's PSN arithmetic and the
 //! decision it feeds are in different clocks.
-//! Limits: `queue_pairs` in 1..=64; one WQE in the transmit machine, the payload of the
-//! message before it in the payload buffer;
+//! Limits: `queue_pairs` in 1..=64; one WQE in each stage of the transmit machine, two
+//! messages' payloads in the payload buffer;
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
-use crate::requester::payload_buffer::PAYLOAD_BUFFER_DEPTH;
-use crate::requester::{AckMachine, PayloadBuffer, QpTable, Scheduler, WqeFetch};
+use crate::requester::{AckMachine, QpTable, Scheduler, TransmitMachine};
 use crate::sim::ClockedBlock;
-use nic_abi::{
-    CompletionStatus, Syndrome, WqeOpcode, BIND_OPCODE, DELAY_CYCLES_MASK, DELAY_OPCODE,
-    INLINE_MAX_BYTES, MAX_MESSAGE_LENGTH, MAX_QUEUE_PAIRS, NOP_OPCODE, SEND_WINDOW,
-};
+use nic_abi::{CompletionStatus, Syndrome, MAX_QUEUE_PAIRS, SEND_WINDOW};
 use rust_hdl::prelude::*;
 
 pub use crate::requester::qp_table::QP_TABLE_ADDRESS_BITS;
@@ -191,30 +189,8 @@ pub enum SqOp {
     Timer,
 }
 
-/// The transmit machine's state.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
-pub enum SqTxState {
-    Idle,
-    ClaimReq,
-    ClaimWait,
-    FetchReq,
-    FetchData,
-    CommitReq,
-    CommitWait,
-    /// Handing a bad WQE's local completion to the acknowledgement machine.
-    Local,
-    Expect,
-    Msg,
-    /// Requesting the payload read (into the payload buffer; the machine goes on once the
-    /// request is taken).
-    PayloadReq,
-    /// Streaming an inline SEND's payload from the fetched WQE.
-    Inline,
-    Atomic0,
-    Atomic1,
-}
-
 pub use crate::requester::ack_machine::SqAckState;
+pub use crate::requester::transmit_machine::{SqClaimState, SqTxState};
 
 #[derive(LogicBlock)]
 pub struct SendQueueEngine {
@@ -316,49 +292,14 @@ pub struct SendQueueEngine {
     rdata_reg: DFF<Bits<64>>,
     /// Free-running cycle counter (the timers' time base).
     now: DFF<Bits<32>>,
-    requests_reg: DFF<Bits<32>>,
     retransmissions_reg: DFF<Bits<32>>,
     /// Which QP the transmit machine serves next (eligibility bits and round robin).
     scheduler: Scheduler,
-    // Transmit machine.
-    tx_state: DFF<SqTxState>,
-    tx_qp: DFF<Bits<6>>,
-    tx_psn: DFF<Bits<24>>,
-    tx_wqe_addr: DFF<Bits<32>>,
-    tx_remote: DFF<Bits<32>>,
-    tx_resync: DFF<Bit>,
-    /// The claimed QP was reset or its ring moved (CSR write) since the claim.
-    tx_stale: DFF<Bit>,
-    tx_beat: DFF<Bits<3>>,
-    /// The WQE fetch: the read of the WQE's words into its fields (words 5-7 only when
-    /// the WQE uses them) and their hand-off.
-    fetch: WqeFetch,
-    /// The payload words read from host memory, on their way to `m_payload_*`.
-    payload_buffer: PayloadBuffer,
-    /// The payload read's burst is arriving (its words go to the payload buffer).
-    pl_busy: DFF<Bit>,
-    /// A message's payload read has been requested and its last word has not yet left on
-    /// `m_payload_*` (the message of `pl_qp`, `pl_psn` is still being transmitted).
-    pl_streaming: DFF<Bit>,
-    pl_qp: DFF<Bits<6>>,
-    pl_psn: DFF<Bits<24>>,
-    /// The arriving payload is longer than the payload buffer: it holds the read client
-    /// until its burst ends, so the next pick waits for that (a pick made now could be
-    /// thousands of clocks stale when its WQE can be read).
-    pl_long: DFF<Bit>,
-    /// The transmit machine's message had its payload requested before its grant (it
-    /// fits the buffer): its words wait in the buffer until the message is taken.
-    tx_early: DFF<Bit>,
-    /// The WQE being committed reads a payload that fits the buffer: it is requested
-    /// before the message is offered.
-    pl_early: Signal<Local, Bit>,
-    /// The payload buffer's words may go out (not those of a message read early and not
-    /// yet taken).
-    pl_out_ok: Signal<Local, Bit>,
-    /// The transmit machine may take the scheduler's pick (idle, and no long payload
-    /// burst arriving).
-    tx_pick_ok: Signal<Local, Bit>,
-    payload_buffer_depth: Constant<Bits<16>>,
+    /// The transmit machine: claim, WQE fetch, commit, message and payload.
+    tm: TransmitMachine,
+    tx_req_qp: Signal<Local, Bits<6>>,
+    /// A CSR write executed this clock resets `op_qp` or moves its ring.
+    csr_moved: Signal<Local, Bit>,
     /// The acknowledgement machine: events, completion jobs (re-read, completion request,
     /// advance) and the timer scan; its evaluations and advances run in the table engine.
     pub(crate) ack: AckMachine,
@@ -367,6 +308,11 @@ pub struct SendQueueEngine {
     // Read stage: values derived from the entry, registered for the Exec clock (the
     // engine's timing cut between the table read and the decision).
     rd_eligible_reg: DFF<Bit>,
+    /// `sq_una` is the event's PSN, the advance's WQE index; `sq_next` the commit's PSN
+    /// (those inputs are held while their operation is in the engine).
+    una_is_evt_reg: DFF<Bit>,
+    una_is_adv_reg: DFF<Bit>,
+    next_is_commit_reg: DFF<Bit>,
     rd_outstanding_reg: DFF<Bit>,
     rd_wqe_addr_reg: DFF<Bits<32>>,
     ev_hit_reg: DFF<Bit>,
@@ -390,14 +336,6 @@ pub struct SendQueueEngine {
     evt_run_reg: DFF<Bits<4>>,
     /// The QP's retry timer has expired (as of the Exec clock).
     timer_expired_reg: DFF<Bit>,
-    // The fetched WQE's class, registered for the commit (its words are stable from the
-    // clock before the commit is requested).
-    wqe_local_only_reg: DFF<Bit>,
-    /// A good DELAY: its commit holds the QP in the scheduler.
-    delay_ok_reg: DFF<Bit>,
-    need_empty_reg: DFF<Bit>,
-    /// A READ or an atomic: the QP waits for the response.
-    needs_response_reg: DFF<Bit>,
     // Combinational: the entry read.
     rd_base: Signal<Local, Bits<32>>,
     rd_remote: Signal<Local, Bits<32>>,
@@ -461,36 +399,10 @@ pub struct SendQueueEngine {
     /// `now + 1`: the cycle counter as of the next clock.
     now_p1: Signal<Local, Bits<32>>,
     timer_expired: Signal<Local, Bit>,
-    // Combinational: the fetched WQE.
-    op_known: Signal<Local, Bit>,
-    op_read: Signal<Local, Bit>,
-    op_atomic: Signal<Local, Bit>,
-    op_rdma: Signal<Local, Bit>,
-    op_imm: Signal<Local, Bit>,
-    len_ok: Signal<Local, Bit>,
-    addr_ok: Signal<Local, Bit>,
-    wqe_status: Signal<Local, Bits<8>>,
-    wqe_bad: Signal<Local, Bit>,
-    op_nop: Signal<Local, Bit>,
-    /// Local operations besides the NOP: BIND RKEY and DELAY.
-    op_bind: Signal<Local, Bit>,
-    op_delay: Signal<Local, Bit>,
-    /// A DELAY's cycle count fits `DELAY_CYCLES_BITS` (word 3's other bits are zero).
-    delay_fits: Signal<Local, Bit>,
-    /// The WQE completes locally, without a message: a bad WQE, a NOP, a BIND or a DELAY.
-    wqe_local_only: Signal<Local, Bit>,
-    op_send: Signal<Local, Bit>,
-    inline_data: Signal<Local, Bits<64>>,
-    need_empty: Signal<Local, Bit>,
-    msg_length: Signal<Local, Bits<32>>,
-    len_round: Signal<Local, Bits<16>>,
     // Combinational: requests and grants.
     tx_req: Signal<Local, Bit>,
     tx_req_op: Signal<Local, SqOp>,
-    tx_streaming: Signal<Local, Bit>,
-    /// The operation's QP has its `sq_una` being transmitted (the transmit machine's
-    /// message, or the one whose payload streams from the payload buffer).
-    tx_on_una: Signal<Local, Bit>,
+    tx_on_una_reg: DFF<Bit>,
     grant_csr: Signal<Local, Bit>,
     /// The last operation granted was a CSR access.
     csr_granted_last: DFF<Bit>,
@@ -523,7 +435,6 @@ pub struct SendQueueEngine {
     wr_una: Signal<Local, Bits<24>>,
     wr_una_rsp: Signal<Local, Bit>,
     wr_tstart: Signal<Local, Bits<32>>,
-    wr_drain_kept: Signal<Local, Bit>,
     // Constants.
     num_qps: Constant<Bits<7>>,
     ones24: Constant<Bits<24>>,
@@ -531,27 +442,10 @@ pub struct SendQueueEngine {
     /// `2^24 - SEND_WINDOW`: an event PSN distance at or above it lies at most
     /// `SEND_WINDOW` before `sq_una`.
     window_before: Constant<Bits<24>>,
-    max_length: Constant<Bits<32>>,
-    inline_max: Constant<Bits<32>>,
     syn_sequence: Constant<Bits<8>>,
     syn_port_down: Constant<Bits<8>>,
     syn_crc: Constant<Bits<8>>,
-    opc_send: Constant<Bits<8>>,
-    opc_send_imm: Constant<Bits<8>>,
-    opc_nop: Constant<Bits<8>>,
-    opc_bind: Constant<Bits<8>>,
-    opc_delay: Constant<Bits<8>>,
-    /// Word 3 bits a DELAY must leave zero (above `DELAY_CYCLES_BITS`).
-    delay_high: Constant<Bits<64>>,
-    opc_write: Constant<Bits<8>>,
-    opc_write_imm: Constant<Bits<8>>,
-    opc_read: Constant<Bits<8>>,
-    opc_cas: Constant<Bits<8>>,
-    opc_faa: Constant<Bits<8>>,
-    st_length: Constant<Bits<8>>,
     st_retry: Constant<Bits<8>>,
-    st_address: Constant<Bits<8>>,
-    st_opcode: Constant<Bits<8>>,
     st_restarted: Constant<Bits<8>>,
 }
 
@@ -657,29 +551,12 @@ impl SendQueueEngine {
             rdata_valid_reg: Default::default(),
             rdata_reg: Default::default(),
             now: Default::default(),
-            requests_reg: Default::default(),
             retransmissions_reg: Default::default(),
             scheduler: Scheduler::new(queue_pairs),
-            tx_state: Default::default(),
-            tx_qp: Default::default(),
-            tx_psn: Default::default(),
-            tx_wqe_addr: Default::default(),
-            tx_remote: Default::default(),
-            tx_resync: Default::default(),
-            tx_stale: Default::default(),
-            tx_beat: Default::default(),
-            fetch: WqeFetch::new(),
-            payload_buffer: PayloadBuffer::new(),
-            pl_busy: Default::default(),
-            pl_streaming: Default::default(),
-            pl_qp: Default::default(),
-            pl_psn: Default::default(),
-            pl_long: Default::default(),
-            tx_early: Default::default(),
-            pl_early: Default::default(),
-            pl_out_ok: Default::default(),
-            tx_pick_ok: Default::default(),
-            payload_buffer_depth: k(PAYLOAD_BUFFER_DEPTH as u64),
+            tm: TransmitMachine::new(),
+            tx_req_qp: Default::default(),
+            csr_moved: Default::default(),
+            tx_on_una_reg: Default::default(),
             ack: AckMachine::new(queue_pairs),
             csr_qp_reset: Default::default(),
             rd_base: Default::default(),
@@ -698,6 +575,9 @@ impl SendQueueEngine {
             rd_outstanding: Default::default(),
             rd_eligible: Default::default(),
             rd_eligible_reg: Default::default(),
+            una_is_evt_reg: Default::default(),
+            una_is_adv_reg: Default::default(),
+            next_is_commit_reg: Default::default(),
             rd_outstanding_reg: Default::default(),
             rd_wqe_addr_reg: Default::default(),
             ev_hit_reg: Default::default(),
@@ -711,10 +591,6 @@ impl SendQueueEngine {
             ev_implied_reg: Default::default(),
             evt_run_reg: Default::default(),
             timer_expired_reg: Default::default(),
-            wqe_local_only_reg: Default::default(),
-            delay_ok_reg: Default::default(),
-            need_empty_reg: Default::default(),
-            needs_response_reg: Default::default(),
             exec_now: Default::default(),
             timer_preemptible: Default::default(),
             timer_preempted: Default::default(),
@@ -746,29 +622,8 @@ impl SendQueueEngine {
             ev_restarted: Default::default(),
             ev_implied: Default::default(),
             csr_value: Default::default(),
-            op_known: Default::default(),
-            op_read: Default::default(),
-            op_atomic: Default::default(),
-            op_rdma: Default::default(),
-            op_imm: Default::default(),
-            len_ok: Default::default(),
-            addr_ok: Default::default(),
-            wqe_status: Default::default(),
-            wqe_bad: Default::default(),
-            op_nop: Default::default(),
-            op_bind: Default::default(),
-            op_delay: Default::default(),
-            delay_fits: Default::default(),
-            wqe_local_only: Default::default(),
-            op_send: Default::default(),
-            inline_data: Default::default(),
-            need_empty: Default::default(),
-            msg_length: Default::default(),
-            len_round: Default::default(),
             tx_req: Default::default(),
             tx_req_op: Default::default(),
-            tx_streaming: Default::default(),
-            tx_on_una: Default::default(),
             grant_csr: Default::default(),
             csr_granted_last: Default::default(),
             csr_yield: Default::default(),
@@ -797,31 +652,14 @@ impl SendQueueEngine {
             wr_una: Default::default(),
             wr_una_rsp: Default::default(),
             wr_tstart: Default::default(),
-            wr_drain_kept: Default::default(),
             num_qps: k(queue_pairs as u64),
             ones24: k(0xFF_FFFF),
             send_window: k(SEND_WINDOW as u64),
             window_before: k((1 << 24) - SEND_WINDOW as u64),
-            max_length: k(MAX_MESSAGE_LENGTH as u64),
-            inline_max: k(INLINE_MAX_BYTES as u64),
             syn_sequence: k(Syndrome::SequenceError as u64),
             syn_port_down: k(Syndrome::PortDown as u64),
             syn_crc: k(Syndrome::CrcOrMalformed as u64),
-            opc_send: k(WqeOpcode::Send as u64),
-            opc_send_imm: k(WqeOpcode::SendImmediate as u64),
-            opc_nop: k(NOP_OPCODE as u64),
-            opc_bind: k(BIND_OPCODE as u64),
-            opc_delay: k(DELAY_OPCODE as u64),
-            delay_high: k(!DELAY_CYCLES_MASK),
-            opc_write: k(WqeOpcode::RdmaWrite as u64),
-            opc_write_imm: k(WqeOpcode::RdmaWriteImmediate as u64),
-            opc_read: k(WqeOpcode::RdmaRead as u64),
-            opc_cas: k(WqeOpcode::AtomicCompareSwap as u64),
-            opc_faa: k(WqeOpcode::AtomicFetchAdd as u64),
-            st_length: k(CompletionStatus::LOCAL_LENGTH_ERROR as u64),
             st_retry: k(CompletionStatus::RETRY_EXCEEDED as u64),
-            st_address: k(CompletionStatus::LOCAL_ADDRESS_ERROR as u64),
-            st_opcode: k(CompletionStatus::BAD_OPCODE as u64),
             st_restarted: k(CompletionStatus::RESPONDER_RESTARTED as u64),
         }
     }
@@ -841,6 +679,9 @@ impl Logic for SendQueueEngine {
             clock,
             eng_state,
             rd_eligible_reg,
+            una_is_evt_reg,
+            una_is_adv_reg,
+            next_is_commit_reg,
             rd_outstanding_reg,
             rd_wqe_addr_reg,
             ev_hit_reg,
@@ -856,10 +697,6 @@ impl Logic for SendQueueEngine {
             una_p1,
             evt_run_reg,
             timer_expired_reg,
-            wqe_local_only_reg,
-            delay_ok_reg,
-            need_empty_reg,
-            needs_response_reg,
             op,
             op_qp,
             csr_granted_last,
@@ -868,22 +705,8 @@ impl Logic for SendQueueEngine {
             rdata_valid_reg,
             rdata_reg,
             now,
-            requests_reg,
             retransmissions_reg,
-            tx_state,
-            tx_qp,
-            tx_psn,
-            tx_wqe_addr,
-            tx_remote,
-            tx_resync,
-            tx_stale,
-            tx_beat,
-            pl_busy,
-            pl_streaming,
-            pl_qp,
-            pl_psn,
-            pl_long,
-            tx_early
+            tx_on_una_reg
         );
         self.qp_table.clock.next = self.clock.val();
         self.qp_table.reset.next = self.reset.val();
@@ -973,6 +796,9 @@ impl Logic for SendQueueEngine {
             & (self.elapsed.val() >= self.cfg_retry_timeout.val());
         // Registered every clock; only the values of the Read clock are used (in Exec).
         self.rd_eligible_reg.d.next = self.rd_eligible.val();
+        self.una_is_evt_reg.d.next = self.rd_una.val() == self.ack.m_evt_psn.val();
+        self.una_is_adv_reg.d.next = self.rd_una.val() == self.ack.m_adv_idx.val();
+        self.next_is_commit_reg.d.next = self.rd_next.val() == self.tm.m_commit_psn.val();
         self.rd_outstanding_reg.d.next = self.rd_outstanding.val();
         self.rd_wqe_addr_reg.d.next = self.rd_wqe_addr.val();
         self.ev_hit_reg.d.next = self.ev_hit.val();
@@ -1014,123 +840,19 @@ impl Logic for SendQueueEngine {
             }
         }
 
-        // ---- The fetched WQE ----
-        self.op_read.next = self.fetch.m_opcode.val() == self.opc_read.val();
-        self.op_atomic.next = (self.fetch.m_opcode.val() == self.opc_cas.val())
-            | (self.fetch.m_opcode.val() == self.opc_faa.val());
-        self.op_imm.next = (self.fetch.m_opcode.val() == self.opc_send_imm.val())
-            | (self.fetch.m_opcode.val() == self.opc_write_imm.val());
-        self.op_send.next = (self.fetch.m_opcode.val() == self.opc_send.val())
-            | (self.fetch.m_opcode.val() == self.opc_send_imm.val());
-        self.op_nop.next = self.fetch.m_opcode.val() == self.opc_nop.val();
-        self.op_bind.next = self.fetch.m_opcode.val() == self.opc_bind.val();
-        self.op_delay.next = self.fetch.m_opcode.val() == self.opc_delay.val();
-        self.delay_fits.next = (self.fetch.m_vaddr.val() & self.delay_high.val()) == 0;
-        // Inline payloads come with SENDs only (the other opcodes use the words).
-        self.op_known.next = ((self.fetch.m_opcode.val() == self.opc_send.val())
-            | (self.fetch.m_opcode.val() == self.opc_write.val())
-            | self.op_read.val()
-            | self.op_atomic.val()
-            | self.op_imm.val()
-            | self.op_nop.val()
-            | self.op_bind.val()
-            | self.op_delay.val())
-            & (!self.fetch.m_inline.val() | self.op_send.val());
-        self.op_rdma.next = self.fetch.m_opcode.val().get_bits::<4>(4) == 1;
-        // A BIND's length is the bound range's (any 32-bit value), not a message's.
-        self.len_ok.next = ((self.fetch.m_length.val() <= self.max_length.val())
-            | self.op_bind.val())
-            & (!self.op_delay.val() | self.delay_fits.val())
-            & (!self.op_atomic.val() | (self.fetch.m_length.val() == 8))
-            & (!self.fetch.m_inline.val() | (self.fetch.m_length.val() <= self.inline_max.val()));
-        self.addr_ok.next = ((self.fetch.m_local.val().get_bits::<3>(0) == 0)
-            | self.fetch.m_inline.val())
-            & (!self.op_rdma.val() | (self.fetch.m_vaddr.val().get_bits::<3>(0) == 0));
-        // Checked in this order: opcode, length, alignment (the first failure is reported).
-        self.wqe_status.next = 0.into();
-        if !self.addr_ok.val() {
-            self.wqe_status.next = self.st_address.val();
-        }
-        if !self.len_ok.val() {
-            self.wqe_status.next = self.st_length.val();
-        }
-        if !self.op_known.val() {
-            self.wqe_status.next = self.st_opcode.val();
-        }
-        self.wqe_bad.next = !self.op_known.val() | !self.len_ok.val() | !self.addr_ok.val();
-        self.wqe_local_only.next =
-            self.wqe_bad.val() | self.op_nop.val() | self.op_bind.val() | self.op_delay.val();
-        self.delay_ok_reg.d.next = self.op_delay.val() & !self.wqe_bad.val();
-        self.need_empty.next =
-            self.wqe_local_only.val() | self.op_read.val() | self.op_atomic.val();
-        self.wqe_local_only_reg.d.next = self.wqe_local_only.val();
-        self.need_empty_reg.d.next = self.need_empty.val();
-        self.needs_response_reg.d.next = self.op_read.val() | self.op_atomic.val();
-        self.msg_length.next = self.fetch.m_length.val();
-        if self.op_read.val() {
-            self.msg_length.next = 0.into();
-        }
-        if self.op_atomic.val() {
-            self.msg_length.next = 16.into();
-        }
-        self.len_round.next = bit_cast::<16, 32>((self.fetch.m_length.val() + 7) >> 3);
-        // A payload read that fits the buffer completes without the segmenter, so it may
-        // start before the message's grant ("Deadlock freedom").
-        self.pl_early.next = !self.wqe_local_only.val()
-            & !self.op_read.val()
-            & !self.op_atomic.val()
-            & !self.fetch.m_inline.val()
-            & (self.fetch.m_length.val() != 0)
-            & (self.len_round.val() <= self.payload_buffer_depth.val());
-        self.inline_data.next = self.fetch.m_word7.val();
-        if self.tx_beat.q.val() == 0 {
-            self.inline_data.next = self.fetch.m_vaddr.val();
-        }
-        if self.tx_beat.q.val() == 1 {
-            self.inline_data.next = self.fetch.m_compare.val();
-        }
-        if self.tx_beat.q.val() == 2 {
-            self.inline_data.next = self.fetch.m_swap.val();
-        }
-
-        // ---- Requests to the table engine (from registers only) ----
-        self.tx_req.next = false;
+        // ---- Requests of the transmit machine (from its registers) ----
+        self.tx_req.next = self.tm.m_op_valid.val();
         self.tx_req_op.next = SqOp::Claim;
-        self.tx_streaming.next = false;
-        match self.tx_state.q.val() {
-            SqTxState::ClaimReq => {
-                self.tx_req.next = true;
-            }
-            SqTxState::CommitReq => {
-                self.tx_req.next = true;
-                self.tx_req_op.next = SqOp::Commit;
-            }
-            SqTxState::Expect => {
-                self.tx_streaming.next = true;
-            }
-            SqTxState::Msg => {
-                self.tx_streaming.next = true;
-            }
-            SqTxState::PayloadReq => {
-                self.tx_streaming.next = true;
-            }
-            SqTxState::Inline => {
-                self.tx_streaming.next = true;
-            }
-            SqTxState::Atomic0 => {
-                self.tx_streaming.next = true;
-            }
-            SqTxState::Atomic1 => {
-                self.tx_streaming.next = true;
-            }
-            _ => {}
+        if self.tm.m_op_commit.val() {
+            self.tx_req_op.next = SqOp::Commit;
         }
-        self.tx_on_una.next = (self.tx_streaming.val()
-            & (self.tx_qp.q.val() == self.op_qp.q.val())
-            & (self.tx_psn.q.val() == self.rd_una.val()))
-            | (self.pl_streaming.q.val()
-                & (self.pl_qp.q.val() == self.op_qp.q.val())
-                & (self.pl_psn.q.val() == self.rd_una.val()));
+        self.tx_req_qp.next = self.tm.m_op_qp.val();
+        // (Compared in the Read clock, used in Exec: a message that starts streaming in
+        // between is the commit's, which executed before this operation's read; one that
+        // ends in between restarts the timer once more.)
+        self.tm.s_una_qp.next = self.op_qp.q.val();
+        self.tm.s_una_psn.next = self.rd_una.val();
+        self.tx_on_una_reg.d.next = self.tm.m_on_una.val();
         // ---- Table engine ----
         self.csr_yield.next =
             self.csr_granted_last.q.val() & (self.ack.m_req_valid.val() | self.tx_req.val());
@@ -1142,6 +864,7 @@ impl Logic for SendQueueEngine {
         self.rdata_valid_reg.d.next = false;
         self.ex_ok.next = false;
         self.csr_qp_reset.next = false;
+        self.csr_moved.next = false;
         self.ex_retx.next = false;
         self.ex_job_valid.next = false;
         self.ex_job_succ.next = 0.into();
@@ -1157,7 +880,9 @@ impl Logic for SendQueueEngine {
         self.wr_enable.next = self.rd_enable.val();
         self.wr_resync.next = self.rd_resync.val();
         self.wr_waiting.next = self.rd_waiting.val();
-        self.wr_drain.next = self.rd_drain.val();
+        // The stored draining flag holds only while messages are outstanding (tested
+        // here, from the Read clock, not behind the write-back's PSN muxes).
+        self.wr_drain.next = self.rd_drain.val() & self.rd_outstanding_reg.q.val();
         self.wr_retry.next = self.rd_retry.val();
         self.wr_una.next = self.rd_una.val();
         self.wr_una_rsp.next = self.rd_una_rsp.val();
@@ -1215,15 +940,13 @@ impl Logic for SendQueueEngine {
                                 }
                             }
                             // A reset or a moved ring invalidates a WQE being fetched.
-                            if (self.op_qp.q.val() == self.tx_qp.q.val())
-                                & (self.tx_state.q.val() != SqTxState::Idle)
-                                & ((self.csr_reg_reg.q.val() == 0)
-                                    | (self.csr_reg_reg.q.val() == 1)
-                                    | ((self.csr_reg_reg.q.val() == 9)
-                                        & (self.csr_wdata_reg.q.val().get_bit(1)
-                                            | self.csr_wdata_reg.q.val().get_bit(2))))
+                            if (self.csr_reg_reg.q.val() == 0)
+                                | (self.csr_reg_reg.q.val() == 1)
+                                | ((self.csr_reg_reg.q.val() == 9)
+                                    & (self.csr_wdata_reg.q.val().get_bit(1)
+                                        | self.csr_wdata_reg.q.val().get_bit(2)))
                             {
-                                self.tx_stale.d.next = true;
+                                self.csr_moved.next = true;
                             }
                         }
                     }
@@ -1232,15 +955,16 @@ impl Logic for SendQueueEngine {
                     }
                     SqOp::Commit => {
                         self.ex_ok.next = self.rd_eligible_reg.q.val()
-                            & (self.rd_next.val() == self.tx_psn.q.val())
-                            & !self.tx_stale.q.val()
-                            & (!self.need_empty_reg.q.val() | !self.rd_outstanding_reg.q.val());
+                            & self.next_is_commit_reg.q.val()
+                            & !self.tm.m_commit_stale.val()
+                            & (!self.tm.m_commit_need_empty.val()
+                                | !self.rd_outstanding_reg.q.val());
                         if self.ex_ok.val() {
                             self.wr_next.next = self.next_p1.q.val();
-                            if self.wqe_local_only_reg.q.val() {
+                            if self.tm.m_commit_local_only.val() {
                                 // Nothing more is sent until the local completion is done.
                                 self.wr_drain.next = true;
-                            } else if self.needs_response_reg.q.val() {
+                            } else if self.tm.m_commit_needs_response.val() {
                                 // Committed only with nothing outstanding: it is sq_una.
                                 self.wr_waiting.next = true;
                                 self.wr_una_rsp.next = true;
@@ -1249,8 +973,8 @@ impl Logic for SendQueueEngine {
                                 self.wr_tstart.next = self.now.q.val();
                             }
                         } else if self.rd_eligible_reg.q.val()
-                            & (self.rd_next.val() == self.tx_psn.q.val())
-                            & !self.tx_stale.q.val()
+                            & self.next_is_commit_reg.q.val()
+                            & !self.tm.m_commit_stale.val()
                         {
                             // READ, atomic or bad WQE behind outstanding messages: wait
                             // until the QP drains.
@@ -1260,7 +984,7 @@ impl Logic for SendQueueEngine {
                     SqOp::Eval => {
                         if self.ack.m_evt_local.val() {
                             self.ex_job_valid.next = self.qp_valid.val()
-                                & (self.rd_una.val() == self.ack.m_evt_psn.val())
+                                & self.una_is_evt_reg.q.val()
                                 & self.rd_outstanding_reg.q.val();
                             self.ex_job_final.next = true;
                             self.ex_job_status.next = self.ack.m_evt_local_status.val();
@@ -1353,7 +1077,7 @@ impl Logic for SendQueueEngine {
                     }
                     SqOp::Advance => {
                         self.ex_ok.next = self.qp_valid.val()
-                            & (self.rd_una.val() == self.ack.m_adv_idx.val())
+                            & self.una_is_adv_reg.q.val()
                             & !self.ack.m_adv_stale.val();
                         if self.ex_ok.val() {
                             self.wr_una.next = self.job_idx_p1.val();
@@ -1369,7 +1093,7 @@ impl Logic for SendQueueEngine {
                         // The timer runs while messages are outstanding.
                         self.ex_ok.next = self.qp_valid.val() & self.rd_outstanding_reg.q.val();
                         if self.ex_ok.val() {
-                            if self.tx_on_una.val() {
+                            if self.tx_on_una_reg.q.val() {
                                 // sq_una is still being transmitted: not yet waiting for
                                 // its answer. (Later messages do not hold the timer: it
                                 // measures the oldest message's wait.)
@@ -1411,7 +1135,7 @@ impl Logic for SendQueueEngine {
         // The QP the priority order would grant (lowest priority first, then overridden).
         self.next_qp.next = self.ack.m_scan_qp.val();
         if self.tx_req.val() {
-            self.next_qp.next = self.tx_qp.q.val();
+            self.next_qp.next = self.tx_req_qp.val();
         }
         if self.ack.m_req_valid.val() {
             self.next_qp.next = self.ack.m_req_qp.val();
@@ -1446,7 +1170,7 @@ impl Logic for SendQueueEngine {
                 }
             } else if self.tx_req.val() {
                 self.grant_tx.next = true;
-                self.read_qp.next = self.tx_qp.q.val();
+                self.read_qp.next = self.tx_req_qp.val();
                 self.op.d.next = self.tx_req_op.val();
             } else if self.ack.m_scan_valid.val() & !self.timer_preemptible.val() {
                 self.grant_ak.next = true;
@@ -1469,7 +1193,6 @@ impl Logic for SendQueueEngine {
         // from the entry as written (registered: the PSN arithmetic of the decision and the
         // window test are in different clocks). Nothing else reads it; the transmit
         // machine, if it picks a QP in that clock, finds it ineligible at its claim.
-        self.wr_drain_kept.next = self.wr_drain.val() & (self.wr_una.val() != self.wr_next.val());
         self.scheduler.s_wb_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
         self.scheduler.s_wb_qp.next = self.op_qp.q.val();
         self.scheduler.s_wb_next.next = self.wr_next.val();
@@ -1477,9 +1200,8 @@ impl Logic for SendQueueEngine {
         self.scheduler.s_wb_pi.next = self.wr_pi.val();
         self.scheduler.s_wb_ready.next =
             self.qp_valid.val() & self.wr_enable.val() & !self.wr_waiting.val();
-        // The draining flag as written; the scheduler tests `una != next` again from its
-        // registered copies (the one in `wr_drain_kept` ends the longest path of the Exec
-        // clock, into the RAM's data).
+        // The draining flag as written; the scheduler tests `una != next` from its
+        // registered copies, the table engine at the next read.
         self.scheduler.s_wb_drain.next = self.wr_drain.val();
         self.qp_table.s_rd_addr.next = self.read_qp.val();
         self.qp_table.s_wr_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
@@ -1492,7 +1214,7 @@ impl Logic for SendQueueEngine {
         self.qp_table.s_wr_entry.next.enable = self.wr_enable.val();
         self.qp_table.s_wr_entry.next.resync = self.wr_resync.val();
         self.qp_table.s_wr_entry.next.waiting = self.wr_waiting.val();
-        self.qp_table.s_wr_entry.next.draining = self.wr_drain_kept.val();
+        self.qp_table.s_wr_entry.next.draining = self.wr_drain.val();
         self.qp_table.s_wr_entry.next.retry = self.wr_retry.val();
         self.qp_table.s_wr_entry.next.sq_una = self.wr_una.val();
         self.qp_table.s_wr_entry.next.una_needs_response = self.wr_una_rsp.val();
@@ -1503,211 +1225,64 @@ impl Logic for SendQueueEngine {
         self.scheduler.s_hold_valid.next = (self.eng_state.q.val() == SqEngineState::Exec)
             & (self.op.q.val() == SqOp::Commit)
             & self.ex_ok.val()
-            & self.delay_ok_reg.q.val();
+            & self.tm.m_commit_delay.val();
         self.scheduler.s_hold_qp.next = self.op_qp.q.val();
-        self.scheduler.s_hold_cycles.next = self.fetch.m_vaddr.val().get_bits::<24>(0);
+        self.scheduler.s_hold_cycles.next = self.tm.m_delay_cycles.val();
 
         // ---- Transmit machine ----
-        self.scheduler.s_pick_taken.next = false;
-        self.fetch.clock.next = self.clock.val();
-        self.fetch.reset.next = self.reset.val();
-        self.fetch.s_fetch_valid.next = false;
-        self.fetch.s_fetch_addr.next = self.tx_wqe_addr.q.val();
-        self.fetch.m_rd_req_ready.next = self.m_txrd_req_ready.val();
-        self.fetch.s_rd_data.next = self.s_txrd_data.val();
-        self.fetch.s_rd_valid.next = self.s_txrd_valid.val() & !self.pl_busy.q.val();
-        self.payload_buffer.clock.next = self.clock.val();
-        self.payload_buffer.reset.next = self.reset.val();
-        self.payload_buffer.s_data.next = self.s_txrd_data.val();
-        self.payload_buffer.s_valid.next = self.s_txrd_valid.val() & self.pl_busy.q.val();
-        self.payload_buffer.s_last.next = self.s_txrd_last.val();
-        // The tx DMA read port: the WQE fetch's, but for the payload read (PayloadReq),
-        // which waits until the fetch has drained. Read data go in request order: to the
-        // payload buffer while the payload's burst arrives, else to the fetch (whose next
-        // request may already be waiting behind the payload's).
-        self.m_txrd_req_valid.next = self.fetch.m_rd_req_valid.val();
-        self.m_txrd_req_addr.next = self.fetch.m_rd_req_addr.val();
-        self.m_txrd_req_words.next = self.fetch.m_rd_req_words.val();
-        self.s_txrd_ready.next = self.fetch.s_rd_ready.val();
-        if self.pl_busy.q.val() {
-            self.s_txrd_ready.next = self.payload_buffer.s_ready.val();
-            if self.s_txrd_valid.val() & self.payload_buffer.s_ready.val() & self.s_txrd_last.val()
-            {
-                self.pl_busy.d.next = false;
-            }
-        }
-        // The payload from the buffer (an inline or atomic payload overrides it below: it
-        // follows its message, which is offered only once the buffer's last one has left).
-        self.m_expect_valid.next = false;
-        self.m_msg_valid.next = false;
-        // (Until its request is taken, an early message's machine waits for the previous
-        // payload to leave: that one's words go out.)
-        self.pl_out_ok.next = !(self.tx_early.q.val() & (self.tx_state.q.val() == SqTxState::Msg));
-        self.m_payload_valid.next = self.payload_buffer.m_valid.val() & self.pl_out_ok.val();
-        self.m_payload_data.next = self.payload_buffer.m_data.val();
-        self.m_payload_last.next = self.payload_buffer.m_last.val();
-        self.payload_buffer.m_ready.next = self.m_payload_ready.val() & self.pl_out_ok.val();
-        if self.payload_buffer.m_valid.val()
-            & self.m_payload_ready.val()
-            & self.pl_out_ok.val()
-            & self.payload_buffer.m_last.val()
-        {
-            self.pl_streaming.d.next = false;
-        }
-        self.tx_pick_ok.next = (self.tx_state.q.val() == SqTxState::Idle)
-            & !(self.pl_busy.q.val() & self.pl_long.q.val());
-        match self.tx_state.q.val() {
-            SqTxState::Idle => {
-                if self.scheduler.m_pick_valid.val() & self.tx_pick_ok.val() {
-                    self.scheduler.s_pick_taken.next = true;
-                    self.tx_qp.d.next = self.scheduler.m_pick_qp.val();
-                    self.tx_stale.d.next = false;
-                    self.tx_state.d.next = SqTxState::ClaimReq;
-                }
-            }
-            SqTxState::ClaimReq => {
-                if self.grant_tx.val() {
-                    self.tx_state.d.next = SqTxState::ClaimWait;
-                }
-            }
-            SqTxState::ClaimWait => {
-                if self.exec_now.val() {
-                    self.tx_psn.d.next = self.rd_next.val();
-                    self.tx_wqe_addr.d.next = self.rd_wqe_addr_reg.q.val();
-                    self.tx_remote.d.next = self.rd_remote.val();
-                    self.tx_state.d.next = SqTxState::Idle;
-                    if self.ex_ok.val() {
-                        self.tx_state.d.next = SqTxState::FetchReq;
-                    }
-                }
-            }
-            SqTxState::FetchReq => {
-                self.fetch.s_fetch_valid.next = true;
-                if self.fetch.s_fetch_ready.val() {
-                    self.tx_state.d.next = SqTxState::FetchData;
-                }
-            }
-            SqTxState::FetchData => {
-                // Word 7, or word 4 of a WQE that uses no more (its words 5-7 are not
-                // read).
-                if self.fetch.m_wqe_done.val() {
-                    self.tx_state.d.next = SqTxState::CommitReq;
-                }
-            }
-            SqTxState::CommitReq => {
-                if self.grant_tx.val() {
-                    self.tx_state.d.next = SqTxState::CommitWait;
-                }
-            }
-            SqTxState::CommitWait => {
-                if self.exec_now.val() {
-                    self.tx_resync.d.next = self.rd_resync.val() & !self.rd_outstanding_reg.q.val();
-                    self.tx_state.d.next = SqTxState::Idle;
-                    if self.ex_ok.val() {
-                        self.tx_state.d.next = SqTxState::Msg;
-                        if self.pl_early.val() {
-                            self.tx_state.d.next = SqTxState::PayloadReq;
-                        }
-                        self.tx_early.d.next = self.pl_early.val();
-                        if self.op_read.val() | self.op_atomic.val() {
-                            self.tx_state.d.next = SqTxState::Expect;
-                        }
-                        if self.wqe_local_only.val() {
-                            self.tx_state.d.next = SqTxState::Local;
-                        }
-                    }
-                }
-            }
-            SqTxState::Local => {
-                if self.ack.s_local_ready.val() {
-                    self.tx_state.d.next = SqTxState::Idle;
-                }
-            }
-            SqTxState::Expect => {
-                self.m_expect_valid.next = true;
-                if self.m_expect_ready.val() {
-                    self.tx_state.d.next = SqTxState::Msg;
-                }
-            }
-            SqTxState::Msg => {
-                // After the previous message's last payload word (from the buffer); the
-                // words there are this message's own if it was read early.
-                self.m_msg_valid.next = !self.pl_streaming.q.val() | self.tx_early.q.val();
-                if self.m_msg_ready.val() & (!self.pl_streaming.q.val() | self.tx_early.q.val()) {
-                    self.requests_reg.d.next = self.requests_reg.q.val() + 1;
-                    self.tx_state.d.next = SqTxState::Idle;
-                    self.tx_beat.d.next = 0.into();
-                    self.tx_early.d.next = false;
-                    if (self.msg_length.val() != 0) & !self.op_atomic.val() & !self.tx_early.q.val()
-                    {
-                        self.tx_state.d.next = SqTxState::PayloadReq;
-                        if self.fetch.m_inline.val() {
-                            self.tx_state.d.next = SqTxState::Inline;
-                        }
-                    }
-                    if self.op_atomic.val() {
-                        self.tx_state.d.next = SqTxState::Atomic0;
-                    }
-                }
-            }
-            SqTxState::PayloadReq => {
-                // One burst: ceil(length / 8) <= 8192 words. Read early (before the
-                // message's grant), it waits until the previous payload has left the
-                // buffer (one message's words at a time).
-                self.m_txrd_req_valid.next = !self.fetch.m_draining.val()
-                    & !(self.tx_early.q.val() & self.pl_streaming.q.val());
-                self.m_txrd_req_addr.next = self.fetch.m_local.val();
-                self.m_txrd_req_words.next = self.len_round.val();
-                if self.m_txrd_req_ready.val()
-                    & !self.fetch.m_draining.val()
-                    & !(self.tx_early.q.val() & self.pl_streaming.q.val())
-                {
-                    // The words go to the payload buffer; the machine goes on to the next
-                    // WQE (or to offer this message, if read early) while they arrive.
-                    self.pl_busy.d.next = true;
-                    self.pl_streaming.d.next = true;
-                    self.pl_qp.d.next = self.tx_qp.q.val();
-                    self.pl_psn.d.next = self.tx_psn.q.val();
-                    self.pl_long.d.next = self.len_round.val() > self.payload_buffer_depth.val();
-                    self.tx_state.d.next = SqTxState::Idle;
-                    if self.tx_early.q.val() {
-                        self.tx_state.d.next = SqTxState::Msg;
-                    }
-                }
-            }
-            SqTxState::Inline => {
-                // The payload from the WQE's words 3, 5, 6, 7 (`INLINE_WORDS`).
-                self.m_payload_valid.next = true;
-                self.m_payload_data.next = self.inline_data.val();
-                self.m_payload_last.next =
-                    bit_cast::<16, 3>(self.tx_beat.q.val()) + 1 == self.len_round.val();
-                if self.m_payload_ready.val() {
-                    self.tx_beat.d.next = self.tx_beat.q.val() + 1;
-                    if bit_cast::<16, 3>(self.tx_beat.q.val()) + 1 == self.len_round.val() {
-                        self.tx_state.d.next = SqTxState::Idle;
-                    }
-                }
-            }
-            SqTxState::Atomic0 => {
-                self.m_payload_valid.next = true;
-                self.m_payload_data.next = self.fetch.m_compare.val();
-                self.m_payload_last.next = false;
-                if self.m_payload_ready.val() {
-                    self.tx_state.d.next = SqTxState::Atomic1;
-                }
-            }
-            SqTxState::Atomic1 => {
-                self.m_payload_valid.next = true;
-                self.m_payload_data.next = self.fetch.m_swap.val();
-                self.m_payload_last.next = true;
-                if self.m_payload_ready.val() {
-                    self.tx_state.d.next = SqTxState::Idle;
-                }
-            }
-            _ => {
-                self.tx_state.d.next = SqTxState::Idle;
-            }
-        }
+        self.tm.clock.next = self.clock.val();
+        self.tm.reset.next = self.reset.val();
+        self.tm.cfg_node_id.next = self.cfg_node_id.val();
+        self.tm.s_pick_valid.next = self.scheduler.m_pick_valid.val();
+        self.tm.s_pick_qp.next = self.scheduler.m_pick_qp.val();
+        self.scheduler.s_pick_taken.next = self.tm.m_pick_taken.val();
+        self.tm.s_op_grant.next = self.grant_tx.val();
+        self.tm.s_claim_done.next = self.exec_now.val() & (self.op.q.val() == SqOp::Claim);
+        self.tm.s_commit_done.next = self.exec_now.val() & (self.op.q.val() == SqOp::Commit);
+        self.tm.s_op_ok.next = self.ex_ok.val();
+        self.tm.s_claim_psn.next = self.rd_next.val();
+        self.tm.s_claim_addr.next = self.rd_wqe_addr_reg.q.val();
+        self.tm.s_claim_remote.next = self.rd_remote.val();
+        self.tm.s_commit_resync.next = self.rd_resync.val() & !self.rd_outstanding_reg.q.val();
+        self.tm.s_moved_valid.next = self.csr_moved.val();
+        self.tm.s_moved_qp.next = self.op_qp.q.val();
+        self.tm.m_local_ready.next = self.ack.s_local_ready.val();
+        self.m_msg_valid.next = self.tm.m_msg_valid.val();
+        self.tm.m_msg_ready.next = self.m_msg_ready.val();
+        self.m_msg_opcode.next = self.tm.m_msg_opcode.val();
+        self.m_msg_dest_node.next = self.tm.m_msg_dest_node.val();
+        self.m_msg_src_node.next = self.tm.m_msg_src_node.val();
+        self.m_msg_dest_qp.next = self.tm.m_msg_dest_qp.val();
+        self.m_msg_src_qp.next = self.tm.m_msg_src_qp.val();
+        self.m_msg_psn.next = self.tm.m_msg_psn.val();
+        self.m_msg_length.next = self.tm.m_msg_length.val();
+        self.m_msg_vaddr.next = self.tm.m_msg_vaddr.val();
+        self.m_msg_stag.next = self.tm.m_msg_stag.val();
+        self.m_msg_dma_length.next = self.tm.m_msg_dma_length.val();
+        self.m_msg_immediate.next = self.tm.m_msg_immediate.val();
+        self.m_msg_has_immediate.next = self.tm.m_msg_has_immediate.val();
+        self.m_msg_invalidate.next = self.tm.m_msg_invalidate.val();
+        self.m_msg_resync.next = self.tm.m_msg_resync.val();
+        self.m_payload_data.next = self.tm.m_payload_data.val();
+        self.m_payload_valid.next = self.tm.m_payload_valid.val();
+        self.tm.m_payload_ready.next = self.m_payload_ready.val();
+        self.m_payload_last.next = self.tm.m_payload_last.val();
+        self.m_txrd_req_valid.next = self.tm.m_txrd_req_valid.val();
+        self.tm.m_txrd_req_ready.next = self.m_txrd_req_ready.val();
+        self.m_txrd_req_addr.next = self.tm.m_txrd_req_addr.val();
+        self.m_txrd_req_words.next = self.tm.m_txrd_req_words.val();
+        self.tm.s_txrd_data.next = self.s_txrd_data.val();
+        self.tm.s_txrd_valid.next = self.s_txrd_valid.val();
+        self.s_txrd_ready.next = self.tm.s_txrd_ready.val();
+        self.tm.s_txrd_last.next = self.s_txrd_last.val();
+        self.m_expect_valid.next = self.tm.m_expect_valid.val();
+        self.tm.m_expect_ready.next = self.m_expect_ready.val();
+        self.m_expect_qp.next = self.tm.m_expect_qp.val();
+        self.m_expect_psn.next = self.tm.m_expect_psn.val();
+        self.m_expect_addr.next = self.tm.m_expect_addr.val();
+        self.m_expect_length.next = self.tm.m_expect_length.val();
+        self.m_expect_atomic.next = self.tm.m_expect_atomic.val();
+        self.stat_requests_sent.next = self.tm.stat_requests_sent.val();
 
         // ---- Acknowledgement machine ----
         self.ack.clock.next = self.clock.val();
@@ -1719,10 +1294,10 @@ impl Logic for SendQueueEngine {
         self.ack.s_ack_syndrome.next = self.s_ack_syndrome.val();
         self.ack.s_ack_response.next = self.s_ack_response.val();
         self.ack.s_ack_resync.next = self.s_ack_resync.val();
-        self.ack.s_local_valid.next = self.tx_state.q.val() == SqTxState::Local;
-        self.ack.s_local_qp.next = self.tx_qp.q.val();
-        self.ack.s_local_psn.next = self.tx_psn.q.val();
-        self.ack.s_local_status.next = self.wqe_status.val();
+        self.ack.s_local_valid.next = self.tm.m_local_valid.val();
+        self.ack.s_local_qp.next = self.tm.m_local_qp.val();
+        self.ack.s_local_psn.next = self.tm.m_local_psn.val();
+        self.ack.s_local_status.next = self.tm.m_local_status.val();
         self.ack.s_grant.next = self.grant_ak.val();
         self.ack.s_scan_preempted.next = self.timer_preempted.val();
         self.ack.s_exec.next = self.exec_now.val();
@@ -1765,47 +1340,14 @@ impl Logic for SendQueueEngine {
         // ---- Outputs ----
         self.m_csr_rdata_valid.next = self.rdata_valid_reg.q.val();
         self.m_csr_rdata.next = self.rdata_reg.q.val();
-        self.m_msg_opcode.next = self.fetch.m_opcode.val();
-        self.m_msg_dest_node.next = self.tx_remote.q.val().get_bits::<16>(0);
-        self.m_msg_src_node.next = self.cfg_node_id.val();
-        self.m_msg_dest_qp.next = self.tx_remote.q.val().get_bits::<16>(16);
-        self.m_msg_src_qp.next = bit_cast::<16, 6>(self.tx_qp.q.val());
-        self.m_msg_psn.next = self.tx_psn.q.val();
-        self.m_msg_length.next = self.msg_length.val();
-        self.m_msg_vaddr.next = self.fetch.m_vaddr.val();
-        self.m_msg_stag.next = self.fetch.m_stag.val();
-        self.m_msg_dma_length.next = self.fetch.m_length.val();
-        self.m_msg_immediate.next = 0.into();
-        if self.op_imm.val() {
-            self.m_msg_immediate.next = self.fetch.m_immediate.val();
-        }
-        self.m_msg_has_immediate.next = self.op_imm.val();
-        self.m_msg_invalidate.next = self.fetch.m_invalidate.val();
-        self.m_msg_resync.next = self.tx_resync.q.val();
-        self.m_expect_qp.next = self.tx_qp.q.val();
-        self.m_expect_psn.next = self.tx_psn.q.val();
-        self.m_expect_addr.next = self.fetch.m_local.val();
-        self.m_expect_length.next = self.fetch.m_length.val();
-        self.m_expect_atomic.next = self.op_atomic.val();
-        self.stat_requests_sent.next = self.requests_reg.q.val();
         self.stat_retransmissions.next = self.retransmissions_reg.q.val();
 
         if self.reset.val() {
             self.eng_state.d.next = SqEngineState::Idle;
             self.now.d.next = 0.into();
-            self.requests_reg.d.next = 0.into();
             self.retransmissions_reg.d.next = 0.into();
             self.rdata_valid_reg.d.next = false;
-            self.tx_state.d.next = SqTxState::Idle;
-            self.pl_busy.d.next = false;
-            self.pl_streaming.d.next = false;
-            self.tx_early.d.next = false;
             self.s_csr_ready.next = false;
-            self.m_txrd_req_valid.next = false;
-            self.s_txrd_ready.next = false;
-            self.m_expect_valid.next = false;
-            self.m_msg_valid.next = false;
-            self.m_payload_valid.next = false;
         }
     }
 }
