@@ -158,8 +158,12 @@ pub enum ResponderState {
     Lookup,
     /// The per-QP RAMs answer for a failed cell.
     FailLookup,
+    /// A failed cell is judged (from the registered lookup).
+    FailDecide,
     /// The NackGenerator decides (again after a TPT lookup or a receive queue entry read).
     Decide,
+    /// The decision is applied before the answer it owes now.
+    Apply,
     TptRequest,
     TptWait,
     /// The `RqeFetch` reads the receive queue entry.
@@ -328,7 +332,8 @@ pub struct ReceiveQueueEngine {
     node_ok: DFF<Bit>,
     qp_exists: DFF<Bit>,
     qp_enabled: DFF<Bit>,
-    source_match: DFF<Bit>,
+    /// The QP's QP_REMOTE (compared with the cell's source in the Decide clock).
+    remote_reg: DFF<Bits<32>>,
     expected_reg: DFF<Bits<24>>,
     rq_ci_reg: DFF<Bits<24>>,
     rq_empty: DFF<Bit>,
@@ -345,8 +350,21 @@ pub struct ReceiveQueueEngine {
     behind_reg: DFF<Bits<24>>,
     rs_back_reg: DFF<Bits<24>>,
     rs_valid: DFF<Bit>,
-    atomic_match: DFF<Bit>,
-    expect_match: DFF<Bit>,
+    /// The saved atomic's PSN and valid bit, the expected response's PSN, kind and valid
+    /// bit, as read (compared with the cell in the Decide clock).
+    atomic_psn_reg: DFF<Bits<24>>,
+    atomic_valid: DFF<Bit>,
+    exp_psn_reg: DFF<Bits<24>>,
+    exp_atomic: DFF<Bit>,
+    exp_valid: DFF<Bit>,
+    /// The NackGenerator's decision, registered in the Decide clock and applied (the owed
+    /// answer, the write-backs) the clock after (`apply`).
+    apply: DFF<Bit>,
+    dec_action: DFF<Bits<2>>,
+    dec_syndrome: DFF<Bits<8>>,
+    dec_resynced: DFF<Bit>,
+    dec_in_sequence: DFF<Bit>,
+    dec_ack_psn: DFF<Bits<24>>,
     access_ok: DFF<Bit>,
     access_done: DFF<Bit>,
     rqe_done: DFF<Bit>,
@@ -408,7 +426,9 @@ pub struct ReceiveQueueEngine {
     lk_expected: Signal<Local, Bits<24>>,
     lk_rq_ci: Signal<Local, Bits<24>>,
     lk_remote: Signal<Local, Bits<32>>,
-    lk_source_match: Signal<Local, Bit>,
+    source_match: Signal<Local, Bit>,
+    atomic_match: Signal<Local, Bit>,
+    expect_match: Signal<Local, Bit>,
     lk_exists: Signal<Local, Bit>,
     lk_node_ok: Signal<Local, Bit>,
     lk_exp_psn: Signal<Local, Bits<24>>,
@@ -438,6 +458,8 @@ pub struct ReceiveQueueEngine {
     nack_count: Signal<Local, Bit>,
     message_count: Signal<Local, Bit>,
     stream_now: Signal<Local, Bit>,
+    /// The Lookup or FailLookup clock: the per-QP RAMs answer, registered.
+    lookup_answer: Signal<Local, Bit>,
     /// Start the `RqeFetch` (decided this clock).
     rqe_start: Signal<Local, Bit>,
     eff_mode: Signal<Local, MessageMode>,
@@ -586,7 +608,7 @@ impl ReceiveQueueEngine {
             node_ok: Default::default(),
             qp_exists: Default::default(),
             qp_enabled: Default::default(),
-            source_match: Default::default(),
+            remote_reg: Default::default(),
             expected_reg: Default::default(),
             rq_ci_reg: Default::default(),
             rq_empty: Default::default(),
@@ -598,8 +620,17 @@ impl ReceiveQueueEngine {
             behind_reg: Default::default(),
             rs_back_reg: Default::default(),
             rs_valid: Default::default(),
-            atomic_match: Default::default(),
-            expect_match: Default::default(),
+            atomic_psn_reg: Default::default(),
+            atomic_valid: Default::default(),
+            exp_psn_reg: Default::default(),
+            exp_atomic: Default::default(),
+            exp_valid: Default::default(),
+            apply: Default::default(),
+            dec_action: Default::default(),
+            dec_syndrome: Default::default(),
+            dec_resynced: Default::default(),
+            dec_in_sequence: Default::default(),
+            dec_ack_psn: Default::default(),
             access_ok: Default::default(),
             access_done: Default::default(),
             rqe_done: Default::default(),
@@ -645,7 +676,9 @@ impl ReceiveQueueEngine {
             lk_expected: Default::default(),
             lk_rq_ci: Default::default(),
             lk_remote: Default::default(),
-            lk_source_match: Default::default(),
+            source_match: Default::default(),
+            atomic_match: Default::default(),
+            expect_match: Default::default(),
             lk_exists: Default::default(),
             lk_node_ok: Default::default(),
             lk_exp_psn: Default::default(),
@@ -673,6 +706,7 @@ impl ReceiveQueueEngine {
             nack_count: Default::default(),
             message_count: Default::default(),
             stream_now: Default::default(),
+            lookup_answer: Default::default(),
             eff_mode: Default::default(),
             write_mode: Default::default(),
             rx_ready: Default::default(),
@@ -706,7 +740,7 @@ impl Logic for ReceiveQueueEngine {
             node_ok,
             qp_exists,
             qp_enabled,
-            source_match,
+            remote_reg,
             expected_reg,
             rq_ci_reg,
             rq_empty,
@@ -718,8 +752,17 @@ impl Logic for ReceiveQueueEngine {
             behind_reg,
             rs_back_reg,
             rs_valid,
-            atomic_match,
-            expect_match,
+            atomic_psn_reg,
+            atomic_valid,
+            exp_psn_reg,
+            exp_atomic,
+            exp_valid,
+            apply,
+            dec_action,
+            dec_syndrome,
+            dec_resynced,
+            dec_in_sequence,
+            dec_ack_psn,
             access_ok,
             access_done,
             rqe_done,
@@ -782,7 +825,15 @@ impl Logic for ReceiveQueueEngine {
         self.lk_rq_ci.next = self.qp_state.rd_rq_ci.val();
         self.lk_remote.next = bit_cast::<32, 16>(self.s_rx_src_node.val())
             | (bit_cast::<32, 16>(self.s_rx_src_qp.val()) << 16);
-        self.lk_source_match.next = self.qp_state.rd_remote.val() == self.lk_remote.val();
+        // Compared in the Decide clock from the registered lookup (the RAMs' clock-to-out
+        // leaves no room for a comparison in the Lookup clock).
+        self.source_match.next = self.remote_reg.q.val() == self.lk_remote.val();
+        self.atomic_match.next =
+            self.atomic_valid.q.val() & (self.atomic_psn_reg.q.val() == self.s_rx_psn.val());
+        self.expect_match.next = self.exp_valid.q.val()
+            & (self.exp_psn_reg.q.val() == self.s_rx_psn.val())
+            & (self.exp_atomic.q.val() == (self.s_rx_opcode.val() == 0x21))
+            & (self.ctx_base.q.val().get_bits::<3>(0) == 0);
         self.lk_exists.next = self.s_rx_dest_qp.val() < self.queue_pairs.val();
         self.lk_node_ok.next = self.s_rx_dest_node.val() == self.cfg_node_id.val();
         self.lk_exp_psn.next = self.qp_state.rd_expect_psn.val();
@@ -800,17 +851,17 @@ impl Logic for ReceiveQueueEngine {
 
         // ---- Decision ----
         self.qp_ok.next =
-            self.qp_exists.q.val() & self.qp_enabled.q.val() & self.source_match.q.val();
+            self.qp_exists.q.val() & self.qp_enabled.q.val() & self.source_match.val();
         self.nack.opcode.next = self.s_rx_opcode.val();
         self.nack.qp_exists.next = self.qp_exists.q.val();
         self.nack.qp_enabled.next = self.qp_enabled.q.val();
-        self.nack.source_match.next = self.source_match.q.val();
+        self.nack.source_match.next = self.source_match.val();
         self.nack.psn.next = self.s_rx_psn.val();
         self.nack.expected_psn.next = self.expected_reg.q.val();
         self.nack.synced.next = self.synced_reg.q.val();
         self.nack.resync.next = self.s_rx_flags.val().get_bit(4);
         self.nack.nak_sent.next = self.nak_reg.q.val();
-        self.nack.atomic_match.next = self.atomic_match.q.val();
+        self.nack.atomic_match.next = self.atomic_match.val();
         self.nack.enable_send_recv.next = self.cfg_enable_send_recv.val();
         self.nack.enable_rdma.next = self.cfg_enable_rdma.val();
         self.nack.vaddr_low.next = self.s_rx_vaddr.val().get_bits::<3>(0);
@@ -826,7 +877,7 @@ impl Logic for ReceiveQueueEngine {
         self.nack.rs_back.next = self.rs_back_reg.q.val();
         // ---- The PSN arithmetic of the decided request (or of the Commit) ----
         // The syndrome of the answer consuming the PSN, for its refusal code.
-        self.refusal_syndrome.next = self.nack.syndrome.val();
+        self.refusal_syndrome.next = self.dec_syndrome.q.val();
         if self.state.q.val() == ResponderState::Commit {
             self.refusal_syndrome.next = self.owe_syndrome.q.val();
         }
@@ -835,7 +886,7 @@ impl Logic for ReceiveQueueEngine {
         self.psn_window.rs_psn.next = self.rs_reg.q.val();
         self.psn_window.window.next = self.refused_reg.q.val();
         self.psn_window.behind.next = self.behind_reg.q.val();
-        self.psn_window.resynced.next = self.nack.resynced.val();
+        self.psn_window.resynced.next = self.dec_resynced.q.val();
         self.psn_window.syndrome.next = self.refusal_syndrome.val();
         self.commit_ci.next = self.rq_ci_reg.q.val();
         if self.hdr_consumes.val() {
@@ -889,8 +940,36 @@ impl Logic for ReceiveQueueEngine {
         self.message_count.next = false;
         self.stream_now.next = false;
         self.rqe_start.next = false;
+        self.apply.d.next = false;
         self.m_rqrd_req_addr.next = self.rqe_fetch.m_req_addr.val();
         self.m_rqrd_req_words.next = self.rqe_fetch.m_req_words.val();
+
+        // ---- The lookup's answer, registered for the decision (a first or a failed cell) ----
+        self.lookup_answer.next = (self.state.q.val() == ResponderState::Lookup)
+            | (self.state.q.val() == ResponderState::FailLookup);
+        if self.lookup_answer.val() {
+            self.node_ok.d.next = self.lk_node_ok.val();
+            self.qp_exists.d.next = self.lk_exists.val();
+            self.qp_enabled.d.next = self.qp_state.ctx_enabled.val();
+            self.remote_reg.d.next = self.qp_state.rd_remote.val();
+            self.expected_reg.d.next = self.lk_expected.val();
+            self.rq_ci_reg.d.next = self.lk_rq_ci.val();
+            self.rq_empty.d.next = self.qp_state.rd_rq_empty.val();
+            self.rqe_addr.d.next = self.qp_state.rd_rqe_addr.val();
+            self.synced_reg.d.next = self.qp_state.ctx_synced.val();
+            self.nak_reg.d.next = self.qp_state.ctx_nak_sent.val();
+            self.refused_reg.d.next = self.qp_state.rd_refused.val();
+            self.rs_reg.d.next = self.qp_state.rd_rs_psn.val();
+            // The NackGenerator's PSN distances, for the Decide clock.
+            self.behind_reg.d.next = self.lk_expected.val() - self.s_rx_psn.val();
+            self.rs_back_reg.d.next = self.lk_expected.val() - self.qp_state.rd_rs_psn.val();
+            self.rs_valid.d.next = self.qp_state.ctx_rs_valid.val();
+            self.atomic_psn_reg.d.next = self.qp_state.rd_atomic_psn.val();
+            self.atomic_valid.d.next = self.qp_state.ctx_atomic_valid.val();
+            self.exp_psn_reg.d.next = self.lk_exp_psn.val();
+            self.exp_atomic.d.next = self.qp_state.rd_expect_atomic.val();
+            self.exp_valid.d.next = self.qp_state.ctx_expect_valid.val();
+        }
 
         match self.state.q.val() {
             ResponderState::Clear => {
@@ -924,35 +1003,11 @@ impl Logic for ReceiveQueueEngine {
                 }
             }
             ResponderState::Lookup => {
-                self.node_ok.d.next = self.lk_node_ok.val();
-                self.qp_exists.d.next = self.lk_exists.val();
-                self.qp_enabled.d.next = self.qp_state.ctx_enabled.val();
-                self.source_match.d.next = self.lk_source_match.val();
-                self.expected_reg.d.next = self.lk_expected.val();
-                self.rq_ci_reg.d.next = self.lk_rq_ci.val();
-                self.rq_empty.d.next = self.qp_state.rd_rq_empty.val();
-                self.rqe_addr.d.next = self.qp_state.rd_rqe_addr.val();
-                self.synced_reg.d.next = self.qp_state.ctx_synced.val();
-                self.nak_reg.d.next = self.qp_state.ctx_nak_sent.val();
-                self.refused_reg.d.next = self.qp_state.rd_refused.val();
-                self.rs_reg.d.next = self.qp_state.rd_rs_psn.val();
-                // The NackGenerator's PSN distances, for the Decide clock.
-                self.behind_reg.d.next = self.lk_expected.val() - self.s_rx_psn.val();
-                self.rs_back_reg.d.next = self.lk_expected.val() - self.qp_state.rd_rs_psn.val();
-                self.rs_valid.d.next = self.qp_state.ctx_rs_valid.val();
-                self.atomic_match.d.next = self.qp_state.ctx_atomic_valid.val()
-                    & (self.qp_state.rd_atomic_psn.val() == self.s_rx_psn.val());
+                // The lookup is registered (`lookup_answer`); the request is decided next.
                 self.value_reg.d.next = self.qp_state.rd_atomic_value.val();
-                self.expect_match.d.next = self.qp_state.ctx_expect_valid.val()
-                    & (self.lk_exp_psn.val() == self.s_rx_psn.val())
-                    & (self.qp_state.rd_expect_atomic.val() == (self.s_rx_opcode.val() == 0x21))
-                    & (self.lk_exp_addr.val().get_bits::<3>(0) == 0);
                 if self.rx_is_response.val() {
                     self.ctx_base.d.next = self.lk_exp_addr.val();
                     self.ctx_limit.d.next = self.lk_exp_length.val();
-                    if (self.s_rx_opcode.val() == 0x21) & (self.lk_exp_length.val() > 8) {
-                        self.ctx_limit.d.next = 8.into();
-                    }
                 } else {
                     self.ctx_base.d.next = self.s_rx_vaddr.val().get_bits::<32>(0);
                     self.ctx_limit.d.next = self.s_rx_dma_length.val();
@@ -964,26 +1019,29 @@ impl Logic for ReceiveQueueEngine {
                 self.state.d.next = ResponderState::Decide;
             }
             ResponderState::FailLookup => {
+                // The lookup is registered (`lookup_answer`); the failed cell is judged next.
+                self.main_ram_use.next = true;
+                self.state.d.next = ResponderState::FailDecide;
+            }
+            ResponderState::FailDecide => {
                 // A failed cell: owe CRC_OR_MALFORMED once per gap (behind a busy slot's
                 // item if need be: the ResponseGenerator keeps it there).
                 self.main_ram_use.next = true;
                 self.state.d.next = ResponderState::Stream;
-                if self.lk_node_ok.val()
-                    & self.lk_exists.val()
-                    & self.qp_state.ctx_enabled.val()
-                    & self.lk_source_match.val()
-                    & self.qp_state.ctx_synced.val()
-                    & !self.qp_state.ctx_nak_sent.val()
+                if self.node_ok.q.val()
+                    & self.qp_ok.val()
+                    & self.synced_reg.q.val()
+                    & !self.nak_reg.q.val()
                     & self.rx_is_request.val()
                 {
                     self.owe_kind.d.next = 1.into();
                     self.owe_syndrome.d.next = 0x64.into();
-                    self.owe_psn.d.next = self.lk_expected.val();
+                    self.owe_psn.d.next = self.expected_reg.q.val();
                     // Marked while the resync point is kept (it acknowledges the PSNs
                     // before the expected one).
-                    self.owe_resync.d.next = self.qp_state.ctx_rs_valid.val();
+                    self.owe_resync.d.next = self.rs_valid.q.val();
                     // It names the expected PSN: the window's refusals are before it.
-                    self.owe_refusal.d.next = self.qp_state.rd_refused.val().get_bits::<21>(0);
+                    self.owe_refusal.d.next = self.refused_reg.q.val().get_bits::<21>(0);
                     self.nak_set.next = true;
                     self.state.d.next = ResponderState::Owe;
                 }
@@ -1009,8 +1067,12 @@ impl Logic for ReceiveQueueEngine {
                         self.drop_count.next = true;
                     }
                 } else if self.rx_is_response.val() {
-                    if self.qp_ok.val() & self.expect_match.q.val() {
+                    if self.qp_ok.val() & self.expect_match.val() {
                         self.mode.d.next = MessageMode::ResponseWrite;
+                        // An atomic response writes at most 8 bytes.
+                        if (self.s_rx_opcode.val() == 0x21) & (self.ctx_limit.q.val() > 8) {
+                            self.ctx_limit.d.next = 8.into();
+                        }
                         self.ack_resync.d.next = self.s_rx_flags.val().get_bit(4);
                     } else {
                         self.drop_count.next = true;
@@ -1031,97 +1093,21 @@ impl Logic for ReceiveQueueEngine {
                 } else if self.nack.action.val() == 2 {
                     self.drop_count.next = self.nack.count_dropped.val();
                 } else {
-                    self.owe_syndrome.d.next = self.nack.syndrome.val();
-                    self.owe_psn.d.next = self.s_rx_psn.val();
-                    // Answered (executed or NACKed) at a PSN adopted by a resync: the
-                    // answer says so (RESYNC), or the requester would take it as an
-                    // acknowledgement of the PSNs before it, which this QP never applied.
-                    // So does every answer while the resync point is kept: the first one
-                    // may be lost. Not a resync the request asked for (RESYNC): the
-                    // requester sends that flag only at its oldest unacknowledged PSN,
-                    // it has nothing before it.
-                    self.owe_resync.d.next = self.rs_valid.q.val();
-                    if self.nack.resynced.val() {
-                        self.owe_resync.d.next = !self.s_rx_flags.val().get_bit(4);
-                    }
-                    // The AETH reports the window's refusals before the PSN the answer
-                    // names (the expected one unless set below).
-                    self.owe_refusal.d.next = self.psn_window.window_eff.val().get_bits::<21>(0);
-                    if self.nack.action.val() == 3 {
-                        self.owe_kind.d.next = 1.into();
-                        if self.nack.syndrome.val() == 0x60 {
-                            self.owe_psn.d.next = self.psn_window.effective.val();
-                            self.nak_set.next = true;
-                        } else if !self.nack.in_sequence.val() {
-                            // A refused duplicate's NACK names its own PSN.
-                            self.owe_refusal.d.next = self.psn_window.report_dup.val();
-                        }
-                        self.state.d.next = ResponderState::Owe;
-                    } else if self.nack.action.val() == 1 {
-                        if self.rx_is_read.val() {
-                            self.owe_kind.d.next = 2.into();
-                        } else if self.rx_is_atomic.val() {
-                            self.owe_kind.d.next = 3.into();
-                        } else {
-                            self.owe_kind.d.next = 0.into();
-                            self.owe_psn.d.next = self.nack.ack_psn.val();
-                            self.owe_refusal.d.next = self.psn_window.report_after1.val();
-                            if self.refused_reg.q.val().get_bits::<3>(0).any() {
-                                self.owe_refusal.d.next = self.psn_window.report_dup.val();
-                            }
-                        }
-                        self.state.d.next = ResponderState::Owe;
-                    } else if self.rx_is_read.val() {
-                        self.owe_kind.d.next = 2.into();
-                        self.state.d.next = ResponderState::Owe;
+                    // Decided: the answer and the write-backs are applied next clock
+                    // (`apply`, from the registered decision), in the Apply clock before
+                    // an answer owed now, or in the first Stream clock of an executed
+                    // WRITE, SEND or atomic.
+                    self.apply.d.next = true;
+                    if (self.nack.action.val() == 3)
+                        | (self.nack.action.val() == 1)
+                        | self.rx_is_read.val()
+                    {
+                        self.state.d.next = ResponderState::Apply;
                     } else if self.rx_is_atomic.val() {
-                        self.owe_kind.d.next = 3.into();
                         self.mode.d.next = MessageMode::ExecAtomic;
                         self.atomic_done.d.next = false;
                     } else {
-                        self.owe_kind.d.next = 0.into();
-                        if self.nack.syndrome.val() != 0 {
-                            self.owe_kind.d.next = 1.into();
-                        }
                         self.mode.d.next = MessageMode::ExecWrite;
-                    }
-                    if self.nack.in_sequence.val()
-                        & ((self.nack.action.val() == 3) | (self.nack.action.val() == 0))
-                    {
-                        // Resync, and the PSN a NACK or a READ consumes now.
-                        self.resp_we.next = true;
-                        if (self.nack.action.val() == 3) | self.rx_is_read.val() {
-                            self.resp_wdata.next = bit_cast::<48, 24>(self.rq_ci_reg.q.val())
-                                | (bit_cast::<48, 24>(self.psn_window.effective_next.val()) << 24);
-                        }
-                        self.expected_reg.d.next = self.psn_window.effective.val();
-                        self.synced_set.next = true;
-                        self.nak_clear.next = true;
-                        // The refusal window: a NACK or a READ consumes its PSN now
-                        // (shifted in with its refusal code); a resync (a new PSN
-                        // sequence) forgets it. A message executed later shifts it in
-                        // Commit, from `refused_reg`.
-                        self.refused_set.next = true;
-                        self.refused_reg.d.next = self.psn_window.window_eff.val();
-                        if (self.nack.action.val() == 3) | self.rx_is_read.val() {
-                            self.refused_wdata.next = (self.psn_window.window_eff.val() << 3)
-                                | bit_cast::<24, 3>(self.psn_window.code.val());
-                        }
-                        // The resync point: set by a resync, forgotten once the expected
-                        // PSN is more than SEND_WINDOW past it.
-                        if self.nack.resynced.val() & !self.s_rx_flags.val().get_bit(4) {
-                            self.rs_set.next = true;
-                            self.rs_reg.d.next = self.s_rx_psn.val();
-                            self.rs_valid.d.next = true;
-                        } else if self.nack.resynced.val() {
-                            // The requester restarted its sequence here.
-                            self.rs_clear.next = true;
-                            self.rs_valid.d.next = false;
-                        } else if ((self.nack.action.val() == 3) | self.rx_is_read.val())
-                            & self.psn_window.far_next.val()
-                        {
-                            self.rs_clear.next = true;
-                        }
                     }
                     self.cpl_status.d.next = 0.into();
                     if self.rx_is_send.val() {
@@ -1133,6 +1119,10 @@ impl Logic for ReceiveQueueEngine {
                         }
                     }
                 }
+            }
+            ResponderState::Apply => {
+                // The decision is applied (`apply`); its answer is owed next.
+                self.state.d.next = ResponderState::Owe;
             }
             ResponderState::TptRequest => {
                 if self.m_tpt_req_ready.val() {
@@ -1263,6 +1253,102 @@ impl Logic for ReceiveQueueEngine {
             }
         }
 
+        // ---- The decided request's answer and write-backs (the clock after Decide) ----
+        self.dec_action.d.next = self.nack.action.val();
+        self.dec_syndrome.d.next = self.nack.syndrome.val();
+        self.dec_resynced.d.next = self.nack.resynced.val();
+        self.dec_in_sequence.d.next = self.nack.in_sequence.val();
+        self.dec_ack_psn.d.next = self.nack.ack_psn.val();
+        if self.apply.q.val() {
+            self.main_ram_use.next = true;
+            self.owe_syndrome.d.next = self.dec_syndrome.q.val();
+            self.owe_psn.d.next = self.s_rx_psn.val();
+            // Answered (executed or NACKed) at a PSN adopted by a resync: the
+            // answer says so (RESYNC), or the requester would take it as an
+            // acknowledgement of the PSNs before it, which this QP never applied.
+            // So does every answer while the resync point is kept: the first one
+            // may be lost. Not a resync the request asked for (RESYNC): the
+            // requester sends that flag only at its oldest unacknowledged PSN,
+            // it has nothing before it.
+            self.owe_resync.d.next = self.rs_valid.q.val();
+            if self.dec_resynced.q.val() {
+                self.owe_resync.d.next = !self.s_rx_flags.val().get_bit(4);
+            }
+            // The AETH reports the window's refusals before the PSN the answer
+            // names (the expected one unless set below).
+            self.owe_refusal.d.next = self.psn_window.window_eff.val().get_bits::<21>(0);
+            if self.dec_action.q.val() == 3 {
+                self.owe_kind.d.next = 1.into();
+                if self.dec_syndrome.q.val() == 0x60 {
+                    self.owe_psn.d.next = self.psn_window.effective.val();
+                    self.nak_set.next = true;
+                } else if !self.dec_in_sequence.q.val() {
+                    // A refused duplicate's NACK names its own PSN.
+                    self.owe_refusal.d.next = self.psn_window.report_dup.val();
+                }
+            } else if self.dec_action.q.val() == 1 {
+                if self.rx_is_read.val() {
+                    self.owe_kind.d.next = 2.into();
+                } else if self.rx_is_atomic.val() {
+                    self.owe_kind.d.next = 3.into();
+                } else {
+                    self.owe_kind.d.next = 0.into();
+                    self.owe_psn.d.next = self.dec_ack_psn.q.val();
+                    self.owe_refusal.d.next = self.psn_window.report_after1.val();
+                    if self.refused_reg.q.val().get_bits::<3>(0).any() {
+                        self.owe_refusal.d.next = self.psn_window.report_dup.val();
+                    }
+                }
+            } else if self.rx_is_read.val() {
+                self.owe_kind.d.next = 2.into();
+            } else if self.rx_is_atomic.val() {
+                self.owe_kind.d.next = 3.into();
+            } else {
+                self.owe_kind.d.next = 0.into();
+                if self.dec_syndrome.q.val() != 0 {
+                    self.owe_kind.d.next = 1.into();
+                }
+            }
+            if self.dec_in_sequence.q.val()
+                & ((self.dec_action.q.val() == 3) | (self.dec_action.q.val() == 0))
+            {
+                // Resync, and the PSN a NACK or a READ consumes now.
+                self.resp_we.next = true;
+                if (self.dec_action.q.val() == 3) | self.rx_is_read.val() {
+                    self.resp_wdata.next = bit_cast::<48, 24>(self.rq_ci_reg.q.val())
+                        | (bit_cast::<48, 24>(self.psn_window.effective_next.val()) << 24);
+                }
+                self.expected_reg.d.next = self.psn_window.effective.val();
+                self.synced_set.next = true;
+                self.nak_clear.next = true;
+                // The refusal window: a NACK or a READ consumes its PSN now
+                // (shifted in with its refusal code); a resync (a new PSN
+                // sequence) forgets it. A message executed later shifts it in
+                // Commit, from `refused_reg`.
+                self.refused_set.next = true;
+                self.refused_reg.d.next = self.psn_window.window_eff.val();
+                if (self.dec_action.q.val() == 3) | self.rx_is_read.val() {
+                    self.refused_wdata.next = (self.psn_window.window_eff.val() << 3)
+                        | bit_cast::<24, 3>(self.psn_window.code.val());
+                }
+                // The resync point: set by a resync, forgotten once the expected
+                // PSN is more than SEND_WINDOW past it.
+                if self.dec_resynced.q.val() & !self.s_rx_flags.val().get_bit(4) {
+                    self.rs_set.next = true;
+                    self.rs_reg.d.next = self.s_rx_psn.val();
+                    self.rs_valid.d.next = true;
+                } else if self.dec_resynced.q.val() {
+                    // The requester restarted its sequence here.
+                    self.rs_clear.next = true;
+                    self.rs_valid.d.next = false;
+                } else if ((self.dec_action.q.val() == 3) | self.rx_is_read.val())
+                    & self.psn_window.far_next.val()
+                {
+                    self.rs_clear.next = true;
+                }
+            }
+        }
+
         // ---- Payload beats of the presented outcome ----
         self.rx_ready.next = false;
         if self.stream_now.val() {
@@ -1384,6 +1470,7 @@ impl Logic for ReceiveQueueEngine {
             self.messages_received.d.next = 0.into();
             self.dropped.d.next = 0.into();
             self.write_back_due.d.next = false;
+            self.apply.d.next = false;
         }
 
         // ---- Outputs ----
