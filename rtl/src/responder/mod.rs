@@ -24,6 +24,7 @@
 //! block tests are `rtl/tests/receive_queue_engine.rs`.
 
 pub mod answer_router;
+pub mod lookup_capture;
 pub mod nack_generator;
 pub mod psn_window;
 pub mod qp_state;
@@ -33,6 +34,7 @@ pub mod rqe_fetch;
 pub mod writer;
 
 pub use answer_router::AnswerRouter;
+pub use lookup_capture::LookupCapture;
 pub use nack_generator::NackGenerator;
 pub use psn_window::PsnWindow;
 pub use qp_state::QpState;

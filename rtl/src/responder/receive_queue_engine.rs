@@ -135,6 +135,7 @@
 
 use crate::common::NackCounters;
 use crate::responder::answer_router::AnswerRouter;
+use crate::responder::lookup_capture::LookupCapture;
 use crate::responder::nack_generator::NackGenerator;
 use crate::responder::psn_window::PsnWindow;
 use crate::responder::qp_state::{QpState, QpWriteBack};
@@ -329,17 +330,8 @@ pub struct ReceiveQueueEngine {
     hdr_has_immediate: DFF<Bit>,
     immediate_reg: DFF<Bits<32>>,
     // ---- Looked-up QP state ----
-    node_ok: DFF<Bit>,
-    qp_exists: DFF<Bit>,
-    qp_enabled: DFF<Bit>,
     /// The QP's QP_REMOTE (compared with the cell's source in the Decide clock).
-    remote_reg: DFF<Bits<32>>,
     expected_reg: DFF<Bits<24>>,
-    rq_ci_reg: DFF<Bits<24>>,
-    rq_empty: DFF<Bit>,
-    rqe_addr: DFF<Bits<32>>,
-    synced_reg: DFF<Bit>,
-    nak_reg: DFF<Bit>,
     /// The QP's refusal window (0 when not valid): bits `3(k-1)+2 .. 3(k-1)` the refusal
     /// code of PSN `expected - k`, k = 1..=8.
     refused_reg: DFF<Bits<24>>,
@@ -347,16 +339,9 @@ pub struct ReceiveQueueEngine {
     rs_reg: DFF<Bits<24>>,
     /// `expected - psn`, `expected - resync point` (24 each), registered in Lookup for the
     /// NackGenerator.
-    behind_reg: DFF<Bits<24>>,
-    rs_back_reg: DFF<Bits<24>>,
     rs_valid: DFF<Bit>,
     /// The saved atomic's PSN and valid bit, the expected response's PSN, kind and valid
     /// bit, as read (compared with the cell in the Decide clock).
-    atomic_psn_reg: DFF<Bits<24>>,
-    atomic_valid: DFF<Bit>,
-    exp_psn_reg: DFF<Bits<24>>,
-    exp_atomic: DFF<Bit>,
-    exp_valid: DFF<Bit>,
     /// The NackGenerator's decision, registered in the Decide clock and applied (the owed
     /// answer, the write-backs) the clock after (`apply`).
     apply: DFF<Bit>,
@@ -409,6 +394,8 @@ pub struct ReceiveQueueEngine {
     writer: Writer,
     /// The receive queue entry read.
     rqe_fetch: RqeFetch,
+    /// The lookup's answer, registered, and its comparisons with the cell.
+    lookup: LookupCapture,
     nack: NackGenerator,
     // ---- Combinational intermediates ----
     rx_first: Signal<Local, Bit>,
@@ -424,20 +411,11 @@ pub struct ReceiveQueueEngine {
     rx_is_response: Signal<Local, Bit>,
     hdr_consumes: Signal<Local, Bit>,
     lk_expected: Signal<Local, Bits<24>>,
-    lk_rq_ci: Signal<Local, Bits<24>>,
-    lk_remote: Signal<Local, Bits<32>>,
-    source_match: Signal<Local, Bit>,
-    atomic_match: Signal<Local, Bit>,
-    expect_match: Signal<Local, Bit>,
-    lk_exists: Signal<Local, Bit>,
-    lk_node_ok: Signal<Local, Bit>,
-    lk_exp_psn: Signal<Local, Bits<24>>,
     lk_exp_addr: Signal<Local, Bits<32>>,
     lk_exp_length: Signal<Local, Bits<32>>,
     req_length: Signal<Local, Bits<32>>,
     range_end: Signal<Local, Bits<33>>,
     range_ok: Signal<Local, Bit>,
-    qp_ok: Signal<Local, Bit>,
     commit_ci: Signal<Local, Bits<24>>,
     main_ram_use: Signal<Local, Bit>,
     resp_we: Signal<Local, Bit>,
@@ -605,26 +583,10 @@ impl ReceiveQueueEngine {
             hdr_msg_length: Default::default(),
             hdr_has_immediate: Default::default(),
             immediate_reg: Default::default(),
-            node_ok: Default::default(),
-            qp_exists: Default::default(),
-            qp_enabled: Default::default(),
-            remote_reg: Default::default(),
             expected_reg: Default::default(),
-            rq_ci_reg: Default::default(),
-            rq_empty: Default::default(),
-            rqe_addr: Default::default(),
-            synced_reg: Default::default(),
-            nak_reg: Default::default(),
             refused_reg: Default::default(),
             rs_reg: Default::default(),
-            behind_reg: Default::default(),
-            rs_back_reg: Default::default(),
             rs_valid: Default::default(),
-            atomic_psn_reg: Default::default(),
-            atomic_valid: Default::default(),
-            exp_psn_reg: Default::default(),
-            exp_atomic: Default::default(),
-            exp_valid: Default::default(),
             apply: Default::default(),
             dec_action: Default::default(),
             dec_syndrome: Default::default(),
@@ -659,6 +621,7 @@ impl ReceiveQueueEngine {
             qp_state: QpState::new(queue_pairs),
             writer: Writer::new(),
             rqe_fetch: RqeFetch::new(),
+            lookup: LookupCapture::new(queue_pairs),
             rqe_start: Default::default(),
             nack: Default::default(),
             rx_first: Default::default(),
@@ -674,20 +637,11 @@ impl ReceiveQueueEngine {
             rx_is_response: Default::default(),
             hdr_consumes: Default::default(),
             lk_expected: Default::default(),
-            lk_rq_ci: Default::default(),
-            lk_remote: Default::default(),
-            source_match: Default::default(),
-            atomic_match: Default::default(),
-            expect_match: Default::default(),
-            lk_exists: Default::default(),
-            lk_node_ok: Default::default(),
-            lk_exp_psn: Default::default(),
             lk_exp_addr: Default::default(),
             lk_exp_length: Default::default(),
             req_length: Default::default(),
             range_end: Default::default(),
             range_ok: Default::default(),
-            qp_ok: Default::default(),
             length_error: Default::default(),
             commit_ci: Default::default(),
             main_ram_use: Default::default(),
@@ -737,26 +691,10 @@ impl Logic for ReceiveQueueEngine {
             hdr_msg_length,
             hdr_has_immediate,
             immediate_reg,
-            node_ok,
-            qp_exists,
-            qp_enabled,
-            remote_reg,
             expected_reg,
-            rq_ci_reg,
-            rq_empty,
-            rqe_addr,
-            synced_reg,
-            nak_reg,
             refused_reg,
             rs_reg,
-            behind_reg,
-            rs_back_reg,
             rs_valid,
-            atomic_psn_reg,
-            atomic_valid,
-            exp_psn_reg,
-            exp_atomic,
-            exp_valid,
             apply,
             dec_action,
             dec_syndrome,
@@ -822,23 +760,35 @@ impl Logic for ReceiveQueueEngine {
         // ---- Lookup: the per-QP state table answers for ctx_qp ----
         self.qp_state.ctx_qp.next = self.ctx_qp.q.val();
         self.lk_expected.next = self.qp_state.rd_expected.val();
-        self.lk_rq_ci.next = self.qp_state.rd_rq_ci.val();
-        self.lk_remote.next = bit_cast::<32, 16>(self.s_rx_src_node.val())
-            | (bit_cast::<32, 16>(self.s_rx_src_qp.val()) << 16);
-        // Compared in the Decide clock from the registered lookup (the RAMs' clock-to-out
-        // leaves no room for a comparison in the Lookup clock).
-        self.source_match.next = self.remote_reg.q.val() == self.lk_remote.val();
-        self.atomic_match.next =
-            self.atomic_valid.q.val() & (self.atomic_psn_reg.q.val() == self.s_rx_psn.val());
-        self.expect_match.next = self.exp_valid.q.val()
-            & (self.exp_psn_reg.q.val() == self.s_rx_psn.val())
-            & (self.exp_atomic.q.val() == (self.s_rx_opcode.val() == 0x21))
-            & (self.ctx_base.q.val().get_bits::<3>(0) == 0);
-        self.lk_exists.next = self.s_rx_dest_qp.val() < self.queue_pairs.val();
-        self.lk_node_ok.next = self.s_rx_dest_node.val() == self.cfg_node_id.val();
-        self.lk_exp_psn.next = self.qp_state.rd_expect_psn.val();
         self.lk_exp_addr.next = self.qp_state.rd_expect_addr.val();
         self.lk_exp_length.next = self.qp_state.rd_expect_length.val();
+        // The lookup registered, and compared with the cell in the Decide clock.
+        self.lookup_answer.next = (self.state.q.val() == ResponderState::Lookup)
+            | (self.state.q.val() == ResponderState::FailLookup);
+        self.lookup.clock.next = self.clock.val();
+        self.lookup.capture.next = self.lookup_answer.val();
+        self.lookup.dest_node.next = self.s_rx_dest_node.val();
+        self.lookup.dest_qp.next = self.s_rx_dest_qp.val();
+        self.lookup.src_node.next = self.s_rx_src_node.val();
+        self.lookup.src_qp.next = self.s_rx_src_qp.val();
+        self.lookup.psn.next = self.s_rx_psn.val();
+        self.lookup.opcode.next = self.s_rx_opcode.val();
+        self.lookup.node_id.next = self.cfg_node_id.val();
+        self.lookup.rd_expected.next = self.qp_state.rd_expected.val();
+        self.lookup.rd_rq_ci.next = self.qp_state.rd_rq_ci.val();
+        self.lookup.rd_rs_psn.next = self.qp_state.rd_rs_psn.val();
+        self.lookup.rd_atomic_psn.next = self.qp_state.rd_atomic_psn.val();
+        self.lookup.rd_expect_psn.next = self.qp_state.rd_expect_psn.val();
+        self.lookup.rd_rq_empty.next = self.qp_state.rd_rq_empty.val();
+        self.lookup.rd_rqe_addr.next = self.qp_state.rd_rqe_addr.val();
+        self.lookup.rd_remote.next = self.qp_state.rd_remote.val();
+        self.lookup.rd_expect_atomic.next = self.qp_state.rd_expect_atomic.val();
+        self.lookup.rd_expect_addr_low.next = self.qp_state.rd_expect_addr.val().get_bits::<3>(0);
+        self.lookup.ctx_enabled.next = self.qp_state.ctx_enabled.val();
+        self.lookup.ctx_synced.next = self.qp_state.ctx_synced.val();
+        self.lookup.ctx_nak_sent.next = self.qp_state.ctx_nak_sent.val();
+        self.lookup.ctx_atomic_valid.next = self.qp_state.ctx_atomic_valid.val();
+        self.lookup.ctx_expect_valid.next = self.qp_state.ctx_expect_valid.val();
         // Bounds without a TPT: vaddr + length <= 2^32.
         self.req_length.next = self.s_rx_dma_length.val();
         if self.rx_is_atomic.val() {
@@ -850,31 +800,29 @@ impl Logic for ReceiveQueueEngine {
             & (self.range_end.val() <= self.range_limit.val());
 
         // ---- Decision ----
-        self.qp_ok.next =
-            self.qp_exists.q.val() & self.qp_enabled.q.val() & self.source_match.val();
         self.nack.opcode.next = self.s_rx_opcode.val();
-        self.nack.qp_exists.next = self.qp_exists.q.val();
-        self.nack.qp_enabled.next = self.qp_enabled.q.val();
-        self.nack.source_match.next = self.source_match.val();
+        self.nack.qp_exists.next = self.lookup.qp_exists.val();
+        self.nack.qp_enabled.next = self.lookup.qp_enabled.val();
+        self.nack.source_match.next = self.lookup.source_match.val();
         self.nack.psn.next = self.s_rx_psn.val();
         self.nack.expected_psn.next = self.expected_reg.q.val();
-        self.nack.synced.next = self.synced_reg.q.val();
+        self.nack.synced.next = self.lookup.synced.val();
         self.nack.resync.next = self.s_rx_flags.val().get_bit(4);
-        self.nack.nak_sent.next = self.nak_reg.q.val();
-        self.nack.atomic_match.next = self.atomic_match.val();
+        self.nack.nak_sent.next = self.lookup.nak_sent.val();
+        self.nack.atomic_match.next = self.lookup.atomic_match.val();
         self.nack.enable_send_recv.next = self.cfg_enable_send_recv.val();
         self.nack.enable_rdma.next = self.cfg_enable_rdma.val();
         self.nack.vaddr_low.next = self.s_rx_vaddr.val().get_bits::<3>(0);
         self.nack.msg_length.next = self.s_rx_msg_length.val();
         self.nack.dma_length.next = self.s_rx_dma_length.val();
         self.nack.access_ok.next = self.access_ok.q.val();
-        self.nack.rq_empty.next = self.rq_empty.q.val();
+        self.nack.rq_empty.next = self.lookup.rq_empty.val();
         self.nack.length_error.next = self.length_error.q.val();
         self.nack.slot_busy.next = self.slot_busy.val().get_bit(self.ctx_qp.q.val().index());
         self.nack.refused_window.next = self.refused_reg.q.val();
         self.nack.rs_valid.next = self.rs_valid.q.val();
-        self.nack.behind.next = self.behind_reg.q.val();
-        self.nack.rs_back.next = self.rs_back_reg.q.val();
+        self.nack.behind.next = self.lookup.behind.val();
+        self.nack.rs_back.next = self.lookup.rs_back.val();
         // ---- The PSN arithmetic of the decided request (or of the Commit) ----
         // The syndrome of the answer consuming the PSN, for its refusal code.
         self.refusal_syndrome.next = self.dec_syndrome.q.val();
@@ -885,12 +833,12 @@ impl Logic for ReceiveQueueEngine {
         self.psn_window.psn.next = self.s_rx_psn.val();
         self.psn_window.rs_psn.next = self.rs_reg.q.val();
         self.psn_window.window.next = self.refused_reg.q.val();
-        self.psn_window.behind.next = self.behind_reg.q.val();
+        self.psn_window.behind.next = self.lookup.behind.val();
         self.psn_window.resynced.next = self.dec_resynced.q.val();
         self.psn_window.syndrome.next = self.refusal_syndrome.val();
-        self.commit_ci.next = self.rq_ci_reg.q.val();
+        self.commit_ci.next = self.lookup.rq_ci.val();
         if self.hdr_consumes.val() {
-            self.commit_ci.next = self.rq_ci_reg.q.val() + 1;
+            self.commit_ci.next = self.lookup.rq_ci.val() + 1;
         }
 
         // ---- Payload beats ----
@@ -924,7 +872,7 @@ impl Logic for ReceiveQueueEngine {
             & self.s_rx_valid.val()
             & !(self.rx_ok.val() & !self.rx_first.val());
         self.resp_we.next = false;
-        self.resp_wdata.next = bit_cast::<48, 24>(self.rq_ci_reg.q.val())
+        self.resp_wdata.next = bit_cast::<48, 24>(self.lookup.rq_ci.val())
             | (bit_cast::<48, 24>(self.psn_window.effective.val()) << 24);
         self.atomic_we.next = false;
         self.synced_set.next = false;
@@ -945,30 +893,12 @@ impl Logic for ReceiveQueueEngine {
         self.m_rqrd_req_words.next = self.rqe_fetch.m_req_words.val();
 
         // ---- The lookup's answer, registered for the decision (a first or a failed cell) ----
-        self.lookup_answer.next = (self.state.q.val() == ResponderState::Lookup)
-            | (self.state.q.val() == ResponderState::FailLookup);
         if self.lookup_answer.val() {
-            self.node_ok.d.next = self.lk_node_ok.val();
-            self.qp_exists.d.next = self.lk_exists.val();
-            self.qp_enabled.d.next = self.qp_state.ctx_enabled.val();
-            self.remote_reg.d.next = self.qp_state.rd_remote.val();
+            // The message's PSN state, which the decision and the commit update.
             self.expected_reg.d.next = self.lk_expected.val();
-            self.rq_ci_reg.d.next = self.lk_rq_ci.val();
-            self.rq_empty.d.next = self.qp_state.rd_rq_empty.val();
-            self.rqe_addr.d.next = self.qp_state.rd_rqe_addr.val();
-            self.synced_reg.d.next = self.qp_state.ctx_synced.val();
-            self.nak_reg.d.next = self.qp_state.ctx_nak_sent.val();
             self.refused_reg.d.next = self.qp_state.rd_refused.val();
             self.rs_reg.d.next = self.qp_state.rd_rs_psn.val();
-            // The NackGenerator's PSN distances, for the Decide clock.
-            self.behind_reg.d.next = self.lk_expected.val() - self.s_rx_psn.val();
-            self.rs_back_reg.d.next = self.lk_expected.val() - self.qp_state.rd_rs_psn.val();
             self.rs_valid.d.next = self.qp_state.ctx_rs_valid.val();
-            self.atomic_psn_reg.d.next = self.qp_state.rd_atomic_psn.val();
-            self.atomic_valid.d.next = self.qp_state.ctx_atomic_valid.val();
-            self.exp_psn_reg.d.next = self.lk_exp_psn.val();
-            self.exp_atomic.d.next = self.qp_state.rd_expect_atomic.val();
-            self.exp_valid.d.next = self.qp_state.ctx_expect_valid.val();
         }
 
         match self.state.q.val() {
@@ -1028,10 +958,10 @@ impl Logic for ReceiveQueueEngine {
                 // item if need be: the ResponseGenerator keeps it there).
                 self.main_ram_use.next = true;
                 self.state.d.next = ResponderState::Stream;
-                if self.node_ok.q.val()
-                    & self.qp_ok.val()
-                    & self.synced_reg.q.val()
-                    & !self.nak_reg.q.val()
+                if self.lookup.node_ok.val()
+                    & self.lookup.qp_ok.val()
+                    & self.lookup.synced.val()
+                    & !self.lookup.nak_sent.val()
                     & self.rx_is_request.val()
                 {
                     self.owe_kind.d.next = 1.into();
@@ -1049,12 +979,24 @@ impl Logic for ReceiveQueueEngine {
             ResponderState::Decide => {
                 self.main_ram_use.next = true;
                 self.state.d.next = ResponderState::Stream;
+                // A SEND's completion status and write window (used only when it is
+                // executed, so set whatever the decision): a misaligned buffer is not
+                // written.
+                self.cpl_status.d.next = 0.into();
+                if self.rx_is_send.val() {
+                    if self.ctx_base.q.val().get_bits::<3>(0) != 0 {
+                        self.cpl_status.d.next = 3.into();
+                        self.ctx_limit.d.next = 0.into();
+                    } else if self.s_rx_msg_length.val() > self.ctx_limit.q.val() {
+                        self.cpl_status.d.next = 1.into();
+                    }
+                }
                 if self.abort.q.val() {
                     // The QP was reset meanwhile: discard.
-                } else if !self.node_ok.q.val() {
+                } else if !self.lookup.node_ok.val() {
                     self.drop_count.next = true;
                 } else if self.rx_is_ackish.val() {
-                    if self.qp_ok.val() {
+                    if self.lookup.qp_ok.val() {
                         self.ack_syndrome.d.next = self.s_rx_immediate.val().get_bits::<8>(0);
                         self.ack_response.d.next = false;
                         self.ack_resync.d.next = self.s_rx_flags.val().get_bit(4);
@@ -1067,7 +1009,7 @@ impl Logic for ReceiveQueueEngine {
                         self.drop_count.next = true;
                     }
                 } else if self.rx_is_response.val() {
-                    if self.qp_ok.val() & self.expect_match.val() {
+                    if self.lookup.qp_ok.val() & self.lookup.expect_match.val() {
                         self.mode.d.next = MessageMode::ResponseWrite;
                         // An atomic response writes at most 8 bytes.
                         if (self.s_rx_opcode.val() == 0x21) & (self.ctx_limit.q.val() > 8) {
@@ -1108,15 +1050,6 @@ impl Logic for ReceiveQueueEngine {
                         self.atomic_done.d.next = false;
                     } else {
                         self.mode.d.next = MessageMode::ExecWrite;
-                    }
-                    self.cpl_status.d.next = 0.into();
-                    if self.rx_is_send.val() {
-                        if self.ctx_base.q.val().get_bits::<3>(0) != 0 {
-                            self.cpl_status.d.next = 3.into();
-                            self.ctx_limit.d.next = 0.into();
-                        } else if self.s_rx_msg_length.val() > self.ctx_limit.q.val() {
-                            self.cpl_status.d.next = 1.into();
-                        }
                     }
                 }
             }
@@ -1315,7 +1248,7 @@ impl Logic for ReceiveQueueEngine {
                 // Resync, and the PSN a NACK or a READ consumes now.
                 self.resp_we.next = true;
                 if (self.dec_action.q.val() == 3) | self.rx_is_read.val() {
-                    self.resp_wdata.next = bit_cast::<48, 24>(self.rq_ci_reg.q.val())
+                    self.resp_wdata.next = bit_cast::<48, 24>(self.lookup.rq_ci.val())
                         | (bit_cast::<48, 24>(self.psn_window.effective_next.val()) << 24);
                 }
                 self.expected_reg.d.next = self.psn_window.effective.val();
@@ -1444,7 +1377,7 @@ impl Logic for ReceiveQueueEngine {
 
         // ---- The receive queue entry read (the atomic's operand read shares the port) ----
         self.rqe_fetch.start.next = self.rqe_start.val();
-        self.rqe_fetch.addr.next = self.rqe_addr.q.val();
+        self.rqe_fetch.addr.next = self.lookup.rqe_addr.val();
         self.rqe_fetch.m_req_ready.next = self.m_rqrd_req_ready.val();
         self.rqe_fetch.s_data.next = self.s_rqrd_data.val();
         self.rqe_fetch.s_valid.next = self.s_rqrd_valid.val();
@@ -1521,7 +1454,7 @@ impl Logic for ReceiveQueueEngine {
         self.m_cpl_is_receive.next = true;
         self.m_cpl_has_immediate.next = self.hdr_has_immediate.q.val();
         self.m_cpl_byte_count.next = self.hdr_msg_length.q.val();
-        self.m_cpl_wqe_index.next = self.rq_ci_reg.q.val();
+        self.m_cpl_wqe_index.next = self.lookup.rq_ci.val();
         self.m_cpl_src_node.next = self.hdr_src_node.q.val();
         self.m_cpl_src_qp.next = self.hdr_src_qp.q.val();
         self.m_cpl_wr_id.next = self.rqe_fetch.wr_id.val();
@@ -1542,7 +1475,7 @@ impl Logic for ReceiveQueueEngine {
         self.m_tpt_req_qp.next = self.ctx_qp.q.val();
         // Rule 6 follows the TPT's rule 5: a request that RECEIVER_NOT_READY refuses
         // (decided on the receive queue state read with its first cell) is checked only.
-        self.m_tpt_req_commit.next = !(self.rx_consumes.val() & self.rq_empty.q.val());
+        self.m_tpt_req_commit.next = !(self.rx_consumes.val() & self.lookup.rq_empty.val());
         self.stat_messages_received.next = self.messages_received.q.val();
         self.stat_dropped.next = self.dropped.q.val();
         self.stat_nack_received_0.next = self.nack_received.m_count_0.val();
