@@ -163,8 +163,8 @@ pub enum ResponderState {
     FailDecide,
     /// The NackGenerator decides (again after a TPT lookup or a receive queue entry read).
     Decide,
-    /// The decision is applied before the answer it owes now.
-    Apply,
+    /// The registered decision is acted on (a message that streams takes its first beat).
+    Act,
     TptRequest,
     TptWait,
     /// The `RqeFetch` reads the receive queue entry.
@@ -342,14 +342,18 @@ pub struct ReceiveQueueEngine {
     rs_valid: DFF<Bit>,
     /// The saved atomic's PSN and valid bit, the expected response's PSN, kind and valid
     /// bit, as read (compared with the cell in the Decide clock).
-    /// The NackGenerator's decision, registered in the Decide clock and applied (the owed
-    /// answer, the write-backs) the clock after (`apply`).
-    apply: DFF<Bit>,
+    /// The NackGenerator's decision, registered in the Decide clock and acted on (the
+    /// owed answer, the write-backs, the next state) in the Act clock.
     dec_action: DFF<Bits<2>>,
     dec_syndrome: DFF<Bits<8>>,
     dec_resynced: DFF<Bit>,
     dec_in_sequence: DFF<Bit>,
     dec_ack_psn: DFF<Bits<24>>,
+    dec_slot_refused: DFF<Bit>,
+    dec_check_access: DFF<Bit>,
+    dec_count_dropped: DFF<Bit>,
+    /// A drop counted last clock (`stat_dropped` counts it a clock after the decision).
+    drop_pending: DFF<Bit>,
     access_ok: DFF<Bit>,
     access_done: DFF<Bit>,
     rqe_done: DFF<Bit>,
@@ -436,6 +440,9 @@ pub struct ReceiveQueueEngine {
     nack_count: Signal<Local, Bit>,
     message_count: Signal<Local, Bit>,
     stream_now: Signal<Local, Bit>,
+    /// The Act clock goes on streaming (its first beat is taken now), in `act_mode`.
+    act_go: Signal<Local, Bit>,
+    act_mode: Signal<Local, MessageMode>,
     /// The Lookup or FailLookup clock: the per-QP RAMs answer, registered.
     lookup_answer: Signal<Local, Bit>,
     /// Start the `RqeFetch` (decided this clock).
@@ -587,12 +594,15 @@ impl ReceiveQueueEngine {
             refused_reg: Default::default(),
             rs_reg: Default::default(),
             rs_valid: Default::default(),
-            apply: Default::default(),
             dec_action: Default::default(),
             dec_syndrome: Default::default(),
             dec_resynced: Default::default(),
             dec_in_sequence: Default::default(),
             dec_ack_psn: Default::default(),
+            dec_slot_refused: Default::default(),
+            dec_check_access: Default::default(),
+            dec_count_dropped: Default::default(),
+            drop_pending: Default::default(),
             access_ok: Default::default(),
             access_done: Default::default(),
             rqe_done: Default::default(),
@@ -660,6 +670,8 @@ impl ReceiveQueueEngine {
             nack_count: Default::default(),
             message_count: Default::default(),
             stream_now: Default::default(),
+            act_go: Default::default(),
+            act_mode: Default::default(),
             lookup_answer: Default::default(),
             eff_mode: Default::default(),
             write_mode: Default::default(),
@@ -695,12 +707,15 @@ impl Logic for ReceiveQueueEngine {
             refused_reg,
             rs_reg,
             rs_valid,
-            apply,
             dec_action,
             dec_syndrome,
             dec_resynced,
             dec_in_sequence,
             dec_ack_psn,
+            dec_slot_refused,
+            dec_check_access,
+            dec_count_dropped,
+            drop_pending,
             access_ok,
             access_done,
             rqe_done,
@@ -842,12 +857,6 @@ impl Logic for ReceiveQueueEngine {
         }
 
         // ---- Payload beats ----
-        self.eff_mode.next = self.mode.q.val();
-        if self.abort.q.val() {
-            self.eff_mode.next = MessageMode::Discard;
-        }
-        self.write_mode.next = (self.eff_mode.val() == MessageMode::ExecWrite)
-            | (self.eff_mode.val() == MessageMode::ResponseWrite);
         self.writer.base.next = self.ctx_base.q.val();
         self.writer.limit.next = self.ctx_limit.q.val();
         self.writer.s_data.next = self.s_rx_data.val();
@@ -855,8 +864,6 @@ impl Logic for ReceiveQueueEngine {
         self.writer.s_offset.next = self.s_rx_offset.val();
         self.writer.s_last.next = self.s_rx_last.val();
         self.writer.s_empty.next = (self.s_rx_cell_length.val() == 0) | !self.rx_ok.val();
-        self.writer.s_write.next = self.write_mode.val();
-        self.writer.s_collect.next = self.eff_mode.val() == MessageMode::ExecAtomic;
         self.writer.atomic_cas.next = self.hdr_opcode.q.val() == 0x13;
         self.writer.atomic_old.next = self.value_reg.q.val();
         self.writer.atomic_write.next =
@@ -887,8 +894,9 @@ impl Logic for ReceiveQueueEngine {
         self.nack_count.next = false;
         self.message_count.next = false;
         self.stream_now.next = false;
+        self.act_go.next = false;
+        self.act_mode.next = MessageMode::Discard;
         self.rqe_start.next = false;
-        self.apply.d.next = false;
         self.m_rqrd_req_addr.next = self.rqe_fetch.m_req_addr.val();
         self.m_rqrd_req_words.next = self.rqe_fetch.m_req_words.val();
 
@@ -977,8 +985,9 @@ impl Logic for ReceiveQueueEngine {
                 }
             }
             ResponderState::Decide => {
+                // The NackGenerator decides (registered: `dec_*`); the Act clock acts.
                 self.main_ram_use.next = true;
-                self.state.d.next = ResponderState::Stream;
+                self.state.d.next = ResponderState::Act;
                 // A SEND's completion status and write window (used only when it is
                 // executed, so set whatever the decision): a misaligned buffer is not
                 // written.
@@ -991,6 +1000,21 @@ impl Logic for ReceiveQueueEngine {
                         self.cpl_status.d.next = 1.into();
                     }
                 }
+                // An atomic response writes at most 8 bytes.
+                if self.rx_is_response.val()
+                    & (self.s_rx_opcode.val() == 0x21)
+                    & (self.ctx_limit.q.val() > 8)
+                {
+                    self.ctx_limit.d.next = 8.into();
+                }
+            }
+            ResponderState::Act => {
+                // The registered decision is acted on: the answer owed, the write-backs,
+                // the next state; a message that streams takes its first beat now
+                // (`act_go`, `act_mode`).
+                self.main_ram_use.next = true;
+                self.state.d.next = ResponderState::Stream;
+                self.act_go.next = true;
                 if self.abort.q.val() {
                     // The QP was reset meanwhile: discard.
                 } else if !self.lookup.node_ok.val() {
@@ -1005,57 +1029,135 @@ impl Logic for ReceiveQueueEngine {
                         // AnswerRouter hands on their final NACKs first.
                         self.ack_refusals.d.next = self.s_rx_immediate.val().get_bits::<21>(8);
                         self.state.d.next = ResponderState::AckEvent;
+                        self.act_go.next = false;
                     } else {
                         self.drop_count.next = true;
                     }
                 } else if self.rx_is_response.val() {
                     if self.lookup.qp_ok.val() & self.lookup.expect_match.val() {
-                        self.mode.d.next = MessageMode::ResponseWrite;
-                        // An atomic response writes at most 8 bytes.
-                        if (self.s_rx_opcode.val() == 0x21) & (self.ctx_limit.q.val() > 8) {
-                            self.ctx_limit.d.next = 8.into();
-                        }
+                        self.act_mode.next = MessageMode::ResponseWrite;
                         self.ack_resync.d.next = self.s_rx_flags.val().get_bit(4);
                     } else {
                         self.drop_count.next = true;
                     }
                 } else if self.tpt_present.val()
-                    & (self.nack.action.val() != 2)
-                    & !self.nack.slot_refused.val()
-                    & self.nack.check_access.val()
+                    & (self.dec_action.q.val() != 2)
+                    & !self.dec_slot_refused.q.val()
+                    & self.dec_check_access.q.val()
                     & !self.access_done.q.val()
                 {
                     self.state.d.next = ResponderState::TptRequest;
-                } else if (self.nack.action.val() == 0)
+                    self.act_go.next = false;
+                } else if (self.dec_action.q.val() == 0)
                     & self.rx_consumes.val()
                     & !self.rqe_done.q.val()
                 {
                     self.state.d.next = ResponderState::RqeFetch;
+                    self.act_go.next = false;
                     self.rqe_start.next = true;
-                } else if self.nack.action.val() == 2 {
-                    self.drop_count.next = self.nack.count_dropped.val();
+                } else if self.dec_action.q.val() == 2 {
+                    self.drop_count.next = self.dec_count_dropped.q.val();
                 } else {
-                    // Decided: the answer and the write-backs are applied next clock
-                    // (`apply`, from the registered decision), in the Apply clock before
-                    // an answer owed now, or in the first Stream clock of an executed
-                    // WRITE, SEND or atomic.
-                    self.apply.d.next = true;
-                    if (self.nack.action.val() == 3)
-                        | (self.nack.action.val() == 1)
+                    self.owe_syndrome.d.next = self.dec_syndrome.q.val();
+                    self.owe_psn.d.next = self.s_rx_psn.val();
+                    // Answered (executed or NACKed) at a PSN adopted by a resync: the
+                    // answer says so (RESYNC), or the requester would take it as an
+                    // acknowledgement of the PSNs before it, which this QP never applied.
+                    // So does every answer while the resync point is kept: the first one
+                    // may be lost. Not a resync the request asked for (RESYNC): the
+                    // requester sends that flag only at its oldest unacknowledged PSN,
+                    // it has nothing before it.
+                    self.owe_resync.d.next = self.rs_valid.q.val();
+                    if self.dec_resynced.q.val() {
+                        self.owe_resync.d.next = !self.s_rx_flags.val().get_bit(4);
+                    }
+                    // The AETH reports the window's refusals before the PSN the answer
+                    // names (the expected one unless set below).
+                    self.owe_refusal.d.next = self.psn_window.window_eff.val().get_bits::<21>(0);
+                    if self.dec_action.q.val() == 3 {
+                        self.owe_kind.d.next = 1.into();
+                        if self.dec_syndrome.q.val() == 0x60 {
+                            self.owe_psn.d.next = self.psn_window.effective.val();
+                            self.nak_set.next = true;
+                        } else if !self.dec_in_sequence.q.val() {
+                            // A refused duplicate's NACK names its own PSN.
+                            self.owe_refusal.d.next = self.psn_window.report_dup.val();
+                        }
+                    } else if self.dec_action.q.val() == 1 {
+                        if self.rx_is_read.val() {
+                            self.owe_kind.d.next = 2.into();
+                        } else if self.rx_is_atomic.val() {
+                            self.owe_kind.d.next = 3.into();
+                        } else {
+                            self.owe_kind.d.next = 0.into();
+                            self.owe_psn.d.next = self.dec_ack_psn.q.val();
+                            self.owe_refusal.d.next = self.psn_window.report_after1.val();
+                            if self.refused_reg.q.val().get_bits::<3>(0).any() {
+                                self.owe_refusal.d.next = self.psn_window.report_dup.val();
+                            }
+                        }
+                    } else if self.rx_is_read.val() {
+                        self.owe_kind.d.next = 2.into();
+                    } else if self.rx_is_atomic.val() {
+                        self.owe_kind.d.next = 3.into();
+                    } else {
+                        self.owe_kind.d.next = 0.into();
+                        if self.dec_syndrome.q.val() != 0 {
+                            self.owe_kind.d.next = 1.into();
+                        }
+                    }
+                    if self.dec_in_sequence.q.val()
+                        & ((self.dec_action.q.val() == 3) | (self.dec_action.q.val() == 0))
+                    {
+                        // Resync, and the PSN a NACK or a READ consumes now.
+                        self.resp_we.next = true;
+                        if (self.dec_action.q.val() == 3) | self.rx_is_read.val() {
+                            self.resp_wdata.next = bit_cast::<48, 24>(self.lookup.rq_ci.val())
+                                | (bit_cast::<48, 24>(self.psn_window.effective_next.val()) << 24);
+                        }
+                        self.expected_reg.d.next = self.psn_window.effective.val();
+                        self.synced_set.next = true;
+                        self.nak_clear.next = true;
+                        // The refusal window: a NACK or a READ consumes its PSN now
+                        // (shifted in with its refusal code); a resync (a new PSN
+                        // sequence) forgets it. A message executed later shifts it in
+                        // Commit, from `refused_reg`.
+                        self.refused_set.next = true;
+                        self.refused_reg.d.next = self.psn_window.window_eff.val();
+                        if (self.dec_action.q.val() == 3) | self.rx_is_read.val() {
+                            self.refused_wdata.next = (self.psn_window.window_eff.val() << 3)
+                                | bit_cast::<24, 3>(self.psn_window.code.val());
+                        }
+                        // The resync point: set by a resync, forgotten once the expected
+                        // PSN is more than SEND_WINDOW past it.
+                        if self.dec_resynced.q.val() & !self.s_rx_flags.val().get_bit(4) {
+                            self.rs_set.next = true;
+                            self.rs_reg.d.next = self.s_rx_psn.val();
+                            self.rs_valid.d.next = true;
+                        } else if self.dec_resynced.q.val() {
+                            // The requester restarted its sequence here.
+                            self.rs_clear.next = true;
+                            self.rs_valid.d.next = false;
+                        } else if ((self.dec_action.q.val() == 3) | self.rx_is_read.val())
+                            & self.psn_window.far_next.val()
+                        {
+                            self.rs_clear.next = true;
+                        }
+                    }
+                    if (self.dec_action.q.val() == 3)
+                        | (self.dec_action.q.val() == 1)
                         | self.rx_is_read.val()
                     {
-                        self.state.d.next = ResponderState::Apply;
+                        self.state.d.next = ResponderState::Owe;
+                        self.act_go.next = false;
                     } else if self.rx_is_atomic.val() {
-                        self.mode.d.next = MessageMode::ExecAtomic;
+                        self.act_mode.next = MessageMode::ExecAtomic;
                         self.atomic_done.d.next = false;
                     } else {
-                        self.mode.d.next = MessageMode::ExecWrite;
+                        self.act_mode.next = MessageMode::ExecWrite;
                     }
                 }
-            }
-            ResponderState::Apply => {
-                // The decision is applied (`apply`); its answer is owed next.
-                self.state.d.next = ResponderState::Owe;
+                self.mode.d.next = self.act_mode.val();
             }
             ResponderState::TptRequest => {
                 if self.m_tpt_req_ready.val() {
@@ -1186,103 +1288,30 @@ impl Logic for ReceiveQueueEngine {
             }
         }
 
-        // ---- The decided request's answer and write-backs (the clock after Decide) ----
+        // ---- The decision, registered for the Act clock ----
         self.dec_action.d.next = self.nack.action.val();
         self.dec_syndrome.d.next = self.nack.syndrome.val();
         self.dec_resynced.d.next = self.nack.resynced.val();
         self.dec_in_sequence.d.next = self.nack.in_sequence.val();
         self.dec_ack_psn.d.next = self.nack.ack_psn.val();
-        if self.apply.q.val() {
-            self.main_ram_use.next = true;
-            self.owe_syndrome.d.next = self.dec_syndrome.q.val();
-            self.owe_psn.d.next = self.s_rx_psn.val();
-            // Answered (executed or NACKed) at a PSN adopted by a resync: the
-            // answer says so (RESYNC), or the requester would take it as an
-            // acknowledgement of the PSNs before it, which this QP never applied.
-            // So does every answer while the resync point is kept: the first one
-            // may be lost. Not a resync the request asked for (RESYNC): the
-            // requester sends that flag only at its oldest unacknowledged PSN,
-            // it has nothing before it.
-            self.owe_resync.d.next = self.rs_valid.q.val();
-            if self.dec_resynced.q.val() {
-                self.owe_resync.d.next = !self.s_rx_flags.val().get_bit(4);
-            }
-            // The AETH reports the window's refusals before the PSN the answer
-            // names (the expected one unless set below).
-            self.owe_refusal.d.next = self.psn_window.window_eff.val().get_bits::<21>(0);
-            if self.dec_action.q.val() == 3 {
-                self.owe_kind.d.next = 1.into();
-                if self.dec_syndrome.q.val() == 0x60 {
-                    self.owe_psn.d.next = self.psn_window.effective.val();
-                    self.nak_set.next = true;
-                } else if !self.dec_in_sequence.q.val() {
-                    // A refused duplicate's NACK names its own PSN.
-                    self.owe_refusal.d.next = self.psn_window.report_dup.val();
-                }
-            } else if self.dec_action.q.val() == 1 {
-                if self.rx_is_read.val() {
-                    self.owe_kind.d.next = 2.into();
-                } else if self.rx_is_atomic.val() {
-                    self.owe_kind.d.next = 3.into();
-                } else {
-                    self.owe_kind.d.next = 0.into();
-                    self.owe_psn.d.next = self.dec_ack_psn.q.val();
-                    self.owe_refusal.d.next = self.psn_window.report_after1.val();
-                    if self.refused_reg.q.val().get_bits::<3>(0).any() {
-                        self.owe_refusal.d.next = self.psn_window.report_dup.val();
-                    }
-                }
-            } else if self.rx_is_read.val() {
-                self.owe_kind.d.next = 2.into();
-            } else if self.rx_is_atomic.val() {
-                self.owe_kind.d.next = 3.into();
-            } else {
-                self.owe_kind.d.next = 0.into();
-                if self.dec_syndrome.q.val() != 0 {
-                    self.owe_kind.d.next = 1.into();
-                }
-            }
-            if self.dec_in_sequence.q.val()
-                & ((self.dec_action.q.val() == 3) | (self.dec_action.q.val() == 0))
-            {
-                // Resync, and the PSN a NACK or a READ consumes now.
-                self.resp_we.next = true;
-                if (self.dec_action.q.val() == 3) | self.rx_is_read.val() {
-                    self.resp_wdata.next = bit_cast::<48, 24>(self.lookup.rq_ci.val())
-                        | (bit_cast::<48, 24>(self.psn_window.effective_next.val()) << 24);
-                }
-                self.expected_reg.d.next = self.psn_window.effective.val();
-                self.synced_set.next = true;
-                self.nak_clear.next = true;
-                // The refusal window: a NACK or a READ consumes its PSN now
-                // (shifted in with its refusal code); a resync (a new PSN
-                // sequence) forgets it. A message executed later shifts it in
-                // Commit, from `refused_reg`.
-                self.refused_set.next = true;
-                self.refused_reg.d.next = self.psn_window.window_eff.val();
-                if (self.dec_action.q.val() == 3) | self.rx_is_read.val() {
-                    self.refused_wdata.next = (self.psn_window.window_eff.val() << 3)
-                        | bit_cast::<24, 3>(self.psn_window.code.val());
-                }
-                // The resync point: set by a resync, forgotten once the expected
-                // PSN is more than SEND_WINDOW past it.
-                if self.dec_resynced.q.val() & !self.s_rx_flags.val().get_bit(4) {
-                    self.rs_set.next = true;
-                    self.rs_reg.d.next = self.s_rx_psn.val();
-                    self.rs_valid.d.next = true;
-                } else if self.dec_resynced.q.val() {
-                    // The requester restarted its sequence here.
-                    self.rs_clear.next = true;
-                    self.rs_valid.d.next = false;
-                } else if ((self.dec_action.q.val() == 3) | self.rx_is_read.val())
-                    & self.psn_window.far_next.val()
-                {
-                    self.rs_clear.next = true;
-                }
-            }
-        }
+        self.dec_slot_refused.d.next = self.nack.slot_refused.val();
+        self.dec_check_access.d.next = self.nack.check_access.val();
+        self.dec_count_dropped.d.next = self.nack.count_dropped.val();
 
         // ---- Payload beats of the presented outcome ----
+        // The message's mode: the one decided in the Act clock, from its first beat on.
+        self.eff_mode.next = self.mode.q.val();
+        if self.act_go.val() {
+            self.stream_now.next = true;
+            self.eff_mode.next = self.act_mode.val();
+        }
+        if self.abort.q.val() {
+            self.eff_mode.next = MessageMode::Discard;
+        }
+        self.write_mode.next = (self.eff_mode.val() == MessageMode::ExecWrite)
+            | (self.eff_mode.val() == MessageMode::ResponseWrite);
+        self.writer.s_write.next = self.write_mode.val();
+        self.writer.s_collect.next = self.eff_mode.val() == MessageMode::ExecAtomic;
         self.rx_ready.next = false;
         if self.stream_now.val() {
             self.rx_ready.next = true;
@@ -1387,7 +1416,8 @@ impl Logic for ReceiveQueueEngine {
         if self.message_count.val() {
             self.messages_received.d.next = self.messages_received.q.val() + 1;
         }
-        if self.drop_count.val() {
+        self.drop_pending.d.next = self.drop_count.val();
+        if self.drop_pending.q.val() {
             self.dropped.d.next = self.dropped.q.val() + 1;
         }
         // Counted when the acknowledgement is decided (a syndrome that is not a NACK's
@@ -1403,7 +1433,7 @@ impl Logic for ReceiveQueueEngine {
             self.messages_received.d.next = 0.into();
             self.dropped.d.next = 0.into();
             self.write_back_due.d.next = false;
-            self.apply.d.next = false;
+            self.drop_pending.d.next = false;
         }
 
         // ---- Outputs ----
