@@ -352,6 +352,10 @@ pub struct ReceiveQueueEngine {
     dec_slot_refused: DFF<Bit>,
     dec_check_access: DFF<Bit>,
     dec_count_dropped: DFF<Bit>,
+    /// The request's range without a TPT (`vaddr + length`, 33 bits; `vaddr` below 2^32),
+    /// registered with the first cell.
+    range_end_reg: DFF<Bits<33>>,
+    vaddr_high_zero: DFF<Bit>,
     /// A drop counted last clock (`stat_dropped` counts it a clock after the decision).
     drop_pending: DFF<Bit>,
     access_ok: DFF<Bit>,
@@ -454,7 +458,6 @@ pub struct ReceiveQueueEngine {
     // ---- Parameters ----
     queue_pairs: Constant<Bits<16>>,
     tpt_present: Constant<Bit>,
-    range_limit: Constant<Bits<33>>,
 }
 
 impl ReceiveQueueEngine {
@@ -603,6 +606,8 @@ impl ReceiveQueueEngine {
             dec_check_access: Default::default(),
             dec_count_dropped: Default::default(),
             drop_pending: Default::default(),
+            range_end_reg: Default::default(),
+            vaddr_high_zero: Default::default(),
             access_ok: Default::default(),
             access_done: Default::default(),
             rqe_done: Default::default(),
@@ -679,7 +684,6 @@ impl ReceiveQueueEngine {
             rx_take: Default::default(),
             queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
             tpt_present: Constant::new(tpt_present),
-            range_limit: Constant::new((1u64 << 32).to_bits()),
         }
     }
 }
@@ -716,6 +720,8 @@ impl Logic for ReceiveQueueEngine {
             dec_check_access,
             dec_count_dropped,
             drop_pending,
+            range_end_reg,
+            vaddr_high_zero,
             access_ok,
             access_done,
             rqe_done,
@@ -811,8 +817,11 @@ impl Logic for ReceiveQueueEngine {
         }
         self.range_end.next = bit_cast::<33, 32>(self.s_rx_vaddr.val().get_bits::<32>(0))
             + bit_cast::<33, 32>(self.req_length.val());
-        self.range_ok.next = (self.s_rx_vaddr.val().get_bits::<32>(32) == 0)
-            & (self.range_end.val() <= self.range_limit.val());
+        // Registered with the first cell (Idle) and judged in the Lookup clock: at most
+        // 2^32 is bit 32 clear, or exactly 2^32.
+        self.range_ok.next = self.vaddr_high_zero.q.val()
+            & (!self.range_end_reg.q.val().get_bit(32)
+                | (self.range_end_reg.q.val().get_bits::<32>(0) == 0));
 
         // ---- Decision ----
         self.nack.opcode.next = self.s_rx_opcode.val();
@@ -933,6 +942,8 @@ impl Logic for ReceiveQueueEngine {
                         self.hdr_src_qp.d.next = self.s_rx_src_qp.val();
                         self.hdr_msg_length.d.next = self.s_rx_msg_length.val();
                         self.hdr_has_immediate.d.next = self.s_rx_flags.val().get_bit(2);
+                        self.range_end_reg.d.next = self.range_end.val();
+                        self.vaddr_high_zero.d.next = self.s_rx_vaddr.val().get_bits::<32>(32) == 0;
                         self.state.d.next = ResponderState::FailLookup;
                         if self.rx_ok.val() {
                             self.state.d.next = ResponderState::Lookup;
