@@ -12,7 +12,8 @@
 //!
 //! Children: [`QpState`] holds every per-QP RAM and flag, serves the CSR side port and the
 //! expect events, answers the lookup of a first cell and takes the engine's write-backs
-//! (registered for a clock, a [`QpWriteBack`]); [`NackGenerator`] decides; [`PsnWindow`]
+//! (registered for a clock, a [`QpWriteBack`]); [`LookupCapture`] registers that answer
+//! and compares it with the cell a clock later; [`NackGenerator`] decides; [`PsnWindow`]
 //! computes the decided request's PSN, resync and refusal-window arithmetic; [`Writer`]
 //! writes payload beats and atomic results to host memory; [`RqeFetch`] reads the receive
 //! queue entry a consuming request takes; [`AnswerRouter`] hands answers
@@ -118,12 +119,20 @@
 //!   `NackGenerator`), never ACKed. A message that is dropped (rule 1, slot busy) does not
 //!   resync the QP, so the next one is marked instead.
 //!
-//! Latency: a message's first cell, presented at clock t, is looked up (t+1), decided
-//! (t+2) and its first beat taken at t+3 (plus the TPT lookup and the receive queue entry
-//! read when the decision needs them); a payload word leaves on `m_wr` the clock after it
-//! is taken. After a message's last beat: its writes drain, then the state update, the
-//! owed answer and the completion each take a clock plus their handshake (7 clocks in all
-//! between two back-to-back RDMA WRITEs with every ready high).
+//! Latency: a message's first cell, presented at clock t (Idle: the lookup is issued, the
+//! range `vaddr + length` added up), is looked up (t+1, Lookup: the RAMs' answer
+//! registered), decided (t+2, Decide: the `NackGenerator`'s outputs registered) and acted
+//! on at t+3 (Act: the answer owed, the write-backs, the next state), where a message that
+//! streams (executed, dropped or discarded) has its first beat taken; the TPT lookup and
+//! the receive queue entry read, when the decision needs them, each add their own time
+//! and a Decide and Act. An answer owed at decision time (a NACK, a duplicate's ACK, a
+//! READ or atomic response) is on `m_owe` at t+4, an acknowledgement or response of this
+//! NIC's own request on `m_ack` at t+4; a failed cell's CRC_OR_MALFORMED NACK is judged at
+//! t+2 (FailDecide) and owed at t+3. A payload word leaves on `m_wr` the clock after it is
+//! taken. After a message's last beat: its writes drain, then the state update, the owed
+//! answer and the completion each take a clock plus their handshake (7 clocks in all
+//! between two back-to-back RDMA WRITEs with every ready high). `stat_dropped` counts a
+//! drop the clock after its decision.
 //! Throughput: continuation cells are taken without a decision, one payload word per
 //! clock for as long as `m_wr_ready` is high (tested: 4 x 4 KiB writes in 2069 clocks;
 //! behind a `CellReassembler` it never holds up a continuation cell). CSR accesses (one
