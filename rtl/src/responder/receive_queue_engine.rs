@@ -465,7 +465,6 @@ pub struct ReceiveQueueEngine {
     rx_ready: Signal<Local, Bit>,
     rx_take: Signal<Local, Bit>,
     // ---- Parameters ----
-    queue_pairs: Constant<Bits<16>>,
     tpt_present: Constant<Bit>,
 }
 
@@ -691,7 +690,6 @@ impl ReceiveQueueEngine {
             write_mode: Default::default(),
             rx_ready: Default::default(),
             rx_take: Default::default(),
-            queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
             tpt_present: Constant::new(tpt_present),
         }
     }
