@@ -142,6 +142,7 @@
 //! Limits: `queue_pairs` in 1..=64; one message in progress (the reassembler delivers a
 //! message's cells contiguously); host addresses wrap at 2^32.
 
+use crate::cell::format::{flag, opcode};
 use crate::common::NackCounters;
 use crate::responder::answer_router::AnswerRouter;
 use crate::responder::lookup_capture::LookupCapture;
@@ -151,7 +152,7 @@ use crate::responder::qp_state::{QpState, QpWriteBack};
 use crate::responder::rqe_fetch::RqeFetch;
 use crate::responder::writer::Writer;
 use crate::sim::ClockedBlock;
-use nic_abi::MAX_QUEUE_PAIRS;
+use nic_abi::{Syndrome, MAX_QUEUE_PAIRS};
 use rust_hdl::prelude::*;
 
 /// Per-QP RAM address bits (64 entries).
@@ -466,6 +467,27 @@ pub struct ReceiveQueueEngine {
     rx_take: Signal<Local, Bit>,
     // ---- Parameters ----
     tpt_present: Constant<Bit>,
+    // Numbers named elsewhere: opcodes and flag bits (`crate::cell::format`), syndromes
+    // (`nic_abi::Syndrome`).
+    op_send: Constant<Bits<8>>,
+    op_send_immediate: Constant<Bits<8>>,
+    op_write: Constant<Bits<8>>,
+    op_write_immediate: Constant<Bits<8>>,
+    op_read: Constant<Bits<8>>,
+    op_compare_swap: Constant<Bits<8>>,
+    op_fetch_add: Constant<Bits<8>>,
+    op_read_response: Constant<Bits<8>>,
+    op_atomic_response: Constant<Bits<8>>,
+    op_ack: Constant<Bits<8>>,
+    op_nack: Constant<Bits<8>>,
+    flag_first: Constant<Bits<8>>,
+    flag_last: Constant<Bits<8>>,
+    flag_immediate: Constant<Bits<8>>,
+    flag_invalidate: Constant<Bits<8>>,
+    flag_resync: Constant<Bits<8>>,
+    flag_reserved: Constant<Bits<8>>,
+    syn_sequence_error: Constant<Bits<8>>,
+    syn_crc_or_malformed: Constant<Bits<8>>,
 }
 
 impl ReceiveQueueEngine {
@@ -691,6 +713,25 @@ impl ReceiveQueueEngine {
             rx_ready: Default::default(),
             rx_take: Default::default(),
             tpt_present: Constant::new(tpt_present),
+            op_send: Constant::new((opcode::SEND as u64).to_bits()),
+            op_send_immediate: Constant::new((opcode::SEND_IMMEDIATE as u64).to_bits()),
+            op_write: Constant::new((opcode::RDMA_WRITE as u64).to_bits()),
+            op_write_immediate: Constant::new((opcode::RDMA_WRITE_IMMEDIATE as u64).to_bits()),
+            op_read: Constant::new((opcode::RDMA_READ_REQUEST as u64).to_bits()),
+            op_compare_swap: Constant::new((opcode::ATOMIC_COMPARE_SWAP as u64).to_bits()),
+            op_fetch_add: Constant::new((opcode::ATOMIC_FETCH_ADD as u64).to_bits()),
+            op_read_response: Constant::new((opcode::RDMA_READ_RESPONSE as u64).to_bits()),
+            op_atomic_response: Constant::new((opcode::ATOMIC_RESPONSE as u64).to_bits()),
+            op_ack: Constant::new((opcode::ACK as u64).to_bits()),
+            op_nack: Constant::new((opcode::NACK as u64).to_bits()),
+            flag_first: Constant::new((flag::FIRST as u64).to_bits()),
+            flag_last: Constant::new((flag::LAST as u64).to_bits()),
+            flag_immediate: Constant::new((flag::IMMEDIATE as u64).to_bits()),
+            flag_invalidate: Constant::new((flag::INVALIDATE as u64).to_bits()),
+            flag_resync: Constant::new((flag::RESYNC as u64).to_bits()),
+            flag_reserved: Constant::new((flag::RESERVED_MASK as u64).to_bits()),
+            syn_sequence_error: Constant::new((Syndrome::SequenceError as u64).to_bits()),
+            syn_crc_or_malformed: Constant::new((Syndrome::CrcOrMalformed as u64).to_bits()),
         }
     }
 }
@@ -764,26 +805,30 @@ impl Logic for ReceiveQueueEngine {
         self.nack_received.reset.next = self.reset.val();
 
         // ---- The presented outcome (its header is held until its last beat) ----
-        self.rx_first.next = self.s_rx_flags.val().get_bit(0) & (self.s_rx_cell_seq.val() == 0);
-        self.rx_last_cell.next = self.s_rx_flags.val().get_bit(1);
+        self.rx_first.next =
+            (self.s_rx_flags.val() & self.flag_first.val()).any() & (self.s_rx_cell_seq.val() == 0);
+        self.rx_last_cell.next = (self.s_rx_flags.val() & self.flag_last.val()).any();
         // (Reserved flags are never set in a cell the reassembler passed.)
-        self.rx_ok.next =
-            (self.s_rx_status.val() == 0) & (self.s_rx_flags.val().get_bits::<3>(5) == 0);
+        self.rx_ok.next = (self.s_rx_status.val() == 0)
+            & ((self.s_rx_flags.val() & self.flag_reserved.val()) == 0);
         self.rx_qp.next = self.s_rx_dest_qp.val().get_bits::<6>(0);
-        self.rx_is_send.next = (self.s_rx_opcode.val() == 0x00) | (self.s_rx_opcode.val() == 0x01);
-        self.rx_is_read.next = self.s_rx_opcode.val() == 0x12;
-        self.rx_is_atomic.next =
-            (self.s_rx_opcode.val() == 0x13) | (self.s_rx_opcode.val() == 0x14);
-        self.rx_consumes.next = self.rx_is_send.val() | (self.s_rx_opcode.val() == 0x11);
+        self.rx_is_send.next = (self.s_rx_opcode.val() == self.op_send.val())
+            | (self.s_rx_opcode.val() == self.op_send_immediate.val());
+        self.rx_is_read.next = self.s_rx_opcode.val() == self.op_read.val();
+        self.rx_is_atomic.next = (self.s_rx_opcode.val() == self.op_compare_swap.val())
+            | (self.s_rx_opcode.val() == self.op_fetch_add.val());
+        self.rx_consumes.next =
+            self.rx_is_send.val() | (self.s_rx_opcode.val() == self.op_write_immediate.val());
         self.rx_is_request.next = self.rx_is_send.val()
-            | ((self.s_rx_opcode.val() >= 0x10) & (self.s_rx_opcode.val() <= 0x14));
-        self.rx_is_ackish.next =
-            (self.s_rx_opcode.val() == 0x30) | (self.s_rx_opcode.val() == 0x31);
-        self.rx_is_response.next =
-            (self.s_rx_opcode.val() == 0x20) | (self.s_rx_opcode.val() == 0x21);
-        self.hdr_consumes.next = (self.hdr_opcode.q.val() == 0x00)
-            | (self.hdr_opcode.q.val() == 0x01)
-            | (self.hdr_opcode.q.val() == 0x11);
+            | ((self.s_rx_opcode.val() >= self.op_write.val())
+                & (self.s_rx_opcode.val() <= self.op_fetch_add.val()));
+        self.rx_is_ackish.next = (self.s_rx_opcode.val() == self.op_ack.val())
+            | (self.s_rx_opcode.val() == self.op_nack.val());
+        self.rx_is_response.next = (self.s_rx_opcode.val() == self.op_read_response.val())
+            | (self.s_rx_opcode.val() == self.op_atomic_response.val());
+        self.hdr_consumes.next = (self.hdr_opcode.q.val() == self.op_send.val())
+            | (self.hdr_opcode.q.val() == self.op_send_immediate.val())
+            | (self.hdr_opcode.q.val() == self.op_write_immediate.val());
 
         // ---- Lookup: the per-QP state table answers for ctx_qp ----
         self.qp_state.ctx_qp.next = self.ctx_qp.q.val();
@@ -838,7 +883,7 @@ impl Logic for ReceiveQueueEngine {
         self.nack.psn.next = self.s_rx_psn.val();
         self.nack.expected_psn.next = self.expected_reg.q.val();
         self.nack.synced.next = self.lookup.synced.val();
-        self.nack.resync.next = self.s_rx_flags.val().get_bit(4);
+        self.nack.resync.next = (self.s_rx_flags.val() & self.flag_resync.val()).any();
         self.nack.nak_sent.next = self.lookup.nak_sent.val();
         self.nack.atomic_match.next = self.lookup.atomic_match.val();
         self.nack.enable_send_recv.next = self.cfg_enable_send_recv.val();
@@ -880,7 +925,7 @@ impl Logic for ReceiveQueueEngine {
         self.writer.s_offset.next = self.s_rx_offset.val();
         self.writer.s_last.next = self.s_rx_last.val();
         self.writer.s_empty.next = (self.s_rx_cell_length.val() == 0) | !self.rx_ok.val();
-        self.writer.atomic_cas.next = self.hdr_opcode.q.val() == 0x13;
+        self.writer.atomic_cas.next = self.hdr_opcode.q.val() == self.op_compare_swap.val();
         self.writer.atomic_old.next = self.value_reg.q.val();
         self.writer.atomic_write.next =
             (self.state.q.val() == ResponderState::AtomicWrite) & !self.abort.q.val();
@@ -948,7 +993,8 @@ impl Logic for ReceiveQueueEngine {
                         self.hdr_src_node.d.next = self.s_rx_src_node.val();
                         self.hdr_src_qp.d.next = self.s_rx_src_qp.val();
                         self.hdr_msg_length.d.next = self.s_rx_msg_length.val();
-                        self.hdr_has_immediate.d.next = self.s_rx_flags.val().get_bit(2);
+                        self.hdr_has_immediate.d.next =
+                            (self.s_rx_flags.val() & self.flag_immediate.val()).any();
                         self.range_end_reg.d.next = self.range_end.val();
                         self.vaddr_high_zero.d.next = self.s_rx_vaddr.val().get_bits::<32>(32) == 0;
                         self.state.d.next = ResponderState::FailLookup;
@@ -991,7 +1037,7 @@ impl Logic for ReceiveQueueEngine {
                     & self.rx_is_request.val()
                 {
                     self.owe_kind.d.next = 1.into();
-                    self.owe_syndrome.d.next = 0x64.into();
+                    self.owe_syndrome.d.next = self.syn_crc_or_malformed.val();
                     self.owe_psn.d.next = self.expected_reg.q.val();
                     // Marked while the resync point is kept (it acknowledges the PSNs
                     // before the expected one).
@@ -1020,7 +1066,7 @@ impl Logic for ReceiveQueueEngine {
                 }
                 // An atomic response writes at most 8 bytes.
                 if self.rx_is_response.val()
-                    & (self.s_rx_opcode.val() == 0x21)
+                    & (self.s_rx_opcode.val() == self.op_atomic_response.val())
                     & (self.ctx_limit.q.val() > 8)
                 {
                     self.ctx_limit.d.next = 8.into();
@@ -1041,8 +1087,9 @@ impl Logic for ReceiveQueueEngine {
                     if self.lookup.qp_ok.val() {
                         self.ack_syndrome.d.next = self.s_rx_immediate.val().get_bits::<8>(0);
                         self.ack_response.d.next = false;
-                        self.ack_resync.d.next = self.s_rx_flags.val().get_bit(4);
-                        self.nack_count.next = self.s_rx_opcode.val() == 0x31;
+                        self.ack_resync.d.next =
+                            (self.s_rx_flags.val() & self.flag_resync.val()).any();
+                        self.nack_count.next = self.s_rx_opcode.val() == self.op_nack.val();
                         // The AETH reports refused PSNs before this one: the
                         // AnswerRouter hands on their final NACKs first.
                         self.ack_refusals.d.next = self.s_rx_immediate.val().get_bits::<21>(8);
@@ -1054,7 +1101,8 @@ impl Logic for ReceiveQueueEngine {
                 } else if self.rx_is_response.val() {
                     if self.lookup.qp_ok.val() & self.lookup.expect_match.val() {
                         self.act_mode.next = MessageMode::ResponseWrite;
-                        self.ack_resync.d.next = self.s_rx_flags.val().get_bit(4);
+                        self.ack_resync.d.next =
+                            (self.s_rx_flags.val() & self.flag_resync.val()).any();
                     } else {
                         self.drop_count.next = true;
                     }
@@ -1087,14 +1135,15 @@ impl Logic for ReceiveQueueEngine {
                     // it has nothing before it.
                     self.owe_resync.d.next = self.rs_valid.q.val();
                     if self.dec_resynced.q.val() {
-                        self.owe_resync.d.next = !self.s_rx_flags.val().get_bit(4);
+                        self.owe_resync.d.next =
+                            !(self.s_rx_flags.val() & self.flag_resync.val()).any();
                     }
                     // The AETH reports the window's refusals before the PSN the answer
                     // names (the expected one unless set below).
                     self.owe_refusal.d.next = self.psn_window.window_eff.val().get_bits::<21>(0);
                     if self.dec_action.q.val() == 3 {
                         self.owe_kind.d.next = 1.into();
-                        if self.dec_syndrome.q.val() == 0x60 {
+                        if self.dec_syndrome.q.val() == self.syn_sequence_error.val() {
                             self.owe_psn.d.next = self.psn_window.effective.val();
                             self.nak_set.next = true;
                         } else if !self.dec_in_sequence.q.val() {
@@ -1148,7 +1197,9 @@ impl Logic for ReceiveQueueEngine {
                         }
                         // The resync point: set by a resync, forgotten once the expected
                         // PSN is more than SEND_WINDOW past it.
-                        if self.dec_resynced.q.val() & !self.s_rx_flags.val().get_bit(4) {
+                        if self.dec_resynced.q.val()
+                            & !(self.s_rx_flags.val() & self.flag_resync.val()).any()
+                        {
                             self.rs_set.next = true;
                             self.rs_reg.d.next = self.s_rx_psn.val();
                             self.rs_valid.d.next = true;
@@ -1519,7 +1570,7 @@ impl Logic for ReceiveQueueEngine {
         if self.rx_is_atomic.val() {
             self.m_tpt_req_access.next = 4.into();
         }
-        self.m_tpt_req_invalidate.next = self.s_rx_flags.val().get_bit(3);
+        self.m_tpt_req_invalidate.next = (self.s_rx_flags.val() & self.flag_invalidate.val()).any();
         self.m_tpt_req_qp.next = self.ctx_qp.q.val();
         // Rule 6 follows the TPT's rule 5: a request that RECEIVER_NOT_READY refuses
         // (decided on the receive queue state read with its first cell) is checked only.
