@@ -936,9 +936,12 @@ impl Logic for ReceiveQueueEngine {
         self.qp_state.lookup_qp.next = self.rx_qp.val();
         // Assigned once (no default overridden below): a child input that changed twice in
         // one evaluation would retrigger the child in an event-driven simulator.
+        // Not in the clock a write-back lands (it would read the entry before it): the Act
+        // clock's write-back lands in an Idle clock when its cell had one beat.
         self.qp_state.lookup.next = (self.state.q.val() == ResponderState::Idle)
             & self.s_rx_valid.val()
-            & !(self.rx_ok.val() & !self.rx_first.val());
+            & !(self.rx_ok.val() & !self.rx_first.val())
+            & !self.write_back_due.q.val();
         self.resp_we.next = false;
         self.resp_wdata.next = bit_cast::<48, 24>(self.lookup.rq_ci.val())
             | (bit_cast::<48, 24>(self.psn_window.effective.val()) << 24);
@@ -981,8 +984,9 @@ impl Logic for ReceiveQueueEngine {
                     if self.rx_ok.val() & !self.rx_first.val() {
                         // A continuation cell: follows the message's decision.
                         self.stream_now.next = true;
-                    } else {
-                        // A first or a failed cell: look its QP up.
+                    } else if !self.write_back_due.q.val() {
+                        // A first or a failed cell: look its QP up (once the last
+                        // write-back has landed).
                         self.main_ram_use.next = true;
                         self.ctx_qp.d.next = self.rx_qp.val();
                         self.abort.d.next = false;
