@@ -24,6 +24,7 @@
 
 pub mod cell_faults;
 pub mod host_memory;
+pub mod lookup_capture;
 pub mod remote_responder;
 pub mod requester;
 pub mod responder;

@@ -323,6 +323,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::responder::RqeFetch::new()".into(),
         ),
         export_block(
+            "responder_lookup_capture",
+            crate::responder::LookupCapture::new(qps),
+            "nic_rtl::responder::LookupCapture",
+            format!("nic_rtl::responder::LookupCapture::new({qps})"),
+        ),
+        export_block(
             "receive_queue_engine",
             crate::ReceiveQueueEngine::new(qps, config.tpt_entries.is_some()),
             "nic_rtl::ReceiveQueueEngine",

@@ -65,6 +65,7 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "responder_answer_router",
         "responder_psn_window",
         "responder_rqe_fetch",
+        "responder_lookup_capture",
         "receive_queue_engine",
         "responder_slot_rams",
         "responder_burst_size",

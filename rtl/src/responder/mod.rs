@@ -8,6 +8,9 @@
 //!   - [`QpState`] (`qp_state.rs`, the lookup): the per-QP state table (RAMs with typed
 //!     entries, flag bits, the reset sweep), the per-QP CSR side port, the expect events,
 //!     the engine's lookups and write-backs;
+//!   - [`LookupCapture`] (`lookup_capture.rs`): the table's answer registered in the
+//!     Lookup clock and compared with the cell (source, saved atomic, expected response)
+//!     in the Decide clock;
 //!   - [`NackGenerator`] (the decision): rules 1-7 for a request message;
 //!   - [`Writer`] (`writer.rs`): the host-memory write path: payload beats into their
 //!     window with byte strobes, an atomic's operands and result, the DMA write register;
@@ -27,6 +30,7 @@
 
 pub mod answer_router;
 pub mod burst_size;
+pub mod lookup_capture;
 pub mod nack_generator;
 pub mod psn_window;
 pub mod qp_state;
@@ -38,6 +42,7 @@ pub mod writer;
 
 pub use answer_router::AnswerRouter;
 pub use burst_size::BurstSize;
+pub use lookup_capture::LookupCapture;
 pub use nack_generator::NackGenerator;
 pub use psn_window::PsnWindow;
 pub use qp_state::QpState;

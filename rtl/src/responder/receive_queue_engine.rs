@@ -12,7 +12,8 @@
 //!
 //! Children: [`QpState`] holds every per-QP RAM and flag, serves the CSR side port and the
 //! expect events, answers the lookup of a first cell and takes the engine's write-backs
-//! (registered for a clock, a [`QpWriteBack`]); [`NackGenerator`] decides; [`PsnWindow`]
+//! (registered for a clock, a [`QpWriteBack`]); [`LookupCapture`] registers that answer
+//! and compares it with the cell a clock later; [`NackGenerator`] decides; [`PsnWindow`]
 //! computes the decided request's PSN, resync and refusal-window arithmetic; [`Writer`]
 //! writes payload beats and atomic results to host memory; [`RqeFetch`] reads the receive
 //! queue entry a consuming request takes; [`AnswerRouter`] hands answers
@@ -118,12 +119,20 @@
 //!   `NackGenerator`), never ACKed. A message that is dropped (rule 1, slot busy) does not
 //!   resync the QP, so the next one is marked instead.
 //!
-//! Latency: a message's first cell, presented at clock t, is looked up (t+1), decided
-//! (t+2) and its first beat taken at t+3 (plus the TPT lookup and the receive queue entry
-//! read when the decision needs them); a payload word leaves on `m_wr` the clock after it
-//! is taken. After a message's last beat: its writes drain, then the state update, the
-//! owed answer and the completion each take a clock plus their handshake (7 clocks in all
-//! between two back-to-back RDMA WRITEs with every ready high).
+//! Latency: a message's first cell, presented at clock t (Idle: the lookup is issued, the
+//! range `vaddr + length` added up), is looked up (t+1, Lookup: the RAMs' answer
+//! registered), decided (t+2, Decide: the `NackGenerator`'s outputs registered) and acted
+//! on at t+3 (Act: the answer owed, the write-backs, the next state), where a message that
+//! streams (executed, dropped or discarded) has its first beat taken; the TPT lookup and
+//! the receive queue entry read, when the decision needs them, each add their own time
+//! and a Decide and Act. An answer owed at decision time (a NACK, a duplicate's ACK, a
+//! READ or atomic response) is on `m_owe` at t+4, an acknowledgement or response of this
+//! NIC's own request on `m_ack` at t+4; a failed cell's CRC_OR_MALFORMED NACK is judged at
+//! t+2 (FailDecide) and owed at t+3. A payload word leaves on `m_wr` the clock after it is
+//! taken. After a message's last beat: its writes drain, then the state update, the owed
+//! answer and the completion each take a clock plus their handshake (7 clocks in all
+//! between two back-to-back RDMA WRITEs with every ready high). `stat_dropped` counts a
+//! drop the clock after its decision.
 //! Throughput: continuation cells are taken without a decision, one payload word per
 //! clock for as long as `m_wr_ready` is high (tested: 4 x 4 KiB writes in 2069 clocks;
 //! behind a `CellReassembler` it never holds up a continuation cell). CSR accesses (one
@@ -133,15 +142,17 @@
 //! Limits: `queue_pairs` in 1..=64; one message in progress (the reassembler delivers a
 //! message's cells contiguously); host addresses wrap at 2^32.
 
+use crate::cell::format::{flag, opcode};
 use crate::common::NackCounters;
 use crate::responder::answer_router::AnswerRouter;
+use crate::responder::lookup_capture::LookupCapture;
 use crate::responder::nack_generator::NackGenerator;
 use crate::responder::psn_window::PsnWindow;
 use crate::responder::qp_state::{QpState, QpWriteBack};
 use crate::responder::rqe_fetch::RqeFetch;
 use crate::responder::writer::Writer;
 use crate::sim::ClockedBlock;
-use nic_abi::MAX_QUEUE_PAIRS;
+use nic_abi::{Syndrome, MAX_QUEUE_PAIRS};
 use rust_hdl::prelude::*;
 
 /// Per-QP RAM address bits (64 entries).
@@ -158,8 +169,12 @@ pub enum ResponderState {
     Lookup,
     /// The per-QP RAMs answer for a failed cell.
     FailLookup,
+    /// A failed cell is judged (from the registered lookup).
+    FailDecide,
     /// The NackGenerator decides (again after a TPT lookup or a receive queue entry read).
     Decide,
+    /// The registered decision is acted on (a message that streams takes its first beat).
+    Act,
     TptRequest,
     TptWait,
     /// The `RqeFetch` reads the receive queue entry.
@@ -325,16 +340,8 @@ pub struct ReceiveQueueEngine {
     hdr_has_immediate: DFF<Bit>,
     immediate_reg: DFF<Bits<32>>,
     // ---- Looked-up QP state ----
-    node_ok: DFF<Bit>,
-    qp_exists: DFF<Bit>,
-    qp_enabled: DFF<Bit>,
-    source_match: DFF<Bit>,
+    /// The QP's QP_REMOTE (compared with the cell's source in the Decide clock).
     expected_reg: DFF<Bits<24>>,
-    rq_ci_reg: DFF<Bits<24>>,
-    rq_empty: DFF<Bit>,
-    rqe_addr: DFF<Bits<32>>,
-    synced_reg: DFF<Bit>,
-    nak_reg: DFF<Bit>,
     /// The QP's refusal window (0 when not valid): bits `3(k-1)+2 .. 3(k-1)` the refusal
     /// code of PSN `expected - k`, k = 1..=8.
     refused_reg: DFF<Bits<24>>,
@@ -342,11 +349,25 @@ pub struct ReceiveQueueEngine {
     rs_reg: DFF<Bits<24>>,
     /// `expected - psn`, `expected - resync point` (24 each), registered in Lookup for the
     /// NackGenerator.
-    behind_reg: DFF<Bits<24>>,
-    rs_back_reg: DFF<Bits<24>>,
     rs_valid: DFF<Bit>,
-    atomic_match: DFF<Bit>,
-    expect_match: DFF<Bit>,
+    /// The saved atomic's PSN and valid bit, the expected response's PSN, kind and valid
+    /// bit, as read (compared with the cell in the Decide clock).
+    /// The NackGenerator's decision, registered in the Decide clock and acted on (the
+    /// owed answer, the write-backs, the next state) in the Act clock.
+    dec_action: DFF<Bits<2>>,
+    dec_syndrome: DFF<Bits<8>>,
+    dec_resynced: DFF<Bit>,
+    dec_in_sequence: DFF<Bit>,
+    dec_ack_psn: DFF<Bits<24>>,
+    dec_slot_refused: DFF<Bit>,
+    dec_check_access: DFF<Bit>,
+    dec_count_dropped: DFF<Bit>,
+    /// The request's range without a TPT (`vaddr + length`, 33 bits; `vaddr` below 2^32),
+    /// registered with the first cell.
+    range_end_reg: DFF<Bits<33>>,
+    vaddr_high_zero: DFF<Bit>,
+    /// A drop counted last clock (`stat_dropped` counts it a clock after the decision).
+    drop_pending: DFF<Bit>,
     access_ok: DFF<Bit>,
     access_done: DFF<Bit>,
     rqe_done: DFF<Bit>,
@@ -391,6 +412,8 @@ pub struct ReceiveQueueEngine {
     writer: Writer,
     /// The receive queue entry read.
     rqe_fetch: RqeFetch,
+    /// The lookup's answer, registered, and its comparisons with the cell.
+    lookup: LookupCapture,
     nack: NackGenerator,
     // ---- Combinational intermediates ----
     rx_first: Signal<Local, Bit>,
@@ -406,18 +429,11 @@ pub struct ReceiveQueueEngine {
     rx_is_response: Signal<Local, Bit>,
     hdr_consumes: Signal<Local, Bit>,
     lk_expected: Signal<Local, Bits<24>>,
-    lk_rq_ci: Signal<Local, Bits<24>>,
-    lk_remote: Signal<Local, Bits<32>>,
-    lk_source_match: Signal<Local, Bit>,
-    lk_exists: Signal<Local, Bit>,
-    lk_node_ok: Signal<Local, Bit>,
-    lk_exp_psn: Signal<Local, Bits<24>>,
     lk_exp_addr: Signal<Local, Bits<32>>,
     lk_exp_length: Signal<Local, Bits<32>>,
     req_length: Signal<Local, Bits<32>>,
     range_end: Signal<Local, Bits<33>>,
     range_ok: Signal<Local, Bit>,
-    qp_ok: Signal<Local, Bit>,
     commit_ci: Signal<Local, Bits<24>>,
     main_ram_use: Signal<Local, Bit>,
     resp_we: Signal<Local, Bit>,
@@ -438,6 +454,11 @@ pub struct ReceiveQueueEngine {
     nack_count: Signal<Local, Bit>,
     message_count: Signal<Local, Bit>,
     stream_now: Signal<Local, Bit>,
+    /// The Act clock goes on streaming (its first beat is taken now), in `act_mode`.
+    act_go: Signal<Local, Bit>,
+    act_mode: Signal<Local, MessageMode>,
+    /// The Lookup or FailLookup clock: the per-QP RAMs answer, registered.
+    lookup_answer: Signal<Local, Bit>,
     /// Start the `RqeFetch` (decided this clock).
     rqe_start: Signal<Local, Bit>,
     eff_mode: Signal<Local, MessageMode>,
@@ -445,9 +466,28 @@ pub struct ReceiveQueueEngine {
     rx_ready: Signal<Local, Bit>,
     rx_take: Signal<Local, Bit>,
     // ---- Parameters ----
-    queue_pairs: Constant<Bits<16>>,
     tpt_present: Constant<Bit>,
-    range_limit: Constant<Bits<33>>,
+    // Numbers named elsewhere: opcodes and flag bits (`crate::cell::format`), syndromes
+    // (`nic_abi::Syndrome`).
+    op_send: Constant<Bits<8>>,
+    op_send_immediate: Constant<Bits<8>>,
+    op_write: Constant<Bits<8>>,
+    op_write_immediate: Constant<Bits<8>>,
+    op_read: Constant<Bits<8>>,
+    op_compare_swap: Constant<Bits<8>>,
+    op_fetch_add: Constant<Bits<8>>,
+    op_read_response: Constant<Bits<8>>,
+    op_atomic_response: Constant<Bits<8>>,
+    op_ack: Constant<Bits<8>>,
+    op_nack: Constant<Bits<8>>,
+    flag_first: Constant<Bits<8>>,
+    flag_last: Constant<Bits<8>>,
+    flag_immediate: Constant<Bits<8>>,
+    flag_invalidate: Constant<Bits<8>>,
+    flag_resync: Constant<Bits<8>>,
+    flag_reserved: Constant<Bits<8>>,
+    syn_sequence_error: Constant<Bits<8>>,
+    syn_crc_or_malformed: Constant<Bits<8>>,
 }
 
 impl ReceiveQueueEngine {
@@ -583,23 +623,21 @@ impl ReceiveQueueEngine {
             hdr_msg_length: Default::default(),
             hdr_has_immediate: Default::default(),
             immediate_reg: Default::default(),
-            node_ok: Default::default(),
-            qp_exists: Default::default(),
-            qp_enabled: Default::default(),
-            source_match: Default::default(),
             expected_reg: Default::default(),
-            rq_ci_reg: Default::default(),
-            rq_empty: Default::default(),
-            rqe_addr: Default::default(),
-            synced_reg: Default::default(),
-            nak_reg: Default::default(),
             refused_reg: Default::default(),
             rs_reg: Default::default(),
-            behind_reg: Default::default(),
-            rs_back_reg: Default::default(),
             rs_valid: Default::default(),
-            atomic_match: Default::default(),
-            expect_match: Default::default(),
+            dec_action: Default::default(),
+            dec_syndrome: Default::default(),
+            dec_resynced: Default::default(),
+            dec_in_sequence: Default::default(),
+            dec_ack_psn: Default::default(),
+            dec_slot_refused: Default::default(),
+            dec_check_access: Default::default(),
+            dec_count_dropped: Default::default(),
+            drop_pending: Default::default(),
+            range_end_reg: Default::default(),
+            vaddr_high_zero: Default::default(),
             access_ok: Default::default(),
             access_done: Default::default(),
             rqe_done: Default::default(),
@@ -628,6 +666,7 @@ impl ReceiveQueueEngine {
             qp_state: QpState::new(queue_pairs),
             writer: Writer::new(),
             rqe_fetch: RqeFetch::new(),
+            lookup: LookupCapture::new(queue_pairs),
             rqe_start: Default::default(),
             nack: Default::default(),
             rx_first: Default::default(),
@@ -643,18 +682,11 @@ impl ReceiveQueueEngine {
             rx_is_response: Default::default(),
             hdr_consumes: Default::default(),
             lk_expected: Default::default(),
-            lk_rq_ci: Default::default(),
-            lk_remote: Default::default(),
-            lk_source_match: Default::default(),
-            lk_exists: Default::default(),
-            lk_node_ok: Default::default(),
-            lk_exp_psn: Default::default(),
             lk_exp_addr: Default::default(),
             lk_exp_length: Default::default(),
             req_length: Default::default(),
             range_end: Default::default(),
             range_ok: Default::default(),
-            qp_ok: Default::default(),
             length_error: Default::default(),
             commit_ci: Default::default(),
             main_ram_use: Default::default(),
@@ -673,13 +705,33 @@ impl ReceiveQueueEngine {
             nack_count: Default::default(),
             message_count: Default::default(),
             stream_now: Default::default(),
+            act_go: Default::default(),
+            act_mode: Default::default(),
+            lookup_answer: Default::default(),
             eff_mode: Default::default(),
             write_mode: Default::default(),
             rx_ready: Default::default(),
             rx_take: Default::default(),
-            queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
             tpt_present: Constant::new(tpt_present),
-            range_limit: Constant::new((1u64 << 32).to_bits()),
+            op_send: Constant::new((opcode::SEND as u64).to_bits()),
+            op_send_immediate: Constant::new((opcode::SEND_IMMEDIATE as u64).to_bits()),
+            op_write: Constant::new((opcode::RDMA_WRITE as u64).to_bits()),
+            op_write_immediate: Constant::new((opcode::RDMA_WRITE_IMMEDIATE as u64).to_bits()),
+            op_read: Constant::new((opcode::RDMA_READ_REQUEST as u64).to_bits()),
+            op_compare_swap: Constant::new((opcode::ATOMIC_COMPARE_SWAP as u64).to_bits()),
+            op_fetch_add: Constant::new((opcode::ATOMIC_FETCH_ADD as u64).to_bits()),
+            op_read_response: Constant::new((opcode::RDMA_READ_RESPONSE as u64).to_bits()),
+            op_atomic_response: Constant::new((opcode::ATOMIC_RESPONSE as u64).to_bits()),
+            op_ack: Constant::new((opcode::ACK as u64).to_bits()),
+            op_nack: Constant::new((opcode::NACK as u64).to_bits()),
+            flag_first: Constant::new((flag::FIRST as u64).to_bits()),
+            flag_last: Constant::new((flag::LAST as u64).to_bits()),
+            flag_immediate: Constant::new((flag::IMMEDIATE as u64).to_bits()),
+            flag_invalidate: Constant::new((flag::INVALIDATE as u64).to_bits()),
+            flag_resync: Constant::new((flag::RESYNC as u64).to_bits()),
+            flag_reserved: Constant::new((flag::RESERVED_MASK as u64).to_bits()),
+            syn_sequence_error: Constant::new((Syndrome::SequenceError as u64).to_bits()),
+            syn_crc_or_malformed: Constant::new((Syndrome::CrcOrMalformed as u64).to_bits()),
         }
     }
 }
@@ -703,23 +755,21 @@ impl Logic for ReceiveQueueEngine {
             hdr_msg_length,
             hdr_has_immediate,
             immediate_reg,
-            node_ok,
-            qp_exists,
-            qp_enabled,
-            source_match,
             expected_reg,
-            rq_ci_reg,
-            rq_empty,
-            rqe_addr,
-            synced_reg,
-            nak_reg,
             refused_reg,
             rs_reg,
-            behind_reg,
-            rs_back_reg,
             rs_valid,
-            atomic_match,
-            expect_match,
+            dec_action,
+            dec_syndrome,
+            dec_resynced,
+            dec_in_sequence,
+            dec_ack_psn,
+            dec_slot_refused,
+            dec_check_access,
+            dec_count_dropped,
+            drop_pending,
+            range_end_reg,
+            vaddr_high_zero,
             access_ok,
             access_done,
             rqe_done,
@@ -755,39 +805,63 @@ impl Logic for ReceiveQueueEngine {
         self.nack_received.reset.next = self.reset.val();
 
         // ---- The presented outcome (its header is held until its last beat) ----
-        self.rx_first.next = self.s_rx_flags.val().get_bit(0) & (self.s_rx_cell_seq.val() == 0);
-        self.rx_last_cell.next = self.s_rx_flags.val().get_bit(1);
+        self.rx_first.next =
+            (self.s_rx_flags.val() & self.flag_first.val()).any() & (self.s_rx_cell_seq.val() == 0);
+        self.rx_last_cell.next = (self.s_rx_flags.val() & self.flag_last.val()).any();
         // (Reserved flags are never set in a cell the reassembler passed.)
-        self.rx_ok.next =
-            (self.s_rx_status.val() == 0) & (self.s_rx_flags.val().get_bits::<3>(5) == 0);
+        self.rx_ok.next = (self.s_rx_status.val() == 0)
+            & ((self.s_rx_flags.val() & self.flag_reserved.val()) == 0);
         self.rx_qp.next = self.s_rx_dest_qp.val().get_bits::<6>(0);
-        self.rx_is_send.next = (self.s_rx_opcode.val() == 0x00) | (self.s_rx_opcode.val() == 0x01);
-        self.rx_is_read.next = self.s_rx_opcode.val() == 0x12;
-        self.rx_is_atomic.next =
-            (self.s_rx_opcode.val() == 0x13) | (self.s_rx_opcode.val() == 0x14);
-        self.rx_consumes.next = self.rx_is_send.val() | (self.s_rx_opcode.val() == 0x11);
+        self.rx_is_send.next = (self.s_rx_opcode.val() == self.op_send.val())
+            | (self.s_rx_opcode.val() == self.op_send_immediate.val());
+        self.rx_is_read.next = self.s_rx_opcode.val() == self.op_read.val();
+        self.rx_is_atomic.next = (self.s_rx_opcode.val() == self.op_compare_swap.val())
+            | (self.s_rx_opcode.val() == self.op_fetch_add.val());
+        self.rx_consumes.next =
+            self.rx_is_send.val() | (self.s_rx_opcode.val() == self.op_write_immediate.val());
         self.rx_is_request.next = self.rx_is_send.val()
-            | ((self.s_rx_opcode.val() >= 0x10) & (self.s_rx_opcode.val() <= 0x14));
-        self.rx_is_ackish.next =
-            (self.s_rx_opcode.val() == 0x30) | (self.s_rx_opcode.val() == 0x31);
-        self.rx_is_response.next =
-            (self.s_rx_opcode.val() == 0x20) | (self.s_rx_opcode.val() == 0x21);
-        self.hdr_consumes.next = (self.hdr_opcode.q.val() == 0x00)
-            | (self.hdr_opcode.q.val() == 0x01)
-            | (self.hdr_opcode.q.val() == 0x11);
+            | ((self.s_rx_opcode.val() >= self.op_write.val())
+                & (self.s_rx_opcode.val() <= self.op_fetch_add.val()));
+        self.rx_is_ackish.next = (self.s_rx_opcode.val() == self.op_ack.val())
+            | (self.s_rx_opcode.val() == self.op_nack.val());
+        self.rx_is_response.next = (self.s_rx_opcode.val() == self.op_read_response.val())
+            | (self.s_rx_opcode.val() == self.op_atomic_response.val());
+        self.hdr_consumes.next = (self.hdr_opcode.q.val() == self.op_send.val())
+            | (self.hdr_opcode.q.val() == self.op_send_immediate.val())
+            | (self.hdr_opcode.q.val() == self.op_write_immediate.val());
 
         // ---- Lookup: the per-QP state table answers for ctx_qp ----
         self.qp_state.ctx_qp.next = self.ctx_qp.q.val();
         self.lk_expected.next = self.qp_state.rd_expected.val();
-        self.lk_rq_ci.next = self.qp_state.rd_rq_ci.val();
-        self.lk_remote.next = bit_cast::<32, 16>(self.s_rx_src_node.val())
-            | (bit_cast::<32, 16>(self.s_rx_src_qp.val()) << 16);
-        self.lk_source_match.next = self.qp_state.rd_remote.val() == self.lk_remote.val();
-        self.lk_exists.next = self.s_rx_dest_qp.val() < self.queue_pairs.val();
-        self.lk_node_ok.next = self.s_rx_dest_node.val() == self.cfg_node_id.val();
-        self.lk_exp_psn.next = self.qp_state.rd_expect_psn.val();
         self.lk_exp_addr.next = self.qp_state.rd_expect_addr.val();
         self.lk_exp_length.next = self.qp_state.rd_expect_length.val();
+        // The lookup registered, and compared with the cell in the Decide clock.
+        self.lookup_answer.next = (self.state.q.val() == ResponderState::Lookup)
+            | (self.state.q.val() == ResponderState::FailLookup);
+        self.lookup.clock.next = self.clock.val();
+        self.lookup.capture.next = self.lookup_answer.val();
+        self.lookup.dest_node.next = self.s_rx_dest_node.val();
+        self.lookup.dest_qp.next = self.s_rx_dest_qp.val();
+        self.lookup.src_node.next = self.s_rx_src_node.val();
+        self.lookup.src_qp.next = self.s_rx_src_qp.val();
+        self.lookup.psn.next = self.s_rx_psn.val();
+        self.lookup.opcode.next = self.s_rx_opcode.val();
+        self.lookup.node_id.next = self.cfg_node_id.val();
+        self.lookup.rd_expected.next = self.qp_state.rd_expected.val();
+        self.lookup.rd_rq_ci.next = self.qp_state.rd_rq_ci.val();
+        self.lookup.rd_rs_psn.next = self.qp_state.rd_rs_psn.val();
+        self.lookup.rd_atomic_psn.next = self.qp_state.rd_atomic_psn.val();
+        self.lookup.rd_expect_psn.next = self.qp_state.rd_expect_psn.val();
+        self.lookup.rd_rq_empty.next = self.qp_state.rd_rq_empty.val();
+        self.lookup.rd_rqe_addr.next = self.qp_state.rd_rqe_addr.val();
+        self.lookup.rd_remote.next = self.qp_state.rd_remote.val();
+        self.lookup.rd_expect_atomic.next = self.qp_state.rd_expect_atomic.val();
+        self.lookup.rd_expect_addr_low.next = self.qp_state.rd_expect_addr.val().get_bits::<3>(0);
+        self.lookup.ctx_enabled.next = self.qp_state.ctx_enabled.val();
+        self.lookup.ctx_synced.next = self.qp_state.ctx_synced.val();
+        self.lookup.ctx_nak_sent.next = self.qp_state.ctx_nak_sent.val();
+        self.lookup.ctx_atomic_valid.next = self.qp_state.ctx_atomic_valid.val();
+        self.lookup.ctx_expect_valid.next = self.qp_state.ctx_expect_valid.val();
         // Bounds without a TPT: vaddr + length <= 2^32.
         self.req_length.next = self.s_rx_dma_length.val();
         if self.rx_is_atomic.val() {
@@ -795,38 +869,39 @@ impl Logic for ReceiveQueueEngine {
         }
         self.range_end.next = bit_cast::<33, 32>(self.s_rx_vaddr.val().get_bits::<32>(0))
             + bit_cast::<33, 32>(self.req_length.val());
-        self.range_ok.next = (self.s_rx_vaddr.val().get_bits::<32>(32) == 0)
-            & (self.range_end.val() <= self.range_limit.val());
+        // Registered with the first cell (Idle) and judged in the Lookup clock: at most
+        // 2^32 is bit 32 clear, or exactly 2^32.
+        self.range_ok.next = self.vaddr_high_zero.q.val()
+            & (!self.range_end_reg.q.val().get_bit(32)
+                | (self.range_end_reg.q.val().get_bits::<32>(0) == 0));
 
         // ---- Decision ----
-        self.qp_ok.next =
-            self.qp_exists.q.val() & self.qp_enabled.q.val() & self.source_match.q.val();
         self.nack.opcode.next = self.s_rx_opcode.val();
-        self.nack.qp_exists.next = self.qp_exists.q.val();
-        self.nack.qp_enabled.next = self.qp_enabled.q.val();
-        self.nack.source_match.next = self.source_match.q.val();
+        self.nack.qp_exists.next = self.lookup.qp_exists.val();
+        self.nack.qp_enabled.next = self.lookup.qp_enabled.val();
+        self.nack.source_match.next = self.lookup.source_match.val();
         self.nack.psn.next = self.s_rx_psn.val();
         self.nack.expected_psn.next = self.expected_reg.q.val();
-        self.nack.synced.next = self.synced_reg.q.val();
-        self.nack.resync.next = self.s_rx_flags.val().get_bit(4);
-        self.nack.nak_sent.next = self.nak_reg.q.val();
-        self.nack.atomic_match.next = self.atomic_match.q.val();
+        self.nack.synced.next = self.lookup.synced.val();
+        self.nack.resync.next = (self.s_rx_flags.val() & self.flag_resync.val()).any();
+        self.nack.nak_sent.next = self.lookup.nak_sent.val();
+        self.nack.atomic_match.next = self.lookup.atomic_match.val();
         self.nack.enable_send_recv.next = self.cfg_enable_send_recv.val();
         self.nack.enable_rdma.next = self.cfg_enable_rdma.val();
         self.nack.vaddr_low.next = self.s_rx_vaddr.val().get_bits::<3>(0);
         self.nack.msg_length.next = self.s_rx_msg_length.val();
         self.nack.dma_length.next = self.s_rx_dma_length.val();
         self.nack.access_ok.next = self.access_ok.q.val();
-        self.nack.rq_empty.next = self.rq_empty.q.val();
+        self.nack.rq_empty.next = self.lookup.rq_empty.val();
         self.nack.length_error.next = self.length_error.q.val();
         self.nack.slot_busy.next = self.slot_busy.val().get_bit(self.ctx_qp.q.val().index());
         self.nack.refused_window.next = self.refused_reg.q.val();
         self.nack.rs_valid.next = self.rs_valid.q.val();
-        self.nack.behind.next = self.behind_reg.q.val();
-        self.nack.rs_back.next = self.rs_back_reg.q.val();
+        self.nack.behind.next = self.lookup.behind.val();
+        self.nack.rs_back.next = self.lookup.rs_back.val();
         // ---- The PSN arithmetic of the decided request (or of the Commit) ----
         // The syndrome of the answer consuming the PSN, for its refusal code.
-        self.refusal_syndrome.next = self.nack.syndrome.val();
+        self.refusal_syndrome.next = self.dec_syndrome.q.val();
         if self.state.q.val() == ResponderState::Commit {
             self.refusal_syndrome.next = self.owe_syndrome.q.val();
         }
@@ -834,21 +909,15 @@ impl Logic for ReceiveQueueEngine {
         self.psn_window.psn.next = self.s_rx_psn.val();
         self.psn_window.rs_psn.next = self.rs_reg.q.val();
         self.psn_window.window.next = self.refused_reg.q.val();
-        self.psn_window.behind.next = self.behind_reg.q.val();
-        self.psn_window.resynced.next = self.nack.resynced.val();
+        self.psn_window.behind.next = self.lookup.behind.val();
+        self.psn_window.resynced.next = self.dec_resynced.q.val();
         self.psn_window.syndrome.next = self.refusal_syndrome.val();
-        self.commit_ci.next = self.rq_ci_reg.q.val();
+        self.commit_ci.next = self.lookup.rq_ci.val();
         if self.hdr_consumes.val() {
-            self.commit_ci.next = self.rq_ci_reg.q.val() + 1;
+            self.commit_ci.next = self.lookup.rq_ci.val() + 1;
         }
 
         // ---- Payload beats ----
-        self.eff_mode.next = self.mode.q.val();
-        if self.abort.q.val() {
-            self.eff_mode.next = MessageMode::Discard;
-        }
-        self.write_mode.next = (self.eff_mode.val() == MessageMode::ExecWrite)
-            | (self.eff_mode.val() == MessageMode::ResponseWrite);
         self.writer.base.next = self.ctx_base.q.val();
         self.writer.limit.next = self.ctx_limit.q.val();
         self.writer.s_data.next = self.s_rx_data.val();
@@ -856,9 +925,7 @@ impl Logic for ReceiveQueueEngine {
         self.writer.s_offset.next = self.s_rx_offset.val();
         self.writer.s_last.next = self.s_rx_last.val();
         self.writer.s_empty.next = (self.s_rx_cell_length.val() == 0) | !self.rx_ok.val();
-        self.writer.s_write.next = self.write_mode.val();
-        self.writer.s_collect.next = self.eff_mode.val() == MessageMode::ExecAtomic;
-        self.writer.atomic_cas.next = self.hdr_opcode.q.val() == 0x13;
+        self.writer.atomic_cas.next = self.hdr_opcode.q.val() == self.op_compare_swap.val();
         self.writer.atomic_old.next = self.value_reg.q.val();
         self.writer.atomic_write.next =
             (self.state.q.val() == ResponderState::AtomicWrite) & !self.abort.q.val();
@@ -869,11 +936,14 @@ impl Logic for ReceiveQueueEngine {
         self.qp_state.lookup_qp.next = self.rx_qp.val();
         // Assigned once (no default overridden below): a child input that changed twice in
         // one evaluation would retrigger the child in an event-driven simulator.
+        // Not in the clock a write-back lands (it would read the entry before it): the Act
+        // clock's write-back lands in an Idle clock when its cell had one beat.
         self.qp_state.lookup.next = (self.state.q.val() == ResponderState::Idle)
             & self.s_rx_valid.val()
-            & !(self.rx_ok.val() & !self.rx_first.val());
+            & !(self.rx_ok.val() & !self.rx_first.val())
+            & !self.write_back_due.q.val();
         self.resp_we.next = false;
-        self.resp_wdata.next = bit_cast::<48, 24>(self.rq_ci_reg.q.val())
+        self.resp_wdata.next = bit_cast::<48, 24>(self.lookup.rq_ci.val())
             | (bit_cast::<48, 24>(self.psn_window.effective.val()) << 24);
         self.atomic_we.next = false;
         self.synced_set.next = false;
@@ -888,9 +958,20 @@ impl Logic for ReceiveQueueEngine {
         self.nack_count.next = false;
         self.message_count.next = false;
         self.stream_now.next = false;
+        self.act_go.next = false;
+        self.act_mode.next = MessageMode::Discard;
         self.rqe_start.next = false;
         self.m_rqrd_req_addr.next = self.rqe_fetch.m_req_addr.val();
         self.m_rqrd_req_words.next = self.rqe_fetch.m_req_words.val();
+
+        // ---- The lookup's answer, registered for the decision (a first or a failed cell) ----
+        if self.lookup_answer.val() {
+            // The message's PSN state, which the decision and the commit update.
+            self.expected_reg.d.next = self.lk_expected.val();
+            self.refused_reg.d.next = self.qp_state.rd_refused.val();
+            self.rs_reg.d.next = self.qp_state.rd_rs_psn.val();
+            self.rs_valid.d.next = self.qp_state.ctx_rs_valid.val();
+        }
 
         match self.state.q.val() {
             ResponderState::Clear => {
@@ -903,8 +984,9 @@ impl Logic for ReceiveQueueEngine {
                     if self.rx_ok.val() & !self.rx_first.val() {
                         // A continuation cell: follows the message's decision.
                         self.stream_now.next = true;
-                    } else {
-                        // A first or a failed cell: look its QP up.
+                    } else if !self.write_back_due.q.val() {
+                        // A first or a failed cell: look its QP up (once the last
+                        // write-back has landed).
                         self.main_ram_use.next = true;
                         self.ctx_qp.d.next = self.rx_qp.val();
                         self.abort.d.next = false;
@@ -915,7 +997,10 @@ impl Logic for ReceiveQueueEngine {
                         self.hdr_src_node.d.next = self.s_rx_src_node.val();
                         self.hdr_src_qp.d.next = self.s_rx_src_qp.val();
                         self.hdr_msg_length.d.next = self.s_rx_msg_length.val();
-                        self.hdr_has_immediate.d.next = self.s_rx_flags.val().get_bit(2);
+                        self.hdr_has_immediate.d.next =
+                            (self.s_rx_flags.val() & self.flag_immediate.val()).any();
+                        self.range_end_reg.d.next = self.range_end.val();
+                        self.vaddr_high_zero.d.next = self.s_rx_vaddr.val().get_bits::<32>(32) == 0;
                         self.state.d.next = ResponderState::FailLookup;
                         if self.rx_ok.val() {
                             self.state.d.next = ResponderState::Lookup;
@@ -924,35 +1009,11 @@ impl Logic for ReceiveQueueEngine {
                 }
             }
             ResponderState::Lookup => {
-                self.node_ok.d.next = self.lk_node_ok.val();
-                self.qp_exists.d.next = self.lk_exists.val();
-                self.qp_enabled.d.next = self.qp_state.ctx_enabled.val();
-                self.source_match.d.next = self.lk_source_match.val();
-                self.expected_reg.d.next = self.lk_expected.val();
-                self.rq_ci_reg.d.next = self.lk_rq_ci.val();
-                self.rq_empty.d.next = self.qp_state.rd_rq_empty.val();
-                self.rqe_addr.d.next = self.qp_state.rd_rqe_addr.val();
-                self.synced_reg.d.next = self.qp_state.ctx_synced.val();
-                self.nak_reg.d.next = self.qp_state.ctx_nak_sent.val();
-                self.refused_reg.d.next = self.qp_state.rd_refused.val();
-                self.rs_reg.d.next = self.qp_state.rd_rs_psn.val();
-                // The NackGenerator's PSN distances, for the Decide clock.
-                self.behind_reg.d.next = self.lk_expected.val() - self.s_rx_psn.val();
-                self.rs_back_reg.d.next = self.lk_expected.val() - self.qp_state.rd_rs_psn.val();
-                self.rs_valid.d.next = self.qp_state.ctx_rs_valid.val();
-                self.atomic_match.d.next = self.qp_state.ctx_atomic_valid.val()
-                    & (self.qp_state.rd_atomic_psn.val() == self.s_rx_psn.val());
+                // The lookup is registered (`lookup_answer`); the request is decided next.
                 self.value_reg.d.next = self.qp_state.rd_atomic_value.val();
-                self.expect_match.d.next = self.qp_state.ctx_expect_valid.val()
-                    & (self.lk_exp_psn.val() == self.s_rx_psn.val())
-                    & (self.qp_state.rd_expect_atomic.val() == (self.s_rx_opcode.val() == 0x21))
-                    & (self.lk_exp_addr.val().get_bits::<3>(0) == 0);
                 if self.rx_is_response.val() {
                     self.ctx_base.d.next = self.lk_exp_addr.val();
                     self.ctx_limit.d.next = self.lk_exp_length.val();
-                    if (self.s_rx_opcode.val() == 0x21) & (self.lk_exp_length.val() > 8) {
-                        self.ctx_limit.d.next = 8.into();
-                    }
                 } else {
                     self.ctx_base.d.next = self.s_rx_vaddr.val().get_bits::<32>(0);
                     self.ctx_limit.d.next = self.s_rx_dma_length.val();
@@ -964,74 +1025,110 @@ impl Logic for ReceiveQueueEngine {
                 self.state.d.next = ResponderState::Decide;
             }
             ResponderState::FailLookup => {
+                // The lookup is registered (`lookup_answer`); the failed cell is judged next.
+                self.main_ram_use.next = true;
+                self.state.d.next = ResponderState::FailDecide;
+            }
+            ResponderState::FailDecide => {
                 // A failed cell: owe CRC_OR_MALFORMED once per gap (behind a busy slot's
                 // item if need be: the ResponseGenerator keeps it there).
                 self.main_ram_use.next = true;
                 self.state.d.next = ResponderState::Stream;
-                if self.lk_node_ok.val()
-                    & self.lk_exists.val()
-                    & self.qp_state.ctx_enabled.val()
-                    & self.lk_source_match.val()
-                    & self.qp_state.ctx_synced.val()
-                    & !self.qp_state.ctx_nak_sent.val()
+                if self.lookup.node_ok.val()
+                    & self.lookup.qp_ok.val()
+                    & self.lookup.synced.val()
+                    & !self.lookup.nak_sent.val()
                     & self.rx_is_request.val()
                 {
                     self.owe_kind.d.next = 1.into();
-                    self.owe_syndrome.d.next = 0x64.into();
-                    self.owe_psn.d.next = self.lk_expected.val();
+                    self.owe_syndrome.d.next = self.syn_crc_or_malformed.val();
+                    self.owe_psn.d.next = self.expected_reg.q.val();
                     // Marked while the resync point is kept (it acknowledges the PSNs
                     // before the expected one).
-                    self.owe_resync.d.next = self.qp_state.ctx_rs_valid.val();
+                    self.owe_resync.d.next = self.rs_valid.q.val();
                     // It names the expected PSN: the window's refusals are before it.
-                    self.owe_refusal.d.next = self.qp_state.rd_refused.val().get_bits::<21>(0);
+                    self.owe_refusal.d.next = self.refused_reg.q.val().get_bits::<21>(0);
                     self.nak_set.next = true;
                     self.state.d.next = ResponderState::Owe;
                 }
             }
             ResponderState::Decide => {
+                // The NackGenerator decides (registered: `dec_*`); the Act clock acts.
+                self.main_ram_use.next = true;
+                self.state.d.next = ResponderState::Act;
+                // A SEND's completion status and write window (used only when it is
+                // executed, so set whatever the decision): a misaligned buffer is not
+                // written.
+                self.cpl_status.d.next = 0.into();
+                if self.rx_is_send.val() {
+                    if self.ctx_base.q.val().get_bits::<3>(0) != 0 {
+                        self.cpl_status.d.next = 3.into();
+                        self.ctx_limit.d.next = 0.into();
+                    } else if self.s_rx_msg_length.val() > self.ctx_limit.q.val() {
+                        self.cpl_status.d.next = 1.into();
+                    }
+                }
+                // An atomic response writes at most 8 bytes.
+                if self.rx_is_response.val()
+                    & (self.s_rx_opcode.val() == self.op_atomic_response.val())
+                    & (self.ctx_limit.q.val() > 8)
+                {
+                    self.ctx_limit.d.next = 8.into();
+                }
+            }
+            ResponderState::Act => {
+                // The registered decision is acted on: the answer owed, the write-backs,
+                // the next state; a message that streams takes its first beat now
+                // (`act_go`, `act_mode`).
                 self.main_ram_use.next = true;
                 self.state.d.next = ResponderState::Stream;
+                self.act_go.next = true;
                 if self.abort.q.val() {
                     // The QP was reset meanwhile: discard.
-                } else if !self.node_ok.q.val() {
+                } else if !self.lookup.node_ok.val() {
                     self.drop_count.next = true;
                 } else if self.rx_is_ackish.val() {
-                    if self.qp_ok.val() {
+                    if self.lookup.qp_ok.val() {
                         self.ack_syndrome.d.next = self.s_rx_immediate.val().get_bits::<8>(0);
                         self.ack_response.d.next = false;
-                        self.ack_resync.d.next = self.s_rx_flags.val().get_bit(4);
-                        self.nack_count.next = self.s_rx_opcode.val() == 0x31;
+                        self.ack_resync.d.next =
+                            (self.s_rx_flags.val() & self.flag_resync.val()).any();
+                        self.nack_count.next = self.s_rx_opcode.val() == self.op_nack.val();
                         // The AETH reports refused PSNs before this one: the
                         // AnswerRouter hands on their final NACKs first.
                         self.ack_refusals.d.next = self.s_rx_immediate.val().get_bits::<21>(8);
                         self.state.d.next = ResponderState::AckEvent;
+                        self.act_go.next = false;
                     } else {
                         self.drop_count.next = true;
                     }
                 } else if self.rx_is_response.val() {
-                    if self.qp_ok.val() & self.expect_match.q.val() {
-                        self.mode.d.next = MessageMode::ResponseWrite;
-                        self.ack_resync.d.next = self.s_rx_flags.val().get_bit(4);
+                    if self.lookup.qp_ok.val() & self.lookup.expect_match.val() {
+                        self.act_mode.next = MessageMode::ResponseWrite;
+                        self.ack_resync.d.next =
+                            (self.s_rx_flags.val() & self.flag_resync.val()).any();
                     } else {
                         self.drop_count.next = true;
                     }
                 } else if self.tpt_present.val()
-                    & (self.nack.action.val() != 2)
-                    & !self.nack.slot_refused.val()
-                    & self.nack.check_access.val()
+                    & (self.dec_action.q.val() != 2)
+                    & !self.dec_slot_refused.q.val()
+                    & self.dec_check_access.q.val()
                     & !self.access_done.q.val()
                 {
                     self.state.d.next = ResponderState::TptRequest;
-                } else if (self.nack.action.val() == 0)
+                    self.act_go.next = false;
+                } else if (self.dec_action.q.val() == 0)
                     & self.rx_consumes.val()
                     & !self.rqe_done.q.val()
                 {
                     self.state.d.next = ResponderState::RqeFetch;
+                    self.act_go.next = false;
                     self.rqe_start.next = true;
-                } else if self.nack.action.val() == 2 {
-                    self.drop_count.next = self.nack.count_dropped.val();
+                } else if self.dec_action.q.val() == 2 {
+                    self.drop_count.next = self.dec_count_dropped.q.val();
                 } else {
-                    self.owe_syndrome.d.next = self.nack.syndrome.val();
+                    self.owe_syndrome.d.next = self.dec_syndrome.q.val();
                     self.owe_psn.d.next = self.s_rx_psn.val();
                     // Answered (executed or NACKed) at a PSN adopted by a resync: the
                     // answer says so (RESYNC), or the requester would take it as an
@@ -1041,57 +1138,52 @@ impl Logic for ReceiveQueueEngine {
                     // requester sends that flag only at its oldest unacknowledged PSN,
                     // it has nothing before it.
                     self.owe_resync.d.next = self.rs_valid.q.val();
-                    if self.nack.resynced.val() {
-                        self.owe_resync.d.next = !self.s_rx_flags.val().get_bit(4);
+                    if self.dec_resynced.q.val() {
+                        self.owe_resync.d.next =
+                            !(self.s_rx_flags.val() & self.flag_resync.val()).any();
                     }
                     // The AETH reports the window's refusals before the PSN the answer
                     // names (the expected one unless set below).
                     self.owe_refusal.d.next = self.psn_window.window_eff.val().get_bits::<21>(0);
-                    if self.nack.action.val() == 3 {
+                    if self.dec_action.q.val() == 3 {
                         self.owe_kind.d.next = 1.into();
-                        if self.nack.syndrome.val() == 0x60 {
+                        if self.dec_syndrome.q.val() == self.syn_sequence_error.val() {
                             self.owe_psn.d.next = self.psn_window.effective.val();
                             self.nak_set.next = true;
-                        } else if !self.nack.in_sequence.val() {
+                        } else if !self.dec_in_sequence.q.val() {
                             // A refused duplicate's NACK names its own PSN.
                             self.owe_refusal.d.next = self.psn_window.report_dup.val();
                         }
-                        self.state.d.next = ResponderState::Owe;
-                    } else if self.nack.action.val() == 1 {
+                    } else if self.dec_action.q.val() == 1 {
                         if self.rx_is_read.val() {
                             self.owe_kind.d.next = 2.into();
                         } else if self.rx_is_atomic.val() {
                             self.owe_kind.d.next = 3.into();
                         } else {
                             self.owe_kind.d.next = 0.into();
-                            self.owe_psn.d.next = self.nack.ack_psn.val();
+                            self.owe_psn.d.next = self.dec_ack_psn.q.val();
                             self.owe_refusal.d.next = self.psn_window.report_after1.val();
                             if self.refused_reg.q.val().get_bits::<3>(0).any() {
                                 self.owe_refusal.d.next = self.psn_window.report_dup.val();
                             }
                         }
-                        self.state.d.next = ResponderState::Owe;
                     } else if self.rx_is_read.val() {
                         self.owe_kind.d.next = 2.into();
-                        self.state.d.next = ResponderState::Owe;
                     } else if self.rx_is_atomic.val() {
                         self.owe_kind.d.next = 3.into();
-                        self.mode.d.next = MessageMode::ExecAtomic;
-                        self.atomic_done.d.next = false;
                     } else {
                         self.owe_kind.d.next = 0.into();
-                        if self.nack.syndrome.val() != 0 {
+                        if self.dec_syndrome.q.val() != 0 {
                             self.owe_kind.d.next = 1.into();
                         }
-                        self.mode.d.next = MessageMode::ExecWrite;
                     }
-                    if self.nack.in_sequence.val()
-                        & ((self.nack.action.val() == 3) | (self.nack.action.val() == 0))
+                    if self.dec_in_sequence.q.val()
+                        & ((self.dec_action.q.val() == 3) | (self.dec_action.q.val() == 0))
                     {
                         // Resync, and the PSN a NACK or a READ consumes now.
                         self.resp_we.next = true;
-                        if (self.nack.action.val() == 3) | self.rx_is_read.val() {
-                            self.resp_wdata.next = bit_cast::<48, 24>(self.rq_ci_reg.q.val())
+                        if (self.dec_action.q.val() == 3) | self.rx_is_read.val() {
+                            self.resp_wdata.next = bit_cast::<48, 24>(self.lookup.rq_ci.val())
                                 | (bit_cast::<48, 24>(self.psn_window.effective_next.val()) << 24);
                         }
                         self.expected_reg.d.next = self.psn_window.effective.val();
@@ -1103,36 +1195,42 @@ impl Logic for ReceiveQueueEngine {
                         // Commit, from `refused_reg`.
                         self.refused_set.next = true;
                         self.refused_reg.d.next = self.psn_window.window_eff.val();
-                        if (self.nack.action.val() == 3) | self.rx_is_read.val() {
+                        if (self.dec_action.q.val() == 3) | self.rx_is_read.val() {
                             self.refused_wdata.next = (self.psn_window.window_eff.val() << 3)
                                 | bit_cast::<24, 3>(self.psn_window.code.val());
                         }
                         // The resync point: set by a resync, forgotten once the expected
                         // PSN is more than SEND_WINDOW past it.
-                        if self.nack.resynced.val() & !self.s_rx_flags.val().get_bit(4) {
+                        if self.dec_resynced.q.val()
+                            & !(self.s_rx_flags.val() & self.flag_resync.val()).any()
+                        {
                             self.rs_set.next = true;
                             self.rs_reg.d.next = self.s_rx_psn.val();
                             self.rs_valid.d.next = true;
-                        } else if self.nack.resynced.val() {
+                        } else if self.dec_resynced.q.val() {
                             // The requester restarted its sequence here.
                             self.rs_clear.next = true;
                             self.rs_valid.d.next = false;
-                        } else if ((self.nack.action.val() == 3) | self.rx_is_read.val())
+                        } else if ((self.dec_action.q.val() == 3) | self.rx_is_read.val())
                             & self.psn_window.far_next.val()
                         {
                             self.rs_clear.next = true;
                         }
                     }
-                    self.cpl_status.d.next = 0.into();
-                    if self.rx_is_send.val() {
-                        if self.ctx_base.q.val().get_bits::<3>(0) != 0 {
-                            self.cpl_status.d.next = 3.into();
-                            self.ctx_limit.d.next = 0.into();
-                        } else if self.s_rx_msg_length.val() > self.ctx_limit.q.val() {
-                            self.cpl_status.d.next = 1.into();
-                        }
+                    if (self.dec_action.q.val() == 3)
+                        | (self.dec_action.q.val() == 1)
+                        | self.rx_is_read.val()
+                    {
+                        self.state.d.next = ResponderState::Owe;
+                        self.act_go.next = false;
+                    } else if self.rx_is_atomic.val() {
+                        self.act_mode.next = MessageMode::ExecAtomic;
+                        self.atomic_done.d.next = false;
+                    } else {
+                        self.act_mode.next = MessageMode::ExecWrite;
                     }
                 }
+                self.mode.d.next = self.act_mode.val();
             }
             ResponderState::TptRequest => {
                 if self.m_tpt_req_ready.val() {
@@ -1263,7 +1361,30 @@ impl Logic for ReceiveQueueEngine {
             }
         }
 
+        // ---- The decision, registered for the Act clock ----
+        self.dec_action.d.next = self.nack.action.val();
+        self.dec_syndrome.d.next = self.nack.syndrome.val();
+        self.dec_resynced.d.next = self.nack.resynced.val();
+        self.dec_in_sequence.d.next = self.nack.in_sequence.val();
+        self.dec_ack_psn.d.next = self.nack.ack_psn.val();
+        self.dec_slot_refused.d.next = self.nack.slot_refused.val();
+        self.dec_check_access.d.next = self.nack.check_access.val();
+        self.dec_count_dropped.d.next = self.nack.count_dropped.val();
+
         // ---- Payload beats of the presented outcome ----
+        // The message's mode: the one decided in the Act clock, from its first beat on.
+        self.eff_mode.next = self.mode.q.val();
+        if self.act_go.val() {
+            self.stream_now.next = true;
+            self.eff_mode.next = self.act_mode.val();
+        }
+        if self.abort.q.val() {
+            self.eff_mode.next = MessageMode::Discard;
+        }
+        self.write_mode.next = (self.eff_mode.val() == MessageMode::ExecWrite)
+            | (self.eff_mode.val() == MessageMode::ResponseWrite);
+        self.writer.s_write.next = self.write_mode.val();
+        self.writer.s_collect.next = self.eff_mode.val() == MessageMode::ExecAtomic;
         self.rx_ready.next = false;
         if self.stream_now.val() {
             self.rx_ready.next = true;
@@ -1358,7 +1479,7 @@ impl Logic for ReceiveQueueEngine {
 
         // ---- The receive queue entry read (the atomic's operand read shares the port) ----
         self.rqe_fetch.start.next = self.rqe_start.val();
-        self.rqe_fetch.addr.next = self.rqe_addr.q.val();
+        self.rqe_fetch.addr.next = self.lookup.rqe_addr.val();
         self.rqe_fetch.m_req_ready.next = self.m_rqrd_req_ready.val();
         self.rqe_fetch.s_data.next = self.s_rqrd_data.val();
         self.rqe_fetch.s_valid.next = self.s_rqrd_valid.val();
@@ -1368,7 +1489,8 @@ impl Logic for ReceiveQueueEngine {
         if self.message_count.val() {
             self.messages_received.d.next = self.messages_received.q.val() + 1;
         }
-        if self.drop_count.val() {
+        self.drop_pending.d.next = self.drop_count.val();
+        if self.drop_pending.q.val() {
             self.dropped.d.next = self.dropped.q.val() + 1;
         }
         // Counted when the acknowledgement is decided (a syndrome that is not a NACK's
@@ -1384,6 +1506,7 @@ impl Logic for ReceiveQueueEngine {
             self.messages_received.d.next = 0.into();
             self.dropped.d.next = 0.into();
             self.write_back_due.d.next = false;
+            self.drop_pending.d.next = false;
         }
 
         // ---- Outputs ----
@@ -1434,7 +1557,7 @@ impl Logic for ReceiveQueueEngine {
         self.m_cpl_is_receive.next = true;
         self.m_cpl_has_immediate.next = self.hdr_has_immediate.q.val();
         self.m_cpl_byte_count.next = self.hdr_msg_length.q.val();
-        self.m_cpl_wqe_index.next = self.rq_ci_reg.q.val();
+        self.m_cpl_wqe_index.next = self.lookup.rq_ci.val();
         self.m_cpl_src_node.next = self.hdr_src_node.q.val();
         self.m_cpl_src_qp.next = self.hdr_src_qp.q.val();
         self.m_cpl_wr_id.next = self.rqe_fetch.wr_id.val();
@@ -1451,11 +1574,11 @@ impl Logic for ReceiveQueueEngine {
         if self.rx_is_atomic.val() {
             self.m_tpt_req_access.next = 4.into();
         }
-        self.m_tpt_req_invalidate.next = self.s_rx_flags.val().get_bit(3);
+        self.m_tpt_req_invalidate.next = (self.s_rx_flags.val() & self.flag_invalidate.val()).any();
         self.m_tpt_req_qp.next = self.ctx_qp.q.val();
         // Rule 6 follows the TPT's rule 5: a request that RECEIVER_NOT_READY refuses
         // (decided on the receive queue state read with its first cell) is checked only.
-        self.m_tpt_req_commit.next = !(self.rx_consumes.val() & self.rq_empty.q.val());
+        self.m_tpt_req_commit.next = !(self.rx_consumes.val() & self.lookup.rq_empty.val());
         self.stat_messages_received.next = self.messages_received.q.val();
         self.stat_dropped.next = self.dropped.q.val();
         self.stat_nack_received_0.next = self.nack_received.m_count_0.val();

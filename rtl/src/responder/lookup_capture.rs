@@ -1,0 +1,247 @@
+//! `LookupCapture`: the registered answer of the per-QP state table for a message's first
+//! (or a failed) cell, a child of [`crate::ReceiveQueueEngine`], and the comparisons of
+//! that answer with the cell that the decision needs.
+//!
+//! Follows `docs/nic-architecture.md` ("Reliability", rules 1-2: the QP exists, is enabled
+//! and the source is its QP_REMOTE; the PSN against the expected one; "Rejoin support": the
+//! resync point) and the [`crate::responder::QpState`] lookup it registers. The per-QP
+//! RAMs' clock-to-out (a DP16KD's 4.3 ns on ECP5) leaves room for little more than a
+//! register in the clock they answer; so only the two PSN distances (a carry chain each)
+//! are computed before the register, and the comparisons with the cell are made from the
+//! registers in the clock after, while the cell's header is still presented.
+//!
+//! Ports:
+//! - `clock`; `capture`: the lookup answers this clock (`QpState`'s `rd_*` and `ctx_*`
+//!   are valid): register them. Between captures every registered output holds.
+//! - The cell (held from the lookup to the decision): `dest_node`, `dest_qp`, `src_node`,
+//!   `src_qp` (16 each), `psn` (24), `opcode` (8); `node_id` (16, this NIC's node).
+//! - The lookup (`QpState`): `rd_expected`, `rd_rq_ci`, `rd_rs_psn`, `rd_atomic_psn`,
+//!   `rd_expect_psn` (24), `rd_rq_empty`, `rd_rqe_addr` (32), `rd_remote` (32),
+//!   `rd_expect_atomic`, `rd_expect_addr_low` (3), and the flags `ctx_enabled`,
+//!   `ctx_synced`, `ctx_nak_sent`, `ctx_atomic_valid`, `ctx_expect_valid`.
+//! - Registered at `capture`: `node_ok` (`dest_node == node_id`), `qp_exists` (`dest_qp <
+//!   queue_pairs`), `qp_enabled`, `synced`, `nak_sent`, `rq_empty`, `rq_ci` (24),
+//!   `rqe_addr` (32), `behind` (24, `rd_expected - psn` mod 2^24), `rs_back` (24,
+//!   `rd_expected - rd_rs_psn` mod 2^24).
+//! - Combinational, from the registers and the cell presented now: `source_match`
+//!   (`src_node` and `src_qp` equal the captured QP_REMOTE: node bits 15:0, QP 31:16),
+//!   `qp_ok` (`qp_exists & qp_enabled & source_match`), `atomic_match` (the saved atomic
+//!   is valid and its PSN is `psn`), `expect_match` (the expected response is valid, its
+//!   PSN is `psn`, it is an atomic's exactly when `opcode` is ATOMIC_RESPONSE 0x21, and its
+//!   local address is 8-aligned).
+//!
+//! Latency: registered outputs the clock after `capture`; the comparisons follow the cell
+//! combinationally. Throughput: a capture every clock. Limits: `queue_pairs` in 1..=64.
+
+use crate::cell::format::opcode;
+use crate::sim::ClockedBlock;
+use nic_abi::MAX_QUEUE_PAIRS;
+use rust_hdl::prelude::*;
+
+#[derive(LogicBlock)]
+pub struct LookupCapture {
+    pub clock: Signal<In, Clock>,
+    pub capture: Signal<In, Bit>,
+    pub dest_node: Signal<In, Bits<16>>,
+    pub dest_qp: Signal<In, Bits<16>>,
+    pub src_node: Signal<In, Bits<16>>,
+    pub src_qp: Signal<In, Bits<16>>,
+    pub psn: Signal<In, Bits<24>>,
+    pub opcode: Signal<In, Bits<8>>,
+    pub node_id: Signal<In, Bits<16>>,
+    pub rd_expected: Signal<In, Bits<24>>,
+    pub rd_rq_ci: Signal<In, Bits<24>>,
+    pub rd_rs_psn: Signal<In, Bits<24>>,
+    pub rd_atomic_psn: Signal<In, Bits<24>>,
+    pub rd_expect_psn: Signal<In, Bits<24>>,
+    pub rd_rq_empty: Signal<In, Bit>,
+    pub rd_rqe_addr: Signal<In, Bits<32>>,
+    pub rd_remote: Signal<In, Bits<32>>,
+    pub rd_expect_atomic: Signal<In, Bit>,
+    pub rd_expect_addr_low: Signal<In, Bits<3>>,
+    pub ctx_enabled: Signal<In, Bit>,
+    pub ctx_synced: Signal<In, Bit>,
+    pub ctx_nak_sent: Signal<In, Bit>,
+    pub ctx_atomic_valid: Signal<In, Bit>,
+    pub ctx_expect_valid: Signal<In, Bit>,
+    pub node_ok: Signal<Out, Bit>,
+    pub qp_exists: Signal<Out, Bit>,
+    pub qp_enabled: Signal<Out, Bit>,
+    pub synced: Signal<Out, Bit>,
+    pub nak_sent: Signal<Out, Bit>,
+    pub rq_empty: Signal<Out, Bit>,
+    pub rq_ci: Signal<Out, Bits<24>>,
+    pub rqe_addr: Signal<Out, Bits<32>>,
+    pub behind: Signal<Out, Bits<24>>,
+    pub rs_back: Signal<Out, Bits<24>>,
+    pub source_match: Signal<Out, Bit>,
+    pub qp_ok: Signal<Out, Bit>,
+    pub atomic_match: Signal<Out, Bit>,
+    pub expect_match: Signal<Out, Bit>,
+    node_ok_reg: DFF<Bit>,
+    exists_reg: DFF<Bit>,
+    enabled_reg: DFF<Bit>,
+    synced_reg: DFF<Bit>,
+    nak_reg: DFF<Bit>,
+    rq_empty_reg: DFF<Bit>,
+    rq_ci_reg: DFF<Bits<24>>,
+    rqe_addr_reg: DFF<Bits<32>>,
+    behind_reg: DFF<Bits<24>>,
+    rs_back_reg: DFF<Bits<24>>,
+    remote_reg: DFF<Bits<32>>,
+    atomic_psn_reg: DFF<Bits<24>>,
+    atomic_valid_reg: DFF<Bit>,
+    exp_psn_reg: DFF<Bits<24>>,
+    exp_atomic_reg: DFF<Bit>,
+    exp_aligned_reg: DFF<Bit>,
+    exp_valid_reg: DFF<Bit>,
+    source: Signal<Local, Bits<32>>,
+    queue_pairs: Constant<Bits<16>>,
+    op_atomic_response: Constant<Bits<8>>,
+}
+
+impl LookupCapture {
+    /// The capture of a table of `queue_pairs` queue pairs.
+    ///
+    /// Panics when `queue_pairs` is not in 1..=64.
+    pub fn new(queue_pairs: usize) -> Self {
+        assert!(
+            (1..=MAX_QUEUE_PAIRS).contains(&queue_pairs),
+            "LookupCapture: queue_pairs must be between 1 and {MAX_QUEUE_PAIRS}, got {queue_pairs}"
+        );
+        LookupCapture {
+            clock: Default::default(),
+            capture: Default::default(),
+            dest_node: Default::default(),
+            dest_qp: Default::default(),
+            src_node: Default::default(),
+            src_qp: Default::default(),
+            psn: Default::default(),
+            opcode: Default::default(),
+            node_id: Default::default(),
+            rd_expected: Default::default(),
+            rd_rq_ci: Default::default(),
+            rd_rs_psn: Default::default(),
+            rd_atomic_psn: Default::default(),
+            rd_expect_psn: Default::default(),
+            rd_rq_empty: Default::default(),
+            rd_rqe_addr: Default::default(),
+            rd_remote: Default::default(),
+            rd_expect_atomic: Default::default(),
+            rd_expect_addr_low: Default::default(),
+            ctx_enabled: Default::default(),
+            ctx_synced: Default::default(),
+            ctx_nak_sent: Default::default(),
+            ctx_atomic_valid: Default::default(),
+            ctx_expect_valid: Default::default(),
+            node_ok: Default::default(),
+            qp_exists: Default::default(),
+            qp_enabled: Default::default(),
+            synced: Default::default(),
+            nak_sent: Default::default(),
+            rq_empty: Default::default(),
+            rq_ci: Default::default(),
+            rqe_addr: Default::default(),
+            behind: Default::default(),
+            rs_back: Default::default(),
+            source_match: Default::default(),
+            qp_ok: Default::default(),
+            atomic_match: Default::default(),
+            expect_match: Default::default(),
+            node_ok_reg: Default::default(),
+            exists_reg: Default::default(),
+            enabled_reg: Default::default(),
+            synced_reg: Default::default(),
+            nak_reg: Default::default(),
+            rq_empty_reg: Default::default(),
+            rq_ci_reg: Default::default(),
+            rqe_addr_reg: Default::default(),
+            behind_reg: Default::default(),
+            rs_back_reg: Default::default(),
+            remote_reg: Default::default(),
+            atomic_psn_reg: Default::default(),
+            atomic_valid_reg: Default::default(),
+            exp_psn_reg: Default::default(),
+            exp_atomic_reg: Default::default(),
+            exp_aligned_reg: Default::default(),
+            exp_valid_reg: Default::default(),
+            source: Default::default(),
+            queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
+            op_atomic_response: Constant::new((opcode::ATOMIC_RESPONSE as u64).to_bits()),
+        }
+    }
+}
+
+impl Logic for LookupCapture {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(
+            self,
+            clock,
+            node_ok_reg,
+            exists_reg,
+            enabled_reg,
+            synced_reg,
+            nak_reg,
+            rq_empty_reg,
+            rq_ci_reg,
+            rqe_addr_reg,
+            behind_reg,
+            rs_back_reg,
+            remote_reg,
+            atomic_psn_reg,
+            atomic_valid_reg,
+            exp_psn_reg,
+            exp_atomic_reg,
+            exp_aligned_reg,
+            exp_valid_reg
+        );
+        if self.capture.val() {
+            self.node_ok_reg.d.next = self.dest_node.val() == self.node_id.val();
+            self.exists_reg.d.next = self.dest_qp.val() < self.queue_pairs.val();
+            self.enabled_reg.d.next = self.ctx_enabled.val();
+            self.synced_reg.d.next = self.ctx_synced.val();
+            self.nak_reg.d.next = self.ctx_nak_sent.val();
+            self.rq_empty_reg.d.next = self.rd_rq_empty.val();
+            self.rq_ci_reg.d.next = self.rd_rq_ci.val();
+            self.rqe_addr_reg.d.next = self.rd_rqe_addr.val();
+            self.behind_reg.d.next = self.rd_expected.val() - self.psn.val();
+            self.rs_back_reg.d.next = self.rd_expected.val() - self.rd_rs_psn.val();
+            self.remote_reg.d.next = self.rd_remote.val();
+            self.atomic_psn_reg.d.next = self.rd_atomic_psn.val();
+            self.atomic_valid_reg.d.next = self.ctx_atomic_valid.val();
+            self.exp_psn_reg.d.next = self.rd_expect_psn.val();
+            self.exp_atomic_reg.d.next = self.rd_expect_atomic.val();
+            self.exp_aligned_reg.d.next = self.rd_expect_addr_low.val() == 0;
+            self.exp_valid_reg.d.next = self.ctx_expect_valid.val();
+        }
+        self.node_ok.next = self.node_ok_reg.q.val();
+        self.qp_exists.next = self.exists_reg.q.val();
+        self.qp_enabled.next = self.enabled_reg.q.val();
+        self.synced.next = self.synced_reg.q.val();
+        self.nak_sent.next = self.nak_reg.q.val();
+        self.rq_empty.next = self.rq_empty_reg.q.val();
+        self.rq_ci.next = self.rq_ci_reg.q.val();
+        self.rqe_addr.next = self.rqe_addr_reg.q.val();
+        self.behind.next = self.behind_reg.q.val();
+        self.rs_back.next = self.rs_back_reg.q.val();
+        self.source.next =
+            bit_cast::<32, 16>(self.src_node.val()) | (bit_cast::<32, 16>(self.src_qp.val()) << 16);
+        self.source_match.next = self.remote_reg.q.val() == self.source.val();
+        self.qp_ok.next = self.exists_reg.q.val()
+            & self.enabled_reg.q.val()
+            & (self.remote_reg.q.val() == self.source.val());
+        self.atomic_match.next =
+            self.atomic_valid_reg.q.val() & (self.atomic_psn_reg.q.val() == self.psn.val());
+        self.expect_match.next = self.exp_valid_reg.q.val()
+            & (self.exp_psn_reg.q.val() == self.psn.val())
+            & (self.exp_atomic_reg.q.val() == (self.opcode.val() == self.op_atomic_response.val()))
+            & self.exp_aligned_reg.q.val();
+    }
+}
+
+impl ClockedBlock for LookupCapture {
+    fn clock_signal(&mut self) -> &mut Signal<In, Clock> {
+        &mut self.clock
+    }
+}
