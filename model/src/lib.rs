@@ -17,6 +17,7 @@
 //!   message by, and the scoreboard that judges the engine's ports by the requester's rules.
 //! - [`remote_responder`]: a remote responder answering requests with acknowledgement
 //!   events, with losses, refusals and resyncs, recording what it applied.
+//! - [`qp_flags`]: the reference model of the responder's per-QP flags.
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
@@ -25,6 +26,7 @@
 pub mod cell_faults;
 pub mod host_memory;
 pub mod lookup_capture;
+pub mod qp_flags;
 pub mod remote_responder;
 pub mod requester;
 pub mod responder;

@@ -299,6 +299,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             format!("nic_rtl::responder::QpState::new({qps})"),
         ),
         export_block(
+            "responder_qp_flags",
+            crate::responder::QpFlags::new(qps),
+            "nic_rtl::responder::QpFlags",
+            format!("nic_rtl::responder::QpFlags::new({qps})"),
+        ),
+        export_block(
             "responder_writer",
             crate::responder::Writer::new(),
             "nic_rtl::responder::Writer",

@@ -61,6 +61,7 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "send_queue_engine",
         "nack_generator",
         "responder_qp_state",
+        "responder_qp_flags",
         "responder_writer",
         "responder_answer_router",
         "responder_psn_window",

@@ -7,7 +7,9 @@
 //!   to the requester. Its children:
 //!   - [`QpState`] (`qp_state.rs`, the lookup): the per-QP state table (RAMs with typed
 //!     entries, flag bits, the reset sweep), the per-QP CSR side port, the expect events,
-//!     the engine's lookups and write-backs;
+//!     the engine's lookups and write-backs; its child [`QpFlags`] (`qp_flags.rs`) holds the
+//!     one-bit-per-QP flags (enabled, synced, NAK sent, the valid bits of the refusal
+//!     window, resync point, saved atomic and expected response);
 //!   - [`LookupCapture`] (`lookup_capture.rs`): the table's answer registered in the
 //!     Lookup clock and compared with the cell (source, saved atomic, expected response)
 //!     in the Decide clock;
@@ -33,6 +35,7 @@ pub mod burst_size;
 pub mod lookup_capture;
 pub mod nack_generator;
 pub mod psn_window;
+pub mod qp_flags;
 pub mod qp_state;
 pub mod receive_queue_engine;
 pub mod response_generator;
@@ -45,6 +48,7 @@ pub use burst_size::BurstSize;
 pub use lookup_capture::LookupCapture;
 pub use nack_generator::NackGenerator;
 pub use psn_window::PsnWindow;
+pub use qp_flags::QpFlags;
 pub use qp_state::QpState;
 pub use receive_queue_engine::ReceiveQueueEngine;
 pub use response_generator::ResponseGenerator;

@@ -60,6 +60,7 @@
 //! Limits: `queue_pairs` in 1..=64; flags of queue pairs `>= queue_pairs` stay clear.
 
 use crate::common::zeroed_ram;
+use crate::responder::QpFlags;
 use crate::sim::ClockedBlock;
 use nic_abi::{csr, MAX_QUEUE_PAIRS};
 use rust_hdl::prelude::*;
@@ -176,14 +177,8 @@ pub struct QpState {
     csr_rd_reg: DFF<Bits<4>>,
     csr_rd_qp: DFF<Bits<6>>,
     csr_rd_ok: DFF<Bit>,
-    // ---- Per-QP flags, one bit per QP ----
-    enable_bits: DFF<Bits<64>>,
-    synced_bits: DFF<Bits<64>>,
-    nak_bits: DFF<Bits<64>>,
-    refused_bits: DFF<Bits<64>>,
-    rs_bits: DFF<Bits<64>>,
-    expect_bits: DFF<Bits<64>>,
-    atomic_bits: DFF<Bits<64>>,
+    /// The per-QP flags, one bit per QP.
+    flags: QpFlags,
     // ---- Per-QP RAMs ----
     rq_base_ram: RAM<Bits<32>, QP_ADDRESS_BITS>,
     rq_log2_ram: RAM<Bits<5>, QP_ADDRESS_BITS>,
@@ -210,35 +205,19 @@ pub struct QpState {
     answer64: Signal<Local, Bits<64>>,
     csr_rdata: Signal<Local, Bits<64>>,
     ring_mask: Signal<Local, Bits<32>>,
-    ctx_mask: Signal<Local, Bits<64>>,
-    csr_mask: Signal<Local, Bits<64>>,
-    expect_mask: Signal<Local, Bits<64>>,
     csr_open: Signal<Local, Bit>,
     csr_in_range: Signal<Local, Bit>,
     csr_take: Signal<Local, Bit>,
     csr_write_ok: Signal<Local, Bit>,
+    /// A write of QP_CTRL is taken.
+    ctrl_write: Signal<Local, Bit>,
     csr_reset: Signal<Local, Bit>,
     csr_resume: Signal<Local, Bit>,
     csr_resume_psn: Signal<Local, Bits<24>>,
     csr_status: Signal<Local, Bits<64>>,
     expect_take: Signal<Local, Bit>,
-    reset_mask: Signal<Local, Bits<64>>,
-    resume_mask: Signal<Local, Bits<64>>,
-    enable_set_mask: Signal<Local, Bits<64>>,
-    enable_clear_mask: Signal<Local, Bits<64>>,
-    synced_set_mask: Signal<Local, Bits<64>>,
-    nak_set_mask: Signal<Local, Bits<64>>,
-    nak_clear_mask: Signal<Local, Bits<64>>,
-    refused_set_mask: Signal<Local, Bits<64>>,
-    rs_set_mask: Signal<Local, Bits<64>>,
-    rs_clear_mask: Signal<Local, Bits<64>>,
-    expect_set_mask: Signal<Local, Bits<64>>,
-    expect_clear_mask: Signal<Local, Bits<64>>,
-    atomic_set_mask: Signal<Local, Bits<64>>,
     // ---- Parameters ----
     queue_pairs: Constant<Bits<16>>,
-    /// Bit q set for every QP q < queue_pairs (no other flag bit is ever set).
-    qp_mask: Constant<Bits<64>>,
     reg_rq_base: Constant<Bits<4>>,
     reg_rq_size_log2: Constant<Bits<4>>,
     reg_rq_pi: Constant<Bits<4>>,
@@ -270,11 +249,6 @@ impl QpState {
             (1..=MAX_QUEUE_PAIRS).contains(&queue_pairs),
             "QpState: queue_pairs must be between 1 and {MAX_QUEUE_PAIRS}, got {queue_pairs}"
         );
-        let qp_mask = if queue_pairs >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << queue_pairs) - 1
-        };
         QpState {
             clock: Default::default(),
             reset: Default::default(),
@@ -340,13 +314,6 @@ impl QpState {
             csr_rd_reg: Default::default(),
             csr_rd_qp: Default::default(),
             csr_rd_ok: Default::default(),
-            enable_bits: Default::default(),
-            synced_bits: Default::default(),
-            nak_bits: Default::default(),
-            refused_bits: Default::default(),
-            rs_bits: Default::default(),
-            expect_bits: Default::default(),
-            atomic_bits: Default::default(),
             rq_base_ram: zeroed_ram(),
             rq_log2_ram: zeroed_ram(),
             rq_pi_ram: zeroed_ram(),
@@ -364,9 +331,7 @@ impl QpState {
             answer64: Default::default(),
             csr_rdata: Default::default(),
             ring_mask: Default::default(),
-            ctx_mask: Default::default(),
-            csr_mask: Default::default(),
-            expect_mask: Default::default(),
+            ctrl_write: Default::default(),
             csr_open: Default::default(),
             csr_in_range: Default::default(),
             csr_take: Default::default(),
@@ -376,21 +341,8 @@ impl QpState {
             csr_resume_psn: Default::default(),
             csr_status: Default::default(),
             expect_take: Default::default(),
-            reset_mask: Default::default(),
-            resume_mask: Default::default(),
-            enable_set_mask: Default::default(),
-            enable_clear_mask: Default::default(),
-            synced_set_mask: Default::default(),
-            nak_set_mask: Default::default(),
-            nak_clear_mask: Default::default(),
-            refused_set_mask: Default::default(),
-            rs_set_mask: Default::default(),
-            rs_clear_mask: Default::default(),
-            expect_set_mask: Default::default(),
-            expect_clear_mask: Default::default(),
-            atomic_set_mask: Default::default(),
+            flags: QpFlags::new(queue_pairs),
             queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
-            qp_mask: Constant::new(qp_mask.to_bits()),
             reg_rq_base: Constant::new(reg(csr::QP_RQ_BASE).to_bits()),
             reg_rq_size_log2: Constant::new(reg(csr::QP_RQ_SIZE_LOG2).to_bits()),
             reg_rq_pi: Constant::new(reg(csr::QP_RQ_PI).to_bits()),
@@ -417,14 +369,7 @@ impl Logic for QpState {
             csr_rd_pending,
             csr_rd_reg,
             csr_rd_qp,
-            csr_rd_ok,
-            enable_bits,
-            synced_bits,
-            nak_bits,
-            refused_bits,
-            rs_bits,
-            expect_bits,
-            atomic_bits
+            csr_rd_ok
         );
         self.rq_base_ram.read_clock.next = self.clock.val();
         self.rq_base_ram.write_clock.next = self.clock.val();
@@ -480,7 +425,7 @@ impl Logic for QpState {
             & self.answer32.val();
         self.rd_remote.next = self.remote_ram.read_data.val() & self.answer32.val();
         self.refused_out.next = 0.into();
-        if self.refused_bits.q.val().get_bit(self.ctx_qp.val().index()) {
+        if self.flags.ctx_refused.val() {
             self.refused_out.next = self.refused_ram.read_data.val();
         }
         self.rd_refused.next = self.refused_out.val() & self.answer24.val();
@@ -491,12 +436,12 @@ impl Logic for QpState {
         self.rd_expect_atomic.next = self.expect_ram.read_data.val().atomic & self.answer.q.val();
         self.rd_expect_addr.next = self.expect_ram.read_data.val().addr & self.answer32.val();
         self.rd_expect_length.next = self.expect_ram.read_data.val().length & self.answer32.val();
-        self.ctx_enabled.next = self.enable_bits.q.val().get_bit(self.ctx_qp.val().index());
-        self.ctx_synced.next = self.synced_bits.q.val().get_bit(self.ctx_qp.val().index());
-        self.ctx_nak_sent.next = self.nak_bits.q.val().get_bit(self.ctx_qp.val().index());
-        self.ctx_rs_valid.next = self.rs_bits.q.val().get_bit(self.ctx_qp.val().index());
-        self.ctx_atomic_valid.next = self.atomic_bits.q.val().get_bit(self.ctx_qp.val().index());
-        self.ctx_expect_valid.next = self.expect_bits.q.val().get_bit(self.ctx_qp.val().index());
+        self.ctx_enabled.next = self.flags.ctx_enabled.val();
+        self.ctx_synced.next = self.flags.ctx_synced.val();
+        self.ctx_nak_sent.next = self.flags.ctx_nak_sent.val();
+        self.ctx_rs_valid.next = self.flags.ctx_rs_valid.val();
+        self.ctx_atomic_valid.next = self.flags.ctx_atomic_valid.val();
+        self.ctx_expect_valid.next = self.flags.ctx_expect_valid.val();
 
         // ---- CSR side port ----
         self.csr_open.next = !self.hold.val() & self.swept.q.val() & !self.reset.val();
@@ -505,14 +450,14 @@ impl Logic for QpState {
         self.csr_take.next = self.s_csr_valid.val() & self.csr_open.val();
         self.csr_write_ok.next =
             self.csr_take.val() & self.s_csr_write.val() & self.csr_in_range.val();
-        self.csr_reset.next = self.csr_write_ok.val()
-            & (self.s_csr_reg.val() == self.reg_qp_ctrl.val())
+        self.ctrl_write.next =
+            self.csr_write_ok.val() & (self.s_csr_reg.val() == self.reg_qp_ctrl.val());
+        self.csr_reset.next = self.ctrl_write.val()
             & self
                 .s_csr_wdata
                 .val()
                 .get_bit(self.ctrl_reset.val().index());
-        self.csr_resume.next = self.csr_write_ok.val()
-            & (self.s_csr_reg.val() == self.reg_qp_ctrl.val())
+        self.csr_resume.next = self.ctrl_write.val()
             & self
                 .s_csr_wdata
                 .val()
@@ -525,12 +470,7 @@ impl Logic for QpState {
         self.csr_rd_qp.d.next = self.s_csr_qp.val();
         self.csr_rd_ok.d.next = self.csr_in_range.val();
         self.csr_status.next = bit_cast::<64, 24>(self.expected_ram.read_data.val()) << 24;
-        if self
-            .synced_bits
-            .q
-            .val()
-            .get_bit(self.csr_rd_qp.q.val().index())
-        {
+        if self.flags.status_synced.val() {
             self.csr_status.next = (bit_cast::<64, 24>(self.expected_ram.read_data.val()) << 24)
                 | (bits::<64>(1) << 48);
         }
@@ -652,103 +592,35 @@ impl Logic for QpState {
         self.expect_ram.write_data.next.length = self.s_expect_length.val();
         self.expect_ram.write_enable.next = self.expect_take.val();
 
-        // ---- Per-QP flags: clear, then set ----
-        self.ctx_mask.next = bits::<64>(1) << self.ctx_qp.val();
-        self.csr_mask.next = bits::<64>(1) << self.s_csr_qp.val();
-        self.expect_mask.next = bits::<64>(1) << self.s_expect_qp.val();
-        self.reset_mask.next = 0.into();
-        if self.csr_reset.val() {
-            self.reset_mask.next = self.csr_mask.val();
-        }
-        self.resume_mask.next = 0.into();
-        if self.csr_resume.val() {
-            self.resume_mask.next = self.csr_mask.val();
-        }
-        self.enable_set_mask.next = 0.into();
-        self.enable_clear_mask.next = 0.into();
-        if self.csr_write_ok.val() & (self.s_csr_reg.val() == self.reg_qp_ctrl.val()) {
-            self.enable_clear_mask.next = self.csr_mask.val();
-            if self
-                .s_csr_wdata
-                .val()
-                .get_bit(self.ctrl_enable.val().index())
-            {
-                self.enable_set_mask.next = self.csr_mask.val();
-            }
-        }
-        self.synced_set_mask.next = 0.into();
-        if self.synced_set.val() {
-            self.synced_set_mask.next = self.ctx_mask.val();
-        }
-        self.nak_set_mask.next = 0.into();
-        if self.nak_set.val() {
-            self.nak_set_mask.next = self.ctx_mask.val();
-        }
-        self.nak_clear_mask.next = self.reset_mask.val() | self.resume_mask.val();
-        if self.nak_clear.val() {
-            self.nak_clear_mask.next =
-                self.reset_mask.val() | self.resume_mask.val() | self.ctx_mask.val();
-        }
-        self.refused_set_mask.next = 0.into();
-        if self.wr_refused.val() {
-            self.refused_set_mask.next = self.ctx_mask.val();
-        }
-        self.rs_set_mask.next = self.resume_mask.val();
-        if self.rs_set.val() {
-            self.rs_set_mask.next = self.ctx_mask.val() | self.resume_mask.val();
-        }
-        self.rs_clear_mask.next = self.reset_mask.val();
-        if self.rs_clear.val() {
-            self.rs_clear_mask.next = self.reset_mask.val() | self.ctx_mask.val();
-        }
-        self.expect_set_mask.next = 0.into();
-        if self.expect_take.val() {
-            self.expect_set_mask.next = self.expect_mask.val();
-        }
-        self.expect_clear_mask.next = self.reset_mask.val();
-        if self.expect_clear.val() {
-            self.expect_clear_mask.next = self.reset_mask.val() | self.ctx_mask.val();
-        }
-        self.atomic_set_mask.next = 0.into();
-        if self.wr_atomic.val() {
-            self.atomic_set_mask.next = self.ctx_mask.val();
-        }
-        self.enable_bits.d.next = ((self.enable_bits.q.val() & !self.enable_clear_mask.val())
-            | self.enable_set_mask.val())
-            & self.qp_mask.val();
-        self.synced_bits.d.next = ((self.synced_bits.q.val() & !self.reset_mask.val())
-            | self.synced_set_mask.val()
-            | self.resume_mask.val())
-            & self.qp_mask.val();
-        self.nak_bits.d.next = ((self.nak_bits.q.val() & !self.nak_clear_mask.val())
-            | self.nak_set_mask.val())
-            & self.qp_mask.val();
-        self.refused_bits.d.next = ((self.refused_bits.q.val()
-            & !(self.reset_mask.val() | self.resume_mask.val()))
-            | self.refused_set_mask.val())
-            & self.qp_mask.val();
-        self.rs_bits.d.next = ((self.rs_bits.q.val() & !self.rs_clear_mask.val())
-            | self.rs_set_mask.val())
-            & self.qp_mask.val();
-        self.expect_bits.d.next = ((self.expect_bits.q.val() & !self.expect_clear_mask.val())
-            | self.expect_set_mask.val())
-            & self.qp_mask.val();
-        self.atomic_bits.d.next = ((self.atomic_bits.q.val() & !self.reset_mask.val())
-            | self.atomic_set_mask.val())
-            & self.qp_mask.val();
+        // ---- Per-QP flags ----
+        self.flags.clock.next = self.clock.val();
+        self.flags.reset.next = self.reset.val();
+        self.flags.csr_qp.next = self.s_csr_qp.val();
+        self.flags.ctrl_write.next = self.ctrl_write.val();
+        self.flags.ctrl_enable.next = self
+            .s_csr_wdata
+            .val()
+            .get_bit(self.ctrl_enable.val().index());
+        self.flags.qp_reset.next = self.csr_reset.val();
+        self.flags.qp_resume.next = self.csr_resume.val();
+        self.flags.ctx_qp.next = self.ctx_qp.val();
+        self.flags.synced_set.next = self.synced_set.val();
+        self.flags.nak_set.next = self.nak_set.val();
+        self.flags.nak_clear.next = self.nak_clear.val();
+        self.flags.refused_set.next = self.wr_refused.val();
+        self.flags.rs_set.next = self.rs_set.val();
+        self.flags.rs_clear.next = self.rs_clear.val();
+        self.flags.atomic_set.next = self.wr_atomic.val();
+        self.flags.expect_clear.next = self.expect_clear.val();
+        self.flags.expect_qp.next = self.s_expect_qp.val();
+        self.flags.expect_set.next = self.expect_take.val();
+        self.flags.status_qp.next = self.csr_rd_qp.q.val();
 
         // ---- Synchronous reset ----
         if self.reset.val() {
             self.swept.d.next = false;
             self.sweep.d.next = 0.into();
             self.csr_rd_pending.d.next = false;
-            self.enable_bits.d.next = 0.into();
-            self.synced_bits.d.next = 0.into();
-            self.nak_bits.d.next = 0.into();
-            self.refused_bits.d.next = 0.into();
-            self.rs_bits.d.next = 0.into();
-            self.expect_bits.d.next = 0.into();
-            self.atomic_bits.d.next = 0.into();
         }
     }
 }
