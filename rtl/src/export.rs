@@ -239,6 +239,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::common::RoundRobin::<64, 6>::new()".into(),
         ),
         export_block(
+            "qp_ram",
+            crate::common::QpRam::<Bits<32>>::new(qps),
+            "nic_rtl::common::QpRam<rust_hdl::prelude::Bits<32>>",
+            format!("nic_rtl::common::QpRam::<rust_hdl::prelude::Bits<32>>::new({qps})"),
+        ),
+        export_block(
             "nack_counters",
             crate::common::NackCounters::new(),
             "nic_rtl::common::NackCounters",

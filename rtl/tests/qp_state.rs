@@ -148,7 +148,12 @@ impl Model {
     fn clock(&mut self, op: Option<CsrOp>, ex: Option<Expect>, e: &Engine, reset: bool) {
         let take = op.filter(|_| self.csr_open(e, reset));
         let read_qp = e.lookup.or(op.map(|o| o.qp)).unwrap_or(0) as usize;
-        self.looked_up = e.lookup.map(|_| self.words[read_qp]);
+        // A QP at or beyond `queue_pairs` has no words: its lookup answers zero, as when
+        // there is no lookup.
+        self.looked_up = e
+            .lookup
+            .filter(|&q| q < self.queue_pairs)
+            .map(|_| self.words[read_qp]);
         self.csr_read = take
             .filter(|o| !o.write)
             .map(|o| (o.reg, o.qp < self.queue_pairs, self.words[read_qp], o.qp));
@@ -156,22 +161,29 @@ impl Model {
         let mut set = [Flags::default(); 64];
         let mut clear = [Flags::default(); 64];
         let ctx = e.ctx_qp as usize;
-        // The engine's write-backs to ctx_qp.
+        // The engine's write-backs to ctx_qp: a QP at or beyond `queue_pairs` has no words
+        // (and its flags stay clear, below).
+        let mut no_words = Words::default();
+        let w = if e.ctx_qp < self.queue_pairs {
+            &mut words[ctx]
+        } else {
+            &mut no_words
+        };
         if let Some((ci, expected)) = e.state {
-            words[ctx].rq_ci = ci;
-            words[ctx].expected = expected;
+            w.rq_ci = ci;
+            w.expected = expected;
         }
         if let Some((psn, value)) = e.atomic {
-            words[ctx].atomic_psn = psn;
-            words[ctx].atomic_value = value;
+            w.atomic_psn = psn;
+            w.atomic_value = value;
             set[ctx].atomic = true;
         }
         if let Some(window) = e.refused {
-            words[ctx].refused = window;
+            w.refused = window;
             set[ctx].refused = true;
         }
         if let Some(psn) = e.rs_set {
-            words[ctx].rs_psn = psn;
+            w.rs_psn = psn;
             set[ctx].rs = true;
         }
         set[ctx].synced |= e.synced_set;

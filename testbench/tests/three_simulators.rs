@@ -54,6 +54,7 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "cell_reassembler",
         "cell_datapath",
         "csr",
+        "qp_ram",
         "requester_qp_table",
         "requester_payload_buffer",
         "requester_transmit_machine",

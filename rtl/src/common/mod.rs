@@ -3,12 +3,15 @@
 //! - [`RoundRobin`]: the one round-robin arbiter, used by every block that arbitrates.
 //! - [`NackCounters`]: the eight NACK counters per syndrome (`NACK_SENT`, `NACK_RECEIVED`).
 //! - [`zeroed_ram`]: a RAM whose words start at zero in every simulator.
+//! - [`QpRam`]: a per-queue-pair RAM (zero at start) whose depth follows the queue-pair count.
 //! - [`bundles`]: the payload types of the handshakes ([`AckEvent`], [`MessageDescriptor`]).
 
 pub mod nack_counters;
 pub use nack_counters::NackCounters;
+pub mod qp_ram;
 pub mod round_robin;
 pub mod zeroed_ram;
+pub use qp_ram::QpRam;
 pub use round_robin::RoundRobin;
 pub use zeroed_ram::zeroed_ram;
 pub mod bundles;

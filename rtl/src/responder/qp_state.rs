@@ -11,8 +11,8 @@
 //! 15:0, QP 31:16), the receive queue's consumer index `rq_ci` (24), the expected PSN (24),
 //! the saved atomic ([`SavedAtomic`], valid bit), the refusal window (24, valid bit), the
 //! resync point (24, valid bit), the expected response ([`ExpectedResponse`], valid bit),
-//! and the flags enable (QP_CTRL bit 0), `synced`, `nak_sent`. RAMs are 64 deep (one read
-//! port, one write port each); flags are one bit per queue pair.
+//! and the flags enable (QP_CTRL bit 0), `synced`, `nak_sent`. RAMs have one word per queue
+//! pair (one read port, one write port each); flags are one bit per queue pair.
 //!
 //! Ports:
 //! - `clock`, `reset` (synchronous, active high: clears every flag and the CSR read in
@@ -41,7 +41,8 @@
 //!   the next receive queue entry), `rd_remote` (32), `rd_refused` (24, zero unless the
 //!   window is valid), `rd_rs_psn` (24), `rd_atomic_psn` (24), `rd_atomic_value` (64),
 //!   `rd_expect_psn` (24), `rd_expect_atomic`, `rd_expect_addr`, `rd_expect_length` (32);
-//!   all zero in a clock that does not follow a lookup. Without a lookup the RAMs read
+//!   all zero in a clock that does not follow a lookup, and after a lookup of a QP at or
+//!   beyond `queue_pairs` (the RAMs hold no word for it). Without a lookup the RAMs read
 //!   `s_csr_qp` (for the CSR port). RAM words start at zero.
 //! - The message's queue pair `ctx_qp` (6): its flags `ctx_enabled`, `ctx_synced`,
 //!   `ctx_nak_sent`, `ctx_rs_valid`, `ctx_atomic_valid`, `ctx_expect_valid` (as of this
@@ -50,21 +51,23 @@
 //!   `wr_rq_ci`, `wr_expected` (24); `wr_atomic` with `wr_atomic_psn` (24),
 //!   `wr_atomic_value` (64) (saved, valid); `wr_refused` with `wr_refused_window` (24)
 //!   (valid); `rs_set` with `rs_psn` (24) (valid); `rs_clear`; `synced_set`; `nak_set`;
-//!   `nak_clear`; `expect_clear`. A CSR write is taken only when `hold` is low, so it never
+//!   `nak_clear`; `expect_clear`. Write-backs to a `ctx_qp` at or beyond `queue_pairs` are
+//!   ignored. A CSR write is taken only when `hold` is low, so it never
 //!   meets a RAM write-back of the engine (which holds); on the flags a clear by the CSR
 //!   and a set by the engine in the same clock leave the bit set.
 //!
 //! Latency: a lookup answers the next clock; a CSR read answers the clock after it is
 //! taken; writes and flag changes are seen from the next clock.
 //! Throughput: one CSR access or lookup per clock, one expect event per clock.
-//! Limits: `queue_pairs` in 1..=64; flags of queue pairs `>= queue_pairs` stay clear.
+//! Limits: `queue_pairs` in 1..=64; flags of queue pairs `>= queue_pairs` stay clear. The
+//! RAMs are [`QpRam`]s of `queue_pairs` rounded up to a power of two words, so their block
+//! RAMs follow the queue-pair count (4 queue pairs: LUT RAM, no block RAM).
 
-use crate::common::zeroed_ram;
+use crate::common::QpRam;
 use crate::responder::QpFlags;
 use crate::sim::ClockedBlock;
 use nic_abi::{csr, MAX_QUEUE_PAIRS};
 use rust_hdl::prelude::*;
-use rust_hdl::widgets::prelude::RAM;
 
 /// Per-QP RAM address bits (64 entries).
 pub const QP_ADDRESS_BITS: usize = 6;
@@ -180,20 +183,20 @@ pub struct QpState {
     /// The per-QP flags, one bit per QP.
     flags: QpFlags,
     // ---- Per-QP RAMs ----
-    rq_base_ram: RAM<Bits<32>, QP_ADDRESS_BITS>,
-    rq_log2_ram: RAM<Bits<5>, QP_ADDRESS_BITS>,
-    rq_pi_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
-    remote_ram: RAM<Bits<32>, QP_ADDRESS_BITS>,
-    rq_ci_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
+    rq_base_ram: QpRam<Bits<32>>,
+    rq_log2_ram: QpRam<Bits<5>>,
+    rq_pi_ram: QpRam<Bits<24>>,
+    remote_ram: QpRam<Bits<32>>,
+    rq_ci_ram: QpRam<Bits<24>>,
     /// The expected PSN: a QP reset does not write it (it stays readable in QP_STATUS), a
     /// resume does.
-    expected_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
+    expected_ram: QpRam<Bits<24>>,
     /// The refusal window (valid: `refused_bits`).
-    refused_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
+    refused_ram: QpRam<Bits<24>>,
     /// The PSN the QP last resynced at (valid: `rs_bits`).
-    rs_ram: RAM<Bits<24>, QP_ADDRESS_BITS>,
-    atomic_ram: RAM<SavedAtomic, QP_ADDRESS_BITS>,
-    expect_ram: RAM<ExpectedResponse, QP_ADDRESS_BITS>,
+    rs_ram: QpRam<Bits<24>>,
+    atomic_ram: QpRam<SavedAtomic>,
+    expect_ram: QpRam<ExpectedResponse>,
     // ---- Combinational intermediates ----
     rd_addr: Signal<Local, Bits<6>>,
     /// `rd_refused` and `m_csr_rdata` before they leave (an output is assigned once, so
@@ -207,6 +210,9 @@ pub struct QpState {
     ring_mask: Signal<Local, Bits<32>>,
     csr_open: Signal<Local, Bit>,
     csr_in_range: Signal<Local, Bit>,
+    /// `lookup_qp` / `ctx_qp` is below `queue_pairs` (the RAMs hold no other QP's word).
+    lookup_in_range: Signal<Local, Bit>,
+    ctx_in_range: Signal<Local, Bit>,
     csr_take: Signal<Local, Bit>,
     csr_write_ok: Signal<Local, Bit>,
     /// A write of QP_CTRL is taken.
@@ -314,16 +320,16 @@ impl QpState {
             csr_rd_reg: Default::default(),
             csr_rd_qp: Default::default(),
             csr_rd_ok: Default::default(),
-            rq_base_ram: zeroed_ram(),
-            rq_log2_ram: zeroed_ram(),
-            rq_pi_ram: zeroed_ram(),
-            remote_ram: zeroed_ram(),
-            rq_ci_ram: zeroed_ram(),
-            expected_ram: zeroed_ram(),
-            refused_ram: zeroed_ram(),
-            rs_ram: zeroed_ram(),
-            atomic_ram: zeroed_ram(),
-            expect_ram: zeroed_ram(),
+            rq_base_ram: QpRam::new(queue_pairs),
+            rq_log2_ram: QpRam::new(queue_pairs),
+            rq_pi_ram: QpRam::new(queue_pairs),
+            remote_ram: QpRam::new(queue_pairs),
+            rq_ci_ram: QpRam::new(queue_pairs),
+            expected_ram: QpRam::new(queue_pairs),
+            refused_ram: QpRam::new(queue_pairs),
+            rs_ram: QpRam::new(queue_pairs),
+            atomic_ram: QpRam::new(queue_pairs),
+            expect_ram: QpRam::new(queue_pairs),
             rd_addr: Default::default(),
             refused_out: Default::default(),
             answer24: Default::default(),
@@ -334,6 +340,8 @@ impl QpState {
             ctrl_write: Default::default(),
             csr_open: Default::default(),
             csr_in_range: Default::default(),
+            lookup_in_range: Default::default(),
+            ctx_in_range: Default::default(),
             csr_take: Default::default(),
             csr_write_ok: Default::default(),
             csr_reset: Default::default(),
@@ -371,26 +379,16 @@ impl Logic for QpState {
             csr_rd_qp,
             csr_rd_ok
         );
-        self.rq_base_ram.read_clock.next = self.clock.val();
-        self.rq_base_ram.write_clock.next = self.clock.val();
-        self.rq_log2_ram.read_clock.next = self.clock.val();
-        self.rq_log2_ram.write_clock.next = self.clock.val();
-        self.rq_pi_ram.read_clock.next = self.clock.val();
-        self.rq_pi_ram.write_clock.next = self.clock.val();
-        self.remote_ram.read_clock.next = self.clock.val();
-        self.remote_ram.write_clock.next = self.clock.val();
-        self.rq_ci_ram.read_clock.next = self.clock.val();
-        self.rq_ci_ram.write_clock.next = self.clock.val();
-        self.expected_ram.read_clock.next = self.clock.val();
-        self.expected_ram.write_clock.next = self.clock.val();
-        self.refused_ram.read_clock.next = self.clock.val();
-        self.refused_ram.write_clock.next = self.clock.val();
-        self.rs_ram.read_clock.next = self.clock.val();
-        self.rs_ram.write_clock.next = self.clock.val();
-        self.atomic_ram.read_clock.next = self.clock.val();
-        self.atomic_ram.write_clock.next = self.clock.val();
-        self.expect_ram.read_clock.next = self.clock.val();
-        self.expect_ram.write_clock.next = self.clock.val();
+        self.rq_base_ram.clock.next = self.clock.val();
+        self.rq_log2_ram.clock.next = self.clock.val();
+        self.rq_pi_ram.clock.next = self.clock.val();
+        self.remote_ram.clock.next = self.clock.val();
+        self.rq_ci_ram.clock.next = self.clock.val();
+        self.expected_ram.clock.next = self.clock.val();
+        self.refused_ram.clock.next = self.clock.val();
+        self.rs_ram.clock.next = self.clock.val();
+        self.atomic_ram.clock.next = self.clock.val();
+        self.expect_ram.clock.next = self.clock.val();
 
         // ---- The reset sweep ----
         self.sweep_done.next = !self.swept.q.val() & (self.sweep.q.val() == 63);
@@ -406,7 +404,10 @@ impl Logic for QpState {
         if self.lookup.val() {
             self.rd_addr.next = self.lookup_qp.val();
         }
-        self.answer.d.next = self.lookup.val();
+        self.lookup_in_range.next =
+            bit_cast::<16, 6>(self.lookup_qp.val()) < self.queue_pairs.val();
+        self.ctx_in_range.next = bit_cast::<16, 6>(self.ctx_qp.val()) < self.queue_pairs.val();
+        self.answer.d.next = self.lookup.val() & self.lookup_in_range.val();
         self.answer24.next = 0.into();
         self.answer32.next = 0.into();
         self.answer64.next = 0.into();
@@ -515,10 +516,10 @@ impl Logic for QpState {
         self.expect_ram.read_address.next = self.rd_addr.val();
         self.refused_ram.write_address.next = self.ctx_qp.val();
         self.refused_ram.write_data.next = self.wr_refused_window.val();
-        self.refused_ram.write_enable.next = self.wr_refused.val();
+        self.refused_ram.write_enable.next = self.wr_refused.val() & self.ctx_in_range.val();
         self.rs_ram.write_address.next = self.ctx_qp.val();
         self.rs_ram.write_data.next = self.rs_psn.val();
-        self.rs_ram.write_enable.next = self.rs_set.val();
+        self.rs_ram.write_enable.next = self.rs_set.val() & self.ctx_in_range.val();
         if self.csr_resume.val() {
             self.rs_ram.write_address.next = self.s_csr_qp.val();
             self.rs_ram.write_data.next = self.csr_resume_psn.val();
@@ -546,10 +547,10 @@ impl Logic for QpState {
             self.csr_write_ok.val() & (self.s_csr_reg.val() == self.reg_qp_remote.val());
         self.rq_ci_ram.write_address.next = self.ctx_qp.val();
         self.rq_ci_ram.write_data.next = self.wr_rq_ci.val();
-        self.rq_ci_ram.write_enable.next = self.wr_state.val();
+        self.rq_ci_ram.write_enable.next = self.wr_state.val() & self.ctx_in_range.val();
         self.expected_ram.write_address.next = self.ctx_qp.val();
         self.expected_ram.write_data.next = self.wr_expected.val();
-        self.expected_ram.write_enable.next = self.wr_state.val();
+        self.expected_ram.write_enable.next = self.wr_state.val() & self.ctx_in_range.val();
         // CSR writes never meet `wr_state` (the engine holds the port for it).
         if self.csr_reset.val() {
             self.rq_ci_ram.write_address.next = self.s_csr_qp.val();
@@ -584,7 +585,7 @@ impl Logic for QpState {
         self.atomic_ram.write_address.next = self.ctx_qp.val();
         self.atomic_ram.write_data.next.psn = self.wr_atomic_psn.val();
         self.atomic_ram.write_data.next.value = self.wr_atomic_value.val();
-        self.atomic_ram.write_enable.next = self.wr_atomic.val();
+        self.atomic_ram.write_enable.next = self.wr_atomic.val() & self.ctx_in_range.val();
         self.expect_ram.write_address.next = self.s_expect_qp.val();
         self.expect_ram.write_data.next.psn = self.s_expect_psn.val();
         self.expect_ram.write_data.next.atomic = self.s_expect_atomic.val();
