@@ -351,9 +351,9 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
         ),
         export_block(
             "responder_slot_rams",
-            crate::responder::SlotRams::new(),
+            crate::responder::SlotRams::new(qps),
             "nic_rtl::responder::SlotRams",
-            "nic_rtl::responder::SlotRams::new()".into(),
+            format!("nic_rtl::responder::SlotRams::new({qps})"),
         ),
         export_block(
             "responder_burst_size",

@@ -103,7 +103,7 @@ fn drive(uut: &mut SlotRams, o: &Owe) {
 /// of a slot written on the same edge).
 fn run(seed: u64, qps: usize, cycles: usize, rate: f64) -> [usize; 3] {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let mut uut = SlotRams::new();
+    let mut uut = SlotRams::new(qps);
     uut.connect_all();
     let gaps = Throttle::new(rate);
     let mut slots = vec![Slot::default(); 64];
@@ -190,7 +190,19 @@ fn matches_model_with_gaps() {
 
 #[test]
 fn synthesises() {
-    let mut uut = SlotRams::new();
+    let mut uut = SlotRams::new(4);
     uut.connect_all();
     yosys_validate("nic_rtl_slot_rams", &generate_verilog(&uut)).expect("yosys accepts SlotRams");
+}
+
+#[test]
+#[should_panic(expected = "queue_pairs must be between 1 and 64")]
+fn rejects_zero_queue_pairs() {
+    SlotRams::new(0);
+}
+
+#[test]
+#[should_panic(expected = "queue_pairs must be between 1 and 64")]
+fn rejects_too_many_queue_pairs() {
+    SlotRams::new(65);
 }

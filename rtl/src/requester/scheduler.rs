@@ -22,7 +22,8 @@
 //!   is never picked, whatever its eligibility bit; the others are picked as before.
 //!
 //! Hold: a free-running cycle counter `now` (32 bits, 0 after reset) and one deadline per
-//! queue pair in a 64 x 32 RAM (synchronous read). A hold at clock t writes the deadline
+//! queue pair in a [`QpRam`] (32 bits, synchronous read, `queue_pairs` rounded up to a power
+//! of two words). A hold at clock t writes the deadline
 //! `now(t) + cycles` and sets the queue pair's held bit (a hold of a queue pair `>=
 //! queue_pairs` is ignored). A release scan reads one deadline per clock, queue pairs 0,
 //! 1, .., `queue_pairs - 1`, 0, .. (restarting at 0 after reset): the deadline of the queue
@@ -46,11 +47,10 @@
 //! Throughput: one pick per clock.
 //! Limits: `queue_pairs` in 1..=64; bits of queue pairs `>= queue_pairs` are never set.
 
-use crate::common::{zeroed_ram, RoundRobin};
+use crate::common::{QpRam, RoundRobin};
 use crate::sim::ClockedBlock;
 use nic_abi::{MAX_QUEUE_PAIRS, SEND_WINDOW};
 use rust_hdl::prelude::*;
-use rust_hdl::widgets::prelude::RAM;
 
 #[derive(LogicBlock)]
 pub struct Scheduler {
@@ -89,7 +89,7 @@ pub struct Scheduler {
     /// Bit q: queue pair q is held (a DELAY): never picked.
     pub(crate) held: DFF<Bits<64>>,
     /// Deadline (`now` at the hold + its cycles) per queue pair.
-    deadline: RAM<Bits<32>, 6>,
+    deadline: QpRam<Bits<32>>,
     /// The queue pair whose deadline the release scan reads this clock, and the one whose
     /// deadline is on the RAM's read data.
     scan: DFF<Bits<6>>,
@@ -152,7 +152,7 @@ impl Scheduler {
             pick_qp: Default::default(),
             now: Default::default(),
             held: Default::default(),
-            deadline: zeroed_ram(),
+            deadline: QpRam::new(queue_pairs),
             scan: Default::default(),
             scan_q: Default::default(),
             scan_fresh: Default::default(),
@@ -192,8 +192,7 @@ impl Logic for Scheduler {
             self, clock, eligible, wb_pending, wb_qp, wb_next, wb_una, wb_pi, wb_ready, wb_drain,
             pick_valid, pick_qp, now, held, scan, scan_q, scan_fresh
         );
-        self.deadline.read_clock.next = self.clock.val();
-        self.deadline.write_clock.next = self.clock.val();
+        self.deadline.clock.next = self.clock.val();
         self.rr.clock.next = self.clock.val();
         self.rr.reset.next = self.reset.val();
         self.wb_pending.d.next = self.s_wb_valid.val();

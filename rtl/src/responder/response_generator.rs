@@ -288,7 +288,7 @@ impl ResponseGenerator {
             stat_nack_sent_5: Default::default(),
             stat_nack_sent_6: Default::default(),
             stat_nack_sent_7: Default::default(),
-            slots: SlotRams::new(),
+            slots: SlotRams::new(queue_pairs),
             bursts: BurstSize::new(),
             state: Default::default(),
             pending: Default::default(),

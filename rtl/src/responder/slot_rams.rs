@@ -32,17 +32,17 @@
 //! registers (a DP16KD's unregistered read takes about half of an 8 ns clock); the opcode
 //! and length are decoded after the registers. Throughput: a write and a read every clock.
 //!
-//! Storage: three 64-entry RAMs (synchronous read, 58, 64 and 54 bits: header, data,
-//! follow-up), one entry per QP (`nic_abi::MAX_QUEUE_PAIRS`; synthesis drops the entries a
-//! parent never addresses).
+//! Storage: three [`QpRam`]s (synchronous read, 58, 64 and 54 bits: header, data,
+//! follow-up), one entry per QP, `queue_pairs` rounded up to a power of two deep (so their
+//! block RAMs follow the queue-pair count).
 //!
-//! Limits: none (no parameters).
+//! Limits: `queue_pairs` in 1..=64; the parent writes and reads slots of QPs below
+//! `queue_pairs` only (a higher QP aliases the slot `qp mod depth`).
 
 use crate::cell::format::opcode;
-use crate::common::zeroed_ram;
+use crate::common::QpRam;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
-use rust_hdl::widgets::prelude::RAM;
 
 #[derive(LogicBlock)]
 pub struct SlotRams {
@@ -73,13 +73,13 @@ pub struct SlotRams {
     /// The decoded length.
     length: Signal<Local, Bits<32>>,
     /// Slot header per QP: 1:0 kind, 25:2 psn, 41:26 dest node, 57:42 dest QP.
-    hdr_ram: RAM<Bits<58>, 6>,
+    hdr_ram: QpRam<Bits<58>>,
     /// Slot data per QP: the AETH (ACK / NACK), address | length << 32 (READ response),
     /// the value (atomic response).
-    data_ram: RAM<Bits<64>, 6>,
+    data_ram: QpRam<Bits<64>>,
     /// Follow-up per QP: psn (23:0), syndrome (31:24), kind (32: 0 ACK, 1 NACK), refusal
     /// (53:33).
-    follow_ram: RAM<Bits<54>, 6>,
+    follow_ram: QpRam<Bits<54>>,
     kind_reg: DFF<Bits<2>>,
     psn_reg: DFF<Bits<24>>,
     dest_node_reg: DFF<Bits<16>>,
@@ -96,7 +96,15 @@ pub struct SlotRams {
 }
 
 impl SlotRams {
-    pub fn new() -> Self {
+    /// The slots of `queue_pairs` queue pairs.
+    ///
+    /// Panics when `queue_pairs` is not in 1..=64.
+    pub fn new(queue_pairs: usize) -> Self {
+        assert!(
+            (1..=nic_abi::MAX_QUEUE_PAIRS).contains(&queue_pairs),
+            "SlotRams: queue_pairs must be between 1 and {}, got {queue_pairs}",
+            nic_abi::MAX_QUEUE_PAIRS
+        );
         SlotRams {
             clock: Default::default(),
             s_wr_slot: Default::default(),
@@ -123,9 +131,9 @@ impl SlotRams {
             m_length: Default::default(),
             m_one_word: Default::default(),
             length: Default::default(),
-            hdr_ram: zeroed_ram(),
-            data_ram: zeroed_ram(),
-            follow_ram: zeroed_ram(),
+            hdr_ram: QpRam::new(queue_pairs),
+            data_ram: QpRam::new(queue_pairs),
+            follow_ram: QpRam::new(queue_pairs),
             kind_reg: Default::default(),
             psn_reg: Default::default(),
             dest_node_reg: Default::default(),
@@ -137,12 +145,6 @@ impl SlotRams {
             op_read_response: Constant::new((opcode::RDMA_READ_RESPONSE as u64).to_bits()),
             op_atomic_response: Constant::new((opcode::ATOMIC_RESPONSE as u64).to_bits()),
         }
-    }
-}
-
-impl Default for SlotRams {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
@@ -159,12 +161,9 @@ impl Logic for SlotRams {
             data_reg,
             primed
         );
-        self.hdr_ram.read_clock.next = self.clock.val();
-        self.hdr_ram.write_clock.next = self.clock.val();
-        self.data_ram.read_clock.next = self.clock.val();
-        self.data_ram.write_clock.next = self.clock.val();
-        self.follow_ram.read_clock.next = self.clock.val();
-        self.follow_ram.write_clock.next = self.clock.val();
+        self.hdr_ram.clock.next = self.clock.val();
+        self.data_ram.clock.next = self.clock.val();
+        self.follow_ram.clock.next = self.clock.val();
         // Write.
         self.hdr_ram.write_enable.next = self.s_wr_slot.val();
         self.hdr_ram.write_address.next = self.s_wr_qp.val();
