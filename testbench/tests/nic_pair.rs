@@ -832,6 +832,70 @@ fn hardware_tpt_checks_translates_and_punts_unknown_stags() {
     );
 }
 
+/// A send-side reset of a queue pair drops a DELAY's hold: the DELAY belonged to the ring
+/// the reset restarts. QP 0 takes a DELAY of 50,000 cycles; once its completion is in (the
+/// hold has begun), the driver resets QP 0's send side and posts an RDMA WRITE, which
+/// leaves on the wire within a few hundred cycles and lands (judged on the wire and in
+/// NIC 1's memory, not by the completion alone).
+#[test]
+fn a_send_side_reset_drops_a_delay_hold() {
+    const N: u32 = 50_000;
+    let mut pair = pair(23);
+    pair.links[0].log = Some(vec![]);
+    let data = pattern(23, 64);
+    pair.hosts[0].mem.write_bytes(DATA_AREA, &data);
+    let delay = Wqe {
+        wr_id: 1,
+        ..Wqe::delay(N).unwrap()
+    };
+    pair.hosts[0].post_sends(0, &[delay]);
+    let c = wait_completions(&mut pair, 0, 1, 20_000)[0];
+    assert_eq!(status(&c), CompletionStatus::Success, "{c:?}");
+    // The send-side reset (start PSN 500), then a WRITE on the restarted ring.
+    let start_psn = 500u32;
+    pair.hosts[0].queue_csr_write(
+        csr::qp(0, csr::QP_CTRL),
+        csr::QP_CTRL_ENABLE
+            | csr::QP_CTRL_SEND_RESET
+            | (start_psn as u64) << csr::QP_CTRL_START_PSN_SHIFT,
+    );
+    pair.hosts[0].sq_posted[0] = start_psn;
+    let reset_at = pair.cycle;
+    pair.hosts[0].post_sends(
+        0,
+        &[Wqe {
+            opcode: WqeOpcode::RdmaWrite as u8,
+            length: 64,
+            wr_id: 2,
+            local_addr: DATA_AREA,
+            remote_vaddr: REMOTE_AREA as u64,
+            ..Default::default()
+        }],
+    );
+    let c = wait_completions(&mut pair, 0, 2, 5_000)[1];
+    assert_eq!(status(&c), CompletionStatus::Success, "{c:?}");
+    let sent = pair.links[0]
+        .log
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter_map(|(t, w)| {
+            let h = nic_rtl::cell::format::decode_cell(w, pair.cell_payload)
+                .unwrap()
+                .header;
+            (h.src_qp == 0 && h.psn == start_psn && h.first()).then_some(*t)
+        })
+        .next()
+        .expect("QP 0's WRITE after the reset on the wire");
+    assert!(
+        sent < reset_at + 1_000,
+        "the WRITE left {} cycles after the reset (the DELAY was {N})",
+        sent - reset_at
+    );
+    assert_eq!(pair.hosts[1].mem.read_bytes(REMOTE_AREA, 64), &data[..]);
+    assert!(pair.faults().is_empty(), "DMA faults: {:?}", pair.faults());
+}
+
 /// A DELAY of N cycles on QP 0, between two RDMA WRITEs, measured on the wire (the cells
 /// NIC 0 hands to its link): QP 0's second WRITE leaves at least N cycles after the first
 /// one's acknowledgement reached NIC 0 (the DELAY starts no sooner: like a NOP it waits

@@ -20,6 +20,9 @@
 //! - Hold (a DELAY WQE, `nic_abi::DELAY_OPCODE`): `s_hold_valid`, `s_hold_qp` (6),
 //!   `s_hold_cycles` (24): from the next clock the queue pair is held, and a held queue pair
 //!   is never picked, whatever its eligibility bit; the others are picked as before.
+//! - Drop (a QP reset or send-side reset, QP_CTRL bit 1 or 2): `s_drop_valid`, `s_drop_qp` (6): the queue pair's
+//!   hold ends at this clock's edge, also over a hold of the same queue pair in the same
+//!   clock (the reset restarts the ring the DELAY came from).
 //!
 //! Hold: a free-running cycle counter `now` (32 bits, 0 after reset) and one deadline per
 //! queue pair in a [`QpRam`] (32 bits, synchronous read, `queue_pairs` rounded up to a power
@@ -69,6 +72,8 @@ pub struct Scheduler {
     pub s_hold_valid: Signal<In, Bit>,
     pub s_hold_qp: Signal<In, Bits<6>>,
     pub s_hold_cycles: Signal<In, Bits<24>>,
+    pub s_drop_valid: Signal<In, Bit>,
+    pub s_drop_qp: Signal<In, Bits<6>>,
     /// The round robin over the eligibility bits.
     rr: RoundRobin<64, 6>,
     /// Bit q: queue pair q may send now.
@@ -98,6 +103,8 @@ pub struct Scheduler {
     scan_fresh: DFF<Bit>,
     hold_onehot: Signal<Local, Bits<64>>,
     release_onehot: Signal<Local, Bits<64>>,
+    /// The queue pair whose hold a QP reset drops this clock, one-hot (zero if none).
+    drop_onehot: Signal<Local, Bits<64>>,
     /// The deadline the scan read is still ahead: `now - deadline` is negative (its sign bit).
     hold_ahead: Signal<Local, Bit>,
     hold_in_range: Signal<Local, Bit>,
@@ -139,6 +146,8 @@ impl Scheduler {
             s_hold_valid: Default::default(),
             s_hold_qp: Default::default(),
             s_hold_cycles: Default::default(),
+            s_drop_valid: Default::default(),
+            s_drop_qp: Default::default(),
             rr: RoundRobin::new(),
             eligible: Default::default(),
             wb_pending: Default::default(),
@@ -158,6 +167,7 @@ impl Scheduler {
             scan_fresh: Default::default(),
             hold_onehot: Default::default(),
             release_onehot: Default::default(),
+            drop_onehot: Default::default(),
             hold_ahead: Default::default(),
             hold_in_range: Default::default(),
             last_qp: Constant::new(((queue_pairs - 1) as u64).to_bits()),
@@ -239,12 +249,17 @@ impl Logic for Scheduler {
             !(self.s_hold_valid.val() & (self.s_hold_qp.val() == self.scan.q.val()));
         self.hold_ahead.next =
             (self.now.q.val() - self.deadline.read_data.val()) >= self.half_range.val();
+        self.drop_onehot.next = 0.into();
+        if self.s_drop_valid.val() {
+            self.drop_onehot.next = self.one.val() << self.s_drop_qp.val();
+        }
         self.release_onehot.next = 0.into();
         if self.scan_fresh.q.val() & !self.hold_ahead.val() {
             self.release_onehot.next = self.one.val() << self.scan_q.q.val();
         }
-        self.held.d.next =
-            (self.held.q.val() & !self.release_onehot.val()) | self.hold_onehot.val();
+        self.held.d.next = ((self.held.q.val() & !self.release_onehot.val())
+            | self.hold_onehot.val())
+            & !self.drop_onehot.val();
         // Registered: the transmit machine picks from last clock's bits and pointer (the
         // pointer changes only at a pick, and the machine comes back for the next one no
         // sooner than four clocks later).
@@ -345,7 +360,14 @@ mod tests {
         }
 
         /// One clock edge with these inputs.
-        fn clock(&mut self, wb: Option<WriteBack>, taken: bool, reset: bool, hold: Option<Hold>) {
+        fn clock(
+            &mut self,
+            wb: Option<WriteBack>,
+            taken: bool,
+            reset: bool,
+            hold: Option<Hold>,
+            drop: Option<usize>,
+        ) {
             // The pick is registered from the bits and the pointer before this edge; a
             // held queue pair is never picked.
             let next_pick = self.round_robin(self.eligible & !self.held);
@@ -360,6 +382,10 @@ mod tests {
                     held |= 1u64 << qp;
                     self.deadline[qp] = self.now.wrapping_add(cycles);
                 }
+            }
+            // A QP reset drops the hold, over a hold in the same clock.
+            if let Some(qp) = drop {
+                held &= !(1u64 << qp);
             }
             self.scan_fresh = hold.is_none_or(|(qp, _)| qp != self.scan);
             self.scan_q = self.scan;
@@ -425,7 +451,12 @@ mod tests {
                 };
                 (rng.gen_range(0..64.min(queue_pairs + 2)), cycles)
             });
+            let drop = rng
+                .gen_bool(0.01)
+                .then(|| rng.gen_range(0..64.min(queue_pairs + 2)));
             let (hold_qp, hold_cycles) = hold.unwrap_or_default();
+            uut.s_drop_valid.next = drop.is_some();
+            uut.s_drop_qp.next = (drop.unwrap_or_default() as u64).to_bits();
             uut.s_hold_valid.next = hold.is_some();
             uut.s_hold_qp.next = (hold_qp as u64).to_bits();
             uut.s_hold_cycles.next = (hold_cycles as u64).to_bits();
@@ -461,7 +492,7 @@ mod tests {
             let taken = model.pick.is_some() && rng.gen_bool(p_take);
             uut.s_pick_taken.next = taken;
             tick(&mut uut);
-            model.clock(wb, taken, reset, hold);
+            model.clock(wb, taken, reset, hold, drop);
             picks += taken as usize;
         }
         picks

@@ -1228,6 +1228,9 @@ impl Logic for SendQueueEngine {
             & self.tm.m_commit_delay.val();
         self.scheduler.s_hold_qp.next = self.op_qp.q.val();
         self.scheduler.s_hold_cycles.next = self.tm.m_delay_cycles.val();
+        // A QP reset drops the QP's hold: the DELAY belonged to the ring the reset restarts.
+        self.scheduler.s_drop_valid.next = self.csr_qp_reset.val();
+        self.scheduler.s_drop_qp.next = self.op_qp.q.val();
 
         // ---- Transmit machine ----
         self.tm.clock.next = self.clock.val();
