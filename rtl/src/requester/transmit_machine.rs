@@ -54,6 +54,7 @@
 //! `PAYLOAD_BUFFER_DEPTH` words of early payloads); at most four bursts in flight on the tx
 //! read port (a WQE's two reads, two payloads); a payload of up to 8192 words.
 
+use crate::common::bundles::MessageDescriptor;
 use crate::requester::payload_buffer::PAYLOAD_BUFFER_DEPTH;
 use crate::requester::{PayloadBuffer, WqeFetch};
 use crate::sim::ClockedBlock;
@@ -131,20 +132,7 @@ pub struct TransmitMachine {
     pub m_on_una: Signal<Out, Bit>,
     pub m_msg_valid: Signal<Out, Bit>,
     pub m_msg_ready: Signal<In, Bit>,
-    pub m_msg_opcode: Signal<Out, Bits<8>>,
-    pub m_msg_dest_node: Signal<Out, Bits<16>>,
-    pub m_msg_src_node: Signal<Out, Bits<16>>,
-    pub m_msg_dest_qp: Signal<Out, Bits<16>>,
-    pub m_msg_src_qp: Signal<Out, Bits<16>>,
-    pub m_msg_psn: Signal<Out, Bits<24>>,
-    pub m_msg_length: Signal<Out, Bits<32>>,
-    pub m_msg_vaddr: Signal<Out, Bits<64>>,
-    pub m_msg_stag: Signal<Out, Bits<32>>,
-    pub m_msg_dma_length: Signal<Out, Bits<32>>,
-    pub m_msg_immediate: Signal<Out, Bits<32>>,
-    pub m_msg_has_immediate: Signal<Out, Bit>,
-    pub m_msg_invalidate: Signal<Out, Bit>,
-    pub m_msg_resync: Signal<Out, Bit>,
+    pub m_msg: Signal<Out, MessageDescriptor>,
     pub m_payload_data: Signal<Out, Bits<64>>,
     pub m_payload_valid: Signal<Out, Bit>,
     pub m_payload_ready: Signal<In, Bit>,
@@ -369,20 +357,7 @@ impl TransmitMachine {
             m_on_una: Default::default(),
             m_msg_valid: Default::default(),
             m_msg_ready: Default::default(),
-            m_msg_opcode: Default::default(),
-            m_msg_dest_node: Default::default(),
-            m_msg_src_node: Default::default(),
-            m_msg_dest_qp: Default::default(),
-            m_msg_src_qp: Default::default(),
-            m_msg_psn: Default::default(),
-            m_msg_length: Default::default(),
-            m_msg_vaddr: Default::default(),
-            m_msg_stag: Default::default(),
-            m_msg_dma_length: Default::default(),
-            m_msg_immediate: Default::default(),
-            m_msg_has_immediate: Default::default(),
-            m_msg_invalidate: Default::default(),
-            m_msg_resync: Default::default(),
+            m_msg: Default::default(),
             m_payload_data: Default::default(),
             m_payload_valid: Default::default(),
             m_payload_ready: Default::default(),
@@ -1080,23 +1055,23 @@ impl Logic for TransmitMachine {
             self.pl_granted.d.next = self.pl_granted_left.val() + 1;
         }
 
-        self.m_msg_opcode.next = self.b_opcode.q.val();
-        self.m_msg_dest_node.next = self.tx_remote.q.val().get_bits::<16>(0);
-        self.m_msg_src_node.next = self.cfg_node_id.val();
-        self.m_msg_dest_qp.next = self.tx_remote.q.val().get_bits::<16>(16);
-        self.m_msg_src_qp.next = bit_cast::<16, 6>(self.tx_qp.q.val());
-        self.m_msg_psn.next = self.tx_psn.q.val();
-        self.m_msg_length.next = self.b_msg_length.q.val();
-        self.m_msg_vaddr.next = self.b_vaddr.q.val();
-        self.m_msg_stag.next = self.b_stag.q.val();
-        self.m_msg_dma_length.next = self.b_length.q.val();
-        self.m_msg_immediate.next = 0.into();
+        self.m_msg.next.opcode = self.b_opcode.q.val();
+        self.m_msg.next.dest_node = self.tx_remote.q.val().get_bits::<16>(0);
+        self.m_msg.next.src_node = self.cfg_node_id.val();
+        self.m_msg.next.dest_qp = self.tx_remote.q.val().get_bits::<16>(16);
+        self.m_msg.next.src_qp = bit_cast::<16, 6>(self.tx_qp.q.val());
+        self.m_msg.next.psn = self.tx_psn.q.val();
+        self.m_msg.next.length = self.b_msg_length.q.val();
+        self.m_msg.next.vaddr = self.b_vaddr.q.val();
+        self.m_msg.next.stag = self.b_stag.q.val();
+        self.m_msg.next.dma_length = self.b_length.q.val();
+        self.m_msg.next.immediate = 0.into();
         if self.b_op_imm.q.val() {
-            self.m_msg_immediate.next = self.b_immediate.q.val();
+            self.m_msg.next.immediate = self.b_immediate.q.val();
         }
-        self.m_msg_has_immediate.next = self.b_op_imm.q.val();
-        self.m_msg_invalidate.next = self.b_invalidate.q.val();
-        self.m_msg_resync.next = self.tx_resync.q.val();
+        self.m_msg.next.has_immediate = self.b_op_imm.q.val();
+        self.m_msg.next.invalidate = self.b_invalidate.q.val();
+        self.m_msg.next.resync = self.tx_resync.q.val();
         self.m_expect_qp.next = self.tx_qp.q.val();
         self.m_expect_psn.next = self.tx_psn.q.val();
         self.m_expect_addr.next = self.b_local.q.val();
