@@ -15,6 +15,8 @@
 //! - [`responder`]: the reference model of the receive queue engine (the responder).
 //! - [`requester`]: the send queue engine's port transactions, the rules a WQE becomes a
 //!   message by, and the scoreboard that judges the engine's ports by the requester's rules.
+//! - [`random_wqe`]: random send WQEs (every opcode, inline, local operations, bad ones)
+//!   for the requester's block tests.
 //! - [`remote_responder`]: a remote responder answering requests with acknowledgement
 //!   events, with losses, refusals and resyncs, recording what it applied.
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
@@ -25,6 +27,7 @@
 pub mod cell_faults;
 pub mod host_memory;
 pub mod lookup_capture;
+pub mod random_wqe;
 pub mod remote_responder;
 pub mod requester;
 pub mod responder;
