@@ -19,14 +19,18 @@
 //!   for the requester's block tests.
 //! - [`remote_responder`]: a remote responder answering requests with acknowledgement
 //!   events, with losses, refusals and resyncs, recording what it applied.
+//! - [`claim_stage`], [`payload_ledger`], [`wqe_latch`]: reference models of the
+//!   `TransmitMachine`'s claim stage, payload ledger and WQE latch.
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
 //! nic-rtl; a unit test inside nic-rtl would see a second copy of its types).
 
 pub mod cell_faults;
+pub mod claim_stage;
 pub mod host_memory;
 pub mod lookup_capture;
+pub mod payload_ledger;
 pub mod random_wqe;
 pub mod remote_responder;
 pub mod requester;
@@ -34,6 +38,7 @@ pub mod responder;
 pub mod rqe_fetch;
 pub mod stream;
 pub mod words;
+pub mod wqe_latch;
 
 pub use host_memory::{host_bytes, host_word, DmaReadServer, DmaWriteSink};
 pub use stream::{Source, Throttle};
