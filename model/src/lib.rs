@@ -19,8 +19,9 @@
 //!   for the requester's block tests.
 //! - [`remote_responder`]: a remote responder answering requests with acknowledgement
 //!   events, with losses, refusals and resyncs, recording what it applied.
-//! - [`claim_stage`], [`payload_ledger`], [`wqe_latch`]: reference models of the
-//!   `TransmitMachine`'s claim stage, payload ledger and WQE latch.
+//! - [`claim_stage`], [`payload_ledger`], [`tx_read_port`], [`wqe_latch`]: reference
+//!   models of the `TransmitMachine`'s claim stage, payload ledger, tx read client and WQE
+//!   latch.
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
@@ -37,6 +38,7 @@ pub mod requester;
 pub mod responder;
 pub mod rqe_fetch;
 pub mod stream;
+pub mod tx_read_port;
 pub mod words;
 pub mod wqe_latch;
 
