@@ -84,9 +84,9 @@ pub struct WqeLatch {
     pub m_inline_word: Signal<Out, Bits<64>>,
     opcode: DFF<Bits<8>>,
     invalidate: DFF<Bit>,
-    inline: DFF<Bit>,
+    inline_reg: DFF<Bit>,
     length: DFF<Bits<32>>,
-    local: DFF<Bits<32>>,
+    local_reg: DFF<Bits<32>>,
     vaddr: DFF<Bits<64>>,
     stag: DFF<Bits<32>>,
     immediate: DFF<Bits<32>>,
@@ -198,9 +198,9 @@ impl WqeLatch {
             m_inline_word: Default::default(),
             opcode: Default::default(),
             invalidate: Default::default(),
-            inline: Default::default(),
+            inline_reg: Default::default(),
             length: Default::default(),
-            local: Default::default(),
+            local_reg: Default::default(),
             vaddr: Default::default(),
             stag: Default::default(),
             immediate: Default::default(),
@@ -270,9 +270,9 @@ impl Logic for WqeLatch {
             clock,
             opcode,
             invalidate,
-            inline,
+            inline_reg,
             length,
-            local,
+            local_reg,
             vaddr,
             stag,
             immediate,
@@ -344,9 +344,9 @@ impl Logic for WqeLatch {
         if self.s_load.val() {
             self.opcode.d.next = self.s_opcode.val();
             self.invalidate.d.next = self.s_invalidate.val();
-            self.inline.d.next = self.s_inline.val();
+            self.inline_reg.d.next = self.s_inline.val();
             self.length.d.next = self.s_length.val();
-            self.local.d.next = self.s_local.val();
+            self.local_reg.d.next = self.s_local.val();
             self.vaddr.d.next = self.s_vaddr.val();
             self.stag.d.next = self.s_stag.val();
             self.immediate.d.next = self.s_immediate.val();
@@ -377,9 +377,9 @@ impl Logic for WqeLatch {
         }
         self.m_opcode.next = self.opcode.q.val();
         self.m_invalidate.next = self.invalidate.q.val();
-        self.m_inline.next = self.inline.q.val();
+        self.m_inline.next = self.inline_reg.q.val();
         self.m_length.next = self.length.q.val();
-        self.m_local.next = self.local.q.val();
+        self.m_local.next = self.local_reg.q.val();
         self.m_vaddr.next = self.vaddr.q.val();
         self.m_stag.next = self.stag.q.val();
         self.m_immediate.next = self.immediate.q.val();
