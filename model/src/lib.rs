@@ -15,24 +15,34 @@
 //! - [`responder`]: the reference model of the receive queue engine (the responder).
 //! - [`requester`]: the send queue engine's port transactions, the rules a WQE becomes a
 //!   message by, and the scoreboard that judges the engine's ports by the requester's rules.
+//! - [`random_wqe`]: random send WQEs (every opcode, inline, local operations, bad ones)
+//!   for the requester's block tests.
 //! - [`remote_responder`]: a remote responder answering requests with acknowledgement
 //!   events, with losses, refusals and resyncs, recording what it applied.
 //! - [`qp_flags`]: the reference model of the responder's per-QP flags.
+//! - [`claim_stage`], [`payload_ledger`], [`tx_read_port`], [`wqe_latch`]: reference
+//!   models of the `TransmitMachine`'s claim stage, payload ledger, tx read client and WQE
+//!   latch.
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
 //! nic-rtl; a unit test inside nic-rtl would see a second copy of its types).
 
 pub mod cell_faults;
+pub mod claim_stage;
 pub mod host_memory;
 pub mod lookup_capture;
+pub mod payload_ledger;
 pub mod qp_flags;
+pub mod random_wqe;
 pub mod remote_responder;
 pub mod requester;
 pub mod responder;
 pub mod rqe_fetch;
 pub mod stream;
+pub mod tx_read_port;
 pub mod words;
+pub mod wqe_latch;
 
 pub use host_memory::{host_bytes, host_word, DmaReadServer, DmaWriteSink};
 pub use stream::{Source, Throttle};

@@ -78,6 +78,30 @@ pub struct Msg {
     pub payload: Vec<u64>,
 }
 
+impl Msg {
+    /// The message a `MessageDescriptor` port shows, without its payload (which follows
+    /// on the payload port).
+    pub fn of_descriptor(d: &nic_rtl::common::MessageDescriptor) -> Msg {
+        Msg {
+            opcode: d.opcode.to_u64() as u8,
+            dest_node: d.dest_node.to_u64() as u16,
+            src_node: d.src_node.to_u64() as u16,
+            dest_qp: d.dest_qp.to_u64() as u16,
+            src_qp: d.src_qp.to_u64() as u16,
+            psn: d.psn.to_u64() as u32,
+            length: d.length.to_u64() as u32,
+            vaddr: d.vaddr.to_u64(),
+            stag: d.stag.to_u64() as u32,
+            dma_length: d.dma_length.to_u64() as u32,
+            immediate: d.immediate.to_u64() as u32,
+            has_immediate: d.has_immediate,
+            invalidate: d.invalidate,
+            resync: d.resync,
+            payload: vec![],
+        }
+    }
+}
+
 /// An expect event (announces a READ or atomic's response).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Expect {

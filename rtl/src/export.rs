@@ -275,6 +275,38 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::requester::TransmitMachine::new()".into(),
         ),
         export_block(
+            "requester_claim_stage",
+            crate::requester::ClaimStage::new(),
+            "nic_rtl::requester::ClaimStage",
+            "nic_rtl::requester::ClaimStage::new()".into(),
+        ),
+        export_block(
+            "requester_wqe_latch",
+            crate::requester::WqeLatch::new(crate::requester::payload_buffer::PAYLOAD_BUFFER_DEPTH),
+            "nic_rtl::requester::WqeLatch",
+            format!(
+                "nic_rtl::requester::WqeLatch::new({})",
+                crate::requester::payload_buffer::PAYLOAD_BUFFER_DEPTH
+            ),
+        ),
+        export_block(
+            "requester_tx_read_port",
+            crate::requester::TxReadPort::new(),
+            "nic_rtl::requester::TxReadPort",
+            "nic_rtl::requester::TxReadPort::new()".into(),
+        ),
+        export_block(
+            "requester_payload_ledger",
+            crate::requester::PayloadLedger::new(
+                crate::requester::payload_buffer::PAYLOAD_BUFFER_DEPTH,
+            ),
+            "nic_rtl::requester::PayloadLedger",
+            format!(
+                "nic_rtl::requester::PayloadLedger::new({})",
+                crate::requester::payload_buffer::PAYLOAD_BUFFER_DEPTH
+            ),
+        ),
+        export_block(
             "requester_payload_buffer",
             crate::requester::PayloadBuffer::new(),
             "nic_rtl::requester::PayloadBuffer",

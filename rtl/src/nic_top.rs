@@ -260,20 +260,7 @@ impl Logic for NicTop {
         // Requester messages and responder messages onto the segmenter.
         self.tx_arbiter.s_req_msg_valid.next = self.sq.m_msg_valid.val();
         self.sq.m_msg_ready.next = self.tx_arbiter.s_req_msg_ready.val();
-        self.tx_arbiter.s_req_msg.next.opcode = self.sq.m_msg_opcode.val();
-        self.tx_arbiter.s_req_msg.next.dest_node = self.sq.m_msg_dest_node.val();
-        self.tx_arbiter.s_req_msg.next.src_node = self.sq.m_msg_src_node.val();
-        self.tx_arbiter.s_req_msg.next.dest_qp = self.sq.m_msg_dest_qp.val();
-        self.tx_arbiter.s_req_msg.next.src_qp = self.sq.m_msg_src_qp.val();
-        self.tx_arbiter.s_req_msg.next.psn = self.sq.m_msg_psn.val();
-        self.tx_arbiter.s_req_msg.next.length = self.sq.m_msg_length.val();
-        self.tx_arbiter.s_req_msg.next.vaddr = self.sq.m_msg_vaddr.val();
-        self.tx_arbiter.s_req_msg.next.stag = self.sq.m_msg_stag.val();
-        self.tx_arbiter.s_req_msg.next.dma_length = self.sq.m_msg_dma_length.val();
-        self.tx_arbiter.s_req_msg.next.immediate = self.sq.m_msg_immediate.val();
-        self.tx_arbiter.s_req_msg.next.has_immediate = self.sq.m_msg_has_immediate.val();
-        self.tx_arbiter.s_req_msg.next.invalidate = self.sq.m_msg_invalidate.val();
-        self.tx_arbiter.s_req_msg.next.resync = self.sq.m_msg_resync.val();
+        self.tx_arbiter.s_req_msg.next = self.sq.m_msg.val();
         self.tx_arbiter.s_req_payload_data.next = self.sq.m_payload_data.val();
         self.tx_arbiter.s_req_payload_valid.next = self.sq.m_payload_valid.val();
         self.sq.m_payload_ready.next = self.tx_arbiter.s_req_payload_ready.val();

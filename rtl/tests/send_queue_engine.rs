@@ -10,7 +10,8 @@
 //! every completion by what the remote responder did with its PSN.
 
 use nic_abi::{CompletionStatus, Syndrome, Wqe, WqeOpcode, PSN_MASK, SEND_WINDOW};
-use nic_abi::{BIND_OPCODE, DELAY_OPCODE, INLINE_MAX_BYTES, MAX_MESSAGE_LENGTH, NOP_OPCODE};
+use nic_abi::{MAX_MESSAGE_LENGTH, NOP_OPCODE};
+use nic_model::random_wqe::{random_wqe, WqeLengths};
 use nic_model::remote_responder::{Fate, Responder};
 use nic_model::requester::*;
 use nic_rtl::sim::{settle, tick};
@@ -137,67 +138,6 @@ struct DriverQp {
     wqes: Vec<Wqe>,
     posted: usize,
     completed: usize,
-}
-
-fn random_wqe(rng: &mut ChaCha8Rng, max_len: u32) -> Wqe {
-    let ops = WqeOpcode::ALL;
-    let op = ops[rng.gen_range(0..ops.len())];
-    let mut w = Wqe {
-        opcode: op as u8,
-        invalidate: rng.gen_bool(0.2),
-        length: match op {
-            WqeOpcode::AtomicCompareSwap | WqeOpcode::AtomicFetchAdd => 8,
-            _ if rng.gen_bool(0.1) => 0,
-            _ => rng.gen_range(1..=max_len),
-        },
-        wr_id: rng.gen(),
-        local_addr: 0x0010_0000 + 8 * rng.gen_range(0..0x4000),
-        remote_vaddr: rng.gen::<u64>() & !7,
-        stag: rng.gen(),
-        immediate: rng.gen(),
-        compare_add: rng.gen(),
-        swap: rng.gen(),
-        reserved: rng.gen(),
-        ..Wqe::default()
-    };
-    // Inline SENDs (the payload in the WQE, any local address), and now and then a bad
-    // inline WQE: another opcode, or too long.
-    if matches!(op, WqeOpcode::Send | WqeOpcode::SendImmediate) && rng.gen_bool(0.3) {
-        w.inline = true;
-        w.length = rng.gen_range(0..=INLINE_MAX_BYTES as u32);
-        w.local_addr = rng.gen();
-    }
-    match rng.gen_range(0..100) {
-        0..=1 => w.opcode = [0x02, 0x15, 0x20, 0xFF][rng.gen_range(0..4)],
-        8..=9 => {
-            w.opcode = NOP_OPCODE;
-            w.inline = false;
-        }
-        10 => {
-            // A BIND RKEY (any range length), or a DELAY: mostly short, now and then
-            // with bits above its 24-bit count (LOCAL_LENGTH_ERROR, no hold).
-            w.inline = false;
-            if rng.gen_bool(0.5) {
-                w.opcode = BIND_OPCODE;
-                w.length = rng.gen();
-            } else {
-                w.opcode = DELAY_OPCODE;
-                w.remote_vaddr = match rng.gen_range(0..8) {
-                    0 => 1 << rng.gen_range(24..64),
-                    1 => rng.gen_range(100..300),
-                    _ => rng.gen_range(0..40),
-                };
-            }
-        }
-        2 => w.length = MAX_MESSAGE_LENGTH + 1 + rng.gen_range(0..1000),
-        3 if op.is_atomic() => w.length = 16,
-        4 => w.local_addr += rng.gen_range(1..8),
-        5 if op.is_rdma() => w.remote_vaddr |= rng.gen_range(1..8),
-        6 if w.inline => w.length = INLINE_MAX_BYTES as u32 + rng.gen_range(1..64),
-        7 => w.inline = true,
-        _ => {}
-    }
-    w
 }
 
 struct Bench {
@@ -441,24 +381,7 @@ impl Bench {
     }
 
     fn msg_fields(&self) -> Msg {
-        let u = &self.uut;
-        Msg {
-            opcode: u.m_msg_opcode.val().to_u8(),
-            dest_node: u.m_msg_dest_node.val().to_u16(),
-            src_node: u.m_msg_src_node.val().to_u16(),
-            dest_qp: u.m_msg_dest_qp.val().to_u16(),
-            src_qp: u.m_msg_src_qp.val().to_u16(),
-            psn: u.m_msg_psn.val().to_u32(),
-            length: u.m_msg_length.val().to_u32(),
-            vaddr: u.m_msg_vaddr.val().to_u64(),
-            stag: u.m_msg_stag.val().to_u32(),
-            dma_length: u.m_msg_dma_length.val().to_u32(),
-            immediate: u.m_msg_immediate.val().to_u32(),
-            has_immediate: u.m_msg_has_immediate.val(),
-            invalidate: u.m_msg_invalidate.val(),
-            resync: u.m_msg_resync.val(),
-            payload: vec![],
-        }
+        Msg::of_descriptor(&self.uut.m_msg.val())
     }
 
     /// Handshakes of this clock (after settling, before the edge), each handed to the
@@ -1926,7 +1849,13 @@ fn closed_loop(cfg: LoopCfg) -> LoopStats {
             base: 0x0001_0000 + 0x1000 * q as u32,
             wqes: (0..per_qp)
                 .map(|_| loop {
-                    let w = random_wqe(&mut rng, max_len);
+                    let w = random_wqe(
+                        &mut rng,
+                        WqeLengths {
+                            max: max_len,
+                            long: 0,
+                        },
+                    );
                     if !(cfg.streaming_only && needs_response(&w)) {
                         break w;
                     }

@@ -10,8 +10,9 @@
 //! payload. Handshakes are judged as the send engine's ports are: a shown request or event
 //! is held until taken; a message is taken only after the previous one's last payload word.
 
+use nic_abi::DELAY_OPCODE;
 use nic_abi::{Wqe, WqeOpcode};
-use nic_abi::{BIND_OPCODE, DELAY_OPCODE, INLINE_MAX_BYTES, NOP_OPCODE};
+use nic_model::random_wqe::{random_wqe, WqeLengths};
 use nic_model::requester::{completes_locally, message_for, needs_response, wqe_status, Msg};
 use nic_rtl::requester::TransmitMachine;
 use nic_rtl::sim::{settle, tick};
@@ -23,53 +24,14 @@ use std::collections::{HashMap, VecDeque};
 const QPS: usize = 4;
 const RING_LOG2: u32 = 3;
 const NODE: u16 = 0x2A;
+/// Messages up to 128 bytes, one in ten of those 129..400 (longer than the payload buffer).
+const LENGTHS: WqeLengths = WqeLengths {
+    max: 128,
+    long: 400,
+};
 
 fn filler(addr: u32) -> u64 {
     (addr as u64 ^ 0x5A5A_0000_0000_A5A5).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
-fn random_wqe(rng: &mut ChaCha8Rng) -> Wqe {
-    let ops = WqeOpcode::ALL;
-    let op = ops[rng.gen_range(0..ops.len())];
-    let mut w = Wqe {
-        opcode: op as u8,
-        invalidate: rng.gen_bool(0.2),
-        length: match op {
-            WqeOpcode::AtomicCompareSwap | WqeOpcode::AtomicFetchAdd => 8,
-            _ if rng.gen_bool(0.1) => 0,
-            _ if rng.gen_bool(0.1) => rng.gen_range(129..400),
-            _ => rng.gen_range(1..=128),
-        },
-        wr_id: rng.gen(),
-        local_addr: 0x0010_0000 + 8 * rng.gen_range(0..0x4000),
-        remote_vaddr: rng.gen::<u64>() & !7,
-        stag: rng.gen(),
-        immediate: rng.gen(),
-        compare_add: rng.gen(),
-        swap: rng.gen(),
-        reserved: rng.gen(),
-        ..Wqe::default()
-    };
-    if matches!(op, WqeOpcode::Send | WqeOpcode::SendImmediate) && rng.gen_bool(0.3) {
-        w.inline = true;
-        w.length = rng.gen_range(0..=INLINE_MAX_BYTES as u32);
-    }
-    match rng.gen_range(0..40) {
-        0 => w.opcode = 0x33,
-        1 => w.opcode = NOP_OPCODE,
-        2 => {
-            w.opcode = BIND_OPCODE;
-            w.length = rng.gen();
-        }
-        3 => {
-            w.opcode = DELAY_OPCODE;
-            w.remote_vaddr = rng.gen_range(0..40);
-        }
-        4 => w.local_addr += 4,
-        5 => w.inline = true,
-        _ => {}
-    }
-    w
 }
 
 /// One event on the machine's output ports, as the model expects them in order.
@@ -163,7 +125,7 @@ fn run(seed: u64, cycles: u64, smooth: bool) -> (usize, usize, usize) {
             let q = rng.gen_range(0..QPS);
             let room = (1u32 << RING_LOG2) - (qps[q].pi.wrapping_sub(qps[q].next) & 0xFF_FFFF);
             for _ in 0..rng.gen_range(0..=room) {
-                let mut w = random_wqe(&mut rng);
+                let mut w = random_wqe(&mut rng, LENGTHS);
                 if smooth {
                     w = Wqe {
                         opcode: WqeOpcode::RdmaWrite as u8,
@@ -429,23 +391,7 @@ fn run(seed: u64, cycles: u64, smooth: bool) -> (usize, usize, usize) {
         }
         // Messages.
         if uut.m_msg_valid.val() {
-            let m = Msg {
-                opcode: uut.m_msg_opcode.val().to_u64() as u8,
-                dest_node: uut.m_msg_dest_node.val().to_u64() as u16,
-                src_node: uut.m_msg_src_node.val().to_u64() as u16,
-                dest_qp: uut.m_msg_dest_qp.val().to_u64() as u16,
-                src_qp: uut.m_msg_src_qp.val().to_u64() as u16,
-                psn: uut.m_msg_psn.val().to_u32(),
-                length: uut.m_msg_length.val().to_u32(),
-                vaddr: uut.m_msg_vaddr.val().to_u64(),
-                stag: uut.m_msg_stag.val().to_u32(),
-                dma_length: uut.m_msg_dma_length.val().to_u32(),
-                immediate: uut.m_msg_immediate.val().to_u32(),
-                has_immediate: uut.m_msg_has_immediate.val(),
-                invalidate: uut.m_msg_invalidate.val(),
-                resync: uut.m_msg_resync.val(),
-                payload: vec![],
-            };
+            let m = Msg::of_descriptor(&uut.m_msg.val());
             if let Some(h) = &held_msg {
                 assert_eq!(h, &m, "message changed at {cycle}");
             }

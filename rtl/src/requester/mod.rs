@@ -7,28 +7,44 @@
 //! - [`Scheduler`]: the eligibility bit per queue pair and the round robin among them.
 //! - [`TransmitMachine`]: the transmit path in three stages (claim, WQE fetch, send:
 //!   commit, message, payload), so the next WQE is fetched while a message streams.
+//! - [`ClaimStage`]: the transmit machine's first stage (pick, claim, fetch request) and
+//!   the claim's values of the WQE in the fetch, handed to the send stage.
 //! - [`WqeFetch`]: the DMA read of a WQE's eight words into typed fields, the hand-off of a
 //!   short WQE after word 4 and the drain of its unused words.
+//! - [`WqeLatch`]: the send stage's copy of a fetched WQE and its class (status, local
+//!   only, message length, payload words, early or long payload).
 //! - [`PayloadBuffer`]: the payload words read from host memory, so the tx DMA read client
 //!   is free for the next WQE while they stream out.
+//! - [`TxReadPort`]: the transmit machine's tx DMA read client, shared by the WQE fetch
+//!   and the payload reads, with the tag queue and the payload buffer.
+//! - [`PayloadLedger`]: the messages whose payload is in the buffer, the words reserved
+//!   and the registered room for the next early payload.
 //! - [`AckMachine`]: the acknowledgement and completion machine: one event at a time, its
 //!   completion jobs (WQE re-read, completion request, `sq_una` advance) and the timer scan.
 //! - [`AckEventQueue`]: the acknowledgement events from the responder side.
 
 pub mod ack_event_queue;
 pub mod ack_machine;
+pub mod claim_stage;
 pub mod payload_buffer;
+pub mod payload_ledger;
 pub mod qp_table;
 pub mod scheduler;
 pub mod send_queue_engine;
 pub mod transmit_machine;
+pub mod tx_read_port;
 pub mod wqe_fetch;
+pub mod wqe_latch;
 
 pub use ack_event_queue::AckEventQueue;
 pub use ack_machine::AckMachine;
+pub use claim_stage::ClaimStage;
 pub use payload_buffer::PayloadBuffer;
+pub use payload_ledger::PayloadLedger;
 pub use qp_table::{QpEntry, QpTable};
 pub use scheduler::Scheduler;
 pub use send_queue_engine::SendQueueEngine;
 pub use transmit_machine::TransmitMachine;
+pub use tx_read_port::TxReadPort;
 pub use wqe_fetch::WqeFetch;
+pub use wqe_latch::WqeLatch;

@@ -20,10 +20,8 @@
 //!   Answers SQ_BASE, SQ_SIZE_LOG2, SQ_PI, SQ_CI, QP_REMOTE, QP_CTRL (bit 0),
 //!   QP_STATUS (23:0 sq_next, 49 waiting, 55:52 retry count); zero for everything else and
 //!   for queue pairs `>= queue_pairs` (whose writes are ignored).
-//! - Message source: `m_msg_valid` / `m_msg_ready` with `m_msg_opcode` (8), `m_msg_dest_node`,
-//!   `m_msg_src_node`, `m_msg_dest_qp`, `m_msg_src_qp` (16 each), `m_msg_psn` (24),
-//!   `m_msg_length` (32), `m_msg_vaddr` (64), `m_msg_stag` (32), `m_msg_dma_length` (32),
-//!   `m_msg_immediate` (32), `m_msg_has_immediate`, `m_msg_invalidate`, `m_msg_resync`;
+//! - Message source: `m_msg_valid` / `m_msg_ready` with `m_msg` (a
+//!   `common::MessageDescriptor`: opcode, nodes, QPs, PSN, length, RETH, immediate, flags);
 //!   then the payload `m_payload_data` (64) / `m_payload_valid` / `m_payload_ready` /
 //!   `m_payload_last` (`ceil(length / 8)` words, none for length 0).
 //! - Tx DMA read client (WQE fetch, payload): `m_txrd_req_valid` / `m_txrd_req_ready`,
@@ -211,20 +209,7 @@ pub struct SendQueueEngine {
     // Message source.
     pub m_msg_valid: Signal<Out, Bit>,
     pub m_msg_ready: Signal<In, Bit>,
-    pub m_msg_opcode: Signal<Out, Bits<8>>,
-    pub m_msg_dest_node: Signal<Out, Bits<16>>,
-    pub m_msg_src_node: Signal<Out, Bits<16>>,
-    pub m_msg_dest_qp: Signal<Out, Bits<16>>,
-    pub m_msg_src_qp: Signal<Out, Bits<16>>,
-    pub m_msg_psn: Signal<Out, Bits<24>>,
-    pub m_msg_length: Signal<Out, Bits<32>>,
-    pub m_msg_vaddr: Signal<Out, Bits<64>>,
-    pub m_msg_stag: Signal<Out, Bits<32>>,
-    pub m_msg_dma_length: Signal<Out, Bits<32>>,
-    pub m_msg_immediate: Signal<Out, Bits<32>>,
-    pub m_msg_has_immediate: Signal<Out, Bit>,
-    pub m_msg_invalidate: Signal<Out, Bit>,
-    pub m_msg_resync: Signal<Out, Bit>,
+    pub m_msg: Signal<Out, crate::common::MessageDescriptor>,
     pub m_payload_data: Signal<Out, Bits<64>>,
     pub m_payload_valid: Signal<Out, Bit>,
     pub m_payload_ready: Signal<In, Bit>,
@@ -479,20 +464,7 @@ impl SendQueueEngine {
             m_csr_rdata: Default::default(),
             m_msg_valid: Default::default(),
             m_msg_ready: Default::default(),
-            m_msg_opcode: Default::default(),
-            m_msg_dest_node: Default::default(),
-            m_msg_src_node: Default::default(),
-            m_msg_dest_qp: Default::default(),
-            m_msg_src_qp: Default::default(),
-            m_msg_psn: Default::default(),
-            m_msg_length: Default::default(),
-            m_msg_vaddr: Default::default(),
-            m_msg_stag: Default::default(),
-            m_msg_dma_length: Default::default(),
-            m_msg_immediate: Default::default(),
-            m_msg_has_immediate: Default::default(),
-            m_msg_invalidate: Default::default(),
-            m_msg_resync: Default::default(),
+            m_msg: Default::default(),
             m_payload_data: Default::default(),
             m_payload_valid: Default::default(),
             m_payload_ready: Default::default(),
@@ -1252,20 +1224,7 @@ impl Logic for SendQueueEngine {
         self.tm.m_local_ready.next = self.ack.s_local_ready.val();
         self.m_msg_valid.next = self.tm.m_msg_valid.val();
         self.tm.m_msg_ready.next = self.m_msg_ready.val();
-        self.m_msg_opcode.next = self.tm.m_msg_opcode.val();
-        self.m_msg_dest_node.next = self.tm.m_msg_dest_node.val();
-        self.m_msg_src_node.next = self.tm.m_msg_src_node.val();
-        self.m_msg_dest_qp.next = self.tm.m_msg_dest_qp.val();
-        self.m_msg_src_qp.next = self.tm.m_msg_src_qp.val();
-        self.m_msg_psn.next = self.tm.m_msg_psn.val();
-        self.m_msg_length.next = self.tm.m_msg_length.val();
-        self.m_msg_vaddr.next = self.tm.m_msg_vaddr.val();
-        self.m_msg_stag.next = self.tm.m_msg_stag.val();
-        self.m_msg_dma_length.next = self.tm.m_msg_dma_length.val();
-        self.m_msg_immediate.next = self.tm.m_msg_immediate.val();
-        self.m_msg_has_immediate.next = self.tm.m_msg_has_immediate.val();
-        self.m_msg_invalidate.next = self.tm.m_msg_invalidate.val();
-        self.m_msg_resync.next = self.tm.m_msg_resync.val();
+        self.m_msg.next = self.tm.m_msg.val();
         self.m_payload_data.next = self.tm.m_payload_data.val();
         self.m_payload_valid.next = self.tm.m_payload_valid.val();
         self.tm.m_payload_ready.next = self.m_payload_ready.val();
