@@ -48,9 +48,15 @@
 //! (`requester/qp_table.rs`: one [`QpEntry`](crate::requester::QpEntry) per QP in six
 //! 64-entry RAMs, synchronous read, cleared for 64 clocks after reset), owned by one
 //! read-modify-write engine. An operation takes three clocks (grant and read; register the
-//! values derived from the entry; decide and write back); the next one is granted while
-//! one executes if it is for another QP, so they follow every two clocks, and a timer
-//! scan that is still reading gives way to a CSR access or a transmit operation. By
+//! entry as read, nothing behind the block RAM's output; decide from those registers and
+//! write back); the evaluation of an acknowledgement event takes four (a Derive clock
+//! registers the event's classification from the registered entry before the decision).
+//! The next one is granted while one executes if it is for another QP, so they follow
+//! every two clocks, and a timer scan that is still reading gives way to a CSR access or
+//! a transmit operation (and is dropped for an acknowledgement event or local completion
+//! offered meanwhile). The timer check compares the registered `timer_start` against two
+//! bounds registered a clock earlier from `now` and `cfg_retry_timeout` (no subtraction
+//! behind the entry). By
 //! priority:
 //! CSR access, acknowledgement handling, transmit, timer scan; a CSR access right after
 //! another one yields to a waiting acknowledgement or transmit operation, so a driver
@@ -105,7 +111,7 @@
 //! goes back to `sq_una` as on a foreign NACK, and it is a retry event (the count is
 //! incremented, never cleared first: RETRY_EXCEEDED after `RETRY_LIMIT` of them); while
 //! `sq_next == sq_una` it is ignored (already going back). The classification is
-//! registered in the Read clock beside `ev_restarted` (not behind `ev_hit`).
+//! registered in the Derive clock beside `ev_restarted` (not behind `ev_hit`).
 //!
 //! Refused PSNs (a NACK in flight across a go-back): an event is evaluated for any PSN
 //! from `sq_una` up to the last one the QP can have sent (`sq_pi`, at most `SEND_WINDOW`
@@ -134,8 +140,9 @@
 //! the payload request follows the commit by one clock, or for a longer payload the
 //! message's grant (or the fetch's last word, if later). An
 //! acknowledgement event is accepted within three clocks when no completion run is in
-//! progress; its first completion request follows 8 + L clocks later (11), each further
-//! one about 9 + L clocks after the previous one is accepted. A timeout fires between
+//! progress; its first completion request follows 9 + L clocks later (12 in
+//! `latency_figures`), each further one about 9 + L clocks after the previous one is
+//! accepted. A timeout fires between
 //! `cfg_retry_timeout` and `cfg_retry_timeout + 3 * queue_pairs` clocks (more when the
 //! table engine is busy) after the QP's last progress or the end of `sq_una`'s transmission.
 //! Throughput: payload one word per clock, without bubbles. The transmit machine
@@ -145,14 +152,15 @@
 //! QP the next WQE is claimed only after the commit, and its words come behind the
 //! payload's: every 16 clocks with a one-word payload (`latency_figures`), `L + 16` with an
 //! 8-word payload (see `docs/nic-blocks.md`, "Message rate of short messages").
-//! Each table operation takes three clocks so that the entry's PSN arithmetic and the
-//! decision it feeds are in different clocks.
+//! Each table operation registers the entry before anything is derived from it (a block
+//! RAM's output is slow), and an event's evaluation registers its PSN arithmetic before
+//! the decision it feeds.
 //! Limits: `queue_pairs` in 1..=64; one WQE in each stage of the transmit machine, two
 //! messages' payloads in the payload buffer;
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
-use crate::requester::{AckMachine, QpTable, Scheduler, TransmitMachine};
+use crate::requester::{AckMachine, QpEntry, QpTable, Scheduler, TransmitMachine};
 use crate::sim::ClockedBlock;
 use nic_abi::{CompletionStatus, Syndrome, MAX_QUEUE_PAIRS, SEND_WINDOW};
 use rust_hdl::prelude::*;
@@ -165,9 +173,13 @@ pub enum SqEngineState {
     /// Granting the next operation (its QP's entry is read at the clock edge), once the
     /// per-QP table has been cleared after reset.
     Idle,
-    /// The entry is valid: the values derived from it (PSN distances, the event's
-    /// classification, eligibility, the WQE address, timer expiry) are registered.
+    /// The entry is valid at the table's output and is registered (nothing else follows
+    /// the block RAM's output in this clock).
     Read,
+    /// Evaluations of an acknowledgement event only: the values derived from the
+    /// registered entry (PSN distances, the event's classification, retry count) are
+    /// registered.
+    Derive,
     /// Executing the granted operation from those registers; entry written back.
     Exec,
 }
@@ -305,16 +317,19 @@ pub struct SendQueueEngine {
     pub(crate) ack: AckMachine,
     /// The CSR write being executed resets its QP (a job of that QP goes stale).
     csr_qp_reset: Signal<Local, Bit>,
-    // Read stage: values derived from the entry, registered for the Exec clock (the
-    // engine's timing cut between the table read and the decision).
-    rd_eligible_reg: DFF<Bit>,
-    /// `sq_una` is the event's PSN, the advance's WQE index; `sq_next` the commit's PSN
-    /// (those inputs are held while their operation is in the engine).
+    /// The entry read, registered in the Read clock (the block RAM's output goes straight
+    /// into these flip-flops; everything derived from the entry starts from them).
+    ent: DFF<QpEntry>,
+    // Derive stage (acknowledgement operations): values derived from the registered
+    // entry, registered for the Exec clock (the timing cut between the PSN arithmetic and
+    // the decision).
+    /// `sq_una` is the event's PSN, the advance's WQE index (those inputs are held while
+    /// their operation is in the engine).
     una_is_evt_reg: DFF<Bit>,
-    una_is_adv_reg: DFF<Bit>,
-    next_is_commit_reg: DFF<Bit>,
-    rd_outstanding_reg: DFF<Bit>,
-    rd_wqe_addr_reg: DFF<Bits<32>>,
+    /// `sq_una` is the advance's WQE index (an advance decides from the registered entry).
+    una_is_adv: Signal<Local, Bit>,
+    /// `sq_next` is the commit's PSN (held while the commit is in the engine).
+    next_is_commit: Signal<Local, Bit>,
     ev_hit_reg: DFF<Bit>,
     ev_ahead_reg: DFF<Bit>,
     ev_foreign_reg: DFF<Bit>,
@@ -326,16 +341,32 @@ pub struct SendQueueEngine {
     /// for a go-back to sq_una that completes nothing (foreign NACK, implied NAK).
     retry_kept_reg: DFF<Bits<4>>,
     retry_kept_exceeded_reg: DFF<Bit>,
-    /// `sq_next + 1` and `sq_una + 1` (the Exec clock's write-back takes them from registers,
-    /// not through a carry chain behind the table's read data).
-    next_p1: DFF<Bits<24>>,
+    /// The same from the registered entry, for a timer check (which has no Derive clock).
+    retry_kept: Signal<Local, Bits<4>>,
+    retry_kept_exceeded: Signal<Local, Bit>,
+    /// `sq_next + 1` (a commit's write-back, from the registered entry).
+    next_p1: Signal<Local, Bits<24>>,
+    /// `sq_una + 1` (registered in the Derive clock: an event's write-back).
     una_p1: DFF<Bits<24>>,
+    /// `sq_una + 1` from the registered entry (a timer check's write-back).
+    una_p1_now: Signal<Local, Bits<24>>,
     /// An implied NAK (see `ev_implied`).
     ev_implied_reg: DFF<Bit>,
     /// `(event PSN - sq_una) mod 16`: the WQEs the event completes before its own PSN.
     evt_run_reg: DFF<Bits<4>>,
     /// The QP's retry timer has expired (as of the Exec clock).
-    timer_expired_reg: DFF<Bit>,
+    /// The retry timer as of the next clock, for the comparison of a timer check's Exec
+    /// clock without a subtraction behind the entry: the timer has expired when
+    /// `(now - timer_start) mod 2^32 >= cfg_retry_timeout`, that is when `timer_start`
+    /// lies in the circular interval from `now + 1` (`timer_lo`) up to
+    /// `now - cfg_retry_timeout` (`timer_hi`); `timer_wrap`: that interval wraps past
+    /// 2^32 - 1; `timer_never`: the timeout is 0.
+    timer_lo: DFF<Bits<32>>,
+    timer_hi: DFF<Bits<32>>,
+    timer_wrap: DFF<Bit>,
+    timer_never: DFF<Bit>,
+    timer_ge_lo: Signal<Local, Bit>,
+    timer_le_hi: Signal<Local, Bit>,
     // Combinational: the entry read.
     rd_base: Signal<Local, Bits<32>>,
     rd_remote: Signal<Local, Bits<32>>,
@@ -364,7 +395,8 @@ pub struct SendQueueEngine {
     /// The event is for a PSN at or after `sq_next` (sent before a go-back).
     ev_ahead: Signal<Local, Bit>,
     d_evt: Signal<Local, Bits<24>>,
-    elapsed: Signal<Local, Bits<32>>,
+    timer_lo_next: Signal<Local, Bits<32>>,
+    timer_hi_next: Signal<Local, Bits<32>>,
     psn_p1: Signal<Local, Bits<24>>,
     job_idx_p1: Signal<Local, Bits<24>>,
     /// The event completes WQEs: the retry count restarts from 0.
@@ -392,6 +424,8 @@ pub struct SendQueueEngine {
     timer_preemptible: Signal<Local, Bit>,
     /// It did (the acknowledgement machine goes back to Idle; the scan retries the QP).
     timer_preempted: Signal<Local, Bit>,
+    /// A scan that is only reading is dropped for an event or local completion offered.
+    timer_abandoned: Signal<Local, Bit>,
     /// The QP of the operation the priority order picks this clock.
     next_qp: Signal<Local, Bits<6>>,
     /// An operation executes and the next one is for another QP: grant it now.
@@ -402,7 +436,6 @@ pub struct SendQueueEngine {
     // Combinational: requests and grants.
     tx_req: Signal<Local, Bit>,
     tx_req_op: Signal<Local, SqOp>,
-    tx_on_una_reg: DFF<Bit>,
     grant_csr: Signal<Local, Bit>,
     /// The last operation granted was a CSR access.
     csr_granted_last: DFF<Bit>,
@@ -556,7 +589,6 @@ impl SendQueueEngine {
             tm: TransmitMachine::new(),
             tx_req_qp: Default::default(),
             csr_moved: Default::default(),
-            tx_on_una_reg: Default::default(),
             ack: AckMachine::new(queue_pairs),
             csr_qp_reset: Default::default(),
             rd_base: Default::default(),
@@ -574,12 +606,10 @@ impl SendQueueEngine {
             rd_tstart: Default::default(),
             rd_outstanding: Default::default(),
             rd_eligible: Default::default(),
-            rd_eligible_reg: Default::default(),
+            ent: Default::default(),
+            next_is_commit: Default::default(),
             una_is_evt_reg: Default::default(),
-            una_is_adv_reg: Default::default(),
-            next_is_commit_reg: Default::default(),
-            rd_outstanding_reg: Default::default(),
-            rd_wqe_addr_reg: Default::default(),
+            una_is_adv: Default::default(),
             ev_hit_reg: Default::default(),
             ev_ahead_reg: Default::default(),
             ev_foreign_reg: Default::default(),
@@ -588,12 +618,20 @@ impl SendQueueEngine {
             retry_exceeded_reg: Default::default(),
             retry_kept_reg: Default::default(),
             retry_kept_exceeded_reg: Default::default(),
+            retry_kept: Default::default(),
+            retry_kept_exceeded: Default::default(),
             ev_implied_reg: Default::default(),
             evt_run_reg: Default::default(),
-            timer_expired_reg: Default::default(),
+            timer_lo: Default::default(),
+            timer_hi: Default::default(),
+            timer_wrap: Default::default(),
+            timer_never: Default::default(),
+            timer_ge_lo: Default::default(),
+            timer_le_hi: Default::default(),
             exec_now: Default::default(),
             timer_preemptible: Default::default(),
             timer_preempted: Default::default(),
+            timer_abandoned: Default::default(),
             next_qp: Default::default(),
             overlap_ok: Default::default(),
             now_p1: Default::default(),
@@ -606,9 +644,11 @@ impl SendQueueEngine {
             d_posted: Default::default(),
             ev_ahead: Default::default(),
             d_evt: Default::default(),
-            elapsed: Default::default(),
+            timer_lo_next: Default::default(),
+            timer_hi_next: Default::default(),
             next_p1: Default::default(),
             una_p1: Default::default(),
+            una_p1_now: Default::default(),
             psn_p1: Default::default(),
             job_idx_p1: Default::default(),
             retry_cleared: Default::default(),
@@ -678,12 +718,8 @@ impl Logic for SendQueueEngine {
             self,
             clock,
             eng_state,
-            rd_eligible_reg,
+            ent,
             una_is_evt_reg,
-            una_is_adv_reg,
-            next_is_commit_reg,
-            rd_outstanding_reg,
-            rd_wqe_addr_reg,
             ev_hit_reg,
             ev_ahead_reg,
             ev_foreign_reg,
@@ -693,10 +729,12 @@ impl Logic for SendQueueEngine {
             retry_kept_reg,
             retry_kept_exceeded_reg,
             ev_implied_reg,
-            next_p1,
             una_p1,
             evt_run_reg,
-            timer_expired_reg,
+            timer_lo,
+            timer_hi,
+            timer_wrap,
+            timer_never,
             op,
             op_qp,
             csr_granted_last,
@@ -705,8 +743,7 @@ impl Logic for SendQueueEngine {
             rdata_valid_reg,
             rdata_reg,
             now,
-            retransmissions_reg,
-            tx_on_una_reg
+            retransmissions_reg
         );
         self.qp_table.clock.next = self.clock.val();
         self.qp_table.reset.next = self.reset.val();
@@ -716,27 +753,37 @@ impl Logic for SendQueueEngine {
         self.now.d.next = self.now_p1.val();
         self.exec_now.next = self.eng_state.q.val() == SqEngineState::Exec;
 
-        // ---- The entry read last clock (valid while the engine executes) ----
-        self.rd_base.next = self.qp_table.m_rd_entry.val().base;
-        self.rd_remote.next = self.qp_table.m_rd_entry.val().remote;
-        self.rd_pi.next = self.qp_table.m_rd_entry.val().sq_pi;
-        self.rd_size.next = self.qp_table.m_rd_entry.val().size_log2;
-        self.rd_next.next = self.qp_table.m_rd_entry.val().sq_next;
-        self.rd_enable.next = self.qp_table.m_rd_entry.val().enable;
-        self.rd_resync.next = self.qp_table.m_rd_entry.val().resync;
-        self.rd_waiting.next = self.qp_table.m_rd_entry.val().waiting;
-        self.rd_drain.next = self.qp_table.m_rd_entry.val().draining;
-        self.rd_retry.next = self.qp_table.m_rd_entry.val().retry;
-        self.rd_una.next = self.qp_table.m_rd_entry.val().sq_una;
-        self.rd_una_rsp.next = self.qp_table.m_rd_entry.val().una_needs_response;
-        self.rd_tstart.next = self.qp_table.m_rd_entry.val().timer_start;
+        // ---- The entry read last clock, registered in the Read clock (valid in Derive and
+        // Exec) ----
+        if self.eng_state.q.val() == SqEngineState::Read {
+            self.ent.d.next = self.qp_table.m_rd_entry.val();
+        }
+        self.rd_base.next = self.ent.q.val().base;
+        self.rd_remote.next = self.ent.q.val().remote;
+        self.rd_pi.next = self.ent.q.val().sq_pi;
+        self.rd_size.next = self.ent.q.val().size_log2;
+        self.rd_next.next = self.ent.q.val().sq_next;
+        self.rd_enable.next = self.ent.q.val().enable;
+        self.rd_resync.next = self.ent.q.val().resync;
+        self.rd_waiting.next = self.ent.q.val().waiting;
+        self.rd_drain.next = self.ent.q.val().draining;
+        self.rd_retry.next = self.ent.q.val().retry;
+        self.rd_una.next = self.ent.q.val().sq_una;
+        self.rd_una_rsp.next = self.ent.q.val().una_needs_response;
+        self.rd_tstart.next = self.ent.q.val().timer_start;
         self.qp_valid.next = bit_cast::<7, 6>(self.op_qp.q.val()) < self.num_qps.val();
         self.d_out.next = self.rd_next.val() - self.rd_una.val();
         self.d_evt.next = self.ack.m_evt_psn.val() - self.rd_una.val();
-        // As of the Exec clock, one after the Read clock that registers the result.
-        self.elapsed.next = self.now_p1.val() - self.rd_tstart.val();
-        self.next_p1.d.next = self.rd_next.val() + 1;
+        // The timer's interval as of the next clock (whose `now` is `now_p1`).
+        self.timer_lo_next.next = self.now_p1.val() + 1;
+        self.timer_hi_next.next = self.now_p1.val() - self.cfg_retry_timeout.val();
+        self.timer_lo.d.next = self.timer_lo_next.val();
+        self.timer_hi.d.next = self.timer_hi_next.val();
+        self.timer_wrap.d.next = self.timer_lo_next.val() > self.timer_hi_next.val();
+        self.timer_never.d.next = self.cfg_retry_timeout.val() == 0;
+        self.next_p1.next = self.rd_next.val() + 1;
         self.una_p1.d.next = self.rd_una.val() + 1;
+        self.una_p1_now.next = self.rd_una.val() + 1;
         self.psn_p1.next = self.ack.m_evt_psn.val() + 1;
         self.job_idx_p1.next = self.ack.m_adv_idx.val() + 1;
         self.rd_outstanding.next = self.rd_una.val() != self.rd_next.val();
@@ -774,7 +821,7 @@ impl Logic for SendQueueEngine {
             & (self.ev_retry.val() | (self.d_evt.val() < self.window_before.val()));
         // Retry count after a retry event; an event that completes WQEs clears it first
         // (both outcomes computed, then selected: the event's classification is the
-        // longest path of the Read clock).
+        // longest path of the Derive clock).
         self.retry_cleared.next =
             (self.op.q.val() == SqOp::Eval) & self.ev_hit.val() & (self.d_evt.val() != 0);
         self.retry_inc.next = bit_cast::<5, 4>(self.rd_retry.val()) + 1;
@@ -792,27 +839,31 @@ impl Logic for SendQueueEngine {
             & !self.ack.m_evt_response.val()
             & !self.ev_restarted.val()
             & ((self.ack.m_evt_syndrome.val() == 0) | (self.d_evt.val() != 0));
-        self.timer_expired.next = (self.cfg_retry_timeout.val() != 0)
-            & (self.elapsed.val() >= self.cfg_retry_timeout.val());
-        // Registered every clock; only the values of the Read clock are used (in Exec).
-        self.rd_eligible_reg.d.next = self.rd_eligible.val();
+        // `(now - timer_start) mod 2^32 >= cfg_retry_timeout` (two comparisons side by side).
+        self.timer_ge_lo.next = self.rd_tstart.val() >= self.timer_lo.q.val();
+        self.timer_le_hi.next = self.rd_tstart.val() <= self.timer_hi.q.val();
+        self.timer_expired.next = !self.timer_never.q.val()
+            & (self.timer_ge_lo.val() & self.timer_le_hi.val()
+                | (self.timer_wrap.q.val() & (self.timer_ge_lo.val() | self.timer_le_hi.val())));
+        // Registered every clock; only the values of the Derive clock are used (in the
+        // Exec clock of an acknowledgement operation). A claim, commit or CSR access uses
+        // the values derived from the registered entry directly.
+        self.next_is_commit.next = self.rd_next.val() == self.tm.m_commit_psn.val();
         self.una_is_evt_reg.d.next = self.rd_una.val() == self.ack.m_evt_psn.val();
-        self.una_is_adv_reg.d.next = self.rd_una.val() == self.ack.m_adv_idx.val();
-        self.next_is_commit_reg.d.next = self.rd_next.val() == self.tm.m_commit_psn.val();
-        self.rd_outstanding_reg.d.next = self.rd_outstanding.val();
-        self.rd_wqe_addr_reg.d.next = self.rd_wqe_addr.val();
+        self.una_is_adv.next = self.rd_una.val() == self.ack.m_adv_idx.val();
         self.ev_hit_reg.d.next = self.ev_hit.val();
         self.ev_ahead_reg.d.next = self.ev_ahead.val();
         self.ev_foreign_reg.d.next = self.ev_foreign.val();
         self.ev_restarted_reg.d.next = self.ev_restarted.val();
         self.retry_new_reg.d.next = self.retry_new.val();
         self.retry_exceeded_reg.d.next = self.retry_exceeded.val();
-        self.retry_kept_reg.d.next = self.retry_inc.val().get_bits::<4>(0);
-        self.retry_kept_exceeded_reg.d.next =
+        self.retry_kept.next = self.retry_inc.val().get_bits::<4>(0);
+        self.retry_kept_exceeded.next =
             self.retry_inc.val() > bit_cast::<5, 4>(self.cfg_retry_limit.val());
+        self.retry_kept_reg.d.next = self.retry_kept.val();
+        self.retry_kept_exceeded_reg.d.next = self.retry_kept_exceeded.val();
         self.ev_implied_reg.d.next = self.ev_implied.val();
         self.evt_run_reg.d.next = self.d_evt.val().get_bits::<4>(0);
-        self.timer_expired_reg.d.next = self.timer_expired.val();
         self.csr_value.next = 0.into();
         if self.qp_valid.val() {
             if self.csr_reg_reg.q.val() == 0 {
@@ -847,12 +898,9 @@ impl Logic for SendQueueEngine {
             self.tx_req_op.next = SqOp::Commit;
         }
         self.tx_req_qp.next = self.tm.m_op_qp.val();
-        // (Compared in the Read clock, used in Exec: a message that starts streaming in
-        // between is the commit's, which executed before this operation's read; one that
-        // ends in between restarts the timer once more.)
+        // (Compared in the timer check's Exec clock, from the registered entry.)
         self.tm.s_una_qp.next = self.op_qp.q.val();
         self.tm.s_una_psn.next = self.rd_una.val();
-        self.tx_on_una_reg.d.next = self.tm.m_on_una.val();
         // ---- Table engine ----
         self.csr_yield.next =
             self.csr_granted_last.q.val() & (self.ack.m_req_valid.val() | self.tx_req.val());
@@ -881,8 +929,8 @@ impl Logic for SendQueueEngine {
         self.wr_resync.next = self.rd_resync.val();
         self.wr_waiting.next = self.rd_waiting.val();
         // The stored draining flag holds only while messages are outstanding (tested
-        // here, from the Read clock, not behind the write-back's PSN muxes).
-        self.wr_drain.next = self.rd_drain.val() & self.rd_outstanding_reg.q.val();
+        // here, from the registered entry, not behind the write-back's PSN muxes).
+        self.wr_drain.next = self.rd_drain.val() & self.rd_outstanding.val();
         self.wr_retry.next = self.rd_retry.val();
         self.wr_una.next = self.rd_una.val();
         self.wr_una_rsp.next = self.rd_una_rsp.val();
@@ -892,7 +940,14 @@ impl Logic for SendQueueEngine {
                 // Granting: below.
             }
             SqEngineState::Read => {
-                // The entry is valid; its derived values are registered for Exec.
+                // The entry is valid and registered; an acknowledgement operation then
+                // registers the values derived from it.
+                self.eng_state.d.next = SqEngineState::Exec;
+                if self.op.q.val() == SqOp::Eval {
+                    self.eng_state.d.next = SqEngineState::Derive;
+                }
+            }
+            SqEngineState::Derive => {
                 self.eng_state.d.next = SqEngineState::Exec;
             }
             SqEngineState::Exec => {
@@ -951,16 +1006,15 @@ impl Logic for SendQueueEngine {
                         }
                     }
                     SqOp::Claim => {
-                        self.ex_ok.next = self.rd_eligible_reg.q.val();
+                        self.ex_ok.next = self.rd_eligible.val();
                     }
                     SqOp::Commit => {
-                        self.ex_ok.next = self.rd_eligible_reg.q.val()
-                            & self.next_is_commit_reg.q.val()
+                        self.ex_ok.next = self.rd_eligible.val()
+                            & self.next_is_commit.val()
                             & !self.tm.m_commit_stale.val()
-                            & (!self.tm.m_commit_need_empty.val()
-                                | !self.rd_outstanding_reg.q.val());
+                            & (!self.tm.m_commit_need_empty.val() | !self.rd_outstanding.val());
                         if self.ex_ok.val() {
-                            self.wr_next.next = self.next_p1.q.val();
+                            self.wr_next.next = self.next_p1.val();
                             if self.tm.m_commit_local_only.val() {
                                 // Nothing more is sent until the local completion is done.
                                 self.wr_drain.next = true;
@@ -969,11 +1023,11 @@ impl Logic for SendQueueEngine {
                                 self.wr_waiting.next = true;
                                 self.wr_una_rsp.next = true;
                             }
-                            if !self.rd_outstanding_reg.q.val() {
+                            if !self.rd_outstanding.val() {
                                 self.wr_tstart.next = self.now.q.val();
                             }
-                        } else if self.rd_eligible_reg.q.val()
-                            & self.next_is_commit_reg.q.val()
+                        } else if self.rd_eligible.val()
+                            & self.next_is_commit.val()
                             & !self.tm.m_commit_stale.val()
                         {
                             // READ, atomic or bad WQE behind outstanding messages: wait
@@ -985,7 +1039,7 @@ impl Logic for SendQueueEngine {
                         if self.ack.m_evt_local.val() {
                             self.ex_job_valid.next = self.qp_valid.val()
                                 & self.una_is_evt_reg.q.val()
-                                & self.rd_outstanding_reg.q.val();
+                                & self.rd_outstanding.val();
                             self.ex_job_final.next = true;
                             self.ex_job_status.next = self.ack.m_evt_local_status.val();
                             self.ex_job_resync.next = true;
@@ -1041,7 +1095,7 @@ impl Logic for SendQueueEngine {
                         } else if self.ev_foreign_reg.q.val()
                             | (self.ev_hit_reg.q.val()
                                 & self.ev_implied_reg.q.val()
-                                & self.rd_outstanding_reg.q.val())
+                                & self.rd_outstanding.val())
                         {
                             // A NACK for a PSN this QP has not sent lately. Retryable: the
                             // responder expects something else (a lost RESYNC message, a
@@ -1077,12 +1131,12 @@ impl Logic for SendQueueEngine {
                     }
                     SqOp::Advance => {
                         self.ex_ok.next = self.qp_valid.val()
-                            & self.una_is_adv_reg.q.val()
+                            & self.una_is_adv.val()
                             & !self.ack.m_adv_stale.val();
                         if self.ex_ok.val() {
                             self.wr_una.next = self.job_idx_p1.val();
                             self.wr_una_rsp.next = false;
-                            if !self.rd_outstanding_reg.q.val() {
+                            if !self.rd_outstanding.val() {
                                 self.wr_next.next = self.job_idx_p1.val();
                             }
                             self.wr_resync.next = self.ack.m_adv_set_resync.val();
@@ -1091,25 +1145,25 @@ impl Logic for SendQueueEngine {
                     }
                     SqOp::Timer => {
                         // The timer runs while messages are outstanding.
-                        self.ex_ok.next = self.qp_valid.val() & self.rd_outstanding_reg.q.val();
+                        self.ex_ok.next = self.qp_valid.val() & self.rd_outstanding.val();
                         if self.ex_ok.val() {
-                            if self.tx_on_una_reg.q.val() {
+                            if self.tm.m_on_una.val() {
                                 // sq_una is still being transmitted: not yet waiting for
                                 // its answer. (Later messages do not hold the timer: it
                                 // measures the oldest message's wait.)
                                 self.wr_tstart.next = self.now.q.val();
-                            } else if self.timer_expired_reg.q.val() {
+                            } else if self.timer_expired.val() {
                                 self.ex_retx.next = true;
                                 self.wr_tstart.next = self.now.q.val();
                                 self.wr_waiting.next = false;
                                 self.wr_next.next = self.rd_una.val();
-                                self.wr_retry.next = self.retry_new_reg.q.val();
-                                if self.retry_exceeded_reg.q.val() {
+                                self.wr_retry.next = self.retry_kept.val();
+                                if self.retry_kept_exceeded.val() {
                                     self.ex_job_valid.next = true;
                                     self.ex_job_final.next = true;
                                     self.ex_job_status.next = self.st_retry.val();
                                     self.ex_job_resync.next = true;
-                                    self.wr_next.next = self.una_p1.q.val();
+                                    self.wr_next.next = self.una_p1_now.val();
                                     self.wr_drain.next = true;
                                     self.wr_retry.next = 0.into();
                                 }
@@ -1182,8 +1236,18 @@ impl Logic for SendQueueEngine {
                 self.eng_state.d.next = SqEngineState::Read;
             }
         }
-        self.timer_preempted.next =
-            self.timer_preemptible.val() & (self.grant_csr.val() | self.grant_tx.val());
+        // A scan that is only reading also gives way to an acknowledgement event or a local
+        // completion offered meanwhile (the acknowledgement machine takes it the next clock,
+        // not after the scan's Exec clock).
+        self.timer_abandoned.next = self.timer_preemptible.val()
+            & !self.grant_csr.val()
+            & !self.grant_tx.val()
+            & (self.s_ack_valid.val() | self.tm.m_local_valid.val());
+        if self.timer_abandoned.val() {
+            self.eng_state.d.next = SqEngineState::Idle;
+        }
+        self.timer_preempted.next = self.timer_preemptible.val()
+            & (self.grant_csr.val() | self.grant_tx.val() | self.timer_abandoned.val());
         self.ex_has_job.next =
             self.ex_job_valid.val() & ((self.ex_job_succ.val() != 0) | self.ex_job_final.val());
         if self.ex_retx.val() {
@@ -1241,9 +1305,9 @@ impl Logic for SendQueueEngine {
         self.tm.s_commit_done.next = self.exec_now.val() & (self.op.q.val() == SqOp::Commit);
         self.tm.s_op_ok.next = self.ex_ok.val();
         self.tm.s_claim_psn.next = self.rd_next.val();
-        self.tm.s_claim_addr.next = self.rd_wqe_addr_reg.q.val();
+        self.tm.s_claim_addr.next = self.rd_wqe_addr.val();
         self.tm.s_claim_remote.next = self.rd_remote.val();
-        self.tm.s_commit_resync.next = self.rd_resync.val() & !self.rd_outstanding_reg.q.val();
+        self.tm.s_commit_resync.next = self.rd_resync.val() & !self.rd_outstanding.val();
         self.tm.s_moved_valid.next = self.csr_moved.val();
         self.tm.s_moved_qp.next = self.op_qp.q.val();
         self.tm.m_local_ready.next = self.ack.s_local_ready.val();
