@@ -17,12 +17,14 @@
 //!   message by, and the scoreboard that judges the engine's ports by the requester's rules.
 //! - [`remote_responder`]: a remote responder answering requests with acknowledgement
 //!   events, with losses, refusals and resyncs, recording what it applied.
+//! - [`event_evaluator`]: the reference model of the requester's event evaluation.
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
 //! nic-rtl; a unit test inside nic-rtl would see a second copy of its types).
 
 pub mod cell_faults;
+pub mod event_evaluator;
 pub mod host_memory;
 pub mod lookup_capture;
 pub mod remote_responder;

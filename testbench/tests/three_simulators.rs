@@ -58,6 +58,7 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "requester_payload_buffer",
         "requester_transmit_machine",
         "requester_ack_machine",
+        "requester_event_evaluator",
         "send_queue_engine",
         "nack_generator",
         "responder_qp_state",

@@ -13,10 +13,13 @@
 //!   is free for the next WQE while they stream out.
 //! - [`AckMachine`]: the acknowledgement and completion machine: one event at a time, its
 //!   completion jobs (WQE re-read, completion request, `sq_una` advance) and the timer scan.
+//! - [`EventEvaluator`]: the judgement of one acknowledgement event against a queue pair's
+//!   entry (completions, where transmission resumes, the retry count).
 //! - [`AckEventQueue`]: the acknowledgement events from the responder side.
 
 pub mod ack_event_queue;
 pub mod ack_machine;
+pub mod event_evaluator;
 pub mod payload_buffer;
 pub mod qp_table;
 pub mod scheduler;
@@ -26,6 +29,7 @@ pub mod wqe_fetch;
 
 pub use ack_event_queue::AckEventQueue;
 pub use ack_machine::AckMachine;
+pub use event_evaluator::EventEvaluator;
 pub use payload_buffer::PayloadBuffer;
 pub use qp_table::{QpEntry, QpTable};
 pub use scheduler::Scheduler;

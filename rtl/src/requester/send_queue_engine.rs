@@ -160,9 +160,9 @@
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
-use crate::requester::{AckMachine, QpEntry, QpTable, Scheduler, TransmitMachine};
+use crate::requester::{AckMachine, EventEvaluator, QpEntry, QpTable, Scheduler, TransmitMachine};
 use crate::sim::ClockedBlock;
-use nic_abi::{CompletionStatus, Syndrome, MAX_QUEUE_PAIRS, SEND_WINDOW};
+use nic_abi::{CompletionStatus, MAX_QUEUE_PAIRS, SEND_WINDOW};
 use rust_hdl::prelude::*;
 
 pub use crate::requester::qp_table::QP_TABLE_ADDRESS_BITS;
@@ -317,43 +317,25 @@ pub struct SendQueueEngine {
     pub(crate) ack: AckMachine,
     /// The CSR write being executed resets its QP (a job of that QP goes stale).
     csr_qp_reset: Signal<Local, Bit>,
+    /// The judgement of an acknowledgement event against the entry (Derive and Exec).
+    ev: EventEvaluator,
     /// The entry read, registered in the Read clock (the block RAM's output goes straight
     /// into these flip-flops; everything derived from the entry starts from them).
     ent: DFF<QpEntry>,
     // Derive stage (acknowledgement operations): values derived from the registered
     // entry, registered for the Exec clock (the timing cut between the PSN arithmetic and
     // the decision).
-    /// `sq_una` is the event's PSN, the advance's WQE index (those inputs are held while
-    /// their operation is in the engine).
-    una_is_evt_reg: DFF<Bit>,
     /// `sq_una` is the advance's WQE index (an advance decides from the registered entry).
     una_is_adv: Signal<Local, Bit>,
     /// `sq_next` is the commit's PSN (held while the commit is in the engine).
     next_is_commit: Signal<Local, Bit>,
-    ev_hit_reg: DFF<Bit>,
-    ev_ahead_reg: DFF<Bit>,
-    ev_foreign_reg: DFF<Bit>,
-    ev_restarted_reg: DFF<Bit>,
-    /// The retry count after a retry event.
-    retry_new_reg: DFF<Bits<4>>,
-    retry_exceeded_reg: DFF<Bit>,
-    /// The stored retry count + 1 (never cleared first) and whether it exceeds the limit:
-    /// for a go-back to sq_una that completes nothing (foreign NACK, implied NAK).
-    retry_kept_reg: DFF<Bits<4>>,
-    retry_kept_exceeded_reg: DFF<Bit>,
     /// The same from the registered entry, for a timer check (which has no Derive clock).
     retry_kept: Signal<Local, Bits<4>>,
     retry_kept_exceeded: Signal<Local, Bit>,
     /// `sq_next + 1` (a commit's write-back, from the registered entry).
     next_p1: Signal<Local, Bits<24>>,
-    /// `sq_una + 1` (registered in the Derive clock: an event's write-back).
-    una_p1: DFF<Bits<24>>,
     /// `sq_una + 1` from the registered entry (a timer check's write-back).
     una_p1_now: Signal<Local, Bits<24>>,
-    /// An implied NAK (see `ev_implied`).
-    ev_implied_reg: DFF<Bit>,
-    /// `(event PSN - sq_una) mod 16`: the WQEs the event completes before its own PSN.
-    evt_run_reg: DFF<Bits<4>>,
     /// The QP's retry timer has expired (as of the Exec clock).
     /// The retry timer as of the next clock, for the comparison of a timer check's Exec
     /// clock without a subtraction behind the entry: the timer has expired when
@@ -389,34 +371,11 @@ pub struct SendQueueEngine {
     rd_wqe_addr: Signal<Local, Bits<32>>,
     qp_valid: Signal<Local, Bit>,
     d_out: Signal<Local, Bits<24>>,
-    /// `sq_pi - sq_una`.
-    d_posted: Signal<Local, Bits<24>>,
-    /// PSNs that can have been sent and not yet completed: `min(sq_pi - sq_una, SEND_WINDOW)`.
-    /// The event is for a PSN at or after `sq_next` (sent before a go-back).
-    ev_ahead: Signal<Local, Bit>,
-    d_evt: Signal<Local, Bits<24>>,
     timer_lo_next: Signal<Local, Bits<32>>,
     timer_hi_next: Signal<Local, Bits<32>>,
-    psn_p1: Signal<Local, Bits<24>>,
     job_idx_p1: Signal<Local, Bits<24>>,
-    /// The event completes WQEs: the retry count restarts from 0.
-    retry_cleared: Signal<Local, Bit>,
     /// The stored retry count + 1.
     retry_inc: Signal<Local, Bits<5>>,
-    retry_new: Signal<Local, Bits<4>>,
-    retry_exceeded: Signal<Local, Bit>,
-    ev_success: Signal<Local, Bit>,
-    ev_retry: Signal<Local, Bit>,
-    ev_hit: Signal<Local, Bit>,
-    /// A retryable NACK for a PSN more than `SEND_WINDOW` from `sq_una` (the responder
-    /// expects a PSN this QP cannot have sent lately): go back to `sq_una`.
-    ev_foreign: Signal<Local, Bit>,
-    /// The event carries RESYNC for a PSN after `sq_una`.
-    ev_restarted: Signal<Local, Bit>,
-    /// Implied NAK: sq_una is a READ or atomic already sent, and the event is an ACK, or
-    /// a NACK for a later PSN, without RESYNC for a later PSN: the responder executed it,
-    /// its response was lost; the event completes nothing, the QP goes back to sq_una.
-    ev_implied: Signal<Local, Bit>,
     csr_value: Signal<Local, Bits<64>>,
     /// The engine executes an operation this clock.
     exec_now: Signal<Local, Bit>,
@@ -472,14 +431,7 @@ pub struct SendQueueEngine {
     num_qps: Constant<Bits<7>>,
     ones24: Constant<Bits<24>>,
     send_window: Constant<Bits<24>>,
-    /// `2^24 - SEND_WINDOW`: an event PSN distance at or above it lies at most
-    /// `SEND_WINDOW` before `sq_una`.
-    window_before: Constant<Bits<24>>,
-    syn_sequence: Constant<Bits<8>>,
-    syn_port_down: Constant<Bits<8>>,
-    syn_crc: Constant<Bits<8>>,
     st_retry: Constant<Bits<8>>,
-    st_restarted: Constant<Bits<8>>,
 }
 
 /// `Bits<N>` constant from a `u64`.
@@ -607,21 +559,11 @@ impl SendQueueEngine {
             rd_outstanding: Default::default(),
             rd_eligible: Default::default(),
             ent: Default::default(),
+            ev: EventEvaluator::new(SEND_WINDOW as usize),
             next_is_commit: Default::default(),
-            una_is_evt_reg: Default::default(),
             una_is_adv: Default::default(),
-            ev_hit_reg: Default::default(),
-            ev_ahead_reg: Default::default(),
-            ev_foreign_reg: Default::default(),
-            ev_restarted_reg: Default::default(),
-            retry_new_reg: Default::default(),
-            retry_exceeded_reg: Default::default(),
-            retry_kept_reg: Default::default(),
-            retry_kept_exceeded_reg: Default::default(),
             retry_kept: Default::default(),
             retry_kept_exceeded: Default::default(),
-            ev_implied_reg: Default::default(),
-            evt_run_reg: Default::default(),
             timer_lo: Default::default(),
             timer_hi: Default::default(),
             timer_wrap: Default::default(),
@@ -641,26 +583,12 @@ impl SendQueueEngine {
             rd_wqe_addr: Default::default(),
             qp_valid: Default::default(),
             d_out: Default::default(),
-            d_posted: Default::default(),
-            ev_ahead: Default::default(),
-            d_evt: Default::default(),
             timer_lo_next: Default::default(),
             timer_hi_next: Default::default(),
             next_p1: Default::default(),
-            una_p1: Default::default(),
             una_p1_now: Default::default(),
-            psn_p1: Default::default(),
             job_idx_p1: Default::default(),
-            retry_cleared: Default::default(),
             retry_inc: Default::default(),
-            retry_new: Default::default(),
-            retry_exceeded: Default::default(),
-            ev_success: Default::default(),
-            ev_retry: Default::default(),
-            ev_hit: Default::default(),
-            ev_foreign: Default::default(),
-            ev_restarted: Default::default(),
-            ev_implied: Default::default(),
             csr_value: Default::default(),
             tx_req: Default::default(),
             tx_req_op: Default::default(),
@@ -695,12 +623,7 @@ impl SendQueueEngine {
             num_qps: k(queue_pairs as u64),
             ones24: k(0xFF_FFFF),
             send_window: k(SEND_WINDOW as u64),
-            window_before: k((1 << 24) - SEND_WINDOW as u64),
-            syn_sequence: k(Syndrome::SequenceError as u64),
-            syn_port_down: k(Syndrome::PortDown as u64),
-            syn_crc: k(Syndrome::CrcOrMalformed as u64),
             st_retry: k(CompletionStatus::RETRY_EXCEEDED as u64),
-            st_restarted: k(CompletionStatus::RESPONDER_RESTARTED as u64),
         }
     }
 }
@@ -719,18 +642,6 @@ impl Logic for SendQueueEngine {
             clock,
             eng_state,
             ent,
-            una_is_evt_reg,
-            ev_hit_reg,
-            ev_ahead_reg,
-            ev_foreign_reg,
-            ev_restarted_reg,
-            retry_new_reg,
-            retry_exceeded_reg,
-            retry_kept_reg,
-            retry_kept_exceeded_reg,
-            ev_implied_reg,
-            una_p1,
-            evt_run_reg,
             timer_lo,
             timer_hi,
             timer_wrap,
@@ -773,7 +684,6 @@ impl Logic for SendQueueEngine {
         self.rd_tstart.next = self.ent.q.val().timer_start;
         self.qp_valid.next = bit_cast::<7, 6>(self.op_qp.q.val()) < self.num_qps.val();
         self.d_out.next = self.rd_next.val() - self.rd_una.val();
-        self.d_evt.next = self.ack.m_evt_psn.val() - self.rd_una.val();
         // The timer's interval as of the next clock (whose `now` is `now_p1`).
         self.timer_lo_next.next = self.now_p1.val() + 1;
         self.timer_hi_next.next = self.now_p1.val() - self.cfg_retry_timeout.val();
@@ -782,9 +692,7 @@ impl Logic for SendQueueEngine {
         self.timer_wrap.d.next = self.timer_lo_next.val() > self.timer_hi_next.val();
         self.timer_never.d.next = self.cfg_retry_timeout.val() == 0;
         self.next_p1.next = self.rd_next.val() + 1;
-        self.una_p1.d.next = self.rd_una.val() + 1;
         self.una_p1_now.next = self.rd_una.val() + 1;
-        self.psn_p1.next = self.ack.m_evt_psn.val() + 1;
         self.job_idx_p1.next = self.ack.m_adv_idx.val() + 1;
         self.rd_outstanding.next = self.rd_una.val() != self.rd_next.val();
         self.rd_eligible.next = self.qp_valid.val()
@@ -797,73 +705,20 @@ impl Logic for SendQueueEngine {
         self.rd_mask.next = !(self.ones24.val() << self.rd_size.val());
         self.rd_slot.next = self.rd_next.val() & self.rd_mask.val();
         self.rd_wqe_addr.next = self.rd_base.val() + (bit_cast::<32, 24>(self.rd_slot.val()) << 6);
-        self.ev_success.next = self.ack.m_evt_response.val() | (self.ack.m_evt_syndrome.val() == 0);
-        self.ev_retry.next = !self.ev_success.val()
-            & ((self.ack.m_evt_syndrome.val() == self.syn_sequence.val())
-                | (self.ack.m_evt_syndrome.val() == self.syn_crc.val()));
-        // An answer is for a message this QP sent: any PSN from sq_una up to the last one
-        // it can have sent (sq_pi, at most SEND_WINDOW on). That includes PSNs at or after
-        // sq_next: sent before a go-back, their answers still tell the truth (a refused
-        // PSN's NACK that crossed a timeout is not lost).
-        // (`d_evt < min(d_posted, SEND_WINDOW)` as two compares side by side.)
-        self.d_posted.next = self.rd_pi.val() - self.rd_una.val();
-        self.ev_ahead.next = self.d_evt.val() >= self.d_out.val();
-        self.ev_hit.next = self.qp_valid.val()
-            & (self.d_evt.val() < self.d_posted.val())
-            & (self.d_evt.val() < self.send_window.val());
-        // Foreign: a NACK more than SEND_WINDOW after sq_una, or before it (a final NACK
-        // up to SEND_WINDOW before sq_una answers a PSN already completed, e.g. a refusal
-        // a later answer's AETH reports again: stale).
-        self.ev_foreign.next = self.qp_valid.val()
-            & self.rd_outstanding.val()
-            & !self.ev_success.val()
-            & (self.d_evt.val() > self.send_window.val())
-            & (self.ev_retry.val() | (self.d_evt.val() < self.window_before.val()));
-        // Retry count after a retry event; an event that completes WQEs clears it first
-        // (both outcomes computed, then selected: the event's classification is the
-        // longest path of the Derive clock).
-        self.retry_cleared.next =
-            (self.op.q.val() == SqOp::Eval) & self.ev_hit.val() & (self.d_evt.val() != 0);
+        // A timer check's retry count (an event's is the evaluator's).
         self.retry_inc.next = bit_cast::<5, 4>(self.rd_retry.val()) + 1;
-        self.retry_new.next = self.retry_inc.val().get_bits::<4>(0);
-        self.retry_exceeded.next =
-            self.retry_inc.val() > bit_cast::<5, 4>(self.cfg_retry_limit.val());
-        if self.retry_cleared.val() {
-            self.retry_new.next = 1.into();
-            self.retry_exceeded.next = self.cfg_retry_limit.val() == 0;
-        }
-        self.ev_restarted.next = self.ack.m_evt_resync.val() & (self.d_evt.val() != 0);
-        // Beside the classification, not after it: a registered bit and `d_evt != 0`
-        // (as in `ev_restarted`); Exec combines it with `ev_hit`.
-        self.ev_implied.next = self.rd_una_rsp.val()
-            & !self.ack.m_evt_response.val()
-            & !self.ev_restarted.val()
-            & ((self.ack.m_evt_syndrome.val() == 0) | (self.d_evt.val() != 0));
         // `(now - timer_start) mod 2^32 >= cfg_retry_timeout` (two comparisons side by side).
         self.timer_ge_lo.next = self.rd_tstart.val() >= self.timer_lo.q.val();
         self.timer_le_hi.next = self.rd_tstart.val() <= self.timer_hi.q.val();
         self.timer_expired.next = !self.timer_never.q.val()
             & (self.timer_ge_lo.val() & self.timer_le_hi.val()
                 | (self.timer_wrap.q.val() & (self.timer_ge_lo.val() | self.timer_le_hi.val())));
-        // Registered every clock; only the values of the Derive clock are used (in the
-        // Exec clock of an acknowledgement operation). A claim, commit or CSR access uses
-        // the values derived from the registered entry directly.
+        // A claim, commit or advance decides from the registered entry directly.
         self.next_is_commit.next = self.rd_next.val() == self.tm.m_commit_psn.val();
-        self.una_is_evt_reg.d.next = self.rd_una.val() == self.ack.m_evt_psn.val();
         self.una_is_adv.next = self.rd_una.val() == self.ack.m_adv_idx.val();
-        self.ev_hit_reg.d.next = self.ev_hit.val();
-        self.ev_ahead_reg.d.next = self.ev_ahead.val();
-        self.ev_foreign_reg.d.next = self.ev_foreign.val();
-        self.ev_restarted_reg.d.next = self.ev_restarted.val();
-        self.retry_new_reg.d.next = self.retry_new.val();
-        self.retry_exceeded_reg.d.next = self.retry_exceeded.val();
         self.retry_kept.next = self.retry_inc.val().get_bits::<4>(0);
         self.retry_kept_exceeded.next =
             self.retry_inc.val() > bit_cast::<5, 4>(self.cfg_retry_limit.val());
-        self.retry_kept_reg.d.next = self.retry_kept.val();
-        self.retry_kept_exceeded_reg.d.next = self.retry_kept_exceeded.val();
-        self.ev_implied_reg.d.next = self.ev_implied.val();
-        self.evt_run_reg.d.next = self.d_evt.val().get_bits::<4>(0);
         self.csr_value.next = 0.into();
         if self.qp_valid.val() {
             if self.csr_reg_reg.q.val() == 0 {
@@ -1036,97 +891,26 @@ impl Logic for SendQueueEngine {
                         }
                     }
                     SqOp::Eval => {
-                        if self.ack.m_evt_local.val() {
-                            self.ex_job_valid.next = self.qp_valid.val()
-                                & self.una_is_evt_reg.q.val()
-                                & self.rd_outstanding.val();
-                            self.ex_job_final.next = true;
-                            self.ex_job_status.next = self.ack.m_evt_local_status.val();
-                            self.ex_job_resync.next = true;
-                        } else if self.ev_hit_reg.q.val() & !self.ev_implied_reg.q.val() {
-                            self.ex_job_valid.next = true;
+                        // The evaluator's decision on the event (registered in Derive).
+                        self.ex_job_valid.next = self.ev.m_job_valid.val();
+                        self.ex_job_succ.next = self.ev.m_job_succ.val();
+                        self.ex_job_run_status.next = self.ev.m_job_run_status.val();
+                        self.ex_job_final.next = self.ev.m_job_final.val();
+                        self.ex_job_status.next = self.ev.m_job_status.val();
+                        self.ex_job_resync.next = self.ev.m_job_resync.val();
+                        self.ex_retx.next = self.ev.m_retx.val();
+                        if self.ev.m_restart.val() {
                             self.wr_waiting.next = false;
                             self.wr_tstart.next = self.now.q.val();
-                            self.wr_retry.next = 0.into();
-                            self.ex_job_succ.next = self.evt_run_reg.q.val();
-                            if self.ev_restarted_reg.q.val() {
-                                // The responder restarted at this PSN: the WQEs before it
-                                // were not applied there.
-                                self.ex_job_run_status.next = self.st_restarted.val();
-                            }
-                            if self.ev_success.val() & self.ev_ahead_reg.q.val() {
-                                // Answered a message sent before a go-back: resume after it.
-                                self.wr_next.next = self.psn_p1.val();
-                            }
-                            if self.ev_success.val() {
-                                self.ex_job_succ.next = self.evt_run_reg.q.val() + 1;
-                                if self.ev_restarted_reg.q.val() {
-                                    // The restarted run, then this PSN with success.
-                                    self.ex_job_succ.next = self.evt_run_reg.q.val();
-                                    self.ex_job_final.next = true;
-                                }
-                            } else if self.ev_retry.val() {
-                                // Go back N from the NACK's PSN.
-                                self.ex_retx.next = true;
-                                self.wr_next.next = self.ack.m_evt_psn.val();
-                                self.wr_retry.next = self.retry_new_reg.q.val();
-                                if self.retry_exceeded_reg.q.val() {
-                                    self.ex_job_final.next = true;
-                                    self.ex_job_status.next = self.st_retry.val();
-                                    self.ex_job_resync.next = true;
-                                    self.wr_next.next = self.psn_p1.val();
-                                    self.wr_drain.next = true;
-                                    self.wr_retry.next = 0.into();
-                                }
-                            } else {
-                                self.ex_job_final.next = true;
-                                self.ex_job_status.next = self.ack.m_evt_syndrome.val();
-                                // PORT_DOWN is the fabric's: the responder never saw p,
-                                // which may have been the QP's RESYNC message, so the
-                                // resync stays pending.
-                                self.ex_job_resync.next =
-                                    self.ack.m_evt_syndrome.val() == self.syn_port_down.val();
-                                // The responder consumed p, but may have dropped what
-                                // followed while its answer slot held this NACK: resend
-                                // from p+1 (not a retry: the count stays cleared).
-                                self.wr_next.next = self.psn_p1.val();
-                                self.ex_retx.next = self.rd_next.val() != self.psn_p1.val();
-                            }
-                        } else if self.ev_foreign_reg.q.val()
-                            | (self.ev_hit_reg.q.val()
-                                & self.ev_implied_reg.q.val()
-                                & self.rd_outstanding.val())
-                        {
-                            // A NACK for a PSN this QP has not sent lately. Retryable: the
-                            // responder expects something else (a lost RESYNC message, a
-                            // skipped PSN). Final: it answers a request sent before this
-                            // QP's send side was reset, and while that NACK sat in its
-                            // answer slot it may have dropped what this QP sent since.
-                            // Or an implied NAK: an answer past the READ or atomic at
-                            // sq_una, whose response was lost (while it is not
-                            // outstanding, the QP already went back to it: ignored).
-                            // Either way go back to sq_una, as on a timeout (with RESYNC
-                            // if the QP's resync is pending); a retryable NACK and an
-                            // implied NAK count a retry (nothing completes: the count
-                            // is not cleared).
-                            self.ex_retx.next = true;
-                            self.wr_tstart.next = self.now.q.val();
-                            self.wr_waiting.next = false;
-                            self.wr_next.next = self.rd_una.val();
-                            if self.ev_retry.val()
-                                | (self.ev_hit_reg.q.val() & self.ev_implied_reg.q.val())
-                            {
-                                self.wr_retry.next = self.retry_kept_reg.q.val();
-                                if self.retry_kept_exceeded_reg.q.val() {
-                                    self.ex_job_valid.next = true;
-                                    self.ex_job_final.next = true;
-                                    self.ex_job_status.next = self.st_retry.val();
-                                    self.ex_job_resync.next = true;
-                                    self.wr_next.next = self.una_p1.q.val();
-                                    self.wr_drain.next = true;
-                                    self.wr_retry.next = 0.into();
-                                }
-                            }
+                        }
+                        if self.ev.m_set_next.val() {
+                            self.wr_next.next = self.ev.m_next.val();
+                        }
+                        if self.ev.m_set_retry.val() {
+                            self.wr_retry.next = self.ev.m_retry.val();
+                        }
+                        if self.ev.m_set_drain.val() {
+                            self.wr_drain.next = true;
                         }
                     }
                     SqOp::Advance => {
@@ -1292,6 +1076,22 @@ impl Logic for SendQueueEngine {
             & self.tm.m_commit_delay.val();
         self.scheduler.s_hold_qp.next = self.op_qp.q.val();
         self.scheduler.s_hold_cycles.next = self.tm.m_delay_cycles.val();
+
+        // ---- Event evaluator (its inputs are held through Derive and Exec) ----
+        self.ev.clock.next = self.clock.val();
+        self.ev.cfg_retry_limit.next = self.cfg_retry_limit.val();
+        self.ev.s_qp_valid.next = self.qp_valid.val();
+        self.ev.s_una.next = self.rd_una.val();
+        self.ev.s_next.next = self.rd_next.val();
+        self.ev.s_pi.next = self.rd_pi.val();
+        self.ev.s_retry.next = self.rd_retry.val();
+        self.ev.s_una_rsp.next = self.rd_una_rsp.val();
+        self.ev.s_evt_psn.next = self.ack.m_evt_psn.val();
+        self.ev.s_evt_syndrome.next = self.ack.m_evt_syndrome.val();
+        self.ev.s_evt_response.next = self.ack.m_evt_response.val();
+        self.ev.s_evt_resync.next = self.ack.m_evt_resync.val();
+        self.ev.s_evt_local.next = self.ack.m_evt_local.val();
+        self.ev.s_evt_local_status.next = self.ack.m_evt_local_status.val();
 
         // ---- Transmit machine ----
         self.tm.clock.next = self.clock.val();
