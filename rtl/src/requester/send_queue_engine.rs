@@ -162,7 +162,7 @@
 
 use crate::requester::{AckMachine, EventEvaluator, QpEntry, QpTable, Scheduler, TransmitMachine};
 use crate::sim::ClockedBlock;
-use nic_abi::{CompletionStatus, MAX_QUEUE_PAIRS, SEND_WINDOW};
+use nic_abi::{csr, CompletionStatus, MAX_QUEUE_PAIRS, SEND_WINDOW, WQE_BYTES};
 use rust_hdl::prelude::*;
 
 pub use crate::requester::qp_table::QP_TABLE_ADDRESS_BITS;
@@ -414,21 +414,27 @@ pub struct SendQueueEngine {
     ex_job_resync: Signal<Local, Bit>,
     ex_has_job: Signal<Local, Bit>,
     // Combinational: the entry written back.
-    wr_base: Signal<Local, Bits<32>>,
-    wr_remote: Signal<Local, Bits<32>>,
-    wr_pi: Signal<Local, Bits<24>>,
-    wr_size: Signal<Local, Bits<5>>,
-    wr_next: Signal<Local, Bits<24>>,
-    wr_enable: Signal<Local, Bit>,
-    wr_resync: Signal<Local, Bit>,
-    wr_waiting: Signal<Local, Bit>,
-    wr_drain: Signal<Local, Bit>,
-    wr_retry: Signal<Local, Bits<4>>,
-    wr_una: Signal<Local, Bits<24>>,
-    wr_una_rsp: Signal<Local, Bit>,
-    wr_tstart: Signal<Local, Bits<32>>,
+    /// The entry written back (the one read, changed by the operation executed).
+    wr: Signal<Local, QpEntry>,
     // Constants.
     num_qps: Constant<Bits<7>>,
+    /// The per-QP registers this engine serves (`nic_abi::csr::QP_*` offset / 8).
+    reg_sq_base: Constant<Bits<4>>,
+    reg_sq_size: Constant<Bits<4>>,
+    reg_sq_pi: Constant<Bits<4>>,
+    reg_sq_ci: Constant<Bits<4>>,
+    reg_remote: Constant<Bits<4>>,
+    reg_ctrl: Constant<Bits<4>>,
+    reg_status: Constant<Bits<4>>,
+    /// `QP_CTRL` bit numbers and the start PSN's shift; `QP_STATUS` bit numbers.
+    ctrl_enable: Constant<Bits<6>>,
+    ctrl_reset: Constant<Bits<6>>,
+    ctrl_send_reset: Constant<Bits<6>>,
+    ctrl_start_psn: Constant<Bits<6>>,
+    status_waiting: Constant<Bits<64>>,
+    status_retry: Constant<Bits<64>>,
+    /// log2 of a WQE's bytes (`nic_abi::WQE_BYTES`).
+    wqe_shift: Constant<Bits<32>>,
     ones24: Constant<Bits<24>>,
     send_window: Constant<Bits<24>>,
     st_retry: Constant<Bits<8>>,
@@ -437,6 +443,16 @@ pub struct SendQueueEngine {
 /// `Bits<N>` constant from a `u64`.
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.to_bits())
+}
+
+/// A per-QP register's index on the side port: its offset / 8.
+const fn reg(offset: u16) -> u64 {
+    (offset / 8) as u64
+}
+
+/// The bit number of a single-bit mask.
+const fn bit_of(mask: u64) -> u64 {
+    mask.trailing_zeros() as u64
 }
 
 impl SendQueueEngine {
@@ -607,20 +623,22 @@ impl SendQueueEngine {
             ex_job_status: Default::default(),
             ex_job_resync: Default::default(),
             ex_has_job: Default::default(),
-            wr_base: Default::default(),
-            wr_remote: Default::default(),
-            wr_pi: Default::default(),
-            wr_size: Default::default(),
-            wr_next: Default::default(),
-            wr_enable: Default::default(),
-            wr_resync: Default::default(),
-            wr_waiting: Default::default(),
-            wr_drain: Default::default(),
-            wr_retry: Default::default(),
-            wr_una: Default::default(),
-            wr_una_rsp: Default::default(),
-            wr_tstart: Default::default(),
+            wr: Default::default(),
             num_qps: k(queue_pairs as u64),
+            reg_sq_base: k(reg(csr::QP_SQ_BASE)),
+            reg_sq_size: k(reg(csr::QP_SQ_SIZE_LOG2)),
+            reg_sq_pi: k(reg(csr::QP_SQ_PI)),
+            reg_sq_ci: k(reg(csr::QP_SQ_CI)),
+            reg_remote: k(reg(csr::QP_REMOTE)),
+            reg_ctrl: k(reg(csr::QP_CTRL)),
+            reg_status: k(reg(csr::QP_STATUS)),
+            ctrl_enable: k(bit_of(csr::QP_CTRL_ENABLE)),
+            ctrl_reset: k(bit_of(csr::QP_CTRL_RESET)),
+            ctrl_send_reset: k(bit_of(csr::QP_CTRL_SEND_RESET)),
+            ctrl_start_psn: k(csr::QP_CTRL_START_PSN_SHIFT as u64),
+            status_waiting: k(csr::QpStatus::WAITING_BIT as u64),
+            status_retry: k(csr::QpStatus::RETRY_COUNT_SHIFT as u64),
+            wqe_shift: k(WQE_BYTES.trailing_zeros() as u64),
             ones24: k(0xFF_FFFF),
             send_window: k(SEND_WINDOW as u64),
             st_retry: k(CompletionStatus::RETRY_EXCEEDED as u64),
@@ -704,7 +722,8 @@ impl Logic for SendQueueEngine {
         // WQE address of sq_next: SQ_BASE + (sq_next mod 2^SQ_SIZE_LOG2) * 64.
         self.rd_mask.next = !(self.ones24.val() << self.rd_size.val());
         self.rd_slot.next = self.rd_next.val() & self.rd_mask.val();
-        self.rd_wqe_addr.next = self.rd_base.val() + (bit_cast::<32, 24>(self.rd_slot.val()) << 6);
+        self.rd_wqe_addr.next =
+            self.rd_base.val() + (bit_cast::<32, 24>(self.rd_slot.val()) << self.wqe_shift.val());
         // A timer check's retry count (an event's is the evaluator's).
         self.retry_inc.next = bit_cast::<5, 4>(self.rd_retry.val()) + 1;
         // `(now - timer_start) mod 2^32 >= cfg_retry_timeout` (two comparisons side by side).
@@ -721,28 +740,29 @@ impl Logic for SendQueueEngine {
             self.retry_inc.val() > bit_cast::<5, 4>(self.cfg_retry_limit.val());
         self.csr_value.next = 0.into();
         if self.qp_valid.val() {
-            if self.csr_reg_reg.q.val() == 0 {
+            if self.csr_reg_reg.q.val() == self.reg_sq_base.val() {
                 self.csr_value.next = bit_cast::<64, 32>(self.rd_base.val());
             }
-            if self.csr_reg_reg.q.val() == 1 {
+            if self.csr_reg_reg.q.val() == self.reg_sq_size.val() {
                 self.csr_value.next = bit_cast::<64, 5>(self.rd_size.val());
             }
-            if self.csr_reg_reg.q.val() == 2 {
+            if self.csr_reg_reg.q.val() == self.reg_sq_pi.val() {
                 self.csr_value.next = bit_cast::<64, 24>(self.rd_pi.val());
             }
-            if self.csr_reg_reg.q.val() == 3 {
+            if self.csr_reg_reg.q.val() == self.reg_sq_ci.val() {
                 self.csr_value.next = bit_cast::<64, 24>(self.rd_una.val());
             }
-            if self.csr_reg_reg.q.val() == 8 {
+            if self.csr_reg_reg.q.val() == self.reg_remote.val() {
                 self.csr_value.next = bit_cast::<64, 32>(self.rd_remote.val());
             }
-            if self.csr_reg_reg.q.val() == 9 {
+            if self.csr_reg_reg.q.val() == self.reg_ctrl.val() {
                 self.csr_value.next = bit_cast::<64, 1>(self.rd_enable.val().into());
             }
-            if self.csr_reg_reg.q.val() == 10 {
+            if self.csr_reg_reg.q.val() == self.reg_status.val() {
                 self.csr_value.next = bit_cast::<64, 24>(self.rd_next.val())
-                    | (bit_cast::<64, 1>(self.rd_waiting.val().into()) << 49)
-                    | (bit_cast::<64, 4>(self.rd_retry.val()) << 52);
+                    | (bit_cast::<64, 1>(self.rd_waiting.val().into())
+                        << self.status_waiting.val())
+                    | (bit_cast::<64, 4>(self.rd_retry.val()) << self.status_retry.val());
             }
         }
 
@@ -775,21 +795,10 @@ impl Logic for SendQueueEngine {
         self.ex_job_final.next = false;
         self.ex_job_status.next = 0.into();
         self.ex_job_resync.next = false;
-        self.wr_base.next = self.rd_base.val();
-        self.wr_remote.next = self.rd_remote.val();
-        self.wr_pi.next = self.rd_pi.val();
-        self.wr_size.next = self.rd_size.val();
-        self.wr_next.next = self.rd_next.val();
-        self.wr_enable.next = self.rd_enable.val();
-        self.wr_resync.next = self.rd_resync.val();
-        self.wr_waiting.next = self.rd_waiting.val();
+        self.wr.next = self.ent.q.val();
         // The stored draining flag holds only while messages are outstanding (tested
         // here, from the registered entry, not behind the write-back's PSN muxes).
-        self.wr_drain.next = self.rd_drain.val() & self.rd_outstanding.val();
-        self.wr_retry.next = self.rd_retry.val();
-        self.wr_una.next = self.rd_una.val();
-        self.wr_una_rsp.next = self.rd_una_rsp.val();
-        self.wr_tstart.next = self.rd_tstart.val();
+        self.wr.next.draining = self.rd_drain.val() & self.rd_outstanding.val();
         match self.eng_state.q.val() {
             SqEngineState::Idle => {
                 // Granting: below.
@@ -816,45 +825,77 @@ impl Logic for SendQueueEngine {
                         // Writes to QPs beyond `queue_pairs` are ignored.
                         self.ex_ok.next = self.qp_valid.val();
                         if self.ex_ok.val() {
-                            if self.csr_reg_reg.q.val() == 0 {
-                                self.wr_base.next = self.csr_wdata_reg.q.val();
+                            if self.csr_reg_reg.q.val() == self.reg_sq_base.val() {
+                                self.wr.next.base = self.csr_wdata_reg.q.val();
                             }
-                            if self.csr_reg_reg.q.val() == 1 {
-                                self.wr_size.next = self.csr_wdata_reg.q.val().get_bits::<5>(0);
+                            if self.csr_reg_reg.q.val() == self.reg_sq_size.val() {
+                                self.wr.next.size_log2 =
+                                    self.csr_wdata_reg.q.val().get_bits::<5>(0);
                             }
-                            if self.csr_reg_reg.q.val() == 2 {
-                                self.wr_pi.next = self.csr_wdata_reg.q.val().get_bits::<24>(0);
+                            if self.csr_reg_reg.q.val() == self.reg_sq_pi.val() {
+                                self.wr.next.sq_pi = self.csr_wdata_reg.q.val().get_bits::<24>(0);
                             }
-                            if self.csr_reg_reg.q.val() == 8 {
-                                self.wr_remote.next = self.csr_wdata_reg.q.val();
+                            if self.csr_reg_reg.q.val() == self.reg_remote.val() {
+                                self.wr.next.remote = self.csr_wdata_reg.q.val();
                             }
-                            if self.csr_reg_reg.q.val() == 9 {
-                                self.wr_enable.next = self.csr_wdata_reg.q.val().get_bit(0);
-                                if self.csr_wdata_reg.q.val().get_bit(1)
-                                    | self.csr_wdata_reg.q.val().get_bit(2)
+                            if self.csr_reg_reg.q.val() == self.reg_ctrl.val() {
+                                self.wr.next.enable = self
+                                    .csr_wdata_reg
+                                    .q
+                                    .val()
+                                    .get_bit(self.ctrl_enable.val().index());
+                                if self
+                                    .csr_wdata_reg
+                                    .q
+                                    .val()
+                                    .get_bit(self.ctrl_reset.val().index())
+                                    | self
+                                        .csr_wdata_reg
+                                        .q
+                                        .val()
+                                        .get_bit(self.ctrl_send_reset.val().index())
                                 {
                                     // QP reset (bit 1), or send-side reset (bit 2: the
                                     // responder side is the receive engine's and is kept):
                                     // sq_pi = sq_next = sq_una = start PSN.
-                                    self.wr_pi.next = self.csr_wdata_reg.q.val().get_bits::<24>(8);
-                                    self.wr_next.next =
-                                        self.csr_wdata_reg.q.val().get_bits::<24>(8);
-                                    self.wr_una.next = self.csr_wdata_reg.q.val().get_bits::<24>(8);
-                                    self.wr_resync.next = true;
-                                    self.wr_retry.next = 0.into();
-                                    self.wr_waiting.next = false;
-                                    self.wr_una_rsp.next = false;
-                                    self.wr_drain.next = false;
-                                    self.wr_tstart.next = self.now.q.val();
+                                    self.wr.next.sq_pi = self
+                                        .csr_wdata_reg
+                                        .q
+                                        .val()
+                                        .get_bits::<24>(self.ctrl_start_psn.val().index());
+                                    self.wr.next.sq_next = self
+                                        .csr_wdata_reg
+                                        .q
+                                        .val()
+                                        .get_bits::<24>(self.ctrl_start_psn.val().index());
+                                    self.wr.next.sq_una = self
+                                        .csr_wdata_reg
+                                        .q
+                                        .val()
+                                        .get_bits::<24>(self.ctrl_start_psn.val().index());
+                                    self.wr.next.resync = true;
+                                    self.wr.next.retry = 0.into();
+                                    self.wr.next.waiting = false;
+                                    self.wr.next.una_needs_response = false;
+                                    self.wr.next.draining = false;
+                                    self.wr.next.timer_start = self.now.q.val();
                                     self.csr_qp_reset.next = true;
                                 }
                             }
                             // A reset or a moved ring invalidates a WQE being fetched.
-                            if (self.csr_reg_reg.q.val() == 0)
-                                | (self.csr_reg_reg.q.val() == 1)
-                                | ((self.csr_reg_reg.q.val() == 9)
-                                    & (self.csr_wdata_reg.q.val().get_bit(1)
-                                        | self.csr_wdata_reg.q.val().get_bit(2)))
+                            if (self.csr_reg_reg.q.val() == self.reg_sq_base.val())
+                                | (self.csr_reg_reg.q.val() == self.reg_sq_size.val())
+                                | ((self.csr_reg_reg.q.val() == self.reg_ctrl.val())
+                                    & (self
+                                        .csr_wdata_reg
+                                        .q
+                                        .val()
+                                        .get_bit(self.ctrl_reset.val().index())
+                                        | self
+                                            .csr_wdata_reg
+                                            .q
+                                            .val()
+                                            .get_bit(self.ctrl_send_reset.val().index())))
                             {
                                 self.csr_moved.next = true;
                             }
@@ -869,17 +910,17 @@ impl Logic for SendQueueEngine {
                             & !self.tm.m_commit_stale.val()
                             & (!self.tm.m_commit_need_empty.val() | !self.rd_outstanding.val());
                         if self.ex_ok.val() {
-                            self.wr_next.next = self.next_p1.val();
+                            self.wr.next.sq_next = self.next_p1.val();
                             if self.tm.m_commit_local_only.val() {
                                 // Nothing more is sent until the local completion is done.
-                                self.wr_drain.next = true;
+                                self.wr.next.draining = true;
                             } else if self.tm.m_commit_needs_response.val() {
                                 // Committed only with nothing outstanding: it is sq_una.
-                                self.wr_waiting.next = true;
-                                self.wr_una_rsp.next = true;
+                                self.wr.next.waiting = true;
+                                self.wr.next.una_needs_response = true;
                             }
                             if !self.rd_outstanding.val() {
-                                self.wr_tstart.next = self.now.q.val();
+                                self.wr.next.timer_start = self.now.q.val();
                             }
                         } else if self.rd_eligible.val()
                             & self.next_is_commit.val()
@@ -887,7 +928,7 @@ impl Logic for SendQueueEngine {
                         {
                             // READ, atomic or bad WQE behind outstanding messages: wait
                             // until the QP drains.
-                            self.wr_drain.next = true;
+                            self.wr.next.draining = true;
                         }
                     }
                     SqOp::Eval => {
@@ -900,17 +941,17 @@ impl Logic for SendQueueEngine {
                         self.ex_job_resync.next = self.ev.m_job_resync.val();
                         self.ex_retx.next = self.ev.m_retx.val();
                         if self.ev.m_restart.val() {
-                            self.wr_waiting.next = false;
-                            self.wr_tstart.next = self.now.q.val();
+                            self.wr.next.waiting = false;
+                            self.wr.next.timer_start = self.now.q.val();
                         }
                         if self.ev.m_set_next.val() {
-                            self.wr_next.next = self.ev.m_next.val();
+                            self.wr.next.sq_next = self.ev.m_next.val();
                         }
                         if self.ev.m_set_retry.val() {
-                            self.wr_retry.next = self.ev.m_retry.val();
+                            self.wr.next.retry = self.ev.m_retry.val();
                         }
                         if self.ev.m_set_drain.val() {
-                            self.wr_drain.next = true;
+                            self.wr.next.draining = true;
                         }
                     }
                     SqOp::Advance => {
@@ -918,13 +959,13 @@ impl Logic for SendQueueEngine {
                             & self.una_is_adv.val()
                             & !self.ack.m_adv_stale.val();
                         if self.ex_ok.val() {
-                            self.wr_una.next = self.job_idx_p1.val();
-                            self.wr_una_rsp.next = false;
+                            self.wr.next.sq_una = self.job_idx_p1.val();
+                            self.wr.next.una_needs_response = false;
                             if !self.rd_outstanding.val() {
-                                self.wr_next.next = self.job_idx_p1.val();
+                                self.wr.next.sq_next = self.job_idx_p1.val();
                             }
-                            self.wr_resync.next = self.ack.m_adv_set_resync.val();
-                            self.wr_tstart.next = self.now.q.val();
+                            self.wr.next.resync = self.ack.m_adv_set_resync.val();
+                            self.wr.next.timer_start = self.now.q.val();
                         }
                     }
                     SqOp::Timer => {
@@ -935,21 +976,21 @@ impl Logic for SendQueueEngine {
                                 // sq_una is still being transmitted: not yet waiting for
                                 // its answer. (Later messages do not hold the timer: it
                                 // measures the oldest message's wait.)
-                                self.wr_tstart.next = self.now.q.val();
+                                self.wr.next.timer_start = self.now.q.val();
                             } else if self.timer_expired.val() {
                                 self.ex_retx.next = true;
-                                self.wr_tstart.next = self.now.q.val();
-                                self.wr_waiting.next = false;
-                                self.wr_next.next = self.rd_una.val();
-                                self.wr_retry.next = self.retry_kept.val();
+                                self.wr.next.timer_start = self.now.q.val();
+                                self.wr.next.waiting = false;
+                                self.wr.next.sq_next = self.rd_una.val();
+                                self.wr.next.retry = self.retry_kept.val();
                                 if self.retry_kept_exceeded.val() {
                                     self.ex_job_valid.next = true;
                                     self.ex_job_final.next = true;
                                     self.ex_job_status.next = self.st_retry.val();
                                     self.ex_job_resync.next = true;
-                                    self.wr_next.next = self.una_p1_now.val();
-                                    self.wr_drain.next = true;
-                                    self.wr_retry.next = 0.into();
+                                    self.wr.next.sq_next = self.una_p1_now.val();
+                                    self.wr.next.draining = true;
+                                    self.wr.next.retry = 0.into();
                                 }
                             }
                         }
@@ -1043,30 +1084,18 @@ impl Logic for SendQueueEngine {
         // machine, if it picks a QP in that clock, finds it ineligible at its claim.
         self.scheduler.s_wb_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
         self.scheduler.s_wb_qp.next = self.op_qp.q.val();
-        self.scheduler.s_wb_next.next = self.wr_next.val();
-        self.scheduler.s_wb_una.next = self.wr_una.val();
-        self.scheduler.s_wb_pi.next = self.wr_pi.val();
+        self.scheduler.s_wb_next.next = self.wr.val().sq_next;
+        self.scheduler.s_wb_una.next = self.wr.val().sq_una;
+        self.scheduler.s_wb_pi.next = self.wr.val().sq_pi;
         self.scheduler.s_wb_ready.next =
-            self.qp_valid.val() & self.wr_enable.val() & !self.wr_waiting.val();
+            self.qp_valid.val() & self.wr.val().enable & !self.wr.val().waiting;
         // The draining flag as written; the scheduler tests `una != next` from its
         // registered copies, the table engine at the next read.
-        self.scheduler.s_wb_drain.next = self.wr_drain.val();
+        self.scheduler.s_wb_drain.next = self.wr.val().draining;
         self.qp_table.s_rd_addr.next = self.read_qp.val();
         self.qp_table.s_wr_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
         self.qp_table.s_wr_addr.next = self.op_qp.q.val();
-        self.qp_table.s_wr_entry.next.base = self.wr_base.val();
-        self.qp_table.s_wr_entry.next.remote = self.wr_remote.val();
-        self.qp_table.s_wr_entry.next.sq_pi = self.wr_pi.val();
-        self.qp_table.s_wr_entry.next.size_log2 = self.wr_size.val();
-        self.qp_table.s_wr_entry.next.sq_next = self.wr_next.val();
-        self.qp_table.s_wr_entry.next.enable = self.wr_enable.val();
-        self.qp_table.s_wr_entry.next.resync = self.wr_resync.val();
-        self.qp_table.s_wr_entry.next.waiting = self.wr_waiting.val();
-        self.qp_table.s_wr_entry.next.draining = self.wr_drain.val();
-        self.qp_table.s_wr_entry.next.retry = self.wr_retry.val();
-        self.qp_table.s_wr_entry.next.sq_una = self.wr_una.val();
-        self.qp_table.s_wr_entry.next.una_needs_response = self.wr_una_rsp.val();
-        self.qp_table.s_wr_entry.next.timer_start = self.wr_tstart.val();
+        self.qp_table.s_wr_entry.next = self.wr.val();
 
         // A DELAY's commit holds its QP (from the next clock; its drain already keeps the
         // QP out until the local completion, so no pick can come between).
