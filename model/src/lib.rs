@@ -18,6 +18,7 @@
 //! - [`remote_responder`]: a remote responder answering requests with acknowledgement
 //!   events, with losses, refusals and resyncs, recording what it applied.
 //! - [`event_evaluator`]: the reference model of the requester's event evaluation.
+//! - [`sq_csr_access`]: the reference model of the send engine's per-QP CSR registers.
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
@@ -31,6 +32,7 @@ pub mod remote_responder;
 pub mod requester;
 pub mod responder;
 pub mod rqe_fetch;
+pub mod sq_csr_access;
 pub mod stream;
 pub mod words;
 

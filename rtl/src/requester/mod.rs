@@ -15,6 +15,8 @@
 //!   completion jobs (WQE re-read, completion request, `sq_una` advance) and the timer scan.
 //! - [`EventEvaluator`]: the judgement of one acknowledgement event against a queue pair's
 //!   entry (completions, where transmission resumes, the retry count).
+//! - [`SqCsrAccess`]: the per-QP CSR registers: a read's answer from the entry, the entry
+//!   a write leaves.
 //! - [`AckEventQueue`]: the acknowledgement events from the responder side.
 
 pub mod ack_event_queue;
@@ -24,6 +26,7 @@ pub mod payload_buffer;
 pub mod qp_table;
 pub mod scheduler;
 pub mod send_queue_engine;
+pub mod sq_csr_access;
 pub mod transmit_machine;
 pub mod wqe_fetch;
 
@@ -34,5 +37,6 @@ pub use payload_buffer::PayloadBuffer;
 pub use qp_table::{QpEntry, QpTable};
 pub use scheduler::Scheduler;
 pub use send_queue_engine::SendQueueEngine;
+pub use sq_csr_access::SqCsrAccess;
 pub use transmit_machine::TransmitMachine;
 pub use wqe_fetch::WqeFetch;

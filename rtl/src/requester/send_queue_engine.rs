@@ -160,9 +160,11 @@
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
-use crate::requester::{AckMachine, EventEvaluator, QpEntry, QpTable, Scheduler, TransmitMachine};
+use crate::requester::{
+    AckMachine, EventEvaluator, QpEntry, QpTable, Scheduler, SqCsrAccess, TransmitMachine,
+};
 use crate::sim::ClockedBlock;
-use nic_abi::{csr, CompletionStatus, MAX_QUEUE_PAIRS, SEND_WINDOW, WQE_BYTES};
+use nic_abi::{CompletionStatus, MAX_QUEUE_PAIRS, SEND_WINDOW, WQE_BYTES};
 use rust_hdl::prelude::*;
 
 pub use crate::requester::qp_table::QP_TABLE_ADDRESS_BITS;
@@ -376,7 +378,6 @@ pub struct SendQueueEngine {
     job_idx_p1: Signal<Local, Bits<24>>,
     /// The stored retry count + 1.
     retry_inc: Signal<Local, Bits<5>>,
-    csr_value: Signal<Local, Bits<64>>,
     /// The engine executes an operation this clock.
     exec_now: Signal<Local, Bit>,
     /// A timer scan is reading: a CSR access or a transmit operation may take its place.
@@ -416,23 +417,12 @@ pub struct SendQueueEngine {
     // Combinational: the entry written back.
     /// The entry written back (the one read, changed by the operation executed).
     wr: Signal<Local, QpEntry>,
+    /// The entry an operation that changes nothing writes back.
+    wr_kept: Signal<Local, QpEntry>,
+    /// The per-QP CSR registers: a read's answer, a write's entry.
+    csr: SqCsrAccess,
     // Constants.
     num_qps: Constant<Bits<7>>,
-    /// The per-QP registers this engine serves (`nic_abi::csr::QP_*` offset / 8).
-    reg_sq_base: Constant<Bits<4>>,
-    reg_sq_size: Constant<Bits<4>>,
-    reg_sq_pi: Constant<Bits<4>>,
-    reg_sq_ci: Constant<Bits<4>>,
-    reg_remote: Constant<Bits<4>>,
-    reg_ctrl: Constant<Bits<4>>,
-    reg_status: Constant<Bits<4>>,
-    /// `QP_CTRL` bit numbers and the start PSN's shift; `QP_STATUS` bit numbers.
-    ctrl_enable: Constant<Bits<6>>,
-    ctrl_reset: Constant<Bits<6>>,
-    ctrl_send_reset: Constant<Bits<6>>,
-    ctrl_start_psn: Constant<Bits<6>>,
-    status_waiting: Constant<Bits<64>>,
-    status_retry: Constant<Bits<64>>,
     /// log2 of a WQE's bytes (`nic_abi::WQE_BYTES`).
     wqe_shift: Constant<Bits<32>>,
     ones24: Constant<Bits<24>>,
@@ -443,16 +433,6 @@ pub struct SendQueueEngine {
 /// `Bits<N>` constant from a `u64`.
 fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
     Constant::new(v.to_bits())
-}
-
-/// A per-QP register's index on the side port: its offset / 8.
-const fn reg(offset: u16) -> u64 {
-    (offset / 8) as u64
-}
-
-/// The bit number of a single-bit mask.
-const fn bit_of(mask: u64) -> u64 {
-    mask.trailing_zeros() as u64
 }
 
 impl SendQueueEngine {
@@ -605,7 +585,6 @@ impl SendQueueEngine {
             una_p1_now: Default::default(),
             job_idx_p1: Default::default(),
             retry_inc: Default::default(),
-            csr_value: Default::default(),
             tx_req: Default::default(),
             tx_req_op: Default::default(),
             grant_csr: Default::default(),
@@ -624,20 +603,9 @@ impl SendQueueEngine {
             ex_job_resync: Default::default(),
             ex_has_job: Default::default(),
             wr: Default::default(),
+            wr_kept: Default::default(),
+            csr: SqCsrAccess::new(queue_pairs),
             num_qps: k(queue_pairs as u64),
-            reg_sq_base: k(reg(csr::QP_SQ_BASE)),
-            reg_sq_size: k(reg(csr::QP_SQ_SIZE_LOG2)),
-            reg_sq_pi: k(reg(csr::QP_SQ_PI)),
-            reg_sq_ci: k(reg(csr::QP_SQ_CI)),
-            reg_remote: k(reg(csr::QP_REMOTE)),
-            reg_ctrl: k(reg(csr::QP_CTRL)),
-            reg_status: k(reg(csr::QP_STATUS)),
-            ctrl_enable: k(bit_of(csr::QP_CTRL_ENABLE)),
-            ctrl_reset: k(bit_of(csr::QP_CTRL_RESET)),
-            ctrl_send_reset: k(bit_of(csr::QP_CTRL_SEND_RESET)),
-            ctrl_start_psn: k(csr::QP_CTRL_START_PSN_SHIFT as u64),
-            status_waiting: k(csr::QpStatus::WAITING_BIT as u64),
-            status_retry: k(csr::QpStatus::RETRY_COUNT_SHIFT as u64),
             wqe_shift: k(WQE_BYTES.trailing_zeros() as u64),
             ones24: k(0xFF_FFFF),
             send_window: k(SEND_WINDOW as u64),
@@ -738,34 +706,6 @@ impl Logic for SendQueueEngine {
         self.retry_kept.next = self.retry_inc.val().get_bits::<4>(0);
         self.retry_kept_exceeded.next =
             self.retry_inc.val() > bit_cast::<5, 4>(self.cfg_retry_limit.val());
-        self.csr_value.next = 0.into();
-        if self.qp_valid.val() {
-            if self.csr_reg_reg.q.val() == self.reg_sq_base.val() {
-                self.csr_value.next = bit_cast::<64, 32>(self.rd_base.val());
-            }
-            if self.csr_reg_reg.q.val() == self.reg_sq_size.val() {
-                self.csr_value.next = bit_cast::<64, 5>(self.rd_size.val());
-            }
-            if self.csr_reg_reg.q.val() == self.reg_sq_pi.val() {
-                self.csr_value.next = bit_cast::<64, 24>(self.rd_pi.val());
-            }
-            if self.csr_reg_reg.q.val() == self.reg_sq_ci.val() {
-                self.csr_value.next = bit_cast::<64, 24>(self.rd_una.val());
-            }
-            if self.csr_reg_reg.q.val() == self.reg_remote.val() {
-                self.csr_value.next = bit_cast::<64, 32>(self.rd_remote.val());
-            }
-            if self.csr_reg_reg.q.val() == self.reg_ctrl.val() {
-                self.csr_value.next = bit_cast::<64, 1>(self.rd_enable.val().into());
-            }
-            if self.csr_reg_reg.q.val() == self.reg_status.val() {
-                self.csr_value.next = bit_cast::<64, 24>(self.rd_next.val())
-                    | (bit_cast::<64, 1>(self.rd_waiting.val().into())
-                        << self.status_waiting.val())
-                    | (bit_cast::<64, 4>(self.rd_retry.val()) << self.status_retry.val());
-            }
-        }
-
         // ---- Requests of the transmit machine (from its registers) ----
         self.tx_req.next = self.tm.m_op_valid.val();
         self.tx_req_op.next = SqOp::Claim;
@@ -795,10 +735,11 @@ impl Logic for SendQueueEngine {
         self.ex_job_final.next = false;
         self.ex_job_status.next = 0.into();
         self.ex_job_resync.next = false;
-        self.wr.next = self.ent.q.val();
         // The stored draining flag holds only while messages are outstanding (tested
         // here, from the registered entry, not behind the write-back's PSN muxes).
-        self.wr.next.draining = self.rd_drain.val() & self.rd_outstanding.val();
+        self.wr_kept.next = self.ent.q.val();
+        self.wr_kept.next.draining = self.rd_drain.val() & self.rd_outstanding.val();
+        self.wr.next = self.wr_kept.val();
         match self.eng_state.q.val() {
             SqEngineState::Idle => {
                 // Granting: below.
@@ -819,87 +760,14 @@ impl Logic for SendQueueEngine {
                 match self.op.q.val() {
                     SqOp::CsrRead => {
                         self.rdata_valid_reg.d.next = true;
-                        self.rdata_reg.d.next = self.csr_value.val();
+                        self.rdata_reg.d.next = self.csr.m_rdata.val();
                     }
                     SqOp::CsrWrite => {
-                        // Writes to QPs beyond `queue_pairs` are ignored.
+                        // Writes to QPs beyond `queue_pairs` are ignored (`SqCsrAccess`).
                         self.ex_ok.next = self.qp_valid.val();
-                        if self.ex_ok.val() {
-                            if self.csr_reg_reg.q.val() == self.reg_sq_base.val() {
-                                self.wr.next.base = self.csr_wdata_reg.q.val();
-                            }
-                            if self.csr_reg_reg.q.val() == self.reg_sq_size.val() {
-                                self.wr.next.size_log2 =
-                                    self.csr_wdata_reg.q.val().get_bits::<5>(0);
-                            }
-                            if self.csr_reg_reg.q.val() == self.reg_sq_pi.val() {
-                                self.wr.next.sq_pi = self.csr_wdata_reg.q.val().get_bits::<24>(0);
-                            }
-                            if self.csr_reg_reg.q.val() == self.reg_remote.val() {
-                                self.wr.next.remote = self.csr_wdata_reg.q.val();
-                            }
-                            if self.csr_reg_reg.q.val() == self.reg_ctrl.val() {
-                                self.wr.next.enable = self
-                                    .csr_wdata_reg
-                                    .q
-                                    .val()
-                                    .get_bit(self.ctrl_enable.val().index());
-                                if self
-                                    .csr_wdata_reg
-                                    .q
-                                    .val()
-                                    .get_bit(self.ctrl_reset.val().index())
-                                    | self
-                                        .csr_wdata_reg
-                                        .q
-                                        .val()
-                                        .get_bit(self.ctrl_send_reset.val().index())
-                                {
-                                    // QP reset (bit 1), or send-side reset (bit 2: the
-                                    // responder side is the receive engine's and is kept):
-                                    // sq_pi = sq_next = sq_una = start PSN.
-                                    self.wr.next.sq_pi = self
-                                        .csr_wdata_reg
-                                        .q
-                                        .val()
-                                        .get_bits::<24>(self.ctrl_start_psn.val().index());
-                                    self.wr.next.sq_next = self
-                                        .csr_wdata_reg
-                                        .q
-                                        .val()
-                                        .get_bits::<24>(self.ctrl_start_psn.val().index());
-                                    self.wr.next.sq_una = self
-                                        .csr_wdata_reg
-                                        .q
-                                        .val()
-                                        .get_bits::<24>(self.ctrl_start_psn.val().index());
-                                    self.wr.next.resync = true;
-                                    self.wr.next.retry = 0.into();
-                                    self.wr.next.waiting = false;
-                                    self.wr.next.una_needs_response = false;
-                                    self.wr.next.draining = false;
-                                    self.wr.next.timer_start = self.now.q.val();
-                                    self.csr_qp_reset.next = true;
-                                }
-                            }
-                            // A reset or a moved ring invalidates a WQE being fetched.
-                            if (self.csr_reg_reg.q.val() == self.reg_sq_base.val())
-                                | (self.csr_reg_reg.q.val() == self.reg_sq_size.val())
-                                | ((self.csr_reg_reg.q.val() == self.reg_ctrl.val())
-                                    & (self
-                                        .csr_wdata_reg
-                                        .q
-                                        .val()
-                                        .get_bit(self.ctrl_reset.val().index())
-                                        | self
-                                            .csr_wdata_reg
-                                            .q
-                                            .val()
-                                            .get_bit(self.ctrl_send_reset.val().index())))
-                            {
-                                self.csr_moved.next = true;
-                            }
-                        }
+                        self.wr.next = self.csr.m_entry.val();
+                        self.csr_qp_reset.next = self.csr.m_qp_reset.val();
+                        self.csr_moved.next = self.csr.m_moved.val();
                     }
                     SqOp::Claim => {
                         self.ex_ok.next = self.rd_eligible.val();
@@ -1105,6 +973,13 @@ impl Logic for SendQueueEngine {
             & self.tm.m_commit_delay.val();
         self.scheduler.s_hold_qp.next = self.op_qp.q.val();
         self.scheduler.s_hold_cycles.next = self.tm.m_delay_cycles.val();
+
+        // ---- CSR registers (the entry as it would be written back unchanged) ----
+        self.csr.s_qp.next = self.op_qp.q.val();
+        self.csr.s_reg.next = self.csr_reg_reg.q.val();
+        self.csr.s_wdata.next = self.csr_wdata_reg.q.val();
+        self.csr.s_entry.next = self.wr_kept.val();
+        self.csr.s_now.next = self.now.q.val();
 
         // ---- Event evaluator (its inputs are held through Derive and Exec) ----
         self.ev.clock.next = self.clock.val();
