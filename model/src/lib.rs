@@ -23,6 +23,8 @@
 //! - [`claim_stage`], [`payload_ledger`], [`tx_read_port`], [`wqe_latch`]: reference
 //!   models of the `TransmitMachine`'s claim stage, payload ledger, tx read client and WQE
 //!   latch.
+//! - [`event_evaluator`]: the reference model of the requester's event evaluation.
+//! - [`sq_csr_access`]: the reference model of the send engine's per-QP CSR registers.
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
@@ -30,6 +32,7 @@
 
 pub mod cell_faults;
 pub mod claim_stage;
+pub mod event_evaluator;
 pub mod host_memory;
 pub mod lookup_capture;
 pub mod payload_ledger;
@@ -39,6 +42,7 @@ pub mod remote_responder;
 pub mod requester;
 pub mod responder;
 pub mod rqe_fetch;
+pub mod sq_csr_access;
 pub mod stream;
 pub mod tx_read_port;
 pub mod words;

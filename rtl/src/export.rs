@@ -319,6 +319,18 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             format!("nic_rtl::requester::AckMachine::new({qps})"),
         ),
         export_block(
+            "requester_event_evaluator",
+            crate::requester::EventEvaluator::new(nic_abi::SEND_WINDOW as usize),
+            "nic_rtl::requester::EventEvaluator",
+            "nic_rtl::requester::EventEvaluator::new(nic_abi::SEND_WINDOW as usize)".into(),
+        ),
+        export_block(
+            "requester_sq_csr_access",
+            crate::requester::SqCsrAccess::new(qps),
+            "nic_rtl::requester::SqCsrAccess",
+            format!("nic_rtl::requester::SqCsrAccess::new({qps})"),
+        ),
+        export_block(
             "send_queue_engine",
             crate::SendQueueEngine::new(qps),
             "nic_rtl::SendQueueEngine",

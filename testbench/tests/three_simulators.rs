@@ -63,6 +63,8 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "requester_tx_read_port",
         "requester_transmit_machine",
         "requester_ack_machine",
+        "requester_event_evaluator",
+        "requester_sq_csr_access",
         "send_queue_engine",
         "nack_generator",
         "responder_qp_state",

@@ -21,16 +21,22 @@
 //!   and the registered room for the next early payload.
 //! - [`AckMachine`]: the acknowledgement and completion machine: one event at a time, its
 //!   completion jobs (WQE re-read, completion request, `sq_una` advance) and the timer scan.
+//! - [`EventEvaluator`]: the judgement of one acknowledgement event against a queue pair's
+//!   entry (completions, where transmission resumes, the retry count).
+//! - [`SqCsrAccess`]: the per-QP CSR registers: a read's answer from the entry, the entry
+//!   a write leaves.
 //! - [`AckEventQueue`]: the acknowledgement events from the responder side.
 
 pub mod ack_event_queue;
 pub mod ack_machine;
 pub mod claim_stage;
+pub mod event_evaluator;
 pub mod payload_buffer;
 pub mod payload_ledger;
 pub mod qp_table;
 pub mod scheduler;
 pub mod send_queue_engine;
+pub mod sq_csr_access;
 pub mod transmit_machine;
 pub mod tx_read_port;
 pub mod wqe_fetch;
@@ -39,11 +45,13 @@ pub mod wqe_latch;
 pub use ack_event_queue::AckEventQueue;
 pub use ack_machine::AckMachine;
 pub use claim_stage::ClaimStage;
+pub use event_evaluator::EventEvaluator;
 pub use payload_buffer::PayloadBuffer;
 pub use payload_ledger::PayloadLedger;
 pub use qp_table::{QpEntry, QpTable};
 pub use scheduler::Scheduler;
 pub use send_queue_engine::SendQueueEngine;
+pub use sq_csr_access::SqCsrAccess;
 pub use transmit_machine::TransmitMachine;
 pub use tx_read_port::TxReadPort;
 pub use wqe_fetch::WqeFetch;

@@ -46,9 +46,15 @@
 //! (`requester/qp_table.rs`: one [`QpEntry`](crate::requester::QpEntry) per QP in six
 //! 64-entry RAMs, synchronous read, cleared for 64 clocks after reset), owned by one
 //! read-modify-write engine. An operation takes three clocks (grant and read; register the
-//! values derived from the entry; decide and write back); the next one is granted while
-//! one executes if it is for another QP, so they follow every two clocks, and a timer
-//! scan that is still reading gives way to a CSR access or a transmit operation. By
+//! entry as read, nothing behind the block RAM's output; decide from those registers and
+//! write back); the evaluation of an acknowledgement event takes four (a Derive clock
+//! registers the event's classification from the registered entry before the decision).
+//! The next one is granted while one executes if it is for another QP, so they follow
+//! every two clocks, and a timer scan that is still reading gives way to a CSR access or
+//! a transmit operation (and is dropped for an acknowledgement event or local completion
+//! offered meanwhile). The timer check compares the registered `timer_start` against two
+//! bounds registered a clock earlier from `now` and `cfg_retry_timeout` (no subtraction
+//! behind the entry). By
 //! priority:
 //! CSR access, acknowledgement handling, transmit, timer scan; a CSR access right after
 //! another one yields to a waiting acknowledgement or transmit operation, so a driver
@@ -103,7 +109,7 @@
 //! goes back to `sq_una` as on a foreign NACK, and it is a retry event (the count is
 //! incremented, never cleared first: RETRY_EXCEEDED after `RETRY_LIMIT` of them); while
 //! `sq_next == sq_una` it is ignored (already going back). The classification is
-//! registered in the Read clock beside `ev_restarted` (not behind `ev_hit`).
+//! registered in the Derive clock beside `ev_restarted` (not behind `ev_hit`).
 //!
 //! Refused PSNs (a NACK in flight across a go-back): an event is evaluated for any PSN
 //! from `sq_una` up to the last one the QP can have sent (`sq_pi`, at most `SEND_WINDOW`
@@ -132,8 +138,9 @@
 //! the payload request follows the commit by one clock, or for a longer payload the
 //! message's grant (or the fetch's last word, if later). An
 //! acknowledgement event is accepted within three clocks when no completion run is in
-//! progress; its first completion request follows 8 + L clocks later (11), each further
-//! one about 9 + L clocks after the previous one is accepted. A timeout fires between
+//! progress; its first completion request follows 9 + L clocks later (12 in
+//! `latency_figures`), each further one about 9 + L clocks after the previous one is
+//! accepted. A timeout fires between
 //! `cfg_retry_timeout` and `cfg_retry_timeout + 3 * queue_pairs` clocks (more when the
 //! table engine is busy) after the QP's last progress or the end of `sq_una`'s transmission.
 //! Throughput: payload one word per clock, without bubbles. The transmit machine
@@ -143,16 +150,19 @@
 //! QP the next WQE is claimed only after the commit, and its words come behind the
 //! payload's: every 16 clocks with a one-word payload (`latency_figures`), `L + 16` with an
 //! 8-word payload (see `docs/nic-blocks.md`, "Message rate of short messages").
-//! Each table operation takes three clocks so that the entry's PSN arithmetic and the
-//! decision it feeds are in different clocks.
+//! Each table operation registers the entry before anything is derived from it (a block
+//! RAM's output is slow), and an event's evaluation registers its PSN arithmetic before
+//! the decision it feeds.
 //! Limits: `queue_pairs` in 1..=64; one WQE in each stage of the transmit machine, two
 //! messages' payloads in the payload buffer;
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
-use crate::requester::{AckMachine, QpTable, Scheduler, TransmitMachine};
+use crate::requester::{
+    AckMachine, EventEvaluator, QpEntry, QpTable, Scheduler, SqCsrAccess, TransmitMachine,
+};
 use crate::sim::ClockedBlock;
-use nic_abi::{CompletionStatus, Syndrome, MAX_QUEUE_PAIRS, SEND_WINDOW};
+use nic_abi::{CompletionStatus, MAX_QUEUE_PAIRS, SEND_WINDOW, WQE_BYTES};
 use rust_hdl::prelude::*;
 
 pub use crate::requester::qp_table::QP_TABLE_ADDRESS_BITS;
@@ -163,9 +173,13 @@ pub enum SqEngineState {
     /// Granting the next operation (its QP's entry is read at the clock edge), once the
     /// per-QP table has been cleared after reset.
     Idle,
-    /// The entry is valid: the values derived from it (PSN distances, the event's
-    /// classification, eligibility, the WQE address, timer expiry) are registered.
+    /// The entry is valid at the table's output and is registered (nothing else follows
+    /// the block RAM's output in this clock).
     Read,
+    /// Evaluations of an acknowledgement event only: the values derived from the
+    /// registered entry (PSN distances, the event's classification, retry count) are
+    /// registered.
+    Derive,
     /// Executing the granted operation from those registers; entry written back.
     Exec,
 }
@@ -290,37 +304,38 @@ pub struct SendQueueEngine {
     pub(crate) ack: AckMachine,
     /// The CSR write being executed resets its QP (a job of that QP goes stale).
     csr_qp_reset: Signal<Local, Bit>,
-    // Read stage: values derived from the entry, registered for the Exec clock (the
-    // engine's timing cut between the table read and the decision).
-    rd_eligible_reg: DFF<Bit>,
-    /// `sq_una` is the event's PSN, the advance's WQE index; `sq_next` the commit's PSN
-    /// (those inputs are held while their operation is in the engine).
-    una_is_evt_reg: DFF<Bit>,
-    una_is_adv_reg: DFF<Bit>,
-    next_is_commit_reg: DFF<Bit>,
-    rd_outstanding_reg: DFF<Bit>,
-    rd_wqe_addr_reg: DFF<Bits<32>>,
-    ev_hit_reg: DFF<Bit>,
-    ev_ahead_reg: DFF<Bit>,
-    ev_foreign_reg: DFF<Bit>,
-    ev_restarted_reg: DFF<Bit>,
-    /// The retry count after a retry event.
-    retry_new_reg: DFF<Bits<4>>,
-    retry_exceeded_reg: DFF<Bit>,
-    /// The stored retry count + 1 (never cleared first) and whether it exceeds the limit:
-    /// for a go-back to sq_una that completes nothing (foreign NACK, implied NAK).
-    retry_kept_reg: DFF<Bits<4>>,
-    retry_kept_exceeded_reg: DFF<Bit>,
-    /// `sq_next + 1` and `sq_una + 1` (the Exec clock's write-back takes them from registers,
-    /// not through a carry chain behind the table's read data).
-    next_p1: DFF<Bits<24>>,
-    una_p1: DFF<Bits<24>>,
-    /// An implied NAK (see `ev_implied`).
-    ev_implied_reg: DFF<Bit>,
-    /// `(event PSN - sq_una) mod 16`: the WQEs the event completes before its own PSN.
-    evt_run_reg: DFF<Bits<4>>,
+    /// The judgement of an acknowledgement event against the entry (Derive and Exec).
+    ev: EventEvaluator,
+    /// The entry read, registered in the Read clock (the block RAM's output goes straight
+    /// into these flip-flops; everything derived from the entry starts from them).
+    ent: DFF<QpEntry>,
+    // Derive stage (acknowledgement operations): values derived from the registered
+    // entry, registered for the Exec clock (the timing cut between the PSN arithmetic and
+    // the decision).
+    /// `sq_una` is the advance's WQE index (an advance decides from the registered entry).
+    una_is_adv: Signal<Local, Bit>,
+    /// `sq_next` is the commit's PSN (held while the commit is in the engine).
+    next_is_commit: Signal<Local, Bit>,
+    /// The same from the registered entry, for a timer check (which has no Derive clock).
+    retry_kept: Signal<Local, Bits<4>>,
+    retry_kept_exceeded: Signal<Local, Bit>,
+    /// `sq_next + 1` (a commit's write-back, from the registered entry).
+    next_p1: Signal<Local, Bits<24>>,
+    /// `sq_una + 1` from the registered entry (a timer check's write-back).
+    una_p1_now: Signal<Local, Bits<24>>,
     /// The QP's retry timer has expired (as of the Exec clock).
-    timer_expired_reg: DFF<Bit>,
+    /// The retry timer as of the next clock, for the comparison of a timer check's Exec
+    /// clock without a subtraction behind the entry: the timer has expired when
+    /// `(now - timer_start) mod 2^32 >= cfg_retry_timeout`, that is when `timer_start`
+    /// lies in the circular interval from `now + 1` (`timer_lo`) up to
+    /// `now - cfg_retry_timeout` (`timer_hi`); `timer_wrap`: that interval wraps past
+    /// 2^32 - 1; `timer_never`: the timeout is 0.
+    timer_lo: DFF<Bits<32>>,
+    timer_hi: DFF<Bits<32>>,
+    timer_wrap: DFF<Bit>,
+    timer_never: DFF<Bit>,
+    timer_ge_lo: Signal<Local, Bit>,
+    timer_le_hi: Signal<Local, Bit>,
     // Combinational: the entry read.
     rd_base: Signal<Local, Bits<32>>,
     rd_remote: Signal<Local, Bits<32>>,
@@ -343,40 +358,19 @@ pub struct SendQueueEngine {
     rd_wqe_addr: Signal<Local, Bits<32>>,
     qp_valid: Signal<Local, Bit>,
     d_out: Signal<Local, Bits<24>>,
-    /// `sq_pi - sq_una`.
-    d_posted: Signal<Local, Bits<24>>,
-    /// PSNs that can have been sent and not yet completed: `min(sq_pi - sq_una, SEND_WINDOW)`.
-    /// The event is for a PSN at or after `sq_next` (sent before a go-back).
-    ev_ahead: Signal<Local, Bit>,
-    d_evt: Signal<Local, Bits<24>>,
-    elapsed: Signal<Local, Bits<32>>,
-    psn_p1: Signal<Local, Bits<24>>,
+    timer_lo_next: Signal<Local, Bits<32>>,
+    timer_hi_next: Signal<Local, Bits<32>>,
     job_idx_p1: Signal<Local, Bits<24>>,
-    /// The event completes WQEs: the retry count restarts from 0.
-    retry_cleared: Signal<Local, Bit>,
     /// The stored retry count + 1.
     retry_inc: Signal<Local, Bits<5>>,
-    retry_new: Signal<Local, Bits<4>>,
-    retry_exceeded: Signal<Local, Bit>,
-    ev_success: Signal<Local, Bit>,
-    ev_retry: Signal<Local, Bit>,
-    ev_hit: Signal<Local, Bit>,
-    /// A retryable NACK for a PSN more than `SEND_WINDOW` from `sq_una` (the responder
-    /// expects a PSN this QP cannot have sent lately): go back to `sq_una`.
-    ev_foreign: Signal<Local, Bit>,
-    /// The event carries RESYNC for a PSN after `sq_una`.
-    ev_restarted: Signal<Local, Bit>,
-    /// Implied NAK: sq_una is a READ or atomic already sent, and the event is an ACK, or
-    /// a NACK for a later PSN, without RESYNC for a later PSN: the responder executed it,
-    /// its response was lost; the event completes nothing, the QP goes back to sq_una.
-    ev_implied: Signal<Local, Bit>,
-    csr_value: Signal<Local, Bits<64>>,
     /// The engine executes an operation this clock.
     exec_now: Signal<Local, Bit>,
     /// A timer scan is reading: a CSR access or a transmit operation may take its place.
     timer_preemptible: Signal<Local, Bit>,
     /// It did (the acknowledgement machine goes back to Idle; the scan retries the QP).
     timer_preempted: Signal<Local, Bit>,
+    /// A scan that is only reading is dropped for an event or local completion offered.
+    timer_abandoned: Signal<Local, Bit>,
     /// The QP of the operation the priority order picks this clock.
     next_qp: Signal<Local, Bits<6>>,
     /// An operation executes and the next one is for another QP: grant it now.
@@ -387,7 +381,6 @@ pub struct SendQueueEngine {
     // Combinational: requests and grants.
     tx_req: Signal<Local, Bit>,
     tx_req_op: Signal<Local, SqOp>,
-    tx_on_una_reg: DFF<Bit>,
     grant_csr: Signal<Local, Bit>,
     /// The last operation granted was a CSR access.
     csr_granted_last: DFF<Bit>,
@@ -407,31 +400,19 @@ pub struct SendQueueEngine {
     ex_job_resync: Signal<Local, Bit>,
     ex_has_job: Signal<Local, Bit>,
     // Combinational: the entry written back.
-    wr_base: Signal<Local, Bits<32>>,
-    wr_remote: Signal<Local, Bits<32>>,
-    wr_pi: Signal<Local, Bits<24>>,
-    wr_size: Signal<Local, Bits<5>>,
-    wr_next: Signal<Local, Bits<24>>,
-    wr_enable: Signal<Local, Bit>,
-    wr_resync: Signal<Local, Bit>,
-    wr_waiting: Signal<Local, Bit>,
-    wr_drain: Signal<Local, Bit>,
-    wr_retry: Signal<Local, Bits<4>>,
-    wr_una: Signal<Local, Bits<24>>,
-    wr_una_rsp: Signal<Local, Bit>,
-    wr_tstart: Signal<Local, Bits<32>>,
+    /// The entry written back (the one read, changed by the operation executed).
+    wr: Signal<Local, QpEntry>,
+    /// The entry an operation that changes nothing writes back.
+    wr_kept: Signal<Local, QpEntry>,
+    /// The per-QP CSR registers: a read's answer, a write's entry.
+    csr: SqCsrAccess,
     // Constants.
     num_qps: Constant<Bits<7>>,
+    /// log2 of a WQE's bytes (`nic_abi::WQE_BYTES`).
+    wqe_shift: Constant<Bits<32>>,
     ones24: Constant<Bits<24>>,
     send_window: Constant<Bits<24>>,
-    /// `2^24 - SEND_WINDOW`: an event PSN distance at or above it lies at most
-    /// `SEND_WINDOW` before `sq_una`.
-    window_before: Constant<Bits<24>>,
-    syn_sequence: Constant<Bits<8>>,
-    syn_port_down: Constant<Bits<8>>,
-    syn_crc: Constant<Bits<8>>,
     st_retry: Constant<Bits<8>>,
-    st_restarted: Constant<Bits<8>>,
 }
 
 /// `Bits<N>` constant from a `u64`.
@@ -528,7 +509,6 @@ impl SendQueueEngine {
             tm: TransmitMachine::new(),
             tx_req_qp: Default::default(),
             csr_moved: Default::default(),
-            tx_on_una_reg: Default::default(),
             ack: AckMachine::new(queue_pairs),
             csr_qp_reset: Default::default(),
             rd_base: Default::default(),
@@ -546,26 +526,22 @@ impl SendQueueEngine {
             rd_tstart: Default::default(),
             rd_outstanding: Default::default(),
             rd_eligible: Default::default(),
-            rd_eligible_reg: Default::default(),
-            una_is_evt_reg: Default::default(),
-            una_is_adv_reg: Default::default(),
-            next_is_commit_reg: Default::default(),
-            rd_outstanding_reg: Default::default(),
-            rd_wqe_addr_reg: Default::default(),
-            ev_hit_reg: Default::default(),
-            ev_ahead_reg: Default::default(),
-            ev_foreign_reg: Default::default(),
-            ev_restarted_reg: Default::default(),
-            retry_new_reg: Default::default(),
-            retry_exceeded_reg: Default::default(),
-            retry_kept_reg: Default::default(),
-            retry_kept_exceeded_reg: Default::default(),
-            ev_implied_reg: Default::default(),
-            evt_run_reg: Default::default(),
-            timer_expired_reg: Default::default(),
+            ent: Default::default(),
+            ev: EventEvaluator::new(SEND_WINDOW as usize),
+            next_is_commit: Default::default(),
+            una_is_adv: Default::default(),
+            retry_kept: Default::default(),
+            retry_kept_exceeded: Default::default(),
+            timer_lo: Default::default(),
+            timer_hi: Default::default(),
+            timer_wrap: Default::default(),
+            timer_never: Default::default(),
+            timer_ge_lo: Default::default(),
+            timer_le_hi: Default::default(),
             exec_now: Default::default(),
             timer_preemptible: Default::default(),
             timer_preempted: Default::default(),
+            timer_abandoned: Default::default(),
             next_qp: Default::default(),
             overlap_ok: Default::default(),
             now_p1: Default::default(),
@@ -575,25 +551,12 @@ impl SendQueueEngine {
             rd_wqe_addr: Default::default(),
             qp_valid: Default::default(),
             d_out: Default::default(),
-            d_posted: Default::default(),
-            ev_ahead: Default::default(),
-            d_evt: Default::default(),
-            elapsed: Default::default(),
+            timer_lo_next: Default::default(),
+            timer_hi_next: Default::default(),
             next_p1: Default::default(),
-            una_p1: Default::default(),
-            psn_p1: Default::default(),
+            una_p1_now: Default::default(),
             job_idx_p1: Default::default(),
-            retry_cleared: Default::default(),
             retry_inc: Default::default(),
-            retry_new: Default::default(),
-            retry_exceeded: Default::default(),
-            ev_success: Default::default(),
-            ev_retry: Default::default(),
-            ev_hit: Default::default(),
-            ev_foreign: Default::default(),
-            ev_restarted: Default::default(),
-            ev_implied: Default::default(),
-            csr_value: Default::default(),
             tx_req: Default::default(),
             tx_req_op: Default::default(),
             grant_csr: Default::default(),
@@ -611,28 +574,14 @@ impl SendQueueEngine {
             ex_job_status: Default::default(),
             ex_job_resync: Default::default(),
             ex_has_job: Default::default(),
-            wr_base: Default::default(),
-            wr_remote: Default::default(),
-            wr_pi: Default::default(),
-            wr_size: Default::default(),
-            wr_next: Default::default(),
-            wr_enable: Default::default(),
-            wr_resync: Default::default(),
-            wr_waiting: Default::default(),
-            wr_drain: Default::default(),
-            wr_retry: Default::default(),
-            wr_una: Default::default(),
-            wr_una_rsp: Default::default(),
-            wr_tstart: Default::default(),
+            wr: Default::default(),
+            wr_kept: Default::default(),
+            csr: SqCsrAccess::new(queue_pairs),
             num_qps: k(queue_pairs as u64),
+            wqe_shift: k(WQE_BYTES.trailing_zeros() as u64),
             ones24: k(0xFF_FFFF),
             send_window: k(SEND_WINDOW as u64),
-            window_before: k((1 << 24) - SEND_WINDOW as u64),
-            syn_sequence: k(Syndrome::SequenceError as u64),
-            syn_port_down: k(Syndrome::PortDown as u64),
-            syn_crc: k(Syndrome::CrcOrMalformed as u64),
             st_retry: k(CompletionStatus::RETRY_EXCEEDED as u64),
-            st_restarted: k(CompletionStatus::RESPONDER_RESTARTED as u64),
         }
     }
 }
@@ -650,25 +599,11 @@ impl Logic for SendQueueEngine {
             self,
             clock,
             eng_state,
-            rd_eligible_reg,
-            una_is_evt_reg,
-            una_is_adv_reg,
-            next_is_commit_reg,
-            rd_outstanding_reg,
-            rd_wqe_addr_reg,
-            ev_hit_reg,
-            ev_ahead_reg,
-            ev_foreign_reg,
-            ev_restarted_reg,
-            retry_new_reg,
-            retry_exceeded_reg,
-            retry_kept_reg,
-            retry_kept_exceeded_reg,
-            ev_implied_reg,
-            next_p1,
-            una_p1,
-            evt_run_reg,
-            timer_expired_reg,
+            ent,
+            timer_lo,
+            timer_hi,
+            timer_wrap,
+            timer_never,
             op,
             op_qp,
             csr_granted_last,
@@ -677,8 +612,7 @@ impl Logic for SendQueueEngine {
             rdata_valid_reg,
             rdata_reg,
             now,
-            retransmissions_reg,
-            tx_on_una_reg
+            retransmissions_reg
         );
         self.qp_table.clock.next = self.clock.val();
         self.qp_table.reset.next = self.reset.val();
@@ -688,28 +622,35 @@ impl Logic for SendQueueEngine {
         self.now.d.next = self.now_p1.val();
         self.exec_now.next = self.eng_state.q.val() == SqEngineState::Exec;
 
-        // ---- The entry read last clock (valid while the engine executes) ----
-        self.rd_base.next = self.qp_table.m_rd_entry.val().base;
-        self.rd_remote.next = self.qp_table.m_rd_entry.val().remote;
-        self.rd_pi.next = self.qp_table.m_rd_entry.val().sq_pi;
-        self.rd_size.next = self.qp_table.m_rd_entry.val().size_log2;
-        self.rd_next.next = self.qp_table.m_rd_entry.val().sq_next;
-        self.rd_enable.next = self.qp_table.m_rd_entry.val().enable;
-        self.rd_resync.next = self.qp_table.m_rd_entry.val().resync;
-        self.rd_waiting.next = self.qp_table.m_rd_entry.val().waiting;
-        self.rd_drain.next = self.qp_table.m_rd_entry.val().draining;
-        self.rd_retry.next = self.qp_table.m_rd_entry.val().retry;
-        self.rd_una.next = self.qp_table.m_rd_entry.val().sq_una;
-        self.rd_una_rsp.next = self.qp_table.m_rd_entry.val().una_needs_response;
-        self.rd_tstart.next = self.qp_table.m_rd_entry.val().timer_start;
+        // ---- The entry read last clock, registered in the Read clock (valid in Derive and
+        // Exec) ----
+        if self.eng_state.q.val() == SqEngineState::Read {
+            self.ent.d.next = self.qp_table.m_rd_entry.val();
+        }
+        self.rd_base.next = self.ent.q.val().base;
+        self.rd_remote.next = self.ent.q.val().remote;
+        self.rd_pi.next = self.ent.q.val().sq_pi;
+        self.rd_size.next = self.ent.q.val().size_log2;
+        self.rd_next.next = self.ent.q.val().sq_next;
+        self.rd_enable.next = self.ent.q.val().enable;
+        self.rd_resync.next = self.ent.q.val().resync;
+        self.rd_waiting.next = self.ent.q.val().waiting;
+        self.rd_drain.next = self.ent.q.val().draining;
+        self.rd_retry.next = self.ent.q.val().retry;
+        self.rd_una.next = self.ent.q.val().sq_una;
+        self.rd_una_rsp.next = self.ent.q.val().una_needs_response;
+        self.rd_tstart.next = self.ent.q.val().timer_start;
         self.qp_valid.next = bit_cast::<7, 6>(self.op_qp.q.val()) < self.num_qps.val();
         self.d_out.next = self.rd_next.val() - self.rd_una.val();
-        self.d_evt.next = self.ack.m_evt_psn.val() - self.rd_una.val();
-        // As of the Exec clock, one after the Read clock that registers the result.
-        self.elapsed.next = self.now_p1.val() - self.rd_tstart.val();
-        self.next_p1.d.next = self.rd_next.val() + 1;
-        self.una_p1.d.next = self.rd_una.val() + 1;
-        self.psn_p1.next = self.ack.m_evt_psn.val() + 1;
+        // The timer's interval as of the next clock (whose `now` is `now_p1`).
+        self.timer_lo_next.next = self.now_p1.val() + 1;
+        self.timer_hi_next.next = self.now_p1.val() - self.cfg_retry_timeout.val();
+        self.timer_lo.d.next = self.timer_lo_next.val();
+        self.timer_hi.d.next = self.timer_hi_next.val();
+        self.timer_wrap.d.next = self.timer_lo_next.val() > self.timer_hi_next.val();
+        self.timer_never.d.next = self.cfg_retry_timeout.val() == 0;
+        self.next_p1.next = self.rd_next.val() + 1;
+        self.una_p1_now.next = self.rd_una.val() + 1;
         self.job_idx_p1.next = self.ack.m_adv_idx.val() + 1;
         self.rd_outstanding.next = self.rd_una.val() != self.rd_next.val();
         self.rd_eligible.next = self.qp_valid.val()
@@ -721,97 +662,22 @@ impl Logic for SendQueueEngine {
         // WQE address of sq_next: SQ_BASE + (sq_next mod 2^SQ_SIZE_LOG2) * 64.
         self.rd_mask.next = !(self.ones24.val() << self.rd_size.val());
         self.rd_slot.next = self.rd_next.val() & self.rd_mask.val();
-        self.rd_wqe_addr.next = self.rd_base.val() + (bit_cast::<32, 24>(self.rd_slot.val()) << 6);
-        self.ev_success.next = self.ack.m_evt_response.val() | (self.ack.m_evt_syndrome.val() == 0);
-        self.ev_retry.next = !self.ev_success.val()
-            & ((self.ack.m_evt_syndrome.val() == self.syn_sequence.val())
-                | (self.ack.m_evt_syndrome.val() == self.syn_crc.val()));
-        // An answer is for a message this QP sent: any PSN from sq_una up to the last one
-        // it can have sent (sq_pi, at most SEND_WINDOW on). That includes PSNs at or after
-        // sq_next: sent before a go-back, their answers still tell the truth (a refused
-        // PSN's NACK that crossed a timeout is not lost).
-        // (`d_evt < min(d_posted, SEND_WINDOW)` as two compares side by side.)
-        self.d_posted.next = self.rd_pi.val() - self.rd_una.val();
-        self.ev_ahead.next = self.d_evt.val() >= self.d_out.val();
-        self.ev_hit.next = self.qp_valid.val()
-            & (self.d_evt.val() < self.d_posted.val())
-            & (self.d_evt.val() < self.send_window.val());
-        // Foreign: a NACK more than SEND_WINDOW after sq_una, or before it (a final NACK
-        // up to SEND_WINDOW before sq_una answers a PSN already completed, e.g. a refusal
-        // a later answer's AETH reports again: stale).
-        self.ev_foreign.next = self.qp_valid.val()
-            & self.rd_outstanding.val()
-            & !self.ev_success.val()
-            & (self.d_evt.val() > self.send_window.val())
-            & (self.ev_retry.val() | (self.d_evt.val() < self.window_before.val()));
-        // Retry count after a retry event; an event that completes WQEs clears it first
-        // (both outcomes computed, then selected: the event's classification is the
-        // longest path of the Read clock).
-        self.retry_cleared.next =
-            (self.op.q.val() == SqOp::Eval) & self.ev_hit.val() & (self.d_evt.val() != 0);
+        self.rd_wqe_addr.next =
+            self.rd_base.val() + (bit_cast::<32, 24>(self.rd_slot.val()) << self.wqe_shift.val());
+        // A timer check's retry count (an event's is the evaluator's).
         self.retry_inc.next = bit_cast::<5, 4>(self.rd_retry.val()) + 1;
-        self.retry_new.next = self.retry_inc.val().get_bits::<4>(0);
-        self.retry_exceeded.next =
+        // `(now - timer_start) mod 2^32 >= cfg_retry_timeout` (two comparisons side by side).
+        self.timer_ge_lo.next = self.rd_tstart.val() >= self.timer_lo.q.val();
+        self.timer_le_hi.next = self.rd_tstart.val() <= self.timer_hi.q.val();
+        self.timer_expired.next = !self.timer_never.q.val()
+            & (self.timer_ge_lo.val() & self.timer_le_hi.val()
+                | (self.timer_wrap.q.val() & (self.timer_ge_lo.val() | self.timer_le_hi.val())));
+        // A claim, commit or advance decides from the registered entry directly.
+        self.next_is_commit.next = self.rd_next.val() == self.tm.m_commit_psn.val();
+        self.una_is_adv.next = self.rd_una.val() == self.ack.m_adv_idx.val();
+        self.retry_kept.next = self.retry_inc.val().get_bits::<4>(0);
+        self.retry_kept_exceeded.next =
             self.retry_inc.val() > bit_cast::<5, 4>(self.cfg_retry_limit.val());
-        if self.retry_cleared.val() {
-            self.retry_new.next = 1.into();
-            self.retry_exceeded.next = self.cfg_retry_limit.val() == 0;
-        }
-        self.ev_restarted.next = self.ack.m_evt_resync.val() & (self.d_evt.val() != 0);
-        // Beside the classification, not after it: a registered bit and `d_evt != 0`
-        // (as in `ev_restarted`); Exec combines it with `ev_hit`.
-        self.ev_implied.next = self.rd_una_rsp.val()
-            & !self.ack.m_evt_response.val()
-            & !self.ev_restarted.val()
-            & ((self.ack.m_evt_syndrome.val() == 0) | (self.d_evt.val() != 0));
-        self.timer_expired.next = (self.cfg_retry_timeout.val() != 0)
-            & (self.elapsed.val() >= self.cfg_retry_timeout.val());
-        // Registered every clock; only the values of the Read clock are used (in Exec).
-        self.rd_eligible_reg.d.next = self.rd_eligible.val();
-        self.una_is_evt_reg.d.next = self.rd_una.val() == self.ack.m_evt_psn.val();
-        self.una_is_adv_reg.d.next = self.rd_una.val() == self.ack.m_adv_idx.val();
-        self.next_is_commit_reg.d.next = self.rd_next.val() == self.tm.m_commit_psn.val();
-        self.rd_outstanding_reg.d.next = self.rd_outstanding.val();
-        self.rd_wqe_addr_reg.d.next = self.rd_wqe_addr.val();
-        self.ev_hit_reg.d.next = self.ev_hit.val();
-        self.ev_ahead_reg.d.next = self.ev_ahead.val();
-        self.ev_foreign_reg.d.next = self.ev_foreign.val();
-        self.ev_restarted_reg.d.next = self.ev_restarted.val();
-        self.retry_new_reg.d.next = self.retry_new.val();
-        self.retry_exceeded_reg.d.next = self.retry_exceeded.val();
-        self.retry_kept_reg.d.next = self.retry_inc.val().get_bits::<4>(0);
-        self.retry_kept_exceeded_reg.d.next =
-            self.retry_inc.val() > bit_cast::<5, 4>(self.cfg_retry_limit.val());
-        self.ev_implied_reg.d.next = self.ev_implied.val();
-        self.evt_run_reg.d.next = self.d_evt.val().get_bits::<4>(0);
-        self.timer_expired_reg.d.next = self.timer_expired.val();
-        self.csr_value.next = 0.into();
-        if self.qp_valid.val() {
-            if self.csr_reg_reg.q.val() == 0 {
-                self.csr_value.next = bit_cast::<64, 32>(self.rd_base.val());
-            }
-            if self.csr_reg_reg.q.val() == 1 {
-                self.csr_value.next = bit_cast::<64, 5>(self.rd_size.val());
-            }
-            if self.csr_reg_reg.q.val() == 2 {
-                self.csr_value.next = bit_cast::<64, 24>(self.rd_pi.val());
-            }
-            if self.csr_reg_reg.q.val() == 3 {
-                self.csr_value.next = bit_cast::<64, 24>(self.rd_una.val());
-            }
-            if self.csr_reg_reg.q.val() == 8 {
-                self.csr_value.next = bit_cast::<64, 32>(self.rd_remote.val());
-            }
-            if self.csr_reg_reg.q.val() == 9 {
-                self.csr_value.next = bit_cast::<64, 1>(self.rd_enable.val().into());
-            }
-            if self.csr_reg_reg.q.val() == 10 {
-                self.csr_value.next = bit_cast::<64, 24>(self.rd_next.val())
-                    | (bit_cast::<64, 1>(self.rd_waiting.val().into()) << 49)
-                    | (bit_cast::<64, 4>(self.rd_retry.val()) << 52);
-            }
-        }
-
         // ---- Requests of the transmit machine (from its registers) ----
         self.tx_req.next = self.tm.m_op_valid.val();
         self.tx_req_op.next = SqOp::Claim;
@@ -819,12 +685,9 @@ impl Logic for SendQueueEngine {
             self.tx_req_op.next = SqOp::Commit;
         }
         self.tx_req_qp.next = self.tm.m_op_qp.val();
-        // (Compared in the Read clock, used in Exec: a message that starts streaming in
-        // between is the commit's, which executed before this operation's read; one that
-        // ends in between restarts the timer once more.)
+        // (Compared in the timer check's Exec clock, from the registered entry.)
         self.tm.s_una_qp.next = self.op_qp.q.val();
         self.tm.s_una_psn.next = self.rd_una.val();
-        self.tx_on_una_reg.d.next = self.tm.m_on_una.val();
         // ---- Table engine ----
         self.csr_yield.next =
             self.csr_granted_last.q.val() & (self.ack.m_req_valid.val() | self.tx_req.val());
@@ -844,27 +707,24 @@ impl Logic for SendQueueEngine {
         self.ex_job_final.next = false;
         self.ex_job_status.next = 0.into();
         self.ex_job_resync.next = false;
-        self.wr_base.next = self.rd_base.val();
-        self.wr_remote.next = self.rd_remote.val();
-        self.wr_pi.next = self.rd_pi.val();
-        self.wr_size.next = self.rd_size.val();
-        self.wr_next.next = self.rd_next.val();
-        self.wr_enable.next = self.rd_enable.val();
-        self.wr_resync.next = self.rd_resync.val();
-        self.wr_waiting.next = self.rd_waiting.val();
         // The stored draining flag holds only while messages are outstanding (tested
-        // here, from the Read clock, not behind the write-back's PSN muxes).
-        self.wr_drain.next = self.rd_drain.val() & self.rd_outstanding_reg.q.val();
-        self.wr_retry.next = self.rd_retry.val();
-        self.wr_una.next = self.rd_una.val();
-        self.wr_una_rsp.next = self.rd_una_rsp.val();
-        self.wr_tstart.next = self.rd_tstart.val();
+        // here, from the registered entry, not behind the write-back's PSN muxes).
+        self.wr_kept.next = self.ent.q.val();
+        self.wr_kept.next.draining = self.rd_drain.val() & self.rd_outstanding.val();
+        self.wr.next = self.wr_kept.val();
         match self.eng_state.q.val() {
             SqEngineState::Idle => {
                 // Granting: below.
             }
             SqEngineState::Read => {
-                // The entry is valid; its derived values are registered for Exec.
+                // The entry is valid and registered; an acknowledgement operation then
+                // registers the values derived from it.
+                self.eng_state.d.next = SqEngineState::Exec;
+                if self.op.q.val() == SqOp::Eval {
+                    self.eng_state.d.next = SqEngineState::Derive;
+                }
+            }
+            SqEngineState::Derive => {
                 self.eng_state.d.next = SqEngineState::Exec;
             }
             SqEngineState::Exec => {
@@ -872,218 +732,105 @@ impl Logic for SendQueueEngine {
                 match self.op.q.val() {
                     SqOp::CsrRead => {
                         self.rdata_valid_reg.d.next = true;
-                        self.rdata_reg.d.next = self.csr_value.val();
+                        self.rdata_reg.d.next = self.csr.m_rdata.val();
                     }
                     SqOp::CsrWrite => {
-                        // Writes to QPs beyond `queue_pairs` are ignored.
+                        // Writes to QPs beyond `queue_pairs` are ignored (`SqCsrAccess`).
                         self.ex_ok.next = self.qp_valid.val();
-                        if self.ex_ok.val() {
-                            if self.csr_reg_reg.q.val() == 0 {
-                                self.wr_base.next = self.csr_wdata_reg.q.val();
-                            }
-                            if self.csr_reg_reg.q.val() == 1 {
-                                self.wr_size.next = self.csr_wdata_reg.q.val().get_bits::<5>(0);
-                            }
-                            if self.csr_reg_reg.q.val() == 2 {
-                                self.wr_pi.next = self.csr_wdata_reg.q.val().get_bits::<24>(0);
-                            }
-                            if self.csr_reg_reg.q.val() == 8 {
-                                self.wr_remote.next = self.csr_wdata_reg.q.val();
-                            }
-                            if self.csr_reg_reg.q.val() == 9 {
-                                self.wr_enable.next = self.csr_wdata_reg.q.val().get_bit(0);
-                                if self.csr_wdata_reg.q.val().get_bit(1)
-                                    | self.csr_wdata_reg.q.val().get_bit(2)
-                                {
-                                    // QP reset (bit 1), or send-side reset (bit 2: the
-                                    // responder side is the receive engine's and is kept):
-                                    // sq_pi = sq_next = sq_una = start PSN.
-                                    self.wr_pi.next = self.csr_wdata_reg.q.val().get_bits::<24>(8);
-                                    self.wr_next.next =
-                                        self.csr_wdata_reg.q.val().get_bits::<24>(8);
-                                    self.wr_una.next = self.csr_wdata_reg.q.val().get_bits::<24>(8);
-                                    self.wr_resync.next = true;
-                                    self.wr_retry.next = 0.into();
-                                    self.wr_waiting.next = false;
-                                    self.wr_una_rsp.next = false;
-                                    self.wr_drain.next = false;
-                                    self.wr_tstart.next = self.now.q.val();
-                                    self.csr_qp_reset.next = true;
-                                }
-                            }
-                            // A reset or a moved ring invalidates a WQE being fetched.
-                            if (self.csr_reg_reg.q.val() == 0)
-                                | (self.csr_reg_reg.q.val() == 1)
-                                | ((self.csr_reg_reg.q.val() == 9)
-                                    & (self.csr_wdata_reg.q.val().get_bit(1)
-                                        | self.csr_wdata_reg.q.val().get_bit(2)))
-                            {
-                                self.csr_moved.next = true;
-                            }
-                        }
+                        self.wr.next = self.csr.m_entry.val();
+                        self.csr_qp_reset.next = self.csr.m_qp_reset.val();
+                        self.csr_moved.next = self.csr.m_moved.val();
                     }
                     SqOp::Claim => {
-                        self.ex_ok.next = self.rd_eligible_reg.q.val();
+                        self.ex_ok.next = self.rd_eligible.val();
                     }
                     SqOp::Commit => {
-                        self.ex_ok.next = self.rd_eligible_reg.q.val()
-                            & self.next_is_commit_reg.q.val()
+                        self.ex_ok.next = self.rd_eligible.val()
+                            & self.next_is_commit.val()
                             & !self.tm.m_commit_stale.val()
-                            & (!self.tm.m_commit_need_empty.val()
-                                | !self.rd_outstanding_reg.q.val());
+                            & (!self.tm.m_commit_need_empty.val() | !self.rd_outstanding.val());
                         if self.ex_ok.val() {
-                            self.wr_next.next = self.next_p1.q.val();
+                            self.wr.next.sq_next = self.next_p1.val();
                             if self.tm.m_commit_local_only.val() {
                                 // Nothing more is sent until the local completion is done.
-                                self.wr_drain.next = true;
+                                self.wr.next.draining = true;
                             } else if self.tm.m_commit_needs_response.val() {
                                 // Committed only with nothing outstanding: it is sq_una.
-                                self.wr_waiting.next = true;
-                                self.wr_una_rsp.next = true;
+                                self.wr.next.waiting = true;
+                                self.wr.next.una_needs_response = true;
                             }
-                            if !self.rd_outstanding_reg.q.val() {
-                                self.wr_tstart.next = self.now.q.val();
+                            if !self.rd_outstanding.val() {
+                                self.wr.next.timer_start = self.now.q.val();
                             }
-                        } else if self.rd_eligible_reg.q.val()
-                            & self.next_is_commit_reg.q.val()
+                        } else if self.rd_eligible.val()
+                            & self.next_is_commit.val()
                             & !self.tm.m_commit_stale.val()
                         {
                             // READ, atomic or bad WQE behind outstanding messages: wait
                             // until the QP drains.
-                            self.wr_drain.next = true;
+                            self.wr.next.draining = true;
                         }
                     }
                     SqOp::Eval => {
-                        if self.ack.m_evt_local.val() {
-                            self.ex_job_valid.next = self.qp_valid.val()
-                                & self.una_is_evt_reg.q.val()
-                                & self.rd_outstanding_reg.q.val();
-                            self.ex_job_final.next = true;
-                            self.ex_job_status.next = self.ack.m_evt_local_status.val();
-                            self.ex_job_resync.next = true;
-                        } else if self.ev_hit_reg.q.val() & !self.ev_implied_reg.q.val() {
-                            self.ex_job_valid.next = true;
-                            self.wr_waiting.next = false;
-                            self.wr_tstart.next = self.now.q.val();
-                            self.wr_retry.next = 0.into();
-                            self.ex_job_succ.next = self.evt_run_reg.q.val();
-                            if self.ev_restarted_reg.q.val() {
-                                // The responder restarted at this PSN: the WQEs before it
-                                // were not applied there.
-                                self.ex_job_run_status.next = self.st_restarted.val();
-                            }
-                            if self.ev_success.val() & self.ev_ahead_reg.q.val() {
-                                // Answered a message sent before a go-back: resume after it.
-                                self.wr_next.next = self.psn_p1.val();
-                            }
-                            if self.ev_success.val() {
-                                self.ex_job_succ.next = self.evt_run_reg.q.val() + 1;
-                                if self.ev_restarted_reg.q.val() {
-                                    // The restarted run, then this PSN with success.
-                                    self.ex_job_succ.next = self.evt_run_reg.q.val();
-                                    self.ex_job_final.next = true;
-                                }
-                            } else if self.ev_retry.val() {
-                                // Go back N from the NACK's PSN.
-                                self.ex_retx.next = true;
-                                self.wr_next.next = self.ack.m_evt_psn.val();
-                                self.wr_retry.next = self.retry_new_reg.q.val();
-                                if self.retry_exceeded_reg.q.val() {
-                                    self.ex_job_final.next = true;
-                                    self.ex_job_status.next = self.st_retry.val();
-                                    self.ex_job_resync.next = true;
-                                    self.wr_next.next = self.psn_p1.val();
-                                    self.wr_drain.next = true;
-                                    self.wr_retry.next = 0.into();
-                                }
-                            } else {
-                                self.ex_job_final.next = true;
-                                self.ex_job_status.next = self.ack.m_evt_syndrome.val();
-                                // PORT_DOWN is the fabric's: the responder never saw p,
-                                // which may have been the QP's RESYNC message, so the
-                                // resync stays pending.
-                                self.ex_job_resync.next =
-                                    self.ack.m_evt_syndrome.val() == self.syn_port_down.val();
-                                // The responder consumed p, but may have dropped what
-                                // followed while its answer slot held this NACK: resend
-                                // from p+1 (not a retry: the count stays cleared).
-                                self.wr_next.next = self.psn_p1.val();
-                                self.ex_retx.next = self.rd_next.val() != self.psn_p1.val();
-                            }
-                        } else if self.ev_foreign_reg.q.val()
-                            | (self.ev_hit_reg.q.val()
-                                & self.ev_implied_reg.q.val()
-                                & self.rd_outstanding_reg.q.val())
-                        {
-                            // A NACK for a PSN this QP has not sent lately. Retryable: the
-                            // responder expects something else (a lost RESYNC message, a
-                            // skipped PSN). Final: it answers a request sent before this
-                            // QP's send side was reset, and while that NACK sat in its
-                            // answer slot it may have dropped what this QP sent since.
-                            // Or an implied NAK: an answer past the READ or atomic at
-                            // sq_una, whose response was lost (while it is not
-                            // outstanding, the QP already went back to it: ignored).
-                            // Either way go back to sq_una, as on a timeout (with RESYNC
-                            // if the QP's resync is pending); a retryable NACK and an
-                            // implied NAK count a retry (nothing completes: the count
-                            // is not cleared).
-                            self.ex_retx.next = true;
-                            self.wr_tstart.next = self.now.q.val();
-                            self.wr_waiting.next = false;
-                            self.wr_next.next = self.rd_una.val();
-                            if self.ev_retry.val()
-                                | (self.ev_hit_reg.q.val() & self.ev_implied_reg.q.val())
-                            {
-                                self.wr_retry.next = self.retry_kept_reg.q.val();
-                                if self.retry_kept_exceeded_reg.q.val() {
-                                    self.ex_job_valid.next = true;
-                                    self.ex_job_final.next = true;
-                                    self.ex_job_status.next = self.st_retry.val();
-                                    self.ex_job_resync.next = true;
-                                    self.wr_next.next = self.una_p1.q.val();
-                                    self.wr_drain.next = true;
-                                    self.wr_retry.next = 0.into();
-                                }
-                            }
+                        // The evaluator's decision on the event (registered in Derive).
+                        self.ex_job_valid.next = self.ev.m_job_valid.val();
+                        self.ex_job_succ.next = self.ev.m_job_succ.val();
+                        self.ex_job_run_status.next = self.ev.m_job_run_status.val();
+                        self.ex_job_final.next = self.ev.m_job_final.val();
+                        self.ex_job_status.next = self.ev.m_job_status.val();
+                        self.ex_job_resync.next = self.ev.m_job_resync.val();
+                        self.ex_retx.next = self.ev.m_retx.val();
+                        if self.ev.m_restart.val() {
+                            self.wr.next.waiting = false;
+                            self.wr.next.timer_start = self.now.q.val();
+                        }
+                        if self.ev.m_set_next.val() {
+                            self.wr.next.sq_next = self.ev.m_next.val();
+                        }
+                        if self.ev.m_set_retry.val() {
+                            self.wr.next.retry = self.ev.m_retry.val();
+                        }
+                        if self.ev.m_set_drain.val() {
+                            self.wr.next.draining = true;
                         }
                     }
                     SqOp::Advance => {
                         self.ex_ok.next = self.qp_valid.val()
-                            & self.una_is_adv_reg.q.val()
+                            & self.una_is_adv.val()
                             & !self.ack.m_adv_stale.val();
                         if self.ex_ok.val() {
-                            self.wr_una.next = self.job_idx_p1.val();
-                            self.wr_una_rsp.next = false;
-                            if !self.rd_outstanding_reg.q.val() {
-                                self.wr_next.next = self.job_idx_p1.val();
+                            self.wr.next.sq_una = self.job_idx_p1.val();
+                            self.wr.next.una_needs_response = false;
+                            if !self.rd_outstanding.val() {
+                                self.wr.next.sq_next = self.job_idx_p1.val();
                             }
-                            self.wr_resync.next = self.ack.m_adv_set_resync.val();
-                            self.wr_tstart.next = self.now.q.val();
+                            self.wr.next.resync = self.ack.m_adv_set_resync.val();
+                            self.wr.next.timer_start = self.now.q.val();
                         }
                     }
                     SqOp::Timer => {
                         // The timer runs while messages are outstanding.
-                        self.ex_ok.next = self.qp_valid.val() & self.rd_outstanding_reg.q.val();
+                        self.ex_ok.next = self.qp_valid.val() & self.rd_outstanding.val();
                         if self.ex_ok.val() {
-                            if self.tx_on_una_reg.q.val() {
+                            if self.tm.m_on_una.val() {
                                 // sq_una is still being transmitted: not yet waiting for
                                 // its answer. (Later messages do not hold the timer: it
                                 // measures the oldest message's wait.)
-                                self.wr_tstart.next = self.now.q.val();
-                            } else if self.timer_expired_reg.q.val() {
+                                self.wr.next.timer_start = self.now.q.val();
+                            } else if self.timer_expired.val() {
                                 self.ex_retx.next = true;
-                                self.wr_tstart.next = self.now.q.val();
-                                self.wr_waiting.next = false;
-                                self.wr_next.next = self.rd_una.val();
-                                self.wr_retry.next = self.retry_new_reg.q.val();
-                                if self.retry_exceeded_reg.q.val() {
+                                self.wr.next.timer_start = self.now.q.val();
+                                self.wr.next.waiting = false;
+                                self.wr.next.sq_next = self.rd_una.val();
+                                self.wr.next.retry = self.retry_kept.val();
+                                if self.retry_kept_exceeded.val() {
                                     self.ex_job_valid.next = true;
                                     self.ex_job_final.next = true;
                                     self.ex_job_status.next = self.st_retry.val();
                                     self.ex_job_resync.next = true;
-                                    self.wr_next.next = self.una_p1.q.val();
-                                    self.wr_drain.next = true;
-                                    self.wr_retry.next = 0.into();
+                                    self.wr.next.sq_next = self.una_p1_now.val();
+                                    self.wr.next.draining = true;
+                                    self.wr.next.retry = 0.into();
                                 }
                             }
                         }
@@ -1154,8 +901,18 @@ impl Logic for SendQueueEngine {
                 self.eng_state.d.next = SqEngineState::Read;
             }
         }
-        self.timer_preempted.next =
-            self.timer_preemptible.val() & (self.grant_csr.val() | self.grant_tx.val());
+        // A scan that is only reading also gives way to an acknowledgement event or a local
+        // completion offered meanwhile (the acknowledgement machine takes it the next clock,
+        // not after the scan's Exec clock).
+        self.timer_abandoned.next = self.timer_preemptible.val()
+            & !self.grant_csr.val()
+            & !self.grant_tx.val()
+            & (self.s_ack_valid.val() | self.tm.m_local_valid.val());
+        if self.timer_abandoned.val() {
+            self.eng_state.d.next = SqEngineState::Idle;
+        }
+        self.timer_preempted.next = self.timer_preemptible.val()
+            & (self.grant_csr.val() | self.grant_tx.val() | self.timer_abandoned.val());
         self.ex_has_job.next =
             self.ex_job_valid.val() & ((self.ex_job_succ.val() != 0) | self.ex_job_final.val());
         if self.ex_retx.val() {
@@ -1167,30 +924,18 @@ impl Logic for SendQueueEngine {
         // machine, if it picks a QP in that clock, finds it ineligible at its claim.
         self.scheduler.s_wb_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
         self.scheduler.s_wb_qp.next = self.op_qp.q.val();
-        self.scheduler.s_wb_next.next = self.wr_next.val();
-        self.scheduler.s_wb_una.next = self.wr_una.val();
-        self.scheduler.s_wb_pi.next = self.wr_pi.val();
+        self.scheduler.s_wb_next.next = self.wr.val().sq_next;
+        self.scheduler.s_wb_una.next = self.wr.val().sq_una;
+        self.scheduler.s_wb_pi.next = self.wr.val().sq_pi;
         self.scheduler.s_wb_ready.next =
-            self.qp_valid.val() & self.wr_enable.val() & !self.wr_waiting.val();
+            self.qp_valid.val() & self.wr.val().enable & !self.wr.val().waiting;
         // The draining flag as written; the scheduler tests `una != next` from its
         // registered copies, the table engine at the next read.
-        self.scheduler.s_wb_drain.next = self.wr_drain.val();
+        self.scheduler.s_wb_drain.next = self.wr.val().draining;
         self.qp_table.s_rd_addr.next = self.read_qp.val();
         self.qp_table.s_wr_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
         self.qp_table.s_wr_addr.next = self.op_qp.q.val();
-        self.qp_table.s_wr_entry.next.base = self.wr_base.val();
-        self.qp_table.s_wr_entry.next.remote = self.wr_remote.val();
-        self.qp_table.s_wr_entry.next.sq_pi = self.wr_pi.val();
-        self.qp_table.s_wr_entry.next.size_log2 = self.wr_size.val();
-        self.qp_table.s_wr_entry.next.sq_next = self.wr_next.val();
-        self.qp_table.s_wr_entry.next.enable = self.wr_enable.val();
-        self.qp_table.s_wr_entry.next.resync = self.wr_resync.val();
-        self.qp_table.s_wr_entry.next.waiting = self.wr_waiting.val();
-        self.qp_table.s_wr_entry.next.draining = self.wr_drain.val();
-        self.qp_table.s_wr_entry.next.retry = self.wr_retry.val();
-        self.qp_table.s_wr_entry.next.sq_una = self.wr_una.val();
-        self.qp_table.s_wr_entry.next.una_needs_response = self.wr_una_rsp.val();
-        self.qp_table.s_wr_entry.next.timer_start = self.wr_tstart.val();
+        self.qp_table.s_wr_entry.next = self.wr.val();
 
         // A DELAY's commit holds its QP (from the next clock; its drain already keeps the
         // QP out until the local completion, so no pick can come between).
@@ -1204,6 +949,29 @@ impl Logic for SendQueueEngine {
         self.scheduler.s_drop_valid.next = self.csr_qp_reset.val();
         self.scheduler.s_drop_qp.next = self.op_qp.q.val();
 
+        // ---- CSR registers (the entry as it would be written back unchanged) ----
+        self.csr.s_qp.next = self.op_qp.q.val();
+        self.csr.s_reg.next = self.csr_reg_reg.q.val();
+        self.csr.s_wdata.next = self.csr_wdata_reg.q.val();
+        self.csr.s_entry.next = self.wr_kept.val();
+        self.csr.s_now.next = self.now.q.val();
+
+        // ---- Event evaluator (its inputs are held through Derive and Exec) ----
+        self.ev.clock.next = self.clock.val();
+        self.ev.cfg_retry_limit.next = self.cfg_retry_limit.val();
+        self.ev.s_qp_valid.next = self.qp_valid.val();
+        self.ev.s_una.next = self.rd_una.val();
+        self.ev.s_next.next = self.rd_next.val();
+        self.ev.s_pi.next = self.rd_pi.val();
+        self.ev.s_retry.next = self.rd_retry.val();
+        self.ev.s_una_rsp.next = self.rd_una_rsp.val();
+        self.ev.s_evt_psn.next = self.ack.m_evt_psn.val();
+        self.ev.s_evt_syndrome.next = self.ack.m_evt_syndrome.val();
+        self.ev.s_evt_response.next = self.ack.m_evt_response.val();
+        self.ev.s_evt_resync.next = self.ack.m_evt_resync.val();
+        self.ev.s_evt_local.next = self.ack.m_evt_local.val();
+        self.ev.s_evt_local_status.next = self.ack.m_evt_local_status.val();
+
         // ---- Transmit machine ----
         self.tm.clock.next = self.clock.val();
         self.tm.reset.next = self.reset.val();
@@ -1216,9 +984,9 @@ impl Logic for SendQueueEngine {
         self.tm.s_commit_done.next = self.exec_now.val() & (self.op.q.val() == SqOp::Commit);
         self.tm.s_op_ok.next = self.ex_ok.val();
         self.tm.s_claim_psn.next = self.rd_next.val();
-        self.tm.s_claim_addr.next = self.rd_wqe_addr_reg.q.val();
+        self.tm.s_claim_addr.next = self.rd_wqe_addr.val();
         self.tm.s_claim_remote.next = self.rd_remote.val();
-        self.tm.s_commit_resync.next = self.rd_resync.val() & !self.rd_outstanding_reg.q.val();
+        self.tm.s_commit_resync.next = self.rd_resync.val() & !self.rd_outstanding.val();
         self.tm.s_moved_valid.next = self.csr_moved.val();
         self.tm.s_moved_qp.next = self.op_qp.q.val();
         self.tm.m_local_ready.next = self.ack.s_local_ready.val();
