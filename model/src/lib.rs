@@ -18,10 +18,12 @@
 //! - [`remote_responder`]: a remote responder answering requests with acknowledgement
 //!   events, with losses, refusals and resyncs, recording what it applied.
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
+//! - [`act_stage`]: the reference model of the responder's Act clock (`ActStage`).
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
 //! nic-rtl; a unit test inside nic-rtl would see a second copy of its types).
 
+pub mod act_stage;
 pub mod cell_faults;
 pub mod host_memory;
 pub mod lookup_capture;

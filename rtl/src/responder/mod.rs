@@ -12,6 +12,8 @@
 //!     Lookup clock and compared with the cell (source, saved atomic, expected response)
 //!     in the Decide clock;
 //!   - [`NackGenerator`] (the decision): rules 1-7 for a request message;
+//!   - [`ActStage`] (`act_stage.rs`): the decision registered in the Decide clock and
+//!     what the Act clock does with it (the next state, the answer owed, the write-backs);
 //!   - [`Writer`] (`writer.rs`): the host-memory write path: payload beats into their
 //!     window with byte strobes, an atomic's operands and result, the DMA write register;
 //!   - [`AnswerRouter`] (`answer_router.rs`): answers of this NIC's own requests to the
@@ -28,6 +30,7 @@
 //! The plain-Rust reference model of the responder is `nic_model::responder`; the engine's
 //! block tests are `rtl/tests/receive_queue_engine.rs`.
 
+pub mod act_stage;
 pub mod answer_router;
 pub mod burst_size;
 pub mod lookup_capture;
@@ -40,6 +43,7 @@ pub mod rqe_fetch;
 pub mod slot_rams;
 pub mod writer;
 
+pub use act_stage::ActStage;
 pub use answer_router::AnswerRouter;
 pub use burst_size::BurstSize;
 pub use lookup_capture::LookupCapture;

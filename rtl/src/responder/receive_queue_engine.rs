@@ -144,6 +144,7 @@
 
 use crate::cell::format::{flag, opcode};
 use crate::common::NackCounters;
+use crate::responder::act_stage::ActStage;
 use crate::responder::answer_router::AnswerRouter;
 use crate::responder::lookup_capture::LookupCapture;
 use crate::responder::nack_generator::NackGenerator;
@@ -347,21 +348,7 @@ pub struct ReceiveQueueEngine {
     refused_reg: DFF<Bits<24>>,
     /// The QP's resync point (the PSN it last resynced at) and whether it is kept.
     rs_reg: DFF<Bits<24>>,
-    /// `expected - psn`, `expected - resync point` (24 each), registered in Lookup for the
-    /// NackGenerator.
     rs_valid: DFF<Bit>,
-    /// The saved atomic's PSN and valid bit, the expected response's PSN, kind and valid
-    /// bit, as read (compared with the cell in the Decide clock).
-    /// The NackGenerator's decision, registered in the Decide clock and acted on (the
-    /// owed answer, the write-backs, the next state) in the Act clock.
-    dec_action: DFF<Bits<2>>,
-    dec_syndrome: DFF<Bits<8>>,
-    dec_resynced: DFF<Bit>,
-    dec_in_sequence: DFF<Bit>,
-    dec_ack_psn: DFF<Bits<24>>,
-    dec_slot_refused: DFF<Bit>,
-    dec_check_access: DFF<Bit>,
-    dec_count_dropped: DFF<Bit>,
     /// The request's range without a TPT (`vaddr + length`, 33 bits; `vaddr` below 2^32),
     /// registered with the first cell.
     range_end_reg: DFF<Bits<33>>,
@@ -415,6 +402,8 @@ pub struct ReceiveQueueEngine {
     /// The lookup's answer, registered, and its comparisons with the cell.
     lookup: LookupCapture,
     nack: NackGenerator,
+    /// The decision registered in the Decide clock, and what the Act clock does with it.
+    act: ActStage,
     // ---- Combinational intermediates ----
     rx_first: Signal<Local, Bit>,
     rx_ok: Signal<Local, Bit>,
@@ -627,14 +616,6 @@ impl ReceiveQueueEngine {
             refused_reg: Default::default(),
             rs_reg: Default::default(),
             rs_valid: Default::default(),
-            dec_action: Default::default(),
-            dec_syndrome: Default::default(),
-            dec_resynced: Default::default(),
-            dec_in_sequence: Default::default(),
-            dec_ack_psn: Default::default(),
-            dec_slot_refused: Default::default(),
-            dec_check_access: Default::default(),
-            dec_count_dropped: Default::default(),
             drop_pending: Default::default(),
             range_end_reg: Default::default(),
             vaddr_high_zero: Default::default(),
@@ -669,6 +650,7 @@ impl ReceiveQueueEngine {
             lookup: LookupCapture::new(queue_pairs),
             rqe_start: Default::default(),
             nack: Default::default(),
+            act: ActStage::new(tpt_present),
             rx_first: Default::default(),
             rx_ok: Default::default(),
             rx_last_cell: Default::default(),
@@ -759,14 +741,6 @@ impl Logic for ReceiveQueueEngine {
             refused_reg,
             rs_reg,
             rs_valid,
-            dec_action,
-            dec_syndrome,
-            dec_resynced,
-            dec_in_sequence,
-            dec_ack_psn,
-            dec_slot_refused,
-            dec_check_access,
-            dec_count_dropped,
             drop_pending,
             range_end_reg,
             vaddr_high_zero,
@@ -901,7 +875,7 @@ impl Logic for ReceiveQueueEngine {
         self.nack.rs_back.next = self.lookup.rs_back.val();
         // ---- The PSN arithmetic of the decided request (or of the Commit) ----
         // The syndrome of the answer consuming the PSN, for its refusal code.
-        self.refusal_syndrome.next = self.dec_syndrome.q.val();
+        self.refusal_syndrome.next = self.act.syndrome_q.val();
         if self.state.q.val() == ResponderState::Commit {
             self.refusal_syndrome.next = self.owe_syndrome.q.val();
         }
@@ -910,7 +884,7 @@ impl Logic for ReceiveQueueEngine {
         self.psn_window.rs_psn.next = self.rs_reg.q.val();
         self.psn_window.window.next = self.refused_reg.q.val();
         self.psn_window.behind.next = self.lookup.behind.val();
-        self.psn_window.resynced.next = self.dec_resynced.q.val();
+        self.psn_window.resynced.next = self.act.resynced_q.val();
         self.psn_window.syndrome.next = self.refusal_syndrome.val();
         self.commit_ci.next = self.lookup.rq_ci.val();
         if self.hdr_consumes.val() {
@@ -1053,7 +1027,7 @@ impl Logic for ReceiveQueueEngine {
                 }
             }
             ResponderState::Decide => {
-                // The NackGenerator decides (registered: `dec_*`); the Act clock acts.
+                // The NackGenerator decides (registered by the `ActStage`); the Act clock acts.
                 self.main_ram_use.next = true;
                 self.state.d.next = ResponderState::Act;
                 // A SEND's completion status and write window (used only when it is
@@ -1077,160 +1051,55 @@ impl Logic for ReceiveQueueEngine {
                 }
             }
             ResponderState::Act => {
-                // The registered decision is acted on: the answer owed, the write-backs,
-                // the next state; a message that streams takes its first beat now
-                // (`act_go`, `act_mode`).
+                // The registered decision is acted on (the `ActStage`): the answer owed,
+                // the write-backs, the next state; a message that streams takes its first
+                // beat now (`act_go`, `act_mode`).
                 self.main_ram_use.next = true;
-                self.state.d.next = ResponderState::Stream;
-                self.act_go.next = true;
-                if self.abort.q.val() {
-                    // The QP was reset meanwhile: discard.
-                } else if !self.lookup.node_ok.val() {
-                    self.drop_count.next = true;
-                } else if self.rx_is_ackish.val() {
-                    if self.lookup.qp_ok.val() {
-                        self.ack_syndrome.d.next = self.s_rx_immediate.val().get_bits::<8>(0);
-                        self.ack_response.d.next = false;
-                        self.ack_resync.d.next =
-                            (self.s_rx_flags.val() & self.flag_resync.val()).any();
-                        self.nack_count.next = self.s_rx_opcode.val() == self.op_nack.val();
-                        // The AETH reports refused PSNs before this one: the
-                        // AnswerRouter hands on their final NACKs first.
-                        self.ack_refusals.d.next = self.s_rx_immediate.val().get_bits::<21>(8);
-                        self.state.d.next = ResponderState::AckEvent;
-                        self.act_go.next = false;
-                    } else {
-                        self.drop_count.next = true;
-                    }
-                } else if self.rx_is_response.val() {
-                    if self.lookup.qp_ok.val() & self.lookup.expect_match.val() {
-                        self.act_mode.next = MessageMode::ResponseWrite;
-                        self.ack_resync.d.next =
-                            (self.s_rx_flags.val() & self.flag_resync.val()).any();
-                    } else {
-                        self.drop_count.next = true;
-                    }
-                } else if self.tpt_present.val()
-                    & (self.dec_action.q.val() != 2)
-                    & !self.dec_slot_refused.q.val()
-                    & self.dec_check_access.q.val()
-                    & !self.access_done.q.val()
-                {
-                    self.state.d.next = ResponderState::TptRequest;
-                    self.act_go.next = false;
-                } else if (self.dec_action.q.val() == 0)
-                    & self.rx_consumes.val()
-                    & !self.rqe_done.q.val()
-                {
-                    self.state.d.next = ResponderState::RqeFetch;
-                    self.act_go.next = false;
-                    self.rqe_start.next = true;
-                } else if self.dec_action.q.val() == 2 {
-                    self.drop_count.next = self.dec_count_dropped.q.val();
-                } else {
-                    self.owe_syndrome.d.next = self.dec_syndrome.q.val();
-                    self.owe_psn.d.next = self.s_rx_psn.val();
-                    // Answered (executed or NACKed) at a PSN adopted by a resync: the
-                    // answer says so (RESYNC), or the requester would take it as an
-                    // acknowledgement of the PSNs before it, which this QP never applied.
-                    // So does every answer while the resync point is kept: the first one
-                    // may be lost. Not a resync the request asked for (RESYNC): the
-                    // requester sends that flag only at its oldest unacknowledged PSN,
-                    // it has nothing before it.
-                    self.owe_resync.d.next = self.rs_valid.q.val();
-                    if self.dec_resynced.q.val() {
-                        self.owe_resync.d.next =
-                            !(self.s_rx_flags.val() & self.flag_resync.val()).any();
-                    }
-                    // The AETH reports the window's refusals before the PSN the answer
-                    // names (the expected one unless set below).
-                    self.owe_refusal.d.next = self.psn_window.window_eff.val().get_bits::<21>(0);
-                    if self.dec_action.q.val() == 3 {
-                        self.owe_kind.d.next = 1.into();
-                        if self.dec_syndrome.q.val() == self.syn_sequence_error.val() {
-                            self.owe_psn.d.next = self.psn_window.effective.val();
-                            self.nak_set.next = true;
-                        } else if !self.dec_in_sequence.q.val() {
-                            // A refused duplicate's NACK names its own PSN.
-                            self.owe_refusal.d.next = self.psn_window.report_dup.val();
-                        }
-                    } else if self.dec_action.q.val() == 1 {
-                        if self.rx_is_read.val() {
-                            self.owe_kind.d.next = 2.into();
-                        } else if self.rx_is_atomic.val() {
-                            self.owe_kind.d.next = 3.into();
-                        } else {
-                            self.owe_kind.d.next = 0.into();
-                            self.owe_psn.d.next = self.dec_ack_psn.q.val();
-                            self.owe_refusal.d.next = self.psn_window.report_after1.val();
-                            if self.refused_reg.q.val().get_bits::<3>(0).any() {
-                                self.owe_refusal.d.next = self.psn_window.report_dup.val();
-                            }
-                        }
-                    } else if self.rx_is_read.val() {
-                        self.owe_kind.d.next = 2.into();
-                    } else if self.rx_is_atomic.val() {
-                        self.owe_kind.d.next = 3.into();
-                    } else {
-                        self.owe_kind.d.next = 0.into();
-                        if self.dec_syndrome.q.val() != 0 {
-                            self.owe_kind.d.next = 1.into();
-                        }
-                    }
-                    if self.dec_in_sequence.q.val()
-                        & ((self.dec_action.q.val() == 3) | (self.dec_action.q.val() == 0))
-                    {
-                        // Resync, and the PSN a NACK or a READ consumes now.
-                        self.resp_we.next = true;
-                        if (self.dec_action.q.val() == 3) | self.rx_is_read.val() {
-                            self.resp_wdata.next = bit_cast::<48, 24>(self.lookup.rq_ci.val())
-                                | (bit_cast::<48, 24>(self.psn_window.effective_next.val()) << 24);
-                        }
-                        self.expected_reg.d.next = self.psn_window.effective.val();
-                        self.synced_set.next = true;
-                        self.nak_clear.next = true;
-                        // The refusal window: a NACK or a READ consumes its PSN now
-                        // (shifted in with its refusal code); a resync (a new PSN
-                        // sequence) forgets it. A message executed later shifts it in
-                        // Commit, from `refused_reg`.
-                        self.refused_set.next = true;
-                        self.refused_reg.d.next = self.psn_window.window_eff.val();
-                        if (self.dec_action.q.val() == 3) | self.rx_is_read.val() {
-                            self.refused_wdata.next = (self.psn_window.window_eff.val() << 3)
-                                | bit_cast::<24, 3>(self.psn_window.code.val());
-                        }
-                        // The resync point: set by a resync, forgotten once the expected
-                        // PSN is more than SEND_WINDOW past it.
-                        if self.dec_resynced.q.val()
-                            & !(self.s_rx_flags.val() & self.flag_resync.val()).any()
-                        {
-                            self.rs_set.next = true;
-                            self.rs_reg.d.next = self.s_rx_psn.val();
-                            self.rs_valid.d.next = true;
-                        } else if self.dec_resynced.q.val() {
-                            // The requester restarted its sequence here.
-                            self.rs_clear.next = true;
-                            self.rs_valid.d.next = false;
-                        } else if ((self.dec_action.q.val() == 3) | self.rx_is_read.val())
-                            & self.psn_window.far_next.val()
-                        {
-                            self.rs_clear.next = true;
-                        }
-                    }
-                    if (self.dec_action.q.val() == 3)
-                        | (self.dec_action.q.val() == 1)
-                        | self.rx_is_read.val()
-                    {
-                        self.state.d.next = ResponderState::Owe;
-                        self.act_go.next = false;
-                    } else if self.rx_is_atomic.val() {
-                        self.act_mode.next = MessageMode::ExecAtomic;
-                        self.atomic_done.d.next = false;
-                    } else {
-                        self.act_mode.next = MessageMode::ExecWrite;
-                    }
+                self.state.d.next = self.act.next_state.val();
+                self.act_go.next = self.act.go.val();
+                self.act_mode.next = self.act.mode.val();
+                self.mode.d.next = self.act.mode.val();
+                self.drop_count.next = self.act.drop.val();
+                self.nack_count.next = self.act.nack_count.val();
+                self.rqe_start.next = self.act.rqe_start.val();
+                self.resp_we.next = self.act.resp_we.val();
+                self.resp_wdata.next = self.act.resp_wdata.val();
+                self.synced_set.next = self.act.synced_set.val();
+                self.nak_set.next = self.act.nak_set.val();
+                self.nak_clear.next = self.act.nak_clear.val();
+                self.refused_set.next = self.act.refused_set.val();
+                self.refused_wdata.next = self.act.refused_wdata.val();
+                self.rs_set.next = self.act.rs_set.val();
+                self.rs_clear.next = self.act.rs_clear.val();
+                if self.act.owe_load.val() {
+                    self.owe_kind.d.next = self.act.owe_kind.val();
+                    self.owe_psn.d.next = self.act.owe_psn.val();
+                    self.owe_syndrome.d.next = self.act.owe_syndrome.val();
+                    self.owe_resync.d.next = self.act.owe_resync.val();
+                    self.owe_refusal.d.next = self.act.owe_refusal.val();
                 }
-                self.mode.d.next = self.act_mode.val();
+                if self.act.ack_load.val() {
+                    self.ack_syndrome.d.next = self.act.ack_syndrome.val();
+                    self.ack_response.d.next = false;
+                    self.ack_refusals.d.next = self.act.ack_refusals.val();
+                }
+                if self.act.resync_load.val() {
+                    self.ack_resync.d.next = self.act.ack_resync.val();
+                }
+                if self.act.position_load.val() {
+                    self.expected_reg.d.next = self.psn_window.effective.val();
+                    self.refused_reg.d.next = self.psn_window.window_eff.val();
+                }
+                if self.act.rs_set.val() {
+                    self.rs_reg.d.next = self.s_rx_psn.val();
+                    self.rs_valid.d.next = true;
+                }
+                if self.act.rs_forget.val() {
+                    self.rs_valid.d.next = false;
+                }
+                if self.act.mode.val() == MessageMode::ExecAtomic {
+                    self.atomic_done.d.next = false;
+                }
             }
             ResponderState::TptRequest => {
                 if self.m_tpt_req_ready.val() {
@@ -1361,15 +1230,41 @@ impl Logic for ReceiveQueueEngine {
             }
         }
 
-        // ---- The decision, registered for the Act clock ----
-        self.dec_action.d.next = self.nack.action.val();
-        self.dec_syndrome.d.next = self.nack.syndrome.val();
-        self.dec_resynced.d.next = self.nack.resynced.val();
-        self.dec_in_sequence.d.next = self.nack.in_sequence.val();
-        self.dec_ack_psn.d.next = self.nack.ack_psn.val();
-        self.dec_slot_refused.d.next = self.nack.slot_refused.val();
-        self.dec_check_access.d.next = self.nack.check_access.val();
-        self.dec_count_dropped.d.next = self.nack.count_dropped.val();
+        // ---- The decision, registered for the Act clock (the `ActStage`) ----
+        self.act.clock.next = self.clock.val();
+        self.act.action.next = self.nack.action.val();
+        self.act.syndrome.next = self.nack.syndrome.val();
+        self.act.resynced.next = self.nack.resynced.val();
+        self.act.in_sequence.next = self.nack.in_sequence.val();
+        self.act.ack_psn.next = self.nack.ack_psn.val();
+        self.act.slot_refused.next = self.nack.slot_refused.val();
+        self.act.check_access.next = self.nack.check_access.val();
+        self.act.count_dropped.next = self.nack.count_dropped.val();
+        self.act.qp_ok.next = self.lookup.qp_ok.val();
+        self.act.expect_match.next = self.lookup.expect_match.val();
+        self.act.is_ackish.next = self.rx_is_ackish.val();
+        self.act.is_nack.next = self.s_rx_opcode.val() == self.op_nack.val();
+        self.act.is_response.next = self.rx_is_response.val();
+        self.act.is_read.next = self.rx_is_read.val();
+        self.act.is_atomic.next = self.rx_is_atomic.val();
+        self.act.consumes.next = self.rx_consumes.val();
+        self.act.resync_flag.next = (self.s_rx_flags.val() & self.flag_resync.val()).any();
+        self.act.psn.next = self.s_rx_psn.val();
+        self.act.immediate.next = self.s_rx_immediate.val();
+        self.act.abort.next = self.abort.q.val();
+        self.act.node_ok.next = self.lookup.node_ok.val();
+        self.act.access_done.next = self.access_done.q.val();
+        self.act.rqe_done.next = self.rqe_done.q.val();
+        self.act.rs_valid.next = self.rs_valid.q.val();
+        self.act.refused_window.next = self.refused_reg.q.val();
+        self.act.rq_ci.next = self.lookup.rq_ci.val();
+        self.act.effective.next = self.psn_window.effective.val();
+        self.act.effective_next.next = self.psn_window.effective_next.val();
+        self.act.window_eff.next = self.psn_window.window_eff.val();
+        self.act.code.next = self.psn_window.code.val();
+        self.act.report_dup.next = self.psn_window.report_dup.val();
+        self.act.report_after1.next = self.psn_window.report_after1.val();
+        self.act.far_next.next = self.psn_window.far_next.val();
 
         // ---- Payload beats of the presented outcome ----
         // The message's mode: the one decided in the Act clock, from its first beat on.
