@@ -19,6 +19,7 @@
 //!   events, with losses, refusals and resyncs, recording what it applied.
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
 //! - [`act_stage`]: the reference model of the responder's Act clock (`ActStage`).
+//! - [`tpt_client`]: the reference model of the responder's access check (`TptClient`).
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
 //! nic-rtl; a unit test inside nic-rtl would see a second copy of its types).
@@ -32,6 +33,7 @@ pub mod requester;
 pub mod responder;
 pub mod rqe_fetch;
 pub mod stream;
+pub mod tpt_client;
 pub mod words;
 
 pub use host_memory::{host_bytes, host_word, DmaReadServer, DmaWriteSink};

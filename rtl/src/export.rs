@@ -338,6 +338,15 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             ),
         ),
         export_block(
+            "responder_tpt_client",
+            crate::responder::TptClient::new(config.tpt_entries.is_some()),
+            "nic_rtl::responder::TptClient",
+            format!(
+                "nic_rtl::responder::TptClient::new({})",
+                config.tpt_entries.is_some()
+            ),
+        ),
+        export_block(
             "receive_queue_engine",
             crate::ReceiveQueueEngine::new(qps, config.tpt_entries.is_some()),
             "nic_rtl::ReceiveQueueEngine",

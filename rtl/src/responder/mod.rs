@@ -22,6 +22,8 @@
 //!     expected PSN it leaves, the resync point's distance, the refusal window's report);
 //!   - [`RqeFetch`] (`rqe_fetch.rs`): the receive queue entry a consuming request takes
 //!     (its buffer address, length and `wr_id`), read over the rx DMA read port;
+//!   - [`TptClient`] (`tpt_client.rs`): a request's access check, the TPT request and
+//!     its answer, or the range check without a TPT;
 //!   - `NackCounters` (`common/`): the NACKs received, per syndrome.
 //! - [`ResponseGenerator`]: the owed ACK, NACK, READ and atomic responses; its child
 //!   [`SlotRams`] (`slot_rams.rs`) holds the slots' RAMs and the read stage of the slot served,
@@ -41,6 +43,7 @@ pub mod receive_queue_engine;
 pub mod response_generator;
 pub mod rqe_fetch;
 pub mod slot_rams;
+pub mod tpt_client;
 pub mod writer;
 
 pub use act_stage::ActStage;
@@ -54,4 +57,5 @@ pub use receive_queue_engine::ReceiveQueueEngine;
 pub use response_generator::ResponseGenerator;
 pub use rqe_fetch::RqeFetch;
 pub use slot_rams::SlotRams;
+pub use tpt_client::TptClient;
 pub use writer::Writer;

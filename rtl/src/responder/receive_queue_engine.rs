@@ -151,6 +151,7 @@ use crate::responder::nack_generator::NackGenerator;
 use crate::responder::psn_window::PsnWindow;
 use crate::responder::qp_state::{QpState, QpWriteBack};
 use crate::responder::rqe_fetch::RqeFetch;
+use crate::responder::tpt_client::TptClient;
 use crate::responder::writer::Writer;
 use crate::sim::ClockedBlock;
 use nic_abi::{Syndrome, MAX_QUEUE_PAIRS};
@@ -349,14 +350,8 @@ pub struct ReceiveQueueEngine {
     /// The QP's resync point (the PSN it last resynced at) and whether it is kept.
     rs_reg: DFF<Bits<24>>,
     rs_valid: DFF<Bit>,
-    /// The request's range without a TPT (`vaddr + length`, 33 bits; `vaddr` below 2^32),
-    /// registered with the first cell.
-    range_end_reg: DFF<Bits<33>>,
-    vaddr_high_zero: DFF<Bit>,
     /// A drop counted last clock (`stat_dropped` counts it a clock after the decision).
     drop_pending: DFF<Bit>,
-    access_ok: DFF<Bit>,
-    access_done: DFF<Bit>,
     rqe_done: DFF<Bit>,
     /// The SEND does not fit its receive buffer (longer, or the buffer is misaligned).
     length_error: DFF<Bit>,
@@ -404,6 +399,8 @@ pub struct ReceiveQueueEngine {
     nack: NackGenerator,
     /// The decision registered in the Decide clock, and what the Act clock does with it.
     act: ActStage,
+    /// The access check: the TPT request and its answer, or the range without a TPT.
+    tpt: TptClient,
     // ---- Combinational intermediates ----
     rx_first: Signal<Local, Bit>,
     rx_ok: Signal<Local, Bit>,
@@ -420,9 +417,8 @@ pub struct ReceiveQueueEngine {
     lk_expected: Signal<Local, Bits<24>>,
     lk_exp_addr: Signal<Local, Bits<32>>,
     lk_exp_length: Signal<Local, Bits<32>>,
-    req_length: Signal<Local, Bits<32>>,
-    range_end: Signal<Local, Bits<33>>,
-    range_ok: Signal<Local, Bit>,
+    /// Idle: the first (or a failed) cell's QP is looked up now.
+    lookup_issue: Signal<Local, Bit>,
     commit_ci: Signal<Local, Bits<24>>,
     main_ram_use: Signal<Local, Bit>,
     resp_we: Signal<Local, Bit>,
@@ -455,7 +451,6 @@ pub struct ReceiveQueueEngine {
     rx_ready: Signal<Local, Bit>,
     rx_take: Signal<Local, Bit>,
     // ---- Parameters ----
-    tpt_present: Constant<Bit>,
     // Numbers named elsewhere: opcodes and flag bits (`crate::cell::format`), syndromes
     // (`nic_abi::Syndrome`).
     op_send: Constant<Bits<8>>,
@@ -617,10 +612,6 @@ impl ReceiveQueueEngine {
             rs_reg: Default::default(),
             rs_valid: Default::default(),
             drop_pending: Default::default(),
-            range_end_reg: Default::default(),
-            vaddr_high_zero: Default::default(),
-            access_ok: Default::default(),
-            access_done: Default::default(),
             rqe_done: Default::default(),
             ctx_base: Default::default(),
             ctx_limit: Default::default(),
@@ -651,6 +642,7 @@ impl ReceiveQueueEngine {
             rqe_start: Default::default(),
             nack: Default::default(),
             act: ActStage::new(tpt_present),
+            tpt: TptClient::new(tpt_present),
             rx_first: Default::default(),
             rx_ok: Default::default(),
             rx_last_cell: Default::default(),
@@ -666,9 +658,7 @@ impl ReceiveQueueEngine {
             lk_expected: Default::default(),
             lk_exp_addr: Default::default(),
             lk_exp_length: Default::default(),
-            req_length: Default::default(),
-            range_end: Default::default(),
-            range_ok: Default::default(),
+            lookup_issue: Default::default(),
             length_error: Default::default(),
             commit_ci: Default::default(),
             main_ram_use: Default::default(),
@@ -694,7 +684,6 @@ impl ReceiveQueueEngine {
             write_mode: Default::default(),
             rx_ready: Default::default(),
             rx_take: Default::default(),
-            tpt_present: Constant::new(tpt_present),
             op_send: Constant::new((opcode::SEND as u64).to_bits()),
             op_send_immediate: Constant::new((opcode::SEND_IMMEDIATE as u64).to_bits()),
             op_write: Constant::new((opcode::RDMA_WRITE as u64).to_bits()),
@@ -742,10 +731,6 @@ impl Logic for ReceiveQueueEngine {
             rs_reg,
             rs_valid,
             drop_pending,
-            range_end_reg,
-            vaddr_high_zero,
-            access_ok,
-            access_done,
             rqe_done,
             length_error,
             ctx_base,
@@ -836,18 +821,25 @@ impl Logic for ReceiveQueueEngine {
         self.lookup.ctx_nak_sent.next = self.qp_state.ctx_nak_sent.val();
         self.lookup.ctx_atomic_valid.next = self.qp_state.ctx_atomic_valid.val();
         self.lookup.ctx_expect_valid.next = self.qp_state.ctx_expect_valid.val();
-        // Bounds without a TPT: vaddr + length <= 2^32.
-        self.req_length.next = self.s_rx_dma_length.val();
-        if self.rx_is_atomic.val() {
-            self.req_length.next = 8.into();
-        }
-        self.range_end.next = bit_cast::<33, 32>(self.s_rx_vaddr.val().get_bits::<32>(0))
-            + bit_cast::<33, 32>(self.req_length.val());
-        // Registered with the first cell (Idle) and judged in the Lookup clock: at most
-        // 2^32 is bit 32 clear, or exactly 2^32.
-        self.range_ok.next = self.vaddr_high_zero.q.val()
-            & (!self.range_end_reg.q.val().get_bit(32)
-                | (self.range_end_reg.q.val().get_bits::<32>(0) == 0));
+        // ---- The access check (the range registered with the first cell, judged in the
+        // Lookup clock; the TPT asked in TptRequest, answering in TptWait) ----
+        self.tpt.clock.next = self.clock.val();
+        self.tpt.vaddr.next = self.s_rx_vaddr.val();
+        self.tpt.stag.next = self.s_rx_stag.val();
+        self.tpt.dma_length.next = self.s_rx_dma_length.val();
+        self.tpt.is_read.next = self.rx_is_read.val();
+        self.tpt.is_atomic.next = self.rx_is_atomic.val();
+        self.tpt.invalidate.next = (self.s_rx_flags.val() & self.flag_invalidate.val()).any();
+        self.tpt.consumes.next = self.rx_consumes.val();
+        self.tpt.qp.next = self.ctx_qp.q.val();
+        self.tpt.rq_empty.next = self.lookup.rq_empty.val();
+        self.tpt.init.next = self.state.q.val() == ResponderState::Lookup;
+        self.tpt.request.next = self.state.q.val() == ResponderState::TptRequest;
+        self.tpt.waiting.next = self.state.q.val() == ResponderState::TptWait;
+        self.tpt.m_tpt_req_ready.next = self.m_tpt_req_ready.val();
+        self.tpt.s_tpt_resp_valid.next = self.s_tpt_resp_valid.val();
+        self.tpt.s_tpt_resp_ok.next = self.s_tpt_resp_ok.val();
+        self.tpt.s_tpt_resp_paddr.next = self.s_tpt_resp_paddr.val();
 
         // ---- Decision ----
         self.nack.opcode.next = self.s_rx_opcode.val();
@@ -865,7 +857,7 @@ impl Logic for ReceiveQueueEngine {
         self.nack.vaddr_low.next = self.s_rx_vaddr.val().get_bits::<3>(0);
         self.nack.msg_length.next = self.s_rx_msg_length.val();
         self.nack.dma_length.next = self.s_rx_dma_length.val();
-        self.nack.access_ok.next = self.access_ok.q.val();
+        self.nack.access_ok.next = self.tpt.access_ok.val();
         self.nack.rq_empty.next = self.lookup.rq_empty.val();
         self.nack.length_error.next = self.length_error.q.val();
         self.nack.slot_busy.next = self.slot_busy.val().get_bit(self.ctx_qp.q.val().index());
@@ -912,10 +904,12 @@ impl Logic for ReceiveQueueEngine {
         // one evaluation would retrigger the child in an event-driven simulator.
         // Not in the clock a write-back lands (it would read the entry before it): the Act
         // clock's write-back lands in an Idle clock when its cell had one beat.
-        self.qp_state.lookup.next = (self.state.q.val() == ResponderState::Idle)
+        self.lookup_issue.next = (self.state.q.val() == ResponderState::Idle)
             & self.s_rx_valid.val()
             & !(self.rx_ok.val() & !self.rx_first.val())
             & !self.write_back_due.q.val();
+        self.qp_state.lookup.next = self.lookup_issue.val();
+        self.tpt.capture.next = self.lookup_issue.val();
         self.resp_we.next = false;
         self.resp_wdata.next = bit_cast::<48, 24>(self.lookup.rq_ci.val())
             | (bit_cast::<48, 24>(self.psn_window.effective.val()) << 24);
@@ -973,8 +967,6 @@ impl Logic for ReceiveQueueEngine {
                         self.hdr_msg_length.d.next = self.s_rx_msg_length.val();
                         self.hdr_has_immediate.d.next =
                             (self.s_rx_flags.val() & self.flag_immediate.val()).any();
-                        self.range_end_reg.d.next = self.range_end.val();
-                        self.vaddr_high_zero.d.next = self.s_rx_vaddr.val().get_bits::<32>(32) == 0;
                         self.state.d.next = ResponderState::FailLookup;
                         if self.rx_ok.val() {
                             self.state.d.next = ResponderState::Lookup;
@@ -992,8 +984,6 @@ impl Logic for ReceiveQueueEngine {
                     self.ctx_base.d.next = self.s_rx_vaddr.val().get_bits::<32>(0);
                     self.ctx_limit.d.next = self.s_rx_dma_length.val();
                 }
-                self.access_ok.d.next = self.range_ok.val() | self.tpt_present.val();
-                self.access_done.d.next = !self.tpt_present.val();
                 self.rqe_done.d.next = false;
                 self.length_error.d.next = false;
                 self.state.d.next = ResponderState::Decide;
@@ -1102,16 +1092,13 @@ impl Logic for ReceiveQueueEngine {
                 }
             }
             ResponderState::TptRequest => {
-                if self.m_tpt_req_ready.val() {
+                if self.tpt.req_taken.val() {
                     self.state.d.next = ResponderState::TptWait;
                 }
             }
             ResponderState::TptWait => {
-                if self.s_tpt_resp_valid.val() {
-                    self.access_ok.d.next = self.s_tpt_resp_ok.val()
-                        & (self.s_tpt_resp_paddr.val().get_bits::<3>(0) == 0);
-                    self.ctx_base.d.next = self.s_tpt_resp_paddr.val();
-                    self.access_done.d.next = true;
+                if self.tpt.answered.val() {
+                    self.ctx_base.d.next = self.tpt.paddr.val();
                     self.state.d.next = ResponderState::Decide;
                 }
             }
@@ -1253,7 +1240,7 @@ impl Logic for ReceiveQueueEngine {
         self.act.immediate.next = self.s_rx_immediate.val();
         self.act.abort.next = self.abort.q.val();
         self.act.node_ok.next = self.lookup.node_ok.val();
-        self.act.access_done.next = self.access_done.q.val();
+        self.act.access_done.next = self.tpt.access_done.val();
         self.act.rqe_done.next = self.rqe_done.q.val();
         self.act.rs_valid.next = self.rs_valid.q.val();
         self.act.refused_window.next = self.refused_reg.q.val();
@@ -1457,23 +1444,14 @@ impl Logic for ReceiveQueueEngine {
         self.m_cpl_src_qp.next = self.hdr_src_qp.q.val();
         self.m_cpl_wr_id.next = self.rqe_fetch.wr_id.val();
         self.m_cpl_immediate.next = self.immediate_reg.q.val();
-        self.m_tpt_req_valid.next =
-            (self.state.q.val() == ResponderState::TptRequest) & self.tpt_present.val();
-        self.m_tpt_req_stag.next = self.s_rx_stag.val();
-        self.m_tpt_req_vaddr.next = self.s_rx_vaddr.val();
-        self.m_tpt_req_length.next = self.req_length.val();
-        self.m_tpt_req_access.next = 2.into();
-        if self.rx_is_read.val() {
-            self.m_tpt_req_access.next = 1.into();
-        }
-        if self.rx_is_atomic.val() {
-            self.m_tpt_req_access.next = 4.into();
-        }
-        self.m_tpt_req_invalidate.next = (self.s_rx_flags.val() & self.flag_invalidate.val()).any();
-        self.m_tpt_req_qp.next = self.ctx_qp.q.val();
-        // Rule 6 follows the TPT's rule 5: a request that RECEIVER_NOT_READY refuses
-        // (decided on the receive queue state read with its first cell) is checked only.
-        self.m_tpt_req_commit.next = !(self.rx_consumes.val() & self.lookup.rq_empty.val());
+        self.m_tpt_req_valid.next = self.tpt.m_tpt_req_valid.val();
+        self.m_tpt_req_stag.next = self.tpt.m_tpt_req_stag.val();
+        self.m_tpt_req_vaddr.next = self.tpt.m_tpt_req_vaddr.val();
+        self.m_tpt_req_length.next = self.tpt.m_tpt_req_length.val();
+        self.m_tpt_req_access.next = self.tpt.m_tpt_req_access.val();
+        self.m_tpt_req_invalidate.next = self.tpt.m_tpt_req_invalidate.val();
+        self.m_tpt_req_qp.next = self.tpt.m_tpt_req_qp.val();
+        self.m_tpt_req_commit.next = self.tpt.m_tpt_req_commit.val();
         self.stat_messages_received.next = self.messages_received.q.val();
         self.stat_dropped.next = self.dropped.q.val();
         self.stat_nack_received_0.next = self.nack_received.m_count_0.val();
