@@ -35,7 +35,7 @@ fn apply(u: &mut ActStage, i: &ActInputs) {
     u.resync_flag.next = i.resync_flag;
     u.psn.next = (i.psn as u64).to_bits();
     u.immediate.next = (i.immediate as u64).to_bits();
-    u.abort.next = i.abort;
+    u.aborted.next = i.abort;
     u.node_ok.next = i.node_ok;
     u.access_done.next = i.access_done;
     u.rqe_done.next = i.rqe_done;

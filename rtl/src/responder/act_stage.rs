@@ -7,8 +7,9 @@
 //! In the Decide clock the `NackGenerator`'s outputs and the [`crate::responder::LookupCapture`]'s
 //! two comparisons with the cell (`qp_ok`, `expect_match`) are registered here; in the Act
 //! clock the outputs below, computed from those registers and the cell, say where the
-//! message goes, what it owes and what it writes back. Registering the comparisons cuts
-//! the QP_REMOTE comparison out of the Act clock's path to the first beat.
+//! message goes, what it owes and what it writes back. The Act clock's rules start from
+//! these registers only (and from the held cell), so no comparison lies on its path to
+//! the first beat.
 //!
 //! Ports:
 //! - `clock`. Registered every clock (the engine holds them from Decide to Act): `action`
@@ -19,14 +20,14 @@
 //! - The cell, held: `is_ackish` (ACK or NACK), `is_nack`, `is_response` (READ or atomic
 //!   response), `is_read`, `is_atomic`, `consumes` (SEND or RDMA WRITE with immediate),
 //!   `resync_flag` (RESYNC), `psn` (24), `immediate` (32: an ACK's or NACK's AETH).
-//! - The engine: `abort` (the QP was reset meanwhile), `node_ok` (registered by the
+//! - The engine: `aborted` (the QP was reset meanwhile), `node_ok` (registered by the
 //!   `LookupCapture`), `access_done` (the TPT answered, or there is none), `rqe_done` (the
 //!   receive queue entry was read), `rs_valid` (the QP keeps a resync point),
 //!   `refused_window` (24, the QP's), `rq_ci` (24). The `PsnWindow`'s `effective`,
 //!   `effective_next` (24), `window_eff` (24), `code` (3), `report_dup`, `report_after1`
 //!   (21), `far_next`.
 //! - Out, combinational, for the Act clock (the first rule that applies decides):
-//!   1. `abort`: the message is discarded (`go`, mode Discard).
+//!   1. `aborted`: the message is discarded (`go`, mode Discard).
 //!   2. not `node_ok`: dropped (`drop`, `go`, Discard).
 //!   3. an ACK or NACK: with `qp_ok` handed to the requester (`next_state` AckEvent, `ack_load`:
 //!      `ack_syndrome` = `immediate[7:0]`, `ack_refusals` = `immediate[28:8]`,
@@ -88,7 +89,7 @@ pub struct ActStage {
     pub resync_flag: Signal<In, Bit>,
     pub psn: Signal<In, Bits<24>>,
     pub immediate: Signal<In, Bits<32>>,
-    pub abort: Signal<In, Bit>,
+    pub aborted: Signal<In, Bit>,
     pub node_ok: Signal<In, Bit>,
     pub access_done: Signal<In, Bit>,
     pub rqe_done: Signal<In, Bit>,
@@ -172,7 +173,7 @@ impl ActStage {
             resync_flag: Default::default(),
             psn: Default::default(),
             immediate: Default::default(),
-            abort: Default::default(),
+            aborted: Default::default(),
             node_ok: Default::default(),
             access_done: Default::default(),
             rqe_done: Default::default(),
@@ -295,7 +296,7 @@ impl Logic for ActStage {
         self.rs_clear.next = false;
         self.rs_forget.next = false;
 
-        if self.abort.val() {
+        if self.aborted.val() {
             // The QP was reset meanwhile: discard.
         } else if !self.node_ok.val() {
             self.drop.next = true;

@@ -13,7 +13,9 @@
 //! Children: [`QpState`] holds every per-QP RAM and flag, serves the CSR side port and the
 //! expect events, answers the lookup of a first cell and takes the engine's write-backs
 //! (registered for a clock, a [`QpWriteBack`]); [`LookupCapture`] registers that answer
-//! and compares it with the cell a clock later; [`NackGenerator`] decides; [`PsnWindow`]
+//! and its comparisons with the cell; [`NackGenerator`] decides; [`ActStage`] registers the
+//! decision and says what the Act clock does with it; [`TptClient`] makes the access check
+//! (the TPT request and answer, or the range without a TPT); [`PsnWindow`]
 //! computes the decided request's PSN, resync and refusal-window arithmetic; [`Writer`]
 //! writes payload beats and atomic results to host memory; [`RqeFetch`] reads the receive
 //! queue entry a consuming request takes; [`AnswerRouter`] hands answers
@@ -1238,7 +1240,7 @@ impl Logic for ReceiveQueueEngine {
         self.act.resync_flag.next = (self.s_rx_flags.val() & self.flag_resync.val()).any();
         self.act.psn.next = self.s_rx_psn.val();
         self.act.immediate.next = self.s_rx_immediate.val();
-        self.act.abort.next = self.abort.q.val();
+        self.act.aborted.next = self.abort.q.val();
         self.act.node_ok.next = self.lookup.node_ok.val();
         self.act.access_done.next = self.tpt.access_done.val();
         self.act.rqe_done.next = self.rqe_done.q.val();
