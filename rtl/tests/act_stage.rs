@@ -34,13 +34,13 @@ fn apply(u: &mut ActStage, i: &ActInputs) {
     u.consumes.next = i.consumes;
     u.resync_flag.next = i.resync_flag;
     u.psn.next = (i.psn as u64).to_bits();
-    u.immediate.next = (i.immediate as u64).to_bits();
+    u.aeth.next = ((i.immediate & 0x1FFF_FFFF) as u64).to_bits();
     u.aborted.next = i.abort;
     u.node_ok.next = i.node_ok;
     u.access_done.next = i.access_done;
     u.rqe_done.next = i.rqe_done;
     u.rs_valid.next = i.rs_valid;
-    u.refused_window.next = (i.refused_window as u64).to_bits();
+    u.last_refused.next = i.refused_window & 7 != 0;
     u.rq_ci.next = (i.rq_ci as u64).to_bits();
     u.effective.next = (i.effective as u64).to_bits();
     u.effective_next.next = (i.effective_next as u64).to_bits();

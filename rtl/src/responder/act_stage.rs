@@ -19,18 +19,20 @@
 //!   (the `LookupCapture`'s).
 //! - The cell, held: `is_ackish` (ACK or NACK), `is_nack`, `is_response` (READ or atomic
 //!   response), `is_read`, `is_atomic`, `consumes` (SEND or RDMA WRITE with immediate),
-//!   `resync_flag` (RESYNC), `psn` (24), `immediate` (32: an ACK's or NACK's AETH).
+//!   `resync_flag` (RESYNC), `psn` (24), `aeth` (29: an ACK's or NACK's immediate,
+//!   the AETH: syndrome bits 7:0, refusals 28:8).
 //! - The engine: `aborted` (the QP was reset meanwhile), `node_ok` (registered by the
 //!   `LookupCapture`), `access_done` (the TPT answered, or there is none), `rqe_done` (the
 //!   receive queue entry was read), `rs_valid` (the QP keeps a resync point),
-//!   `refused_window` (24, the QP's), `rq_ci` (24). The `PsnWindow`'s `effective`,
+//!   `last_refused` (PSN `expected - 1` was refused: the QP's refusal window's first
+//!   entry is not 0), `rq_ci` (24). The `PsnWindow`'s `effective`,
 //!   `effective_next` (24), `window_eff` (24), `code` (3), `report_dup`, `report_after1`
 //!   (21), `far_next`.
 //! - Out, combinational, for the Act clock (the first rule that applies decides):
 //!   1. `aborted`: the message is discarded (`go`, mode Discard).
 //!   2. not `node_ok`: dropped (`drop`, `go`, Discard).
 //!   3. an ACK or NACK: with `qp_ok` handed to the requester (`next_state` AckEvent, `ack_load`:
-//!      `ack_syndrome` = `immediate[7:0]`, `ack_refusals` = `immediate[28:8]`,
+//!      `ack_syndrome` = `aeth[7:0]`, `ack_refusals` = `aeth[28:8]`,
 //!      `resync_load`, `ack_resync` = `resync_flag`, `nack_count` for a NACK); else dropped.
 //!   4. a response: with `qp_ok & expect_match` written (`go`, ResponseWrite,
 //!      `resync_load`); else dropped.
@@ -88,13 +90,13 @@ pub struct ActStage {
     pub consumes: Signal<In, Bit>,
     pub resync_flag: Signal<In, Bit>,
     pub psn: Signal<In, Bits<24>>,
-    pub immediate: Signal<In, Bits<32>>,
+    pub aeth: Signal<In, Bits<29>>,
     pub aborted: Signal<In, Bit>,
     pub node_ok: Signal<In, Bit>,
     pub access_done: Signal<In, Bit>,
     pub rqe_done: Signal<In, Bit>,
     pub rs_valid: Signal<In, Bit>,
-    pub refused_window: Signal<In, Bits<24>>,
+    pub last_refused: Signal<In, Bit>,
     pub rq_ci: Signal<In, Bits<24>>,
     pub effective: Signal<In, Bits<24>>,
     pub effective_next: Signal<In, Bits<24>>,
@@ -172,13 +174,13 @@ impl ActStage {
             consumes: Default::default(),
             resync_flag: Default::default(),
             psn: Default::default(),
-            immediate: Default::default(),
+            aeth: Default::default(),
             aborted: Default::default(),
             node_ok: Default::default(),
             access_done: Default::default(),
             rqe_done: Default::default(),
             rs_valid: Default::default(),
-            refused_window: Default::default(),
+            last_refused: Default::default(),
             rq_ci: Default::default(),
             effective: Default::default(),
             effective_next: Default::default(),
@@ -279,8 +281,8 @@ impl Logic for ActStage {
         self.owe_resync.next = self.rs_valid.val();
         self.owe_refusal.next = self.window_eff.val().get_bits::<21>(0);
         self.ack_load.next = false;
-        self.ack_syndrome.next = self.immediate.val().get_bits::<8>(0);
-        self.ack_refusals.next = self.immediate.val().get_bits::<21>(8);
+        self.ack_syndrome.next = self.aeth.val().get_bits::<8>(0);
+        self.ack_refusals.next = self.aeth.val().get_bits::<21>(8);
         self.resync_load.next = false;
         self.ack_resync.next = self.resync_flag.val();
         self.resp_we.next = false;
@@ -358,7 +360,7 @@ impl Logic for ActStage {
                 } else {
                     self.owe_psn.next = self.ack_psn_reg.q.val();
                     self.owe_refusal.next = self.report_after1.val();
-                    if self.refused_window.val().get_bits::<3>(0).any() {
+                    if self.last_refused.val() {
                         self.owe_refusal.next = self.report_dup.val();
                     }
                 }

@@ -472,7 +472,6 @@ pub struct ReceiveQueueEngine {
     flag_invalidate: Constant<Bits<8>>,
     flag_resync: Constant<Bits<8>>,
     flag_reserved: Constant<Bits<8>>,
-    syn_sequence_error: Constant<Bits<8>>,
     syn_crc_or_malformed: Constant<Bits<8>>,
 }
 
@@ -703,7 +702,6 @@ impl ReceiveQueueEngine {
             flag_invalidate: Constant::new((flag::INVALIDATE as u64).to_bits()),
             flag_resync: Constant::new((flag::RESYNC as u64).to_bits()),
             flag_reserved: Constant::new((flag::RESERVED_MASK as u64).to_bits()),
-            syn_sequence_error: Constant::new((Syndrome::SequenceError as u64).to_bits()),
             syn_crc_or_malformed: Constant::new((Syndrome::CrcOrMalformed as u64).to_bits()),
         }
     }
@@ -1239,13 +1237,13 @@ impl Logic for ReceiveQueueEngine {
         self.act.consumes.next = self.rx_consumes.val();
         self.act.resync_flag.next = (self.s_rx_flags.val() & self.flag_resync.val()).any();
         self.act.psn.next = self.s_rx_psn.val();
-        self.act.immediate.next = self.s_rx_immediate.val();
+        self.act.aeth.next = self.s_rx_immediate.val().get_bits::<29>(0);
         self.act.aborted.next = self.abort.q.val();
         self.act.node_ok.next = self.lookup.node_ok.val();
         self.act.access_done.next = self.tpt.access_done.val();
         self.act.rqe_done.next = self.rqe_done.q.val();
         self.act.rs_valid.next = self.rs_valid.q.val();
-        self.act.refused_window.next = self.refused_reg.q.val();
+        self.act.last_refused.next = self.refused_reg.q.val().get_bits::<3>(0).any();
         self.act.rq_ci.next = self.lookup.rq_ci.val();
         self.act.effective.next = self.psn_window.effective.val();
         self.act.effective_next.next = self.psn_window.effective_next.val();
