@@ -713,6 +713,50 @@ pub mod port {
         }
     }
 
+    /// The receive engine's state, a port of its `ActStage` (RustHDL encodes a
+    /// `LogicState` enum as the variant's index, in declaration order).
+    impl PortValue for nic_rtl::responder::receive_queue_engine::ResponderState {
+        fn from_u64(v: u64) -> Self {
+            use nic_rtl::responder::receive_queue_engine::ResponderState::*;
+            let all = [
+                Clear,
+                Idle,
+                Lookup,
+                FailLookup,
+                FailDecide,
+                Decide,
+                Act,
+                TptRequest,
+                TptWait,
+                RqeFetch,
+                Stream,
+                Owe,
+                AckEvent,
+                Drain,
+                AtomicRead,
+                AtomicData,
+                AtomicWrite,
+                Commit,
+                Complete,
+            ];
+            all[(v as usize).min(all.len() - 1)]
+        }
+        fn to_u64(self) -> u64 {
+            self as u64
+        }
+    }
+
+    /// The receive engine's message mode, a port of its `ActStage`.
+    impl PortValue for nic_rtl::responder::receive_queue_engine::MessageMode {
+        fn from_u64(v: u64) -> Self {
+            use nic_rtl::responder::receive_queue_engine::MessageMode::*;
+            [Discard, ExecWrite, ExecAtomic, ResponseWrite][(v & 3) as usize]
+        }
+        fn to_u64(self) -> u64 {
+            self as u64
+        }
+    }
+
     /// `Bits<N>` (N > 64) from little-endian 64-bit words; bits above N are dropped.
     pub fn bits_from_words<const N: usize>(words: &[u64]) -> Bits<N> {
         let mut acc = Bits::<N>::default();

@@ -26,10 +26,13 @@
 //! - [`event_evaluator`]: the reference model of the requester's event evaluation.
 //! - [`sq_csr_access`]: the reference model of the send engine's per-QP CSR registers.
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
+//! - [`act_stage`]: the reference model of the responder's Act clock (`ActStage`).
+//! - [`tpt_client`]: the reference model of the responder's access check (`TptClient`).
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
 //! nic-rtl; a unit test inside nic-rtl would see a second copy of its types).
 
+pub mod act_stage;
 pub mod cell_faults;
 pub mod claim_stage;
 pub mod event_evaluator;
@@ -44,6 +47,7 @@ pub mod responder;
 pub mod rqe_fetch;
 pub mod sq_csr_access;
 pub mod stream;
+pub mod tpt_client;
 pub mod tx_read_port;
 pub mod words;
 pub mod wqe_latch;

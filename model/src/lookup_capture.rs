@@ -1,6 +1,6 @@
 //! The reference model of `LookupCapture` (`rtl/src/responder/lookup_capture.rs`), written
-//! from its documentation: the per-QP table's answer registered at `capture`, compared with
-//! the cell presented afterwards.
+//! from its documentation: the per-QP table's answer and its comparisons with the cell,
+//! registered at `capture`.
 
 use nic_abi::PSN_MASK;
 
@@ -67,13 +67,9 @@ struct Captured {
     rqe_addr: u32,
     behind: u32,
     rs_back: u32,
-    remote: u32,
-    atomic_psn: u32,
-    atomic_valid: bool,
-    expect_psn: u32,
-    expect_atomic: bool,
-    expect_aligned: bool,
-    expect_valid: bool,
+    source_match: bool,
+    atomic_match: bool,
+    expect_match: bool,
 }
 
 /// `LookupCapture` of a table of `queue_pairs` queue pairs, clock by clock.
@@ -92,9 +88,8 @@ impl LookupCaptureModel {
     }
 
     /// This clock's outputs for `i` (before the clock edge).
-    pub fn outputs(&self, i: &LookupCaptureInputs) -> LookupCaptureOutputs {
+    pub fn outputs(&self, _i: &LookupCaptureInputs) -> LookupCaptureOutputs {
         let c = &self.c;
-        let source_match = c.remote == (i.src_node as u32 | (i.src_qp as u32) << 16);
         LookupCaptureOutputs {
             node_ok: c.node_ok,
             qp_exists: c.qp_exists,
@@ -106,13 +101,10 @@ impl LookupCaptureModel {
             rqe_addr: c.rqe_addr,
             behind: c.behind,
             rs_back: c.rs_back,
-            source_match,
-            qp_ok: c.qp_exists && c.qp_enabled && source_match,
-            atomic_match: c.atomic_valid && c.atomic_psn == i.psn,
-            expect_match: c.expect_valid
-                && c.expect_psn == i.psn
-                && c.expect_atomic == (i.opcode == ATOMIC_RESPONSE)
-                && c.expect_aligned,
+            source_match: c.source_match,
+            qp_ok: c.qp_exists && c.qp_enabled && c.source_match,
+            atomic_match: c.atomic_match,
+            expect_match: c.expect_match,
         }
     }
 
@@ -132,13 +124,12 @@ impl LookupCaptureModel {
             rqe_addr: i.rd_rqe_addr,
             behind: i.rd_expected.wrapping_sub(i.psn) & PSN_MASK,
             rs_back: i.rd_expected.wrapping_sub(i.rd_rs_psn) & PSN_MASK,
-            remote: i.rd_remote,
-            atomic_psn: i.rd_atomic_psn,
-            atomic_valid: i.ctx_atomic_valid,
-            expect_psn: i.rd_expect_psn,
-            expect_atomic: i.rd_expect_atomic,
-            expect_aligned: i.rd_expect_addr_low & 7 == 0,
-            expect_valid: i.ctx_expect_valid,
+            source_match: i.rd_remote == (i.src_node as u32 | (i.src_qp as u32) << 16),
+            atomic_match: i.ctx_atomic_valid && i.rd_atomic_psn == i.psn,
+            expect_match: i.ctx_expect_valid
+                && i.rd_expect_psn == i.psn
+                && i.rd_expect_atomic == (i.opcode == ATOMIC_RESPONSE)
+                && i.rd_expect_addr_low & 7 == 0,
         };
     }
 }

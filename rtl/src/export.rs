@@ -385,6 +385,24 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             format!("nic_rtl::responder::LookupCapture::new({qps})"),
         ),
         export_block(
+            "responder_act_stage",
+            crate::responder::ActStage::new(config.tpt_entries.is_some()),
+            "nic_rtl::responder::ActStage",
+            format!(
+                "nic_rtl::responder::ActStage::new({})",
+                config.tpt_entries.is_some()
+            ),
+        ),
+        export_block(
+            "responder_tpt_client",
+            crate::responder::TptClient::new(config.tpt_entries.is_some()),
+            "nic_rtl::responder::TptClient",
+            format!(
+                "nic_rtl::responder::TptClient::new({})",
+                config.tpt_entries.is_some()
+            ),
+        ),
+        export_block(
             "receive_queue_engine",
             crate::ReceiveQueueEngine::new(qps, config.tpt_entries.is_some()),
             "nic_rtl::ReceiveQueueEngine",

@@ -1,6 +1,7 @@
 //! `LookupCapture` against its plain-Rust model (`nic_model::lookup_capture`, written from
 //! the block's documentation): seeded random lookups captured with idle gaps between them,
-//! the cell changing between the capture and the comparison, values weighted toward the
+//! the cell changing after the capture (the comparisons are the captured cell's), values
+//! weighted toward the
 //! interesting cases (PSNs near each other and across the 24-bit wrap, matching sources,
 //! the expected response's PSN and kind); every output compared every clock.
 

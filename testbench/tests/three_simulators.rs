@@ -74,6 +74,8 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "responder_psn_window",
         "responder_rqe_fetch",
         "responder_lookup_capture",
+        "responder_act_stage",
+        "responder_tpt_client",
         "receive_queue_engine",
         "responder_slot_rams",
         "responder_burst_size",

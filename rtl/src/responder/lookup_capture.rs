@@ -7,8 +7,9 @@
 //! resync point) and the [`crate::responder::QpState`] lookup it registers. The per-QP
 //! RAMs' clock-to-out (a DP16KD's 4.3 ns on ECP5) leaves room for little more than a
 //! register in the clock they answer; so only the two PSN distances (a carry chain each)
-//! are computed before the register, and the comparisons with the cell are made from the
-//! registers in the clock after, while the cell's header is still presented.
+//! and the three equality comparisons with the cell (a LUT tree each, beside the carry
+//! chains) are computed before the register, and the decision in the clock after starts
+//! from registers.
 //!
 //! Ports:
 //! - `clock`; `capture`: the lookup answers this clock (`QpState`'s `rd_*` and `ctx_*`
@@ -23,15 +24,15 @@
 //!   queue_pairs`), `qp_enabled`, `synced`, `nak_sent`, `rq_empty`, `rq_ci` (24),
 //!   `rqe_addr` (32), `behind` (24, `rd_expected - psn` mod 2^24), `rs_back` (24,
 //!   `rd_expected - rd_rs_psn` mod 2^24).
-//! - Combinational, from the registers and the cell presented now: `source_match`
-//!   (`src_node` and `src_qp` equal the captured QP_REMOTE: node bits 15:0, QP 31:16),
+//! - Registered at `capture` as well, the cell compared with the lookup: `source_match`
+//!   (`src_node` and `src_qp` equal `rd_remote`, QP_REMOTE: node bits 15:0, QP 31:16),
 //!   `qp_ok` (`qp_exists & qp_enabled & source_match`), `atomic_match` (the saved atomic
 //!   is valid and its PSN is `psn`), `expect_match` (the expected response is valid, its
 //!   PSN is `psn`, it is an atomic's exactly when `opcode` is ATOMIC_RESPONSE 0x21, and its
 //!   local address is 8-aligned).
 //!
-//! Latency: registered outputs the clock after `capture`; the comparisons follow the cell
-//! combinationally. Throughput: a capture every clock. Limits: `queue_pairs` in 1..=64.
+//! Latency: every output is registered, the clock after `capture` (the engine holds the
+//! cell from the lookup to the decision, so the comparisons hold as well). Throughput: a capture every clock. Limits: `queue_pairs` in 1..=64.
 
 use crate::cell::format::opcode;
 use crate::sim::ClockedBlock;
@@ -88,13 +89,9 @@ pub struct LookupCapture {
     rqe_addr_reg: DFF<Bits<32>>,
     behind_reg: DFF<Bits<24>>,
     rs_back_reg: DFF<Bits<24>>,
-    remote_reg: DFF<Bits<32>>,
-    atomic_psn_reg: DFF<Bits<24>>,
-    atomic_valid_reg: DFF<Bit>,
-    exp_psn_reg: DFF<Bits<24>>,
-    exp_atomic_reg: DFF<Bit>,
-    exp_aligned_reg: DFF<Bit>,
-    exp_valid_reg: DFF<Bit>,
+    source_reg: DFF<Bit>,
+    atomic_reg: DFF<Bit>,
+    expect_reg: DFF<Bit>,
     source: Signal<Local, Bits<32>>,
     queue_pairs: Constant<Bits<16>>,
     op_atomic_response: Constant<Bits<8>>,
@@ -158,13 +155,9 @@ impl LookupCapture {
             rqe_addr_reg: Default::default(),
             behind_reg: Default::default(),
             rs_back_reg: Default::default(),
-            remote_reg: Default::default(),
-            atomic_psn_reg: Default::default(),
-            atomic_valid_reg: Default::default(),
-            exp_psn_reg: Default::default(),
-            exp_atomic_reg: Default::default(),
-            exp_aligned_reg: Default::default(),
-            exp_valid_reg: Default::default(),
+            source_reg: Default::default(),
+            atomic_reg: Default::default(),
+            expect_reg: Default::default(),
             source: Default::default(),
             queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
             op_atomic_response: Constant::new((opcode::ATOMIC_RESPONSE as u64).to_bits()),
@@ -188,14 +181,12 @@ impl Logic for LookupCapture {
             rqe_addr_reg,
             behind_reg,
             rs_back_reg,
-            remote_reg,
-            atomic_psn_reg,
-            atomic_valid_reg,
-            exp_psn_reg,
-            exp_atomic_reg,
-            exp_aligned_reg,
-            exp_valid_reg
+            source_reg,
+            atomic_reg,
+            expect_reg
         );
+        self.source.next =
+            bit_cast::<32, 16>(self.src_node.val()) | (bit_cast::<32, 16>(self.src_qp.val()) << 16);
         if self.capture.val() {
             self.node_ok_reg.d.next = self.dest_node.val() == self.node_id.val();
             self.exists_reg.d.next = self.dest_qp.val() < self.queue_pairs.val();
@@ -207,13 +198,14 @@ impl Logic for LookupCapture {
             self.rqe_addr_reg.d.next = self.rd_rqe_addr.val();
             self.behind_reg.d.next = self.rd_expected.val() - self.psn.val();
             self.rs_back_reg.d.next = self.rd_expected.val() - self.rd_rs_psn.val();
-            self.remote_reg.d.next = self.rd_remote.val();
-            self.atomic_psn_reg.d.next = self.rd_atomic_psn.val();
-            self.atomic_valid_reg.d.next = self.ctx_atomic_valid.val();
-            self.exp_psn_reg.d.next = self.rd_expect_psn.val();
-            self.exp_atomic_reg.d.next = self.rd_expect_atomic.val();
-            self.exp_aligned_reg.d.next = self.rd_expect_addr_low.val() == 0;
-            self.exp_valid_reg.d.next = self.ctx_expect_valid.val();
+            self.source_reg.d.next = self.rd_remote.val() == self.source.val();
+            self.atomic_reg.d.next =
+                self.ctx_atomic_valid.val() & (self.rd_atomic_psn.val() == self.psn.val());
+            self.expect_reg.d.next = self.ctx_expect_valid.val()
+                & (self.rd_expect_psn.val() == self.psn.val())
+                & (self.rd_expect_atomic.val()
+                    == (self.opcode.val() == self.op_atomic_response.val()))
+                & (self.rd_expect_addr_low.val() == 0);
         }
         self.node_ok.next = self.node_ok_reg.q.val();
         self.qp_exists.next = self.exists_reg.q.val();
@@ -225,18 +217,11 @@ impl Logic for LookupCapture {
         self.rqe_addr.next = self.rqe_addr_reg.q.val();
         self.behind.next = self.behind_reg.q.val();
         self.rs_back.next = self.rs_back_reg.q.val();
-        self.source.next =
-            bit_cast::<32, 16>(self.src_node.val()) | (bit_cast::<32, 16>(self.src_qp.val()) << 16);
-        self.source_match.next = self.remote_reg.q.val() == self.source.val();
-        self.qp_ok.next = self.exists_reg.q.val()
-            & self.enabled_reg.q.val()
-            & (self.remote_reg.q.val() == self.source.val());
-        self.atomic_match.next =
-            self.atomic_valid_reg.q.val() & (self.atomic_psn_reg.q.val() == self.psn.val());
-        self.expect_match.next = self.exp_valid_reg.q.val()
-            & (self.exp_psn_reg.q.val() == self.psn.val())
-            & (self.exp_atomic_reg.q.val() == (self.opcode.val() == self.op_atomic_response.val()))
-            & self.exp_aligned_reg.q.val();
+        self.source_match.next = self.source_reg.q.val();
+        self.qp_ok.next =
+            self.exists_reg.q.val() & self.enabled_reg.q.val() & self.source_reg.q.val();
+        self.atomic_match.next = self.atomic_reg.q.val();
+        self.expect_match.next = self.expect_reg.q.val();
     }
 }
 

@@ -14,6 +14,8 @@
 //!     Lookup clock and compared with the cell (source, saved atomic, expected response)
 //!     in the Decide clock;
 //!   - [`NackGenerator`] (the decision): rules 1-7 for a request message;
+//!   - [`ActStage`] (`act_stage.rs`): the decision registered in the Decide clock and
+//!     what the Act clock does with it (the next state, the answer owed, the write-backs);
 //!   - [`Writer`] (`writer.rs`): the host-memory write path: payload beats into their
 //!     window with byte strobes, an atomic's operands and result, the DMA write register;
 //!   - [`AnswerRouter`] (`answer_router.rs`): answers of this NIC's own requests to the
@@ -22,6 +24,8 @@
 //!     expected PSN it leaves, the resync point's distance, the refusal window's report);
 //!   - [`RqeFetch`] (`rqe_fetch.rs`): the receive queue entry a consuming request takes
 //!     (its buffer address, length and `wr_id`), read over the rx DMA read port;
+//!   - [`TptClient`] (`tpt_client.rs`): a request's access check, the TPT request and
+//!     its answer, or the range check without a TPT;
 //!   - `NackCounters` (`common/`): the NACKs received, per syndrome.
 //! - [`ResponseGenerator`]: the owed ACK, NACK, READ and atomic responses; its child
 //!   [`SlotRams`] (`slot_rams.rs`) holds the slots' RAMs and the read stage of the slot served,
@@ -30,6 +34,7 @@
 //! The plain-Rust reference model of the responder is `nic_model::responder`; the engine's
 //! block tests are `rtl/tests/receive_queue_engine.rs`.
 
+pub mod act_stage;
 pub mod answer_router;
 pub mod burst_size;
 pub mod lookup_capture;
@@ -41,8 +46,10 @@ pub mod receive_queue_engine;
 pub mod response_generator;
 pub mod rqe_fetch;
 pub mod slot_rams;
+pub mod tpt_client;
 pub mod writer;
 
+pub use act_stage::ActStage;
 pub use answer_router::AnswerRouter;
 pub use burst_size::BurstSize;
 pub use lookup_capture::LookupCapture;
@@ -54,4 +61,5 @@ pub use receive_queue_engine::ReceiveQueueEngine;
 pub use response_generator::ResponseGenerator;
 pub use rqe_fetch::RqeFetch;
 pub use slot_rams::SlotRams;
+pub use tpt_client::TptClient;
 pub use writer::Writer;

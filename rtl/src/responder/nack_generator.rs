@@ -172,10 +172,20 @@ pub struct NackGenerator {
     rs_before: Signal<Local, Bit>,
     // Rule 5's static part.
     request_ok: Signal<Local, Bit>,
-    // The decision before the owed-slot rule.
-    verdict: Signal<Local, Bits<2>>,
+    // The rule groups and the decision before the owed-slot rule (one-hot `v_*`).
+    req_ok: Signal<Local, Bit>,
+    bad_psn: Signal<Local, Bit>,
+    g_seq: Signal<Local, Bit>,
+    g_ref: Signal<Local, Bit>,
+    g_dup: Signal<Local, Bit>,
+    g_rest: Signal<Local, Bit>,
+    refused_rest: Signal<Local, Bit>,
+    v_nack: Signal<Local, Bit>,
+    v_duplicate: Signal<Local, Bit>,
+    v_execute: Signal<Local, Bit>,
+    v_drop: Signal<Local, Bit>,
+    slot_hit: Signal<Local, Bit>,
     code: Signal<Local, Bits<8>>,
-    counted: Signal<Local, Bit>,
     reached_access: Signal<Local, Bit>,
     owes: Signal<Local, Bit>,
     /// Not a duplicate (before the resync point or not) and not a resync: at or ahead of
@@ -248,9 +258,19 @@ impl Default for NackGenerator {
             refused_syndrome: Default::default(),
             rs_before: Default::default(),
             request_ok: Default::default(),
-            verdict: Default::default(),
+            req_ok: Default::default(),
+            bad_psn: Default::default(),
+            g_seq: Default::default(),
+            g_ref: Default::default(),
+            g_dup: Default::default(),
+            g_rest: Default::default(),
+            refused_rest: Default::default(),
+            v_nack: Default::default(),
+            v_duplicate: Default::default(),
+            v_execute: Default::default(),
+            v_drop: Default::default(),
+            slot_hit: Default::default(),
             code: Default::default(),
-            counted: Default::default(),
             reached_access: Default::default(),
             owes: Default::default(),
             fresh: Default::default(),
@@ -346,82 +366,104 @@ impl Logic for NackGenerator {
             & (!self.is_atomic.val()
                 | ((self.dma_length.val() == 8) & (self.msg_length.val() == 16)))
             & (!self.is_write.val() | (self.msg_length.val() == self.dma_length.val()));
-        self.verdict.next = 2.into();
+        // The rules as parallel terms (one group applies; see "Rule order"), so that no
+        // output waits for a priority chain: rule 1 passed, then the PSN's class.
+        self.req_ok.next = self.qp_exists.val()
+            & self.qp_enabled.val()
+            & self.source_match.val()
+            & (self.is_send.val() | self.is_rdma.val());
+        self.bad_psn.next = self.ahead.val() | self.rs_before.val();
+        // Ahead of the expected PSN or before the resync point.
+        self.g_seq.next = self.req_ok.val() & self.bad_psn.val();
+        // The duplicate of a refused PSN.
+        self.g_ref.next = self.req_ok.val()
+            & !self.bad_psn.val()
+            & !self.sequential.val()
+            & self.refused_hit.val();
+        // Any other duplicate but a READ.
+        self.g_dup.next = self.req_ok.val()
+            & !self.bad_psn.val()
+            & !self.sequential.val()
+            & !self.refused_hit.val()
+            & !self.is_read.val();
+        // In sequence, or a duplicate READ: rules 3-7.
+        self.g_rest.next = self.req_ok.val()
+            & !self.bad_psn.val()
+            & (self.sequential.val() | (self.is_read.val() & !self.refused_hit.val()));
+        self.refused_rest.next = !self.enable_send_recv.val()
+            | (self.is_rdma.val()
+                & (!self.enable_rdma.val() | !self.request_ok.val() | !self.access_ok.val()))
+            | (self.consumes.val() & self.rq_empty.val());
+        self.v_nack.next = (self.g_seq.val() & !self.nak_sent.val())
+            | self.g_ref.val()
+            | (self.g_rest.val() & self.refused_rest.val());
+        // (A "duplicate" beyond the window was never received in this sequence: a
+        // requester that restarted without RESYNC. Its ACK names `expected - 1`, which it
+        // ignores as foreign; unless that PSN was refused: dropped.)
+        self.v_duplicate.next = (self.g_dup.val()
+            & ((self.is_atomic.val() & self.atomic_match.val())
+                | (!self.is_atomic.val()
+                    & (self.in_window.val() | !self.refused_window.val().get_bits::<3>(0).any()))))
+            | (self.g_rest.val() & !self.refused_rest.val() & !self.sequential.val());
+        self.v_execute.next = self.g_rest.val() & !self.refused_rest.val() & self.sequential.val();
+        self.v_drop.next = !(self.v_nack.val() | self.v_duplicate.val() | self.v_execute.val());
+        // The syndrome: the NACK's, or INVALID_REQUEST for a SEND longer than its buffer.
         self.code.next = 0.into();
-        self.counted.next = true;
-        self.reached_access.next = false;
-        if !(self.qp_exists.val() & self.qp_enabled.val() & self.source_match.val()) {
-            // Rule 1: dropped, counted.
-        } else if !(self.is_send.val() | self.is_rdma.val()) {
-            // Not a request opcode: dropped, counted.
-        } else if self.ahead.val() | self.rs_before.val() {
-            if self.nak_sent.val() {
-                self.counted.next = false;
-            } else {
-                self.verdict.next = 3.into();
-                self.code.next = self.syn_sequence_error.val();
-            }
-        } else if !self.sequential.val() & self.refused_hit.val() {
-            // The duplicate of a refused PSN: the same NACK again.
-            self.verdict.next = 3.into();
+        if self.g_seq.val() & !self.nak_sent.val() {
+            self.code.next = self.syn_sequence_error.val();
+        }
+        if self.g_ref.val() {
             self.code.next = self.refused_syndrome.val();
-        } else if !self.sequential.val() & !self.is_read.val() {
-            if self.is_atomic.val() {
-                if self.atomic_match.val() {
-                    self.verdict.next = 1.into();
-                }
-            } else if self.in_window.val() | !self.refused_window.val().get_bits::<3>(0).any() {
-                // (A "duplicate" beyond the window was never received in this sequence:
-                // a requester that restarted without RESYNC. Its ACK names `expected - 1`,
-                // which it ignores as foreign; unless that PSN was refused: dropped.)
-                self.verdict.next = 1.into();
-            }
-        } else {
-            // In sequence, or a duplicate READ (executed again): rules 3-7.
-            self.reached_access.next = self.is_rdma.val()
-                & self.enable_send_recv.val()
-                & self.enable_rdma.val()
-                & self.request_ok.val();
+        }
+        if self.g_rest.val() {
             if !self.enable_send_recv.val() {
-                self.verdict.next = 3.into();
                 self.code.next = self.syn_remote_operational_error.val();
             } else if self.is_rdma.val() & !self.enable_rdma.val() {
-                self.verdict.next = 3.into();
                 self.code.next = self.syn_rdma_disabled.val();
             } else if self.is_rdma.val() & !self.request_ok.val() {
-                self.verdict.next = 3.into();
                 self.code.next = self.syn_invalid_request.val();
             } else if self.is_rdma.val() & !self.access_ok.val() {
-                self.verdict.next = 3.into();
                 self.code.next = self.syn_remote_access_error.val();
             } else if self.consumes.val() & self.rq_empty.val() {
-                self.verdict.next = 3.into();
                 self.code.next = self.syn_receiver_not_ready.val();
-            } else {
-                self.verdict.next = 0.into();
-                if !self.sequential.val() {
-                    self.verdict.next = 1.into();
-                }
-                if self.is_send.val() & self.length_error.val() {
-                    self.code.next = self.syn_invalid_request.val();
-                }
+            } else if self.is_send.val() & self.length_error.val() {
+                self.code.next = self.syn_invalid_request.val();
             }
         }
-        // The owed-slot rule: anything but an ACK needs a free slot.
-        self.owes.next = (self.code.val() != 0)
-            | ((self.verdict.val() != 2) & (self.is_read.val() | self.is_atomic.val()));
+        self.reached_access.next = self.g_rest.val()
+            & self.is_rdma.val()
+            & self.enable_send_recv.val()
+            & self.enable_rdma.val()
+            & self.request_ok.val();
+        // The owed-slot rule: anything but an ACK needs a free slot (a NACK, the NACK of
+        // a too-long SEND, a READ or atomic response).
+        self.owes.next = self.v_nack.val()
+            | (self.v_execute.val() & self.is_send.val() & self.length_error.val())
+            | ((self.v_duplicate.val() | self.v_execute.val())
+                & (self.is_read.val() | self.is_atomic.val()));
         // (A duplicate before the resync point is a duplicate here: dropped.)
         self.fresh.next =
             !self.resync_now.val() & (self.sequential.val() | self.behind.val().get_bit(23));
-        self.action.next = self.verdict.val();
+        self.slot_hit.next = self.owes.val() & self.slot_busy.val();
+        self.action.next = 2.into();
+        if self.v_nack.val() {
+            self.action.next = 3.into();
+        }
+        if self.v_duplicate.val() {
+            self.action.next = 1.into();
+        }
+        if self.v_execute.val() {
+            self.action.next = 0.into();
+        }
         self.syndrome.next = self.code.val();
-        self.count_dropped.next = (self.verdict.val() == 2) & self.counted.val();
+        // Every drop is counted but the silent one after the SEQUENCE_ERROR NACK.
+        self.count_dropped.next = self.v_drop.val() & !(self.g_seq.val() & self.nak_sent.val());
         self.in_sequence.next = self.sequential.val();
         self.slot_refused.next = false;
-        if self.owes.val() & self.slot_busy.val() {
+        if self.slot_hit.val() {
             if self.fresh.val() {
                 self.action.next = 3.into();
-                self.syndrome.next = 0x60.into();
+                self.syndrome.next = self.syn_sequence_error.val();
                 self.in_sequence.next = false;
                 self.slot_refused.next = true;
             } else {

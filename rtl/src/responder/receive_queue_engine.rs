@@ -13,7 +13,9 @@
 //! Children: [`QpState`] holds every per-QP RAM and flag, serves the CSR side port and the
 //! expect events, answers the lookup of a first cell and takes the engine's write-backs
 //! (registered for a clock, a [`QpWriteBack`]); [`LookupCapture`] registers that answer
-//! and compares it with the cell a clock later; [`NackGenerator`] decides; [`PsnWindow`]
+//! and its comparisons with the cell; [`NackGenerator`] decides; [`ActStage`] registers the
+//! decision and says what the Act clock does with it; [`TptClient`] makes the access check
+//! (the TPT request and answer, or the range without a TPT); [`PsnWindow`]
 //! computes the decided request's PSN, resync and refusal-window arithmetic; [`Writer`]
 //! writes payload beats and atomic results to host memory; [`RqeFetch`] reads the receive
 //! queue entry a consuming request takes; [`AnswerRouter`] hands answers
@@ -144,12 +146,14 @@
 
 use crate::cell::format::{flag, opcode};
 use crate::common::NackCounters;
+use crate::responder::act_stage::ActStage;
 use crate::responder::answer_router::AnswerRouter;
 use crate::responder::lookup_capture::LookupCapture;
 use crate::responder::nack_generator::NackGenerator;
 use crate::responder::psn_window::PsnWindow;
 use crate::responder::qp_state::{QpState, QpWriteBack};
 use crate::responder::rqe_fetch::RqeFetch;
+use crate::responder::tpt_client::TptClient;
 use crate::responder::writer::Writer;
 use crate::sim::ClockedBlock;
 use nic_abi::{Syndrome, MAX_QUEUE_PAIRS};
@@ -347,29 +351,9 @@ pub struct ReceiveQueueEngine {
     refused_reg: DFF<Bits<24>>,
     /// The QP's resync point (the PSN it last resynced at) and whether it is kept.
     rs_reg: DFF<Bits<24>>,
-    /// `expected - psn`, `expected - resync point` (24 each), registered in Lookup for the
-    /// NackGenerator.
     rs_valid: DFF<Bit>,
-    /// The saved atomic's PSN and valid bit, the expected response's PSN, kind and valid
-    /// bit, as read (compared with the cell in the Decide clock).
-    /// The NackGenerator's decision, registered in the Decide clock and acted on (the
-    /// owed answer, the write-backs, the next state) in the Act clock.
-    dec_action: DFF<Bits<2>>,
-    dec_syndrome: DFF<Bits<8>>,
-    dec_resynced: DFF<Bit>,
-    dec_in_sequence: DFF<Bit>,
-    dec_ack_psn: DFF<Bits<24>>,
-    dec_slot_refused: DFF<Bit>,
-    dec_check_access: DFF<Bit>,
-    dec_count_dropped: DFF<Bit>,
-    /// The request's range without a TPT (`vaddr + length`, 33 bits; `vaddr` below 2^32),
-    /// registered with the first cell.
-    range_end_reg: DFF<Bits<33>>,
-    vaddr_high_zero: DFF<Bit>,
     /// A drop counted last clock (`stat_dropped` counts it a clock after the decision).
     drop_pending: DFF<Bit>,
-    access_ok: DFF<Bit>,
-    access_done: DFF<Bit>,
     rqe_done: DFF<Bit>,
     /// The SEND does not fit its receive buffer (longer, or the buffer is misaligned).
     length_error: DFF<Bit>,
@@ -415,6 +399,10 @@ pub struct ReceiveQueueEngine {
     /// The lookup's answer, registered, and its comparisons with the cell.
     lookup: LookupCapture,
     nack: NackGenerator,
+    /// The decision registered in the Decide clock, and what the Act clock does with it.
+    act: ActStage,
+    /// The access check: the TPT request and its answer, or the range without a TPT.
+    tpt: TptClient,
     // ---- Combinational intermediates ----
     rx_first: Signal<Local, Bit>,
     rx_ok: Signal<Local, Bit>,
@@ -431,9 +419,8 @@ pub struct ReceiveQueueEngine {
     lk_expected: Signal<Local, Bits<24>>,
     lk_exp_addr: Signal<Local, Bits<32>>,
     lk_exp_length: Signal<Local, Bits<32>>,
-    req_length: Signal<Local, Bits<32>>,
-    range_end: Signal<Local, Bits<33>>,
-    range_ok: Signal<Local, Bit>,
+    /// Idle: the first (or a failed) cell's QP is looked up now.
+    lookup_issue: Signal<Local, Bit>,
     commit_ci: Signal<Local, Bits<24>>,
     main_ram_use: Signal<Local, Bit>,
     resp_we: Signal<Local, Bit>,
@@ -466,7 +453,6 @@ pub struct ReceiveQueueEngine {
     rx_ready: Signal<Local, Bit>,
     rx_take: Signal<Local, Bit>,
     // ---- Parameters ----
-    tpt_present: Constant<Bit>,
     // Numbers named elsewhere: opcodes and flag bits (`crate::cell::format`), syndromes
     // (`nic_abi::Syndrome`).
     op_send: Constant<Bits<8>>,
@@ -486,7 +472,6 @@ pub struct ReceiveQueueEngine {
     flag_invalidate: Constant<Bits<8>>,
     flag_resync: Constant<Bits<8>>,
     flag_reserved: Constant<Bits<8>>,
-    syn_sequence_error: Constant<Bits<8>>,
     syn_crc_or_malformed: Constant<Bits<8>>,
 }
 
@@ -627,19 +612,7 @@ impl ReceiveQueueEngine {
             refused_reg: Default::default(),
             rs_reg: Default::default(),
             rs_valid: Default::default(),
-            dec_action: Default::default(),
-            dec_syndrome: Default::default(),
-            dec_resynced: Default::default(),
-            dec_in_sequence: Default::default(),
-            dec_ack_psn: Default::default(),
-            dec_slot_refused: Default::default(),
-            dec_check_access: Default::default(),
-            dec_count_dropped: Default::default(),
             drop_pending: Default::default(),
-            range_end_reg: Default::default(),
-            vaddr_high_zero: Default::default(),
-            access_ok: Default::default(),
-            access_done: Default::default(),
             rqe_done: Default::default(),
             ctx_base: Default::default(),
             ctx_limit: Default::default(),
@@ -669,6 +642,8 @@ impl ReceiveQueueEngine {
             lookup: LookupCapture::new(queue_pairs),
             rqe_start: Default::default(),
             nack: Default::default(),
+            act: ActStage::new(tpt_present),
+            tpt: TptClient::new(tpt_present),
             rx_first: Default::default(),
             rx_ok: Default::default(),
             rx_last_cell: Default::default(),
@@ -684,9 +659,7 @@ impl ReceiveQueueEngine {
             lk_expected: Default::default(),
             lk_exp_addr: Default::default(),
             lk_exp_length: Default::default(),
-            req_length: Default::default(),
-            range_end: Default::default(),
-            range_ok: Default::default(),
+            lookup_issue: Default::default(),
             length_error: Default::default(),
             commit_ci: Default::default(),
             main_ram_use: Default::default(),
@@ -712,7 +685,6 @@ impl ReceiveQueueEngine {
             write_mode: Default::default(),
             rx_ready: Default::default(),
             rx_take: Default::default(),
-            tpt_present: Constant::new(tpt_present),
             op_send: Constant::new((opcode::SEND as u64).to_bits()),
             op_send_immediate: Constant::new((opcode::SEND_IMMEDIATE as u64).to_bits()),
             op_write: Constant::new((opcode::RDMA_WRITE as u64).to_bits()),
@@ -730,7 +702,6 @@ impl ReceiveQueueEngine {
             flag_invalidate: Constant::new((flag::INVALIDATE as u64).to_bits()),
             flag_resync: Constant::new((flag::RESYNC as u64).to_bits()),
             flag_reserved: Constant::new((flag::RESERVED_MASK as u64).to_bits()),
-            syn_sequence_error: Constant::new((Syndrome::SequenceError as u64).to_bits()),
             syn_crc_or_malformed: Constant::new((Syndrome::CrcOrMalformed as u64).to_bits()),
         }
     }
@@ -759,19 +730,7 @@ impl Logic for ReceiveQueueEngine {
             refused_reg,
             rs_reg,
             rs_valid,
-            dec_action,
-            dec_syndrome,
-            dec_resynced,
-            dec_in_sequence,
-            dec_ack_psn,
-            dec_slot_refused,
-            dec_check_access,
-            dec_count_dropped,
             drop_pending,
-            range_end_reg,
-            vaddr_high_zero,
-            access_ok,
-            access_done,
             rqe_done,
             length_error,
             ctx_base,
@@ -862,18 +821,25 @@ impl Logic for ReceiveQueueEngine {
         self.lookup.ctx_nak_sent.next = self.qp_state.ctx_nak_sent.val();
         self.lookup.ctx_atomic_valid.next = self.qp_state.ctx_atomic_valid.val();
         self.lookup.ctx_expect_valid.next = self.qp_state.ctx_expect_valid.val();
-        // Bounds without a TPT: vaddr + length <= 2^32.
-        self.req_length.next = self.s_rx_dma_length.val();
-        if self.rx_is_atomic.val() {
-            self.req_length.next = 8.into();
-        }
-        self.range_end.next = bit_cast::<33, 32>(self.s_rx_vaddr.val().get_bits::<32>(0))
-            + bit_cast::<33, 32>(self.req_length.val());
-        // Registered with the first cell (Idle) and judged in the Lookup clock: at most
-        // 2^32 is bit 32 clear, or exactly 2^32.
-        self.range_ok.next = self.vaddr_high_zero.q.val()
-            & (!self.range_end_reg.q.val().get_bit(32)
-                | (self.range_end_reg.q.val().get_bits::<32>(0) == 0));
+        // ---- The access check (the range registered with the first cell, judged in the
+        // Lookup clock; the TPT asked in TptRequest, answering in TptWait) ----
+        self.tpt.clock.next = self.clock.val();
+        self.tpt.vaddr.next = self.s_rx_vaddr.val();
+        self.tpt.stag.next = self.s_rx_stag.val();
+        self.tpt.dma_length.next = self.s_rx_dma_length.val();
+        self.tpt.is_read.next = self.rx_is_read.val();
+        self.tpt.is_atomic.next = self.rx_is_atomic.val();
+        self.tpt.invalidate.next = (self.s_rx_flags.val() & self.flag_invalidate.val()).any();
+        self.tpt.consumes.next = self.rx_consumes.val();
+        self.tpt.qp.next = self.ctx_qp.q.val();
+        self.tpt.rq_empty.next = self.lookup.rq_empty.val();
+        self.tpt.init.next = self.state.q.val() == ResponderState::Lookup;
+        self.tpt.request.next = self.state.q.val() == ResponderState::TptRequest;
+        self.tpt.waiting.next = self.state.q.val() == ResponderState::TptWait;
+        self.tpt.m_tpt_req_ready.next = self.m_tpt_req_ready.val();
+        self.tpt.s_tpt_resp_valid.next = self.s_tpt_resp_valid.val();
+        self.tpt.s_tpt_resp_ok.next = self.s_tpt_resp_ok.val();
+        self.tpt.s_tpt_resp_paddr.next = self.s_tpt_resp_paddr.val();
 
         // ---- Decision ----
         self.nack.opcode.next = self.s_rx_opcode.val();
@@ -891,7 +857,7 @@ impl Logic for ReceiveQueueEngine {
         self.nack.vaddr_low.next = self.s_rx_vaddr.val().get_bits::<3>(0);
         self.nack.msg_length.next = self.s_rx_msg_length.val();
         self.nack.dma_length.next = self.s_rx_dma_length.val();
-        self.nack.access_ok.next = self.access_ok.q.val();
+        self.nack.access_ok.next = self.tpt.access_ok.val();
         self.nack.rq_empty.next = self.lookup.rq_empty.val();
         self.nack.length_error.next = self.length_error.q.val();
         self.nack.slot_busy.next = self.slot_busy.val().get_bit(self.ctx_qp.q.val().index());
@@ -901,7 +867,7 @@ impl Logic for ReceiveQueueEngine {
         self.nack.rs_back.next = self.lookup.rs_back.val();
         // ---- The PSN arithmetic of the decided request (or of the Commit) ----
         // The syndrome of the answer consuming the PSN, for its refusal code.
-        self.refusal_syndrome.next = self.dec_syndrome.q.val();
+        self.refusal_syndrome.next = self.act.syndrome_q.val();
         if self.state.q.val() == ResponderState::Commit {
             self.refusal_syndrome.next = self.owe_syndrome.q.val();
         }
@@ -910,7 +876,7 @@ impl Logic for ReceiveQueueEngine {
         self.psn_window.rs_psn.next = self.rs_reg.q.val();
         self.psn_window.window.next = self.refused_reg.q.val();
         self.psn_window.behind.next = self.lookup.behind.val();
-        self.psn_window.resynced.next = self.dec_resynced.q.val();
+        self.psn_window.resynced.next = self.act.resynced_q.val();
         self.psn_window.syndrome.next = self.refusal_syndrome.val();
         self.commit_ci.next = self.lookup.rq_ci.val();
         if self.hdr_consumes.val() {
@@ -938,10 +904,12 @@ impl Logic for ReceiveQueueEngine {
         // one evaluation would retrigger the child in an event-driven simulator.
         // Not in the clock a write-back lands (it would read the entry before it): the Act
         // clock's write-back lands in an Idle clock when its cell had one beat.
-        self.qp_state.lookup.next = (self.state.q.val() == ResponderState::Idle)
+        self.lookup_issue.next = (self.state.q.val() == ResponderState::Idle)
             & self.s_rx_valid.val()
             & !(self.rx_ok.val() & !self.rx_first.val())
             & !self.write_back_due.q.val();
+        self.qp_state.lookup.next = self.lookup_issue.val();
+        self.tpt.capture.next = self.lookup_issue.val();
         self.resp_we.next = false;
         self.resp_wdata.next = bit_cast::<48, 24>(self.lookup.rq_ci.val())
             | (bit_cast::<48, 24>(self.psn_window.effective.val()) << 24);
@@ -999,8 +967,6 @@ impl Logic for ReceiveQueueEngine {
                         self.hdr_msg_length.d.next = self.s_rx_msg_length.val();
                         self.hdr_has_immediate.d.next =
                             (self.s_rx_flags.val() & self.flag_immediate.val()).any();
-                        self.range_end_reg.d.next = self.range_end.val();
-                        self.vaddr_high_zero.d.next = self.s_rx_vaddr.val().get_bits::<32>(32) == 0;
                         self.state.d.next = ResponderState::FailLookup;
                         if self.rx_ok.val() {
                             self.state.d.next = ResponderState::Lookup;
@@ -1018,8 +984,6 @@ impl Logic for ReceiveQueueEngine {
                     self.ctx_base.d.next = self.s_rx_vaddr.val().get_bits::<32>(0);
                     self.ctx_limit.d.next = self.s_rx_dma_length.val();
                 }
-                self.access_ok.d.next = self.range_ok.val() | self.tpt_present.val();
-                self.access_done.d.next = !self.tpt_present.val();
                 self.rqe_done.d.next = false;
                 self.length_error.d.next = false;
                 self.state.d.next = ResponderState::Decide;
@@ -1053,7 +1017,7 @@ impl Logic for ReceiveQueueEngine {
                 }
             }
             ResponderState::Decide => {
-                // The NackGenerator decides (registered: `dec_*`); the Act clock acts.
+                // The NackGenerator decides (registered by the `ActStage`); the Act clock acts.
                 self.main_ram_use.next = true;
                 self.state.d.next = ResponderState::Act;
                 // A SEND's completion status and write window (used only when it is
@@ -1077,172 +1041,64 @@ impl Logic for ReceiveQueueEngine {
                 }
             }
             ResponderState::Act => {
-                // The registered decision is acted on: the answer owed, the write-backs,
-                // the next state; a message that streams takes its first beat now
-                // (`act_go`, `act_mode`).
+                // The registered decision is acted on (the `ActStage`): the answer owed,
+                // the write-backs, the next state; a message that streams takes its first
+                // beat now (`act_go`, `act_mode`).
                 self.main_ram_use.next = true;
-                self.state.d.next = ResponderState::Stream;
-                self.act_go.next = true;
-                if self.abort.q.val() {
-                    // The QP was reset meanwhile: discard.
-                } else if !self.lookup.node_ok.val() {
-                    self.drop_count.next = true;
-                } else if self.rx_is_ackish.val() {
-                    if self.lookup.qp_ok.val() {
-                        self.ack_syndrome.d.next = self.s_rx_immediate.val().get_bits::<8>(0);
-                        self.ack_response.d.next = false;
-                        self.ack_resync.d.next =
-                            (self.s_rx_flags.val() & self.flag_resync.val()).any();
-                        self.nack_count.next = self.s_rx_opcode.val() == self.op_nack.val();
-                        // The AETH reports refused PSNs before this one: the
-                        // AnswerRouter hands on their final NACKs first.
-                        self.ack_refusals.d.next = self.s_rx_immediate.val().get_bits::<21>(8);
-                        self.state.d.next = ResponderState::AckEvent;
-                        self.act_go.next = false;
-                    } else {
-                        self.drop_count.next = true;
-                    }
-                } else if self.rx_is_response.val() {
-                    if self.lookup.qp_ok.val() & self.lookup.expect_match.val() {
-                        self.act_mode.next = MessageMode::ResponseWrite;
-                        self.ack_resync.d.next =
-                            (self.s_rx_flags.val() & self.flag_resync.val()).any();
-                    } else {
-                        self.drop_count.next = true;
-                    }
-                } else if self.tpt_present.val()
-                    & (self.dec_action.q.val() != 2)
-                    & !self.dec_slot_refused.q.val()
-                    & self.dec_check_access.q.val()
-                    & !self.access_done.q.val()
-                {
-                    self.state.d.next = ResponderState::TptRequest;
-                    self.act_go.next = false;
-                } else if (self.dec_action.q.val() == 0)
-                    & self.rx_consumes.val()
-                    & !self.rqe_done.q.val()
-                {
-                    self.state.d.next = ResponderState::RqeFetch;
-                    self.act_go.next = false;
-                    self.rqe_start.next = true;
-                } else if self.dec_action.q.val() == 2 {
-                    self.drop_count.next = self.dec_count_dropped.q.val();
-                } else {
-                    self.owe_syndrome.d.next = self.dec_syndrome.q.val();
-                    self.owe_psn.d.next = self.s_rx_psn.val();
-                    // Answered (executed or NACKed) at a PSN adopted by a resync: the
-                    // answer says so (RESYNC), or the requester would take it as an
-                    // acknowledgement of the PSNs before it, which this QP never applied.
-                    // So does every answer while the resync point is kept: the first one
-                    // may be lost. Not a resync the request asked for (RESYNC): the
-                    // requester sends that flag only at its oldest unacknowledged PSN,
-                    // it has nothing before it.
-                    self.owe_resync.d.next = self.rs_valid.q.val();
-                    if self.dec_resynced.q.val() {
-                        self.owe_resync.d.next =
-                            !(self.s_rx_flags.val() & self.flag_resync.val()).any();
-                    }
-                    // The AETH reports the window's refusals before the PSN the answer
-                    // names (the expected one unless set below).
-                    self.owe_refusal.d.next = self.psn_window.window_eff.val().get_bits::<21>(0);
-                    if self.dec_action.q.val() == 3 {
-                        self.owe_kind.d.next = 1.into();
-                        if self.dec_syndrome.q.val() == self.syn_sequence_error.val() {
-                            self.owe_psn.d.next = self.psn_window.effective.val();
-                            self.nak_set.next = true;
-                        } else if !self.dec_in_sequence.q.val() {
-                            // A refused duplicate's NACK names its own PSN.
-                            self.owe_refusal.d.next = self.psn_window.report_dup.val();
-                        }
-                    } else if self.dec_action.q.val() == 1 {
-                        if self.rx_is_read.val() {
-                            self.owe_kind.d.next = 2.into();
-                        } else if self.rx_is_atomic.val() {
-                            self.owe_kind.d.next = 3.into();
-                        } else {
-                            self.owe_kind.d.next = 0.into();
-                            self.owe_psn.d.next = self.dec_ack_psn.q.val();
-                            self.owe_refusal.d.next = self.psn_window.report_after1.val();
-                            if self.refused_reg.q.val().get_bits::<3>(0).any() {
-                                self.owe_refusal.d.next = self.psn_window.report_dup.val();
-                            }
-                        }
-                    } else if self.rx_is_read.val() {
-                        self.owe_kind.d.next = 2.into();
-                    } else if self.rx_is_atomic.val() {
-                        self.owe_kind.d.next = 3.into();
-                    } else {
-                        self.owe_kind.d.next = 0.into();
-                        if self.dec_syndrome.q.val() != 0 {
-                            self.owe_kind.d.next = 1.into();
-                        }
-                    }
-                    if self.dec_in_sequence.q.val()
-                        & ((self.dec_action.q.val() == 3) | (self.dec_action.q.val() == 0))
-                    {
-                        // Resync, and the PSN a NACK or a READ consumes now.
-                        self.resp_we.next = true;
-                        if (self.dec_action.q.val() == 3) | self.rx_is_read.val() {
-                            self.resp_wdata.next = bit_cast::<48, 24>(self.lookup.rq_ci.val())
-                                | (bit_cast::<48, 24>(self.psn_window.effective_next.val()) << 24);
-                        }
-                        self.expected_reg.d.next = self.psn_window.effective.val();
-                        self.synced_set.next = true;
-                        self.nak_clear.next = true;
-                        // The refusal window: a NACK or a READ consumes its PSN now
-                        // (shifted in with its refusal code); a resync (a new PSN
-                        // sequence) forgets it. A message executed later shifts it in
-                        // Commit, from `refused_reg`.
-                        self.refused_set.next = true;
-                        self.refused_reg.d.next = self.psn_window.window_eff.val();
-                        if (self.dec_action.q.val() == 3) | self.rx_is_read.val() {
-                            self.refused_wdata.next = (self.psn_window.window_eff.val() << 3)
-                                | bit_cast::<24, 3>(self.psn_window.code.val());
-                        }
-                        // The resync point: set by a resync, forgotten once the expected
-                        // PSN is more than SEND_WINDOW past it.
-                        if self.dec_resynced.q.val()
-                            & !(self.s_rx_flags.val() & self.flag_resync.val()).any()
-                        {
-                            self.rs_set.next = true;
-                            self.rs_reg.d.next = self.s_rx_psn.val();
-                            self.rs_valid.d.next = true;
-                        } else if self.dec_resynced.q.val() {
-                            // The requester restarted its sequence here.
-                            self.rs_clear.next = true;
-                            self.rs_valid.d.next = false;
-                        } else if ((self.dec_action.q.val() == 3) | self.rx_is_read.val())
-                            & self.psn_window.far_next.val()
-                        {
-                            self.rs_clear.next = true;
-                        }
-                    }
-                    if (self.dec_action.q.val() == 3)
-                        | (self.dec_action.q.val() == 1)
-                        | self.rx_is_read.val()
-                    {
-                        self.state.d.next = ResponderState::Owe;
-                        self.act_go.next = false;
-                    } else if self.rx_is_atomic.val() {
-                        self.act_mode.next = MessageMode::ExecAtomic;
-                        self.atomic_done.d.next = false;
-                    } else {
-                        self.act_mode.next = MessageMode::ExecWrite;
-                    }
+                self.state.d.next = self.act.next_state.val();
+                self.act_go.next = self.act.go.val();
+                self.act_mode.next = self.act.mode.val();
+                self.mode.d.next = self.act.mode.val();
+                self.drop_count.next = self.act.drop.val();
+                self.nack_count.next = self.act.nack_count.val();
+                self.rqe_start.next = self.act.rqe_start.val();
+                self.resp_we.next = self.act.resp_we.val();
+                self.resp_wdata.next = self.act.resp_wdata.val();
+                self.synced_set.next = self.act.synced_set.val();
+                self.nak_set.next = self.act.nak_set.val();
+                self.nak_clear.next = self.act.nak_clear.val();
+                self.refused_set.next = self.act.refused_set.val();
+                self.refused_wdata.next = self.act.refused_wdata.val();
+                self.rs_set.next = self.act.rs_set.val();
+                self.rs_clear.next = self.act.rs_clear.val();
+                if self.act.owe_load.val() {
+                    self.owe_kind.d.next = self.act.owe_kind.val();
+                    self.owe_psn.d.next = self.act.owe_psn.val();
+                    self.owe_syndrome.d.next = self.act.owe_syndrome.val();
+                    self.owe_resync.d.next = self.act.owe_resync.val();
+                    self.owe_refusal.d.next = self.act.owe_refusal.val();
                 }
-                self.mode.d.next = self.act_mode.val();
+                if self.act.ack_load.val() {
+                    self.ack_syndrome.d.next = self.act.ack_syndrome.val();
+                    self.ack_response.d.next = false;
+                    self.ack_refusals.d.next = self.act.ack_refusals.val();
+                }
+                if self.act.resync_load.val() {
+                    self.ack_resync.d.next = self.act.ack_resync.val();
+                }
+                if self.act.position_load.val() {
+                    self.expected_reg.d.next = self.psn_window.effective.val();
+                    self.refused_reg.d.next = self.psn_window.window_eff.val();
+                }
+                if self.act.rs_set.val() {
+                    self.rs_reg.d.next = self.s_rx_psn.val();
+                    self.rs_valid.d.next = true;
+                }
+                if self.act.rs_forget.val() {
+                    self.rs_valid.d.next = false;
+                }
+                if self.act.mode.val() == MessageMode::ExecAtomic {
+                    self.atomic_done.d.next = false;
+                }
             }
             ResponderState::TptRequest => {
-                if self.m_tpt_req_ready.val() {
+                if self.tpt.req_taken.val() {
                     self.state.d.next = ResponderState::TptWait;
                 }
             }
             ResponderState::TptWait => {
-                if self.s_tpt_resp_valid.val() {
-                    self.access_ok.d.next = self.s_tpt_resp_ok.val()
-                        & (self.s_tpt_resp_paddr.val().get_bits::<3>(0) == 0);
-                    self.ctx_base.d.next = self.s_tpt_resp_paddr.val();
-                    self.access_done.d.next = true;
+                if self.tpt.answered.val() {
+                    self.ctx_base.d.next = self.tpt.paddr.val();
                     self.state.d.next = ResponderState::Decide;
                 }
             }
@@ -1361,15 +1217,41 @@ impl Logic for ReceiveQueueEngine {
             }
         }
 
-        // ---- The decision, registered for the Act clock ----
-        self.dec_action.d.next = self.nack.action.val();
-        self.dec_syndrome.d.next = self.nack.syndrome.val();
-        self.dec_resynced.d.next = self.nack.resynced.val();
-        self.dec_in_sequence.d.next = self.nack.in_sequence.val();
-        self.dec_ack_psn.d.next = self.nack.ack_psn.val();
-        self.dec_slot_refused.d.next = self.nack.slot_refused.val();
-        self.dec_check_access.d.next = self.nack.check_access.val();
-        self.dec_count_dropped.d.next = self.nack.count_dropped.val();
+        // ---- The decision, registered for the Act clock (the `ActStage`) ----
+        self.act.clock.next = self.clock.val();
+        self.act.action.next = self.nack.action.val();
+        self.act.syndrome.next = self.nack.syndrome.val();
+        self.act.resynced.next = self.nack.resynced.val();
+        self.act.in_sequence.next = self.nack.in_sequence.val();
+        self.act.ack_psn.next = self.nack.ack_psn.val();
+        self.act.slot_refused.next = self.nack.slot_refused.val();
+        self.act.check_access.next = self.nack.check_access.val();
+        self.act.count_dropped.next = self.nack.count_dropped.val();
+        self.act.qp_ok.next = self.lookup.qp_ok.val();
+        self.act.expect_match.next = self.lookup.expect_match.val();
+        self.act.is_ackish.next = self.rx_is_ackish.val();
+        self.act.is_nack.next = self.s_rx_opcode.val() == self.op_nack.val();
+        self.act.is_response.next = self.rx_is_response.val();
+        self.act.is_read.next = self.rx_is_read.val();
+        self.act.is_atomic.next = self.rx_is_atomic.val();
+        self.act.consumes.next = self.rx_consumes.val();
+        self.act.resync_flag.next = (self.s_rx_flags.val() & self.flag_resync.val()).any();
+        self.act.psn.next = self.s_rx_psn.val();
+        self.act.aeth.next = self.s_rx_immediate.val().get_bits::<29>(0);
+        self.act.aborted.next = self.abort.q.val();
+        self.act.node_ok.next = self.lookup.node_ok.val();
+        self.act.access_done.next = self.tpt.access_done.val();
+        self.act.rqe_done.next = self.rqe_done.q.val();
+        self.act.rs_valid.next = self.rs_valid.q.val();
+        self.act.last_refused.next = self.refused_reg.q.val().get_bits::<3>(0).any();
+        self.act.rq_ci.next = self.lookup.rq_ci.val();
+        self.act.effective.next = self.psn_window.effective.val();
+        self.act.effective_next.next = self.psn_window.effective_next.val();
+        self.act.window_eff.next = self.psn_window.window_eff.val();
+        self.act.code.next = self.psn_window.code.val();
+        self.act.report_dup.next = self.psn_window.report_dup.val();
+        self.act.report_after1.next = self.psn_window.report_after1.val();
+        self.act.far_next.next = self.psn_window.far_next.val();
 
         // ---- Payload beats of the presented outcome ----
         // The message's mode: the one decided in the Act clock, from its first beat on.
@@ -1562,23 +1444,14 @@ impl Logic for ReceiveQueueEngine {
         self.m_cpl_src_qp.next = self.hdr_src_qp.q.val();
         self.m_cpl_wr_id.next = self.rqe_fetch.wr_id.val();
         self.m_cpl_immediate.next = self.immediate_reg.q.val();
-        self.m_tpt_req_valid.next =
-            (self.state.q.val() == ResponderState::TptRequest) & self.tpt_present.val();
-        self.m_tpt_req_stag.next = self.s_rx_stag.val();
-        self.m_tpt_req_vaddr.next = self.s_rx_vaddr.val();
-        self.m_tpt_req_length.next = self.req_length.val();
-        self.m_tpt_req_access.next = 2.into();
-        if self.rx_is_read.val() {
-            self.m_tpt_req_access.next = 1.into();
-        }
-        if self.rx_is_atomic.val() {
-            self.m_tpt_req_access.next = 4.into();
-        }
-        self.m_tpt_req_invalidate.next = (self.s_rx_flags.val() & self.flag_invalidate.val()).any();
-        self.m_tpt_req_qp.next = self.ctx_qp.q.val();
-        // Rule 6 follows the TPT's rule 5: a request that RECEIVER_NOT_READY refuses
-        // (decided on the receive queue state read with its first cell) is checked only.
-        self.m_tpt_req_commit.next = !(self.rx_consumes.val() & self.lookup.rq_empty.val());
+        self.m_tpt_req_valid.next = self.tpt.m_tpt_req_valid.val();
+        self.m_tpt_req_stag.next = self.tpt.m_tpt_req_stag.val();
+        self.m_tpt_req_vaddr.next = self.tpt.m_tpt_req_vaddr.val();
+        self.m_tpt_req_length.next = self.tpt.m_tpt_req_length.val();
+        self.m_tpt_req_access.next = self.tpt.m_tpt_req_access.val();
+        self.m_tpt_req_invalidate.next = self.tpt.m_tpt_req_invalidate.val();
+        self.m_tpt_req_qp.next = self.tpt.m_tpt_req_qp.val();
+        self.m_tpt_req_commit.next = self.tpt.m_tpt_req_commit.val();
         self.stat_messages_received.next = self.messages_received.q.val();
         self.stat_dropped.next = self.dropped.q.val();
         self.stat_nack_received_0.next = self.nack_received.m_count_0.val();
