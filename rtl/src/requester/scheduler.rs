@@ -30,15 +30,13 @@
 //! `now(t) + cycles` and sets the queue pair's held bit (a hold of a queue pair `>=
 //! queue_pairs` is ignored). A release scan reads one deadline per clock, queue pairs 0,
 //! 1, .., `queue_pairs - 1`, 0, .. (restarting at 0 after reset): the deadline of the queue
-//! pair it reads at clock u-1 is compared at clock u and the verdict registered; if that
-//! queue pair is held and `now(u) - deadline` is non-negative (32-bit two's complement)
-//! its held bit clears at the edge ending clock u + 1, unless a hold for the same queue
-//! pair came in clock u-1 or u (the read may be the old deadline) or comes in clock u + 1
-//! (a new hold wins). So a queue pair held at t with `n` cycles is released between
-//! t + max(n, 1) + 2 and t + max(n, 1) + `queue_pairs` + 2, and `m_pick_*` does not show
-//! it from t + 2 (the pick of t + 1 was made before the hold) to t + n + 2; holds of
-//! several queue pairs run at once. (The verdict's register keeps the deadline RAM's read,
-//! the 32-bit subtraction and the 64-bit release decode in different clocks.)
+//! pair it reads at clock u-1 is compared at clock u, and if that queue pair is held and
+//! `now(u) - deadline` is non-negative (32-bit two's complement) its held bit clears at
+//! u + 1, unless a hold for the same queue pair came in clock u-1 (the read may be the old
+//! deadline) or comes in clock u (a new hold wins). So a queue pair held at t with `n`
+//! cycles is released between t + max(n, 1) + 1 and t + max(n, 1) + `queue_pairs` + 1, and
+//! `m_pick_*` does not show it from t + 2 (the pick of t + 1 was made before the hold)
+//! to t + n + 2; holds of several queue pairs run at once.
 //!
 //! A queue pair is eligible when, as written back, it is ready, not draining with messages
 //! outstanding (`sq_una != sq_next`), has posted work (`sq_next != sq_pi`) and fewer than
@@ -103,10 +101,6 @@ pub struct Scheduler {
     scan_q: DFF<Bits<6>>,
     /// No hold for `scan_q` came in the clock its deadline was read.
     scan_fresh: DFF<Bit>,
-    /// The compare's verdict, registered: `due_qp`'s deadline has passed (and no hold for it
-    /// came while it was read and compared), so its hold ends at this clock's edge.
-    due: DFF<Bit>,
-    due_qp: DFF<Bits<6>>,
     hold_onehot: Signal<Local, Bits<64>>,
     release_onehot: Signal<Local, Bits<64>>,
     /// The queue pair whose hold a QP reset drops this clock, one-hot (zero if none).
@@ -171,8 +165,6 @@ impl Scheduler {
             scan: Default::default(),
             scan_q: Default::default(),
             scan_fresh: Default::default(),
-            due: Default::default(),
-            due_qp: Default::default(),
             hold_onehot: Default::default(),
             release_onehot: Default::default(),
             drop_onehot: Default::default(),
@@ -208,7 +200,7 @@ impl Logic for Scheduler {
     fn update(&mut self) {
         dff_setup!(
             self, clock, eligible, wb_pending, wb_qp, wb_next, wb_una, wb_pi, wb_ready, wb_drain,
-            pick_valid, pick_qp, now, held, scan, scan_q, scan_fresh, due, due_qp
+            pick_valid, pick_qp, now, held, scan, scan_q, scan_fresh
         );
         self.deadline.clock.next = self.clock.val();
         self.rr.clock.next = self.clock.val();
@@ -261,13 +253,9 @@ impl Logic for Scheduler {
         if self.s_drop_valid.val() {
             self.drop_onehot.next = self.one.val() << self.s_drop_qp.val();
         }
-        self.due.d.next = self.scan_fresh.q.val()
-            & !self.hold_ahead.val()
-            & !(self.s_hold_valid.val() & (self.s_hold_qp.val() == self.scan_q.q.val()));
-        self.due_qp.d.next = self.scan_q.q.val();
         self.release_onehot.next = 0.into();
-        if self.due.q.val() {
-            self.release_onehot.next = self.one.val() << self.due_qp.q.val();
+        if self.scan_fresh.q.val() & !self.hold_ahead.val() {
+            self.release_onehot.next = self.one.val() << self.scan_q.q.val();
         }
         self.held.d.next = ((self.held.q.val() & !self.release_onehot.val())
             | self.hold_onehot.val())
@@ -290,7 +278,6 @@ impl Logic for Scheduler {
             self.held.d.next = 0.into();
             self.scan.d.next = 0.into();
             self.scan_fresh.d.next = false;
-            self.due.d.next = false;
         }
     }
 }
@@ -335,7 +322,6 @@ mod tests {
         scan: usize,
         scan_q: usize,
         scan_fresh: bool,
-        due: Option<usize>,
     }
 
     /// A hold request: queue pair, cycles.
@@ -370,7 +356,6 @@ mod tests {
                 scan: 0,
                 scan_q: 0,
                 scan_fresh: false,
-                due: None,
             }
         }
 
@@ -386,17 +371,12 @@ mod tests {
             // The pick is registered from the bits and the pointer before this edge; a
             // held queue pair is never picked.
             let next_pick = self.round_robin(self.eligible & !self.held);
-            // The verdict registered last clock releases its queue pair (a hold this clock
-            // wins); the release scan compares the deadline it read last clock (unless a
-            // hold for that queue pair came then or comes now) and registers its verdict.
+            // The release scan compares the deadline it read last clock (unless a hold
+            // for that queue pair came then); a hold this clock wins.
             let mut held = self.held;
-            if let Some(q) = self.due {
-                held &= !(1u64 << q);
+            if self.scan_fresh && self.now.wrapping_sub(self.deadline[self.scan_q]) as i32 >= 0 {
+                held &= !(1u64 << self.scan_q);
             }
-            self.due = (self.scan_fresh
-                && self.now.wrapping_sub(self.deadline[self.scan_q]) as i32 >= 0
-                && hold.is_none_or(|(qp, _)| qp != self.scan_q))
-            .then_some(self.scan_q);
             if let Some((qp, cycles)) = hold {
                 if qp < self.queue_pairs {
                     held |= 1u64 << qp;
