@@ -9,7 +9,7 @@ use nic_model::Throttle;
 use nic_rtl::cell::format::{encode_message, CellHeader, CellStatus, ReassemblyModel, CRC32};
 use nic_rtl::cell::{CellChecks, CellPosition};
 use nic_rtl::sim::{settle, tick};
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rust_hdl::prelude::*;
 
