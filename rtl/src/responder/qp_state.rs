@@ -69,8 +69,8 @@ use crate::sim::ClockedBlock;
 use nic_abi::{csr, MAX_QUEUE_PAIRS};
 use rust_hdl::prelude::*;
 
-/// Per-QP RAM address bits (64 entries).
-pub const QP_ADDRESS_BITS: usize = 6;
+/// Address bits of a queue pair's number (the RAMs are [`QpRam`]s, as deep as the queue-pair count).
+pub const QP_ADDRESS_BITS: usize = crate::common::qp_ram::QP_RAM_ADDRESS_BITS;
 
 /// The saved result of the last atomic a queue pair executed: its PSN and the word it read
 /// (returned again for a duplicate of that PSN).
