@@ -245,6 +245,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             format!("nic_rtl::common::QpRam::<rust_hdl::prelude::Bits<32>>::new({qps})"),
         ),
         export_block(
+            "event_counter",
+            crate::common::EventCounter::new(),
+            "nic_rtl::common::EventCounter",
+            "nic_rtl::common::EventCounter::new()".into(),
+        ),
+        export_block(
             "nack_counters",
             crate::common::NackCounters::new(),
             "nic_rtl::common::NackCounters",

@@ -55,6 +55,7 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "cell_datapath",
         "csr",
         "qp_ram",
+        "event_counter",
         "requester_qp_table",
         "requester_claim_stage",
         "requester_wqe_latch",

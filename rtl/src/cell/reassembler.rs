@@ -56,6 +56,7 @@ use crate::cell::cell_checks::CellChecks;
 use crate::cell::cell_position::CellPosition;
 use crate::cell::format::{check_cell_payload, MAX_CELL_PAYLOAD};
 use crate::cell::outcome_sender::OutcomeSender;
+use crate::common::EventCounter;
 use crate::crc32::prepad::Crc32Prepad;
 use crate::crc32::Crc32;
 use crate::sim::ClockedBlock;
@@ -156,13 +157,13 @@ pub struct CellReassembler {
     position: CellPosition,
     /// Every check but the packet CRC, and the verdict of a cell ending now.
     checks: CellChecks,
-    cells_ok: DFF<Bits<32>>,
-    cells_failed: DFF<Bits<32>>,
-    cells_dropped: DFF<Bits<32>>,
-    // One-clock pulses that advance the counters a clock later (off the check path).
-    count_ok: DFF<Bit>,
-    count_failed: DFF<Bit>,
-    count_dropped: DFF<Bit>,
+    // The counters: each pulse is registered before it is counted (off the check path).
+    cells_ok: EventCounter,
+    cells_failed: EventCounter,
+    cells_dropped: EventCounter,
+    count_ok: Signal<Local, Bit>,
+    count_failed: Signal<Local, Bit>,
+    count_dropped: Signal<Local, Bit>,
     buffer: CellBuffer,
     cell_crc: Crc32,
     /// The message payload's CRC, started at word 2 of a first cell with the message
@@ -318,15 +319,21 @@ impl Logic for CellReassembler {
             done_offset,
             done_immediate,
             done_words,
-            done_last_bytes,
+            done_last_bytes
+        );
+        clock!(
+            self,
+            clock,
+            cell_crc,
+            packet_crc,
+            buffer,
+            sender,
+            position,
+            checks,
             cells_ok,
             cells_failed,
-            cells_dropped,
-            count_ok,
-            count_failed,
-            count_dropped
+            cells_dropped
         );
-        clock!(self, clock, cell_crc, packet_crc, buffer, sender, position, checks);
 
         // ---------------- Output side ----------------
         // A finished cell moves to the output only once the output is idle: one output
@@ -503,18 +510,9 @@ impl Logic for CellReassembler {
                 self.flushing.d.next = true;
             }
         }
-        self.count_ok.d.next = false;
-        self.count_failed.d.next = false;
-        self.count_dropped.d.next = false;
-        if self.count_ok.q.val() {
-            self.cells_ok.d.next = self.cells_ok.q.val() + 1;
-        }
-        if self.count_failed.q.val() {
-            self.cells_failed.d.next = self.cells_failed.q.val() + 1;
-        }
-        if self.count_dropped.q.val() {
-            self.cells_dropped.d.next = self.cells_dropped.q.val() + 1;
-        }
+        self.count_ok.next = false;
+        self.count_failed.next = false;
+        self.count_dropped.next = false;
         self.verdict_pending.d.next = false;
         self.packet_check_pending.d.next = false;
         if self.cell_end.val() {
@@ -531,7 +529,7 @@ impl Logic for CellReassembler {
             self.done_words.d.next = bit_cast::<8, 14>(self.position.m_payload_words.val());
             self.done_last_bytes.d.next = self.position.m_last_word_bytes.val();
             if self.silent_now.val() {
-                self.count_dropped.d.next = true;
+                self.count_dropped.next = true;
                 self.wptr.d.next = self.committed_wptr.q.val();
             } else {
                 // The verdict is committed in the next clock.
@@ -563,14 +561,14 @@ impl Logic for CellReassembler {
                 self.ctx_hdr2.d.next = self.cur_hdr2.q.val();
             }
             if self.verdict_good.val() {
-                self.count_ok.d.next = true;
+                self.count_ok.next = true;
                 self.committed_wptr.d.next = self.wptr.q.val();
                 self.msg_context.d.next = MessageContext::InMessage;
                 if self.packet_check_pending.q.val() {
                     self.msg_context.d.next = MessageContext::Idle;
                 }
             } else {
-                self.count_failed.d.next = true;
+                self.count_failed.next = true;
                 self.wptr.d.next = self.committed_wptr.q.val();
                 self.msg_context.d.next = MessageContext::Discarding;
             }
@@ -600,16 +598,16 @@ impl Logic for CellReassembler {
             self.committed_wptr.d.next = 0.into();
             self.msg_context.d.next = MessageContext::Idle;
             self.done.d.next = false;
-            self.cells_ok.d.next = 0.into();
-            self.cells_failed.d.next = 0.into();
-            self.cells_dropped.d.next = 0.into();
-            self.count_ok.d.next = false;
-            self.count_failed.d.next = false;
-            self.count_dropped.d.next = false;
         }
-        self.stat_cells_ok.next = self.cells_ok.q.val();
-        self.stat_cells_failed.next = self.cells_failed.q.val();
-        self.stat_cells_dropped.next = self.cells_dropped.q.val();
+        self.cells_ok.reset.next = self.reset.val();
+        self.cells_ok.s_event.next = self.count_ok.val();
+        self.stat_cells_ok.next = self.cells_ok.m_count.val();
+        self.cells_failed.reset.next = self.reset.val();
+        self.cells_failed.s_event.next = self.count_failed.val();
+        self.stat_cells_failed.next = self.cells_failed.m_count.val();
+        self.cells_dropped.reset.next = self.reset.val();
+        self.cells_dropped.s_event.next = self.count_dropped.val();
+        self.stat_cells_dropped.next = self.cells_dropped.m_count.val();
     }
 }
 
