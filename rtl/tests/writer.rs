@@ -121,8 +121,10 @@ fn run(seed: u64, cycles: usize) -> usize {
             mode = [(true, false), (false, true), (false, false)][rng.gen_range(0..3)];
         }
         if beat.is_none() && rng.gen_bool(p_beat) {
+            // Outcome offsets are multiples of 8 (the reassembler's cells carry whole
+            // words but the last).
             let offset = if rng.gen_bool(0.05) {
-                u32::MAX - rng.gen_range(0..24)
+                (u32::MAX & !7) - 8 * rng.gen_range(0..3)
             } else {
                 rng.gen_range(0..12) * 8
             };

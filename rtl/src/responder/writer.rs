@@ -14,7 +14,8 @@
 //!   or beyond this message offset is written).
 //! - Beats (the reassembler's outcome, taken when `s_take` is high): `s_data` (64),
 //!   `s_bytes` (4: valid bytes of the beat, 1..=8), `s_offset` (32: message offset of the
-//!   outcome's first beat; later beats follow 8 bytes apart), `s_last` (the outcome's last
+//!   outcome's first beat, a multiple of 8 as every cell's but the last carries whole
+//!   words; bits 2:0 are taken as 0; later beats follow 8 bytes apart), `s_last` (the outcome's last
 //!   beat), `s_empty` (the outcome writes nothing: an empty cell or a failed one),
 //!   `s_write` (the beat is written), `s_collect` (the beat carries an atomic's operands:
 //!   offset 0 the compare or add value, offset 8 the swap value). `beat_ready`: a written
@@ -29,6 +30,9 @@
 //! A beat at message offset `o` writes address `base + o` with the strobes of its valid
 //! bytes that lie below `limit` (none for an empty outcome); a beat with no such byte is
 //! not sent. Addresses wrap at 2^32.
+//! Timing: the limit is compared word-wise (`limit[31:3]` against the beat's word index:
+//! above it, all bytes; equal, the bytes below `limit[2:0]`), two carry chains side by side
+//! with no subtraction and no zero test behind them.
 //! Latency: a beat taken at clock t is on `m_wr_*` at t+1; the atomic's word likewise.
 //! Throughput: one beat per clock while `m_wr_ready` is high.
 //! Limits: the caller asks `atomic_write` only while nothing waits on `m_wr` (`busy` low)
@@ -75,7 +79,16 @@ pub struct Writer {
     wr_strobe: DFF<Bits<8>>,
     // ---- Combinational intermediates ----
     beat_off: Signal<Local, Bits<32>>,
-    beat_room: Signal<Local, Bits<32>>,
+    /// The limit's word index, `limit[31:3]`, against an outcome's first beat's
+    /// (`s_offset[31:3]`) and a later beat's (`off_next[31:3]`): compared side by side,
+    /// the beat's own comparison chosen behind them.
+    limit_word: Signal<Local, Bits<29>>,
+    above_first: Signal<Local, Bit>,
+    within_first: Signal<Local, Bit>,
+    above_next: Signal<Local, Bit>,
+    within_next: Signal<Local, Bit>,
+    limit_above: Signal<Local, Bit>,
+    limit_within: Signal<Local, Bit>,
     room_mask: Signal<Local, Bits<8>>,
     byte_mask: Signal<Local, Bits<8>>,
     strobe: Signal<Local, Bits<8>>,
@@ -106,20 +119,30 @@ impl Logic for Writer {
             wr_strobe
         );
         self.beat_ready.next = !self.wr_valid.q.val() | self.m_wr_ready.val();
-        self.beat_off.next = self.s_offset.val();
+        self.beat_off.next = self.s_offset.val() & !bits::<32>(7);
         if self.mid_outcome.q.val() {
             self.beat_off.next = self.off_next.q.val();
         }
-        // The bytes of this beat that lie below the limit, as a mask: none at or past the
-        // limit, all 8 at least 8 bytes before it, else the low `limit - offset` bytes
-        // (a shift, not `(1 << n) - 1`, whose carry chain lay on the payload path).
-        self.beat_room.next = self.limit.val() - self.beat_off.val();
+        // The bytes of this beat that lie below the limit, as a mask: all 8 when the limit
+        // is in a later word, the low `limit[2:0]` when it is in this word (a shift, not
+        // `(1 << n) - 1`, whose carry chain lay on the payload path), else none.
+        self.limit_word.next = self.limit.val().get_bits::<29>(3);
+        self.above_first.next = self.limit_word.val() > self.s_offset.val().get_bits::<29>(3);
+        self.within_first.next = self.limit_word.val() == self.s_offset.val().get_bits::<29>(3);
+        self.above_next.next = self.limit_word.val() > self.off_next.q.val().get_bits::<29>(3);
+        self.within_next.next = self.limit_word.val() == self.off_next.q.val().get_bits::<29>(3);
+        self.limit_above.next = self.above_first.val();
+        self.limit_within.next = self.within_first.val();
+        if self.mid_outcome.q.val() {
+            self.limit_above.next = self.above_next.val();
+            self.limit_within.next = self.within_next.val();
+        }
         self.room_mask.next = 0.into();
-        if self.limit.val() > self.beat_off.val() {
+        if self.limit_above.val() {
             self.room_mask.next = bits::<8>(0xFF);
-            if self.beat_room.val().get_bits::<29>(3) == 0 {
-                self.room_mask.next = !(bits::<8>(0xFF) << self.beat_room.val().get_bits::<3>(0));
-            }
+        }
+        if self.limit_within.val() {
+            self.room_mask.next = !(bits::<8>(0xFF) << self.limit.val().get_bits::<3>(0));
         }
         // The beat's valid bytes (1..8).
         self.byte_mask.next = bits::<8>(0xFF);
