@@ -490,3 +490,40 @@ fn restart_during_a_write() {
     assert_eq!(beats, want);
     assert_eq!(uut.cq_pi.val().to_u32(), 1);
 }
+
+/// A restart of a full ring: the room check of the clock after the restart pulse starts
+/// from the new ring's index 0, so a waiting completion is taken in that clock, not one
+/// later (the check a clock ahead sees the restart, not the old producer index).
+#[test]
+fn a_restart_of_a_full_ring_takes_the_waiting_completion_at_once() {
+    let mut rng = ChaCha8Rng::seed_from_u64(31);
+    let mut uut = CompletionQueue::new();
+    uut.connect_all();
+    uut.reset.next = true;
+    tick(&mut uut);
+    uut.reset.next = false;
+    uut.cfg_cq_base.next = 0x1000u32.to_bits();
+    uut.cfg_cq_size_log2.next = 2u64.to_bits();
+    uut.cfg_cq_ci.next = 0u32.to_bits();
+    uut.m_wr_ready.next = true;
+    let cqe = random_cqe(&mut rng);
+    // Four CQEs fill the four-entry ring (none consumed); a fifth waits.
+    drive(&mut uut, SEND, true, &cqe);
+    for _ in 0..40 {
+        tick(&mut uut);
+    }
+    settle(&mut uut);
+    assert_eq!(uut.cq_pi.val().to_u32(), 4);
+    assert!(!uut.s_send_cpl_ready.val(), "a full ring takes nothing");
+    // The driver moves the CQ: new base, CQ_CI 0, the restart pulse.
+    uut.cfg_cq_base.next = 0x5000u32.to_bits();
+    uut.cfg_cq_restart.next = true;
+    tick(&mut uut);
+    uut.cfg_cq_restart.next = false;
+    settle(&mut uut);
+    assert_eq!(uut.cq_pi.val().to_u32(), 0);
+    assert!(
+        uut.s_send_cpl_ready.val(),
+        "the clock after the restart has room in the new ring"
+    );
+}

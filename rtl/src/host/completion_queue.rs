@@ -134,14 +134,14 @@ pub struct CompletionQueue {
     high_mask: Signal<Local, Bits<32>>,
     /// Ring slot of the next CQE, `pi mod 2^size`.
     slot: Signal<Local, Bits<32>>,
-    /// The producer index the room check starts from: `pi`, or 0 on a restart.
-    pi_base: Signal<Local, Bits<32>>,
-    /// The CQE in flight will count: the index after it is `pi_base + 1`.
+    /// The CQE in flight will count: the index after it is `pi + 1`.
     pi_counts: Signal<Local, Bit>,
     /// Sequence of the next CQE, `pi + 1` (wrapping at 32 bits).
     cqe_sequence: Signal<Local, Bits<32>>,
-    /// `pi_base - cfg_cq_ci`: entries the driver has not consumed, before the one in flight.
+    /// `pi - cfg_cq_ci`: entries the driver has not consumed, before the one in flight.
     used: Signal<Local, Bits<32>>,
+    /// `0 - cfg_cq_ci`: the same after a restart (computed beside `used`, chosen behind).
+    used_restart: Signal<Local, Bits<32>>,
     all_ones: Constant<Bits<32>>,
     /// Field positions from `nic_abi::cqe_field`.
     at_status: Constant<Bits<6>>,
@@ -228,9 +228,9 @@ impl CompletionQueue {
             high_mask: Default::default(),
             slot: Default::default(),
             cqe_sequence: Default::default(),
-            pi_base: Default::default(),
             pi_counts: Default::default(),
             used: Default::default(),
+            used_restart: Default::default(),
             all_ones: Constant::new(u32::MAX.to_bits()),
             at_status: Constant::new((cqe_field::STATUS_SHIFT as u64).to_bits()),
             at_qp: Constant::new((cqe_field::QP_SHIFT as u64).to_bits()),
@@ -352,22 +352,22 @@ impl Logic for CompletionQueue {
             self.uncounted.d.next = true;
         }
         // Room check a clock ahead, with the index the CQE in flight leaves behind:
-        // `used = base - cfg_cq_ci` with base = pi (0 on a restart), and when the CQE in
-        // flight counts, `used + 1` tested without a second adder in series: it reaches a
-        // bit of `high_mask` when `used` already does or its low bits are all ones (and
-        // it does not wrap to 0).
-        self.pi_base.next = self.pi.q.val();
+        // `used = pi - cfg_cq_ci`, and when the CQE in flight counts, `used + 1` tested
+        // without a second adder in series: it reaches a bit of `high_mask` when `used`
+        // already does or its low bits are all ones (and it does not wrap to 0). A restart
+        // starts from index 0 with nothing in flight: `0 - cfg_cq_ci`, computed beside
+        // `used` and chosen behind the test, so the restart is not in front of the adder.
         self.pi_counts.next = (self.state.q.val() == CqState::Write) & !self.uncounted.q.val();
-        if self.cfg_cq_restart.val() {
-            self.pi_base.next = 0.into();
-            self.pi_counts.next = false;
-        }
-        self.used.next = self.pi_base.val() - self.cfg_cq_ci.val();
+        self.used.next = self.pi.q.val() - self.cfg_cq_ci.val();
+        self.used_restart.next = bits::<32>(0) - self.cfg_cq_ci.val();
         self.full.d.next = (self.used.val() & self.high_mask.val()).any();
         if self.pi_counts.val() {
             self.full.d.next = ((self.used.val() & self.high_mask.val()).any()
                 | ((self.used.val() | self.high_mask.val()) == self.all_ones.val()))
                 & (self.used.val() != self.all_ones.val());
+        }
+        if self.cfg_cq_restart.val() {
+            self.full.d.next = (self.used_restart.val() & self.high_mask.val()).any();
         }
         if self.reset.val() {
             self.state.d.next = CqState::Idle;
