@@ -34,6 +34,11 @@ pub struct RejoinBenchArgs {
     /// Also run the reference hold-down (timeout + 2 periods + the retransmission span).
     #[arg(long)]
     pub reference: bool,
+    /// Only the rejoin protocol's runs, no baseline search or baseline modes: the
+    /// protocol's latency against the link limit (minutes at 64 hosts, not the search's
+    /// hour). `nic measurements` should not be fed this run's JSON as the bench's.
+    #[arg(long)]
+    pub protocol_only: bool,
     /// Cycles the rebooting host stays off.
     #[arg(long, default_value_t = 500)]
     pub down_cycles: u64,
@@ -76,6 +81,7 @@ pub fn run(args: &RejoinBenchArgs) -> Result<(), String> {
         period: args.period,
         precision: args.precision,
         reference: args.reference,
+        protocol_only: args.protocol_only,
         load: args.load,
         capacity: args.capacity,
         rate: args.rate,

@@ -96,6 +96,9 @@ pub struct RejoinBenchOptions {
     pub precision: f64,
     /// Also run the reference hold-down (`timeout + 2 * period` + retransmission span).
     pub reference: bool,
+    /// Only the protocol's runs: no baseline search, no baseline modes (its latency
+    /// against the link limit, without the hour the search takes at every size).
+    pub protocol_only: bool,
     /// Offered load on host 1: a fraction of `capacity`, split evenly among the other
     /// hosts.
     pub load: f64,
@@ -121,6 +124,7 @@ impl Default for RejoinBenchOptions {
             period: None,
             precision: 0.05,
             reference: false,
+            protocol_only: false,
             load: 0.9,
             capacity: None,
             rate: None,
@@ -137,6 +141,12 @@ impl RejoinBenchOptions {
         }
         if self.hosts.is_empty() {
             return Err("hosts: give at least one size".into());
+        }
+        if self.protocol_only && self.reference {
+            return Err(
+                "reference: the reference hold-down is a baseline mode, which --protocol-only leaves out"
+                    .into(),
+            );
         }
         if self.seeds == 0 || self.search_seeds == 0 {
             return Err("seeds and search seeds must be at least 1".into());
@@ -886,15 +896,19 @@ pub fn bench_rejoin(
     for &n in &o.hosts {
         runner.bare = None;
         let mut tunings = vec![];
-        for mode in [ModeKind::Heartbeat, ModeKind::HeartbeatIncarnation] {
-            tunings.push(runner.tune(n, mode, &mut progress)?);
+        if !o.protocol_only {
+            for mode in [ModeKind::Heartbeat, ModeKind::HeartbeatIncarnation] {
+                tunings.push(runner.tune(n, mode, &mut progress)?);
+            }
         }
         let mut modes = vec![];
         let mut plan: Vec<(ModeKind, Option<u64>)> = vec![(ModeKind::Protocol, Some(0))];
-        plan.extend(tunings.iter().map(|t| (t.mode, t.hold_down)));
-        plan.push((ModeKind::Naive, Some(0)));
-        if o.reference {
-            plan.push((ModeKind::Reference, Some(o.reference_hold_down(n))));
+        if !o.protocol_only {
+            plan.extend(tunings.iter().map(|t| (t.mode, t.hold_down)));
+            plan.push((ModeKind::Naive, Some(0)));
+            if o.reference {
+                plan.push((ModeKind::Reference, Some(o.reference_hold_down(n))));
+            }
         }
         for (mode, hold_down) in plan {
             let mut runs = vec![];

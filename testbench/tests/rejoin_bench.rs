@@ -115,4 +115,31 @@ fn bad_options_are_refused_with_a_message() {
     assert!(bad(|o| o.budget = 0.0).contains("budget"));
     assert!(bad(|o| o.timeout_periods = 1).contains("timeout"));
     assert!(bad(|o| o.precision = 1.0).contains("precision"));
+    assert!(bad(|o| {
+        o.protocol_only = true;
+        o.reference = true;
+    })
+    .contains("reference"));
+}
+
+/// `--protocol-only`: the protocol's runs, with their phases against the link limit, and
+/// no baseline run at all (no search, no tuned or naive mode, no ratio).
+#[test]
+fn protocol_only_runs_the_protocol_alone() {
+    let o = RejoinBenchOptions {
+        hosts: vec![4],
+        protocol_only: true,
+        ..small()
+    };
+    let b = bench_rejoin(&o, |_| {}).expect("the bench runs");
+    let z = &b.sizes[0];
+    let modes: Vec<ModeKind> = z.modes.iter().map(|m| m.mode).collect();
+    assert_eq!(modes, [ModeKind::Protocol]);
+    assert!(z.tunings.is_empty() && z.ratio.is_none() && z.best_baseline.is_none());
+    let run = &z.modes[0].runs[0];
+    assert_eq!((run.stale_writes, run.stale_reads), (0, 0));
+    let ph = run.phases.as_ref().expect("phases");
+    assert!(ph.latency_over_limit >= 1.0, "{ph:?}");
+    assert!(z.latency_over_limit.is_some());
+    render_text(&b);
 }
