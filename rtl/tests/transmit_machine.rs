@@ -1,7 +1,9 @@
 //! `TransmitMachine`'s block tests: it synthesises; on seeded random stimulus (a stand-in
 //! table engine and scheduler, a DMA server with latency, idle gaps and back-pressure,
 //! sinks with back-pressure, QP moves) its ports match a reference model written from the
-//! docs; the commit point holds (a WQE picked before its QP moved is committed stale).
+//! docs; the commit point holds (a WQE picked before its QP moved is committed stale);
+//! every WQE claimed is committed exactly once, in claim order, for the PSN its claim read
+//! (a WQE lost, duplicated or reordered between the claim and the send stage fails).
 //!
 //! The reference model is transaction-level: every commit the stand-in table engine
 //! accepts is, in commit order, one local completion (a bad or local-only WQE, with
@@ -109,6 +111,8 @@ fn run(seed: u64, cycles: u64, smooth: bool) -> (usize, usize, usize) {
     let mut held_local: Option<Event> = None;
     let (mut messages, mut locals, mut stale_commits) = (0, 0, 0);
     let mut cur_msg: Option<Msg> = None;
+    // The WQEs claimed (qp, psn) and not yet committed, in claim order.
+    let mut claimed: VecDeque<(usize, u32)> = VecDeque::new();
     uut.reset.next = true;
     settle(&mut uut);
     tick(&mut uut);
@@ -169,6 +173,12 @@ fn run(seed: u64, cycles: u64, smooth: bool) -> (usize, usize, usize) {
                 commit_done = true;
                 let psn = uut.m_commit_psn.val().to_u32();
                 let stale = uut.m_commit_stale.val();
+                assert_eq!(
+                    claimed.pop_front(),
+                    Some((o.qp, psn)),
+                    "commit at {cycle}: not the oldest WQE claimed"
+                );
+                assert_eq!(psn, q.next, "commit at {cycle}: a PSN claimed twice");
                 let must_be_stale = q.moved_at.is_some_and(|t| t > picked_at[o.qp]);
                 assert_eq!(stale, must_be_stale, "stale flag of the commit at {cycle}");
                 ok = psn == q.next && !stale && q.next != q.pi;
@@ -233,6 +243,9 @@ fn run(seed: u64, cycles: u64, smooth: bool) -> (usize, usize, usize) {
             } else {
                 claim_done = true;
                 ok = q.next != q.pi;
+                if ok {
+                    claimed.push_back((o.qp, q.next));
+                }
                 uut.s_claim_psn.next = (q.next as u64).to_bits();
                 uut.s_claim_addr.next = (slot(q, q.next) as u64).to_bits();
                 uut.s_claim_remote.next = (q.remote as u64).to_bits();
@@ -426,6 +439,13 @@ fn run(seed: u64, cycles: u64, smooth: bool) -> (usize, usize, usize) {
         }
         tick(&mut uut);
     }
+    // Claimed and not committed: at most the two between fetch and send stage and the
+    // send stage's.
+    assert!(
+        claimed.len() <= 3,
+        "{} WQEs claimed, never committed",
+        claimed.len()
+    );
     (messages, locals, stale_commits)
 }
 

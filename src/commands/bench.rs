@@ -197,7 +197,8 @@ pub struct NicBenchArgs {
     #[arg(long, value_delimiter = ',')]
     pub sizes: Vec<u32>,
     /// Instead of the above: the message rate of RDMA WRITEs of this many bytes on 1 and
-    /// on 4 queue pairs, against the wire limit for that size, at DMA latencies 3, 6 and
+    /// on 4 queue pairs, and one on each of 64 queue pairs (the 64-queue-pair top: the
+    /// rejoin's fan-out; also a 32-byte inline SEND each), against the wire limit for that size, at DMA latencies 3, 6 and
     /// 12 (`nic bench nic --size 64`; results in target/bench/nic-rate.json).
     #[arg(long, value_name = "BYTES")]
     pub size: Option<u32>,
@@ -211,7 +212,7 @@ pub struct NicBenchArgs {
 /// `nic bench nic --size B`: the message-rate runs.
 fn nic_rate(args: &NicBenchArgs, bytes: u32) -> Result<(), String> {
     use nic_testbench::message_rate::{message_rates, render_markdown};
-    let bar = args.output.progress("nic bench nic --size", Some(6));
+    let bar = args.output.progress("nic bench nic --size", Some(12));
     let runs = message_rates(bytes, args.rate_messages, |what| {
         bar.inc(1);
         args.output.step(&bar, what.to_string());

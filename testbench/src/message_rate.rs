@@ -9,18 +9,28 @@
 //! `words` being the message's cells on the link (header, RETH on the first cell, payload,
 //! cell and packet CRCs: [`message_words`]). A 64-byte RDMA WRITE is one 15-word cell.
 //!
+//! The fan-out cases are the rejoin's pattern: one message on each of the 64 queue pairs
+//! of the 64-queue-pair top, all posted at once (one doorbell each), so every message
+//! needs its own queue pair's claim and WQE fetch: a WRITE of `B` bytes
+//! ([`fan_out_rate`]), and a 32-byte inline SEND ([`fan_out_inline_rate`]: the payload in
+//! the WQE, which is then fetched as 8 words; the rejoin's RDMA_READY is one).
+//!
 //! The figure depends on the host-memory read latency (the WQE fetch and the payload
 //! read are both in each message's path), so the bench reports each configuration at
 //! several latencies.
 
 use crate::nic_bench::write_wqe;
-use crate::nic_pair::{NicPair, SQ_SIZE_LOG2};
-use nic_abi::{csr, Wqe};
+use crate::nic_pair::{NicPair, DATA_AREA, SQ_SIZE_LOG2};
+use nic_abi::{csr, Rqe, Wqe, WqeOpcode};
 use nic_cosim::host_memory::HostMemoryTiming;
-use nic_cosim::{CosimError, VerilatedNicTop};
+use nic_cosim::{
+    CosimError, NicTopInputs, NicTopOutputs, Stepper, VerilatedNicTop, VerilatedNicTopQp64,
+};
 
 /// Queue pairs the NIC is built with in this bench (the default configuration).
 pub const BENCH_QUEUE_PAIRS: usize = 4;
+/// Queue pairs of the fan-out case (the 64-queue-pair top, as in the 64-host rejoin).
+pub const FAN_OUT_QUEUE_PAIRS: usize = 64;
 /// WQEs the driver keeps posted ahead on each active queue pair.
 const STOCK: u32 = (1 << SQ_SIZE_LOG2) / 2;
 /// WQEs posted per doorbell.
@@ -29,6 +39,9 @@ const BATCH: u32 = 32;
 /// One message-rate run.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MessageRate {
+    /// "write", or "inline SEND" (fan-out case).
+    #[serde(default)]
+    pub opcode: String,
     pub message_bytes: u32,
     /// Queue pairs streaming at once.
     pub queue_pairs: usize,
@@ -43,6 +56,16 @@ pub struct MessageRate {
     pub cycles_per_message: f64,
     /// Messages per cycle over the wire limit (1.0 = the link never idles).
     pub ratio: f64,
+}
+
+impl MessageRate {
+    /// The message, as the table names it.
+    pub fn what(&self) -> String {
+        match self.opcode.as_str() {
+            "" | "write" => format!("{}-byte WRITE", self.message_bytes),
+            op => format!("{}-byte {op}", self.message_bytes),
+        }
+    }
 }
 
 /// Link words of one RDMA WRITE of `bytes` with `cell_payload`-byte cells: per cell a
@@ -76,26 +99,126 @@ pub fn message_rate(
         return Err("messages per queue pair must be at least 1".into());
     }
     let err = |e: CosimError| e.to_string();
+    let nics = [
+        VerilatedNicTop::new().map_err(err)?,
+        VerilatedNicTop::new().map_err(err)?,
+    ];
+    run(
+        nics,
+        BENCH_QUEUE_PAIRS,
+        bytes,
+        active,
+        dma_latency,
+        messages_per_qp,
+        |q, i| write_wqe(bytes, i, q),
+        |_| {},
+        "write",
+    )
+}
+
+/// One RDMA WRITE of `bytes` (1..=65536) on each of the 64 queue pairs of the
+/// 64-queue-pair top, all posted at once, with host-memory read latency `dma_latency`.
+pub fn fan_out_rate(bytes: u32, dma_latency: u32) -> Result<MessageRate, String> {
+    if bytes == 0 || bytes > nic_abi::MAX_MESSAGE_LENGTH {
+        return Err(format!(
+            "message size must be 1..={} bytes, got {bytes}",
+            nic_abi::MAX_MESSAGE_LENGTH
+        ));
+    }
+    let err = |e: CosimError| e.to_string();
+    let nics = [
+        VerilatedNicTopQp64::new().map_err(err)?,
+        VerilatedNicTopQp64::new().map_err(err)?,
+    ];
+    run(
+        nics,
+        FAN_OUT_QUEUE_PAIRS,
+        bytes,
+        FAN_OUT_QUEUE_PAIRS,
+        dma_latency,
+        1,
+        |q, i| Wqe {
+            // Four target buffers in the first MiB (the wide map's rings are above it).
+            remote_vaddr: (DATA_AREA + 0x2_0000 * (1 + q as u32 % 4)) as u64,
+            ..write_wqe(bytes, i, q)
+        },
+        |_| {},
+        "write",
+    )
+}
+
+/// Bytes of the fan-out's inline SEND (the most an inline WQE carries).
+pub const FAN_OUT_INLINE_BYTES: u32 = nic_abi::INLINE_MAX_BYTES as u32;
+
+/// One inline SEND of [`FAN_OUT_INLINE_BYTES`] on each of the 64 queue pairs of the
+/// 64-queue-pair top (a receive posted for each at NIC 1 first), all posted at once, with
+/// host-memory read latency `dma_latency`.
+pub fn fan_out_inline_rate(dma_latency: u32) -> Result<MessageRate, String> {
+    let err = |e: CosimError| e.to_string();
+    let nics = [
+        VerilatedNicTopQp64::new().map_err(err)?,
+        VerilatedNicTopQp64::new().map_err(err)?,
+    ];
+    run(
+        nics,
+        FAN_OUT_QUEUE_PAIRS,
+        FAN_OUT_INLINE_BYTES,
+        FAN_OUT_QUEUE_PAIRS,
+        dma_latency,
+        1,
+        |q, i| Wqe {
+            opcode: WqeOpcode::Send as u8,
+            inline: true,
+            length: FAN_OUT_INLINE_BYTES,
+            wr_id: i,
+            remote_vaddr: 0x0101_0101_0101_0101 * (q as u64 + 1),
+            compare_add: 0x2222_2222_2222_2222,
+            swap: 0x3333_3333_3333_3333,
+            reserved: 0x4444_4444_4444_4444,
+            ..Default::default()
+        },
+        |pair| {
+            for q in 0..FAN_OUT_QUEUE_PAIRS {
+                pair.hosts[1].post_receive(
+                    q,
+                    &Rqe {
+                        buffer_addr: DATA_AREA + 0x100 * q as u32,
+                        buffer_length: 0x100,
+                        wr_id: q as u64,
+                    },
+                );
+            }
+        },
+        "inline SEND",
+    )
+}
+
+/// The run on a pair of NICs with `queue_pairs` each: `messages_per_qp` WQEs from `wqe`
+/// (queue pair, index) on each of the first `active`.
+fn run<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>>(
+    nics: [S; 2],
+    queue_pairs: usize,
+    bytes: u32,
+    active: usize,
+    dma_latency: u32,
+    messages_per_qp: u32,
+    wqe: impl Fn(usize, u64) -> Wqe,
+    prepare: impl FnOnce(&mut NicPair<S>),
+    opcode: &str,
+) -> Result<MessageRate, String> {
     let timing = HostMemoryTiming {
         latency: dma_latency,
         stall: 0.0,
         seed: 1,
     };
-    let mut pair = NicPair::new(
-        [
-            VerilatedNicTop::new().map_err(err)?,
-            VerilatedNicTop::new().map_err(err)?,
-        ],
-        BENCH_QUEUE_PAIRS,
-        timing,
-        4,
-    );
+    let mut pair = NicPair::new(nics, queue_pairs, timing, 4);
     let enable = csr::ENABLE_SEND_RECV | csr::ENABLE_RDMA;
     pair.hosts[0].configure(1, enable, 0);
     pair.hosts[1].configure(0, enable, 0);
     for h in &mut pair.hosts {
         h.queue_csr_write(csr::RETRY_TIMEOUT, 0);
     }
+    prepare(&mut pair);
     pair.flush_csr(10_000)?;
 
     let total = messages_per_qp as u64 * active as u64;
@@ -120,7 +243,7 @@ pub fn message_rate(
             let room = messages_per_qp - posted[q];
             if room > 0 && posted[q] - done[q] + BATCH <= STOCK {
                 let wqes: Vec<Wqe> = (0..BATCH.min(room))
-                    .map(|i| write_wqe(bytes, (posted[q] + i) as u64, q))
+                    .map(|i| wqe(q, (posted[q] + i) as u64))
                     .collect();
                 pair.hosts[0].post_sends(q, &wqes);
                 posted[q] += wqes.len() as u32;
@@ -139,9 +262,11 @@ pub fn message_rate(
         }
     }
     let cycles = last - first.unwrap_or(last) + 1;
-    let words = message_words(bytes, pair.cell_payload);
+    // A SEND carries no RETH.
+    let words = message_words(bytes, pair.cell_payload) - if opcode == "write" { 0 } else { 2 };
     let cycles_per_message = cycles as f64 / total as f64;
     Ok(MessageRate {
+        opcode: opcode.into(),
         message_bytes: bytes,
         queue_pairs: active,
         dma_latency,
@@ -153,7 +278,9 @@ pub fn message_rate(
     })
 }
 
-/// The bench's runs: 1 and 4 queue pairs, each at host-memory latencies 3, 6 and 12.
+/// The bench's runs: 1 and 4 queue pairs, each at host-memory latencies 3, 6 and 12, then
+/// the fan-outs (one WQE on each of 64 queue pairs: a `bytes` WRITE, a 32-byte inline
+/// SEND) at the same latencies.
 pub fn message_rates(
     bytes: u32,
     messages_per_qp: u32,
@@ -168,18 +295,30 @@ pub fn message_rates(
             runs.push(message_rate(bytes, active, latency, messages_per_qp)?);
         }
     }
+    for latency in [3, 6, 12] {
+        progress(&format!(
+            "{bytes}-byte RDMA WRITEs, one on each of {FAN_OUT_QUEUE_PAIRS} QPs, DMA latency {latency}"
+        ));
+        runs.push(fan_out_rate(bytes, latency)?);
+    }
+    for latency in [3, 6, 12] {
+        progress(&format!(
+            "{FAN_OUT_INLINE_BYTES}-byte inline SENDs, one on each of {FAN_OUT_QUEUE_PAIRS} QPs, DMA latency {latency}"
+        ));
+        runs.push(fan_out_inline_rate(latency)?);
+    }
     Ok(runs)
 }
 
 /// The runs as the Markdown table of docs/measurements.md.
 pub fn render_markdown(runs: &[MessageRate]) -> String {
     let mut s = String::from(
-        "| bytes | queue pairs | DMA latency | messages | clocks per message | wire: words per message | / wire limit |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        "| message | queue pairs | DMA latency | messages | clocks per message | wire: words per message | / wire limit |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
     for r in runs {
         s.push_str(&format!(
             "| {} | {} | {} | {} | {:.2} | {} | {:.3} |\n",
-            r.message_bytes,
+            r.what(),
             r.queue_pairs,
             r.dma_latency,
             r.messages,

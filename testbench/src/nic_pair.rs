@@ -26,6 +26,14 @@ pub const RQ_RINGS: u32 = 0x2_0000;
 pub const RQ_SIZE_LOG2: u32 = 8;
 /// Buffers and registered memory from here on.
 pub const DATA_AREA: u32 = 0x4_0000;
+/// A host with more than [`NARROW_QUEUE_PAIRS`] queue pairs has
+/// [`WIDE_HOST_MEMORY_BYTES`] of memory and its rings above the 1 MiB of the map above: send
+/// ring of QP q at `WIDE_SQ_RINGS + q * 0x4000`, receive ring at `WIDE_RQ_RINGS + q *
+/// 0x2000` (up to 64 queue pairs).
+pub const NARROW_QUEUE_PAIRS: usize = 4;
+pub const WIDE_HOST_MEMORY_BYTES: usize = 1 << 22;
+pub const WIDE_SQ_RINGS: u32 = 0x10_0000;
+pub const WIDE_RQ_RINGS: u32 = 0x20_0000;
 
 /// One CSR access waiting or in progress.
 #[derive(Clone, Copy, Debug)]
@@ -58,7 +66,14 @@ impl<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>> NicHost<S> {
     pub fn new(nic: S, node: u16, queue_pairs: usize, timing: HostMemoryTiming) -> Self {
         NicHost {
             nic,
-            mem: HostMemory::new(HOST_MEMORY_BYTES, timing),
+            mem: HostMemory::new(
+                if queue_pairs > NARROW_QUEUE_PAIRS {
+                    WIDE_HOST_MEMORY_BYTES
+                } else {
+                    HOST_MEMORY_BYTES
+                },
+                timing,
+            ),
             node,
             inputs: NicTopInputs::default(),
             last_outputs: NicTopOutputs::default(),
@@ -70,6 +85,26 @@ impl<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>> NicHost<S> {
             cq_consumed: 0,
             completions: vec![],
         }
+    }
+
+    /// The send ring of QP `qp` (see [`NARROW_QUEUE_PAIRS`]).
+    pub fn sq_ring(&self, qp: usize) -> u32 {
+        let base = if self.sq_posted.len() > NARROW_QUEUE_PAIRS {
+            WIDE_SQ_RINGS
+        } else {
+            SQ_RINGS
+        };
+        base + qp as u32 * 0x4000
+    }
+
+    /// The receive ring of QP `qp`.
+    pub fn rq_ring(&self, qp: usize) -> u32 {
+        let base = if self.sq_posted.len() > NARROW_QUEUE_PAIRS {
+            WIDE_RQ_RINGS
+        } else {
+            RQ_RINGS
+        };
+        base + qp as u32 * 0x2000
     }
 
     fn csr_idle(&self) -> bool {
@@ -125,7 +160,7 @@ impl<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>> NicHost<S> {
     pub fn post_sends(&mut self, qp: usize, wqes: &[Wqe]) {
         for wqe in wqes {
             let slot = self.sq_posted[qp] % (1 << SQ_SIZE_LOG2);
-            let base = SQ_RINGS + qp as u32 * 0x4000 + slot * WQE_BYTES;
+            let base = self.sq_ring(qp) + slot * WQE_BYTES;
             for (i, w) in wqe.to_words().iter().enumerate() {
                 self.mem.write_u64(base + 8 * i as u32, *w);
             }
@@ -138,7 +173,7 @@ impl<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>> NicHost<S> {
     pub fn post_receive(&mut self, qp: usize, rqe: &Rqe) -> u32 {
         let index = self.rq_posted[qp];
         let slot = index % (1 << RQ_SIZE_LOG2);
-        let base = RQ_RINGS + qp as u32 * 0x2000 + slot * RQE_BYTES;
+        let base = self.rq_ring(qp) + slot * RQE_BYTES;
         for (i, w) in rqe.to_words().iter().enumerate() {
             self.mem.write_u64(base + 8 * i as u32, *w);
         }
@@ -156,15 +191,9 @@ impl<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>> NicHost<S> {
         self.queue_csr_write(csr::CQ_SIZE_LOG2, CQ_SIZE_LOG2 as u64);
         for q in 0..qps {
             let psn = (start_psn + q as u32) & nic_abi::PSN_MASK;
-            self.queue_csr_write(
-                csr::qp(q, csr::QP_SQ_BASE),
-                (SQ_RINGS + q as u32 * 0x4000) as u64,
-            );
+            self.queue_csr_write(csr::qp(q, csr::QP_SQ_BASE), self.sq_ring(q) as u64);
             self.queue_csr_write(csr::qp(q, csr::QP_SQ_SIZE_LOG2), SQ_SIZE_LOG2 as u64);
-            self.queue_csr_write(
-                csr::qp(q, csr::QP_RQ_BASE),
-                (RQ_RINGS + q as u32 * 0x2000) as u64,
-            );
+            self.queue_csr_write(csr::qp(q, csr::QP_RQ_BASE), self.rq_ring(q) as u64);
             self.queue_csr_write(csr::qp(q, csr::QP_RQ_SIZE_LOG2), RQ_SIZE_LOG2 as u64);
             self.queue_csr_write(
                 csr::qp(q, csr::QP_REMOTE),
