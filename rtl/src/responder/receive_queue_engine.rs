@@ -390,6 +390,13 @@ pub struct ReceiveQueueEngine {
     /// The write-backs decided last clock, reaching the per-QP RAMs this clock.
     write_back: DFF<QpWriteBack>,
     write_back_due: DFF<Bit>,
+    /// The expected response's clear, decided last clock (the end of a response's
+    /// sequence), reaching the flags this clock: the state's path to the flag vectors is
+    /// cut there. Not set when an expect event for the same QP is taken in the clock it is
+    /// decided (that event's set wins, as it would against a clear in the same clock).
+    expect_clear_due: DFF<Bit>,
+    /// An expect event for the message's QP is taken this clock.
+    expect_same_qp: Signal<Local, Bit>,
     /// The per-QP state table (lookup, CSR side port, expect events, write-backs).
     qp_state: QpState,
     /// The host-memory write path.
@@ -636,6 +643,8 @@ impl ReceiveQueueEngine {
             psn_window: PsnWindow::new(),
             write_back: Default::default(),
             write_back_due: Default::default(),
+            expect_clear_due: Default::default(),
+            expect_same_qp: Default::default(),
             qp_state: QpState::new(queue_pairs),
             writer: Writer::new(),
             rqe_fetch: RqeFetch::new(),
@@ -750,7 +759,8 @@ impl Logic for ReceiveQueueEngine {
             messages_received,
             dropped,
             write_back,
-            write_back_due
+            write_back_due,
+            expect_clear_due
         );
         self.qp_state.clock.next = self.clock.val();
         self.qp_state.reset.next = self.reset.val();
@@ -1357,7 +1367,11 @@ impl Logic for ReceiveQueueEngine {
         self.qp_state.nak_set.next = self.write_back.q.val().nak_set & self.write_back_due.q.val();
         self.qp_state.nak_clear.next =
             self.write_back.q.val().nak_clear & self.write_back_due.q.val();
-        self.qp_state.expect_clear.next = self.expect_clear.val();
+        self.expect_same_qp.next = self.s_expect_valid.val()
+            & self.qp_state.s_expect_ready.val()
+            & (self.s_expect_qp.val() == self.ctx_qp.q.val());
+        self.expect_clear_due.d.next = self.expect_clear.val() & !self.expect_same_qp.val();
+        self.qp_state.expect_clear.next = self.expect_clear_due.q.val();
 
         // ---- The receive queue entry read (the atomic's operand read shares the port) ----
         self.rqe_fetch.start.next = self.rqe_start.val();
@@ -1388,6 +1402,7 @@ impl Logic for ReceiveQueueEngine {
             self.messages_received.d.next = 0.into();
             self.dropped.d.next = 0.into();
             self.write_back_due.d.next = false;
+            self.expect_clear_due.d.next = false;
             self.drop_pending.d.next = false;
         }
 

@@ -75,7 +75,10 @@ pub struct Writer {
     wr_strobe: DFF<Bits<8>>,
     // ---- Combinational intermediates ----
     beat_off: Signal<Local, Bits<32>>,
-    beat_room: Signal<Local, Bits<32>>,
+    limit_less_8: Signal<Local, Bits<33>>,
+    room_any: Signal<Local, Bit>,
+    room_full: Signal<Local, Bit>,
+    room_low: Signal<Local, Bits<3>>,
     room_mask: Signal<Local, Bits<8>>,
     byte_mask: Signal<Local, Bits<8>>,
     strobe: Signal<Local, Bits<8>>,
@@ -111,14 +114,21 @@ impl Logic for Writer {
             self.beat_off.next = self.off_next.q.val();
         }
         // The bytes of this beat that lie below the limit, as a mask: none at or past the
-        // limit, all 8 at least 8 bytes before it, else the low `limit - offset` bytes
-        // (a shift, not `(1 << n) - 1`, whose carry chain lay on the payload path).
-        self.beat_room.next = self.limit.val() - self.beat_off.val();
+        // limit, all 8 at least 8 bytes before it, else the low `limit - offset` bytes.
+        // Two comparisons side by side and a 3-bit difference (no 32-bit subtraction ahead
+        // of the mask: it lay on the payload path): `room_any` is `limit > offset`,
+        // `room_full` is `limit - offset >= 8`, and below 8 the room is its low 3 bits.
+        self.limit_less_8.next = bit_cast::<33, 32>(self.limit.val()) - 8;
+        self.room_any.next = self.limit.val() > self.beat_off.val();
+        self.room_full.next = !self.limit_less_8.val().get_bit(32)
+            & (self.limit_less_8.val().get_bits::<32>(0) >= self.beat_off.val());
+        self.room_low.next =
+            self.limit.val().get_bits::<3>(0) - self.beat_off.val().get_bits::<3>(0);
         self.room_mask.next = 0.into();
-        if self.limit.val() > self.beat_off.val() {
+        if self.room_any.val() {
             self.room_mask.next = bits::<8>(0xFF);
-            if self.beat_room.val().get_bits::<29>(3) == 0 {
-                self.room_mask.next = !(bits::<8>(0xFF) << self.beat_room.val().get_bits::<3>(0));
+            if !self.room_full.val() {
+                self.room_mask.next = !(bits::<8>(0xFF) << self.room_low.val());
             }
         }
         // The beat's valid bytes (1..8).
@@ -151,7 +161,10 @@ impl Logic for Writer {
             self.mid_outcome.d.next = !self.s_last.val();
             self.off_next.d.next = self.beat_off.val() + 8;
             if self.s_write.val() {
-                self.wr_valid.d.next = self.strobe.val() != 0;
+                // Some strobe is set: the beat has a byte (`s_bytes` >= 1) and the limit
+                // is past its offset (the mask's lowest bit), decided beside the mask.
+                self.wr_valid.d.next =
+                    !self.s_empty.val() & self.room_any.val() & (self.s_bytes.val() != 0);
                 self.wr_addr.d.next = self.base.val() + self.beat_off.val();
                 self.wr_data.d.next = self.s_data.val();
                 self.wr_strobe.d.next = self.strobe.val();
