@@ -394,6 +394,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             ),
         ),
         export_block(
+            "responder_header_capture",
+            crate::responder::HeaderCapture::new(),
+            "nic_rtl::responder::HeaderCapture",
+            "nic_rtl::responder::HeaderCapture::new()".into(),
+        ),
+        export_block(
             "responder_tpt_client",
             crate::responder::TptClient::new(config.tpt_entries.is_some()),
             "nic_rtl::responder::TptClient",

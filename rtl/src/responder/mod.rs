@@ -37,6 +37,7 @@
 pub mod act_stage;
 pub mod answer_router;
 pub mod burst_size;
+pub mod header_capture;
 pub mod lookup_capture;
 pub mod nack_generator;
 pub mod psn_window;
@@ -52,6 +53,7 @@ pub mod writer;
 pub use act_stage::ActStage;
 pub use answer_router::AnswerRouter;
 pub use burst_size::BurstSize;
+pub use header_capture::{HeaderCapture, MessageHeader};
 pub use lookup_capture::LookupCapture;
 pub use nack_generator::NackGenerator;
 pub use psn_window::PsnWindow;
