@@ -28,6 +28,7 @@
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
 //! - [`act_stage`]: the reference model of the responder's Act clock (`ActStage`).
 //! - [`tpt_client`]: the reference model of the responder's access check (`TptClient`).
+//! - [`payload_take`]: the reference model of the responder's beat take (`PayloadTake`).
 //! - [`header_capture`]: the reference model of the responder's header decode and capture
 //!   (`HeaderCapture`).
 //!
@@ -42,6 +43,7 @@ pub mod header_capture;
 pub mod host_memory;
 pub mod lookup_capture;
 pub mod payload_ledger;
+pub mod payload_take;
 pub mod qp_flags;
 pub mod random_wqe;
 pub mod remote_responder;

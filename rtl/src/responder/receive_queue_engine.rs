@@ -10,13 +10,16 @@
 //! responses of this NIC's own requests to the `SendQueueEngine`. Port bundles: the
 //! contract `docs/nic-blocks.md`.
 //!
-//! Children: [`QpState`] holds every per-QP RAM and flag, serves the CSR side port and the
+//! Children: [`HeaderCapture`] decodes the presented cell's header, says when a first or
+//! failed cell is taken for its lookup and keeps the message's header (one bundle);
+//! [`QpState`] holds every per-QP RAM and flag, serves the CSR side port and the
 //! expect events, answers the lookup of a first cell and takes the engine's write-backs
 //! (registered for a clock, a [`QpWriteBack`]); [`LookupCapture`] registers that answer
 //! and its comparisons with the cell; [`NackGenerator`] decides; [`ActStage`] registers the
 //! decision and says what the Act clock does with it; [`TptClient`] makes the access check
 //! (the TPT request and answer, or the range without a TPT); [`PsnWindow`]
-//! computes the decided request's PSN, resync and refusal-window arithmetic; [`Writer`]
+//! computes the decided request's PSN, resync and refusal-window arithmetic;
+//! [`PayloadTake`] says whether the presented beat is taken and what it does; [`Writer`]
 //! writes payload beats and atomic results to host memory; [`RqeFetch`] reads the receive
 //! queue entry a consuming request takes; [`AnswerRouter`] hands answers
 //! of this NIC's own requests to the requester; a [`NackCounters`] counts the NACKs among
@@ -150,6 +153,7 @@ use crate::responder::answer_router::AnswerRouter;
 use crate::responder::header_capture::HeaderCapture;
 use crate::responder::lookup_capture::LookupCapture;
 use crate::responder::nack_generator::NackGenerator;
+use crate::responder::payload_take::PayloadTake;
 use crate::responder::psn_window::PsnWindow;
 use crate::responder::qp_state::{QpState, QpWriteBack};
 use crate::responder::rqe_fetch::RqeFetch;
@@ -392,6 +396,8 @@ pub struct ReceiveQueueEngine {
     qp_state: QpState,
     /// The host-memory write path.
     writer: Writer,
+    /// Whether the presented beat is taken, and what it does.
+    take: PayloadTake,
     /// The receive queue entry read.
     rqe_fetch: RqeFetch,
     /// The lookup's answer, registered, and its comparisons with the cell.
@@ -434,10 +440,6 @@ pub struct ReceiveQueueEngine {
     lookup_answer: Signal<Local, Bit>,
     /// Start the `RqeFetch` (decided this clock).
     rqe_start: Signal<Local, Bit>,
-    eff_mode: Signal<Local, MessageMode>,
-    write_mode: Signal<Local, Bit>,
-    rx_ready: Signal<Local, Bit>,
-    rx_take: Signal<Local, Bit>,
     // ---- Parameters ----
     // Syndromes are named in `nic_abi::Syndrome`.
     syn_crc_or_malformed: Constant<Bits<8>>,
@@ -597,6 +599,7 @@ impl ReceiveQueueEngine {
             expect_same_qp: Default::default(),
             qp_state: QpState::new(queue_pairs),
             writer: Writer::new(),
+            take: PayloadTake::new(),
             rqe_fetch: RqeFetch::new(),
             lookup: LookupCapture::new(queue_pairs),
             rqe_start: Default::default(),
@@ -628,10 +631,6 @@ impl ReceiveQueueEngine {
             act_go: Default::default(),
             act_mode: Default::default(),
             lookup_answer: Default::default(),
-            eff_mode: Default::default(),
-            write_mode: Default::default(),
-            rx_ready: Default::default(),
-            rx_take: Default::default(),
             syn_crc_or_malformed: Constant::new((Syndrome::CrcOrMalformed as u64).to_bits()),
         }
     }
@@ -1158,48 +1157,35 @@ impl Logic for ReceiveQueueEngine {
         self.act.report_after1.next = self.psn_window.report_after1.val();
         self.act.far_next.next = self.psn_window.far_next.val();
 
-        // ---- Payload beats of the presented outcome ----
+        // ---- Payload beats of the presented outcome (the `PayloadTake`) ----
         // The message's mode: the one decided in the Act clock, from its first beat on.
-        self.eff_mode.next = self.mode.q.val();
-        if self.act_go.val() {
-            self.stream_now.next = true;
-            self.eff_mode.next = self.act_mode.val();
+        self.take.mode.next = self.mode.q.val();
+        self.take.act_go.next = self.act_go.val();
+        self.take.act_mode.next = self.act_mode.val();
+        self.take.abort.next = self.abort.q.val();
+        self.take.stream.next = self.stream_now.val();
+        self.take.beat_ready.next = self.writer.beat_ready.val();
+        self.take.reset.next = self.reset.val();
+        self.take.s_valid.next = self.s_rx_valid.val();
+        self.take.s_last.next = self.s_rx_last.val();
+        self.take.s_ok_last.next = self.header.ok.val() & self.header.last_cell.val();
+        self.writer.s_write.next = self.take.write.val();
+        self.writer.s_collect.next = self.take.collect.val();
+        self.writer.s_take.next = self.take.take.val();
+        if self.take.outcome_end.val() {
+            self.state.d.next = ResponderState::Idle;
         }
-        if self.abort.q.val() {
-            self.eff_mode.next = MessageMode::Discard;
+        if self.take.message_end.val() {
+            // The message ends: its mode moves to the end sequence, and nothing streams
+            // until the next first cell is decided.
+            self.message_count.next = true;
+            self.immediate_reg.d.next = self.s_rx_immediate.val();
+            self.end_mode.d.next = self.take.eff_mode.val();
+            self.mode.d.next = MessageMode::Discard;
         }
-        self.write_mode.next = (self.eff_mode.val() == MessageMode::ExecWrite)
-            | (self.eff_mode.val() == MessageMode::ResponseWrite);
-        self.writer.s_write.next = self.write_mode.val();
-        self.writer.s_collect.next = self.eff_mode.val() == MessageMode::ExecAtomic;
-        self.rx_ready.next = false;
-        if self.stream_now.val() {
-            self.rx_ready.next = true;
-            if self.write_mode.val() {
-                self.rx_ready.next = self.writer.beat_ready.val();
-            }
-        }
-        if self.reset.val() {
-            self.rx_ready.next = false;
-        }
-        self.rx_take.next = self.s_rx_valid.val() & self.rx_ready.val();
-        self.writer.s_take.next = self.rx_take.val();
-        if self.rx_take.val() {
-            if self.s_rx_last.val() {
-                self.state.d.next = ResponderState::Idle;
-                if self.header.ok.val() & self.header.last_cell.val() {
-                    // The message ends: its mode moves to the end sequence, and nothing
-                    // streams until the next first cell is decided.
-                    self.message_count.next = true;
-                    self.immediate_reg.d.next = self.s_rx_immediate.val();
-                    self.end_mode.d.next = self.eff_mode.val();
-                    self.mode.d.next = MessageMode::Discard;
-                    if self.eff_mode.val() != MessageMode::Discard {
-                        self.in_end.d.next = true;
-                        self.state.d.next = ResponderState::Drain;
-                    }
-                }
-            }
+        if self.take.end_runs.val() {
+            self.in_end.d.next = true;
+            self.state.d.next = ResponderState::Drain;
         }
 
         // ---- The per-QP state table: CSR side port, expect events, write-backs ----
@@ -1302,7 +1288,7 @@ impl Logic for ReceiveQueueEngine {
         }
 
         // ---- Outputs ----
-        self.s_rx_ready.next = self.rx_ready.val();
+        self.s_rx_ready.next = self.take.ready.val();
         self.s_rqrd_ready.next = self.rqe_fetch.s_ready.val()
             | ((self.state.q.val() == ResponderState::AtomicData) & !self.reset.val());
         self.m_rqrd_req_valid.next =
