@@ -21,7 +21,7 @@ fn evaluate(u: &mut PayloadTake, i: &TakeInputs) -> TakeOutputs {
     u.mode.next = i.mode;
     u.act_go.next = i.act_go;
     u.act_mode.next = i.act_mode;
-    u.abort.next = i.abort;
+    u.aborted.next = i.abort;
     u.stream.next = i.stream;
     u.beat_ready.next = i.beat_ready;
     u.reset.next = i.reset;

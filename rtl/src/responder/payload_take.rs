@@ -9,12 +9,12 @@
 //! Ports (no clock):
 //! - `mode` (a [`MessageMode`]): the message's mode as decided; `act_go` with `act_mode`:
 //!   the Act clock decides it now and its first beat may be taken now (`act_mode` is then
-//!   the mode); `abort`: the message was abandoned (its beats are discarded).
+//!   the mode); `aborted`: the message was abandoned (its beats are discarded).
 //! - `stream`: the engine takes beats this clock (besides `act_go`); `beat_ready`: the
 //!   writer can take a written beat; `reset`.
 //! - The presented outcome: `s_valid`, `s_last` (its last beat), `s_ok_last` (it passed
 //!   the reassembler's checks and carries the LAST flag: the message's last cell).
-//! - `eff_mode`: `act_mode` when `act_go`, else `mode`; `Discard` when `abort`.
+//! - `eff_mode`: `act_mode` when `act_go`, else `mode`; `Discard` when `aborted`.
 //!   `write`: `eff_mode` is `ExecWrite` or `ResponseWrite`; `collect`: it is `ExecAtomic`.
 //! - `ready` = `(stream | act_go) & !reset & (beat_ready | !write)`; `take` =
 //!   `s_valid & ready`.
@@ -32,7 +32,7 @@ pub struct PayloadTake {
     pub mode: Signal<In, MessageMode>,
     pub act_go: Signal<In, Bit>,
     pub act_mode: Signal<In, MessageMode>,
-    pub abort: Signal<In, Bit>,
+    pub aborted: Signal<In, Bit>,
     pub stream: Signal<In, Bit>,
     pub beat_ready: Signal<In, Bit>,
     pub reset: Signal<In, Bit>,
@@ -62,7 +62,7 @@ impl Logic for PayloadTake {
         if self.act_go.val() {
             self.eff_mode.next = self.act_mode.val();
         }
-        if self.abort.val() {
+        if self.aborted.val() {
             self.eff_mode.next = MessageMode::Discard;
         }
         self.write.next = (self.eff_mode.val() == MessageMode::ExecWrite)

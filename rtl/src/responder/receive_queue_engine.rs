@@ -347,6 +347,11 @@ pub struct ReceiveQueueEngine {
     /// The QP's resync point (the PSN it last resynced at) and whether it is kept.
     rs_reg: DFF<Bits<24>>,
     rs_valid: DFF<Bit>,
+    /// The expected PSN's successor is more than `SEND_WINDOW` past the resync point
+    /// (`PsnWindow::far_commit`), registered every clock: the Commit clock uses the one of
+    /// the Drain clock before it, in which neither register changes (the two carry chains
+    /// are off the Commit's path to the write-back).
+    far_commit_reg: DFF<Bit>,
     /// A drop counted last clock (`stat_dropped` counts it a clock after the decision).
     drop_pending: DFF<Bit>,
     rqe_done: DFF<Bit>,
@@ -571,6 +576,7 @@ impl ReceiveQueueEngine {
             refused_reg: Default::default(),
             rs_reg: Default::default(),
             rs_valid: Default::default(),
+            far_commit_reg: Default::default(),
             drop_pending: Default::default(),
             rqe_done: Default::default(),
             ctx_base: Default::default(),
@@ -653,6 +659,7 @@ impl Logic for ReceiveQueueEngine {
             refused_reg,
             rs_reg,
             rs_valid,
+            far_commit_reg,
             drop_pending,
             rqe_done,
             length_error,
@@ -792,6 +799,7 @@ impl Logic for ReceiveQueueEngine {
         self.psn_window.behind.next = self.lookup.behind.val();
         self.psn_window.resynced.next = self.act.resynced_q.val();
         self.psn_window.syndrome.next = self.refusal_syndrome.val();
+        self.far_commit_reg.d.next = self.psn_window.far_commit.val();
         self.commit_ci.next = self.lookup.rq_ci.val();
         if self.header.hdr_consumes.val() {
             self.commit_ci.next = self.lookup.rq_ci.val() + 1;
@@ -1106,7 +1114,7 @@ impl Logic for ReceiveQueueEngine {
                         self.refused_wdata.next = (self.refused_reg.q.val() << 3)
                             | bit_cast::<24, 3>(self.psn_window.code.val());
                     }
-                    if self.psn_window.far_commit.val() {
+                    if self.far_commit_reg.q.val() {
                         self.rs_clear.next = true;
                     }
                 }
@@ -1162,7 +1170,7 @@ impl Logic for ReceiveQueueEngine {
         self.take.mode.next = self.mode.q.val();
         self.take.act_go.next = self.act_go.val();
         self.take.act_mode.next = self.act_mode.val();
-        self.take.abort.next = self.abort.q.val();
+        self.take.aborted.next = self.abort.q.val();
         self.take.stream.next = self.stream_now.val();
         self.take.beat_ready.next = self.writer.beat_ready.val();
         self.take.reset.next = self.reset.val();
