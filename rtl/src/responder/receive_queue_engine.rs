@@ -352,6 +352,11 @@ pub struct ReceiveQueueEngine {
     /// the Drain clock before it, in which neither register changes (the two carry chains
     /// are off the Commit's path to the write-back).
     far_commit_reg: DFF<Bit>,
+    /// The same for the cell's PSN (`psn + 1 - rs_psn > SEND_WINDOW`, `PsnWindow`'s
+    /// resync case), registered every clock: the Act clock's `far_next` is taken from
+    /// these two, computed in the Decide clock before it (which leaves both registers and
+    /// the presented cell unchanged).
+    far_psn_reg: DFF<Bit>,
     /// A drop counted last clock (`stat_dropped` counts it a clock after the decision).
     drop_pending: DFF<Bit>,
     rqe_done: DFF<Bit>,
@@ -577,6 +582,7 @@ impl ReceiveQueueEngine {
             rs_reg: Default::default(),
             rs_valid: Default::default(),
             far_commit_reg: Default::default(),
+            far_psn_reg: Default::default(),
             drop_pending: Default::default(),
             rqe_done: Default::default(),
             ctx_base: Default::default(),
@@ -660,6 +666,7 @@ impl Logic for ReceiveQueueEngine {
             rs_reg,
             rs_valid,
             far_commit_reg,
+            far_psn_reg,
             drop_pending,
             rqe_done,
             length_error,
@@ -800,6 +807,7 @@ impl Logic for ReceiveQueueEngine {
         self.psn_window.resynced.next = self.act.resynced_q.val();
         self.psn_window.syndrome.next = self.refusal_syndrome.val();
         self.far_commit_reg.d.next = self.psn_window.far_commit.val();
+        self.far_psn_reg.d.next = ((self.s_rx_psn.val() + 1) - self.rs_reg.q.val()) > 8;
         self.commit_ci.next = self.lookup.rq_ci.val();
         if self.header.hdr_consumes.val() {
             self.commit_ci.next = self.lookup.rq_ci.val() + 1;
@@ -1163,7 +1171,10 @@ impl Logic for ReceiveQueueEngine {
         self.act.code.next = self.psn_window.code.val();
         self.act.report_dup.next = self.psn_window.report_dup.val();
         self.act.report_after1.next = self.psn_window.report_after1.val();
-        self.act.far_next.next = self.psn_window.far_next.val();
+        self.act.far_next.next = self.far_commit_reg.q.val();
+        if self.act.resynced_q.val() {
+            self.act.far_next.next = self.far_psn_reg.q.val();
+        }
 
         // ---- Payload beats of the presented outcome (the `PayloadTake`) ----
         // The message's mode: the one decided in the Act clock, from its first beat on.
