@@ -357,6 +357,8 @@ pub struct ReceiveQueueEngine {
     /// these two, computed in the Decide clock before it (which leaves both registers and
     /// the presented cell unchanged).
     far_psn_reg: DFF<Bit>,
+    /// The Act clock's `far_next` (from the two registers above).
+    far_next: Signal<Local, Bit>,
     /// A drop counted last clock (`stat_dropped` counts it a clock after the decision).
     drop_pending: DFF<Bit>,
     rqe_done: DFF<Bit>,
@@ -583,6 +585,7 @@ impl ReceiveQueueEngine {
             rs_valid: Default::default(),
             far_commit_reg: Default::default(),
             far_psn_reg: Default::default(),
+            far_next: Default::default(),
             drop_pending: Default::default(),
             rqe_done: Default::default(),
             ctx_base: Default::default(),
@@ -1171,10 +1174,13 @@ impl Logic for ReceiveQueueEngine {
         self.act.code.next = self.psn_window.code.val();
         self.act.report_dup.next = self.psn_window.report_dup.val();
         self.act.report_after1.next = self.psn_window.report_after1.val();
-        self.act.far_next.next = self.far_commit_reg.q.val();
+        // (A local first: a child input assigned twice in one evaluation retriggers the child
+        // in an event-driven simulator.)
+        self.far_next.next = self.far_commit_reg.q.val();
         if self.act.resynced_q.val() {
-            self.act.far_next.next = self.far_psn_reg.q.val();
+            self.far_next.next = self.far_psn_reg.q.val();
         }
+        self.act.far_next.next = self.far_next.val();
 
         // ---- Payload beats of the presented outcome (the `PayloadTake`) ----
         // The message's mode: the one decided in the Act clock, from its first beat on.
