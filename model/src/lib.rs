@@ -28,6 +28,9 @@
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
 //! - [`act_stage`]: the reference model of the responder's Act clock (`ActStage`).
 //! - [`tpt_client`]: the reference model of the responder's access check (`TptClient`).
+//! - [`payload_take`]: the reference model of the responder's beat take (`PayloadTake`).
+//! - [`header_capture`]: the reference model of the responder's header decode and capture
+//!   (`HeaderCapture`).
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
 //! nic-rtl; a unit test inside nic-rtl would see a second copy of its types).
@@ -36,9 +39,11 @@ pub mod act_stage;
 pub mod cell_faults;
 pub mod claim_stage;
 pub mod event_evaluator;
+pub mod header_capture;
 pub mod host_memory;
 pub mod lookup_capture;
 pub mod payload_ledger;
+pub mod payload_take;
 pub mod qp_flags;
 pub mod random_wqe;
 pub mod remote_responder;

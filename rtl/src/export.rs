@@ -400,6 +400,18 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             ),
         ),
         export_block(
+            "responder_header_capture",
+            crate::responder::HeaderCapture::new(),
+            "nic_rtl::responder::HeaderCapture",
+            "nic_rtl::responder::HeaderCapture::new()".into(),
+        ),
+        export_block(
+            "responder_payload_take",
+            crate::responder::PayloadTake::new(),
+            "nic_rtl::responder::PayloadTake",
+            "nic_rtl::responder::PayloadTake::new()".into(),
+        ),
+        export_block(
             "responder_tpt_client",
             crate::responder::TptClient::new(config.tpt_entries.is_some()),
             "nic_rtl::responder::TptClient",

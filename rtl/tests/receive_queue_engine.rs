@@ -315,13 +315,13 @@ impl Bench {
         }
         if u.m_tpt_req_valid.val() && u.m_tpt_req_ready.val() {
             let l = TptLookup {
-                stag: u.m_tpt_req_stag.val().to_u32(),
-                vaddr: u.m_tpt_req_vaddr.val().to_u64(),
-                length: u.m_tpt_req_length.val().to_u32(),
-                access: u.m_tpt_req_access.val().to_u64() as u8,
-                invalidate: u.m_tpt_req_invalidate.val(),
-                qp: u.m_tpt_req_qp.val().to_u64() as u8,
-                commit: u.m_tpt_req_commit.val(),
+                stag: u.m_tpt_req.val().stag.to_u32(),
+                vaddr: u.m_tpt_req.val().vaddr.to_u64(),
+                length: u.m_tpt_req.val().length.to_u32(),
+                access: u.m_tpt_req.val().access.to_u64() as u8,
+                invalidate: u.m_tpt_req.val().invalidate,
+                qp: u.m_tpt_req.val().qp.to_u64() as u8,
+                commit: u.m_tpt_req.val().commit,
             };
             let tpt = self.tpt.expect("TPT lookup from an engine without a TPT");
             let answer = tpt(&l);
@@ -1431,7 +1431,7 @@ fn tpt_refusals_and_a_slow_answer() {
 
 /// Rule 6 (RECEIVER_NOT_READY) comes after the TPT check (rule 5): an
 /// RDMA_WRITE_IMMEDIATE refused for want of a receive buffer asks the TPT to check
-/// only (`m_tpt_req_commit` = 0), so a one-shot or invalidating STag is not used up by
+/// only (`m_tpt_req.commit` = 0), so a one-shot or invalidating STag is not used up by
 /// a request that did nothing; the same request with a buffer posted commits.
 #[test]
 fn a_request_refused_after_the_tpt_check_does_not_commit_it() {

@@ -34,13 +34,13 @@ fn apply(u: &mut TptClient, i: &TptClientInputs) {
 fn outputs(u: &TptClient) -> TptClientOutputs {
     TptClientOutputs {
         request: u.m_tpt_req_valid.val().then(|| TptRequest {
-            stag: u.m_tpt_req_stag.val().to_u32(),
-            vaddr: u.m_tpt_req_vaddr.val().to_u64(),
-            length: u.m_tpt_req_length.val().to_u32(),
-            access: u.m_tpt_req_access.val().to_u64() as u8,
-            invalidate: u.m_tpt_req_invalidate.val(),
-            qp: u.m_tpt_req_qp.val().to_u64() as u8,
-            commit: u.m_tpt_req_commit.val(),
+            stag: u.m_tpt_req.val().stag.to_u32(),
+            vaddr: u.m_tpt_req.val().vaddr.to_u64(),
+            length: u.m_tpt_req.val().length.to_u32(),
+            access: u.m_tpt_req.val().access.to_u64() as u8,
+            invalidate: u.m_tpt_req.val().invalidate,
+            qp: u.m_tpt_req.val().qp.to_u64() as u8,
+            commit: u.m_tpt_req.val().commit,
         }),
         req_taken: u.req_taken.val(),
         answered: u.answered.val().then(|| u.paddr.val().to_u32()),

@@ -77,6 +77,8 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "responder_lookup_capture",
         "responder_act_stage",
         "responder_tpt_client",
+        "responder_header_capture",
+        "responder_payload_take",
         "receive_queue_engine",
         "responder_slot_rams",
         "responder_burst_size",

@@ -42,6 +42,41 @@ impl From<Bits<{ <AckEvent as Synth>::BITS }>> for AckEvent {
     }
 }
 
+/// One TPT lookup (`docs/nic-blocks.md`, "TPT lookup"): the payload of the
+/// `m_tpt_req_valid` / `m_tpt_req_ready` handshake from the `ReceiveQueueEngine` (its
+/// `TptClient` makes it) to the `Tpt`. `access`: bit 0 remote read, bit 1 remote write,
+/// bit 2 atomic; `commit` 0: check only (the request is refused by a later rule if it
+/// passes, so the TPT must not use up a one-shot entry or honour `invalidate`).
+///
+/// Bits (first field lowest, 139 in all): `stag` 31:0, `vaddr` 95:32, `length` 127:96,
+/// `access` 130:128, `invalidate` 131, `qp` 137:132, `commit` 138.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct TptRequest {
+    pub stag: Bits<32>,
+    pub vaddr: Bits<64>,
+    pub length: Bits<32>,
+    pub access: Bits<3>,
+    pub invalidate: Bit,
+    pub qp: Bits<6>,
+    pub commit: Bit,
+}
+
+/// The fields of a packed [`TptRequest`] (the inverse of the `LogicStruct` packing).
+impl From<Bits<{ <TptRequest as Synth>::BITS }>> for TptRequest {
+    fn from(b: Bits<{ <TptRequest as Synth>::BITS }>) -> Self {
+        let at = TptRequest::default();
+        TptRequest {
+            stag: b.get_bits::<32>(at.get_my_offset_stag()),
+            vaddr: b.get_bits::<64>(at.get_my_offset_vaddr()),
+            length: b.get_bits::<32>(at.get_my_offset_length()),
+            access: b.get_bits::<3>(at.get_my_offset_access()),
+            invalidate: b.get_bit(at.get_my_offset_invalidate()),
+            qp: b.get_bits::<6>(at.get_my_offset_qp()),
+            commit: b.get_bit(at.get_my_offset_commit()),
+        }
+    }
+}
+
 /// One message for the cell segmenter (`docs/nic-blocks.md`, "Message source"): the
 /// payload of the `*_msg_valid` / `*_msg_ready` handshake from a message source through
 /// the `TxArbiter` to the `CellSegmenter`. `length` payload bytes follow on the source's
@@ -158,6 +193,29 @@ mod tests {
         assert!(!bits.get_bit(38));
         assert!(bits.get_bit(39));
         assert_eq!(AckEvent::from(bits), e, "unpacking inverts packing");
+    }
+
+    /// The documented offsets of a [`TptRequest`], and unpacking inverts packing.
+    #[test]
+    fn tpt_request_packs_its_fields_at_the_documented_offsets() {
+        assert_eq!(TptRequest::BITS, 139);
+        let r = TptRequest {
+            stag: (0x1122_3344u64).to_bits(),
+            vaddr: 0x5566_7788_99AA_BBCCu64.to_bits(),
+            length: (0xDDEE_FF00u64).to_bits(),
+            access: 5.into(),
+            invalidate: true,
+            qp: 0x2B.into(),
+            commit: true,
+        };
+        let b: Bits<139> = r.into();
+        assert_eq!(b.get_bits::<32>(0), 0x1122_3344u64);
+        assert_eq!(b.get_bits::<64>(32), 0x5566_7788_99AA_BBCCu64);
+        assert_eq!(b.get_bits::<32>(96), 0xDDEE_FF00u64);
+        assert_eq!(b.get_bits::<3>(128), 5);
+        assert!(b.get_bit(131) && b.get_bit(138));
+        assert_eq!(b.get_bits::<6>(132), 0x2B);
+        assert_eq!(TptRequest::from(b), r, "unpacking inverts packing");
     }
 
     /// The documented offsets of a [`MessageDescriptor`], and unpacking inverts packing.

@@ -51,6 +51,8 @@ pub struct AnswerRouter {
     pick: Signal<Local, Bits<3>>,
     pick_code: Signal<Local, Bits<3>>,
     pick_mask: Signal<Local, Bits<21>>,
+    /// Nothing is offered and nothing started: `m_ack` shows `s_answer`.
+    offered_none: Signal<Local, Bit>,
 }
 
 impl AnswerRouter {
@@ -63,12 +65,14 @@ impl Logic for AnswerRouter {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, pending, started);
-        self.codes.next = 0.into();
+        // The refusals still to hand on, as if the answer were offered: `s_valid` (decoded
+        // from the parent's state) acts only at the end, where nothing offered shows
+        // `s_answer` (it is not on the path through the pick and the PSN subtraction).
+        self.codes.next = self.s_refusals.val();
         if self.started.q.val() {
             self.codes.next = self.pending.q.val();
-        } else if self.s_valid.val() {
-            self.codes.next = self.s_refusals.val();
         }
+        self.offered_none.next = !self.started.q.val() & !self.s_valid.val();
         // The farthest entry wins (unrolled).
         self.pick.next = 0.into();
         self.pick_code.next = 0.into();
@@ -112,7 +116,9 @@ impl Logic for AnswerRouter {
         self.m_valid.next = self.s_valid.val();
         self.m_ack.next = self.s_answer.val();
         self.s_ready.next = false;
-        if self.pick.val() != 0 {
+        if self.offered_none.val() {
+            self.s_ready.next = self.m_ready.val();
+        } else if self.pick.val() != 0 {
             // A refused PSN's final NACK.
             self.m_ack.next.psn = self.s_answer.val().psn - bit_cast::<24, 3>(self.pick.val());
             self.m_ack.next.syndrome = 0x20.into();

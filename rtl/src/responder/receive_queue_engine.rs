@@ -10,13 +10,16 @@
 //! responses of this NIC's own requests to the `SendQueueEngine`. Port bundles: the
 //! contract `docs/nic-blocks.md`.
 //!
-//! Children: [`QpState`] holds every per-QP RAM and flag, serves the CSR side port and the
+//! Children: [`HeaderCapture`] decodes the presented cell's header, says when a first or
+//! failed cell is taken for its lookup and keeps the message's header (one bundle);
+//! [`QpState`] holds every per-QP RAM and flag, serves the CSR side port and the
 //! expect events, answers the lookup of a first cell and takes the engine's write-backs
 //! (registered for a clock, a [`QpWriteBack`]); [`LookupCapture`] registers that answer
 //! and its comparisons with the cell; [`NackGenerator`] decides; [`ActStage`] registers the
 //! decision and says what the Act clock does with it; [`TptClient`] makes the access check
 //! (the TPT request and answer, or the range without a TPT); [`PsnWindow`]
-//! computes the decided request's PSN, resync and refusal-window arithmetic; [`Writer`]
+//! computes the decided request's PSN, resync and refusal-window arithmetic;
+//! [`PayloadTake`] says whether the presented beat is taken and what it does; [`Writer`]
 //! writes payload beats and atomic results to host memory; [`RqeFetch`] reads the receive
 //! queue entry a consuming request takes; [`AnswerRouter`] hands answers
 //! of this NIC's own requests to the requester; a [`NackCounters`] counts the NACKs among
@@ -66,9 +69,9 @@
 //!   `m_cpl_qp` (6), `m_cpl_is_receive` (always 1), `m_cpl_has_immediate`,
 //!   `m_cpl_byte_count` (32), `m_cpl_wqe_index` (24), `m_cpl_src_node`, `m_cpl_src_qp`
 //!   (16), `m_cpl_wr_id` (64), `m_cpl_immediate` (32).
-//! - TPT lookup `m_tpt_req_valid/ready`, `m_tpt_req_stag` (32), `m_tpt_req_vaddr` (64),
-//!   `m_tpt_req_length` (32), `m_tpt_req_access` (3), `m_tpt_req_invalidate`,
-//!   `m_tpt_req_qp` (6), `m_tpt_req_commit` (0 when the request is refused anyway if it
+//! - TPT lookup `m_tpt_req_valid/ready` and `m_tpt_req`, one [`TptRequest`] bundle
+//!   (`common/bundles.rs`, 139 bits): `stag` (32), `vaddr` (64), `length` (32), `access`
+//!   (3), `invalidate`, `qp` (6), `commit` (0 when the request is refused anyway if it
 //!   passes: a SEND-like request (RDMA_WRITE_IMMEDIATE) with no receive buffer posted,
 //!   RECEIVER_NOT_READY by rule 6, so the TPT must not use up a one-shot entry or honour
 //!   the invalidate flag for it); `s_tpt_resp_valid`, `s_tpt_resp_ok`, `s_tpt_resp_paddr` (32). Only
@@ -144,12 +147,13 @@
 //! Limits: `queue_pairs` in 1..=64; one message in progress (the reassembler delivers a
 //! message's cells contiguously); host addresses wrap at 2^32.
 
-use crate::cell::format::{flag, opcode};
-use crate::common::NackCounters;
+use crate::common::{NackCounters, TptRequest};
 use crate::responder::act_stage::ActStage;
 use crate::responder::answer_router::AnswerRouter;
+use crate::responder::header_capture::HeaderCapture;
 use crate::responder::lookup_capture::LookupCapture;
 use crate::responder::nack_generator::NackGenerator;
+use crate::responder::payload_take::PayloadTake;
 use crate::responder::psn_window::PsnWindow;
 use crate::responder::qp_state::{QpState, QpWriteBack};
 use crate::responder::rqe_fetch::RqeFetch;
@@ -305,13 +309,7 @@ pub struct ReceiveQueueEngine {
     pub m_cpl_immediate: Signal<Out, Bits<32>>,
     pub m_tpt_req_valid: Signal<Out, Bit>,
     pub m_tpt_req_ready: Signal<In, Bit>,
-    pub m_tpt_req_stag: Signal<Out, Bits<32>>,
-    pub m_tpt_req_vaddr: Signal<Out, Bits<64>>,
-    pub m_tpt_req_length: Signal<Out, Bits<32>>,
-    pub m_tpt_req_access: Signal<Out, Bits<3>>,
-    pub m_tpt_req_invalidate: Signal<Out, Bit>,
-    pub m_tpt_req_qp: Signal<Out, Bits<6>>,
-    pub m_tpt_req_commit: Signal<Out, Bit>,
+    pub m_tpt_req: Signal<Out, TptRequest>,
     pub s_tpt_resp_valid: Signal<In, Bit>,
     pub s_tpt_resp_ok: Signal<In, Bit>,
     pub s_tpt_resp_paddr: Signal<In, Bits<32>>,
@@ -336,12 +334,9 @@ pub struct ReceiveQueueEngine {
     in_end: DFF<Bit>,
     // ---- The current message (from its first cell) ----
     ctx_qp: DFF<Bits<6>>,
-    hdr_opcode: DFF<Bits<8>>,
-    hdr_psn: DFF<Bits<24>>,
-    hdr_src_node: DFF<Bits<16>>,
-    hdr_src_qp: DFF<Bits<16>>,
-    hdr_msg_length: DFF<Bits<32>>,
-    hdr_has_immediate: DFF<Bit>,
+    /// The presented outcome decoded, and the message's header (registered from its
+    /// first cell).
+    header: HeaderCapture,
     immediate_reg: DFF<Bits<32>>,
     // ---- Looked-up QP state ----
     /// The QP's QP_REMOTE (compared with the cell's source in the Decide clock).
@@ -352,6 +347,18 @@ pub struct ReceiveQueueEngine {
     /// The QP's resync point (the PSN it last resynced at) and whether it is kept.
     rs_reg: DFF<Bits<24>>,
     rs_valid: DFF<Bit>,
+    /// The expected PSN's successor is more than `SEND_WINDOW` past the resync point
+    /// (`PsnWindow::far_commit`), registered every clock: the Commit clock uses the one of
+    /// the Drain clock before it, in which neither register changes (the two carry chains
+    /// are off the Commit's path to the write-back).
+    far_commit_reg: DFF<Bit>,
+    /// The same for the cell's PSN (`psn + 1 - rs_psn > SEND_WINDOW`, `PsnWindow`'s
+    /// resync case), registered every clock: the Act clock's `far_next` is taken from
+    /// these two, computed in the Decide clock before it (which leaves both registers and
+    /// the presented cell unchanged).
+    far_psn_reg: DFF<Bit>,
+    /// The Act clock's `far_next` (from the two registers above).
+    far_next: Signal<Local, Bit>,
     /// A drop counted last clock (`stat_dropped` counts it a clock after the decision).
     drop_pending: DFF<Bit>,
     rqe_done: DFF<Bit>,
@@ -390,10 +397,19 @@ pub struct ReceiveQueueEngine {
     /// The write-backs decided last clock, reaching the per-QP RAMs this clock.
     write_back: DFF<QpWriteBack>,
     write_back_due: DFF<Bit>,
+    /// The expected response's clear, decided last clock (the end of a response's
+    /// sequence), reaching the flags this clock: the state's path to the flag vectors is
+    /// cut there. Not set when an expect event for the same QP is taken in the clock it is
+    /// decided (that event's set wins, as it would against a clear in the same clock).
+    expect_clear_due: DFF<Bit>,
+    /// An expect event for the message's QP is taken this clock.
+    expect_same_qp: Signal<Local, Bit>,
     /// The per-QP state table (lookup, CSR side port, expect events, write-backs).
     qp_state: QpState,
     /// The host-memory write path.
     writer: Writer,
+    /// Whether the presented beat is taken, and what it does.
+    take: PayloadTake,
     /// The receive queue entry read.
     rqe_fetch: RqeFetch,
     /// The lookup's answer, registered, and its comparisons with the cell.
@@ -404,18 +420,6 @@ pub struct ReceiveQueueEngine {
     /// The access check: the TPT request and its answer, or the range without a TPT.
     tpt: TptClient,
     // ---- Combinational intermediates ----
-    rx_first: Signal<Local, Bit>,
-    rx_ok: Signal<Local, Bit>,
-    rx_last_cell: Signal<Local, Bit>,
-    rx_qp: Signal<Local, Bits<6>>,
-    rx_is_send: Signal<Local, Bit>,
-    rx_is_read: Signal<Local, Bit>,
-    rx_is_atomic: Signal<Local, Bit>,
-    rx_consumes: Signal<Local, Bit>,
-    rx_is_request: Signal<Local, Bit>,
-    rx_is_ackish: Signal<Local, Bit>,
-    rx_is_response: Signal<Local, Bit>,
-    hdr_consumes: Signal<Local, Bit>,
     lk_expected: Signal<Local, Bits<24>>,
     lk_exp_addr: Signal<Local, Bits<32>>,
     lk_exp_length: Signal<Local, Bits<32>>,
@@ -448,30 +452,8 @@ pub struct ReceiveQueueEngine {
     lookup_answer: Signal<Local, Bit>,
     /// Start the `RqeFetch` (decided this clock).
     rqe_start: Signal<Local, Bit>,
-    eff_mode: Signal<Local, MessageMode>,
-    write_mode: Signal<Local, Bit>,
-    rx_ready: Signal<Local, Bit>,
-    rx_take: Signal<Local, Bit>,
     // ---- Parameters ----
-    // Numbers named elsewhere: opcodes and flag bits (`crate::cell::format`), syndromes
-    // (`nic_abi::Syndrome`).
-    op_send: Constant<Bits<8>>,
-    op_send_immediate: Constant<Bits<8>>,
-    op_write: Constant<Bits<8>>,
-    op_write_immediate: Constant<Bits<8>>,
-    op_read: Constant<Bits<8>>,
-    op_compare_swap: Constant<Bits<8>>,
-    op_fetch_add: Constant<Bits<8>>,
-    op_read_response: Constant<Bits<8>>,
-    op_atomic_response: Constant<Bits<8>>,
-    op_ack: Constant<Bits<8>>,
-    op_nack: Constant<Bits<8>>,
-    flag_first: Constant<Bits<8>>,
-    flag_last: Constant<Bits<8>>,
-    flag_immediate: Constant<Bits<8>>,
-    flag_invalidate: Constant<Bits<8>>,
-    flag_resync: Constant<Bits<8>>,
-    flag_reserved: Constant<Bits<8>>,
+    // Syndromes are named in `nic_abi::Syndrome`.
     syn_crc_or_malformed: Constant<Bits<8>>,
 }
 
@@ -575,13 +557,7 @@ impl ReceiveQueueEngine {
             m_cpl_immediate: Default::default(),
             m_tpt_req_valid: Default::default(),
             m_tpt_req_ready: Default::default(),
-            m_tpt_req_stag: Default::default(),
-            m_tpt_req_vaddr: Default::default(),
-            m_tpt_req_length: Default::default(),
-            m_tpt_req_access: Default::default(),
-            m_tpt_req_invalidate: Default::default(),
-            m_tpt_req_qp: Default::default(),
-            m_tpt_req_commit: Default::default(),
+            m_tpt_req: Default::default(),
             s_tpt_resp_valid: Default::default(),
             s_tpt_resp_ok: Default::default(),
             s_tpt_resp_paddr: Default::default(),
@@ -601,17 +577,15 @@ impl ReceiveQueueEngine {
             abort: Default::default(),
             in_end: Default::default(),
             ctx_qp: Default::default(),
-            hdr_opcode: Default::default(),
-            hdr_psn: Default::default(),
-            hdr_src_node: Default::default(),
-            hdr_src_qp: Default::default(),
-            hdr_msg_length: Default::default(),
-            hdr_has_immediate: Default::default(),
+            header: HeaderCapture::new(),
             immediate_reg: Default::default(),
             expected_reg: Default::default(),
             refused_reg: Default::default(),
             rs_reg: Default::default(),
             rs_valid: Default::default(),
+            far_commit_reg: Default::default(),
+            far_psn_reg: Default::default(),
+            far_next: Default::default(),
             drop_pending: Default::default(),
             rqe_done: Default::default(),
             ctx_base: Default::default(),
@@ -636,26 +610,17 @@ impl ReceiveQueueEngine {
             psn_window: PsnWindow::new(),
             write_back: Default::default(),
             write_back_due: Default::default(),
+            expect_clear_due: Default::default(),
+            expect_same_qp: Default::default(),
             qp_state: QpState::new(queue_pairs),
             writer: Writer::new(),
+            take: PayloadTake::new(),
             rqe_fetch: RqeFetch::new(),
             lookup: LookupCapture::new(queue_pairs),
             rqe_start: Default::default(),
             nack: Default::default(),
             act: ActStage::new(tpt_present),
             tpt: TptClient::new(tpt_present),
-            rx_first: Default::default(),
-            rx_ok: Default::default(),
-            rx_last_cell: Default::default(),
-            rx_qp: Default::default(),
-            rx_is_send: Default::default(),
-            rx_is_read: Default::default(),
-            rx_is_atomic: Default::default(),
-            rx_consumes: Default::default(),
-            rx_is_request: Default::default(),
-            rx_is_ackish: Default::default(),
-            rx_is_response: Default::default(),
-            hdr_consumes: Default::default(),
             lk_expected: Default::default(),
             lk_exp_addr: Default::default(),
             lk_exp_length: Default::default(),
@@ -681,27 +646,6 @@ impl ReceiveQueueEngine {
             act_go: Default::default(),
             act_mode: Default::default(),
             lookup_answer: Default::default(),
-            eff_mode: Default::default(),
-            write_mode: Default::default(),
-            rx_ready: Default::default(),
-            rx_take: Default::default(),
-            op_send: Constant::new((opcode::SEND as u64).to_bits()),
-            op_send_immediate: Constant::new((opcode::SEND_IMMEDIATE as u64).to_bits()),
-            op_write: Constant::new((opcode::RDMA_WRITE as u64).to_bits()),
-            op_write_immediate: Constant::new((opcode::RDMA_WRITE_IMMEDIATE as u64).to_bits()),
-            op_read: Constant::new((opcode::RDMA_READ_REQUEST as u64).to_bits()),
-            op_compare_swap: Constant::new((opcode::ATOMIC_COMPARE_SWAP as u64).to_bits()),
-            op_fetch_add: Constant::new((opcode::ATOMIC_FETCH_ADD as u64).to_bits()),
-            op_read_response: Constant::new((opcode::RDMA_READ_RESPONSE as u64).to_bits()),
-            op_atomic_response: Constant::new((opcode::ATOMIC_RESPONSE as u64).to_bits()),
-            op_ack: Constant::new((opcode::ACK as u64).to_bits()),
-            op_nack: Constant::new((opcode::NACK as u64).to_bits()),
-            flag_first: Constant::new((flag::FIRST as u64).to_bits()),
-            flag_last: Constant::new((flag::LAST as u64).to_bits()),
-            flag_immediate: Constant::new((flag::IMMEDIATE as u64).to_bits()),
-            flag_invalidate: Constant::new((flag::INVALIDATE as u64).to_bits()),
-            flag_resync: Constant::new((flag::RESYNC as u64).to_bits()),
-            flag_reserved: Constant::new((flag::RESERVED_MASK as u64).to_bits()),
             syn_crc_or_malformed: Constant::new((Syndrome::CrcOrMalformed as u64).to_bits()),
         }
     }
@@ -719,17 +663,13 @@ impl Logic for ReceiveQueueEngine {
             abort,
             in_end,
             ctx_qp,
-            hdr_opcode,
-            hdr_psn,
-            hdr_src_node,
-            hdr_src_qp,
-            hdr_msg_length,
-            hdr_has_immediate,
             immediate_reg,
             expected_reg,
             refused_reg,
             rs_reg,
             rs_valid,
+            far_commit_reg,
+            far_psn_reg,
             drop_pending,
             rqe_done,
             length_error,
@@ -750,7 +690,8 @@ impl Logic for ReceiveQueueEngine {
             messages_received,
             dropped,
             write_back,
-            write_back_due
+            write_back_due,
+            expect_clear_due
         );
         self.qp_state.clock.next = self.clock.val();
         self.qp_state.reset.next = self.reset.val();
@@ -763,31 +704,21 @@ impl Logic for ReceiveQueueEngine {
         self.nack_received.clock.next = self.clock.val();
         self.nack_received.reset.next = self.reset.val();
 
-        // ---- The presented outcome (its header is held until its last beat) ----
-        self.rx_first.next =
-            (self.s_rx_flags.val() & self.flag_first.val()).any() & (self.s_rx_cell_seq.val() == 0);
-        self.rx_last_cell.next = (self.s_rx_flags.val() & self.flag_last.val()).any();
-        // (Reserved flags are never set in a cell the reassembler passed.)
-        self.rx_ok.next = (self.s_rx_status.val() == 0)
-            & ((self.s_rx_flags.val() & self.flag_reserved.val()) == 0);
-        self.rx_qp.next = self.s_rx_dest_qp.val().get_bits::<6>(0);
-        self.rx_is_send.next = (self.s_rx_opcode.val() == self.op_send.val())
-            | (self.s_rx_opcode.val() == self.op_send_immediate.val());
-        self.rx_is_read.next = self.s_rx_opcode.val() == self.op_read.val();
-        self.rx_is_atomic.next = (self.s_rx_opcode.val() == self.op_compare_swap.val())
-            | (self.s_rx_opcode.val() == self.op_fetch_add.val());
-        self.rx_consumes.next =
-            self.rx_is_send.val() | (self.s_rx_opcode.val() == self.op_write_immediate.val());
-        self.rx_is_request.next = self.rx_is_send.val()
-            | ((self.s_rx_opcode.val() >= self.op_write.val())
-                & (self.s_rx_opcode.val() <= self.op_fetch_add.val()));
-        self.rx_is_ackish.next = (self.s_rx_opcode.val() == self.op_ack.val())
-            | (self.s_rx_opcode.val() == self.op_nack.val());
-        self.rx_is_response.next = (self.s_rx_opcode.val() == self.op_read_response.val())
-            | (self.s_rx_opcode.val() == self.op_atomic_response.val());
-        self.hdr_consumes.next = (self.hdr_opcode.q.val() == self.op_send.val())
-            | (self.hdr_opcode.q.val() == self.op_send_immediate.val())
-            | (self.hdr_opcode.q.val() == self.op_write_immediate.val());
+        // ---- The presented outcome (its header is held until its last beat), decoded;
+        // the message's header, registered from its first cell ----
+        self.header.clock.next = self.clock.val();
+        self.header.s_status.next = self.s_rx_status.val();
+        self.header.s_opcode.next = self.s_rx_opcode.val();
+        self.header.s_flags.next = self.s_rx_flags.val();
+        self.header.s_cell_seq.next = self.s_rx_cell_seq.val();
+        self.header.s_dest_qp.next = self.s_rx_dest_qp.val();
+        self.header.s_src_node.next = self.s_rx_src_node.val();
+        self.header.s_src_qp.next = self.s_rx_src_qp.val();
+        self.header.s_psn.next = self.s_rx_psn.val();
+        self.header.s_msg_length.next = self.s_rx_msg_length.val();
+        self.header.s_valid.next = self.s_rx_valid.val();
+        self.header.idle.next = self.state.q.val() == ResponderState::Idle;
+        self.header.busy.next = self.write_back_due.q.val();
 
         // ---- Lookup: the per-QP state table answers for ctx_qp ----
         self.qp_state.ctx_qp.next = self.ctx_qp.q.val();
@@ -827,10 +758,10 @@ impl Logic for ReceiveQueueEngine {
         self.tpt.vaddr.next = self.s_rx_vaddr.val();
         self.tpt.stag.next = self.s_rx_stag.val();
         self.tpt.dma_length.next = self.s_rx_dma_length.val();
-        self.tpt.is_read.next = self.rx_is_read.val();
-        self.tpt.is_atomic.next = self.rx_is_atomic.val();
-        self.tpt.invalidate.next = (self.s_rx_flags.val() & self.flag_invalidate.val()).any();
-        self.tpt.consumes.next = self.rx_consumes.val();
+        self.tpt.is_read.next = self.header.is_read.val();
+        self.tpt.is_atomic.next = self.header.is_atomic.val();
+        self.tpt.invalidate.next = self.header.invalidate.val();
+        self.tpt.consumes.next = self.header.consumes.val();
         self.tpt.qp.next = self.ctx_qp.q.val();
         self.tpt.rq_empty.next = self.lookup.rq_empty.val();
         self.tpt.init.next = self.state.q.val() == ResponderState::Lookup;
@@ -849,7 +780,7 @@ impl Logic for ReceiveQueueEngine {
         self.nack.psn.next = self.s_rx_psn.val();
         self.nack.expected_psn.next = self.expected_reg.q.val();
         self.nack.synced.next = self.lookup.synced.val();
-        self.nack.resync.next = (self.s_rx_flags.val() & self.flag_resync.val()).any();
+        self.nack.resync.next = self.header.resync.val();
         self.nack.nak_sent.next = self.lookup.nak_sent.val();
         self.nack.atomic_match.next = self.lookup.atomic_match.val();
         self.nack.enable_send_recv.next = self.cfg_enable_send_recv.val();
@@ -878,8 +809,10 @@ impl Logic for ReceiveQueueEngine {
         self.psn_window.behind.next = self.lookup.behind.val();
         self.psn_window.resynced.next = self.act.resynced_q.val();
         self.psn_window.syndrome.next = self.refusal_syndrome.val();
+        self.far_commit_reg.d.next = self.psn_window.far_commit.val();
+        self.far_psn_reg.d.next = ((self.s_rx_psn.val() + 1) - self.rs_reg.q.val()) > 8;
         self.commit_ci.next = self.lookup.rq_ci.val();
-        if self.hdr_consumes.val() {
+        if self.header.hdr_consumes.val() {
             self.commit_ci.next = self.lookup.rq_ci.val() + 1;
         }
 
@@ -890,8 +823,8 @@ impl Logic for ReceiveQueueEngine {
         self.writer.s_bytes.next = self.s_rx_bytes.val();
         self.writer.s_offset.next = self.s_rx_offset.val();
         self.writer.s_last.next = self.s_rx_last.val();
-        self.writer.s_empty.next = (self.s_rx_cell_length.val() == 0) | !self.rx_ok.val();
-        self.writer.atomic_cas.next = self.hdr_opcode.q.val() == self.op_compare_swap.val();
+        self.writer.s_empty.next = (self.s_rx_cell_length.val() == 0) | !self.header.ok.val();
+        self.writer.atomic_cas.next = self.header.hdr_cas.val();
         self.writer.atomic_old.next = self.value_reg.q.val();
         self.writer.atomic_write.next =
             (self.state.q.val() == ResponderState::AtomicWrite) & !self.abort.q.val();
@@ -899,15 +832,12 @@ impl Logic for ReceiveQueueEngine {
 
         // ---- Defaults ----
         self.main_ram_use.next = false;
-        self.qp_state.lookup_qp.next = self.rx_qp.val();
+        self.qp_state.lookup_qp.next = self.header.qp.val();
         // Assigned once (no default overridden below): a child input that changed twice in
         // one evaluation would retrigger the child in an event-driven simulator.
         // Not in the clock a write-back lands (it would read the entry before it): the Act
         // clock's write-back lands in an Idle clock when its cell had one beat.
-        self.lookup_issue.next = (self.state.q.val() == ResponderState::Idle)
-            & self.s_rx_valid.val()
-            & !(self.rx_ok.val() & !self.rx_first.val())
-            & !self.write_back_due.q.val();
+        self.lookup_issue.next = self.header.capture.val();
         self.qp_state.lookup.next = self.lookup_issue.val();
         self.tpt.capture.next = self.lookup_issue.val();
         self.resp_we.next = false;
@@ -949,26 +879,19 @@ impl Logic for ReceiveQueueEngine {
             }
             ResponderState::Idle => {
                 if self.s_rx_valid.val() {
-                    if self.rx_ok.val() & !self.rx_first.val() {
+                    if self.header.ok.val() & !self.header.first.val() {
                         // A continuation cell: follows the message's decision.
                         self.stream_now.next = true;
                     } else if !self.write_back_due.q.val() {
                         // A first or a failed cell: look its QP up (once the last
                         // write-back has landed).
                         self.main_ram_use.next = true;
-                        self.ctx_qp.d.next = self.rx_qp.val();
+                        self.ctx_qp.d.next = self.header.qp.val();
                         self.abort.d.next = false;
                         self.in_end.d.next = false;
                         self.mode.d.next = MessageMode::Discard;
-                        self.hdr_opcode.d.next = self.s_rx_opcode.val();
-                        self.hdr_psn.d.next = self.s_rx_psn.val();
-                        self.hdr_src_node.d.next = self.s_rx_src_node.val();
-                        self.hdr_src_qp.d.next = self.s_rx_src_qp.val();
-                        self.hdr_msg_length.d.next = self.s_rx_msg_length.val();
-                        self.hdr_has_immediate.d.next =
-                            (self.s_rx_flags.val() & self.flag_immediate.val()).any();
                         self.state.d.next = ResponderState::FailLookup;
-                        if self.rx_ok.val() {
+                        if self.header.ok.val() {
                             self.state.d.next = ResponderState::Lookup;
                         }
                     }
@@ -977,7 +900,7 @@ impl Logic for ReceiveQueueEngine {
             ResponderState::Lookup => {
                 // The lookup is registered (`lookup_answer`); the request is decided next.
                 self.value_reg.d.next = self.qp_state.rd_atomic_value.val();
-                if self.rx_is_response.val() {
+                if self.header.is_response.val() {
                     self.ctx_base.d.next = self.lk_exp_addr.val();
                     self.ctx_limit.d.next = self.lk_exp_length.val();
                 } else {
@@ -1002,7 +925,7 @@ impl Logic for ReceiveQueueEngine {
                     & self.lookup.qp_ok.val()
                     & self.lookup.synced.val()
                     & !self.lookup.nak_sent.val()
-                    & self.rx_is_request.val()
+                    & self.header.is_request.val()
                 {
                     self.owe_kind.d.next = 1.into();
                     self.owe_syndrome.d.next = self.syn_crc_or_malformed.val();
@@ -1024,7 +947,7 @@ impl Logic for ReceiveQueueEngine {
                 // executed, so set whatever the decision): a misaligned buffer is not
                 // written.
                 self.cpl_status.d.next = 0.into();
-                if self.rx_is_send.val() {
+                if self.header.is_send.val() {
                     if self.ctx_base.q.val().get_bits::<3>(0) != 0 {
                         self.cpl_status.d.next = 3.into();
                         self.ctx_limit.d.next = 0.into();
@@ -1033,8 +956,8 @@ impl Logic for ReceiveQueueEngine {
                     }
                 }
                 // An atomic response writes at most 8 bytes.
-                if self.rx_is_response.val()
-                    & (self.s_rx_opcode.val() == self.op_atomic_response.val())
+                if self.header.is_response.val()
+                    & self.header.is_atomic_response.val()
                     & (self.ctx_limit.q.val() > 8)
                 {
                     self.ctx_limit.d.next = 8.into();
@@ -1106,7 +1029,7 @@ impl Logic for ReceiveQueueEngine {
                 if self.rqe_fetch.done.val() {
                     // A SEND writes into the entry's buffer (an RDMA WRITE with
                     // immediate only consumes it).
-                    if self.rx_is_send.val() {
+                    if self.header.is_send.val() {
                         self.ctx_base.d.next = self.rqe_fetch.buffer_addr.val();
                         self.ctx_limit.d.next = self.rqe_fetch.buffer_length.val();
                         self.length_error.d.next = (self.s_rx_msg_length.val()
@@ -1126,7 +1049,7 @@ impl Logic for ReceiveQueueEngine {
                     if self.in_end.q.val() {
                         self.state.d.next = ResponderState::Idle;
                         if (self.end_mode.q.val() == MessageMode::ExecWrite)
-                            & self.hdr_consumes.val()
+                            & self.header.hdr_consumes.val()
                         {
                             self.state.d.next = ResponderState::Complete;
                         }
@@ -1202,7 +1125,7 @@ impl Logic for ReceiveQueueEngine {
                         self.refused_wdata.next = (self.refused_reg.q.val() << 3)
                             | bit_cast::<24, 3>(self.psn_window.code.val());
                     }
-                    if self.psn_window.far_commit.val() {
+                    if self.far_commit_reg.q.val() {
                         self.rs_clear.next = true;
                     }
                 }
@@ -1229,13 +1152,13 @@ impl Logic for ReceiveQueueEngine {
         self.act.count_dropped.next = self.nack.count_dropped.val();
         self.act.qp_ok.next = self.lookup.qp_ok.val();
         self.act.expect_match.next = self.lookup.expect_match.val();
-        self.act.is_ackish.next = self.rx_is_ackish.val();
-        self.act.is_nack.next = self.s_rx_opcode.val() == self.op_nack.val();
-        self.act.is_response.next = self.rx_is_response.val();
-        self.act.is_read.next = self.rx_is_read.val();
-        self.act.is_atomic.next = self.rx_is_atomic.val();
-        self.act.consumes.next = self.rx_consumes.val();
-        self.act.resync_flag.next = (self.s_rx_flags.val() & self.flag_resync.val()).any();
+        self.act.is_ackish.next = self.header.is_ackish.val();
+        self.act.is_nack.next = self.header.is_nack.val();
+        self.act.is_response.next = self.header.is_response.val();
+        self.act.is_read.next = self.header.is_read.val();
+        self.act.is_atomic.next = self.header.is_atomic.val();
+        self.act.consumes.next = self.header.consumes.val();
+        self.act.resync_flag.next = self.header.resync.val();
         self.act.psn.next = self.s_rx_psn.val();
         self.act.aeth.next = self.s_rx_immediate.val().get_bits::<29>(0);
         self.act.aborted.next = self.abort.q.val();
@@ -1251,50 +1174,43 @@ impl Logic for ReceiveQueueEngine {
         self.act.code.next = self.psn_window.code.val();
         self.act.report_dup.next = self.psn_window.report_dup.val();
         self.act.report_after1.next = self.psn_window.report_after1.val();
-        self.act.far_next.next = self.psn_window.far_next.val();
+        // (A local first: a child input assigned twice in one evaluation retriggers the child
+        // in an event-driven simulator.)
+        self.far_next.next = self.far_commit_reg.q.val();
+        if self.act.resynced_q.val() {
+            self.far_next.next = self.far_psn_reg.q.val();
+        }
+        self.act.far_next.next = self.far_next.val();
 
-        // ---- Payload beats of the presented outcome ----
+        // ---- Payload beats of the presented outcome (the `PayloadTake`) ----
         // The message's mode: the one decided in the Act clock, from its first beat on.
-        self.eff_mode.next = self.mode.q.val();
-        if self.act_go.val() {
-            self.stream_now.next = true;
-            self.eff_mode.next = self.act_mode.val();
+        self.take.mode.next = self.mode.q.val();
+        self.take.act_go.next = self.act_go.val();
+        self.take.act_mode.next = self.act_mode.val();
+        self.take.aborted.next = self.abort.q.val();
+        self.take.stream.next = self.stream_now.val();
+        self.take.beat_ready.next = self.writer.beat_ready.val();
+        self.take.reset.next = self.reset.val();
+        self.take.s_valid.next = self.s_rx_valid.val();
+        self.take.s_last.next = self.s_rx_last.val();
+        self.take.s_ok_last.next = self.header.ok.val() & self.header.last_cell.val();
+        self.writer.s_write.next = self.take.write.val();
+        self.writer.s_collect.next = self.take.collect.val();
+        self.writer.s_take.next = self.take.take.val();
+        if self.take.outcome_end.val() {
+            self.state.d.next = ResponderState::Idle;
         }
-        if self.abort.q.val() {
-            self.eff_mode.next = MessageMode::Discard;
+        if self.take.message_end.val() {
+            // The message ends: its mode moves to the end sequence, and nothing streams
+            // until the next first cell is decided.
+            self.message_count.next = true;
+            self.immediate_reg.d.next = self.s_rx_immediate.val();
+            self.end_mode.d.next = self.take.eff_mode.val();
+            self.mode.d.next = MessageMode::Discard;
         }
-        self.write_mode.next = (self.eff_mode.val() == MessageMode::ExecWrite)
-            | (self.eff_mode.val() == MessageMode::ResponseWrite);
-        self.writer.s_write.next = self.write_mode.val();
-        self.writer.s_collect.next = self.eff_mode.val() == MessageMode::ExecAtomic;
-        self.rx_ready.next = false;
-        if self.stream_now.val() {
-            self.rx_ready.next = true;
-            if self.write_mode.val() {
-                self.rx_ready.next = self.writer.beat_ready.val();
-            }
-        }
-        if self.reset.val() {
-            self.rx_ready.next = false;
-        }
-        self.rx_take.next = self.s_rx_valid.val() & self.rx_ready.val();
-        self.writer.s_take.next = self.rx_take.val();
-        if self.rx_take.val() {
-            if self.s_rx_last.val() {
-                self.state.d.next = ResponderState::Idle;
-                if self.rx_ok.val() & self.rx_last_cell.val() {
-                    // The message ends: its mode moves to the end sequence, and nothing
-                    // streams until the next first cell is decided.
-                    self.message_count.next = true;
-                    self.immediate_reg.d.next = self.s_rx_immediate.val();
-                    self.end_mode.d.next = self.eff_mode.val();
-                    self.mode.d.next = MessageMode::Discard;
-                    if self.eff_mode.val() != MessageMode::Discard {
-                        self.in_end.d.next = true;
-                        self.state.d.next = ResponderState::Drain;
-                    }
-                }
-            }
+        if self.take.end_runs.val() {
+            self.in_end.d.next = true;
+            self.state.d.next = ResponderState::Drain;
         }
 
         // ---- The per-QP state table: CSR side port, expect events, write-backs ----
@@ -1343,7 +1259,7 @@ impl Logic for ReceiveQueueEngine {
         self.qp_state.wr_rq_ci.next = self.write_back.q.val().rq_ci;
         self.qp_state.wr_expected.next = self.write_back.q.val().expected;
         self.qp_state.wr_atomic.next = self.write_back.q.val().atomic & self.write_back_due.q.val();
-        self.qp_state.wr_atomic_psn.next = self.hdr_psn.q.val();
+        self.qp_state.wr_atomic_psn.next = self.header.m_header.val().psn;
         self.qp_state.wr_atomic_value.next = self.value_reg.q.val();
         self.qp_state.wr_refused.next =
             self.write_back.q.val().refused & self.write_back_due.q.val();
@@ -1357,7 +1273,11 @@ impl Logic for ReceiveQueueEngine {
         self.qp_state.nak_set.next = self.write_back.q.val().nak_set & self.write_back_due.q.val();
         self.qp_state.nak_clear.next =
             self.write_back.q.val().nak_clear & self.write_back_due.q.val();
-        self.qp_state.expect_clear.next = self.expect_clear.val();
+        self.expect_same_qp.next = self.s_expect_valid.val()
+            & self.qp_state.s_expect_ready.val()
+            & (self.s_expect_qp.val() == self.ctx_qp.q.val());
+        self.expect_clear_due.d.next = self.expect_clear.val() & !self.expect_same_qp.val();
+        self.qp_state.expect_clear.next = self.expect_clear_due.q.val();
 
         // ---- The receive queue entry read (the atomic's operand read shares the port) ----
         self.rqe_fetch.start.next = self.rqe_start.val();
@@ -1388,11 +1308,12 @@ impl Logic for ReceiveQueueEngine {
             self.messages_received.d.next = 0.into();
             self.dropped.d.next = 0.into();
             self.write_back_due.d.next = false;
+            self.expect_clear_due.d.next = false;
             self.drop_pending.d.next = false;
         }
 
         // ---- Outputs ----
-        self.s_rx_ready.next = self.rx_ready.val();
+        self.s_rx_ready.next = self.take.ready.val();
         self.s_rqrd_ready.next = self.rqe_fetch.s_ready.val()
             | ((self.state.q.val() == ResponderState::AtomicData) & !self.reset.val());
         self.m_rqrd_req_valid.next =
@@ -1409,8 +1330,8 @@ impl Logic for ReceiveQueueEngine {
         self.m_owe_addr.next = self.ctx_base.q.val();
         self.m_owe_length.next = self.ctx_limit.q.val();
         self.m_owe_value.next = self.value_reg.q.val();
-        self.m_owe_dest_node.next = self.hdr_src_node.q.val();
-        self.m_owe_dest_qp.next = self.hdr_src_qp.q.val();
+        self.m_owe_dest_node.next = self.header.m_header.val().src_node;
+        self.m_owe_dest_qp.next = self.header.m_header.val().src_qp;
         self.m_owe_resync.next = self.owe_resync.q.val();
         // The AETH's refusals before the answer's PSN (which it acknowledges), ACKs and
         // NACKs only.
@@ -1420,7 +1341,7 @@ impl Logic for ReceiveQueueEngine {
         }
         self.router.s_valid.next = self.state.q.val() == ResponderState::AckEvent;
         self.router.s_answer.next.qp = self.ctx_qp.q.val();
-        self.router.s_answer.next.psn = self.hdr_psn.q.val();
+        self.router.s_answer.next.psn = self.header.m_header.val().psn;
         self.router.s_answer.next.syndrome = self.ack_syndrome.q.val();
         self.router.s_answer.next.response = self.ack_response.q.val();
         self.router.s_answer.next.resync = self.ack_resync.q.val();
@@ -1433,25 +1354,19 @@ impl Logic for ReceiveQueueEngine {
         self.m_ack_response.next = self.router.m_ack.val().response;
         self.m_ack_resync.next = self.router.m_ack.val().resync;
         self.m_cpl_valid.next = self.state.q.val() == ResponderState::Complete;
-        self.m_cpl_opcode.next = self.hdr_opcode.q.val();
+        self.m_cpl_opcode.next = self.header.m_header.val().opcode;
         self.m_cpl_status.next = self.cpl_status.q.val();
         self.m_cpl_qp.next = self.ctx_qp.q.val();
         self.m_cpl_is_receive.next = true;
-        self.m_cpl_has_immediate.next = self.hdr_has_immediate.q.val();
-        self.m_cpl_byte_count.next = self.hdr_msg_length.q.val();
+        self.m_cpl_has_immediate.next = self.header.m_header.val().has_immediate;
+        self.m_cpl_byte_count.next = self.header.m_header.val().msg_length;
         self.m_cpl_wqe_index.next = self.lookup.rq_ci.val();
-        self.m_cpl_src_node.next = self.hdr_src_node.q.val();
-        self.m_cpl_src_qp.next = self.hdr_src_qp.q.val();
+        self.m_cpl_src_node.next = self.header.m_header.val().src_node;
+        self.m_cpl_src_qp.next = self.header.m_header.val().src_qp;
         self.m_cpl_wr_id.next = self.rqe_fetch.wr_id.val();
         self.m_cpl_immediate.next = self.immediate_reg.q.val();
         self.m_tpt_req_valid.next = self.tpt.m_tpt_req_valid.val();
-        self.m_tpt_req_stag.next = self.tpt.m_tpt_req_stag.val();
-        self.m_tpt_req_vaddr.next = self.tpt.m_tpt_req_vaddr.val();
-        self.m_tpt_req_length.next = self.tpt.m_tpt_req_length.val();
-        self.m_tpt_req_access.next = self.tpt.m_tpt_req_access.val();
-        self.m_tpt_req_invalidate.next = self.tpt.m_tpt_req_invalidate.val();
-        self.m_tpt_req_qp.next = self.tpt.m_tpt_req_qp.val();
-        self.m_tpt_req_commit.next = self.tpt.m_tpt_req_commit.val();
+        self.m_tpt_req.next = self.tpt.m_tpt_req.val();
         self.stat_messages_received.next = self.messages_received.q.val();
         self.stat_dropped.next = self.dropped.q.val();
         self.stat_nack_received_0.next = self.nack_received.m_count_0.val();

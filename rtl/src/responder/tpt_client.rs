@@ -19,9 +19,10 @@
 //!   (`range_ok`: the registered `vaddr[63:32]` is 0 and the end is at most 2^32),
 //!   `access_done` becomes `!tpt_present`.
 //! - `request` (the engine asks): `m_tpt_req_valid` = `request & tpt_present`, with
-//!   `m_tpt_req_stag`, `_vaddr`, `_length` (the length above), `_access`, `_invalidate`,
-//!   `_qp` and `_commit` (0 when `consumes & rq_empty`: the request is refused anyway, so
-//!   the TPT must not use up a one-shot entry or honour the invalidate flag);
+//!   `m_tpt_req` (a [`TptRequest`] bundle, `common/bundles.rs`): `stag`, `vaddr`,
+//!   `length` (the length above), `access`, `invalidate`, `qp` and `commit` (0 when
+//!   `consumes & rq_empty`: the request is refused anyway, so the TPT must not use up a
+//!   one-shot entry or honour the invalidate flag);
 //!   `m_tpt_req_ready` in; `req_taken` = `request & m_tpt_req_ready`.
 //! - `waiting` (the engine waits for the answer), `s_tpt_resp_valid`, `s_tpt_resp_ok`,
 //!   `s_tpt_resp_paddr` (32): `answered` = `waiting & s_tpt_resp_valid`, `paddr` the
@@ -33,6 +34,7 @@
 //! request and `answered` are combinational. Throughput: one check at a time (the engine
 //! has one message in progress). Limits: none beyond the boolean `tpt_present`.
 
+use crate::common::TptRequest;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -54,13 +56,7 @@ pub struct TptClient {
     pub waiting: Signal<In, Bit>,
     pub m_tpt_req_valid: Signal<Out, Bit>,
     pub m_tpt_req_ready: Signal<In, Bit>,
-    pub m_tpt_req_stag: Signal<Out, Bits<32>>,
-    pub m_tpt_req_vaddr: Signal<Out, Bits<64>>,
-    pub m_tpt_req_length: Signal<Out, Bits<32>>,
-    pub m_tpt_req_access: Signal<Out, Bits<3>>,
-    pub m_tpt_req_invalidate: Signal<Out, Bit>,
-    pub m_tpt_req_qp: Signal<Out, Bits<6>>,
-    pub m_tpt_req_commit: Signal<Out, Bit>,
+    pub m_tpt_req: Signal<Out, TptRequest>,
     pub s_tpt_resp_valid: Signal<In, Bit>,
     pub s_tpt_resp_ok: Signal<In, Bit>,
     pub s_tpt_resp_paddr: Signal<In, Bits<32>>,
@@ -98,13 +94,7 @@ impl TptClient {
             waiting: Default::default(),
             m_tpt_req_valid: Default::default(),
             m_tpt_req_ready: Default::default(),
-            m_tpt_req_stag: Default::default(),
-            m_tpt_req_vaddr: Default::default(),
-            m_tpt_req_length: Default::default(),
-            m_tpt_req_access: Default::default(),
-            m_tpt_req_invalidate: Default::default(),
-            m_tpt_req_qp: Default::default(),
-            m_tpt_req_commit: Default::default(),
+            m_tpt_req: Default::default(),
             s_tpt_resp_valid: Default::default(),
             s_tpt_resp_ok: Default::default(),
             s_tpt_resp_paddr: Default::default(),
@@ -163,19 +153,19 @@ impl Logic for TptClient {
         self.access_done.next = self.done_reg.q.val();
         self.m_tpt_req_valid.next = self.request.val() & self.tpt_present.val();
         self.req_taken.next = self.request.val() & self.m_tpt_req_ready.val();
-        self.m_tpt_req_stag.next = self.stag.val();
-        self.m_tpt_req_vaddr.next = self.vaddr.val();
-        self.m_tpt_req_length.next = self.length.val();
-        self.m_tpt_req_access.next = 2.into();
+        self.m_tpt_req.next.stag = self.stag.val();
+        self.m_tpt_req.next.vaddr = self.vaddr.val();
+        self.m_tpt_req.next.length = self.length.val();
+        self.m_tpt_req.next.access = 2.into();
         if self.is_read.val() {
-            self.m_tpt_req_access.next = 1.into();
+            self.m_tpt_req.next.access = 1.into();
         }
         if self.is_atomic.val() {
-            self.m_tpt_req_access.next = 4.into();
+            self.m_tpt_req.next.access = 4.into();
         }
-        self.m_tpt_req_invalidate.next = self.invalidate.val();
-        self.m_tpt_req_qp.next = self.qp.val();
-        self.m_tpt_req_commit.next = !(self.consumes.val() & self.rq_empty.val());
+        self.m_tpt_req.next.invalidate = self.invalidate.val();
+        self.m_tpt_req.next.qp = self.qp.val();
+        self.m_tpt_req.next.commit = !(self.consumes.val() & self.rq_empty.val());
     }
 }
 

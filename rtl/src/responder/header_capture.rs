@@ -1,0 +1,224 @@
+//! `HeaderCapture`: the receive engine's view of a cell's header, a child of
+//! [`crate::ReceiveQueueEngine`]: what the presented outcome is (decoded from its header
+//! fields, combinationally) and the header of the message in progress (registered from its
+//! first cell as one [`MessageHeader`] bundle).
+//!
+//! Follows the cell format of `docs/cell-format.md` (opcodes and flag bits as
+//! `crate::cell::format` names them) and the reassembler's outcome
+//! (`docs/nic-blocks.md`, "Received cells": header fields held for the whole outcome).
+//!
+//! Ports:
+//! - `clock`.
+//! - The presented outcome's header: `s_status` (3), `s_opcode` (8), `s_flags` (8),
+//!   `s_cell_seq`, `s_dest_qp`, `s_src_node`, `s_src_qp` (16 each), `s_psn` (24),
+//!   `s_msg_length` (32).
+//! - Decoded, combinational: `first` (FIRST flag and cell sequence 0), `last_cell` (LAST
+//!   flag), `ok` (status 0 and no reserved flag), `qp` (6, the low bits of `s_dest_qp`),
+//!   `resync`, `invalidate` (those flags), `is_send` (SEND, SEND_IMMEDIATE), `is_read`
+//!   (RDMA_READ_REQUEST), `is_atomic` (COMPARE_SWAP, FETCH_ADD), `consumes` (a SEND or
+//!   RDMA_WRITE_IMMEDIATE: it takes a receive queue entry), `is_request` (a SEND or an
+//!   opcode from RDMA_WRITE to FETCH_ADD), `is_ackish` (ACK, NACK), `is_nack`,
+//!   `is_response` (RDMA_READ_RESPONSE, ATOMIC_RESPONSE), `is_atomic_response`.
+//! - `s_valid` (an outcome is presented), `idle` (the engine waits for an outcome),
+//!   `busy` (it cannot look a queue pair up this clock): `capture` =
+//!   `idle & s_valid & !busy & !(ok & !first)`, a first or a failed cell is taken for
+//!   its lookup now (a continuation cell is not: it follows its message's decision).
+//!   Then `m_header` (a [`MessageHeader`]: `opcode`, `psn`, `src_node`, `src_qp`,
+//!   `msg_length`, `has_immediate` (the IMMEDIATE flag)) takes the presented header at
+//!   the clock edge. From the registered header, combinational: `hdr_consumes` (its
+//!   opcode takes a receive queue entry), `hdr_cas` (it is a COMPARE_SWAP).
+//!
+//! Latency: the decode and `capture` are combinational; `m_header` the clock after `capture`.
+//! Throughput: one capture per clock. Limits: none (no parameters). The header starts at
+//! zero.
+
+use crate::cell::format::{flag, opcode};
+use crate::sim::ClockedBlock;
+use rust_hdl::prelude::*;
+
+/// The header fields the receive engine keeps for its message in progress (for the
+/// completion, the answer's destination and the saved atomic's PSN).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct MessageHeader {
+    pub opcode: Bits<8>,
+    pub psn: Bits<24>,
+    pub src_node: Bits<16>,
+    pub src_qp: Bits<16>,
+    pub msg_length: Bits<32>,
+    pub has_immediate: Bit,
+}
+
+#[derive(LogicBlock)]
+pub struct HeaderCapture {
+    pub clock: Signal<In, Clock>,
+    pub s_status: Signal<In, Bits<3>>,
+    pub s_opcode: Signal<In, Bits<8>>,
+    pub s_flags: Signal<In, Bits<8>>,
+    pub s_cell_seq: Signal<In, Bits<16>>,
+    pub s_dest_qp: Signal<In, Bits<16>>,
+    pub s_src_node: Signal<In, Bits<16>>,
+    pub s_src_qp: Signal<In, Bits<16>>,
+    pub s_psn: Signal<In, Bits<24>>,
+    pub s_msg_length: Signal<In, Bits<32>>,
+    pub s_valid: Signal<In, Bit>,
+    pub idle: Signal<In, Bit>,
+    pub busy: Signal<In, Bit>,
+    pub capture: Signal<Out, Bit>,
+    pub first: Signal<Out, Bit>,
+    pub last_cell: Signal<Out, Bit>,
+    pub ok: Signal<Out, Bit>,
+    pub qp: Signal<Out, Bits<6>>,
+    pub resync: Signal<Out, Bit>,
+    pub invalidate: Signal<Out, Bit>,
+    pub is_send: Signal<Out, Bit>,
+    pub is_read: Signal<Out, Bit>,
+    pub is_atomic: Signal<Out, Bit>,
+    pub consumes: Signal<Out, Bit>,
+    pub is_request: Signal<Out, Bit>,
+    pub is_ackish: Signal<Out, Bit>,
+    pub is_nack: Signal<Out, Bit>,
+    pub is_response: Signal<Out, Bit>,
+    pub is_atomic_response: Signal<Out, Bit>,
+    pub m_header: Signal<Out, MessageHeader>,
+    pub hdr_consumes: Signal<Out, Bit>,
+    pub hdr_cas: Signal<Out, Bit>,
+    header: DFF<MessageHeader>,
+    op_send: Constant<Bits<8>>,
+    op_send_immediate: Constant<Bits<8>>,
+    op_write: Constant<Bits<8>>,
+    op_write_immediate: Constant<Bits<8>>,
+    op_read: Constant<Bits<8>>,
+    op_compare_swap: Constant<Bits<8>>,
+    op_fetch_add: Constant<Bits<8>>,
+    op_read_response: Constant<Bits<8>>,
+    op_atomic_response: Constant<Bits<8>>,
+    op_ack: Constant<Bits<8>>,
+    op_nack: Constant<Bits<8>>,
+    flag_first: Constant<Bits<8>>,
+    flag_last: Constant<Bits<8>>,
+    flag_immediate: Constant<Bits<8>>,
+    flag_invalidate: Constant<Bits<8>>,
+    flag_resync: Constant<Bits<8>>,
+    flag_reserved: Constant<Bits<8>>,
+}
+
+impl HeaderCapture {
+    pub fn new() -> Self {
+        let c = |v: u8| Constant::new((v as u64).to_bits());
+        HeaderCapture {
+            clock: Default::default(),
+            s_status: Default::default(),
+            s_opcode: Default::default(),
+            s_flags: Default::default(),
+            s_cell_seq: Default::default(),
+            s_dest_qp: Default::default(),
+            s_src_node: Default::default(),
+            s_src_qp: Default::default(),
+            s_psn: Default::default(),
+            s_msg_length: Default::default(),
+            s_valid: Default::default(),
+            idle: Default::default(),
+            busy: Default::default(),
+            capture: Default::default(),
+            first: Default::default(),
+            last_cell: Default::default(),
+            ok: Default::default(),
+            qp: Default::default(),
+            resync: Default::default(),
+            invalidate: Default::default(),
+            is_send: Default::default(),
+            is_read: Default::default(),
+            is_atomic: Default::default(),
+            consumes: Default::default(),
+            is_request: Default::default(),
+            is_ackish: Default::default(),
+            is_nack: Default::default(),
+            is_response: Default::default(),
+            is_atomic_response: Default::default(),
+            m_header: Default::default(),
+            hdr_consumes: Default::default(),
+            hdr_cas: Default::default(),
+            header: Default::default(),
+            op_send: c(opcode::SEND),
+            op_send_immediate: c(opcode::SEND_IMMEDIATE),
+            op_write: c(opcode::RDMA_WRITE),
+            op_write_immediate: c(opcode::RDMA_WRITE_IMMEDIATE),
+            op_read: c(opcode::RDMA_READ_REQUEST),
+            op_compare_swap: c(opcode::ATOMIC_COMPARE_SWAP),
+            op_fetch_add: c(opcode::ATOMIC_FETCH_ADD),
+            op_read_response: c(opcode::RDMA_READ_RESPONSE),
+            op_atomic_response: c(opcode::ATOMIC_RESPONSE),
+            op_ack: c(opcode::ACK),
+            op_nack: c(opcode::NACK),
+            flag_first: c(flag::FIRST),
+            flag_last: c(flag::LAST),
+            flag_immediate: c(flag::IMMEDIATE),
+            flag_invalidate: c(flag::INVALIDATE),
+            flag_resync: c(flag::RESYNC),
+            flag_reserved: c(flag::RESERVED_MASK),
+        }
+    }
+}
+
+impl Default for HeaderCapture {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Logic for HeaderCapture {
+    #[hdl_gen]
+    fn update(&mut self) {
+        dff_setup!(self, clock, header);
+        self.first.next =
+            (self.s_flags.val() & self.flag_first.val()).any() & (self.s_cell_seq.val() == 0);
+        self.last_cell.next = (self.s_flags.val() & self.flag_last.val()).any();
+        self.ok.next =
+            (self.s_status.val() == 0) & ((self.s_flags.val() & self.flag_reserved.val()) == 0);
+        self.qp.next = self.s_dest_qp.val().get_bits::<6>(0);
+        self.resync.next = (self.s_flags.val() & self.flag_resync.val()).any();
+        self.invalidate.next = (self.s_flags.val() & self.flag_invalidate.val()).any();
+        self.is_send.next = (self.s_opcode.val() == self.op_send.val())
+            | (self.s_opcode.val() == self.op_send_immediate.val());
+        self.is_read.next = self.s_opcode.val() == self.op_read.val();
+        self.is_atomic.next = (self.s_opcode.val() == self.op_compare_swap.val())
+            | (self.s_opcode.val() == self.op_fetch_add.val());
+        self.consumes.next = (self.s_opcode.val() == self.op_send.val())
+            | (self.s_opcode.val() == self.op_send_immediate.val())
+            | (self.s_opcode.val() == self.op_write_immediate.val());
+        self.is_request.next = (self.s_opcode.val() == self.op_send.val())
+            | (self.s_opcode.val() == self.op_send_immediate.val())
+            | ((self.s_opcode.val() >= self.op_write.val())
+                & (self.s_opcode.val() <= self.op_fetch_add.val()));
+        self.is_ackish.next = (self.s_opcode.val() == self.op_ack.val())
+            | (self.s_opcode.val() == self.op_nack.val());
+        self.is_nack.next = self.s_opcode.val() == self.op_nack.val();
+        self.is_response.next = (self.s_opcode.val() == self.op_read_response.val())
+            | (self.s_opcode.val() == self.op_atomic_response.val());
+        self.is_atomic_response.next = self.s_opcode.val() == self.op_atomic_response.val();
+        self.capture.next = self.idle.val()
+            & self.s_valid.val()
+            & !self.busy.val()
+            & !(self.ok.val() & !self.first.val());
+        if self.capture.val() {
+            self.header.d.next.opcode = self.s_opcode.val();
+            self.header.d.next.psn = self.s_psn.val();
+            self.header.d.next.src_node = self.s_src_node.val();
+            self.header.d.next.src_qp = self.s_src_qp.val();
+            self.header.d.next.msg_length = self.s_msg_length.val();
+            self.header.d.next.has_immediate =
+                (self.s_flags.val() & self.flag_immediate.val()).any();
+        }
+        self.m_header.next = self.header.q.val();
+        self.hdr_consumes.next = (self.header.q.val().opcode == self.op_send.val())
+            | (self.header.q.val().opcode == self.op_send_immediate.val())
+            | (self.header.q.val().opcode == self.op_write_immediate.val());
+        self.hdr_cas.next = self.header.q.val().opcode == self.op_compare_swap.val();
+    }
+}
+
+impl ClockedBlock for HeaderCapture {
+    fn clock_signal(&mut self) -> &mut Signal<In, Clock> {
+        &mut self.clock
+    }
+}
