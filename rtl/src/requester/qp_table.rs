@@ -1,6 +1,7 @@
 //! `QpTable`: the requester's per-queue-pair table: one [`QpEntry`] per queue pair, held in
-//! six 64-entry RAMs (synchronous read) that are read and written together, with one read
-//! port, one write port and the clear of every entry after reset.
+//! six [`QpRam`]s (synchronous read; `queue_pairs` rounded up to a power of two words) that
+//! are read and written together, with one read port, one write port and the clear of
+//! every entry after reset.
 //!
 //! Follows the per-QP registers of `docs/csr-map.md` (SQ_BASE, SQ_SIZE_LOG2, SQ_PI, SQ_CI,
 //! QP_REMOTE, QP_CTRL bit 0) and the state `docs/nic-architecture.md` ("Reliability: queue
@@ -10,32 +11,38 @@
 //!
 //! Ports:
 //! - `clock`, `reset` (synchronous, active high: the table clears every entry to zero, one
-//!   per clock, addresses 0 to 63; so it does at power-up).
+//!   address per clock, addresses 0 to 63 (each word of a smaller RAM several times, so the
+//!   clear takes 64 clocks whatever `queue_pairs`); so it does at power-up).
 //! - `m_ready`: the table is not clearing (low for the 64 clocks after reset; a user waits
 //!   for it before it reads or writes).
 //! - Read port: `s_rd_addr` (6); the entry at that address as of the rising edge shows on
 //!   `m_rd_entry` ([`QpEntry`], 182 bits) after it, and stays until the next edge. A write
-//!   to the same address at the same edge is not seen (the old entry is read).
+//!   to the same address at the same edge is not seen (the old entry is read). An address
+//!   at or beyond `queue_pairs` reads an all-zero entry (the RAMs hold no word for it: the
+//!   word its low bits select belongs to another queue pair).
 //! - Write port: `s_wr_valid`, `s_wr_addr` (6), `s_wr_entry` ([`QpEntry`]): written at the
-//!   rising edge. Ignored while the table clears.
+//!   rising edge. Ignored while the table clears, and for an address at or beyond
+//!   `queue_pairs`.
 //!
 //! Latency: one clock from read address to entry. Throughput: one read and one write per
-//! clock. Limits: 64 entries (the queue pair index is 6 bits), whatever the number of queue
-//! pairs the NIC uses; every field is zero after the clear.
+//! clock. Limits: `queue_pairs` in 1..=64 (the queue pair index is 6 bits); every field is
+//! zero after the clear.
 //!
-//! Storage (six RAMs, each mapped to one block RAM on ECP5): `base` (32),
+//! Storage (six [`QpRam`]s; with 64 queue pairs each maps to one block RAM on ECP5, with
+//! a few to LUT RAM or flip-flops): `base` (32),
 //! `remote` (32), `sq_pi` and `size_log2` (29), `sq_next` with the flags and the retry count
 //! (32), `sq_una` and `una_needs_response` (25), `timer_start` (32).
 
-use crate::common::zeroed_ram;
+use crate::common::qp_ram::QP_RAM_ADDRESS_BITS;
+use crate::common::QpRam;
 use crate::sim::ClockedBlock;
+use nic_abi::MAX_QUEUE_PAIRS;
 use rust_hdl::prelude::*;
-use rust_hdl::widgets::prelude::RAM;
 
-/// Address bits of the per-QP table (64 entries).
-pub const QP_TABLE_ADDRESS_BITS: usize = 6;
+/// Address bits of the per-QP table (a queue pair's number).
+pub const QP_TABLE_ADDRESS_BITS: usize = QP_RAM_ADDRESS_BITS;
 
-/// Entries of the per-QP table.
+/// Addresses the clear after reset walks (one per clock).
 pub const QP_TABLE_ENTRIES: usize = 1 << QP_TABLE_ADDRESS_BITS;
 
 /// One queue pair's entry of the requester's table (a RustHDL `LogicStruct`, first field in
@@ -112,23 +119,33 @@ pub struct QpTable {
     pub s_wr_valid: Signal<In, Bit>,
     pub s_wr_addr: Signal<In, Bits<QP_TABLE_ADDRESS_BITS>>,
     pub s_wr_entry: Signal<In, QpEntry>,
-    ram_base: RAM<Bits<32>, QP_TABLE_ADDRESS_BITS>,
-    ram_remote: RAM<Bits<32>, QP_TABLE_ADDRESS_BITS>,
+    ram_base: QpRam<Bits<32>>,
+    ram_remote: QpRam<Bits<32>>,
     /// 23:0 `sq_pi`, 28:24 `size_log2`.
-    ram_pi: RAM<Bits<29>, QP_TABLE_ADDRESS_BITS>,
+    ram_pi: QpRam<Bits<29>>,
     /// 23:0 `sq_next`, 24 `enable`, 25 `resync`, 26 `waiting`, 27 `draining`, 31:28 `retry`.
-    ram_next: RAM<Bits<32>, QP_TABLE_ADDRESS_BITS>,
+    ram_next: QpRam<Bits<32>>,
     /// 23:0 `sq_una`, 24 `una_needs_response`.
-    ram_una: RAM<Bits<25>, QP_TABLE_ADDRESS_BITS>,
-    ram_tstart: RAM<Bits<32>, QP_TABLE_ADDRESS_BITS>,
+    ram_una: QpRam<Bits<25>>,
+    ram_tstart: QpRam<Bits<32>>,
     state: DFF<QpTableState>,
     /// The entry cleared this clock.
     clear_addr: DFF<Bits<QP_TABLE_ADDRESS_BITS>>,
+    /// The address read at the last edge is below `queue_pairs`.
+    rd_in_range: DFF<Bit>,
+    wr_in_range: Signal<Local, Bit>,
+    queue_pairs: Constant<Bits<7>>,
 }
 
 impl QpTable {
-    /// The table (64 entries).
-    pub fn new() -> Self {
+    /// The table of `queue_pairs` queue pairs.
+    ///
+    /// Panics when `queue_pairs` is not in 1..=64.
+    pub fn new(queue_pairs: usize) -> Self {
+        assert!(
+            (1..=MAX_QUEUE_PAIRS).contains(&queue_pairs),
+            "QpTable: queue_pairs must be between 1 and {MAX_QUEUE_PAIRS}, got {queue_pairs}"
+        );
         QpTable {
             clock: Default::default(),
             reset: Default::default(),
@@ -138,40 +155,37 @@ impl QpTable {
             s_wr_valid: Default::default(),
             s_wr_addr: Default::default(),
             s_wr_entry: Default::default(),
-            ram_base: zeroed_ram(),
-            ram_remote: zeroed_ram(),
-            ram_pi: zeroed_ram(),
-            ram_next: zeroed_ram(),
-            ram_una: zeroed_ram(),
-            ram_tstart: zeroed_ram(),
+            ram_base: QpRam::new(queue_pairs),
+            ram_remote: QpRam::new(queue_pairs),
+            ram_pi: QpRam::new(queue_pairs),
+            ram_next: QpRam::new(queue_pairs),
+            ram_una: QpRam::new(queue_pairs),
+            ram_tstart: QpRam::new(queue_pairs),
             state: Default::default(),
             clear_addr: Default::default(),
+            rd_in_range: Default::default(),
+            wr_in_range: Default::default(),
+            queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
         }
     }
 }
 
 impl Default for QpTable {
     fn default() -> Self {
-        Self::new()
+        Self::new(MAX_QUEUE_PAIRS)
     }
 }
 
 impl Logic for QpTable {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, clear_addr);
-        self.ram_base.read_clock.next = self.clock.val();
-        self.ram_base.write_clock.next = self.clock.val();
-        self.ram_remote.read_clock.next = self.clock.val();
-        self.ram_remote.write_clock.next = self.clock.val();
-        self.ram_pi.read_clock.next = self.clock.val();
-        self.ram_pi.write_clock.next = self.clock.val();
-        self.ram_next.read_clock.next = self.clock.val();
-        self.ram_next.write_clock.next = self.clock.val();
-        self.ram_una.read_clock.next = self.clock.val();
-        self.ram_una.write_clock.next = self.clock.val();
-        self.ram_tstart.read_clock.next = self.clock.val();
-        self.ram_tstart.write_clock.next = self.clock.val();
+        dff_setup!(self, clock, state, clear_addr, rd_in_range);
+        self.ram_base.clock.next = self.clock.val();
+        self.ram_remote.clock.next = self.clock.val();
+        self.ram_pi.clock.next = self.clock.val();
+        self.ram_next.clock.next = self.clock.val();
+        self.ram_una.clock.next = self.clock.val();
+        self.ram_tstart.clock.next = self.clock.val();
         self.m_ready.next = self.state.q.val() == QpTableState::Ready;
 
         // Read port.
@@ -194,6 +208,23 @@ impl Logic for QpTable {
         self.m_rd_entry.next.sq_una = self.ram_una.read_data.val().get_bits::<24>(0);
         self.m_rd_entry.next.una_needs_response = self.ram_una.read_data.val().get_bit(24);
         self.m_rd_entry.next.timer_start = self.ram_tstart.read_data.val();
+        // A queue pair at or beyond `queue_pairs` has no word: it reads zero.
+        self.rd_in_range.d.next = bit_cast::<7, 6>(self.s_rd_addr.val()) < self.queue_pairs.val();
+        if !self.rd_in_range.q.val() {
+            self.m_rd_entry.next.base = 0.into();
+            self.m_rd_entry.next.remote = 0.into();
+            self.m_rd_entry.next.sq_pi = 0.into();
+            self.m_rd_entry.next.size_log2 = 0.into();
+            self.m_rd_entry.next.sq_next = 0.into();
+            self.m_rd_entry.next.enable = false;
+            self.m_rd_entry.next.resync = false;
+            self.m_rd_entry.next.waiting = false;
+            self.m_rd_entry.next.draining = false;
+            self.m_rd_entry.next.retry = 0.into();
+            self.m_rd_entry.next.sq_una = 0.into();
+            self.m_rd_entry.next.una_needs_response = false;
+            self.m_rd_entry.next.timer_start = 0.into();
+        }
 
         // Write port (or the clear).
         self.ram_base.write_address.next = self.s_wr_addr.val();
@@ -215,12 +246,14 @@ impl Logic for QpTable {
         self.ram_una.write_data.next = bit_cast::<25, 24>(self.s_wr_entry.val().sq_una)
             | (bit_cast::<25, 1>(self.s_wr_entry.val().una_needs_response.into()) << 24);
         self.ram_tstart.write_data.next = self.s_wr_entry.val().timer_start;
-        self.ram_base.write_enable.next = self.s_wr_valid.val();
-        self.ram_remote.write_enable.next = self.s_wr_valid.val();
-        self.ram_pi.write_enable.next = self.s_wr_valid.val();
-        self.ram_next.write_enable.next = self.s_wr_valid.val();
-        self.ram_una.write_enable.next = self.s_wr_valid.val();
-        self.ram_tstart.write_enable.next = self.s_wr_valid.val();
+        // A write beyond `queue_pairs` would land on another queue pair's word: ignored.
+        self.wr_in_range.next = bit_cast::<7, 6>(self.s_wr_addr.val()) < self.queue_pairs.val();
+        self.ram_base.write_enable.next = self.s_wr_valid.val() & self.wr_in_range.val();
+        self.ram_remote.write_enable.next = self.s_wr_valid.val() & self.wr_in_range.val();
+        self.ram_pi.write_enable.next = self.s_wr_valid.val() & self.wr_in_range.val();
+        self.ram_next.write_enable.next = self.s_wr_valid.val() & self.wr_in_range.val();
+        self.ram_una.write_enable.next = self.s_wr_valid.val() & self.wr_in_range.val();
+        self.ram_tstart.write_enable.next = self.s_wr_valid.val() & self.wr_in_range.val();
         match self.state.q.val() {
             QpTableState::Clearing => {
                 // One entry per clock, zero everywhere.
@@ -289,6 +322,7 @@ mod tests {
 
     /// The table as its documentation describes it, stepped by its inputs only.
     struct Model {
+        /// One entry per queue pair below `queue_pairs`.
         entries: Vec<QpEntry>,
         /// `Some(a)`: clearing, entry `a` this clock.
         clearing: Option<usize>,
@@ -297,9 +331,9 @@ mod tests {
     }
 
     impl Model {
-        fn new() -> Self {
+        fn new(queue_pairs: usize) -> Self {
             Model {
-                entries: vec![QpEntry::default(); QP_TABLE_ENTRIES],
+                entries: vec![QpEntry::default(); queue_pairs],
                 clearing: Some(0),
                 read: QpEntry::default(),
             }
@@ -308,15 +342,20 @@ mod tests {
         /// One rising edge with these inputs.
         fn clock(&mut self, rd: usize, wr: Option<(usize, QpEntry)>, reset: bool) {
             // Read before write.
-            self.read = self.entries[rd];
+            self.read = self.entries.get(rd).copied().unwrap_or_default();
             match self.clearing {
                 Some(a) => {
-                    self.entries[a] = QpEntry::default();
+                    if let Some(e) = self.entries.get_mut(a) {
+                        *e = QpEntry::default();
+                    }
                     self.clearing = (a + 1 < QP_TABLE_ENTRIES).then_some(a + 1);
                 }
                 None => {
                     if let Some((a, e)) = wr {
-                        self.entries[a] = e;
+                        // Queue pairs at or beyond `queue_pairs`: ignored.
+                        if let Some(w) = self.entries.get_mut(a) {
+                            *w = e;
+                        }
                     }
                 }
             }
@@ -327,11 +366,12 @@ mod tests {
     }
 
     /// Seeded random reads and writes (bursts, idle gaps, writes to the address being
-    /// read), with resets; the read port and `m_ready` compared every clock.
-    fn run(seed: u64, cycles: usize) -> usize {
-        let mut uut = QpTable::new();
+    /// read, addresses beyond `queue_pairs`), with resets; the read port and `m_ready`
+    /// compared every clock.
+    fn run(seed: u64, cycles: usize, queue_pairs: usize) -> usize {
+        let mut uut = QpTable::new(queue_pairs);
         uut.connect_all();
-        let mut model = Model::new();
+        let mut model = Model::new(queue_pairs);
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut checked = 0;
         for cycle in 0..cycles {
@@ -376,7 +416,7 @@ mod tests {
 
     #[test]
     fn synthesises() {
-        let mut uut = QpTable::new();
+        let mut uut = QpTable::new(5);
         uut.connect_all();
         yosys_validate("nic_rtl_requester_qp_table", &generate_verilog(&uut))
             .expect("yosys accepts QpTable");
@@ -384,12 +424,20 @@ mod tests {
 
     #[test]
     fn matches_model_with_gaps_and_resets() {
-        for seed in 1..=3 {
+        // 64 queue pairs (one word per address), 5 (eight-word RAMs: addresses 5..63
+        // alias words of real queue pairs) and 1.
+        for (seed, queue_pairs) in [(1, 64), (2, 64), (3, 5), (4, 5), (5, 1)] {
             assert!(
-                run(seed, 6_000) > 1_000,
+                run(seed, 6_000, queue_pairs) > 500,
                 "seed {seed}: too few entries read back"
             );
         }
+    }
+
+    #[test]
+    #[should_panic(expected = "QpTable: queue_pairs must be between 1 and 64, got 65")]
+    fn rejects_more_than_64_queue_pairs() {
+        QpTable::new(65);
     }
 
     /// The entry packs its fields at the offsets the `LogicStruct` gives (first field
@@ -405,7 +453,7 @@ mod tests {
         let full = random_entry(&mut rng);
         let bits: Bits<182> = full.into();
         assert_eq!(QpEntry::from(bits), full, "unpacking inverts packing");
-        let mut uut = QpTable::new();
+        let mut uut = QpTable::new(64);
         uut.connect_all();
         // Past the power-up clear, entry 5 written and read back.
         for _ in 0..QP_TABLE_ENTRIES {

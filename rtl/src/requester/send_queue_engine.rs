@@ -44,7 +44,10 @@
 //!
 //! Structure: the per-QP state lives in the child block [`QpTable`]
 //! (`requester/qp_table.rs`: one [`QpEntry`](crate::requester::QpEntry) per QP in six
-//! 64-entry RAMs, synchronous read, cleared for 64 clocks after reset), owned by one
+//! `QpRam`s of `queue_pairs` rounded up to a power of two words, synchronous read, cleared
+//! for 64 clocks after reset; a QP number at or beyond `queue_pairs` reads an all-zero
+//! entry and its write-backs are ignored, so no table address — a CSR access, an
+//! acknowledgement event's QP, a write-back — reaches another QP's word), owned by one
 //! read-modify-write engine. An operation takes three clocks (grant and read; register the
 //! entry as read, nothing behind the block RAM's output; decide from those registers and
 //! write back); the evaluation of an acknowledgement event takes four (a Derive clock
@@ -495,7 +498,7 @@ impl SendQueueEngine {
             m_cpl_immediate: Default::default(),
             stat_requests_sent: Default::default(),
             stat_retransmissions: Default::default(),
-            qp_table: QpTable::new(),
+            qp_table: QpTable::new(queue_pairs),
             eng_state: Default::default(),
             op: Default::default(),
             op_qp: Default::default(),
