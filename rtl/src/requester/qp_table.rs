@@ -19,10 +19,16 @@
 //!   `m_rd_entry` ([`QpEntry`], 182 bits) after it, and stays until the next edge. A write
 //!   to the same address at the same edge is not seen (the old entry is read). An address
 //!   at or beyond `queue_pairs` reads an all-zero entry (the RAMs hold no word for it: the
-//!   word its low bits select belongs to another queue pair).
-//! - Write port: `s_wr_valid`, `s_wr_addr` (6), `s_wr_entry` ([`QpEntry`]): written at the
-//!   rising edge. Ignored while the table clears, and for an address at or beyond
-//!   `queue_pairs`.
+//!   word its low bits select belongs to another queue pair). Beside it, three flags of
+//!   that entry, stored with it (computed when it was written, so its user tests them
+//!   without arithmetic behind the RAMs): `m_rd_outstanding` (`sq_una != sq_next`),
+//!   `m_rd_has_work` (`sq_next != sq_pi`), `m_rd_window_full` (`sq_next - sq_una` mod 2^24
+//!   at least `SEND_WINDOW`); all low for the zero entry.
+//! - Write port: `s_wr_valid`, `s_wr_addr` (6), `s_wr_entry` ([`QpEntry`]): taken at the
+//!   rising edge; a read at any later edge sees it. Ignored while the table clears, in the
+//!   reset clock, and for an address at or beyond `queue_pairs`. (Inside, the write is
+//!   registered and reaches the RAMs at the next edge, with its flags computed from the
+//!   register; a read of that address at that edge answers the registered entry.)
 //!
 //! Latency: one clock from read address to entry. Throughput: one read and one write per
 //! clock. Limits: `queue_pairs` in 1..=64 (the queue pair index is 6 bits); every field is
@@ -36,7 +42,7 @@
 use crate::common::qp_ram::QP_RAM_ADDRESS_BITS;
 use crate::common::QpRam;
 use crate::sim::ClockedBlock;
-use nic_abi::MAX_QUEUE_PAIRS;
+use nic_abi::{MAX_QUEUE_PAIRS, SEND_WINDOW};
 use rust_hdl::prelude::*;
 
 /// Address bits of the per-QP table (a queue pair's number).
@@ -116,13 +122,17 @@ pub struct QpTable {
     pub m_ready: Signal<Out, Bit>,
     pub s_rd_addr: Signal<In, Bits<QP_TABLE_ADDRESS_BITS>>,
     pub m_rd_entry: Signal<Out, QpEntry>,
+    pub m_rd_outstanding: Signal<Out, Bit>,
+    pub m_rd_has_work: Signal<Out, Bit>,
+    pub m_rd_window_full: Signal<Out, Bit>,
     pub s_wr_valid: Signal<In, Bit>,
     pub s_wr_addr: Signal<In, Bits<QP_TABLE_ADDRESS_BITS>>,
     pub s_wr_entry: Signal<In, QpEntry>,
     ram_base: QpRam<Bits<32>>,
     ram_remote: QpRam<Bits<32>>,
-    /// 23:0 `sq_pi`, 28:24 `size_log2`.
-    ram_pi: QpRam<Bits<29>>,
+    /// 23:0 `sq_pi`, 28:24 `size_log2`, 31:29 the flags (outstanding, has work, window
+    /// full).
+    ram_pi: QpRam<Bits<32>>,
     /// 23:0 `sq_next`, 24 `enable`, 25 `resync`, 26 `waiting`, 27 `draining`, 31:28 `retry`.
     ram_next: QpRam<Bits<32>>,
     /// 23:0 `sq_una`, 24 `una_needs_response`.
@@ -134,6 +144,21 @@ pub struct QpTable {
     /// The address read at the last edge is below `queue_pairs`.
     rd_in_range: DFF<Bit>,
     wr_in_range: Signal<Local, Bit>,
+    /// The write taken at the last edge, written to the RAMs at the next.
+    wr_pending: DFF<Bit>,
+    wr_addr_q: DFF<Bits<QP_TABLE_ADDRESS_BITS>>,
+    wr_entry_q: DFF<QpEntry>,
+    /// `sq_next - sq_una` of the registered write.
+    wr_d_out: Signal<Local, Bits<24>>,
+    /// The registered write's flags: 0 outstanding, 1 has work, 2 window full.
+    wr_flags: Signal<Local, Bits<3>>,
+    /// The read at the last edge met the RAM write of that edge: answer its entry.
+    byp: DFF<Bit>,
+    byp_entry: DFF<QpEntry>,
+    byp_flags: DFF<Bits<3>>,
+    rd_flags: Signal<Local, Bits<3>>,
+    zero_entry: Constant<QpEntry>,
+    send_window: Constant<Bits<24>>,
     queue_pairs: Constant<Bits<7>>,
 }
 
@@ -152,6 +177,9 @@ impl QpTable {
             m_ready: Default::default(),
             s_rd_addr: Default::default(),
             m_rd_entry: Default::default(),
+            m_rd_outstanding: Default::default(),
+            m_rd_has_work: Default::default(),
+            m_rd_window_full: Default::default(),
             s_wr_valid: Default::default(),
             s_wr_addr: Default::default(),
             s_wr_entry: Default::default(),
@@ -165,6 +193,17 @@ impl QpTable {
             clear_addr: Default::default(),
             rd_in_range: Default::default(),
             wr_in_range: Default::default(),
+            wr_pending: Default::default(),
+            wr_addr_q: Default::default(),
+            wr_entry_q: Default::default(),
+            wr_d_out: Default::default(),
+            wr_flags: Default::default(),
+            byp: Default::default(),
+            byp_entry: Default::default(),
+            byp_flags: Default::default(),
+            rd_flags: Default::default(),
+            zero_entry: Constant::new(QpEntry::default()),
+            send_window: Constant::new((SEND_WINDOW as u64).to_bits()),
             queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
         }
     }
@@ -179,7 +218,19 @@ impl Default for QpTable {
 impl Logic for QpTable {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, state, clear_addr, rd_in_range);
+        dff_setup!(
+            self,
+            clock,
+            state,
+            clear_addr,
+            rd_in_range,
+            wr_pending,
+            wr_addr_q,
+            wr_entry_q,
+            byp,
+            byp_entry,
+            byp_flags
+        );
         self.ram_base.clock.next = self.clock.val();
         self.ram_remote.clock.next = self.clock.val();
         self.ram_pi.clock.next = self.clock.val();
@@ -188,13 +239,38 @@ impl Logic for QpTable {
         self.ram_tstart.clock.next = self.clock.val();
         self.m_ready.next = self.state.q.val() == QpTableState::Ready;
 
-        // Read port.
+        // Write port: registered, written to the RAMs the next clock with the entry's
+        // flags computed from the registered entry. A write beyond `queue_pairs` would
+        // land on another queue pair's word: ignored; so is one while clearing or in the
+        // reset clock.
+        self.wr_in_range.next = bit_cast::<7, 6>(self.s_wr_addr.val()) < self.queue_pairs.val();
+        self.wr_pending.d.next = self.s_wr_valid.val()
+            & self.wr_in_range.val()
+            & (self.state.q.val() == QpTableState::Ready)
+            & !self.reset.val();
+        self.wr_addr_q.d.next = self.s_wr_addr.val();
+        self.wr_entry_q.d.next = self.s_wr_entry.val();
+        self.wr_d_out.next = self.wr_entry_q.q.val().sq_next - self.wr_entry_q.q.val().sq_una;
+        self.wr_flags.next = bit_cast::<3, 1>(
+            (self.wr_entry_q.q.val().sq_una != self.wr_entry_q.q.val().sq_next).into(),
+        ) | (bit_cast::<3, 1>(
+            (self.wr_entry_q.q.val().sq_next != self.wr_entry_q.q.val().sq_pi).into(),
+        ) << 1)
+            | (bit_cast::<3, 1>((self.wr_d_out.val() >= self.send_window.val()).into()) << 2);
+
+        // Read port: the RAMs' words, or the entry written at this read's edge (the RAMs
+        // return the old word then), or zero beyond `queue_pairs`.
         self.ram_base.read_address.next = self.s_rd_addr.val();
         self.ram_remote.read_address.next = self.s_rd_addr.val();
         self.ram_pi.read_address.next = self.s_rd_addr.val();
         self.ram_next.read_address.next = self.s_rd_addr.val();
         self.ram_una.read_address.next = self.s_rd_addr.val();
         self.ram_tstart.read_address.next = self.s_rd_addr.val();
+        self.rd_in_range.d.next = bit_cast::<7, 6>(self.s_rd_addr.val()) < self.queue_pairs.val();
+        self.byp.d.next =
+            self.wr_pending.q.val() & (self.wr_addr_q.q.val() == self.s_rd_addr.val());
+        self.byp_entry.d.next = self.wr_entry_q.q.val();
+        self.byp_flags.d.next = self.wr_flags.val();
         self.m_rd_entry.next.base = self.ram_base.read_data.val();
         self.m_rd_entry.next.remote = self.ram_remote.read_data.val();
         self.m_rd_entry.next.sq_pi = self.ram_pi.read_data.val().get_bits::<24>(0);
@@ -208,52 +284,46 @@ impl Logic for QpTable {
         self.m_rd_entry.next.sq_una = self.ram_una.read_data.val().get_bits::<24>(0);
         self.m_rd_entry.next.una_needs_response = self.ram_una.read_data.val().get_bit(24);
         self.m_rd_entry.next.timer_start = self.ram_tstart.read_data.val();
-        // A queue pair at or beyond `queue_pairs` has no word: it reads zero.
-        self.rd_in_range.d.next = bit_cast::<7, 6>(self.s_rd_addr.val()) < self.queue_pairs.val();
-        if !self.rd_in_range.q.val() {
-            self.m_rd_entry.next.base = 0.into();
-            self.m_rd_entry.next.remote = 0.into();
-            self.m_rd_entry.next.sq_pi = 0.into();
-            self.m_rd_entry.next.size_log2 = 0.into();
-            self.m_rd_entry.next.sq_next = 0.into();
-            self.m_rd_entry.next.enable = false;
-            self.m_rd_entry.next.resync = false;
-            self.m_rd_entry.next.waiting = false;
-            self.m_rd_entry.next.draining = false;
-            self.m_rd_entry.next.retry = 0.into();
-            self.m_rd_entry.next.sq_una = 0.into();
-            self.m_rd_entry.next.una_needs_response = false;
-            self.m_rd_entry.next.timer_start = 0.into();
+        self.rd_flags.next = self.ram_pi.read_data.val().get_bits::<3>(29);
+        if self.byp.q.val() {
+            self.m_rd_entry.next = self.byp_entry.q.val();
+            self.rd_flags.next = self.byp_flags.q.val();
         }
+        if !self.rd_in_range.q.val() {
+            self.m_rd_entry.next = self.zero_entry.val();
+            self.rd_flags.next = 0.into();
+        }
+        self.m_rd_outstanding.next = self.rd_flags.val().get_bit(0);
+        self.m_rd_has_work.next = self.rd_flags.val().get_bit(1);
+        self.m_rd_window_full.next = self.rd_flags.val().get_bit(2);
 
-        // Write port (or the clear).
-        self.ram_base.write_address.next = self.s_wr_addr.val();
-        self.ram_remote.write_address.next = self.s_wr_addr.val();
-        self.ram_pi.write_address.next = self.s_wr_addr.val();
-        self.ram_next.write_address.next = self.s_wr_addr.val();
-        self.ram_una.write_address.next = self.s_wr_addr.val();
-        self.ram_tstart.write_address.next = self.s_wr_addr.val();
-        self.ram_base.write_data.next = self.s_wr_entry.val().base;
-        self.ram_remote.write_data.next = self.s_wr_entry.val().remote;
-        self.ram_pi.write_data.next = bit_cast::<29, 24>(self.s_wr_entry.val().sq_pi)
-            | (bit_cast::<29, 5>(self.s_wr_entry.val().size_log2) << 24);
-        self.ram_next.write_data.next = bit_cast::<32, 24>(self.s_wr_entry.val().sq_next)
-            | (bit_cast::<32, 1>(self.s_wr_entry.val().enable.into()) << 24)
-            | (bit_cast::<32, 1>(self.s_wr_entry.val().resync.into()) << 25)
-            | (bit_cast::<32, 1>(self.s_wr_entry.val().waiting.into()) << 26)
-            | (bit_cast::<32, 1>(self.s_wr_entry.val().draining.into()) << 27)
-            | (bit_cast::<32, 4>(self.s_wr_entry.val().retry) << 28);
-        self.ram_una.write_data.next = bit_cast::<25, 24>(self.s_wr_entry.val().sq_una)
-            | (bit_cast::<25, 1>(self.s_wr_entry.val().una_needs_response.into()) << 24);
-        self.ram_tstart.write_data.next = self.s_wr_entry.val().timer_start;
-        // A write beyond `queue_pairs` would land on another queue pair's word: ignored.
-        self.wr_in_range.next = bit_cast::<7, 6>(self.s_wr_addr.val()) < self.queue_pairs.val();
-        self.ram_base.write_enable.next = self.s_wr_valid.val() & self.wr_in_range.val();
-        self.ram_remote.write_enable.next = self.s_wr_valid.val() & self.wr_in_range.val();
-        self.ram_pi.write_enable.next = self.s_wr_valid.val() & self.wr_in_range.val();
-        self.ram_next.write_enable.next = self.s_wr_valid.val() & self.wr_in_range.val();
-        self.ram_una.write_enable.next = self.s_wr_valid.val() & self.wr_in_range.val();
-        self.ram_tstart.write_enable.next = self.s_wr_valid.val() & self.wr_in_range.val();
+        // The RAMs' write port (or the clear).
+        self.ram_base.write_address.next = self.wr_addr_q.q.val();
+        self.ram_remote.write_address.next = self.wr_addr_q.q.val();
+        self.ram_pi.write_address.next = self.wr_addr_q.q.val();
+        self.ram_next.write_address.next = self.wr_addr_q.q.val();
+        self.ram_una.write_address.next = self.wr_addr_q.q.val();
+        self.ram_tstart.write_address.next = self.wr_addr_q.q.val();
+        self.ram_base.write_data.next = self.wr_entry_q.q.val().base;
+        self.ram_remote.write_data.next = self.wr_entry_q.q.val().remote;
+        self.ram_pi.write_data.next = bit_cast::<32, 24>(self.wr_entry_q.q.val().sq_pi)
+            | (bit_cast::<32, 5>(self.wr_entry_q.q.val().size_log2) << 24)
+            | (bit_cast::<32, 3>(self.wr_flags.val()) << 29);
+        self.ram_next.write_data.next = bit_cast::<32, 24>(self.wr_entry_q.q.val().sq_next)
+            | (bit_cast::<32, 1>(self.wr_entry_q.q.val().enable.into()) << 24)
+            | (bit_cast::<32, 1>(self.wr_entry_q.q.val().resync.into()) << 25)
+            | (bit_cast::<32, 1>(self.wr_entry_q.q.val().waiting.into()) << 26)
+            | (bit_cast::<32, 1>(self.wr_entry_q.q.val().draining.into()) << 27)
+            | (bit_cast::<32, 4>(self.wr_entry_q.q.val().retry) << 28);
+        self.ram_una.write_data.next = bit_cast::<25, 24>(self.wr_entry_q.q.val().sq_una)
+            | (bit_cast::<25, 1>(self.wr_entry_q.q.val().una_needs_response.into()) << 24);
+        self.ram_tstart.write_data.next = self.wr_entry_q.q.val().timer_start;
+        self.ram_base.write_enable.next = self.wr_pending.q.val();
+        self.ram_remote.write_enable.next = self.wr_pending.q.val();
+        self.ram_pi.write_enable.next = self.wr_pending.q.val();
+        self.ram_next.write_enable.next = self.wr_pending.q.val();
+        self.ram_una.write_enable.next = self.wr_pending.q.val();
+        self.ram_tstart.write_enable.next = self.wr_pending.q.val();
         match self.state.q.val() {
             QpTableState::Clearing => {
                 // One entry per clock, zero everywhere.
@@ -302,19 +372,33 @@ mod tests {
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
 
+    /// A random entry; its PSNs mostly close together (around the wrap too), so that the
+    /// flags take every value.
     fn random_entry(rng: &mut ChaCha8Rng) -> QpEntry {
+        let m = (1u64 << 24) - 1;
+        let una = rng.gen_range(0..1u64 << 24);
+        let next = if rng.gen_bool(0.8) {
+            una.wrapping_add(rng.gen_range(0..12)) & m
+        } else {
+            rng.gen_range(0..1u64 << 24)
+        };
+        let pi = if rng.gen_bool(0.6) {
+            next.wrapping_add(rng.gen_range(0..3)) & m
+        } else {
+            rng.gen_range(0..1u64 << 24)
+        };
         QpEntry {
             base: rng.gen::<u32>().to_bits(),
             remote: rng.gen::<u32>().to_bits(),
-            sq_pi: rng.gen_range(0..1u64 << 24).to_bits(),
+            sq_pi: pi.to_bits(),
             size_log2: rng.gen_range(0..32u64).to_bits(),
-            sq_next: rng.gen_range(0..1u64 << 24).to_bits(),
+            sq_next: next.to_bits(),
             enable: rng.gen(),
             resync: rng.gen(),
             waiting: rng.gen(),
             draining: rng.gen(),
             retry: rng.gen_range(0..16u64).to_bits(),
-            sq_una: rng.gen_range(0..1u64 << 24).to_bits(),
+            sq_una: una.to_bits(),
             una_needs_response: rng.gen(),
             timer_start: rng.gen::<u32>().to_bits(),
         }
@@ -350,7 +434,7 @@ mod tests {
                     }
                     self.clearing = (a + 1 < QP_TABLE_ENTRIES).then_some(a + 1);
                 }
-                None => {
+                None if !reset => {
                     if let Some((a, e)) = wr {
                         // Queue pairs at or beyond `queue_pairs`: ignored.
                         if let Some(w) = self.entries.get_mut(a) {
@@ -358,6 +442,7 @@ mod tests {
                         }
                     }
                 }
+                None => {}
             }
             if reset {
                 self.clearing = Some(0);
@@ -405,6 +490,22 @@ mod tests {
                     uut.m_rd_entry.val(),
                     model.read,
                     "entry read at clock {cycle}"
+                );
+                let r = model.read;
+                let flags = (
+                    r.sq_una != r.sq_next,
+                    r.sq_next != r.sq_pi,
+                    (r.sq_next.index() as u64).wrapping_sub(r.sq_una.index() as u64) & 0xFF_FFFF
+                        >= SEND_WINDOW as u64,
+                );
+                assert_eq!(
+                    (
+                        uut.m_rd_outstanding.val(),
+                        uut.m_rd_has_work.val(),
+                        uut.m_rd_window_full.val()
+                    ),
+                    flags,
+                    "flags read at clock {cycle}"
                 );
                 checked += (model.read != QpEntry::default()) as usize;
             }
