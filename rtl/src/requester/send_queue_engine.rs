@@ -45,7 +45,9 @@
 //! Structure: the per-QP state lives in the child block [`QpTable`]
 //! (`requester/qp_table.rs`: one [`QpEntry`](crate::requester::QpEntry) per QP in six
 //! `QpRam`s of `queue_pairs` rounded up to a power of two words, synchronous read, cleared
-//! for 64 clocks after reset; a QP number at or beyond `queue_pairs` reads an all-zero
+//! for 64 clocks after reset; three flags stored with each entry, outstanding, has work
+//! and window full, spare the decision PSN arithmetic; a QP number at or beyond
+//! `queue_pairs` reads an all-zero
 //! entry and its write-backs are ignored, so no table address — a CSR access, an
 //! acknowledgement event's QP, a write-back — reaches another QP's word), owned by one
 //! read-modify-write engine. An operation takes three clocks (grant and read; register the
