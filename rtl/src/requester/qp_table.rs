@@ -160,6 +160,10 @@ pub struct QpTable {
     zero_entry: Constant<QpEntry>,
     send_window: Constant<Bits<24>>,
     queue_pairs: Constant<Bits<7>>,
+    /// Address bits at and above the RAMs' depth.
+    above_depth: Constant<Bits<QP_TABLE_ADDRESS_BITS>>,
+    /// `queue_pairs` is a power of two (every address below the depth is a queue pair).
+    fills_depth: Constant<Bit>,
 }
 
 impl QpTable {
@@ -205,6 +209,10 @@ impl QpTable {
             zero_entry: Constant::new(QpEntry::default()),
             send_window: Constant::new((SEND_WINDOW as u64).to_bits()),
             queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
+            above_depth: Constant::new(
+                (!(queue_pairs.next_power_of_two() as u64 - 1) & 0x3F).to_bits(),
+            ),
+            fills_depth: Constant::new(queue_pairs.is_power_of_two()),
         }
     }
 }
@@ -243,7 +251,11 @@ impl Logic for QpTable {
         // flags computed from the registered entry. A write beyond `queue_pairs` would
         // land on another queue pair's word: ignored; so is one while clearing or in the
         // reset clock.
-        self.wr_in_range.next = bit_cast::<7, 6>(self.s_wr_addr.val()) < self.queue_pairs.val();
+        // (`addr < queue_pairs` as "no bit above the RAM's depth, and below `queue_pairs`",
+        // the second constant-true when `queue_pairs` is the depth: no carry chain.)
+        self.wr_in_range.next = ((self.s_wr_addr.val() & self.above_depth.val()) == 0)
+            & (self.fills_depth.val()
+                | (bit_cast::<7, 6>(self.s_wr_addr.val()) < self.queue_pairs.val()));
         self.wr_pending.d.next = self.s_wr_valid.val()
             & self.wr_in_range.val()
             & (self.state.q.val() == QpTableState::Ready)
@@ -266,7 +278,9 @@ impl Logic for QpTable {
         self.ram_next.read_address.next = self.s_rd_addr.val();
         self.ram_una.read_address.next = self.s_rd_addr.val();
         self.ram_tstart.read_address.next = self.s_rd_addr.val();
-        self.rd_in_range.d.next = bit_cast::<7, 6>(self.s_rd_addr.val()) < self.queue_pairs.val();
+        self.rd_in_range.d.next = ((self.s_rd_addr.val() & self.above_depth.val()) == 0)
+            & (self.fills_depth.val()
+                | (bit_cast::<7, 6>(self.s_rd_addr.val()) < self.queue_pairs.val()));
         self.byp.d.next =
             self.wr_pending.q.val() & (self.wr_addr_q.q.val() == self.s_rd_addr.val());
         self.byp_entry.d.next = self.wr_entry_q.q.val();
