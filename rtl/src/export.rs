@@ -264,9 +264,9 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
         ),
         export_block(
             "requester_qp_table",
-            crate::requester::QpTable::new(),
+            crate::requester::QpTable::new(qps),
             "nic_rtl::requester::QpTable",
-            "nic_rtl::requester::QpTable::new()".into(),
+            format!("nic_rtl::requester::QpTable::new({qps})"),
         ),
         export_block(
             "requester_wqe_fetch",

@@ -1657,6 +1657,27 @@ fn bad_wqes_complete_locally_in_order() {
     assert_eq!(b.cpls[1].wr_id, 2);
 }
 
+/// The per-QP RAMs hold `queue_pairs` rounded up to a power of two words (4 for 3 queue
+/// pairs): QP 5 would select QP 1's word. Its accesses touch nothing: reads answer 0 and
+/// writes are ignored, before and after QP 1 is programmed.
+#[test]
+fn qps_beyond_queue_pairs_do_not_alias_real_ones() {
+    let mut b = Bench::new(3, 13, ROUGH);
+    b.csr(true, 1, SQ_BASE, 0x4000);
+    b.csr(true, 1, SQ_PI, 7);
+    for qp in [5, 9, 13, 63] {
+        b.csr(true, qp, SQ_BASE, 0x1000);
+        b.csr(true, qp, QP_REMOTE, 0x5555_5555);
+        b.csr(true, qp, QP_CTRL, 0x0000_0301);
+        assert_eq!(b.read_csr(qp, SQ_BASE), 0, "QP {qp}");
+        assert_eq!(b.read_csr(qp, SQ_PI), 0, "QP {qp}");
+    }
+    assert_eq!(b.read_csr(1, SQ_BASE), 0x4000);
+    assert_eq!(b.read_csr(1, SQ_PI), 7);
+    assert_eq!(b.read_csr(1, QP_REMOTE), 0);
+    assert_eq!(b.read_csr(1, QP_CTRL), 0);
+}
+
 /// CSR side port: read back, field widths, read-only and unmapped registers, QPs
 /// beyond `queue_pairs`.
 #[test]

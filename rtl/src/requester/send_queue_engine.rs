@@ -44,7 +44,12 @@
 //!
 //! Structure: the per-QP state lives in the child block [`QpTable`]
 //! (`requester/qp_table.rs`: one [`QpEntry`](crate::requester::QpEntry) per QP in six
-//! 64-entry RAMs, synchronous read, cleared for 64 clocks after reset), owned by one
+//! `QpRam`s of `queue_pairs` rounded up to a power of two words, synchronous read, cleared
+//! for 64 clocks after reset; three flags stored with each entry, outstanding, has work
+//! and window full, spare the decision PSN arithmetic; a QP number at or beyond
+//! `queue_pairs` reads an all-zero
+//! entry and its write-backs are ignored, so no table address — a CSR access, an
+//! acknowledgement event's QP, a write-back — reaches another QP's word), owned by one
 //! read-modify-write engine. An operation takes three clocks (grant and read; register the
 //! entry as read, nothing behind the block RAM's output; decide from those registers and
 //! write back); the evaluation of an acknowledgement event takes four (a Derive clock
@@ -285,6 +290,8 @@ pub struct SendQueueEngine {
     eng_state: DFF<SqEngineState>,
     op: DFF<SqOp>,
     op_qp: DFF<Bits<6>>,
+    /// `op_qp < queue_pairs`, registered with it.
+    op_qp_valid: DFF<Bit>,
     csr_reg_reg: DFF<Bits<4>>,
     csr_wdata_reg: DFF<Bits<32>>,
     rdata_valid_reg: DFF<Bit>,
@@ -309,6 +316,10 @@ pub struct SendQueueEngine {
     /// The entry read, registered in the Read clock (the block RAM's output goes straight
     /// into these flip-flops; everything derived from the entry starts from them).
     ent: DFF<QpEntry>,
+    /// The entry's flags (`QpTable`), registered with it.
+    ent_outstanding: DFF<Bit>,
+    ent_has_work: DFF<Bit>,
+    ent_window_full: DFF<Bit>,
     // Derive stage (acknowledgement operations): values derived from the registered
     // entry, registered for the Exec clock (the timing cut between the PSN arithmetic and
     // the decision).
@@ -357,7 +368,6 @@ pub struct SendQueueEngine {
     rd_slot: Signal<Local, Bits<24>>,
     rd_wqe_addr: Signal<Local, Bits<32>>,
     qp_valid: Signal<Local, Bit>,
-    d_out: Signal<Local, Bits<24>>,
     timer_lo_next: Signal<Local, Bits<32>>,
     timer_hi_next: Signal<Local, Bits<32>>,
     job_idx_p1: Signal<Local, Bits<24>>,
@@ -411,7 +421,6 @@ pub struct SendQueueEngine {
     /// log2 of a WQE's bytes (`nic_abi::WQE_BYTES`).
     wqe_shift: Constant<Bits<32>>,
     ones24: Constant<Bits<24>>,
-    send_window: Constant<Bits<24>>,
     st_retry: Constant<Bits<8>>,
 }
 
@@ -495,10 +504,11 @@ impl SendQueueEngine {
             m_cpl_immediate: Default::default(),
             stat_requests_sent: Default::default(),
             stat_retransmissions: Default::default(),
-            qp_table: QpTable::new(),
+            qp_table: QpTable::new(queue_pairs),
             eng_state: Default::default(),
             op: Default::default(),
             op_qp: Default::default(),
+            op_qp_valid: Default::default(),
             csr_reg_reg: Default::default(),
             csr_wdata_reg: Default::default(),
             rdata_valid_reg: Default::default(),
@@ -527,6 +537,9 @@ impl SendQueueEngine {
             rd_outstanding: Default::default(),
             rd_eligible: Default::default(),
             ent: Default::default(),
+            ent_outstanding: Default::default(),
+            ent_has_work: Default::default(),
+            ent_window_full: Default::default(),
             ev: EventEvaluator::new(SEND_WINDOW as usize),
             next_is_commit: Default::default(),
             una_is_adv: Default::default(),
@@ -550,7 +563,6 @@ impl SendQueueEngine {
             rd_slot: Default::default(),
             rd_wqe_addr: Default::default(),
             qp_valid: Default::default(),
-            d_out: Default::default(),
             timer_lo_next: Default::default(),
             timer_hi_next: Default::default(),
             next_p1: Default::default(),
@@ -580,7 +592,6 @@ impl SendQueueEngine {
             num_qps: k(queue_pairs as u64),
             wqe_shift: k(WQE_BYTES.trailing_zeros() as u64),
             ones24: k(0xFF_FFFF),
-            send_window: k(SEND_WINDOW as u64),
             st_retry: k(CompletionStatus::RETRY_EXCEEDED as u64),
         }
     }
@@ -600,12 +611,16 @@ impl Logic for SendQueueEngine {
             clock,
             eng_state,
             ent,
+            ent_outstanding,
+            ent_has_work,
+            ent_window_full,
             timer_lo,
             timer_hi,
             timer_wrap,
             timer_never,
             op,
             op_qp,
+            op_qp_valid,
             csr_granted_last,
             csr_reg_reg,
             csr_wdata_reg,
@@ -626,6 +641,9 @@ impl Logic for SendQueueEngine {
         // Exec) ----
         if self.eng_state.q.val() == SqEngineState::Read {
             self.ent.d.next = self.qp_table.m_rd_entry.val();
+            self.ent_outstanding.d.next = self.qp_table.m_rd_outstanding.val();
+            self.ent_has_work.d.next = self.qp_table.m_rd_has_work.val();
+            self.ent_window_full.d.next = self.qp_table.m_rd_window_full.val();
         }
         self.rd_base.next = self.ent.q.val().base;
         self.rd_remote.next = self.ent.q.val().remote;
@@ -640,8 +658,7 @@ impl Logic for SendQueueEngine {
         self.rd_una.next = self.ent.q.val().sq_una;
         self.rd_una_rsp.next = self.ent.q.val().una_needs_response;
         self.rd_tstart.next = self.ent.q.val().timer_start;
-        self.qp_valid.next = bit_cast::<7, 6>(self.op_qp.q.val()) < self.num_qps.val();
-        self.d_out.next = self.rd_next.val() - self.rd_una.val();
+        self.qp_valid.next = self.op_qp_valid.q.val();
         // The timer's interval as of the next clock (whose `now` is `now_p1`).
         self.timer_lo_next.next = self.now_p1.val() + 1;
         self.timer_hi_next.next = self.now_p1.val() - self.cfg_retry_timeout.val();
@@ -652,11 +669,12 @@ impl Logic for SendQueueEngine {
         self.next_p1.next = self.rd_next.val() + 1;
         self.una_p1_now.next = self.rd_una.val() + 1;
         self.job_idx_p1.next = self.ack.m_adv_idx.val() + 1;
-        self.rd_outstanding.next = self.rd_una.val() != self.rd_next.val();
+        // The entry's flags, stored with it (no PSN arithmetic behind the entry).
+        self.rd_outstanding.next = self.ent_outstanding.q.val();
         self.rd_eligible.next = self.qp_valid.val()
             & self.rd_enable.val()
-            & (self.rd_next.val() != self.rd_pi.val())
-            & (self.d_out.val() < self.send_window.val())
+            & self.ent_has_work.q.val()
+            & !self.ent_window_full.q.val()
             & !self.rd_waiting.val()
             & !(self.rd_drain.val() & self.rd_outstanding.val());
         // WQE address of sq_next: SQ_BASE + (sq_next mod 2^SQ_SIZE_LOG2) * 64.
@@ -898,6 +916,7 @@ impl Logic for SendQueueEngine {
             }
             if self.grant_csr.val() | self.grant_ak.val() | self.grant_tx.val() {
                 self.op_qp.d.next = self.read_qp.val();
+                self.op_qp_valid.d.next = bit_cast::<7, 6>(self.read_qp.val()) < self.num_qps.val();
                 self.eng_state.d.next = SqEngineState::Read;
             }
         }
