@@ -16,7 +16,7 @@ fn apply(u: &mut HeaderCapture, i: &HeaderInputs) {
     u.s_opcode.next = (i.opcode as u64).to_bits();
     u.s_flags.next = (i.flags as u64).to_bits();
     u.s_cell_seq.next = (i.cell_seq as u64).to_bits();
-    u.s_dest_qp.next = (i.dest_qp as u64).to_bits();
+    u.s_dest_qp.next = (i.dest_qp as u64 & 0x3F).to_bits();
     u.s_src_node.next = (i.src_node as u64).to_bits();
     u.s_src_qp.next = (i.src_qp as u64).to_bits();
     u.s_psn.next = (i.psn as u64).to_bits();

@@ -10,10 +10,11 @@
 //! Ports:
 //! - `clock`.
 //! - The presented outcome's header: `s_status` (3), `s_opcode` (8), `s_flags` (8),
-//!   `s_cell_seq`, `s_dest_qp`, `s_src_node`, `s_src_qp` (16 each), `s_psn` (24),
-//!   `s_msg_length` (32).
+//!   `s_cell_seq`, `s_src_node`, `s_src_qp` (16 each), `s_dest_qp` (6: the destination
+//!   QP's low bits; the engine range-checks the whole number in its `LookupCapture`),
+//!   `s_psn` (24), `s_msg_length` (32).
 //! - Decoded, combinational: `first` (FIRST flag and cell sequence 0), `last_cell` (LAST
-//!   flag), `ok` (status 0 and no reserved flag), `qp` (6, the low bits of `s_dest_qp`),
+//!   flag), `ok` (status 0 and no reserved flag), `qp` (6, `s_dest_qp`),
 //!   `resync`, `invalidate` (those flags), `is_send` (SEND, SEND_IMMEDIATE), `is_read`
 //!   (RDMA_READ_REQUEST), `is_atomic` (COMPARE_SWAP, FETCH_ADD), `consumes` (a SEND or
 //!   RDMA_WRITE_IMMEDIATE: it takes a receive queue entry), `is_request` (a SEND or an
@@ -55,7 +56,7 @@ pub struct HeaderCapture {
     pub s_opcode: Signal<In, Bits<8>>,
     pub s_flags: Signal<In, Bits<8>>,
     pub s_cell_seq: Signal<In, Bits<16>>,
-    pub s_dest_qp: Signal<In, Bits<16>>,
+    pub s_dest_qp: Signal<In, Bits<6>>,
     pub s_src_node: Signal<In, Bits<16>>,
     pub s_src_qp: Signal<In, Bits<16>>,
     pub s_psn: Signal<In, Bits<24>>,
@@ -175,7 +176,7 @@ impl Logic for HeaderCapture {
         self.last_cell.next = (self.s_flags.val() & self.flag_last.val()).any();
         self.ok.next =
             (self.s_status.val() == 0) & ((self.s_flags.val() & self.flag_reserved.val()) == 0);
-        self.qp.next = self.s_dest_qp.val().get_bits::<6>(0);
+        self.qp.next = self.s_dest_qp.val();
         self.resync.next = (self.s_flags.val() & self.flag_resync.val()).any();
         self.invalidate.next = (self.s_flags.val() & self.flag_invalidate.val()).any();
         self.is_send.next = (self.s_opcode.val() == self.op_send.val())

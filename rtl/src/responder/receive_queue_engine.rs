@@ -409,7 +409,7 @@ pub struct ReceiveQueueEngine {
     /// The host-memory write path.
     writer: Writer,
     /// Whether the presented beat is taken, and what it does.
-    take: PayloadTake,
+    payload_take: PayloadTake,
     /// The receive queue entry read.
     rqe_fetch: RqeFetch,
     /// The lookup's answer, registered, and its comparisons with the cell.
@@ -614,7 +614,7 @@ impl ReceiveQueueEngine {
             expect_same_qp: Default::default(),
             qp_state: QpState::new(queue_pairs),
             writer: Writer::new(),
-            take: PayloadTake::new(),
+            payload_take: PayloadTake::new(),
             rqe_fetch: RqeFetch::new(),
             lookup: LookupCapture::new(queue_pairs),
             rqe_start: Default::default(),
@@ -711,7 +711,7 @@ impl Logic for ReceiveQueueEngine {
         self.header.s_opcode.next = self.s_rx_opcode.val();
         self.header.s_flags.next = self.s_rx_flags.val();
         self.header.s_cell_seq.next = self.s_rx_cell_seq.val();
-        self.header.s_dest_qp.next = self.s_rx_dest_qp.val();
+        self.header.s_dest_qp.next = self.s_rx_dest_qp.val().get_bits::<6>(0);
         self.header.s_src_node.next = self.s_rx_src_node.val();
         self.header.s_src_qp.next = self.s_rx_src_qp.val();
         self.header.s_psn.next = self.s_rx_psn.val();
@@ -1184,31 +1184,31 @@ impl Logic for ReceiveQueueEngine {
 
         // ---- Payload beats of the presented outcome (the `PayloadTake`) ----
         // The message's mode: the one decided in the Act clock, from its first beat on.
-        self.take.mode.next = self.mode.q.val();
-        self.take.act_go.next = self.act_go.val();
-        self.take.act_mode.next = self.act_mode.val();
-        self.take.aborted.next = self.abort.q.val();
-        self.take.stream.next = self.stream_now.val();
-        self.take.beat_ready.next = self.writer.beat_ready.val();
-        self.take.reset.next = self.reset.val();
-        self.take.s_valid.next = self.s_rx_valid.val();
-        self.take.s_last.next = self.s_rx_last.val();
-        self.take.s_ok_last.next = self.header.ok.val() & self.header.last_cell.val();
-        self.writer.s_write.next = self.take.write.val();
-        self.writer.s_collect.next = self.take.collect.val();
-        self.writer.s_take.next = self.take.take.val();
-        if self.take.outcome_end.val() {
+        self.payload_take.mode.next = self.mode.q.val();
+        self.payload_take.act_go.next = self.act_go.val();
+        self.payload_take.act_mode.next = self.act_mode.val();
+        self.payload_take.aborted.next = self.abort.q.val();
+        self.payload_take.stream.next = self.stream_now.val();
+        self.payload_take.beat_ready.next = self.writer.beat_ready.val();
+        self.payload_take.reset.next = self.reset.val();
+        self.payload_take.s_valid.next = self.s_rx_valid.val();
+        self.payload_take.s_last.next = self.s_rx_last.val();
+        self.payload_take.s_ok_last.next = self.header.ok.val() & self.header.last_cell.val();
+        self.writer.s_write.next = self.payload_take.write.val();
+        self.writer.s_collect.next = self.payload_take.collect.val();
+        self.writer.s_take.next = self.payload_take.take.val();
+        if self.payload_take.outcome_end.val() {
             self.state.d.next = ResponderState::Idle;
         }
-        if self.take.message_end.val() {
+        if self.payload_take.message_end.val() {
             // The message ends: its mode moves to the end sequence, and nothing streams
             // until the next first cell is decided.
             self.message_count.next = true;
             self.immediate_reg.d.next = self.s_rx_immediate.val();
-            self.end_mode.d.next = self.take.eff_mode.val();
+            self.end_mode.d.next = self.payload_take.eff_mode.val();
             self.mode.d.next = MessageMode::Discard;
         }
-        if self.take.end_runs.val() {
+        if self.payload_take.end_runs.val() {
             self.in_end.d.next = true;
             self.state.d.next = ResponderState::Drain;
         }
@@ -1313,7 +1313,7 @@ impl Logic for ReceiveQueueEngine {
         }
 
         // ---- Outputs ----
-        self.s_rx_ready.next = self.take.ready.val();
+        self.s_rx_ready.next = self.payload_take.ready.val();
         self.s_rqrd_ready.next = self.rqe_fetch.s_ready.val()
             | ((self.state.q.val() == ResponderState::AtomicData) & !self.reset.val());
         self.m_rqrd_req_valid.next =
