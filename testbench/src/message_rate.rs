@@ -125,11 +125,7 @@ pub fn fan_out_rate(bytes: u32, dma_latency: u32) -> Result<MessageRate, String>
             nic_abi::MAX_MESSAGE_LENGTH
         ));
     }
-    let err = |e: CosimError| e.to_string();
-    let nics = [
-        VerilatedNicTopQp64::new().map_err(err)?,
-        VerilatedNicTopQp64::new().map_err(err)?,
-    ];
+    let nics = qp64_pair()?;
     run(
         nics,
         FAN_OUT_QUEUE_PAIRS,
@@ -147,6 +143,15 @@ pub fn fan_out_rate(bytes: u32, dma_latency: u32) -> Result<MessageRate, String>
     )
 }
 
+/// The two 64-queue-pair NICs of a fan-out run.
+fn qp64_pair() -> Result<[VerilatedNicTopQp64; 2], String> {
+    let err = |e: CosimError| e.to_string();
+    Ok([
+        VerilatedNicTopQp64::new().map_err(err)?,
+        VerilatedNicTopQp64::new().map_err(err)?,
+    ])
+}
+
 /// Bytes of the fan-out's inline SEND (the most an inline WQE carries).
 pub const FAN_OUT_INLINE_BYTES: u32 = nic_abi::INLINE_MAX_BYTES as u32;
 
@@ -154,11 +159,7 @@ pub const FAN_OUT_INLINE_BYTES: u32 = nic_abi::INLINE_MAX_BYTES as u32;
 /// 64-queue-pair top (a receive posted for each at NIC 1 first), all posted at once, with
 /// host-memory read latency `dma_latency`.
 pub fn fan_out_inline_rate(dma_latency: u32) -> Result<MessageRate, String> {
-    let err = |e: CosimError| e.to_string();
-    let nics = [
-        VerilatedNicTopQp64::new().map_err(err)?,
-        VerilatedNicTopQp64::new().map_err(err)?,
-    ];
+    let nics = qp64_pair()?;
     run(
         nics,
         FAN_OUT_QUEUE_PAIRS,
