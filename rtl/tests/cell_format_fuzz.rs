@@ -13,27 +13,13 @@ use nic_rtl::cell::format::{
 };
 use proptest::prelude::*;
 
-const OPCODES: [u8; 11] = [
-    opcode::SEND,
-    opcode::SEND_IMMEDIATE,
-    opcode::RDMA_WRITE,
-    opcode::RDMA_WRITE_IMMEDIATE,
-    opcode::RDMA_READ_REQUEST,
-    opcode::ATOMIC_COMPARE_SWAP,
-    opcode::ATOMIC_FETCH_ADD,
-    opcode::RDMA_READ_RESPONSE,
-    opcode::ATOMIC_RESPONSE,
-    opcode::ACK,
-    opcode::NACK,
-];
-
 fn cell_payload() -> impl Strategy<Value = usize> {
     prop::sample::select(vec![8usize, 16, 64, 256, 1024])
 }
 
 fn message() -> impl Strategy<Value = Message> {
     (
-        prop::sample::select(OPCODES.to_vec()),
+        prop::sample::select(opcode::ALL.to_vec()),
         any::<(u16, u16, u16, u16)>(),
         0u32..(1 << 24),
         any::<(u64, u32, u32)>(),

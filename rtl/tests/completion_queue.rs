@@ -410,19 +410,26 @@ fn restart_starts_a_new_ring() {
     assert_eq!(b.consumed[0].sequence, 1);
 }
 
-/// A restart while a CQE is being written: the CQE finishes where it started (old
-/// ring, old sequence), is not counted, and the next CQE is entry 0 of the new ring.
-#[test]
-fn restart_during_a_write() {
-    let mut rng = ChaCha8Rng::seed_from_u64(29);
+/// A completion queue after reset, with a ring of `2^size_log2` entries at `base`,
+/// nothing consumed.
+fn ring_after_reset(base: u32, size_log2: u64) -> CompletionQueue {
     let mut uut = CompletionQueue::new();
     uut.connect_all();
     uut.reset.next = true;
     tick(&mut uut);
     uut.reset.next = false;
-    uut.cfg_cq_base.next = 0x1000u32.to_bits();
-    uut.cfg_cq_size_log2.next = 4u64.to_bits();
+    uut.cfg_cq_base.next = base.to_bits();
+    uut.cfg_cq_size_log2.next = size_log2.to_bits();
     uut.cfg_cq_ci.next = 0u32.to_bits();
+    uut
+}
+
+/// A restart while a CQE is being written: the CQE finishes where it started (old
+/// ring, old sequence), is not counted, and the next CQE is entry 0 of the new ring.
+#[test]
+fn restart_during_a_write() {
+    let mut rng = ChaCha8Rng::seed_from_u64(29);
+    let mut uut = ring_after_reset(0x1000, 4);
     let first = random_cqe(&mut rng);
     let second = random_cqe(&mut rng);
     // Two CQEs into the old ring (a clock for the room check after reset, then 5 each).
@@ -497,14 +504,7 @@ fn restart_during_a_write() {
 #[test]
 fn a_restart_of_a_full_ring_takes_the_waiting_completion_at_once() {
     let mut rng = ChaCha8Rng::seed_from_u64(31);
-    let mut uut = CompletionQueue::new();
-    uut.connect_all();
-    uut.reset.next = true;
-    tick(&mut uut);
-    uut.reset.next = false;
-    uut.cfg_cq_base.next = 0x1000u32.to_bits();
-    uut.cfg_cq_size_log2.next = 2u64.to_bits();
-    uut.cfg_cq_ci.next = 0u32.to_bits();
+    let mut uut = ring_after_reset(0x1000, 2);
     uut.m_wr_ready.next = true;
     let cqe = random_cqe(&mut rng);
     // Four CQEs fill the four-entry ring (none consumed); a fifth waits.

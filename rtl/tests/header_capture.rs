@@ -58,20 +58,6 @@ fn outputs(u: &HeaderCapture) -> HeaderOutputs {
     }
 }
 
-const OPCODES: [u8; 11] = [
-    opcode::SEND,
-    opcode::SEND_IMMEDIATE,
-    opcode::RDMA_WRITE,
-    opcode::RDMA_WRITE_IMMEDIATE,
-    opcode::RDMA_READ_REQUEST,
-    opcode::ATOMIC_COMPARE_SWAP,
-    opcode::ATOMIC_FETCH_ADD,
-    opcode::RDMA_READ_RESPONSE,
-    opcode::ATOMIC_RESPONSE,
-    opcode::ACK,
-    opcode::NACK,
-];
-
 fn random_header(rng: &mut ChaCha8Rng) -> HeaderInputs {
     HeaderInputs {
         status: if rng.gen_bool(0.8) {
@@ -80,7 +66,7 @@ fn random_header(rng: &mut ChaCha8Rng) -> HeaderInputs {
             rng.gen_range(0..8)
         },
         opcode: if rng.gen_bool(0.85) {
-            OPCODES[rng.gen_range(0..OPCODES.len())]
+            opcode::ALL[rng.gen_range(0..opcode::ALL.len())]
         } else {
             rng.gen()
         },

@@ -87,6 +87,21 @@ pub mod opcode {
     pub const ACK: u8 = 0x30;
     pub const NACK: u8 = 0x31;
 
+    /// Every opcode a cell may carry, in the order above.
+    pub const ALL: [u8; 11] = [
+        SEND,
+        SEND_IMMEDIATE,
+        RDMA_WRITE,
+        RDMA_WRITE_IMMEDIATE,
+        RDMA_READ_REQUEST,
+        ATOMIC_COMPARE_SWAP,
+        ATOMIC_FETCH_ADD,
+        RDMA_READ_RESPONSE,
+        ATOMIC_RESPONSE,
+        ACK,
+        NACK,
+    ];
+
     /// Whether the first cell of a message with this opcode carries the RETH.
     pub const fn has_reth(op: u8) -> bool {
         op >> 4 == 1
