@@ -10,7 +10,8 @@
 //!   access in progress is dropped).
 //! - CSR port: `csr_valid` / `csr_ready`, `csr_write`, `csr_addr` (16, byte address),
 //!   `csr_wdata` (64); `csr_rdata_valid`, `csr_rdata` (64): one response per accepted
-//!   read, in order.
+//!   read, in order. `csr_rdata` carries the response only in the clock `csr_rdata_valid`
+//!   is high; it may change in other clocks.
 //! - Configuration out (registered): `cfg_node_id` (16), `cfg_enable_send_recv`,
 //!   `cfg_enable_rdma`, `cfg_cq_base` (32), `cfg_cq_size_log2` (5), `cfg_cq_ci` (32),
 //!   `cfg_cq_restart` (one-clock pulse after a `CQ_BASE` write), `cfg_retry_timeout` (32),
@@ -562,6 +563,14 @@ impl Logic for NicCsr {
             self.csr_valid.val() & (self.state.q.val() == CsrState::Idle) & !self.reset.val();
         self.rdata_valid.d.next = false;
         self.cq_restart.d.next = false;
+        // The read data register loads without waiting for the accept or the side ports'
+        // handshakes (neither the reset nor a side engine's ready reaches its enable):
+        // `csr_rdata` is read only with `csr_rdata_valid`, which does wait for them.
+        if self.state.q.val() == CsrState::Forward {
+            self.rdata.d.next = self.acc_next.val();
+        } else if self.csr_valid.val() & !self.csr_write.val() {
+            self.rdata.d.next = self.read_value.val();
+        }
         match self.state.q.val() {
             CsrState::Idle => {
                 if self.accept.val() {
@@ -583,7 +592,6 @@ impl Logic for NicCsr {
                         self.state.d.next = CsrState::Forward;
                     } else if !self.csr_write.val() {
                         self.rdata_valid.d.next = true;
-                        self.rdata.d.next = self.read_value.val();
                     } else if self.is_global.val() {
                         match self.word_index.val().index() {
                             2 => {
@@ -627,7 +635,6 @@ impl Logic for NicCsr {
                     self.state.d.next = CsrState::Idle;
                     if !self.req_write.q.val() {
                         self.rdata_valid.d.next = true;
-                        self.rdata.d.next = self.acc_next.val();
                     }
                 }
             }

@@ -75,8 +75,9 @@
 //! RAMs' read address and the registers of the slot served; a picked ACK's pending and
 //! resync bits are cleared in the Load clock from a registered copy of the grant (an owe
 //! written into that slot on the picking edge is kept, with its own resync mark only), so
-//! the slot vectors do not wait for the grant. Nothing outside sees the difference: the
-//! vectors are read only in Idle.
+//! the slot vectors do not wait for the grant. The round robin's pointer moves in Load,
+//! from the registered index of the slot served, so it does not wait for the grant either.
+//! Nothing outside sees the difference: the vectors and the pointer are read only in Idle.
 
 use super::burst_size::BurstSize;
 use super::slot_rams::SlotRams;
@@ -430,8 +431,10 @@ impl Logic for ResponseGenerator {
         self.rr.s_request.next = self.pending.q.val();
         self.sel_onehot.next = self.rr.m_grant_onehot.val();
         self.sel_qp.next = self.rr.m_grant_index.val();
-        self.rr.s_served.next = false;
-        self.rr.s_served_index.next = self.sel_qp.val();
+        // The grant is served a clock after it was taken, from its register (the next pick
+        // is two clocks later at the earliest), so the pointer does not wait for the grant.
+        self.rr.s_served.next = self.state.q.val() == ResponseState::Load;
+        self.rr.s_served_index.next = self.cur_qp.q.val();
         // The slot picked is read at the picking edge and registered in Load.
         self.slots.s_rd_qp.next = self.sel_qp.val();
         self.slots.s_rd_follow.next = self.cur_from_follow.q.val();
@@ -459,7 +462,6 @@ impl Logic for ResponseGenerator {
                 if self.pending.q.val().any() {
                     self.cur_qp.d.next = self.sel_qp.val();
                     self.cur_onehot.d.next = self.sel_onehot.val();
-                    self.rr.s_served.next = true;
                     self.resync_reg.d.next =
                         (self.resync_bits.q.val() & self.sel_onehot.val()).any();
                     self.cur_from_follow.d.next =
