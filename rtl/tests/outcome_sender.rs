@@ -59,26 +59,26 @@ fn beats_of(d: &Done, payload: &[u64]) -> Vec<Beat> {
 
 fn beat_of(u: &OutcomeSender) -> Beat {
     let fields = [
-        u.m_opcode.val().to_u64()
-            | u.m_flags.val().to_u64() << 8
-            | u.m_cell_length.val().to_u64() << 16,
-        u.m_dest_node.val().to_u64(),
-        u.m_src_node.val().to_u64(),
-        u.m_dest_qp.val().to_u64(),
-        u.m_src_qp.val().to_u64(),
-        u.m_cell_seq.val().to_u64(),
-        u.m_psn.val().to_u64(),
-        u.m_msg_length.val().to_u64(),
-        u.m_vaddr.val().to_u64(),
-        u.m_stag.val().to_u64() | u.m_dma_length.val().to_u64() << 32,
-        u.m_offset.val().to_u64(),
-        u.m_immediate.val().to_u64(),
+        u.m_outcome.val().opcode.to_u64()
+            | u.m_outcome.val().flags.to_u64() << 8
+            | u.m_outcome.val().cell_length.to_u64() << 16,
+        u.m_outcome.val().dest_node.to_u64(),
+        u.m_outcome.val().src_node.to_u64(),
+        u.m_outcome.val().dest_qp.to_u64(),
+        u.m_outcome.val().src_qp.to_u64(),
+        u.m_outcome.val().cell_seq.to_u64(),
+        u.m_outcome.val().psn.to_u64(),
+        u.m_outcome.val().msg_length.to_u64(),
+        u.m_outcome.val().vaddr.to_u64(),
+        u.m_outcome.val().stag.to_u64() | u.m_outcome.val().dma_length.to_u64() << 32,
+        u.m_outcome.val().offset.to_u64(),
+        u.m_outcome.val().immediate.to_u64(),
     ];
     (
         u.m_data.val().to_u64(),
         u.m_bytes.val().to_u8(),
         u.m_last.val(),
-        u.m_status.val().to_u8(),
+        u.m_outcome.val().status.to_u8(),
         fields,
     )
 }

@@ -62,28 +62,28 @@ fn run(
             payload.extend_from_slice(&uut.m_data.val().to_u64().to_le_bytes()[..bytes]);
             if uut.m_last.val() {
                 let hdr = CellHeader {
-                    opcode: uut.m_opcode.val().to_u32() as u8,
-                    flags: uut.m_flags.val().to_u32() as u8,
-                    cell_length: uut.m_cell_length.val().to_u32() as u16,
-                    dest_node: uut.m_dest_node.val().to_u32() as u16,
-                    src_node: uut.m_src_node.val().to_u32() as u16,
-                    dest_qp: uut.m_dest_qp.val().to_u32() as u16,
-                    src_qp: uut.m_src_qp.val().to_u32() as u16,
-                    cell_seq: uut.m_cell_seq.val().to_u32() as u16,
-                    psn: uut.m_psn.val().to_u32(),
-                    message_length: uut.m_msg_length.val().to_u32(),
+                    opcode: uut.m_outcome.val().opcode.to_u32() as u8,
+                    flags: uut.m_outcome.val().flags.to_u32() as u8,
+                    cell_length: uut.m_outcome.val().cell_length.to_u32() as u16,
+                    dest_node: uut.m_outcome.val().dest_node.to_u32() as u16,
+                    src_node: uut.m_outcome.val().src_node.to_u32() as u16,
+                    dest_qp: uut.m_outcome.val().dest_qp.to_u32() as u16,
+                    src_qp: uut.m_outcome.val().src_qp.to_u32() as u16,
+                    cell_seq: uut.m_outcome.val().cell_seq.to_u32() as u16,
+                    psn: uut.m_outcome.val().psn.to_u32(),
+                    message_length: uut.m_outcome.val().msg_length.to_u32(),
                 };
                 outcomes.push(CellOutcome {
-                    status: CellStatus::from_code(uut.m_status.val().to_u32() as u8)
+                    status: CellStatus::from_code(uut.m_outcome.val().status.to_u32() as u8)
                         .expect("status code"),
                     header: hdr,
                     reth: Reth {
-                        vaddr: uut.m_vaddr.val().to_u64(),
-                        stag: uut.m_stag.val().to_u32(),
-                        dma_length: uut.m_dma_length.val().to_u32(),
+                        vaddr: uut.m_outcome.val().vaddr.to_u64(),
+                        stag: uut.m_outcome.val().stag.to_u32(),
+                        dma_length: uut.m_outcome.val().dma_length.to_u32(),
                     },
-                    offset: uut.m_offset.val().to_u32(),
-                    immediate: uut.m_immediate.val().to_u32(),
+                    offset: uut.m_outcome.val().offset.to_u32(),
+                    immediate: uut.m_outcome.val().immediate.to_u32(),
                     payload: std::mem::take(&mut payload),
                 });
             }

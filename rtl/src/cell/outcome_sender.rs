@@ -18,10 +18,8 @@
 //! - Buffer read port: `m_read_address` (8), `s_read_data` (64, one clock later). The read
 //!   pointer starts at 0 after reset and moves by one per payload word delivered: the
 //!   user stores the payload of the cells it reports, in order, from address 0.
-//! - Outcome: `m_valid` / `m_ready`, `m_last`, `m_data` (64), `m_bytes` (4), `m_status`
-//!   (3), `m_opcode`, `m_flags` (8), `m_cell_length`, `m_dest_node`, `m_src_node`,
-//!   `m_dest_qp`, `m_src_qp`, `m_cell_seq` (16), `m_psn` (24), `m_msg_length` (32),
-//!   `m_vaddr` (64), `m_stag`, `m_dma_length`, `m_offset`, `m_immediate` (32).
+//! - Outcome: `m_valid` / `m_ready`, `m_last`, `m_data` (64), `m_bytes` (4), and
+//!   `m_outcome` (a [`CellOutcomeHeader`], the bundle of `common/bundles.rs`).
 //! - `m_valid_next`: an outcome will be shown in the next clock (as `m_valid` will stand
 //!   after this clock's handshakes), for the user's input-side decisions a clock ahead.
 //!
@@ -30,6 +28,7 @@
 //! while no outcome is shown, keeping `m_ready` out of the slot's ready path).
 //! Limits: no parameters; outcomes of up to 255 words.
 
+use crate::common::CellOutcomeHeader;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -56,22 +55,7 @@ pub struct OutcomeSender {
     pub m_valid: Signal<Out, Bit>,
     pub m_ready: Signal<In, Bit>,
     pub m_last: Signal<Out, Bit>,
-    pub m_status: Signal<Out, Bits<3>>,
-    pub m_opcode: Signal<Out, Bits<8>>,
-    pub m_flags: Signal<Out, Bits<8>>,
-    pub m_cell_length: Signal<Out, Bits<16>>,
-    pub m_dest_node: Signal<Out, Bits<16>>,
-    pub m_src_node: Signal<Out, Bits<16>>,
-    pub m_dest_qp: Signal<Out, Bits<16>>,
-    pub m_src_qp: Signal<Out, Bits<16>>,
-    pub m_cell_seq: Signal<Out, Bits<16>>,
-    pub m_psn: Signal<Out, Bits<24>>,
-    pub m_msg_length: Signal<Out, Bits<32>>,
-    pub m_vaddr: Signal<Out, Bits<64>>,
-    pub m_stag: Signal<Out, Bits<32>>,
-    pub m_dma_length: Signal<Out, Bits<32>>,
-    pub m_offset: Signal<Out, Bits<32>>,
-    pub m_immediate: Signal<Out, Bits<32>>,
+    pub m_outcome: Signal<Out, CellOutcomeHeader>,
     pub m_valid_next: Signal<Out, Bit>,
     // The outcome being delivered.
     act_valid: DFF<Bit>,
@@ -178,22 +162,22 @@ impl Logic for OutcomeSender {
                 self.m_bytes.next = self.act_last_bytes.q.val();
             }
         }
-        self.m_status.next = self.act_status.q.val();
-        self.m_opcode.next = self.act_hdr0.q.val().get_bits::<8>(0);
-        self.m_flags.next = self.act_hdr0.q.val().get_bits::<8>(8);
-        self.m_cell_length.next = self.act_hdr0.q.val().get_bits::<16>(16);
-        self.m_dest_node.next = self.act_hdr0.q.val().get_bits::<16>(32);
-        self.m_src_node.next = self.act_hdr0.q.val().get_bits::<16>(48);
-        self.m_dest_qp.next = self.act_hdr1.q.val().get_bits::<16>(0);
-        self.m_src_qp.next = self.act_hdr1.q.val().get_bits::<16>(16);
-        self.m_cell_seq.next = self.act_hdr1.q.val().get_bits::<16>(32);
-        self.m_psn.next = self.act_hdr2.q.val().get_bits::<24>(0);
-        self.m_msg_length.next = self.act_hdr2.q.val().get_bits::<32>(32);
-        self.m_vaddr.next = self.act_vaddr.q.val();
-        self.m_stag.next = self.act_stag_dma.q.val().get_bits::<32>(0);
-        self.m_dma_length.next = self.act_stag_dma.q.val().get_bits::<32>(32);
-        self.m_offset.next = self.act_offset.q.val();
-        self.m_immediate.next = self.act_immediate.q.val();
+        self.m_outcome.next.status = self.act_status.q.val();
+        self.m_outcome.next.opcode = self.act_hdr0.q.val().get_bits::<8>(0);
+        self.m_outcome.next.flags = self.act_hdr0.q.val().get_bits::<8>(8);
+        self.m_outcome.next.cell_length = self.act_hdr0.q.val().get_bits::<16>(16);
+        self.m_outcome.next.dest_node = self.act_hdr0.q.val().get_bits::<16>(32);
+        self.m_outcome.next.src_node = self.act_hdr0.q.val().get_bits::<16>(48);
+        self.m_outcome.next.dest_qp = self.act_hdr1.q.val().get_bits::<16>(0);
+        self.m_outcome.next.src_qp = self.act_hdr1.q.val().get_bits::<16>(16);
+        self.m_outcome.next.cell_seq = self.act_hdr1.q.val().get_bits::<16>(32);
+        self.m_outcome.next.psn = self.act_hdr2.q.val().get_bits::<24>(0);
+        self.m_outcome.next.msg_length = self.act_hdr2.q.val().get_bits::<32>(32);
+        self.m_outcome.next.vaddr = self.act_vaddr.q.val();
+        self.m_outcome.next.stag = self.act_stag_dma.q.val().get_bits::<32>(0);
+        self.m_outcome.next.dma_length = self.act_stag_dma.q.val().get_bits::<32>(32);
+        self.m_outcome.next.offset = self.act_offset.q.val();
+        self.m_outcome.next.immediate = self.act_immediate.q.val();
         if self.reset.val() {
             self.rptr.d.next = 0.into();
             self.act_valid.d.next = false;

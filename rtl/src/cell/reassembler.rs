@@ -23,12 +23,10 @@
 //!   reported cell: for a good cell its payload words (`m_bytes` = 8, the last beat
 //!   `((length - 1) mod 8) + 1`), for a good empty cell or a failed cell a single beat with
 //!   `m_bytes` = 0. `m_last` marks the outcome's final beat.
-//! - Held for all beats of an outcome: `m_status` (3: 0 ok, 1 CRC, 2 length, 3 sequence,
-//!   4 malformed), the header as received (`m_opcode`, `m_flags`, `m_cell_length`,
-//!   `m_dest_node`, `m_src_node`, `m_dest_qp`, `m_src_qp`, `m_cell_seq`, `m_psn`,
-//!   `m_msg_length`), and for good cells the message's RETH (`m_vaddr`, `m_stag`,
-//!   `m_dma_length`), the cell's byte offset in the message (`m_offset`) and, on the last
-//!   cell, the immediate data (`m_immediate`); these three are zero for failed cells.
+//! - `m_outcome`, held for all beats of an outcome (a [`CellOutcomeHeader`]): the status
+//!   (0 ok, 1 CRC, 2 length, 3 sequence, 4 malformed), the header as received, and for
+//!   good cells the message's RETH, the cell's byte offset in the message and, on the last
+//!   cell, the immediate data (zero for failed cells).
 //! - `stat_cells_ok`, `stat_cells_failed`, `stat_cells_dropped` (32, wrapping): a cell
 //!   shows in them three clocks after its CRC word is accepted (a dropped cell, two).
 //!
@@ -56,7 +54,7 @@ use crate::cell::cell_checks::CellChecks;
 use crate::cell::cell_position::CellPosition;
 use crate::cell::format::{check_cell_payload, MAX_CELL_PAYLOAD};
 use crate::cell::outcome_sender::OutcomeSender;
-use crate::common::EventCounter;
+use crate::common::{CellOutcomeHeader, EventCounter};
 use crate::crc32::prepad::Crc32Prepad;
 use crate::crc32::Crc32;
 use crate::sim::ClockedBlock;
@@ -86,22 +84,7 @@ pub struct CellReassembler {
     pub m_valid: Signal<Out, Bit>,
     pub m_ready: Signal<In, Bit>,
     pub m_last: Signal<Out, Bit>,
-    pub m_status: Signal<Out, Bits<3>>,
-    pub m_opcode: Signal<Out, Bits<8>>,
-    pub m_flags: Signal<Out, Bits<8>>,
-    pub m_cell_length: Signal<Out, Bits<16>>,
-    pub m_dest_node: Signal<Out, Bits<16>>,
-    pub m_src_node: Signal<Out, Bits<16>>,
-    pub m_dest_qp: Signal<Out, Bits<16>>,
-    pub m_src_qp: Signal<Out, Bits<16>>,
-    pub m_cell_seq: Signal<Out, Bits<16>>,
-    pub m_psn: Signal<Out, Bits<24>>,
-    pub m_msg_length: Signal<Out, Bits<32>>,
-    pub m_vaddr: Signal<Out, Bits<64>>,
-    pub m_stag: Signal<Out, Bits<32>>,
-    pub m_dma_length: Signal<Out, Bits<32>>,
-    pub m_offset: Signal<Out, Bits<32>>,
-    pub m_immediate: Signal<Out, Bits<32>>,
+    pub m_outcome: Signal<Out, CellOutcomeHeader>,
     pub stat_cells_ok: Signal<Out, Bits<32>>,
     pub stat_cells_failed: Signal<Out, Bits<32>>,
     pub stat_cells_dropped: Signal<Out, Bits<32>>,
@@ -205,22 +188,7 @@ impl CellReassembler {
             m_valid: Default::default(),
             m_ready: Default::default(),
             m_last: Default::default(),
-            m_status: Default::default(),
-            m_opcode: Default::default(),
-            m_flags: Default::default(),
-            m_cell_length: Default::default(),
-            m_dest_node: Default::default(),
-            m_src_node: Default::default(),
-            m_dest_qp: Default::default(),
-            m_src_qp: Default::default(),
-            m_cell_seq: Default::default(),
-            m_psn: Default::default(),
-            m_msg_length: Default::default(),
-            m_vaddr: Default::default(),
-            m_stag: Default::default(),
-            m_dma_length: Default::default(),
-            m_offset: Default::default(),
-            m_immediate: Default::default(),
+            m_outcome: Default::default(),
             stat_cells_ok: Default::default(),
             stat_cells_failed: Default::default(),
             stat_cells_dropped: Default::default(),
@@ -361,22 +329,7 @@ impl Logic for CellReassembler {
         self.m_last.next = self.sender.m_last.val();
         self.m_data.next = self.sender.m_data.val();
         self.m_bytes.next = self.sender.m_bytes.val();
-        self.m_status.next = self.sender.m_status.val();
-        self.m_opcode.next = self.sender.m_opcode.val();
-        self.m_flags.next = self.sender.m_flags.val();
-        self.m_cell_length.next = self.sender.m_cell_length.val();
-        self.m_dest_node.next = self.sender.m_dest_node.val();
-        self.m_src_node.next = self.sender.m_src_node.val();
-        self.m_dest_qp.next = self.sender.m_dest_qp.val();
-        self.m_src_qp.next = self.sender.m_src_qp.val();
-        self.m_cell_seq.next = self.sender.m_cell_seq.val();
-        self.m_psn.next = self.sender.m_psn.val();
-        self.m_msg_length.next = self.sender.m_msg_length.val();
-        self.m_vaddr.next = self.sender.m_vaddr.val();
-        self.m_stag.next = self.sender.m_stag.val();
-        self.m_dma_length.next = self.sender.m_dma_length.val();
-        self.m_offset.next = self.sender.m_offset.val();
-        self.m_immediate.next = self.sender.m_immediate.val();
+        self.m_outcome.next = self.sender.m_outcome.val();
 
         // ---------------- Input side ----------------
         // A new cell may start unless `start_blocked` (decided a clock ahead, below) says

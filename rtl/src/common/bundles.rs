@@ -171,6 +171,38 @@ impl MessageDescriptor {
     }
 }
 
+/// What one reassembled cell's outcome says (`docs/nic-blocks.md`, "Cell outcome"), held
+/// for every beat of the outcome: the payload of the `m_valid` / `m_ready` handshake from
+/// the `CellReassembler` (its `OutcomeSender` makes it) to the `ReceiveQueueEngine`, beside
+/// each beat's `data`, `bytes` and `last`. `status`: 0 good, 1 CRC, 2 length, 3 sequence,
+/// 4 malformed (`CellStatus`); the header fields as received; for a good cell the
+/// message's RETH (`vaddr`, `stag`, `dma_length`), the cell's byte `offset` in its message
+/// and, on the last cell, the `immediate`; these five are zero for a failed cell.
+///
+/// Bits (first field lowest, 363 in all): `status` 2:0, `opcode` 10:3, `flags` 18:11,
+/// `cell_length` 34:19, `dest_node` 50:35, `src_node` 66:51, `dest_qp` 82:67, `src_qp`
+/// 98:83, `cell_seq` 114:99, `psn` 138:115, `msg_length` 170:139, `vaddr` 234:171, `stag`
+/// 266:235, `dma_length` 298:267, `offset` 330:299, `immediate` 362:331.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct CellOutcomeHeader {
+    pub status: Bits<3>,
+    pub opcode: Bits<8>,
+    pub flags: Bits<8>,
+    pub cell_length: Bits<16>,
+    pub dest_node: Bits<16>,
+    pub src_node: Bits<16>,
+    pub dest_qp: Bits<16>,
+    pub src_qp: Bits<16>,
+    pub cell_seq: Bits<16>,
+    pub psn: Bits<24>,
+    pub msg_length: Bits<32>,
+    pub vaddr: Bits<64>,
+    pub stag: Bits<32>,
+    pub dma_length: Bits<32>,
+    pub offset: Bits<32>,
+    pub immediate: Bits<32>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,5 +284,46 @@ mod tests {
         assert_eq!(b.get_bits::<32>(256), 0x1213_1415u64);
         assert!(b.get_bit(288) && !b.get_bit(289) && b.get_bit(290));
         assert_eq!(MessageDescriptor::from(b), m, "unpacking inverts packing");
+    }
+
+    /// The documented offsets of a [`CellOutcomeHeader`].
+    #[test]
+    fn cell_outcome_header_packs_its_fields_at_the_documented_offsets() {
+        assert_eq!(CellOutcomeHeader::BITS, 363);
+        let h = CellOutcomeHeader {
+            status: 5.into(),
+            opcode: 0x11.into(),
+            flags: 0x22.into(),
+            cell_length: 0x3344.into(),
+            dest_node: 0x5566.into(),
+            src_node: 0x7788.into(),
+            dest_qp: 0x99AA.into(),
+            src_qp: 0xBBCC.into(),
+            cell_seq: 0xDDEE.into(),
+            psn: 0x123456.into(),
+            msg_length: (0x789A_BCDEu64).to_bits(),
+            vaddr: 0x0102_0304_0506_0708u64.to_bits(),
+            stag: (0x090A_0B0Cu64).to_bits(),
+            dma_length: (0x0D0E_0F10u64).to_bits(),
+            offset: (0x1112_1314u64).to_bits(),
+            immediate: (0x1516_1718u64).to_bits(),
+        };
+        let b: Bits<363> = h.into();
+        assert_eq!(b.get_bits::<3>(0), 5);
+        assert_eq!(b.get_bits::<8>(3), 0x11);
+        assert_eq!(b.get_bits::<8>(11), 0x22);
+        assert_eq!(b.get_bits::<16>(19), 0x3344);
+        assert_eq!(b.get_bits::<16>(35), 0x5566);
+        assert_eq!(b.get_bits::<16>(51), 0x7788);
+        assert_eq!(b.get_bits::<16>(67), 0x99AA);
+        assert_eq!(b.get_bits::<16>(83), 0xBBCC);
+        assert_eq!(b.get_bits::<16>(99), 0xDDEE);
+        assert_eq!(b.get_bits::<24>(115), 0x123456);
+        assert_eq!(b.get_bits::<32>(139), 0x789A_BCDEu64);
+        assert_eq!(b.get_bits::<64>(171), 0x0102_0304_0506_0708u64);
+        assert_eq!(b.get_bits::<32>(235), 0x090A_0B0Cu64);
+        assert_eq!(b.get_bits::<32>(267), 0x0D0E_0F10u64);
+        assert_eq!(b.get_bits::<32>(299), 0x1112_1314u64);
+        assert_eq!(b.get_bits::<32>(331), 0x1516_1718u64);
     }
 }
