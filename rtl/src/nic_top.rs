@@ -374,13 +374,7 @@ impl Logic for NicTop {
             self.csr.m_tpt_csr_rdata.next = self.tpt[i].m_csr_rdata.val();
             self.tpt[i].s_tpt_req_valid.next = self.rq.m_tpt_req_valid.val();
             self.rq.m_tpt_req_ready.next = self.tpt[i].s_tpt_req_ready.val();
-            self.tpt[i].s_tpt_req_stag.next = self.rq.m_tpt_req.val().stag;
-            self.tpt[i].s_tpt_req_vaddr.next = self.rq.m_tpt_req.val().vaddr;
-            self.tpt[i].s_tpt_req_length.next = self.rq.m_tpt_req.val().length;
-            self.tpt[i].s_tpt_req_access.next = self.rq.m_tpt_req.val().access;
-            self.tpt[i].s_tpt_req_invalidate.next = self.rq.m_tpt_req.val().invalidate;
-            self.tpt[i].s_tpt_req_qp.next = self.rq.m_tpt_req.val().qp;
-            self.tpt[i].s_tpt_req_commit.next = self.rq.m_tpt_req.val().commit;
+            self.tpt[i].s_tpt_req.next = self.rq.m_tpt_req.val();
             self.rq.s_tpt_resp_valid.next = self.tpt[i].m_tpt_resp_valid.val();
             self.rq.s_tpt_resp_ok.next = self.tpt[i].m_tpt_resp_ok.val();
             self.rq.s_tpt_resp_paddr.next = self.tpt[i].m_tpt_resp_paddr.val();

@@ -123,13 +123,13 @@ fn run(seed: u64, entries: u32, cycles: usize, req_rate: f64, answer_rate: f64) 
         };
         uut.reset.next = reset;
         uut.s_req_accept.next = accept;
-        uut.s_req_stag.next = (q.stag as u64).to_bits();
-        uut.s_req_vaddr.next = q.vaddr.to_bits();
-        uut.s_req_length.next = (q.length as u64).to_bits();
-        uut.s_req_access.next = (q.access as u64).to_bits();
-        uut.s_req_invalidate.next = q.invalidate;
-        uut.s_req_qp.next = (q.qp as u64).to_bits();
-        uut.s_req_commit.next = q.commit;
+        uut.s_req.next.stag = (q.stag as u64).to_bits();
+        uut.s_req.next.vaddr = q.vaddr.to_bits();
+        uut.s_req.next.length = (q.length as u64).to_bits();
+        uut.s_req.next.access = (q.access as u64).to_bits();
+        uut.s_req.next.invalidate = q.invalidate;
+        uut.s_req.next.qp = (q.qp as u64).to_bits();
+        uut.s_req.next.commit = q.commit;
         let e = if phase == 1 {
             entry
         } else {
@@ -163,28 +163,28 @@ fn run(seed: u64, entries: u32, cycles: usize, req_rate: f64, answer_rate: f64) 
             "cycle {cycle}: resp paddr"
         );
         assert_eq!(
-            uut.m_req_stag.val().to_u32(),
+            uut.m_req.val().stag.to_u32(),
             held.stag,
             "cycle {cycle}: head stag"
         );
         assert_eq!(
-            uut.m_req_vaddr.val().to_u64(),
+            uut.m_req.val().vaddr.to_u64(),
             held.vaddr,
             "cycle {cycle}: head vaddr"
         );
         assert_eq!(
-            uut.m_req_length.val().to_u32(),
+            uut.m_req.val().length.to_u32(),
             held.length,
             "cycle {cycle}"
         );
         assert_eq!(
-            uut.m_req_access.val().to_u64() as u8,
+            uut.m_req.val().access.to_u64() as u8,
             held.access,
             "cycle {cycle}"
         );
-        assert_eq!(uut.m_req_invalidate.val(), held.invalidate, "cycle {cycle}");
-        assert_eq!(uut.m_req_qp.val().to_u64() as u8, held.qp, "cycle {cycle}");
-        assert_eq!(uut.m_req_commit.val(), held.commit, "cycle {cycle}");
+        assert_eq!(uut.m_req.val().invalidate, held.invalidate, "cycle {cycle}");
+        assert_eq!(uut.m_req.val().qp.to_u64() as u8, held.qp, "cycle {cycle}");
+        assert_eq!(uut.m_req.val().commit, held.commit, "cycle {cycle}");
         let check = phase == 2;
         let (hit, ok, clear, paddr) = decide(entries, &req, &entry);
         assert_eq!(

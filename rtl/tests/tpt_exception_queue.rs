@@ -166,13 +166,13 @@ fn run(seed: u64, cycles: usize, csr_rate: f64, ready_rate: f64, miss_rate: f64)
         uut.s_csr_reg.next = (r as u64).to_bits();
         uut.s_csr_wdata.next = d.to_bits();
         uut.s_miss.next = miss;
-        uut.s_head_stag.next = (head.stag as u64).to_bits();
-        uut.s_head_vaddr.next = head.vaddr.to_bits();
-        uut.s_head_length.next = (head.length as u64).to_bits();
-        uut.s_head_access.next = (head.access as u64).to_bits();
-        uut.s_head_invalidate.next = head.invalidate;
-        uut.s_head_commit.next = head.commit;
-        uut.s_head_qp.next = (head.qp as u64).to_bits();
+        uut.s_head.next.stag = (head.stag as u64).to_bits();
+        uut.s_head.next.vaddr = head.vaddr.to_bits();
+        uut.s_head.next.length = (head.length as u64).to_bits();
+        uut.s_head.next.access = (head.access as u64).to_bits();
+        uut.s_head.next.invalidate = head.invalidate;
+        uut.s_head.next.commit = head.commit;
+        uut.s_head.next.qp = (head.qp as u64).to_bits();
         settle(&mut uut);
         let accepted = csr.filter(|_| csr_ready);
         // Read data follows the addressed register whether or not it is accepted.

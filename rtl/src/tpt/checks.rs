@@ -12,11 +12,11 @@
 //! Ports:
 //! - `clock`, `reset` (synchronous, active high: drops a check in its read clock and the
 //!   response's valid; `ok` and `paddr` keep their value, as between responses).
-//! - Request: `s_req_accept` (the table accepted a lookup this clock), `s_req_stag` (32:
-//!   index = bits 31:8, key = bits 7:0), `s_req_vaddr` (64), `s_req_length` (32),
-//!   `s_req_access` (3: bit 0 remote read, 1 remote write, 2 atomic), `s_req_invalidate`,
-//!   `s_req_qp` (6), `s_req_commit` (1: the request is executed if it passes). Registered
-//!   at acceptance and shown on `m_req_*` until the next one (the exception head's fields).
+//! - Request: `s_req_accept` (the table accepted a lookup this clock), `s_req` (a
+//!   [`TptRequest`]: `stag` index = bits 31:8, key = bits 7:0; `access` bit 0 remote read,
+//!   1 remote write, 2 atomic; `commit` 1: the request is executed if it passes).
+//!   Registered at acceptance and shown on `m_req` until the next one (the exception
+//!   head).
 //! - Entry from the table, the clock after acceptance: `s_entry_valid`, `s_entry_meta` (13:
 //!   bit 0 valid, 3:1 rights, 4 one-shot, 12:5 key), `s_entry_vaddr` (64),
 //!   `s_entry_length` (32), `s_entry_paddr` (32).
@@ -49,6 +49,7 @@
 //! Limits: `entries` a power of two in 16..=4096.
 
 use super::table::check_entries;
+use crate::common::TptRequest;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -58,20 +59,8 @@ pub struct TptChecks {
     pub reset: Signal<In, Bit>,
     // Request.
     pub s_req_accept: Signal<In, Bit>,
-    pub s_req_stag: Signal<In, Bits<32>>,
-    pub s_req_vaddr: Signal<In, Bits<64>>,
-    pub s_req_length: Signal<In, Bits<32>>,
-    pub s_req_access: Signal<In, Bits<3>>,
-    pub s_req_invalidate: Signal<In, Bit>,
-    pub s_req_qp: Signal<In, Bits<6>>,
-    pub s_req_commit: Signal<In, Bit>,
-    pub m_req_stag: Signal<Out, Bits<32>>,
-    pub m_req_vaddr: Signal<Out, Bits<64>>,
-    pub m_req_length: Signal<Out, Bits<32>>,
-    pub m_req_access: Signal<Out, Bits<3>>,
-    pub m_req_invalidate: Signal<Out, Bit>,
-    pub m_req_qp: Signal<Out, Bits<6>>,
-    pub m_req_commit: Signal<Out, Bit>,
+    pub s_req: Signal<In, TptRequest>,
+    pub m_req: Signal<Out, TptRequest>,
     // Entry.
     pub s_entry_valid: Signal<In, Bit>,
     pub s_entry_meta: Signal<In, Bits<13>>,
@@ -89,13 +78,12 @@ pub struct TptChecks {
     pub m_resp_ok: Signal<Out, Bit>,
     pub m_resp_paddr: Signal<Out, Bits<32>>,
     // The request in flight.
-    req_stag: DFF<Bits<32>>,
-    req_vaddr: DFF<Bits<64>>,
-    req_length: DFF<Bits<32>>,
-    req_access: DFF<Bits<3>>,
-    req_invalidate: DFF<Bit>,
-    req_commit: DFF<Bit>,
-    req_qp: DFF<Bits<6>>,
+    req: DFF<TptRequest>,
+    /// The request's STag (a field of a bundle cannot be sliced in the Verilog).
+    s_req_stag: Signal<Local, Bits<32>>,
+    /// The held request's STag and virtual address (for slicing, as above).
+    req_stag: Signal<Local, Bits<32>>,
+    req_vaddr: Signal<Local, Bits<64>>,
     req_in_table: DFF<Bit>,
     // The entry as read, folded with the request through one carry-save level.
     ent_meta: DFF<Bits<13>>,
@@ -148,20 +136,8 @@ impl TptChecks {
             clock: Default::default(),
             reset: Default::default(),
             s_req_accept: Default::default(),
-            s_req_stag: Default::default(),
-            s_req_vaddr: Default::default(),
-            s_req_length: Default::default(),
-            s_req_access: Default::default(),
-            s_req_invalidate: Default::default(),
-            s_req_qp: Default::default(),
-            s_req_commit: Default::default(),
-            m_req_stag: Default::default(),
-            m_req_vaddr: Default::default(),
-            m_req_length: Default::default(),
-            m_req_access: Default::default(),
-            m_req_invalidate: Default::default(),
-            m_req_qp: Default::default(),
-            m_req_commit: Default::default(),
+            s_req: Default::default(),
+            m_req: Default::default(),
             s_entry_valid: Default::default(),
             s_entry_meta: Default::default(),
             s_entry_vaddr: Default::default(),
@@ -175,13 +151,10 @@ impl TptChecks {
             m_resp_valid: Default::default(),
             m_resp_ok: Default::default(),
             m_resp_paddr: Default::default(),
+            req: Default::default(),
+            s_req_stag: Default::default(),
             req_stag: Default::default(),
             req_vaddr: Default::default(),
-            req_length: Default::default(),
-            req_access: Default::default(),
-            req_invalidate: Default::default(),
-            req_commit: Default::default(),
-            req_qp: Default::default(),
             req_in_table: Default::default(),
             ent_meta: Default::default(),
             ent_vaddr: Default::default(),
@@ -228,13 +201,7 @@ impl Logic for TptChecks {
         dff_setup!(
             self,
             clock,
-            req_stag,
-            req_vaddr,
-            req_length,
-            req_access,
-            req_invalidate,
-            req_commit,
-            req_qp,
+            req,
             req_in_table,
             ent_meta,
             ent_vaddr,
@@ -248,25 +215,22 @@ impl Logic for TptChecks {
             resp_paddr
         );
         // Acceptance: the request is held until the next one.
+        self.s_req_stag.next = self.s_req.val().stag;
+        self.req_stag.next = self.req.q.val().stag;
+        self.req_vaddr.next = self.req.q.val().vaddr;
         if self.s_req_accept.val() {
-            self.req_stag.d.next = self.s_req_stag.val();
-            self.req_vaddr.d.next = self.s_req_vaddr.val();
-            self.req_length.d.next = self.s_req_length.val();
-            self.req_access.d.next = self.s_req_access.val();
-            self.req_invalidate.d.next = self.s_req_invalidate.val();
-            self.req_commit.d.next = self.s_req_commit.val();
-            self.req_qp.d.next = self.s_req_qp.val();
+            self.req.d.next = self.s_req.val();
             self.req_in_table.d.next =
                 self.s_req_stag.val().get_bits::<24>(8) < self.entries_c.val();
         }
         // Read clock: the entry as read, folded with the request (one carry-save level).
-        self.req_end.next = bit_cast::<65, 64>(self.req_vaddr.q.val())
-            + bit_cast::<65, 32>(self.req_length.q.val());
+        self.req_end.next = bit_cast::<65, 64>(self.req.q.val().vaddr)
+            + bit_cast::<65, 32>(self.req.q.val().length);
         self.lim_a.next = bit_cast::<67, 64>(self.s_entry_vaddr.val());
         self.lim_b.next = bit_cast::<67, 32>(self.s_entry_length.val());
         self.lim_n.next = !bit_cast::<67, 65>(self.req_end.val());
         self.tr_a.next = self.s_entry_paddr.val();
-        self.tr_b.next = self.req_vaddr.q.val().get_bits::<32>(0);
+        self.tr_b.next = self.req_vaddr.val().get_bits::<32>(0);
         self.tr_n.next = !self.s_entry_vaddr.val().get_bits::<32>(0);
         self.check.d.next = self.s_entry_valid.val() & !self.reset.val();
         if self.s_entry_valid.val() {
@@ -288,10 +252,10 @@ impl Logic for TptChecks {
         // Check clock, from registers: one carry chain per result.
         self.hit.next = self.req_in_table.q.val() & self.ent_meta.q.val().get_bit(0);
         self.key_ok.next =
-            self.ent_meta.q.val().get_bits::<8>(5) == self.req_stag.q.val().get_bits::<8>(0);
+            self.ent_meta.q.val().get_bits::<8>(5) == self.req_stag.val().get_bits::<8>(0);
         self.rights_ok.next =
-            (self.req_access.q.val() & !self.ent_meta.q.val().get_bits::<3>(1)) == 0;
-        self.base_ok.next = self.req_vaddr.q.val() >= self.ent_vaddr.q.val();
+            (self.req.q.val().access & !self.ent_meta.q.val().get_bits::<3>(1)) == 0;
+        self.base_ok.next = self.req.q.val().vaddr >= self.ent_vaddr.q.val();
         self.lim_sum.next = self.lim_s.q.val() + self.lim_c.q.val();
         self.end_ok.next = !self.lim_sum.val().get_bit(66);
         self.translated.next = self.tr_s.q.val() + self.tr_c.q.val();
@@ -300,8 +264,8 @@ impl Logic for TptChecks {
         self.m_clear.next = self.check.q.val()
             & self.hit.val()
             & self.check_ok.val()
-            & self.req_commit.q.val()
-            & (self.ent_meta.q.val().get_bit(4) | self.req_invalidate.q.val());
+            & self.req.q.val().commit
+            & (self.ent_meta.q.val().get_bit(4) | self.req.q.val().invalidate);
         self.m_miss.next = self.check.q.val() & !self.hit.val();
         // The response: the translation or the exception queue's answer; paddr 0 when
         // refused.
@@ -323,13 +287,7 @@ impl Logic for TptChecks {
             self.resp_valid.d.next = false;
         }
         // Outputs.
-        self.m_req_stag.next = self.req_stag.q.val();
-        self.m_req_vaddr.next = self.req_vaddr.q.val();
-        self.m_req_length.next = self.req_length.q.val();
-        self.m_req_access.next = self.req_access.q.val();
-        self.m_req_invalidate.next = self.req_invalidate.q.val();
-        self.m_req_qp.next = self.req_qp.q.val();
-        self.m_req_commit.next = self.req_commit.q.val();
+        self.m_req.next = self.req.q.val();
         self.m_resp_valid.next = self.resp_valid.q.val();
         self.m_resp_ok.next = self.resp_ok.q.val();
         // paddr is 0 when refused: masked here, so the late `ok` does not clear the

@@ -17,8 +17,7 @@
 //!   0 for any other register and for `EXC_HEAD*` while no head is valid (the table
 //!   registers it). `stat_stale` (8): answers ignored, wrapping.
 //! - `s_miss`: queue the request in flight as the head (the checks' miss, one clock);
-//!   `s_head_stag` (32), `s_head_vaddr` (64), `s_head_length` (32), `s_head_access` (3),
-//!   `s_head_invalidate`, `s_head_commit`, `s_head_qp` (6): that request, held by the
+//!   `s_head` (a [`TptRequest`]): that request, held by the
 //!   [`TptChecks`](super::TptChecks) while `m_exc_valid` keeps further lookups out (so the
 //!   head needs no copy of its own).
 //! - `m_exc_valid`: a head is waiting.
@@ -40,6 +39,7 @@
 //!
 //! Limits: `timeout_reset` must fit `EXC_TIMEOUT`'s 32 bits.
 
+use crate::common::TptRequest;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -60,13 +60,7 @@ pub struct TptExceptionQueue {
     pub stat_stale: Signal<Out, Bits<8>>,
     // The missed request.
     pub s_miss: Signal<In, Bit>,
-    pub s_head_stag: Signal<In, Bits<32>>,
-    pub s_head_vaddr: Signal<In, Bits<64>>,
-    pub s_head_length: Signal<In, Bits<32>>,
-    pub s_head_access: Signal<In, Bits<3>>,
-    pub s_head_invalidate: Signal<In, Bit>,
-    pub s_head_commit: Signal<In, Bit>,
-    pub s_head_qp: Signal<In, Bits<6>>,
+    pub s_head: Signal<In, TptRequest>,
     pub m_exc_valid: Signal<Out, Bit>,
     pub m_answer_valid: Signal<Out, Bit>,
     pub m_answer_ok: Signal<Out, Bit>,
@@ -109,13 +103,7 @@ impl TptExceptionQueue {
             m_csr_rdata: Default::default(),
             stat_stale: Default::default(),
             s_miss: Default::default(),
-            s_head_stag: Default::default(),
-            s_head_vaddr: Default::default(),
-            s_head_length: Default::default(),
-            s_head_access: Default::default(),
-            s_head_invalidate: Default::default(),
-            s_head_commit: Default::default(),
-            s_head_qp: Default::default(),
+            s_head: Default::default(),
             m_exc_valid: Default::default(),
             m_answer_valid: Default::default(),
             m_answer_ok: Default::default(),
@@ -197,15 +185,15 @@ impl Logic for TptExceptionQueue {
         // Read data. The head registers read as zero while no head is valid.
         // (1-bit flags through their own signals: an inverted bit widened in the Verilog
         // expression would set every upper bit.)
-        self.head_invalidate.next = self.s_head_invalidate.val() & self.s_head_commit.val();
-        self.head_check_only.next = !self.s_head_commit.val();
+        self.head_invalidate.next = self.s_head.val().invalidate & self.s_head.val().commit;
+        self.head_check_only.next = !self.s_head.val().commit;
         self.head0.next = bits::<64>(1)
-            | (bit_cast::<64, 6>(self.s_head_qp.val()) << 2)
-            | (bit_cast::<64, 3>(self.s_head_access.val()) << 8)
+            | (bit_cast::<64, 6>(self.s_head.val().qp) << 2)
+            | (bit_cast::<64, 3>(self.s_head.val().access) << 8)
             | (bit_cast::<64, 1>(self.head_invalidate.val().into()) << 12)
             | (bit_cast::<64, 1>(self.head_check_only.val().into()) << 13)
             | (bit_cast::<64, 8>(self.exc_tag.q.val()) << 16)
-            | (bit_cast::<64, 32>(self.s_head_stag.val()) << 32);
+            | (bit_cast::<64, 32>(self.s_head.val().stag) << 32);
         self.head_hidden.next = !self.exc_valid.q.val()
             & ((self.s_csr_reg.val() == 32)
                 | (self.s_csr_reg.val() == 33)
@@ -215,10 +203,10 @@ impl Logic for TptExceptionQueue {
                 self.m_csr_rdata.next = self.head0.val();
             }
             33 => {
-                self.m_csr_rdata.next = self.s_head_vaddr.val();
+                self.m_csr_rdata.next = self.s_head.val().vaddr;
             }
             34 => {
-                self.m_csr_rdata.next = bit_cast::<64, 32>(self.s_head_length.val());
+                self.m_csr_rdata.next = bit_cast::<64, 32>(self.s_head.val().length);
             }
             36 => {
                 self.m_csr_rdata.next = bit_cast::<64, 32>(self.exc_timeout.q.val());

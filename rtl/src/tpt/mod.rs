@@ -32,11 +32,10 @@
 //!   and ignores writes), `s_csr_wdata` (64); read data `m_csr_rdata_valid`, `m_csr_rdata`
 //!   (64), one beat per accepted read, the clock after it was accepted.
 //! - Lookup port from `ReceiveQueueEngine`: `s_tpt_req_valid` / `s_tpt_req_ready`,
-//!   `s_tpt_req_stag` (32: index = bits 31:8, key = bits 7:0), `s_tpt_req_vaddr` (64),
-//!   `s_tpt_req_length` (32), `s_tpt_req_access` (3: bit 0 remote read, 1 remote write, 2
-//!   atomic), `s_tpt_req_invalidate`, `s_tpt_req_qp` (6), `s_tpt_req_commit` (1: the
-//!   request is executed if it passes; 0: check only, the responder refuses it anyway for
-//!   a later rule, so it must not use up the entry); response `m_tpt_resp_valid` (one
+//!   `s_tpt_req` (a [`TptRequest`], the bundle of `common/bundles.rs`: `stag` index =
+//!   bits 31:8, key = bits 7:0; `access` bit 0 remote read, 1 remote write, 2 atomic;
+//!   `commit` 1: the request is executed if it passes, 0: check only, the responder
+//!   refuses it anyway for a later rule, so it must not use up the entry); response `m_tpt_resp_valid` (one
 //!   clock per accepted request, in request order; the contract has no ready for it),
 //!   `m_tpt_resp_ok`, `m_tpt_resp_paddr` (32, 0 when not ok). `ok` and `paddr` hold their
 //!   value between responses.
@@ -141,6 +140,7 @@ pub use checks::TptChecks;
 pub use exception_queue::{TptExceptionQueue, TPT_EXC_TIMEOUT_RESET};
 pub use table::{TptState, TptTable, TPT_BANK_ENTRIES, TPT_MAX_ENTRIES, TPT_MIN_ENTRIES};
 
+use crate::common::TptRequest;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -159,17 +159,13 @@ pub struct Tpt {
     // Lookup port.
     pub s_tpt_req_valid: Signal<In, Bit>,
     pub s_tpt_req_ready: Signal<Out, Bit>,
-    pub s_tpt_req_stag: Signal<In, Bits<32>>,
-    pub s_tpt_req_vaddr: Signal<In, Bits<64>>,
-    pub s_tpt_req_length: Signal<In, Bits<32>>,
-    pub s_tpt_req_access: Signal<In, Bits<3>>,
-    pub s_tpt_req_invalidate: Signal<In, Bit>,
-    pub s_tpt_req_qp: Signal<In, Bits<6>>,
-    pub s_tpt_req_commit: Signal<In, Bit>,
+    pub s_tpt_req: Signal<In, TptRequest>,
     pub m_tpt_resp_valid: Signal<Out, Bit>,
     pub m_tpt_resp_ok: Signal<Out, Bit>,
     pub m_tpt_resp_paddr: Signal<Out, Bits<32>>,
     /// (Not `table`: a Verilog keyword.)
+    /// The lookup's STag (a field of a bundle cannot be sliced in the Verilog).
+    req_stag: Signal<Local, Bits<32>>,
     entry_table: TptTable,
     checks: TptChecks,
     exceptions: TptExceptionQueue,
@@ -193,16 +189,11 @@ impl Tpt {
             m_csr_rdata: Default::default(),
             s_tpt_req_valid: Default::default(),
             s_tpt_req_ready: Default::default(),
-            s_tpt_req_stag: Default::default(),
-            s_tpt_req_vaddr: Default::default(),
-            s_tpt_req_length: Default::default(),
-            s_tpt_req_access: Default::default(),
-            s_tpt_req_invalidate: Default::default(),
-            s_tpt_req_qp: Default::default(),
-            s_tpt_req_commit: Default::default(),
+            s_tpt_req: Default::default(),
             m_tpt_resp_valid: Default::default(),
             m_tpt_resp_ok: Default::default(),
             m_tpt_resp_paddr: Default::default(),
+            req_stag: Default::default(),
             entry_table: TptTable::new(entries),
             checks: TptChecks::new(entries),
             exceptions: TptExceptionQueue::new(TPT_EXC_TIMEOUT_RESET),
@@ -242,17 +233,12 @@ impl Logic for Tpt {
         self.entry_table.s_stat_stale.next = self.exceptions.stat_stale.val();
         // Lookup port: the table accepts, the checks keep the request.
         self.entry_table.s_lookup_valid.next = self.s_tpt_req_valid.val();
-        self.entry_table.s_lookup_index.next = self.s_tpt_req_stag.val().get_bits::<12>(8);
+        self.req_stag.next = self.s_tpt_req.val().stag;
+        self.entry_table.s_lookup_index.next = self.req_stag.val().get_bits::<12>(8);
         self.entry_table.s_hold.next = self.exceptions.m_exc_valid.val();
         self.s_tpt_req_ready.next = self.entry_table.s_lookup_ready.val();
         self.checks.s_req_accept.next = self.entry_table.m_lookup_accept.val();
-        self.checks.s_req_stag.next = self.s_tpt_req_stag.val();
-        self.checks.s_req_vaddr.next = self.s_tpt_req_vaddr.val();
-        self.checks.s_req_length.next = self.s_tpt_req_length.val();
-        self.checks.s_req_access.next = self.s_tpt_req_access.val();
-        self.checks.s_req_invalidate.next = self.s_tpt_req_invalidate.val();
-        self.checks.s_req_qp.next = self.s_tpt_req_qp.val();
-        self.checks.s_req_commit.next = self.s_tpt_req_commit.val();
+        self.checks.s_req.next = self.s_tpt_req.val();
         // The entry read, the checks' decision.
         self.checks.s_entry_valid.next = self.entry_table.m_entry_valid.val();
         self.checks.s_entry_meta.next = self.entry_table.m_entry_meta.val();
@@ -262,13 +248,7 @@ impl Logic for Tpt {
         self.entry_table.s_clear.next = self.checks.m_clear.val();
         // A miss: the request in flight becomes the exception head; its answer.
         self.exceptions.s_miss.next = self.checks.m_miss.val();
-        self.exceptions.s_head_stag.next = self.checks.m_req_stag.val();
-        self.exceptions.s_head_vaddr.next = self.checks.m_req_vaddr.val();
-        self.exceptions.s_head_length.next = self.checks.m_req_length.val();
-        self.exceptions.s_head_access.next = self.checks.m_req_access.val();
-        self.exceptions.s_head_invalidate.next = self.checks.m_req_invalidate.val();
-        self.exceptions.s_head_commit.next = self.checks.m_req_commit.val();
-        self.exceptions.s_head_qp.next = self.checks.m_req_qp.val();
+        self.exceptions.s_head.next = self.checks.m_req.val();
         self.checks.s_answer_valid.next = self.exceptions.m_answer_valid.val();
         self.checks.s_answer_ok.next = self.exceptions.m_answer_ok.val();
         self.checks.s_answer_paddr.next = self.exceptions.m_answer_paddr.val();

@@ -166,13 +166,13 @@ fn drive_csr(uut: &mut Tpt, op: Option<(u8, bool, u64)>) {
 fn drive_req(uut: &mut Tpt, req: Option<&Request>) {
     uut.s_tpt_req_valid.next = req.is_some();
     if let Some(q) = req {
-        uut.s_tpt_req_stag.next = (q.stag as u64).to_bits();
-        uut.s_tpt_req_vaddr.next = q.vaddr.to_bits();
-        uut.s_tpt_req_length.next = (q.length as u64).to_bits();
-        uut.s_tpt_req_access.next = (q.access as u64).to_bits();
-        uut.s_tpt_req_invalidate.next = q.invalidate;
-        uut.s_tpt_req_qp.next = (q.qp as u64).to_bits();
-        uut.s_tpt_req_commit.next = q.commit;
+        uut.s_tpt_req.next.stag = (q.stag as u64).to_bits();
+        uut.s_tpt_req.next.vaddr = q.vaddr.to_bits();
+        uut.s_tpt_req.next.length = (q.length as u64).to_bits();
+        uut.s_tpt_req.next.access = (q.access as u64).to_bits();
+        uut.s_tpt_req.next.invalidate = q.invalidate;
+        uut.s_tpt_req.next.qp = (q.qp as u64).to_bits();
+        uut.s_tpt_req.next.commit = q.commit;
     }
 }
 
