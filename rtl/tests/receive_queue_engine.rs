@@ -2052,22 +2052,22 @@ impl Logic for WithReassembler {
         e.s_rx_valid.next = r.m_valid.val();
         r.m_ready.next = e.s_rx_ready.val();
         e.s_rx_last.next = r.m_last.val();
-        e.s_rx_status.next = r.m_status.val();
-        e.s_rx_opcode.next = r.m_opcode.val();
-        e.s_rx_flags.next = r.m_flags.val();
-        e.s_rx_cell_length.next = r.m_cell_length.val();
-        e.s_rx_dest_node.next = r.m_dest_node.val();
-        e.s_rx_src_node.next = r.m_src_node.val();
-        e.s_rx_dest_qp.next = r.m_dest_qp.val();
-        e.s_rx_src_qp.next = r.m_src_qp.val();
-        e.s_rx_cell_seq.next = r.m_cell_seq.val();
-        e.s_rx_psn.next = r.m_psn.val();
-        e.s_rx_msg_length.next = r.m_msg_length.val();
-        e.s_rx_vaddr.next = r.m_vaddr.val();
-        e.s_rx_stag.next = r.m_stag.val();
-        e.s_rx_dma_length.next = r.m_dma_length.val();
-        e.s_rx_offset.next = r.m_offset.val();
-        e.s_rx_immediate.next = r.m_immediate.val();
+        e.s_rx_status.next = r.m_outcome.val().status;
+        e.s_rx_opcode.next = r.m_outcome.val().opcode;
+        e.s_rx_flags.next = r.m_outcome.val().flags;
+        e.s_rx_cell_length.next = r.m_outcome.val().cell_length;
+        e.s_rx_dest_node.next = r.m_outcome.val().dest_node;
+        e.s_rx_src_node.next = r.m_outcome.val().src_node;
+        e.s_rx_dest_qp.next = r.m_outcome.val().dest_qp;
+        e.s_rx_src_qp.next = r.m_outcome.val().src_qp;
+        e.s_rx_cell_seq.next = r.m_outcome.val().cell_seq;
+        e.s_rx_psn.next = r.m_outcome.val().psn;
+        e.s_rx_msg_length.next = r.m_outcome.val().msg_length;
+        e.s_rx_vaddr.next = r.m_outcome.val().vaddr;
+        e.s_rx_stag.next = r.m_outcome.val().stag;
+        e.s_rx_dma_length.next = r.m_outcome.val().dma_length;
+        e.s_rx_offset.next = r.m_outcome.val().offset;
+        e.s_rx_immediate.next = r.m_outcome.val().immediate;
     }
 }
 
