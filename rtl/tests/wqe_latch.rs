@@ -17,33 +17,33 @@ use rust_hdl::prelude::*;
 const DEPTH: usize = 16;
 
 fn drive(uut: &mut WqeLatch, w: &Wqe) {
-    uut.s_opcode.next = (w.opcode as u64).to_bits();
-    uut.s_invalidate.next = w.invalidate;
-    uut.s_inline.next = w.inline;
-    uut.s_length.next = (w.length as u64).to_bits();
-    uut.s_local.next = (w.local_addr as u64).to_bits();
-    uut.s_vaddr.next = w.remote_vaddr.to_bits();
-    uut.s_stag.next = (w.stag as u64).to_bits();
-    uut.s_immediate.next = (w.immediate as u64).to_bits();
-    uut.s_compare.next = w.compare_add.to_bits();
-    uut.s_swap.next = w.swap.to_bits();
-    uut.s_word7.next = w.reserved.to_bits();
+    uut.s_wqe.next.opcode = (w.opcode as u64).to_bits();
+    uut.s_wqe.next.invalidate = w.invalidate;
+    uut.s_wqe.next.inline_payload = w.inline;
+    uut.s_wqe.next.length = (w.length as u64).to_bits();
+    uut.s_wqe.next.local_addr = (w.local_addr as u64).to_bits();
+    uut.s_wqe.next.vaddr = w.remote_vaddr.to_bits();
+    uut.s_wqe.next.stag = (w.stag as u64).to_bits();
+    uut.s_wqe.next.immediate = (w.immediate as u64).to_bits();
+    uut.s_wqe.next.compare = w.compare_add.to_bits();
+    uut.s_wqe.next.swap = w.swap.to_bits();
+    uut.s_wqe.next.word7 = w.reserved.to_bits();
 }
 
 /// The latch's outputs as a WQE (the fields it copies) and a class.
 fn seen(uut: &WqeLatch) -> (Wqe, WqeClass) {
     let w = Wqe {
-        opcode: uut.m_opcode.val().to_u64() as u8,
-        invalidate: uut.m_invalidate.val(),
-        inline: uut.m_inline.val(),
-        length: uut.m_length.val().to_u32(),
-        local_addr: uut.m_local.val().to_u32(),
-        remote_vaddr: uut.m_vaddr.val().to_u64(),
-        stag: uut.m_stag.val().to_u32(),
-        immediate: uut.m_immediate.val().to_u32(),
-        compare_add: uut.m_compare.val().to_u64(),
-        swap: uut.m_swap.val().to_u64(),
-        reserved: uut.m_word7.val().to_u64(),
+        opcode: uut.m_wqe.val().opcode.to_u64() as u8,
+        invalidate: uut.m_wqe.val().invalidate,
+        inline: uut.m_wqe.val().inline_payload,
+        length: uut.m_wqe.val().length.to_u32(),
+        local_addr: uut.m_wqe.val().local_addr.to_u32(),
+        remote_vaddr: uut.m_wqe.val().vaddr.to_u64(),
+        stag: uut.m_wqe.val().stag.to_u32(),
+        immediate: uut.m_wqe.val().immediate.to_u32(),
+        compare_add: uut.m_wqe.val().compare.to_u64(),
+        swap: uut.m_wqe.val().swap.to_u64(),
+        reserved: uut.m_wqe.val().word7.to_u64(),
         ..Wqe::default()
     };
     let c = WqeClass {

@@ -171,6 +171,51 @@ impl MessageDescriptor {
     }
 }
 
+/// A send WQE's fields as the requester uses them (`docs/nic-architecture.md`, "Send WQE"):
+/// the `WqeFetch` assembles them word by word and hands them to the `WqeLatch`, the send
+/// stage's copy. `inline_payload`: word 0's INLINE flag; `local_addr`: word 2 (the payload's
+/// or READ target's physical address); `vaddr`: word 3 (the remote address, or the first
+/// inline word; a DELAY's count in bits 23:0); `stag` and `immediate`: word 4; `compare`,
+/// `swap`, `word7`: words 5-7 (an atomic's operands, or inline payload words).
+///
+/// Bits (first field lowest, 394 in all): `opcode` 7:0, `invalidate` 8, `inline_payload`
+/// 9, `length` 41:10, `local_addr` 73:42, `vaddr` 137:74, `stag` 169:138, `immediate`
+/// 201:170, `compare` 265:202, `swap` 329:266, `word7` 393:330.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct SendWqe {
+    pub opcode: Bits<8>,
+    pub invalidate: Bit,
+    pub inline_payload: Bit,
+    pub length: Bits<32>,
+    pub local_addr: Bits<32>,
+    pub vaddr: Bits<64>,
+    pub stag: Bits<32>,
+    pub immediate: Bits<32>,
+    pub compare: Bits<64>,
+    pub swap: Bits<64>,
+    pub word7: Bits<64>,
+}
+
+/// The fields of a packed [`SendWqe`] (the inverse of the `LogicStruct` packing).
+impl From<Bits<{ <SendWqe as Synth>::BITS }>> for SendWqe {
+    fn from(b: Bits<{ <SendWqe as Synth>::BITS }>) -> Self {
+        let at = SendWqe::default();
+        SendWqe {
+            opcode: b.get_bits::<8>(at.get_my_offset_opcode()),
+            invalidate: b.get_bit(at.get_my_offset_invalidate()),
+            inline_payload: b.get_bit(at.get_my_offset_inline_payload()),
+            length: b.get_bits::<32>(at.get_my_offset_length()),
+            local_addr: b.get_bits::<32>(at.get_my_offset_local_addr()),
+            vaddr: b.get_bits::<64>(at.get_my_offset_vaddr()),
+            stag: b.get_bits::<32>(at.get_my_offset_stag()),
+            immediate: b.get_bits::<32>(at.get_my_offset_immediate()),
+            compare: b.get_bits::<64>(at.get_my_offset_compare()),
+            swap: b.get_bits::<64>(at.get_my_offset_swap()),
+            word7: b.get_bits::<64>(at.get_my_offset_word7()),
+        }
+    }
+}
+
 /// What one reassembled cell's outcome says (`docs/nic-blocks.md`, "Cell outcome"), held
 /// for every beat of the outcome: the payload of the `m_valid` / `m_ready` handshake from
 /// the `CellReassembler` (its `OutcomeSender` makes it) to the `ReceiveQueueEngine`, beside
@@ -201,6 +246,31 @@ pub struct CellOutcomeHeader {
     pub dma_length: Bits<32>,
     pub offset: Bits<32>,
     pub immediate: Bits<32>,
+}
+
+/// The fields of a packed [`CellOutcomeHeader`] (the inverse of the `LogicStruct` packing).
+impl From<Bits<{ <CellOutcomeHeader as Synth>::BITS }>> for CellOutcomeHeader {
+    fn from(b: Bits<{ <CellOutcomeHeader as Synth>::BITS }>) -> Self {
+        let at = CellOutcomeHeader::default();
+        CellOutcomeHeader {
+            status: b.get_bits::<3>(at.get_my_offset_status()),
+            opcode: b.get_bits::<8>(at.get_my_offset_opcode()),
+            flags: b.get_bits::<8>(at.get_my_offset_flags()),
+            cell_length: b.get_bits::<16>(at.get_my_offset_cell_length()),
+            dest_node: b.get_bits::<16>(at.get_my_offset_dest_node()),
+            src_node: b.get_bits::<16>(at.get_my_offset_src_node()),
+            dest_qp: b.get_bits::<16>(at.get_my_offset_dest_qp()),
+            src_qp: b.get_bits::<16>(at.get_my_offset_src_qp()),
+            cell_seq: b.get_bits::<16>(at.get_my_offset_cell_seq()),
+            psn: b.get_bits::<24>(at.get_my_offset_psn()),
+            msg_length: b.get_bits::<32>(at.get_my_offset_msg_length()),
+            vaddr: b.get_bits::<64>(at.get_my_offset_vaddr()),
+            stag: b.get_bits::<32>(at.get_my_offset_stag()),
+            dma_length: b.get_bits::<32>(at.get_my_offset_dma_length()),
+            offset: b.get_bits::<32>(at.get_my_offset_offset()),
+            immediate: b.get_bits::<32>(at.get_my_offset_immediate()),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -325,5 +395,37 @@ mod tests {
         assert_eq!(b.get_bits::<32>(267), 0x0D0E_0F10u64);
         assert_eq!(b.get_bits::<32>(299), 0x1112_1314u64);
         assert_eq!(b.get_bits::<32>(331), 0x1516_1718u64);
+        assert_eq!(CellOutcomeHeader::from(b), h, "unpacking inverts packing");
+    }
+
+    /// The documented offsets of a [`SendWqe`].
+    #[test]
+    fn send_wqe_packs_its_fields_at_the_documented_offsets() {
+        assert_eq!(SendWqe::BITS, 394);
+        let w = SendWqe {
+            opcode: 0x12.into(),
+            invalidate: false,
+            inline_payload: true,
+            length: (0x3456_789Au64).to_bits(),
+            local_addr: (0xBCDE_F012u64).to_bits(),
+            vaddr: 0x1122_3344_5566_7788u64.to_bits(),
+            stag: (0x99AA_BBCCu64).to_bits(),
+            immediate: (0xDDEE_FF00u64).to_bits(),
+            compare: 0x0102_0304_0506_0708u64.to_bits(),
+            swap: 0x090A_0B0C_0D0E_0F10u64.to_bits(),
+            word7: 0x1112_1314_1516_1718u64.to_bits(),
+        };
+        let b: Bits<394> = w.into();
+        assert_eq!(b.get_bits::<8>(0), 0x12);
+        assert!(!b.get_bit(8) && b.get_bit(9));
+        assert_eq!(b.get_bits::<32>(10), 0x3456_789Au64);
+        assert_eq!(b.get_bits::<32>(42), 0xBCDE_F012u64);
+        assert_eq!(b.get_bits::<64>(74), 0x1122_3344_5566_7788u64);
+        assert_eq!(b.get_bits::<32>(138), 0x99AA_BBCCu64);
+        assert_eq!(b.get_bits::<32>(170), 0xDDEE_FF00u64);
+        assert_eq!(b.get_bits::<64>(202), 0x0102_0304_0506_0708u64);
+        assert_eq!(b.get_bits::<64>(266), 0x090A_0B0C_0D0E_0F10u64);
+        assert_eq!(b.get_bits::<64>(330), 0x1112_1314_1516_1718u64);
+        assert_eq!(SendWqe::from(b), w, "unpacking inverts packing");
     }
 }

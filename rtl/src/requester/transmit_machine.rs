@@ -296,17 +296,7 @@ impl Logic for TransmitMachine {
         // fetch's fields are valid then; the next fetch's words come later).
         self.wqe.clock.next = self.clock.val();
         self.wqe.s_load.next = self.copy_pending.q.val();
-        self.wqe.s_opcode.next = self.fetch.m_opcode.val();
-        self.wqe.s_invalidate.next = self.fetch.m_invalidate.val();
-        self.wqe.s_inline.next = self.fetch.m_inline.val();
-        self.wqe.s_length.next = self.fetch.m_length.val();
-        self.wqe.s_local.next = self.fetch.m_local.val();
-        self.wqe.s_vaddr.next = self.fetch.m_vaddr.val();
-        self.wqe.s_stag.next = self.fetch.m_stag.val();
-        self.wqe.s_immediate.next = self.fetch.m_immediate.val();
-        self.wqe.s_compare.next = self.fetch.m_compare.val();
-        self.wqe.s_swap.next = self.fetch.m_swap.val();
-        self.wqe.s_word7.next = self.fetch.m_word7.val();
+        self.wqe.s_wqe.next = self.fetch.m_wqe.val();
         self.wqe.s_inline_beat.next = self.tx_beat.q.val();
 
         // ---- Requests to the table engine (from registers only) ----
@@ -324,7 +314,7 @@ impl Logic for TransmitMachine {
         self.m_commit_local_only.next = self.wqe.m_local_only.val();
         self.m_commit_needs_response.next = self.wqe.m_op_read.val() | self.wqe.m_op_atomic.val();
         self.m_commit_delay.next = self.wqe.m_delay_ok.val();
-        self.m_delay_cycles.next = self.wqe.m_vaddr.val().get_bits::<24>(0);
+        self.m_delay_cycles.next = bit_cast::<24, 64>(self.wqe.m_wqe.val().vaddr);
         self.m_local_valid.next = self.tx_state.q.val() == SqTxState::Local;
         self.m_local_qp.next = self.claim.m_tx_qp.val();
         self.m_local_psn.next = self.claim.m_tx_psn.val();
@@ -361,7 +351,7 @@ impl Logic for TransmitMachine {
         self.port.s_pay_req_valid.next = (self.tx_state.q.val() == SqTxState::PayloadReq)
             & (!self.tx_early.q.val() | self.ledger.m_room.val());
         // One burst: ceil(length / 8) <= 8192 words.
-        self.port.s_pay_req_addr.next = self.wqe.m_local.val();
+        self.port.s_pay_req_addr.next = self.wqe.m_wqe.val().local_addr;
         self.port.s_pay_req_words.next = self.wqe.m_len_round.val();
         self.pl_push.next = self.port.m_pay_req_taken.val();
         self.m_txrd_req_valid.next = self.port.m_req_valid.val();
@@ -486,7 +476,7 @@ impl Logic for TransmitMachine {
                         & !self.tx_early.q.val()
                     {
                         self.tx_state.d.next = SqTxState::PayloadReq;
-                        if self.wqe.m_inline.val() {
+                        if self.wqe.m_wqe.val().inline_payload {
                             self.tx_state.d.next = SqTxState::Inline;
                         }
                     }
@@ -523,7 +513,7 @@ impl Logic for TransmitMachine {
             }
             SqTxState::Atomic0 => {
                 self.m_payload_valid.next = true;
-                self.m_payload_data.next = self.wqe.m_compare.val();
+                self.m_payload_data.next = self.wqe.m_wqe.val().compare;
                 self.m_payload_last.next = false;
                 if self.m_payload_ready.val() {
                     self.tx_state.d.next = SqTxState::Atomic1;
@@ -531,7 +521,7 @@ impl Logic for TransmitMachine {
             }
             SqTxState::Atomic1 => {
                 self.m_payload_valid.next = true;
-                self.m_payload_data.next = self.wqe.m_swap.val();
+                self.m_payload_data.next = self.wqe.m_wqe.val().swap;
                 self.m_payload_last.next = true;
                 if self.m_payload_ready.val() {
                     self.tx_state.d.next = SqTxState::Idle;
@@ -542,27 +532,27 @@ impl Logic for TransmitMachine {
             }
         }
         self.ledger.s_grant.next = self.pl_grant.val();
-        self.m_msg.next.opcode = self.wqe.m_opcode.val();
+        self.m_msg.next.opcode = self.wqe.m_wqe.val().opcode;
         self.m_msg.next.dest_node = self.claim.m_tx_remote.val().get_bits::<16>(0);
         self.m_msg.next.src_node = self.cfg_node_id.val();
         self.m_msg.next.dest_qp = self.claim.m_tx_remote.val().get_bits::<16>(16);
         self.m_msg.next.src_qp = bit_cast::<16, 6>(self.claim.m_tx_qp.val());
         self.m_msg.next.psn = self.claim.m_tx_psn.val();
         self.m_msg.next.length = self.wqe.m_msg_length.val();
-        self.m_msg.next.vaddr = self.wqe.m_vaddr.val();
-        self.m_msg.next.stag = self.wqe.m_stag.val();
-        self.m_msg.next.dma_length = self.wqe.m_length.val();
+        self.m_msg.next.vaddr = self.wqe.m_wqe.val().vaddr;
+        self.m_msg.next.stag = self.wqe.m_wqe.val().stag;
+        self.m_msg.next.dma_length = self.wqe.m_wqe.val().length;
         self.m_msg.next.immediate = 0.into();
         if self.wqe.m_op_imm.val() {
-            self.m_msg.next.immediate = self.wqe.m_immediate.val();
+            self.m_msg.next.immediate = self.wqe.m_wqe.val().immediate;
         }
         self.m_msg.next.has_immediate = self.wqe.m_op_imm.val();
-        self.m_msg.next.invalidate = self.wqe.m_invalidate.val();
+        self.m_msg.next.invalidate = self.wqe.m_wqe.val().invalidate;
         self.m_msg.next.resync = self.tx_resync.q.val();
         self.m_expect_qp.next = self.claim.m_tx_qp.val();
         self.m_expect_psn.next = self.claim.m_tx_psn.val();
-        self.m_expect_addr.next = self.wqe.m_local.val();
-        self.m_expect_length.next = self.wqe.m_length.val();
+        self.m_expect_addr.next = self.wqe.m_wqe.val().local_addr;
+        self.m_expect_length.next = self.wqe.m_wqe.val().length;
         self.m_expect_atomic.next = self.wqe.m_op_atomic.val();
         if self.reset.val() {
             self.requests_reg.d.next = 0.into();

@@ -30,10 +30,9 @@
 //!   clock after the request is taken up to the hand-off). The user requests nothing else
 //!   on the same DMA port meanwhile: such a request could be taken before words 5-7's.
 //!   Low from the hand-off on, so the user's next read may follow at once.
-//! - Fields (registered): `m_opcode` (8), `m_invalidate`, `m_inline` (word 0),
-//!   `m_length` (32), `m_local` (32, word 2), `m_vaddr` (64, word 3), `m_stag` (32),
-//!   `m_immediate` (32, word 4), `m_compare` (64), `m_swap` (64), `m_word7` (64). A short
-//!   WQE does not update `m_compare`, `m_swap` or `m_word7`.
+//! - `m_wqe` (registered): the WQE's fields as one [`SendWqe`] (word 0's opcode, flags and
+//!   length; words 2, 3 and 4; words 5-7). A short WQE does not update `compare`, `swap`
+//!   or `word7`.
 //!
 //! Latency: `m_rd_req_valid` follows `s_fetch_valid` in the same clock (combinational);
 //! `m_wqe_done` comes in the clock word 4 (short WQE) or word 7 arrives, the fields a clock
@@ -49,6 +48,7 @@
 //! WQE as soon as `m_wqe_done` has been seen, once it has copied (or no longer needs) the
 //! fields it uses later.
 
+use crate::common::SendWqe;
 use crate::sim::ClockedBlock;
 use nic_abi::{Wqe, WqeOpcode};
 use rust_hdl::prelude::*;
@@ -69,17 +69,7 @@ pub struct WqeFetch {
     pub s_rd_ready: Signal<Out, Bit>,
     pub m_wqe_done: Signal<Out, Bit>,
     pub m_draining: Signal<Out, Bit>,
-    pub m_opcode: Signal<Out, Bits<8>>,
-    pub m_invalidate: Signal<Out, Bit>,
-    pub m_inline: Signal<Out, Bit>,
-    pub m_length: Signal<Out, Bits<32>>,
-    pub m_local: Signal<Out, Bits<32>>,
-    pub m_vaddr: Signal<Out, Bits<64>>,
-    pub m_stag: Signal<Out, Bits<32>>,
-    pub m_immediate: Signal<Out, Bits<32>>,
-    pub m_compare: Signal<Out, Bits<64>>,
-    pub m_swap: Signal<Out, Bits<64>>,
-    pub m_word7: Signal<Out, Bits<64>>,
+    pub m_wqe: Signal<Out, SendWqe>,
     /// The WQE's words are awaited.
     receiving: DFF<Bit>,
     /// The next word's index.
@@ -90,17 +80,8 @@ pub struct WqeFetch {
     second_sent: DFF<Bit>,
     /// The address of word 5 (`s_fetch_addr + 40`).
     second_addr: DFF<Bits<32>>,
-    opcode: DFF<Bits<8>>,
-    invalidate: DFF<Bit>,
-    inline_flag: DFF<Bit>,
-    length: DFF<Bits<32>>,
-    local_addr: DFF<Bits<32>>,
-    vaddr: DFF<Bits<64>>,
-    stag: DFF<Bits<32>>,
-    immediate: DFF<Bits<32>>,
-    compare: DFF<Bits<64>>,
-    swap: DFF<Bits<64>>,
-    word7: DFF<Bits<64>>,
+    /// The WQE as assembled so far.
+    wqe: DFF<SendWqe>,
     /// The WQE (word 0 taken) uses words 5-7 too: decided from word 0 as it arrives
     /// (registered, so the length compare is not in front of the request port).
     long_wqe: DFF<Bit>,
@@ -138,33 +119,13 @@ impl WqeFetch {
             s_rd_ready: Default::default(),
             m_wqe_done: Default::default(),
             m_draining: Default::default(),
-            m_opcode: Default::default(),
-            m_invalidate: Default::default(),
-            m_inline: Default::default(),
-            m_length: Default::default(),
-            m_local: Default::default(),
-            m_vaddr: Default::default(),
-            m_stag: Default::default(),
-            m_immediate: Default::default(),
-            m_compare: Default::default(),
-            m_swap: Default::default(),
-            m_word7: Default::default(),
+            m_wqe: Default::default(),
             receiving: Default::default(),
             beat: Default::default(),
             second: Default::default(),
             second_sent: Default::default(),
             second_addr: Default::default(),
-            opcode: Default::default(),
-            invalidate: Default::default(),
-            inline_flag: Default::default(),
-            length: Default::default(),
-            local_addr: Default::default(),
-            vaddr: Default::default(),
-            stag: Default::default(),
-            immediate: Default::default(),
-            compare: Default::default(),
-            swap: Default::default(),
-            word7: Default::default(),
+            wqe: Default::default(),
             long_wqe: Default::default(),
             take: Default::default(),
             start: Default::default(),
@@ -196,17 +157,7 @@ impl Logic for WqeFetch {
             second_sent,
             second_addr,
             long_wqe,
-            opcode,
-            invalidate,
-            inline_flag,
-            length,
-            local_addr,
-            vaddr,
-            stag,
-            immediate,
-            compare,
-            swap,
-            word7
+            wqe
         );
         // Requests: words 0-4 while idle; words 5-7 of a long WQE once word 0 is in.
         self.m_rd_req_valid.next = self.s_fetch_valid.val() & !self.receiving.q.val();
@@ -241,10 +192,10 @@ impl Logic for WqeFetch {
         if self.take.val() {
             self.beat.d.next = self.beat.q.val() + 1;
             if self.beat.q.val() == 0 {
-                self.opcode.d.next = self.s_rd_data.val().get_bits::<8>(0);
-                self.invalidate.d.next = self.s_rd_data.val().get_bit(8);
-                self.inline_flag.d.next = self.s_rd_data.val().get_bit(9);
-                self.length.d.next = self.s_rd_data.val().get_bits::<32>(32);
+                self.wqe.d.next.opcode = self.s_rd_data.val().get_bits::<8>(0);
+                self.wqe.d.next.invalidate = self.s_rd_data.val().get_bit(8);
+                self.wqe.d.next.inline_payload = self.s_rd_data.val().get_bit(9);
+                self.wqe.d.next.length = self.s_rd_data.val().get_bits::<32>(32);
                 // An atomic, or an inline payload over 8 bytes.
                 self.long_wqe.d.next = (self.s_rd_data.val().get_bits::<8>(0)
                     == self.opc_cas.val())
@@ -253,23 +204,23 @@ impl Logic for WqeFetch {
                         & (self.s_rd_data.val().get_bits::<32>(32) > self.inline_short.val()));
             }
             if self.beat.q.val() == 2 {
-                self.local_addr.d.next = self.s_rd_data.val().get_bits::<32>(0);
+                self.wqe.d.next.local_addr = self.s_rd_data.val().get_bits::<32>(0);
             }
             if self.beat.q.val() == 3 {
-                self.vaddr.d.next = self.s_rd_data.val();
+                self.wqe.d.next.vaddr = self.s_rd_data.val();
             }
             if self.beat.q.val() == 4 {
-                self.stag.d.next = self.s_rd_data.val().get_bits::<32>(0);
-                self.immediate.d.next = self.s_rd_data.val().get_bits::<32>(32);
+                self.wqe.d.next.stag = self.s_rd_data.val().get_bits::<32>(0);
+                self.wqe.d.next.immediate = self.s_rd_data.val().get_bits::<32>(32);
             }
             if self.beat.q.val() == 5 {
-                self.compare.d.next = self.s_rd_data.val();
+                self.wqe.d.next.compare = self.s_rd_data.val();
             }
             if self.beat.q.val() == 6 {
-                self.swap.d.next = self.s_rd_data.val();
+                self.wqe.d.next.swap = self.s_rd_data.val();
             }
             if self.beat.q.val() == 7 {
-                self.word7.d.next = self.s_rd_data.val();
+                self.wqe.d.next.word7 = self.s_rd_data.val();
             }
             if self.final_word.val() {
                 self.receiving.d.next = false;
@@ -277,17 +228,7 @@ impl Logic for WqeFetch {
             }
         }
         self.m_draining.next = self.receiving.q.val();
-        self.m_opcode.next = self.opcode.q.val();
-        self.m_invalidate.next = self.invalidate.q.val();
-        self.m_inline.next = self.inline_flag.q.val();
-        self.m_length.next = self.length.q.val();
-        self.m_local.next = self.local_addr.q.val();
-        self.m_vaddr.next = self.vaddr.q.val();
-        self.m_stag.next = self.stag.q.val();
-        self.m_immediate.next = self.immediate.q.val();
-        self.m_compare.next = self.compare.q.val();
-        self.m_swap.next = self.swap.q.val();
-        self.m_word7.next = self.word7.q.val();
+        self.m_wqe.next = self.wqe.q.val();
         if self.reset.val() {
             self.receiving.d.next = false;
         }
@@ -328,17 +269,17 @@ mod tests {
     impl Fields {
         fn of(uut: &WqeFetch) -> Self {
             Fields {
-                opcode: uut.m_opcode.val().to_u8(),
-                invalidate: uut.m_invalidate.val(),
-                inline: uut.m_inline.val(),
-                length: uut.m_length.val().to_u32(),
-                local: uut.m_local.val().to_u32(),
-                vaddr: uut.m_vaddr.val().to_u64(),
-                stag: uut.m_stag.val().to_u32(),
-                immediate: uut.m_immediate.val().to_u32(),
-                compare: uut.m_compare.val().to_u64(),
-                swap: uut.m_swap.val().to_u64(),
-                word7: uut.m_word7.val().to_u64(),
+                opcode: uut.m_wqe.val().opcode.to_u8(),
+                invalidate: uut.m_wqe.val().invalidate,
+                inline: uut.m_wqe.val().inline_payload,
+                length: uut.m_wqe.val().length.to_u32(),
+                local: uut.m_wqe.val().local_addr.to_u32(),
+                vaddr: uut.m_wqe.val().vaddr.to_u64(),
+                stag: uut.m_wqe.val().stag.to_u32(),
+                immediate: uut.m_wqe.val().immediate.to_u32(),
+                compare: uut.m_wqe.val().compare.to_u64(),
+                swap: uut.m_wqe.val().swap.to_u64(),
+                word7: uut.m_wqe.val().word7.to_u64(),
             }
         }
 
@@ -711,17 +652,20 @@ mod tests {
             assert!(!uut.m_draining.val() && uut.s_fetch_ready.val());
             assert!(!uut.s_rd_ready.val());
             if short {
-                assert_eq!(uut.m_local.val().to_u32(), 0x1000);
-                assert_eq!(uut.m_length.val().to_u32(), 100);
+                assert_eq!(uut.m_wqe.val().local_addr.to_u32(), 0x1000);
+                assert_eq!(uut.m_wqe.val().length.to_u32(), 100);
             }
         }
         assert_eq!(done_at, [4, 7]);
-        assert_eq!(uut.m_opcode.val().to_u8(), WqeOpcode::AtomicFetchAdd as u8);
+        assert_eq!(
+            uut.m_wqe.val().opcode.to_u8(),
+            WqeOpcode::AtomicFetchAdd as u8
+        );
         assert_eq!(
             (
-                uut.m_compare.val().to_u64(),
-                uut.m_swap.val().to_u64(),
-                uut.m_word7.val().to_u64()
+                uut.m_wqe.val().compare.to_u64(),
+                uut.m_wqe.val().swap.to_u64(),
+                uut.m_wqe.val().word7.to_u64()
             ),
             (5, 6, 7)
         );

@@ -12,11 +12,8 @@
 //! Ports:
 //! - `clock` (no reset: the copy is only read after a load).
 //! - `s_load`: copy the fields this clock.
-//! - The WQE's fields, as `WqeFetch` presents them: `s_opcode` (8), `s_invalidate`,
-//!   `s_inline`, `s_length` (32), `s_local` (32), `s_vaddr` (64, word 3), `s_stag` (32),
-//!   `s_immediate` (32), `s_compare` (64), `s_swap` (64), `s_word7` (64).
-//! - The copy (registered): `m_opcode`, `m_invalidate`, `m_inline`, `m_length`, `m_local`,
-//!   `m_vaddr`, `m_stag`, `m_immediate`, `m_compare`, `m_swap`, `m_word7`.
+//! - `s_wqe`: the WQE's fields as `WqeFetch` presents them (a [`SendWqe`]).
+//! - `m_wqe`: the copy (registered).
 //! - Its class (registered, decoded from the fields as they are loaded): `m_op_read`
 //!   (RDMA READ), `m_op_atomic` (compare-swap, fetch-add), `m_op_imm` (SEND or WRITE with
 //!   immediate), `m_status` (8: 0, or the completion status of a bad WQE), `m_local_only`
@@ -36,6 +33,7 @@
 //! (`MAX_MESSAGE_LENGTH`, `INLINE_MAX_BYTES`, 8 for an atomic, a DELAY's count within
 //! `DELAY_CYCLES_MASK`); a BIND's length is the bound range's and is not checked.
 
+use crate::common::SendWqe;
 use crate::sim::ClockedBlock;
 use nic_abi::{
     CompletionStatus, WqeOpcode, BIND_OPCODE, DELAY_CYCLES_MASK, DELAY_OPCODE, INLINE_MAX_BYTES,
@@ -47,28 +45,8 @@ use rust_hdl::prelude::*;
 pub struct WqeLatch {
     pub clock: Signal<In, Clock>,
     pub s_load: Signal<In, Bit>,
-    pub s_opcode: Signal<In, Bits<8>>,
-    pub s_invalidate: Signal<In, Bit>,
-    pub s_inline: Signal<In, Bit>,
-    pub s_length: Signal<In, Bits<32>>,
-    pub s_local: Signal<In, Bits<32>>,
-    pub s_vaddr: Signal<In, Bits<64>>,
-    pub s_stag: Signal<In, Bits<32>>,
-    pub s_immediate: Signal<In, Bits<32>>,
-    pub s_compare: Signal<In, Bits<64>>,
-    pub s_swap: Signal<In, Bits<64>>,
-    pub s_word7: Signal<In, Bits<64>>,
-    pub m_opcode: Signal<Out, Bits<8>>,
-    pub m_invalidate: Signal<Out, Bit>,
-    pub m_inline: Signal<Out, Bit>,
-    pub m_length: Signal<Out, Bits<32>>,
-    pub m_local: Signal<Out, Bits<32>>,
-    pub m_vaddr: Signal<Out, Bits<64>>,
-    pub m_stag: Signal<Out, Bits<32>>,
-    pub m_immediate: Signal<Out, Bits<32>>,
-    pub m_compare: Signal<Out, Bits<64>>,
-    pub m_swap: Signal<Out, Bits<64>>,
-    pub m_word7: Signal<Out, Bits<64>>,
+    pub s_wqe: Signal<In, SendWqe>,
+    pub m_wqe: Signal<Out, SendWqe>,
     pub m_op_read: Signal<Out, Bit>,
     pub m_op_atomic: Signal<Out, Bit>,
     pub m_op_imm: Signal<Out, Bit>,
@@ -82,17 +60,8 @@ pub struct WqeLatch {
     pub m_pl_long: Signal<Out, Bit>,
     pub s_inline_beat: Signal<In, Bits<3>>,
     pub m_inline_word: Signal<Out, Bits<64>>,
-    opcode: DFF<Bits<8>>,
-    invalidate: DFF<Bit>,
-    inline_reg: DFF<Bit>,
-    length: DFF<Bits<32>>,
-    local_reg: DFF<Bits<32>>,
-    vaddr: DFF<Bits<64>>,
-    stag: DFF<Bits<32>>,
-    immediate: DFF<Bits<32>>,
-    compare: DFF<Bits<64>>,
-    swap: DFF<Bits<64>>,
-    word7: DFF<Bits<64>>,
+    /// The copy.
+    wqe: DFF<SendWqe>,
     op_read_reg: DFF<Bit>,
     op_atomic_reg: DFF<Bit>,
     op_imm_reg: DFF<Bit>,
@@ -104,6 +73,14 @@ pub struct WqeLatch {
     len_round_reg: DFF<Bits<16>>,
     pl_early_reg: DFF<Bit>,
     pl_long_reg: DFF<Bit>,
+    // The input fields the class is decoded from (a bundle's field cannot be sliced in the
+    // Verilog).
+    in_opcode: Signal<Local, Bits<8>>,
+    in_inline: Signal<Local, Bit>,
+    in_length: Signal<Local, Bits<32>>,
+    /// The low bits of the local address (its alignment).
+    in_local_low: Signal<Local, Bits<3>>,
+    in_vaddr: Signal<Local, Bits<64>>,
     // Combinational: the class of the fields at the inputs.
     op_known: Signal<Local, Bit>,
     op_read: Signal<Local, Bit>,
@@ -161,28 +138,8 @@ impl WqeLatch {
         WqeLatch {
             clock: Default::default(),
             s_load: Default::default(),
-            s_opcode: Default::default(),
-            s_invalidate: Default::default(),
-            s_inline: Default::default(),
-            s_length: Default::default(),
-            s_local: Default::default(),
-            s_vaddr: Default::default(),
-            s_stag: Default::default(),
-            s_immediate: Default::default(),
-            s_compare: Default::default(),
-            s_swap: Default::default(),
-            s_word7: Default::default(),
-            m_opcode: Default::default(),
-            m_invalidate: Default::default(),
-            m_inline: Default::default(),
-            m_length: Default::default(),
-            m_local: Default::default(),
-            m_vaddr: Default::default(),
-            m_stag: Default::default(),
-            m_immediate: Default::default(),
-            m_compare: Default::default(),
-            m_swap: Default::default(),
-            m_word7: Default::default(),
+            s_wqe: Default::default(),
+            m_wqe: Default::default(),
             m_op_read: Default::default(),
             m_op_atomic: Default::default(),
             m_op_imm: Default::default(),
@@ -196,17 +153,12 @@ impl WqeLatch {
             m_pl_long: Default::default(),
             s_inline_beat: Default::default(),
             m_inline_word: Default::default(),
-            opcode: Default::default(),
-            invalidate: Default::default(),
-            inline_reg: Default::default(),
-            length: Default::default(),
-            local_reg: Default::default(),
-            vaddr: Default::default(),
-            stag: Default::default(),
-            immediate: Default::default(),
-            compare: Default::default(),
-            swap: Default::default(),
-            word7: Default::default(),
+            wqe: Default::default(),
+            in_opcode: Default::default(),
+            in_inline: Default::default(),
+            in_length: Default::default(),
+            in_local_low: Default::default(),
+            in_vaddr: Default::default(),
             op_read_reg: Default::default(),
             op_atomic_reg: Default::default(),
             op_imm_reg: Default::default(),
@@ -268,17 +220,7 @@ impl Logic for WqeLatch {
         dff_setup!(
             self,
             clock,
-            opcode,
-            invalidate,
-            inline_reg,
-            length,
-            local_reg,
-            vaddr,
-            stag,
-            immediate,
-            compare,
-            swap,
-            word7,
+            wqe,
             op_read_reg,
             op_atomic_reg,
             op_imm_reg,
@@ -291,35 +233,40 @@ impl Logic for WqeLatch {
             pl_early_reg,
             pl_long_reg
         );
-        self.op_read.next = self.s_opcode.val() == self.opc_read.val();
-        self.op_atomic.next = (self.s_opcode.val() == self.opc_cas.val())
-            | (self.s_opcode.val() == self.opc_faa.val());
-        self.op_imm.next = (self.s_opcode.val() == self.opc_send_imm.val())
-            | (self.s_opcode.val() == self.opc_write_imm.val());
-        self.op_send.next = (self.s_opcode.val() == self.opc_send.val())
-            | (self.s_opcode.val() == self.opc_send_imm.val());
-        self.op_nop.next = self.s_opcode.val() == self.opc_nop.val();
-        self.op_bind.next = self.s_opcode.val() == self.opc_bind.val();
-        self.op_delay.next = self.s_opcode.val() == self.opc_delay.val();
-        self.delay_fits.next = (self.s_vaddr.val() & self.delay_high.val()) == 0;
+        self.in_opcode.next = self.s_wqe.val().opcode;
+        self.in_inline.next = self.s_wqe.val().inline_payload;
+        self.in_length.next = self.s_wqe.val().length;
+        self.in_local_low.next = bit_cast::<3, 32>(self.s_wqe.val().local_addr);
+        self.in_vaddr.next = self.s_wqe.val().vaddr;
+        self.op_read.next = self.in_opcode.val() == self.opc_read.val();
+        self.op_atomic.next = (self.in_opcode.val() == self.opc_cas.val())
+            | (self.in_opcode.val() == self.opc_faa.val());
+        self.op_imm.next = (self.in_opcode.val() == self.opc_send_imm.val())
+            | (self.in_opcode.val() == self.opc_write_imm.val());
+        self.op_send.next = (self.in_opcode.val() == self.opc_send.val())
+            | (self.in_opcode.val() == self.opc_send_imm.val());
+        self.op_nop.next = self.in_opcode.val() == self.opc_nop.val();
+        self.op_bind.next = self.in_opcode.val() == self.opc_bind.val();
+        self.op_delay.next = self.in_opcode.val() == self.opc_delay.val();
+        self.delay_fits.next = (self.in_vaddr.val() & self.delay_high.val()) == 0;
         // Inline payloads come with SENDs only (the other opcodes use the words).
-        self.op_known.next = ((self.s_opcode.val() == self.opc_send.val())
-            | (self.s_opcode.val() == self.opc_write.val())
+        self.op_known.next = ((self.in_opcode.val() == self.opc_send.val())
+            | (self.in_opcode.val() == self.opc_write.val())
             | self.op_read.val()
             | self.op_atomic.val()
             | self.op_imm.val()
             | self.op_nop.val()
             | self.op_bind.val()
             | self.op_delay.val())
-            & (!self.s_inline.val() | self.op_send.val());
-        self.op_rdma.next = self.s_opcode.val().get_bits::<4>(4) == 1;
+            & (!self.in_inline.val() | self.op_send.val());
+        self.op_rdma.next = self.in_opcode.val().get_bits::<4>(4) == 1;
         // A BIND's length is the bound range's (any 32-bit value), not a message's.
-        self.len_ok.next = ((self.s_length.val() <= self.max_length.val()) | self.op_bind.val())
+        self.len_ok.next = ((self.in_length.val() <= self.max_length.val()) | self.op_bind.val())
             & (!self.op_delay.val() | self.delay_fits.val())
-            & (!self.op_atomic.val() | (self.s_length.val() == 8))
-            & (!self.s_inline.val() | (self.s_length.val() <= self.inline_max.val()));
-        self.addr_ok.next = ((self.s_local.val().get_bits::<3>(0) == 0) | self.s_inline.val())
-            & (!self.op_rdma.val() | (self.s_vaddr.val().get_bits::<3>(0) == 0));
+            & (!self.op_atomic.val() | (self.in_length.val() == 8))
+            & (!self.in_inline.val() | (self.in_length.val() <= self.inline_max.val()));
+        self.addr_ok.next = ((self.in_local_low.val() == 0) | self.in_inline.val())
+            & (!self.op_rdma.val() | (self.in_vaddr.val().get_bits::<3>(0) == 0));
         // Checked in this order: opcode, length, alignment (the first failure is reported).
         self.wqe_status.next = 0.into();
         if !self.addr_ok.val() {
@@ -334,25 +281,15 @@ impl Logic for WqeLatch {
         self.wqe_bad.next = !self.op_known.val() | !self.len_ok.val() | !self.addr_ok.val();
         self.wqe_local_only.next =
             self.wqe_bad.val() | self.op_nop.val() | self.op_bind.val() | self.op_delay.val();
-        self.len_round.next = bit_cast::<16, 32>((self.s_length.val() + 7) >> 3);
+        self.len_round.next = bit_cast::<16, 32>((self.in_length.val() + 7) >> 3);
         // A payload read that fits the buffer completes without the segmenter, so it may
         // start before the message's grant ("Deadlock freedom").
         self.pl_read.next = !self.wqe_local_only.val()
             & !self.op_read.val()
             & !self.op_atomic.val()
-            & !self.s_inline.val();
+            & !self.in_inline.val();
         if self.s_load.val() {
-            self.opcode.d.next = self.s_opcode.val();
-            self.invalidate.d.next = self.s_invalidate.val();
-            self.inline_reg.d.next = self.s_inline.val();
-            self.length.d.next = self.s_length.val();
-            self.local_reg.d.next = self.s_local.val();
-            self.vaddr.d.next = self.s_vaddr.val();
-            self.stag.d.next = self.s_stag.val();
-            self.immediate.d.next = self.s_immediate.val();
-            self.compare.d.next = self.s_compare.val();
-            self.swap.d.next = self.s_swap.val();
-            self.word7.d.next = self.s_word7.val();
+            self.wqe.d.next = self.s_wqe.val();
             self.op_read_reg.d.next = self.op_read.val();
             self.op_atomic_reg.d.next = self.op_atomic.val();
             self.op_imm_reg.d.next = self.op_imm.val();
@@ -361,7 +298,7 @@ impl Logic for WqeLatch {
             self.need_empty_reg.d.next =
                 self.wqe_local_only.val() | self.op_read.val() | self.op_atomic.val();
             self.delay_ok.d.next = self.op_delay.val() & !self.wqe_bad.val();
-            self.msg_length_reg.d.next = self.s_length.val();
+            self.msg_length_reg.d.next = self.in_length.val();
             if self.op_read.val() {
                 self.msg_length_reg.d.next = 0.into();
             }
@@ -370,22 +307,12 @@ impl Logic for WqeLatch {
             }
             self.len_round_reg.d.next = self.len_round.val();
             self.pl_early_reg.d.next = self.pl_read.val()
-                & (self.s_length.val() != 0)
+                & (self.in_length.val() != 0)
                 & (self.len_round.val() <= self.buffer_depth.val());
             self.pl_long_reg.d.next =
                 self.pl_read.val() & (self.len_round.val() > self.buffer_depth.val());
         }
-        self.m_opcode.next = self.opcode.q.val();
-        self.m_invalidate.next = self.invalidate.q.val();
-        self.m_inline.next = self.inline_reg.q.val();
-        self.m_length.next = self.length.q.val();
-        self.m_local.next = self.local_reg.q.val();
-        self.m_vaddr.next = self.vaddr.q.val();
-        self.m_stag.next = self.stag.q.val();
-        self.m_immediate.next = self.immediate.q.val();
-        self.m_compare.next = self.compare.q.val();
-        self.m_swap.next = self.swap.q.val();
-        self.m_word7.next = self.word7.q.val();
+        self.m_wqe.next = self.wqe.q.val();
         self.m_op_read.next = self.op_read_reg.q.val();
         self.m_op_atomic.next = self.op_atomic_reg.q.val();
         self.m_op_imm.next = self.op_imm_reg.q.val();
@@ -397,15 +324,15 @@ impl Logic for WqeLatch {
         self.m_len_round.next = self.len_round_reg.q.val();
         self.m_pl_early.next = self.pl_early_reg.q.val();
         self.m_pl_long.next = self.pl_long_reg.q.val();
-        self.m_inline_word.next = self.word7.q.val();
+        self.m_inline_word.next = self.wqe.q.val().word7;
         if self.s_inline_beat.val() == 0 {
-            self.m_inline_word.next = self.vaddr.q.val();
+            self.m_inline_word.next = self.wqe.q.val().vaddr;
         }
         if self.s_inline_beat.val() == 1 {
-            self.m_inline_word.next = self.compare.q.val();
+            self.m_inline_word.next = self.wqe.q.val().compare;
         }
         if self.s_inline_beat.val() == 2 {
-            self.m_inline_word.next = self.swap.q.val();
+            self.m_inline_word.next = self.wqe.q.val().swap;
         }
     }
 }
