@@ -118,11 +118,11 @@ fn run(cells: &[Done], seed: u64, pressure: bool) -> (Vec<Beat>, Vec<Beat>) {
         }
         uut.s_done_valid.next = offered;
         if let Some(d) = queue.front() {
-            uut.s_done_status.next = (d.status as u64).to_bits();
-            uut.s_done_offset.next = (d.offset as u64).to_bits();
-            uut.s_done_immediate.next = (d.immediate as u64).to_bits();
-            uut.s_done_words.next = (d.words as u64).to_bits();
-            uut.s_done_last_bytes.next = (d.last_bytes as u64).to_bits();
+            uut.s_done.next.status = (d.status as u64).to_bits();
+            uut.s_done.next.offset = (d.offset as u64).to_bits();
+            uut.s_done.next.immediate = (d.immediate as u64).to_bits();
+            uut.s_done.next.words = (d.words as u64).to_bits();
+            uut.s_done.next.last_bytes = (d.last_bytes as u64).to_bits();
             uut.s_done_hdr0.next = d.hdr[0].to_bits();
             uut.s_done_hdr1.next = d.hdr[1].to_bits();
             uut.s_done_hdr2.next = d.hdr[2].to_bits();

@@ -11,8 +11,8 @@
 //! Ports:
 //! - `clock`, `reset` (synchronous, active high: no outcome, read pointer 0).
 //! - Done slot: `s_done_valid` / `s_done_ready` (ready while no outcome is being
-//!   delivered), `s_done_status` (3, 0 = good), `s_done_offset` (32), `s_done_immediate`
-//!   (32), `s_done_words` (8, payload words), `s_done_last_bytes` (4), the header words
+//!   delivered), `s_done` (a [`FinishedCell`]: status, 0 = good; offset; immediate;
+//!   payload words; bytes of the last word), the header words
 //!   `s_done_hdr0` .. `s_done_hdr2` (64) and the message's RETH `s_done_vaddr` (64) and
 //!   `s_done_stag_dma` (64: STag 31:0, DMA length 63:32).
 //! - Buffer read port: `m_read_address` (8), `s_read_data` (64, one clock later). The read
@@ -28,7 +28,7 @@
 //! while no outcome is shown, keeping `m_ready` out of the slot's ready path).
 //! Limits: no parameters; outcomes of up to 255 words.
 
-use crate::common::CellOutcomeHeader;
+use crate::common::{CellOutcomeHeader, FinishedCell};
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -38,11 +38,7 @@ pub struct OutcomeSender {
     pub reset: Signal<In, Bit>,
     pub s_done_valid: Signal<In, Bit>,
     pub s_done_ready: Signal<Out, Bit>,
-    pub s_done_status: Signal<In, Bits<3>>,
-    pub s_done_offset: Signal<In, Bits<32>>,
-    pub s_done_immediate: Signal<In, Bits<32>>,
-    pub s_done_words: Signal<In, Bits<8>>,
-    pub s_done_last_bytes: Signal<In, Bits<4>>,
+    pub s_done: Signal<In, FinishedCell>,
     pub s_done_hdr0: Signal<In, Bits<64>>,
     pub s_done_hdr1: Signal<In, Bits<64>>,
     pub s_done_hdr2: Signal<In, Bits<64>>,
@@ -122,7 +118,7 @@ impl Logic for OutcomeSender {
                 self.act_valid.d.next = false;
             }
         }
-        self.done_good.next = self.s_done_status.val() == 0;
+        self.done_good.next = self.s_done.val().status == 0;
         if self.s_done_valid.val() & !self.act_valid.q.val() {
             self.act_valid.d.next = true;
             self.act_hdr0.d.next = self.s_done_hdr0.val();
@@ -130,7 +126,7 @@ impl Logic for OutcomeSender {
             self.act_hdr2.d.next = self.s_done_hdr2.val();
             self.act_vaddr.d.next = 0.into();
             self.act_stag_dma.d.next = 0.into();
-            self.act_status.d.next = self.s_done_status.val();
+            self.act_status.d.next = self.s_done.val().status;
             self.act_offset.d.next = 0.into();
             self.act_immediate.d.next = 0.into();
             self.act_has_words.d.next = false;
@@ -140,13 +136,13 @@ impl Logic for OutcomeSender {
             if self.done_good.val() {
                 self.act_vaddr.d.next = self.s_done_vaddr.val();
                 self.act_stag_dma.d.next = self.s_done_stag_dma.val();
-                self.act_offset.d.next = self.s_done_offset.val();
-                self.act_immediate.d.next = self.s_done_immediate.val();
-                self.act_has_words.d.next = self.s_done_words.val() != 0;
-                self.act_last_bytes.d.next = self.s_done_last_bytes.val();
-                if self.s_done_words.val() != 0 {
-                    self.act_beats_left.d.next = self.s_done_words.val();
-                    self.act_last_beat.d.next = self.s_done_words.val() == 1;
+                self.act_offset.d.next = self.s_done.val().offset;
+                self.act_immediate.d.next = self.s_done.val().immediate;
+                self.act_has_words.d.next = self.s_done.val().words != 0;
+                self.act_last_bytes.d.next = self.s_done.val().last_bytes;
+                if self.s_done.val().words != 0 {
+                    self.act_beats_left.d.next = self.s_done.val().words;
+                    self.act_last_beat.d.next = self.s_done.val().words == 1;
                 }
             }
         }

@@ -54,7 +54,7 @@ use crate::cell::cell_checks::CellChecks;
 use crate::cell::cell_position::CellPosition;
 use crate::cell::format::{check_cell_payload, MAX_CELL_PAYLOAD};
 use crate::cell::outcome_sender::OutcomeSender;
-use crate::common::{CellOutcomeHeader, EventCounter};
+use crate::common::{CellOutcomeHeader, EventCounter, FinishedCell};
 use crate::crc32::prepad::Crc32Prepad;
 use crate::crc32::Crc32;
 use crate::sim::ClockedBlock;
@@ -129,11 +129,7 @@ pub struct CellReassembler {
     ctx_offset: DFF<Bits<32>>,
     // Finished cell waiting for the output side.
     done: DFF<Bit>,
-    done_status: DFF<Bits<3>>,
-    done_offset: DFF<Bits<32>>,
-    done_immediate: DFF<Bits<32>>,
-    done_words: DFF<Bits<8>>,
-    done_last_bytes: DFF<Bits<4>>,
+    done_cell: DFF<FinishedCell>,
     /// The output side: delivers each finished cell's outcome from the buffer.
     sender: OutcomeSender,
     /// Where the input stands inside the arriving cell, and the cell's geometry.
@@ -215,11 +211,7 @@ impl CellReassembler {
             ctx_next_seq: Default::default(),
             ctx_offset: Default::default(),
             done: Default::default(),
-            done_status: Default::default(),
-            done_offset: Default::default(),
-            done_immediate: Default::default(),
-            done_words: Default::default(),
-            done_last_bytes: Default::default(),
+            done_cell: Default::default(),
             cells_ok: Default::default(),
             cells_failed: Default::default(),
             cells_dropped: Default::default(),
@@ -283,11 +275,7 @@ impl Logic for CellReassembler {
             ctx_next_seq,
             ctx_offset,
             done,
-            done_status,
-            done_offset,
-            done_immediate,
-            done_words,
-            done_last_bytes
+            done_cell
         );
         clock!(
             self,
@@ -309,11 +297,7 @@ impl Logic for CellReassembler {
         // and it keeps `m_ready` out of the input's ready path.
         self.sender.reset.next = self.reset.val();
         self.sender.s_done_valid.next = self.done.q.val();
-        self.sender.s_done_status.next = self.done_status.q.val();
-        self.sender.s_done_offset.next = self.done_offset.q.val();
-        self.sender.s_done_immediate.next = self.done_immediate.q.val();
-        self.sender.s_done_words.next = self.done_words.q.val();
-        self.sender.s_done_last_bytes.next = self.done_last_bytes.q.val();
+        self.sender.s_done.next = self.done_cell.q.val();
         self.sender.s_done_hdr0.next = self.cur_hdr0.q.val();
         self.sender.s_done_hdr1.next = self.cur_hdr1.q.val();
         self.sender.s_done_hdr2.next = self.cur_hdr2.q.val();
@@ -473,14 +457,14 @@ impl Logic for CellReassembler {
             // Loaded at every cell end, whatever the outcome, so that only a few registers
             // wait on the checks: the done slot is empty while a cell arrives (a dropped
             // cell leaves it so), and the output zeroes the done fields of a failed cell.
-            self.done_status.d.next = self.checks.m_status.val();
-            self.done_offset.d.next = self.checks.m_offset.val();
-            self.done_immediate.d.next = 0.into();
+            self.done_cell.d.next.status = self.checks.m_status.val();
+            self.done_cell.d.next.offset = self.checks.m_offset.val();
+            self.done_cell.d.next.immediate = 0.into();
             if self.last.val() {
-                self.done_immediate.d.next = self.immediate_reg.q.val();
+                self.done_cell.d.next.immediate = self.immediate_reg.q.val();
             }
-            self.done_words.d.next = bit_cast::<8, 14>(self.position.m_payload_words.val());
-            self.done_last_bytes.d.next = self.position.m_last_word_bytes.val();
+            self.done_cell.d.next.words = bit_cast::<8, 14>(self.position.m_payload_words.val());
+            self.done_cell.d.next.last_bytes = self.position.m_last_word_bytes.val();
             if self.silent_now.val() {
                 self.count_dropped.next = true;
                 self.wptr.d.next = self.committed_wptr.q.val();
@@ -530,7 +514,7 @@ impl Logic for CellReassembler {
             // No cell starts in this clock (the input waits), so nothing else fills `done`.
             self.done.d.next = true;
             if self.verdict_ok.q.val() & !self.packet_crc_match.q.val() {
-                self.done_status.d.next = 1.into();
+                self.done_cell.d.next.status = 1.into();
             }
         }
 

@@ -216,6 +216,39 @@ impl From<Bits<{ <SendWqe as Synth>::BITS }>> for SendWqe {
     }
 }
 
+/// A finished cell in the reassembler's done slot (`docs/nic-blocks.md`, "Cell outcome"):
+/// what the `CellReassembler` decided at the cell's end, handed to its `OutcomeSender` with
+/// the `s_done_valid` / `s_done_ready` handshake (the header and RETH travel beside it, in
+/// the reassembler's registers). `status`: 0 good, else the failure (`CellStatus`);
+/// `offset`: the cell's byte offset in its message; `immediate`: the message's (last cell
+/// only, else 0); `words`: payload words in the cell buffer; `last_bytes`: bytes of the last
+/// payload word (1..=8).
+///
+/// Bits (first field lowest, 79 in all): `status` 2:0, `offset` 34:3, `immediate` 66:35,
+/// `words` 74:67, `last_bytes` 78:75.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct FinishedCell {
+    pub status: Bits<3>,
+    pub offset: Bits<32>,
+    pub immediate: Bits<32>,
+    pub words: Bits<8>,
+    pub last_bytes: Bits<4>,
+}
+
+/// The fields of a packed [`FinishedCell`] (the inverse of the `LogicStruct` packing).
+impl From<Bits<{ <FinishedCell as Synth>::BITS }>> for FinishedCell {
+    fn from(b: Bits<{ <FinishedCell as Synth>::BITS }>) -> Self {
+        let at = FinishedCell::default();
+        FinishedCell {
+            status: b.get_bits::<3>(at.get_my_offset_status()),
+            offset: b.get_bits::<32>(at.get_my_offset_offset()),
+            immediate: b.get_bits::<32>(at.get_my_offset_immediate()),
+            words: b.get_bits::<8>(at.get_my_offset_words()),
+            last_bytes: b.get_bits::<4>(at.get_my_offset_last_bytes()),
+        }
+    }
+}
+
 /// What one reassembled cell's outcome says (`docs/nic-blocks.md`, "Cell outcome"), held
 /// for every beat of the outcome: the payload of the `m_valid` / `m_ready` handshake from
 /// the `CellReassembler` (its `OutcomeSender` makes it) to the `ReceiveQueueEngine`, beside
@@ -427,5 +460,25 @@ mod tests {
         assert_eq!(b.get_bits::<64>(266), 0x090A_0B0C_0D0E_0F10u64);
         assert_eq!(b.get_bits::<64>(330), 0x1112_1314_1516_1718u64);
         assert_eq!(SendWqe::from(b), w, "unpacking inverts packing");
+    }
+
+    /// The documented offsets of a [`FinishedCell`], and unpacking inverts packing.
+    #[test]
+    fn finished_cell_packs_its_fields_at_the_documented_offsets() {
+        assert_eq!(FinishedCell::BITS, 79);
+        let c = FinishedCell {
+            status: 3.into(),
+            offset: (0x1234_5678u64).to_bits(),
+            immediate: (0x9ABC_DEF0u64).to_bits(),
+            words: 0xA5.into(),
+            last_bytes: 7.into(),
+        };
+        let b: Bits<79> = c.into();
+        assert_eq!(b.get_bits::<3>(0), 3);
+        assert_eq!(b.get_bits::<32>(3), 0x1234_5678u64);
+        assert_eq!(b.get_bits::<32>(35), 0x9ABC_DEF0u64);
+        assert_eq!(b.get_bits::<8>(67), 0xA5);
+        assert_eq!(b.get_bits::<4>(75), 7);
+        assert_eq!(FinishedCell::from(b), c, "unpacking inverts packing");
     }
 }

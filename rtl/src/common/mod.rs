@@ -5,7 +5,7 @@
 //! - [`NackCounters`]: the eight NACK counters per syndrome (`NACK_SENT`, `NACK_RECEIVED`).
 //! - [`zeroed_ram`]: a RAM whose words start at zero in every simulator.
 //! - [`QpRam`]: a per-queue-pair RAM (zero at start) whose depth follows the queue-pair count.
-//! - [`bundles`]: the payload types of the handshakes ([`AckEvent`], [`CellOutcomeHeader`], [`MessageDescriptor`], [`SendWqe`], [`TptRequest`]).
+//! - [`bundles`]: the payload types of the handshakes ([`AckEvent`], [`CellOutcomeHeader`], [`FinishedCell`], [`MessageDescriptor`], [`SendWqe`], [`TptRequest`]).
 
 pub mod event_counter;
 pub use event_counter::EventCounter;
@@ -18,4 +18,6 @@ pub use qp_ram::QpRam;
 pub use round_robin::RoundRobin;
 pub use zeroed_ram::zeroed_ram;
 pub mod bundles;
-pub use bundles::{AckEvent, CellOutcomeHeader, MessageDescriptor, SendWqe, TptRequest};
+pub use bundles::{
+    AckEvent, CellOutcomeHeader, FinishedCell, MessageDescriptor, SendWqe, TptRequest,
+};
