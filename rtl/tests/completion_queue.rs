@@ -34,30 +34,30 @@ fn random_cqe(rng: &mut ChaCha8Rng) -> Cqe {
 fn drive(uut: &mut CompletionQueue, port: usize, valid: bool, c: &Cqe) {
     if port == SEND {
         uut.s_send_cpl_valid.next = valid;
-        uut.s_send_cpl_opcode.next = (c.opcode as u64).to_bits();
-        uut.s_send_cpl_status.next = (c.status as u64).to_bits();
-        uut.s_send_cpl_qp.next = (c.qp as u64).to_bits();
-        uut.s_send_cpl_is_receive.next = c.is_receive;
-        uut.s_send_cpl_has_immediate.next = c.has_immediate;
-        uut.s_send_cpl_byte_count.next = (c.byte_count as u64).to_bits();
-        uut.s_send_cpl_wqe_index.next = (c.wqe_index as u64).to_bits();
-        uut.s_send_cpl_src_node.next = (c.src_node as u64).to_bits();
-        uut.s_send_cpl_src_qp.next = (c.src_qp as u64).to_bits();
-        uut.s_send_cpl_wr_id.next = c.wr_id.to_bits();
-        uut.s_send_cpl_immediate.next = (c.immediate as u64).to_bits();
+        uut.s_send_cpl.next.opcode = (c.opcode as u64).to_bits();
+        uut.s_send_cpl.next.status = (c.status as u64).to_bits();
+        uut.s_send_cpl.next.qp = (c.qp as u64).to_bits();
+        uut.s_send_cpl.next.is_receive = c.is_receive;
+        uut.s_send_cpl.next.has_immediate = c.has_immediate;
+        uut.s_send_cpl.next.byte_count = (c.byte_count as u64).to_bits();
+        uut.s_send_cpl.next.wqe_index = (c.wqe_index as u64).to_bits();
+        uut.s_send_cpl.next.src_node = (c.src_node as u64).to_bits();
+        uut.s_send_cpl.next.src_qp = (c.src_qp as u64).to_bits();
+        uut.s_send_cpl.next.wr_id = c.wr_id.to_bits();
+        uut.s_send_cpl.next.immediate = (c.immediate as u64).to_bits();
     } else {
         uut.s_recv_cpl_valid.next = valid;
-        uut.s_recv_cpl_opcode.next = (c.opcode as u64).to_bits();
-        uut.s_recv_cpl_status.next = (c.status as u64).to_bits();
-        uut.s_recv_cpl_qp.next = (c.qp as u64).to_bits();
-        uut.s_recv_cpl_is_receive.next = c.is_receive;
-        uut.s_recv_cpl_has_immediate.next = c.has_immediate;
-        uut.s_recv_cpl_byte_count.next = (c.byte_count as u64).to_bits();
-        uut.s_recv_cpl_wqe_index.next = (c.wqe_index as u64).to_bits();
-        uut.s_recv_cpl_src_node.next = (c.src_node as u64).to_bits();
-        uut.s_recv_cpl_src_qp.next = (c.src_qp as u64).to_bits();
-        uut.s_recv_cpl_wr_id.next = c.wr_id.to_bits();
-        uut.s_recv_cpl_immediate.next = (c.immediate as u64).to_bits();
+        uut.s_recv_cpl.next.opcode = (c.opcode as u64).to_bits();
+        uut.s_recv_cpl.next.status = (c.status as u64).to_bits();
+        uut.s_recv_cpl.next.qp = (c.qp as u64).to_bits();
+        uut.s_recv_cpl.next.is_receive = c.is_receive;
+        uut.s_recv_cpl.next.has_immediate = c.has_immediate;
+        uut.s_recv_cpl.next.byte_count = (c.byte_count as u64).to_bits();
+        uut.s_recv_cpl.next.wqe_index = (c.wqe_index as u64).to_bits();
+        uut.s_recv_cpl.next.src_node = (c.src_node as u64).to_bits();
+        uut.s_recv_cpl.next.src_qp = (c.src_qp as u64).to_bits();
+        uut.s_recv_cpl.next.wr_id = c.wr_id.to_bits();
+        uut.s_recv_cpl.next.immediate = (c.immediate as u64).to_bits();
     }
 }
 

@@ -171,6 +171,50 @@ impl MessageDescriptor {
     }
 }
 
+/// One completion request (`docs/nic-blocks.md`, "Completion request"): the payload of the
+/// `m_cpl_valid` / `m_cpl_ready` handshake from either engine to the `CompletionQueue`,
+/// which writes it as one CQE (`nic_abi::Cqe`'s fields: word 0 opcode, status, QP, flags
+/// and byte count; word 1 WQE index, source node and QP; word 2 the work request id; word
+/// 3 the immediate, beside the sequence number the queue adds).
+///
+/// Bits (first field lowest, 208 in all): `opcode` 7:0, `status` 15:8, `qp` 21:16,
+/// `is_receive` 22, `has_immediate` 23, `byte_count` 55:24, `wqe_index` 79:56, `src_node`
+/// 95:80, `src_qp` 111:96, `wr_id` 175:112, `immediate` 207:176.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct CompletionRequest {
+    pub opcode: Bits<8>,
+    pub status: Bits<8>,
+    pub qp: Bits<6>,
+    pub is_receive: Bit,
+    pub has_immediate: Bit,
+    pub byte_count: Bits<32>,
+    pub wqe_index: Bits<24>,
+    pub src_node: Bits<16>,
+    pub src_qp: Bits<16>,
+    pub wr_id: Bits<64>,
+    pub immediate: Bits<32>,
+}
+
+/// The fields of a packed [`CompletionRequest`] (the inverse of the `LogicStruct` packing).
+impl From<Bits<{ <CompletionRequest as Synth>::BITS }>> for CompletionRequest {
+    fn from(b: Bits<{ <CompletionRequest as Synth>::BITS }>) -> Self {
+        let at = CompletionRequest::default();
+        CompletionRequest {
+            opcode: b.get_bits::<8>(at.get_my_offset_opcode()),
+            status: b.get_bits::<8>(at.get_my_offset_status()),
+            qp: b.get_bits::<6>(at.get_my_offset_qp()),
+            is_receive: b.get_bit(at.get_my_offset_is_receive()),
+            has_immediate: b.get_bit(at.get_my_offset_has_immediate()),
+            byte_count: b.get_bits::<32>(at.get_my_offset_byte_count()),
+            wqe_index: b.get_bits::<24>(at.get_my_offset_wqe_index()),
+            src_node: b.get_bits::<16>(at.get_my_offset_src_node()),
+            src_qp: b.get_bits::<16>(at.get_my_offset_src_qp()),
+            wr_id: b.get_bits::<64>(at.get_my_offset_wr_id()),
+            immediate: b.get_bits::<32>(at.get_my_offset_immediate()),
+        }
+    }
+}
+
 /// A send WQE's fields as the requester uses them (`docs/nic-architecture.md`, "Send WQE"):
 /// the `WqeFetch` assembles them word by word and hands them to the `WqeLatch`, the send
 /// stage's copy. `inline_payload`: word 0's INLINE flag; `local_addr`: word 2 (the payload's
@@ -480,5 +524,37 @@ mod tests {
         assert_eq!(b.get_bits::<8>(67), 0xA5);
         assert_eq!(b.get_bits::<4>(75), 7);
         assert_eq!(FinishedCell::from(b), c, "unpacking inverts packing");
+    }
+
+    /// The documented offsets of a [`CompletionRequest`], and unpacking inverts packing.
+    #[test]
+    fn completion_request_packs_its_fields_at_the_documented_offsets() {
+        assert_eq!(CompletionRequest::BITS, 208);
+        let c = CompletionRequest {
+            opcode: 0x12.into(),
+            status: 0x34.into(),
+            qp: 0x2A.into(),
+            is_receive: true,
+            has_immediate: false,
+            byte_count: (0x5678_9ABCu64).to_bits(),
+            wqe_index: 0xDEF012.into(),
+            src_node: 0x3456.into(),
+            src_qp: 0x789A.into(),
+            wr_id: 0x0102_0304_0506_0708u64.to_bits(),
+            immediate: (0x1122_3344u64).to_bits(),
+        };
+        let b: Bits<208> = c.into();
+        assert_eq!(b.get_bits::<8>(0), 0x12);
+        assert_eq!(b.get_bits::<8>(8), 0x34);
+        assert_eq!(b.get_bits::<6>(16), 0x2A);
+        assert!(b.get_bit(22));
+        assert!(!b.get_bit(23));
+        assert_eq!(b.get_bits::<32>(24), 0x5678_9ABCu64);
+        assert_eq!(b.get_bits::<24>(56), 0xDEF012);
+        assert_eq!(b.get_bits::<16>(80), 0x3456);
+        assert_eq!(b.get_bits::<16>(96), 0x789A);
+        assert_eq!(b.get_bits::<64>(112), 0x0102_0304_0506_0708u64);
+        assert_eq!(b.get_bits::<32>(176), 0x1122_3344u64);
+        assert_eq!(CompletionRequest::from(b), c, "unpacking inverts packing");
     }
 }

@@ -14,9 +14,10 @@
 //!   pulse when `CQ_BASE` is written: the producer count restarts at 0).
 //! - `cq_pi` (32): CQEs completely written (sequence word accepted) since the last
 //!   restart; `NicCsr` shows it as `CQ_PI`.
-//! - `s_send_cpl_*` and `s_recv_cpl_*`: the completion request bundle, `valid`, `ready`,
-//!   `opcode` (8), `status` (8), `qp` (6), `is_receive`, `has_immediate`, `byte_count`
-//!   (32), `wqe_index` (24), `src_node` (16), `src_qp` (16), `wr_id` (64), `immediate` (32).
+//! - `s_send_cpl_valid` / `s_send_cpl_ready` with `s_send_cpl`, and the same for
+//!   `s_recv_cpl`: the completion request, a [`CompletionRequest`] bundle (`opcode`,
+//!   `status`, `qp`, `is_receive`, `has_immediate`, `byte_count`, `wqe_index`, `src_node`,
+//!   `src_qp`, `wr_id`, `immediate`).
 //! - `m_wr_valid` / `m_wr_ready`, `m_wr_addr` (32), `m_wr_data` (64), `m_wr_strobe` (8,
 //!   always 0xFF): the DMA write client.
 //!
@@ -39,7 +40,7 @@
 //! is not counted in the new ring. `cfg_cq_size_log2` above 16 is not rejected: the ring
 //! is then `2^size` entries, wrapping at 2^32 bytes.
 
-use crate::common::RoundRobin;
+use crate::common::{CompletionRequest, RoundRobin};
 use crate::sim::ClockedBlock;
 use nic_abi::{cqe_field, CQE_BYTES};
 use rust_hdl::prelude::*;
@@ -64,30 +65,10 @@ pub struct CompletionQueue {
     pub cq_pi: Signal<Out, Bits<32>>,
     pub s_send_cpl_valid: Signal<In, Bit>,
     pub s_send_cpl_ready: Signal<Out, Bit>,
-    pub s_send_cpl_opcode: Signal<In, Bits<8>>,
-    pub s_send_cpl_status: Signal<In, Bits<8>>,
-    pub s_send_cpl_qp: Signal<In, Bits<6>>,
-    pub s_send_cpl_is_receive: Signal<In, Bit>,
-    pub s_send_cpl_has_immediate: Signal<In, Bit>,
-    pub s_send_cpl_byte_count: Signal<In, Bits<32>>,
-    pub s_send_cpl_wqe_index: Signal<In, Bits<24>>,
-    pub s_send_cpl_src_node: Signal<In, Bits<16>>,
-    pub s_send_cpl_src_qp: Signal<In, Bits<16>>,
-    pub s_send_cpl_wr_id: Signal<In, Bits<64>>,
-    pub s_send_cpl_immediate: Signal<In, Bits<32>>,
+    pub s_send_cpl: Signal<In, CompletionRequest>,
     pub s_recv_cpl_valid: Signal<In, Bit>,
     pub s_recv_cpl_ready: Signal<Out, Bit>,
-    pub s_recv_cpl_opcode: Signal<In, Bits<8>>,
-    pub s_recv_cpl_status: Signal<In, Bits<8>>,
-    pub s_recv_cpl_qp: Signal<In, Bits<6>>,
-    pub s_recv_cpl_is_receive: Signal<In, Bit>,
-    pub s_recv_cpl_has_immediate: Signal<In, Bit>,
-    pub s_recv_cpl_byte_count: Signal<In, Bits<32>>,
-    pub s_recv_cpl_wqe_index: Signal<In, Bits<24>>,
-    pub s_recv_cpl_src_node: Signal<In, Bits<16>>,
-    pub s_recv_cpl_src_qp: Signal<In, Bits<16>>,
-    pub s_recv_cpl_wr_id: Signal<In, Bits<64>>,
-    pub s_recv_cpl_immediate: Signal<In, Bits<32>>,
+    pub s_recv_cpl: Signal<In, CompletionRequest>,
     pub m_wr_valid: Signal<Out, Bit>,
     pub m_wr_ready: Signal<In, Bit>,
     pub m_wr_addr: Signal<Out, Bits<32>>,
@@ -116,15 +97,8 @@ pub struct CompletionQueue {
     /// Idle, room in the ring, no restart or reset: a request may be taken.
     can_take: Signal<Local, Bit>,
     /// The granted port's CQE fields.
-    sel_opcode: Signal<Local, Bits<8>>,
-    sel_status: Signal<Local, Bits<8>>,
-    sel_qp: Signal<Local, Bits<6>>,
-    sel_is_receive: Signal<Local, Bit>,
-    sel_has_immediate: Signal<Local, Bit>,
-    sel_byte_count: Signal<Local, Bits<32>>,
-    sel_wqe_index: Signal<Local, Bits<24>>,
-    sel_src_node: Signal<Local, Bits<16>>,
-    sel_src_qp: Signal<Local, Bits<16>>,
+    /// The request of the port granted.
+    sel: Signal<Local, CompletionRequest>,
     /// The granted port's CQE words (word 3 without the sequence).
     sel_word0: Signal<Local, Bits<64>>,
     sel_word1: Signal<Local, Bits<64>>,
@@ -170,30 +144,10 @@ impl CompletionQueue {
             cq_pi: Default::default(),
             s_send_cpl_valid: Default::default(),
             s_send_cpl_ready: Default::default(),
-            s_send_cpl_opcode: Default::default(),
-            s_send_cpl_status: Default::default(),
-            s_send_cpl_qp: Default::default(),
-            s_send_cpl_is_receive: Default::default(),
-            s_send_cpl_has_immediate: Default::default(),
-            s_send_cpl_byte_count: Default::default(),
-            s_send_cpl_wqe_index: Default::default(),
-            s_send_cpl_src_node: Default::default(),
-            s_send_cpl_src_qp: Default::default(),
-            s_send_cpl_wr_id: Default::default(),
-            s_send_cpl_immediate: Default::default(),
+            s_send_cpl: Default::default(),
             s_recv_cpl_valid: Default::default(),
             s_recv_cpl_ready: Default::default(),
-            s_recv_cpl_opcode: Default::default(),
-            s_recv_cpl_status: Default::default(),
-            s_recv_cpl_qp: Default::default(),
-            s_recv_cpl_is_receive: Default::default(),
-            s_recv_cpl_has_immediate: Default::default(),
-            s_recv_cpl_byte_count: Default::default(),
-            s_recv_cpl_wqe_index: Default::default(),
-            s_recv_cpl_src_node: Default::default(),
-            s_recv_cpl_src_qp: Default::default(),
-            s_recv_cpl_wr_id: Default::default(),
-            s_recv_cpl_immediate: Default::default(),
+            s_recv_cpl: Default::default(),
             m_wr_valid: Default::default(),
             m_wr_ready: Default::default(),
             m_wr_addr: Default::default(),
@@ -212,15 +166,7 @@ impl CompletionQueue {
             word3: Default::default(),
             grant_recv: Default::default(),
             can_take: Default::default(),
-            sel_opcode: Default::default(),
-            sel_status: Default::default(),
-            sel_qp: Default::default(),
-            sel_is_receive: Default::default(),
-            sel_has_immediate: Default::default(),
-            sel_byte_count: Default::default(),
-            sel_wqe_index: Default::default(),
-            sel_src_node: Default::default(),
-            sel_src_qp: Default::default(),
+            sel: Default::default(),
             sel_word0: Default::default(),
             sel_word1: Default::default(),
             sel_word2: Default::default(),
@@ -272,41 +218,23 @@ impl Logic for CompletionQueue {
             & !self.reset.val();
         self.s_send_cpl_ready.next = self.can_take.val() & !self.grant_recv.val();
         self.s_recv_cpl_ready.next = self.can_take.val() & self.grant_recv.val();
-        self.sel_opcode.next = self.s_send_cpl_opcode.val();
-        self.sel_status.next = self.s_send_cpl_status.val();
-        self.sel_qp.next = self.s_send_cpl_qp.val();
-        self.sel_is_receive.next = self.s_send_cpl_is_receive.val();
-        self.sel_has_immediate.next = self.s_send_cpl_has_immediate.val();
-        self.sel_byte_count.next = self.s_send_cpl_byte_count.val();
-        self.sel_wqe_index.next = self.s_send_cpl_wqe_index.val();
-        self.sel_src_node.next = self.s_send_cpl_src_node.val();
-        self.sel_src_qp.next = self.s_send_cpl_src_qp.val();
-        self.sel_word2.next = self.s_send_cpl_wr_id.val();
-        self.sel_immediate.next = self.s_send_cpl_immediate.val();
+        self.sel.next = self.s_send_cpl.val();
         if self.grant_recv.val() {
-            self.sel_opcode.next = self.s_recv_cpl_opcode.val();
-            self.sel_status.next = self.s_recv_cpl_status.val();
-            self.sel_qp.next = self.s_recv_cpl_qp.val();
-            self.sel_is_receive.next = self.s_recv_cpl_is_receive.val();
-            self.sel_has_immediate.next = self.s_recv_cpl_has_immediate.val();
-            self.sel_byte_count.next = self.s_recv_cpl_byte_count.val();
-            self.sel_wqe_index.next = self.s_recv_cpl_wqe_index.val();
-            self.sel_src_node.next = self.s_recv_cpl_src_node.val();
-            self.sel_src_qp.next = self.s_recv_cpl_src_qp.val();
-            self.sel_word2.next = self.s_recv_cpl_wr_id.val();
-            self.sel_immediate.next = self.s_recv_cpl_immediate.val();
+            self.sel.next = self.s_recv_cpl.val();
         }
+        self.sel_word2.next = self.sel.val().wr_id;
+        self.sel_immediate.next = self.sel.val().immediate;
         // The layout is `nic_abi::cqe_field`'s.
-        self.sel_word0.next = bit_cast::<64, 8>(self.sel_opcode.val())
-            | (bit_cast::<64, 8>(self.sel_status.val()) << self.at_status.val())
-            | (bit_cast::<64, 6>(self.sel_qp.val()) << self.at_qp.val())
-            | (bit_cast::<64, 1>(self.sel_is_receive.val().into()) << self.at_is_receive.val())
-            | (bit_cast::<64, 1>(self.sel_has_immediate.val().into())
+        self.sel_word0.next = bit_cast::<64, 8>(self.sel.val().opcode)
+            | (bit_cast::<64, 8>(self.sel.val().status) << self.at_status.val())
+            | (bit_cast::<64, 6>(self.sel.val().qp) << self.at_qp.val())
+            | (bit_cast::<64, 1>(self.sel.val().is_receive.into()) << self.at_is_receive.val())
+            | (bit_cast::<64, 1>(self.sel.val().has_immediate.into())
                 << self.at_has_immediate.val())
-            | (bit_cast::<64, 32>(self.sel_byte_count.val()) << self.at_byte_count.val());
-        self.sel_word1.next = bit_cast::<64, 24>(self.sel_wqe_index.val())
-            | (bit_cast::<64, 16>(self.sel_src_node.val()) << self.at_src_node.val())
-            | (bit_cast::<64, 16>(self.sel_src_qp.val()) << self.at_src_qp.val());
+            | (bit_cast::<64, 32>(self.sel.val().byte_count) << self.at_byte_count.val());
+        self.sel_word1.next = bit_cast::<64, 24>(self.sel.val().wqe_index)
+            | (bit_cast::<64, 16>(self.sel.val().src_node) << self.at_src_node.val())
+            | (bit_cast::<64, 16>(self.sel.val().src_qp) << self.at_src_qp.val());
         if self.can_take.val() & (self.s_send_cpl_valid.val() | self.s_recv_cpl_valid.val()) {
             self.word0.d.next = self.sel_word0.val();
             self.word1.d.next = self.sel_word1.val();
