@@ -223,7 +223,9 @@ pub struct QpState {
     csr_status: Signal<Local, Bits<64>>,
     expect_take: Signal<Local, Bit>,
     // ---- Parameters ----
-    queue_pairs: Constant<Bits<16>>,
+    /// Bit q set for every QP below `queue_pairs`: "QP q exists" is one bit select (a
+    /// six-input function), not a compare with a carry chain.
+    qp_exists: Constant<Bits<64>>,
     reg_rq_base: Constant<Bits<4>>,
     reg_rq_size_log2: Constant<Bits<4>>,
     reg_rq_pi: Constant<Bits<4>>,
@@ -350,7 +352,14 @@ impl QpState {
             csr_status: Default::default(),
             expect_take: Default::default(),
             flags: QpFlags::new(queue_pairs),
-            queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
+            qp_exists: Constant::new(
+                (if queue_pairs == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << queue_pairs) - 1
+                })
+                .to_bits(),
+            ),
             reg_rq_base: Constant::new(reg(csr::QP_RQ_BASE).to_bits()),
             reg_rq_size_log2: Constant::new(reg(csr::QP_RQ_SIZE_LOG2).to_bits()),
             reg_rq_pi: Constant::new(reg(csr::QP_RQ_PI).to_bits()),
@@ -404,9 +413,8 @@ impl Logic for QpState {
         if self.lookup.val() {
             self.rd_addr.next = self.lookup_qp.val();
         }
-        self.lookup_in_range.next =
-            bit_cast::<16, 6>(self.lookup_qp.val()) < self.queue_pairs.val();
-        self.ctx_in_range.next = bit_cast::<16, 6>(self.ctx_qp.val()) < self.queue_pairs.val();
+        self.lookup_in_range.next = self.qp_exists.val().get_bit(self.lookup_qp.val().index());
+        self.ctx_in_range.next = self.qp_exists.val().get_bit(self.ctx_qp.val().index());
         self.answer.d.next = self.lookup.val() & self.lookup_in_range.val();
         self.answer24.next = 0.into();
         self.answer32.next = 0.into();
@@ -446,7 +454,7 @@ impl Logic for QpState {
 
         // ---- CSR side port ----
         self.csr_open.next = !self.hold.val() & self.swept.q.val() & !self.reset.val();
-        self.csr_in_range.next = bit_cast::<16, 6>(self.s_csr_qp.val()) < self.queue_pairs.val();
+        self.csr_in_range.next = self.qp_exists.val().get_bit(self.s_csr_qp.val().index());
         self.s_csr_ready.next = self.csr_open.val();
         self.csr_take.next = self.s_csr_valid.val() & self.csr_open.val();
         self.csr_write_ok.next =
@@ -501,7 +509,7 @@ impl Logic for QpState {
         self.expect_take.next = self.s_expect_valid.val()
             & self.swept.q.val()
             & !self.reset.val()
-            & (bit_cast::<16, 6>(self.s_expect_qp.val()) < self.queue_pairs.val());
+            & (self.qp_exists.val().get_bit(self.s_expect_qp.val().index()));
 
         // ---- RAM ports ----
         self.rq_base_ram.read_address.next = self.rd_addr.val();
