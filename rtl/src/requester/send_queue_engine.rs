@@ -50,7 +50,9 @@
 //! `queue_pairs` reads an all-zero
 //! entry and its write-backs are ignored, so no table address — a CSR access, an
 //! acknowledgement event's QP, a write-back — reaches another QP's word), owned by one
-//! read-modify-write engine. An operation takes three clocks (grant and read; register the
+//! read-modify-write engine (its grants and clocks: the child block [`SqOpGrant`],
+//! `requester/sq_op_grant.rs`; the entry registered and the decision on it: the child block
+//! [`SqOpDecision`], `requester/sq_op_decision.rs`). An operation takes three clocks (grant and read; register the
 //! entry as read, nothing behind the block RAM's output; decide from those registers and
 //! write back); the evaluation of an acknowledgement event takes four (a Derive clock
 //! registers the event's classification from the registered entry before the decision).
