@@ -83,7 +83,7 @@ impl OpGrant {
     /// The outputs of this clock for `i`, and the registers at its edge.
     pub fn step(&mut self, i: &Inputs) -> Outputs {
         let mut o = Outputs {
-            read_qp: self.op_qp,
+            read_qp: 0,
             state: self.state,
             op: self.op,
             op_qp: self.op_qp,
@@ -103,6 +103,7 @@ impl OpGrant {
         } else {
             i.scan_qp
         };
+        o.read_qp = picked;
         let scan_reading = self.state == State::Read && self.op == Op::Timer;
         let mut next = match self.state {
             State::Idle => State::Idle,
@@ -141,7 +142,6 @@ impl OpGrant {
             };
             self.csr_last = csr_last;
             if let Some((qp, op)) = granted {
-                o.read_qp = qp;
                 self.op = op;
                 self.op_qp = qp;
                 self.op_qp_valid = (qp as usize) < self.queue_pairs;

@@ -18,7 +18,9 @@
 //!   acknowledgement machine (a scan only reading gives way to it).
 //! - Grants (combinational, this clock; the granted QP's entry is read at the edge):
 //!   `m_grant_csr`, `m_grant_ak` (the acknowledgement machine's request or its scan),
-//!   `m_grant_tx`; `m_read_qp` (6): the QP to read (the operation's QP when none).
+//!   `m_grant_tx`; `m_read_qp` (6): the QP to read: the one the priority order picks
+//!   (below), whether or not a grant is made (the entry read matters only after a grant,
+//!   and the table's read address then does not wait for the grant's conditions).
 //! - The operation (registered at the grant): `m_state` ([`SqEngineState`]), `m_op`
 //!   ([`SqOp`]), `m_op_qp` (6), `m_op_qp_valid` (`m_op_qp < queue_pairs`), `m_exec`
 //!   (`m_state == Exec`); `m_scan_preempted` (combinational): a scan only reading was
@@ -211,7 +213,6 @@ impl Logic for SqOpGrant {
         self.grant_tx.next = false;
         self.grant_ak.next = false;
         self.s_csr_ready.next = false;
-        self.read_qp.next = self.op_qp.q.val();
         match self.eng_state.q.val() {
             SqEngineState::Idle => {}
             SqEngineState::Read => {
@@ -243,6 +244,7 @@ impl Logic for SqOpGrant {
         if self.s_csr_valid.val() & !self.csr_yield.val() {
             self.next_qp.next = self.s_csr_qp.val();
         }
+        self.read_qp.next = self.next_qp.val();
         self.overlap_ok.next = (self.eng_state.q.val() == SqEngineState::Exec)
             & (self.next_qp.val() != self.op_qp.q.val());
         if ((self.eng_state.q.val() == SqEngineState::Idle) & self.s_table_ready.val())
@@ -254,25 +256,21 @@ impl Logic for SqOpGrant {
             if self.s_csr_valid.val() & !self.csr_yield.val() {
                 self.csr_granted_last.d.next = true;
                 self.grant_csr.next = true;
-                self.read_qp.next = self.s_csr_qp.val();
                 self.op.d.next = SqOp::CsrRead;
                 if self.s_csr_write.val() {
                     self.op.d.next = SqOp::CsrWrite;
                 }
             } else if self.s_ak_valid.val() {
                 self.grant_ak.next = true;
-                self.read_qp.next = self.s_ak_qp.val();
                 self.op.d.next = SqOp::Eval;
                 if self.s_ak_advance.val() {
                     self.op.d.next = SqOp::Advance;
                 }
             } else if self.s_tx_valid.val() {
                 self.grant_tx.next = true;
-                self.read_qp.next = self.s_tx_qp.val();
                 self.op.d.next = self.tx_op.val();
             } else if self.s_scan_valid.val() & !self.timer_preemptible.val() {
                 self.grant_ak.next = true;
-                self.read_qp.next = self.s_scan_qp.val();
                 self.op.d.next = SqOp::Timer;
             }
             if self.grant_csr.val() | self.grant_ak.val() | self.grant_tx.val() {
