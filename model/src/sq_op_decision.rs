@@ -85,6 +85,8 @@ pub struct OpDecision {
     outstanding: bool,
     has_work: bool,
     window_full: bool,
+    /// Expired, decided at the last read for the clock after it.
+    expired: bool,
     last_timeout: u32,
 }
 
@@ -189,8 +191,7 @@ impl OpDecision {
                 }
                 Op::Timer => {
                     o.ok = i.qp_valid && o_flag;
-                    let expired = self.last_timeout != 0
-                        && now.wrapping_sub(e.timer_start) >= self.last_timeout;
+                    let expired = self.expired;
                     if o.ok && i.on_una {
                         wr.timer_start = now;
                     } else if o.ok && expired {
@@ -216,13 +217,15 @@ impl OpDecision {
         o.has_job = o.job_valid && (o.job_succ != 0 || o.job_final);
         // The edge.
         self.now = if i.reset { 0 } else { now.wrapping_add(1) };
-        self.last_timeout = i.retry_timeout;
         if i.read {
+            self.expired = self.last_timeout != 0
+                && now.wrapping_add(1).wrapping_sub(i.rd_entry.timer_start) >= self.last_timeout;
             self.entry = i.rd_entry;
             self.outstanding = i.rd_outstanding;
             self.has_work = i.rd_has_work;
             self.window_full = i.rd_window_full;
         }
+        self.last_timeout = i.retry_timeout;
         o
     }
 }

@@ -201,7 +201,8 @@ fn run(seed: u64, p_exec: f64, clocks: u64) -> (u64, u64, u64) {
         if rng.gen_bool(0.01) {
             limit = rng.gen_range(0..16);
         }
-        let read = rng.gen_bool(0.3);
+        // (No read in the first clock: the timer's bounds are defined from the reset on.)
+        let read = clock > 0 && rng.gen_bool(0.3);
         let rd_entry = random_entry(&mut rng, now, timeout);
         let ev = EvDecision {
             job_valid: rng.gen(),

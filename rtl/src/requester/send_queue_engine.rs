@@ -52,16 +52,17 @@
 //! acknowledgement event's QP, a write-back — reaches another QP's word), owned by one
 //! read-modify-write engine (its grants and clocks: the child block [`SqOpGrant`],
 //! `requester/sq_op_grant.rs`; the entry registered and the decision on it: the child block
-//! [`SqOpDecision`], `requester/sq_op_decision.rs`). An operation takes three clocks (grant and read; register the
-//! entry as read, nothing behind the block RAM's output; decide from those registers and
-//! write back); the evaluation of an acknowledgement event takes four (a Derive clock
+//! [`SqOpDecision`], `requester/sq_op_decision.rs`). An operation takes three clocks
+//! (grant and read; register the entry as read, nothing behind the block RAM's output but
+//! the timer's comparisons; decide from those registers and write back); the evaluation of an acknowledgement event takes four (a Derive clock
 //! registers the event's classification from the registered entry before the decision).
 //! The next one is granted while one executes if it is for another QP, so they follow
 //! every two clocks, and a timer scan that is still reading gives way to a CSR access or
 //! a transmit operation (and is dropped for an acknowledgement event or local completion
-//! offered meanwhile). The timer check compares the registered `timer_start` against two
-//! bounds registered a clock earlier from `now` and `cfg_retry_timeout` (no subtraction
-//! behind the entry). By
+//! offered meanwhile). The timer check compares `timer_start` as the table reads it (its
+//! registered read data) against two bounds registered a clock earlier from `now` and
+//! `cfg_retry_timeout`, in the Read clock, and registers the expiry for the Exec clock (no
+//! subtraction or comparison behind the registered entry). By
 //! priority:
 //! CSR access, acknowledgement handling, transmit, timer scan; a CSR access right after
 //! another one yields to a waiting acknowledgement or transmit operation, so a driver

@@ -51,15 +51,19 @@
 //!   `sq_una = s_adv_idx + 1`, `una_needs_response` cleared, `sq_next` the same if not O,
 //!   `resync = s_adv_set_resync`, `timer_start = now`.
 //! - Timer: ok = `s_qp_valid` and O. Ok and `s_on_una`: `timer_start = now`. Ok and
-//!   expired (`cfg_retry_timeout` of the previous clock not 0 and
-//!   `(now - timer_start) mod 2^32 >=` it): a go-back-N event: `timer_start = now`, not
+//!   expired: a go-back-N event: `timer_start = now`, not
 //!   waiting, `sq_next = sq_una`, `retry + 1` (4 bits); if `retry + 1 > cfg_retry_limit`
 //!   instead a final job (status RETRY_EXCEEDED, resync, no leading run),
-//!   `sq_next = sq_una + 1`, draining, `retry = 0`.
+//!   `sq_next = sq_una + 1`, draining, `retry = 0`. Expired is decided with the entry's
+//!   read, for the clock after it (a timer check's Exec clock): `cfg_retry_timeout` of the
+//!   clock before the read is not 0 and `(now + 1 - timer_start) mod 2^32 >=` it, `now` of
+//!   the read clock and `timer_start` of `s_rd_entry`.
 //!
-//! Timing: the entry is registered with nothing behind the table's output; the timer
-//! test compares `timer_start` against two bounds registered a clock earlier from the
-//! counter and the timeout (no subtraction behind the entry).
+//! Timing: the entry is registered with nothing behind the table's output but the timer
+//! test, which compares `s_rd_entry.timer_start` (the table's registered read data)
+//! against two bounds registered a clock earlier from the counter and the timeout (no
+//! subtraction) and registers the result, so the Exec clock's decision starts from one
+//! flip-flop, not from a 32-bit comparison.
 //! Latency: the entry one clock after `s_read`; decisions combinational. Throughput: one
 //! operation per clock. Limits: none beyond the port widths; no parameters.
 
@@ -132,20 +136,18 @@ pub struct SqOpDecision {
     ent_outstanding: DFF<Bit>,
     ent_has_work: DFF<Bit>,
     ent_window_full: DFF<Bit>,
-    /// The retry timer as of the next clock: expired when `timer_start` lies in the
-    /// circular interval from `now + 1` (`timer_lo`) up to `now - cfg_retry_timeout`
-    /// (`timer_hi`); `timer_wrap`: that interval wraps past 2^32 - 1; `timer_never`: the
-    /// timeout is 0.
+    /// The retry timer for the clock after the next one (`e`): expired when `timer_start`
+    /// lies in the circular interval from `now_e + 1` (`timer_lo`) up to
+    /// `now_e - cfg_retry_timeout` (`timer_hi`); `timer_wrap`: that interval wraps past
+    /// 2^32 - 1; `timer_never`: the timeout is 0.
     timer_lo: DFF<Bits<32>>,
     timer_hi: DFF<Bits<32>>,
-    timer_wrap: DFF<Bit>,
+    timer_wrap: Signal<Local, Bit>,
     timer_never: DFF<Bit>,
-    now_next: Signal<Local, Bits<32>>,
-    timer_lo_next: Signal<Local, Bits<32>>,
-    timer_hi_next: Signal<Local, Bits<32>>,
+    /// Expired, decided with the entry's read for the clock after it.
+    timer_expired: DFF<Bit>,
     timer_ge_lo: Signal<Local, Bit>,
     timer_le_hi: Signal<Local, Bit>,
-    timer_expired: Signal<Local, Bit>,
     eligible: Signal<Local, Bit>,
     commit_match: Signal<Local, Bit>,
     mask: Signal<Local, Bits<24>>,
@@ -162,6 +164,7 @@ pub struct SqOpDecision {
     job_final: Signal<Local, Bit>,
     wqe_shift: Constant<Bits<32>>,
     ones24: Constant<Bits<24>>,
+    one: Constant<Bits<32>>,
     st_retry: Constant<Bits<8>>,
 }
 
@@ -236,9 +239,6 @@ impl SqOpDecision {
             timer_hi: Default::default(),
             timer_wrap: Default::default(),
             timer_never: Default::default(),
-            now_next: Default::default(),
-            timer_lo_next: Default::default(),
-            timer_hi_next: Default::default(),
             timer_ge_lo: Default::default(),
             timer_le_hi: Default::default(),
             timer_expired: Default::default(),
@@ -258,6 +258,7 @@ impl SqOpDecision {
             job_final: Default::default(),
             wqe_shift: k(WQE_BYTES.trailing_zeros() as u64),
             ones24: k(0xFF_FFFF),
+            one: k(1),
             st_retry: k(CompletionStatus::RETRY_EXCEEDED as u64),
         }
     }
@@ -282,22 +283,22 @@ impl Logic for SqOpDecision {
             ent_window_full,
             timer_lo,
             timer_hi,
-            timer_wrap,
-            timer_never
+            timer_never,
+            timer_expired
         );
         // ---- Cycle counter and the timer's interval as of the next clock ----
-        self.now_next.next = self.now.q.val() + 1;
-        if self.reset.val() {
-            self.now_next.next = 0.into();
-        }
-        self.now.d.next = self.now_next.val();
+        // (Each bound from the counter's register, not behind its increment; a reset
+        // chooses the bounds of a counter restarting at 0.)
+        self.now.d.next = self.now.q.val() + 1;
         self.m_now.next = self.now.q.val();
-        self.timer_lo_next.next = self.now_next.val() + 1;
-        self.timer_hi_next.next = self.now_next.val() - self.cfg_retry_timeout.val();
-        self.timer_lo.d.next = self.timer_lo_next.val();
-        self.timer_hi.d.next = self.timer_hi_next.val();
-        self.timer_wrap.d.next = self.timer_lo_next.val() > self.timer_hi_next.val();
+        self.timer_lo.d.next = self.now.q.val() + 3;
+        self.timer_hi.d.next = self.now.q.val() + 2 - self.cfg_retry_timeout.val();
         self.timer_never.d.next = self.cfg_retry_timeout.val() == 0;
+        if self.reset.val() {
+            self.now.d.next = 0.into();
+            self.timer_lo.d.next = 2.into();
+            self.timer_hi.d.next = self.one.val() - self.cfg_retry_timeout.val();
+        }
         // ---- The entry, registered ----
         if self.s_read.val() {
             self.ent.d.next = self.s_rd_entry.val();
@@ -322,12 +323,16 @@ impl Logic for SqOpDecision {
         self.una_p1.next = self.ent.q.val().sq_una + 1;
         self.adv_p1.next = self.s_adv_idx.val() + 1;
         self.retry_inc.next = bit_cast::<5, 4>(self.ent.q.val().retry) + 1;
-        // `(now - timer_start) mod 2^32 >= cfg_retry_timeout` (two comparisons side by side).
-        self.timer_ge_lo.next = self.ent.q.val().timer_start >= self.timer_lo.q.val();
-        self.timer_le_hi.next = self.ent.q.val().timer_start <= self.timer_hi.q.val();
-        self.timer_expired.next = !self.timer_never.q.val()
-            & (self.timer_ge_lo.val() & self.timer_le_hi.val()
-                | (self.timer_wrap.q.val() & (self.timer_ge_lo.val() | self.timer_le_hi.val())));
+        // `(now + 1 - timer_start) mod 2^32 >= cfg_retry_timeout` for the entry read (two
+        // comparisons side by side), registered with it.
+        self.timer_ge_lo.next = self.s_rd_entry.val().timer_start >= self.timer_lo.q.val();
+        self.timer_le_hi.next = self.s_rd_entry.val().timer_start <= self.timer_hi.q.val();
+        self.timer_wrap.next = self.timer_lo.q.val() > self.timer_hi.q.val();
+        if self.s_read.val() {
+            self.timer_expired.d.next = !self.timer_never.q.val()
+                & (self.timer_ge_lo.val() & self.timer_le_hi.val()
+                    | (self.timer_wrap.val() & (self.timer_ge_lo.val() | self.timer_le_hi.val())));
+        }
         self.commit_match.next = self.eligible.val()
             & (self.ent.q.val().sq_next == self.s_commit_psn.val())
             & !self.s_commit_stale.val();
@@ -426,7 +431,7 @@ impl Logic for SqOpDecision {
                             // answer. (Later messages do not hold the timer: it measures
                             // the oldest message's wait.)
                             self.wr.next.timer_start = self.now.q.val();
-                        } else if self.timer_expired.val() {
+                        } else if self.timer_expired.q.val() {
                             self.m_retx.next = true;
                             self.wr.next.timer_start = self.now.q.val();
                             self.wr.next.waiting = false;
