@@ -746,6 +746,29 @@ pub mod port {
         }
     }
 
+    /// The send engine's table-engine state, a port of `SqOpGrant`.
+    impl PortValue for nic_rtl::requester::send_queue_engine::SqEngineState {
+        fn from_u64(v: u64) -> Self {
+            use nic_rtl::requester::send_queue_engine::SqEngineState::*;
+            [Idle, Read, Derive, Exec][(v & 3) as usize]
+        }
+        fn to_u64(self) -> u64 {
+            self as u64
+        }
+    }
+
+    /// The send engine's table operation, a port of `SqOpGrant` and `SqOpDecision`.
+    impl PortValue for nic_rtl::requester::send_queue_engine::SqOp {
+        fn from_u64(v: u64) -> Self {
+            use nic_rtl::requester::send_queue_engine::SqOp::*;
+            let all = [CsrRead, CsrWrite, Claim, Commit, Eval, Advance, Timer];
+            all[(v as usize).min(all.len() - 1)]
+        }
+        fn to_u64(self) -> u64 {
+            self as u64
+        }
+    }
+
     /// The receive engine's message mode, a port of its `ActStage`.
     impl PortValue for nic_rtl::responder::receive_queue_engine::MessageMode {
         fn from_u64(v: u64) -> Self {

@@ -25,6 +25,8 @@
 //!   latch.
 //! - [`event_evaluator`]: the reference model of the requester's event evaluation.
 //! - [`sq_csr_access`]: the reference model of the send engine's per-QP CSR registers.
+//! - [`sq_op_grant`], [`sq_op_decision`]: reference models of the send engine's table-engine
+//!   grants (`SqOpGrant`) and its decision on the registered entry (`SqOpDecision`).
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
 //! - [`act_stage`]: the reference model of the responder's Act clock (`ActStage`).
 //! - [`tpt_client`]: the reference model of the responder's access check (`TptClient`).
@@ -51,6 +53,8 @@ pub mod requester;
 pub mod responder;
 pub mod rqe_fetch;
 pub mod sq_csr_access;
+pub mod sq_op_decision;
+pub mod sq_op_grant;
 pub mod stream;
 pub mod tpt_client;
 pub mod tx_read_port;

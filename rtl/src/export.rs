@@ -337,6 +337,18 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             format!("nic_rtl::requester::SqCsrAccess::new({qps})"),
         ),
         export_block(
+            "requester_sq_op_grant",
+            crate::requester::SqOpGrant::new(qps),
+            "nic_rtl::requester::SqOpGrant",
+            format!("nic_rtl::requester::SqOpGrant::new({qps})"),
+        ),
+        export_block(
+            "requester_sq_op_decision",
+            crate::requester::SqOpDecision::new(),
+            "nic_rtl::requester::SqOpDecision",
+            "nic_rtl::requester::SqOpDecision::new()".into(),
+        ),
+        export_block(
             "send_queue_engine",
             crate::SendQueueEngine::new(qps),
             "nic_rtl::SendQueueEngine",

@@ -66,6 +66,8 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "requester_ack_machine",
         "requester_event_evaluator",
         "requester_sq_csr_access",
+        "requester_sq_op_grant",
+        "requester_sq_op_decision",
         "send_queue_engine",
         "nack_generator",
         "responder_qp_state",

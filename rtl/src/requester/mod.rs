@@ -25,6 +25,10 @@
 //!   entry (completions, where transmission resumes, the retry count).
 //! - [`SqCsrAccess`]: the per-QP CSR registers: a read's answer from the entry, the entry
 //!   a write leaves.
+//! - [`SqOpGrant`]: the table engine's grants (CSR access, acknowledgement, transmit, timer
+//!   scan) and the clocks of the operation granted.
+//! - [`SqOpDecision`]: the entry registered and the operation's decision on it (claim,
+//!   commit, advance, timer check; a CSR write's or an evaluation's entry); the cycle counter.
 //! - [`AckEventQueue`]: the acknowledgement events from the responder side.
 
 pub mod ack_event_queue;
@@ -37,6 +41,8 @@ pub mod qp_table;
 pub mod scheduler;
 pub mod send_queue_engine;
 pub mod sq_csr_access;
+pub mod sq_op_decision;
+pub mod sq_op_grant;
 pub mod transmit_machine;
 pub mod tx_read_port;
 pub mod wqe_fetch;
@@ -52,6 +58,8 @@ pub use qp_table::{QpEntry, QpTable};
 pub use scheduler::Scheduler;
 pub use send_queue_engine::SendQueueEngine;
 pub use sq_csr_access::SqCsrAccess;
+pub use sq_op_decision::SqOpDecision;
+pub use sq_op_grant::SqOpGrant;
 pub use transmit_machine::TransmitMachine;
 pub use tx_read_port::TxReadPort;
 pub use wqe_fetch::WqeFetch;

@@ -50,16 +50,19 @@
 //! `queue_pairs` reads an all-zero
 //! entry and its write-backs are ignored, so no table address — a CSR access, an
 //! acknowledgement event's QP, a write-back — reaches another QP's word), owned by one
-//! read-modify-write engine. An operation takes three clocks (grant and read; register the
-//! entry as read, nothing behind the block RAM's output; decide from those registers and
-//! write back); the evaluation of an acknowledgement event takes four (a Derive clock
+//! read-modify-write engine (its grants and clocks: the child block [`SqOpGrant`],
+//! `requester/sq_op_grant.rs`; the entry registered and the decision on it: the child block
+//! [`SqOpDecision`], `requester/sq_op_decision.rs`). An operation takes three clocks
+//! (grant and read; register the entry as read, nothing behind the block RAM's output but
+//! the timer's comparisons; decide from those registers and write back); the evaluation of an acknowledgement event takes four (a Derive clock
 //! registers the event's classification from the registered entry before the decision).
 //! The next one is granted while one executes if it is for another QP, so they follow
 //! every two clocks, and a timer scan that is still reading gives way to a CSR access or
 //! a transmit operation (and is dropped for an acknowledgement event or local completion
-//! offered meanwhile). The timer check compares the registered `timer_start` against two
-//! bounds registered a clock earlier from `now` and `cfg_retry_timeout` (no subtraction
-//! behind the entry). By
+//! offered meanwhile). The timer check compares `timer_start` as the table reads it (its
+//! registered read data) against two bounds registered a clock earlier from `now` and
+//! `cfg_retry_timeout`, in the Read clock, and registers the expiry for the Exec clock (no
+//! subtraction or comparison behind the registered entry). By
 //! priority:
 //! CSR access, acknowledgement handling, transmit, timer scan; a CSR access right after
 //! another one yields to a waiting acknowledgement or transmit operation, so a driver
@@ -164,47 +167,15 @@
 //! payload burst of at most 8192 words).
 
 use crate::requester::{
-    AckMachine, EventEvaluator, QpEntry, QpTable, Scheduler, SqCsrAccess, TransmitMachine,
+    AckMachine, EventEvaluator, QpTable, Scheduler, SqCsrAccess, SqOpDecision, SqOpGrant,
+    TransmitMachine,
 };
 use crate::sim::ClockedBlock;
-use nic_abi::{CompletionStatus, MAX_QUEUE_PAIRS, SEND_WINDOW, WQE_BYTES};
+use nic_abi::{MAX_QUEUE_PAIRS, SEND_WINDOW};
 use rust_hdl::prelude::*;
 
 pub use crate::requester::qp_table::QP_TABLE_ADDRESS_BITS;
-
-/// The table engine's state.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
-pub enum SqEngineState {
-    /// Granting the next operation (its QP's entry is read at the clock edge), once the
-    /// per-QP table has been cleared after reset.
-    Idle,
-    /// The entry is valid at the table's output and is registered (nothing else follows
-    /// the block RAM's output in this clock).
-    Read,
-    /// Evaluations of an acknowledgement event only: the values derived from the
-    /// registered entry (PSN distances, the event's classification, retry count) are
-    /// registered.
-    Derive,
-    /// Executing the granted operation from those registers; entry written back.
-    Exec,
-}
-
-/// Operations of the table engine.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
-pub enum SqOp {
-    CsrRead,
-    CsrWrite,
-    /// Transmit: read the QP to fetch the WQE at `sq_next`.
-    Claim,
-    /// Transmit: re-check and take PSN `sq_next` (or mark the QP draining).
-    Commit,
-    /// Acknowledgement event (or local completion) against `[sq_una, sq_next)`.
-    Eval,
-    /// One WQE completed: `sq_una++`.
-    Advance,
-    /// Retry timer check of one QP.
-    Timer,
-}
+pub use crate::requester::sq_op_grant::{SqEngineState, SqOp};
 
 pub use crate::requester::ack_machine::SqAckState;
 pub use crate::requester::transmit_machine::{SqClaimState, SqTxState};
@@ -286,147 +257,26 @@ pub struct SendQueueEngine {
     pub stat_retransmissions: Signal<Out, Bits<32>>,
     /// The per-QP table (six RAMs read and written together; cleared after reset).
     qp_table: QpTable,
-    // Table engine.
-    eng_state: DFF<SqEngineState>,
-    op: DFF<SqOp>,
-    op_qp: DFF<Bits<6>>,
-    /// `op_qp < queue_pairs`, registered with it.
-    op_qp_valid: DFF<Bit>,
+    /// The table engine's grants and the clocks of the operation granted.
+    grant: SqOpGrant,
+    /// The entry registered and the operation's decision on it; the cycle counter.
+    dec: SqOpDecision,
     csr_reg_reg: DFF<Bits<4>>,
     csr_wdata_reg: DFF<Bits<32>>,
     rdata_valid_reg: DFF<Bit>,
     rdata_reg: DFF<Bits<64>>,
-    /// Free-running cycle counter (the timers' time base).
-    now: DFF<Bits<32>>,
     retransmissions_reg: DFF<Bits<32>>,
     /// Which QP the transmit machine serves next (eligibility bits and round robin).
     scheduler: Scheduler,
     /// The transmit machine: claim, WQE fetch, commit, message and payload.
     tm: TransmitMachine,
-    tx_req_qp: Signal<Local, Bits<6>>,
-    /// A CSR write executed this clock resets `op_qp` or moves its ring.
-    csr_moved: Signal<Local, Bit>,
     /// The acknowledgement machine: events, completion jobs (re-read, completion request,
     /// advance) and the timer scan; its evaluations and advances run in the table engine.
     pub(crate) ack: AckMachine,
-    /// The CSR write being executed resets its QP (a job of that QP goes stale).
-    csr_qp_reset: Signal<Local, Bit>,
     /// The judgement of an acknowledgement event against the entry (Derive and Exec).
     ev: EventEvaluator,
-    /// The entry read, registered in the Read clock (the block RAM's output goes straight
-    /// into these flip-flops; everything derived from the entry starts from them).
-    ent: DFF<QpEntry>,
-    /// The entry's flags (`QpTable`), registered with it.
-    ent_outstanding: DFF<Bit>,
-    ent_has_work: DFF<Bit>,
-    ent_window_full: DFF<Bit>,
-    // Derive stage (acknowledgement operations): values derived from the registered
-    // entry, registered for the Exec clock (the timing cut between the PSN arithmetic and
-    // the decision).
-    /// `sq_una` is the advance's WQE index (an advance decides from the registered entry).
-    una_is_adv: Signal<Local, Bit>,
-    /// `sq_next` is the commit's PSN (held while the commit is in the engine).
-    next_is_commit: Signal<Local, Bit>,
-    /// The same from the registered entry, for a timer check (which has no Derive clock).
-    retry_kept: Signal<Local, Bits<4>>,
-    retry_kept_exceeded: Signal<Local, Bit>,
-    /// `sq_next + 1` (a commit's write-back, from the registered entry).
-    next_p1: Signal<Local, Bits<24>>,
-    /// `sq_una + 1` from the registered entry (a timer check's write-back).
-    una_p1_now: Signal<Local, Bits<24>>,
-    /// The QP's retry timer has expired (as of the Exec clock).
-    /// The retry timer as of the next clock, for the comparison of a timer check's Exec
-    /// clock without a subtraction behind the entry: the timer has expired when
-    /// `(now - timer_start) mod 2^32 >= cfg_retry_timeout`, that is when `timer_start`
-    /// lies in the circular interval from `now + 1` (`timer_lo`) up to
-    /// `now - cfg_retry_timeout` (`timer_hi`); `timer_wrap`: that interval wraps past
-    /// 2^32 - 1; `timer_never`: the timeout is 0.
-    timer_lo: DFF<Bits<32>>,
-    timer_hi: DFF<Bits<32>>,
-    timer_wrap: DFF<Bit>,
-    timer_never: DFF<Bit>,
-    timer_ge_lo: Signal<Local, Bit>,
-    timer_le_hi: Signal<Local, Bit>,
-    // Combinational: the entry read.
-    rd_base: Signal<Local, Bits<32>>,
-    rd_remote: Signal<Local, Bits<32>>,
-    rd_pi: Signal<Local, Bits<24>>,
-    rd_size: Signal<Local, Bits<5>>,
-    rd_next: Signal<Local, Bits<24>>,
-    rd_enable: Signal<Local, Bit>,
-    rd_resync: Signal<Local, Bit>,
-    rd_waiting: Signal<Local, Bit>,
-    rd_drain: Signal<Local, Bit>,
-    rd_retry: Signal<Local, Bits<4>>,
-    rd_una: Signal<Local, Bits<24>>,
-    /// Bit 24 of the sq_una entry: sq_una is a READ or atomic already sent.
-    rd_una_rsp: Signal<Local, Bit>,
-    rd_tstart: Signal<Local, Bits<32>>,
-    rd_outstanding: Signal<Local, Bit>,
-    rd_eligible: Signal<Local, Bit>,
-    rd_mask: Signal<Local, Bits<24>>,
-    rd_slot: Signal<Local, Bits<24>>,
-    rd_wqe_addr: Signal<Local, Bits<32>>,
-    qp_valid: Signal<Local, Bit>,
-    timer_lo_next: Signal<Local, Bits<32>>,
-    timer_hi_next: Signal<Local, Bits<32>>,
-    job_idx_p1: Signal<Local, Bits<24>>,
-    /// The stored retry count + 1.
-    retry_inc: Signal<Local, Bits<5>>,
-    /// The engine executes an operation this clock.
-    exec_now: Signal<Local, Bit>,
-    /// A timer scan is reading: a CSR access or a transmit operation may take its place.
-    timer_preemptible: Signal<Local, Bit>,
-    /// It did (the acknowledgement machine goes back to Idle; the scan retries the QP).
-    timer_preempted: Signal<Local, Bit>,
-    /// A scan that is only reading is dropped for an event or local completion offered.
-    timer_abandoned: Signal<Local, Bit>,
-    /// The QP of the operation the priority order picks this clock.
-    next_qp: Signal<Local, Bits<6>>,
-    /// An operation executes and the next one is for another QP: grant it now.
-    overlap_ok: Signal<Local, Bit>,
-    /// `now + 1`: the cycle counter as of the next clock.
-    now_p1: Signal<Local, Bits<32>>,
-    timer_expired: Signal<Local, Bit>,
-    // Combinational: requests and grants.
-    tx_req: Signal<Local, Bit>,
-    tx_req_op: Signal<Local, SqOp>,
-    grant_csr: Signal<Local, Bit>,
-    /// The last operation granted was a CSR access.
-    csr_granted_last: DFF<Bit>,
-    /// A waiting machine goes before this CSR access.
-    csr_yield: Signal<Local, Bit>,
-    grant_tx: Signal<Local, Bit>,
-    grant_ak: Signal<Local, Bit>,
-    read_qp: Signal<Local, Bits<6>>,
-    // Combinational: results of the operation being executed.
-    ex_ok: Signal<Local, Bit>,
-    ex_retx: Signal<Local, Bit>,
-    ex_job_valid: Signal<Local, Bit>,
-    ex_job_succ: Signal<Local, Bits<4>>,
-    ex_job_run_status: Signal<Local, Bits<8>>,
-    ex_job_final: Signal<Local, Bit>,
-    ex_job_status: Signal<Local, Bits<8>>,
-    ex_job_resync: Signal<Local, Bit>,
-    ex_has_job: Signal<Local, Bit>,
-    // Combinational: the entry written back.
-    /// The entry written back (the one read, changed by the operation executed).
-    wr: Signal<Local, QpEntry>,
-    /// The entry an operation that changes nothing writes back.
-    wr_kept: Signal<Local, QpEntry>,
     /// The per-QP CSR registers: a read's answer, a write's entry.
     csr: SqCsrAccess,
-    // Constants.
-    num_qps: Constant<Bits<7>>,
-    /// log2 of a WQE's bytes (`nic_abi::WQE_BYTES`).
-    wqe_shift: Constant<Bits<32>>,
-    ones24: Constant<Bits<24>>,
-    st_retry: Constant<Bits<8>>,
-}
-
-/// `Bits<N>` constant from a `u64`.
-fn k<const N: usize>(v: u64) -> Constant<Bits<N>> {
-    Constant::new(v.to_bits())
 }
 
 impl SendQueueEngine {
@@ -505,94 +355,18 @@ impl SendQueueEngine {
             stat_requests_sent: Default::default(),
             stat_retransmissions: Default::default(),
             qp_table: QpTable::new(queue_pairs),
-            eng_state: Default::default(),
-            op: Default::default(),
-            op_qp: Default::default(),
-            op_qp_valid: Default::default(),
+            grant: SqOpGrant::new(queue_pairs),
+            dec: SqOpDecision::new(),
             csr_reg_reg: Default::default(),
             csr_wdata_reg: Default::default(),
             rdata_valid_reg: Default::default(),
             rdata_reg: Default::default(),
-            now: Default::default(),
             retransmissions_reg: Default::default(),
             scheduler: Scheduler::new(queue_pairs),
             tm: TransmitMachine::new(),
-            tx_req_qp: Default::default(),
-            csr_moved: Default::default(),
             ack: AckMachine::new(queue_pairs),
-            csr_qp_reset: Default::default(),
-            rd_base: Default::default(),
-            rd_remote: Default::default(),
-            rd_pi: Default::default(),
-            rd_size: Default::default(),
-            rd_next: Default::default(),
-            rd_enable: Default::default(),
-            rd_resync: Default::default(),
-            rd_waiting: Default::default(),
-            rd_drain: Default::default(),
-            rd_retry: Default::default(),
-            rd_una: Default::default(),
-            rd_una_rsp: Default::default(),
-            rd_tstart: Default::default(),
-            rd_outstanding: Default::default(),
-            rd_eligible: Default::default(),
-            ent: Default::default(),
-            ent_outstanding: Default::default(),
-            ent_has_work: Default::default(),
-            ent_window_full: Default::default(),
             ev: EventEvaluator::new(SEND_WINDOW as usize),
-            next_is_commit: Default::default(),
-            una_is_adv: Default::default(),
-            retry_kept: Default::default(),
-            retry_kept_exceeded: Default::default(),
-            timer_lo: Default::default(),
-            timer_hi: Default::default(),
-            timer_wrap: Default::default(),
-            timer_never: Default::default(),
-            timer_ge_lo: Default::default(),
-            timer_le_hi: Default::default(),
-            exec_now: Default::default(),
-            timer_preemptible: Default::default(),
-            timer_preempted: Default::default(),
-            timer_abandoned: Default::default(),
-            next_qp: Default::default(),
-            overlap_ok: Default::default(),
-            now_p1: Default::default(),
-            timer_expired: Default::default(),
-            rd_mask: Default::default(),
-            rd_slot: Default::default(),
-            rd_wqe_addr: Default::default(),
-            qp_valid: Default::default(),
-            timer_lo_next: Default::default(),
-            timer_hi_next: Default::default(),
-            next_p1: Default::default(),
-            una_p1_now: Default::default(),
-            job_idx_p1: Default::default(),
-            retry_inc: Default::default(),
-            tx_req: Default::default(),
-            tx_req_op: Default::default(),
-            grant_csr: Default::default(),
-            csr_granted_last: Default::default(),
-            csr_yield: Default::default(),
-            grant_tx: Default::default(),
-            grant_ak: Default::default(),
-            read_qp: Default::default(),
-            ex_ok: Default::default(),
-            ex_retx: Default::default(),
-            ex_job_valid: Default::default(),
-            ex_job_succ: Default::default(),
-            ex_job_run_status: Default::default(),
-            ex_job_final: Default::default(),
-            ex_job_status: Default::default(),
-            ex_job_resync: Default::default(),
-            ex_has_job: Default::default(),
-            wr: Default::default(),
-            wr_kept: Default::default(),
             csr: SqCsrAccess::new(queue_pairs),
-            num_qps: k(queue_pairs as u64),
-            wqe_shift: k(WQE_BYTES.trailing_zeros() as u64),
-            ones24: k(0xFF_FFFF),
-            st_retry: k(CompletionStatus::RETRY_EXCEEDED as u64),
         }
     }
 }
@@ -609,381 +383,134 @@ impl Logic for SendQueueEngine {
         dff_setup!(
             self,
             clock,
-            eng_state,
-            ent,
-            ent_outstanding,
-            ent_has_work,
-            ent_window_full,
-            timer_lo,
-            timer_hi,
-            timer_wrap,
-            timer_never,
-            op,
-            op_qp,
-            op_qp_valid,
-            csr_granted_last,
             csr_reg_reg,
             csr_wdata_reg,
             rdata_valid_reg,
             rdata_reg,
-            now,
             retransmissions_reg
         );
         self.qp_table.clock.next = self.clock.val();
         self.qp_table.reset.next = self.reset.val();
         self.scheduler.clock.next = self.clock.val();
         self.scheduler.reset.next = self.reset.val();
-        self.now_p1.next = self.now.q.val() + 1;
-        self.now.d.next = self.now_p1.val();
-        self.exec_now.next = self.eng_state.q.val() == SqEngineState::Exec;
 
-        // ---- The entry read last clock, registered in the Read clock (valid in Derive and
-        // Exec) ----
-        if self.eng_state.q.val() == SqEngineState::Read {
-            self.ent.d.next = self.qp_table.m_rd_entry.val();
-            self.ent_outstanding.d.next = self.qp_table.m_rd_outstanding.val();
-            self.ent_has_work.d.next = self.qp_table.m_rd_has_work.val();
-            self.ent_window_full.d.next = self.qp_table.m_rd_window_full.val();
+        // ---- Grants: CSR access, acknowledgement machine, transmit machine, timer scan ----
+        self.grant.clock.next = self.clock.val();
+        self.grant.reset.next = self.reset.val();
+        self.grant.s_table_ready.next = self.qp_table.m_ready.val();
+        self.grant.s_csr_valid.next = self.s_csr_valid.val();
+        self.s_csr_ready.next = self.grant.s_csr_ready.val();
+        self.grant.s_csr_write.next = self.s_csr_write.val();
+        self.grant.s_csr_qp.next = self.s_csr_qp.val();
+        self.grant.s_ak_valid.next = self.ack.m_req_valid.val();
+        self.grant.s_ak_qp.next = self.ack.m_req_qp.val();
+        self.grant.s_ak_advance.next = self.ack.m_req_advance.val();
+        self.grant.s_tx_valid.next = self.tm.m_op_valid.val();
+        self.grant.s_tx_qp.next = self.tm.m_op_qp.val();
+        self.grant.s_tx_commit.next = self.tm.m_op_commit.val();
+        self.grant.s_scan_valid.next = self.ack.m_scan_valid.val();
+        self.grant.s_scan_qp.next = self.ack.m_scan_qp.val();
+        self.grant.s_ak_offered.next = self.s_ack_valid.val() | self.tm.m_local_valid.val();
+        if self.grant.m_grant_csr.val() {
+            self.csr_reg_reg.d.next = self.s_csr_reg.val();
+            self.csr_wdata_reg.d.next = self.s_csr_wdata.val().get_bits::<32>(0);
         }
-        self.rd_base.next = self.ent.q.val().base;
-        self.rd_remote.next = self.ent.q.val().remote;
-        self.rd_pi.next = self.ent.q.val().sq_pi;
-        self.rd_size.next = self.ent.q.val().size_log2;
-        self.rd_next.next = self.ent.q.val().sq_next;
-        self.rd_enable.next = self.ent.q.val().enable;
-        self.rd_resync.next = self.ent.q.val().resync;
-        self.rd_waiting.next = self.ent.q.val().waiting;
-        self.rd_drain.next = self.ent.q.val().draining;
-        self.rd_retry.next = self.ent.q.val().retry;
-        self.rd_una.next = self.ent.q.val().sq_una;
-        self.rd_una_rsp.next = self.ent.q.val().una_needs_response;
-        self.rd_tstart.next = self.ent.q.val().timer_start;
-        self.qp_valid.next = self.op_qp_valid.q.val();
-        // The timer's interval as of the next clock (whose `now` is `now_p1`).
-        self.timer_lo_next.next = self.now_p1.val() + 1;
-        self.timer_hi_next.next = self.now_p1.val() - self.cfg_retry_timeout.val();
-        self.timer_lo.d.next = self.timer_lo_next.val();
-        self.timer_hi.d.next = self.timer_hi_next.val();
-        self.timer_wrap.d.next = self.timer_lo_next.val() > self.timer_hi_next.val();
-        self.timer_never.d.next = self.cfg_retry_timeout.val() == 0;
-        self.next_p1.next = self.rd_next.val() + 1;
-        self.una_p1_now.next = self.rd_una.val() + 1;
-        self.job_idx_p1.next = self.ack.m_adv_idx.val() + 1;
-        // The entry's flags, stored with it (no PSN arithmetic behind the entry).
-        self.rd_outstanding.next = self.ent_outstanding.q.val();
-        self.rd_eligible.next = self.qp_valid.val()
-            & self.rd_enable.val()
-            & self.ent_has_work.q.val()
-            & !self.ent_window_full.q.val()
-            & !self.rd_waiting.val()
-            & !(self.rd_drain.val() & self.rd_outstanding.val());
-        // WQE address of sq_next: SQ_BASE + (sq_next mod 2^SQ_SIZE_LOG2) * 64.
-        self.rd_mask.next = !(self.ones24.val() << self.rd_size.val());
-        self.rd_slot.next = self.rd_next.val() & self.rd_mask.val();
-        self.rd_wqe_addr.next =
-            self.rd_base.val() + (bit_cast::<32, 24>(self.rd_slot.val()) << self.wqe_shift.val());
-        // A timer check's retry count (an event's is the evaluator's).
-        self.retry_inc.next = bit_cast::<5, 4>(self.rd_retry.val()) + 1;
-        // `(now - timer_start) mod 2^32 >= cfg_retry_timeout` (two comparisons side by side).
-        self.timer_ge_lo.next = self.rd_tstart.val() >= self.timer_lo.q.val();
-        self.timer_le_hi.next = self.rd_tstart.val() <= self.timer_hi.q.val();
-        self.timer_expired.next = !self.timer_never.q.val()
-            & (self.timer_ge_lo.val() & self.timer_le_hi.val()
-                | (self.timer_wrap.q.val() & (self.timer_ge_lo.val() | self.timer_le_hi.val())));
-        // A claim, commit or advance decides from the registered entry directly.
-        self.next_is_commit.next = self.rd_next.val() == self.tm.m_commit_psn.val();
-        self.una_is_adv.next = self.rd_una.val() == self.ack.m_adv_idx.val();
-        self.retry_kept.next = self.retry_inc.val().get_bits::<4>(0);
-        self.retry_kept_exceeded.next =
-            self.retry_inc.val() > bit_cast::<5, 4>(self.cfg_retry_limit.val());
-        // ---- Requests of the transmit machine (from its registers) ----
-        self.tx_req.next = self.tm.m_op_valid.val();
-        self.tx_req_op.next = SqOp::Claim;
-        if self.tm.m_op_commit.val() {
-            self.tx_req_op.next = SqOp::Commit;
-        }
-        self.tx_req_qp.next = self.tm.m_op_qp.val();
-        // (Compared in the timer check's Exec clock, from the registered entry.)
-        self.tm.s_una_qp.next = self.op_qp.q.val();
-        self.tm.s_una_psn.next = self.rd_una.val();
-        // ---- Table engine ----
-        self.csr_yield.next =
-            self.csr_granted_last.q.val() & (self.ack.m_req_valid.val() | self.tx_req.val());
-        self.grant_csr.next = false;
-        self.grant_tx.next = false;
-        self.grant_ak.next = false;
-        self.s_csr_ready.next = false;
-        self.read_qp.next = self.op_qp.q.val();
+        self.qp_table.s_rd_addr.next = self.grant.m_read_qp.val();
+
+        // ---- The entry registered in the Read clock; the decision in the Exec clock ----
+        self.dec.clock.next = self.clock.val();
+        self.dec.reset.next = self.reset.val();
+        self.dec.cfg_retry_timeout.next = self.cfg_retry_timeout.val();
+        self.dec.cfg_retry_limit.next = self.cfg_retry_limit.val();
+        self.dec.s_read.next = self.grant.m_state.val() == SqEngineState::Read;
+        self.dec.s_rd_entry.next = self.qp_table.m_rd_entry.val();
+        self.dec.s_rd_outstanding.next = self.qp_table.m_rd_outstanding.val();
+        self.dec.s_rd_has_work.next = self.qp_table.m_rd_has_work.val();
+        self.dec.s_rd_window_full.next = self.qp_table.m_rd_window_full.val();
+        self.dec.s_exec.next = self.grant.m_exec.val();
+        self.dec.s_op.next = self.grant.m_op.val();
+        self.dec.s_qp_valid.next = self.grant.m_op_qp_valid.val();
+        self.dec.s_csr_entry.next = self.csr.m_entry.val();
+        self.dec.s_csr_qp_reset.next = self.csr.m_qp_reset.val();
+        self.dec.s_csr_moved.next = self.csr.m_moved.val();
+        self.dec.s_commit_psn.next = self.tm.m_commit_psn.val();
+        self.dec.s_commit_stale.next = self.tm.m_commit_stale.val();
+        self.dec.s_commit_need_empty.next = self.tm.m_commit_need_empty.val();
+        self.dec.s_commit_local_only.next = self.tm.m_commit_local_only.val();
+        self.dec.s_commit_needs_response.next = self.tm.m_commit_needs_response.val();
+        self.dec.s_adv_idx.next = self.ack.m_adv_idx.val();
+        self.dec.s_adv_stale.next = self.ack.m_adv_stale.val();
+        self.dec.s_adv_set_resync.next = self.ack.m_adv_set_resync.val();
+        self.dec.s_on_una.next = self.tm.m_on_una.val();
+        self.dec.s_ev_job_valid.next = self.ev.m_job_valid.val();
+        self.dec.s_ev_job_succ.next = self.ev.m_job_succ.val();
+        self.dec.s_ev_job_run_status.next = self.ev.m_job_run_status.val();
+        self.dec.s_ev_job_final.next = self.ev.m_job_final.val();
+        self.dec.s_ev_job_status.next = self.ev.m_job_status.val();
+        self.dec.s_ev_job_resync.next = self.ev.m_job_resync.val();
+        self.dec.s_ev_retx.next = self.ev.m_retx.val();
+        self.dec.s_ev_restart.next = self.ev.m_restart.val();
+        self.dec.s_ev_set_next.next = self.ev.m_set_next.val();
+        self.dec.s_ev_next.next = self.ev.m_next.val();
+        self.dec.s_ev_set_retry.next = self.ev.m_set_retry.val();
+        self.dec.s_ev_retry.next = self.ev.m_retry.val();
+        self.dec.s_ev_set_drain.next = self.ev.m_set_drain.val();
+        // A CSR read answers three clocks after its grant.
         self.rdata_valid_reg.d.next = false;
-        self.ex_ok.next = false;
-        self.csr_qp_reset.next = false;
-        self.csr_moved.next = false;
-        self.ex_retx.next = false;
-        self.ex_job_valid.next = false;
-        self.ex_job_succ.next = 0.into();
-        self.ex_job_run_status.next = 0.into();
-        self.ex_job_final.next = false;
-        self.ex_job_status.next = 0.into();
-        self.ex_job_resync.next = false;
-        // The stored draining flag holds only while messages are outstanding (tested
-        // here, from the registered entry, not behind the write-back's PSN muxes).
-        self.wr_kept.next = self.ent.q.val();
-        self.wr_kept.next.draining = self.rd_drain.val() & self.rd_outstanding.val();
-        self.wr.next = self.wr_kept.val();
-        match self.eng_state.q.val() {
-            SqEngineState::Idle => {
-                // Granting: below.
-            }
-            SqEngineState::Read => {
-                // The entry is valid and registered; an acknowledgement operation then
-                // registers the values derived from it.
-                self.eng_state.d.next = SqEngineState::Exec;
-                if self.op.q.val() == SqOp::Eval {
-                    self.eng_state.d.next = SqEngineState::Derive;
-                }
-            }
-            SqEngineState::Derive => {
-                self.eng_state.d.next = SqEngineState::Exec;
-            }
-            SqEngineState::Exec => {
-                self.eng_state.d.next = SqEngineState::Idle;
-                match self.op.q.val() {
-                    SqOp::CsrRead => {
-                        self.rdata_valid_reg.d.next = true;
-                        self.rdata_reg.d.next = self.csr.m_rdata.val();
-                    }
-                    SqOp::CsrWrite => {
-                        // Writes to QPs beyond `queue_pairs` are ignored (`SqCsrAccess`).
-                        self.ex_ok.next = self.qp_valid.val();
-                        self.wr.next = self.csr.m_entry.val();
-                        self.csr_qp_reset.next = self.csr.m_qp_reset.val();
-                        self.csr_moved.next = self.csr.m_moved.val();
-                    }
-                    SqOp::Claim => {
-                        self.ex_ok.next = self.rd_eligible.val();
-                    }
-                    SqOp::Commit => {
-                        self.ex_ok.next = self.rd_eligible.val()
-                            & self.next_is_commit.val()
-                            & !self.tm.m_commit_stale.val()
-                            & (!self.tm.m_commit_need_empty.val() | !self.rd_outstanding.val());
-                        if self.ex_ok.val() {
-                            self.wr.next.sq_next = self.next_p1.val();
-                            if self.tm.m_commit_local_only.val() {
-                                // Nothing more is sent until the local completion is done.
-                                self.wr.next.draining = true;
-                            } else if self.tm.m_commit_needs_response.val() {
-                                // Committed only with nothing outstanding: it is sq_una.
-                                self.wr.next.waiting = true;
-                                self.wr.next.una_needs_response = true;
-                            }
-                            if !self.rd_outstanding.val() {
-                                self.wr.next.timer_start = self.now.q.val();
-                            }
-                        } else if self.rd_eligible.val()
-                            & self.next_is_commit.val()
-                            & !self.tm.m_commit_stale.val()
-                        {
-                            // READ, atomic or bad WQE behind outstanding messages: wait
-                            // until the QP drains.
-                            self.wr.next.draining = true;
-                        }
-                    }
-                    SqOp::Eval => {
-                        // The evaluator's decision on the event (registered in Derive).
-                        self.ex_job_valid.next = self.ev.m_job_valid.val();
-                        self.ex_job_succ.next = self.ev.m_job_succ.val();
-                        self.ex_job_run_status.next = self.ev.m_job_run_status.val();
-                        self.ex_job_final.next = self.ev.m_job_final.val();
-                        self.ex_job_status.next = self.ev.m_job_status.val();
-                        self.ex_job_resync.next = self.ev.m_job_resync.val();
-                        self.ex_retx.next = self.ev.m_retx.val();
-                        if self.ev.m_restart.val() {
-                            self.wr.next.waiting = false;
-                            self.wr.next.timer_start = self.now.q.val();
-                        }
-                        if self.ev.m_set_next.val() {
-                            self.wr.next.sq_next = self.ev.m_next.val();
-                        }
-                        if self.ev.m_set_retry.val() {
-                            self.wr.next.retry = self.ev.m_retry.val();
-                        }
-                        if self.ev.m_set_drain.val() {
-                            self.wr.next.draining = true;
-                        }
-                    }
-                    SqOp::Advance => {
-                        self.ex_ok.next = self.qp_valid.val()
-                            & self.una_is_adv.val()
-                            & !self.ack.m_adv_stale.val();
-                        if self.ex_ok.val() {
-                            self.wr.next.sq_una = self.job_idx_p1.val();
-                            self.wr.next.una_needs_response = false;
-                            if !self.rd_outstanding.val() {
-                                self.wr.next.sq_next = self.job_idx_p1.val();
-                            }
-                            self.wr.next.resync = self.ack.m_adv_set_resync.val();
-                            self.wr.next.timer_start = self.now.q.val();
-                        }
-                    }
-                    SqOp::Timer => {
-                        // The timer runs while messages are outstanding.
-                        self.ex_ok.next = self.qp_valid.val() & self.rd_outstanding.val();
-                        if self.ex_ok.val() {
-                            if self.tm.m_on_una.val() {
-                                // sq_una is still being transmitted: not yet waiting for
-                                // its answer. (Later messages do not hold the timer: it
-                                // measures the oldest message's wait.)
-                                self.wr.next.timer_start = self.now.q.val();
-                            } else if self.timer_expired.val() {
-                                self.ex_retx.next = true;
-                                self.wr.next.timer_start = self.now.q.val();
-                                self.wr.next.waiting = false;
-                                self.wr.next.sq_next = self.rd_una.val();
-                                self.wr.next.retry = self.retry_kept.val();
-                                if self.retry_kept_exceeded.val() {
-                                    self.ex_job_valid.next = true;
-                                    self.ex_job_final.next = true;
-                                    self.ex_job_status.next = self.st_retry.val();
-                                    self.ex_job_resync.next = true;
-                                    self.wr.next.sq_next = self.una_p1_now.val();
-                                    self.wr.next.draining = true;
-                                    self.wr.next.retry = 0.into();
-                                }
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
+        if self.grant.m_exec.val() & (self.grant.m_op.val() == SqOp::CsrRead) {
+            self.rdata_valid_reg.d.next = true;
+            self.rdata_reg.d.next = self.csr.m_rdata.val();
         }
-        // Grant the next operation: when idle; while one executes, if the next one is for
-        // another QP (its entry is read at the edge this one's is written: a different
-        // address), so operations of different QPs follow each other every two clocks; or
-        // in place of a timer scan that is only reading (it has no effect before Exec, and
-        // the scan retries the same QP later), so a background scan never delays a CSR
-        // access or a transmit operation.
-        // A CSR access goes first, except right after another one when the
-        // acknowledgement or transmit machine waits: a burst of CSR writes (a driver
-        // programming its queue pairs) then alternates with them instead of stalling the
-        // traffic of the queue pairs already programmed.
-        self.timer_preemptible.next =
-            (self.eng_state.q.val() == SqEngineState::Read) & (self.op.q.val() == SqOp::Timer);
-        // The QP the priority order would grant (lowest priority first, then overridden).
-        self.next_qp.next = self.ack.m_scan_qp.val();
-        if self.tx_req.val() {
-            self.next_qp.next = self.tx_req_qp.val();
-        }
-        if self.ack.m_req_valid.val() {
-            self.next_qp.next = self.ack.m_req_qp.val();
-        }
-        if self.s_csr_valid.val() & !self.csr_yield.val() {
-            self.next_qp.next = self.s_csr_qp.val();
-        }
-        self.overlap_ok.next = (self.eng_state.q.val() == SqEngineState::Exec)
-            & (self.next_qp.val() != self.op_qp.q.val());
-        if ((self.eng_state.q.val() == SqEngineState::Idle) & self.qp_table.m_ready.val())
-            | self.overlap_ok.val()
-            | self.timer_preemptible.val()
-        {
-            self.s_csr_ready.next = !self.csr_yield.val();
-            self.csr_granted_last.d.next = false;
-            if self.s_csr_valid.val() & !self.csr_yield.val() {
-                self.csr_granted_last.d.next = true;
-                self.grant_csr.next = true;
-                self.read_qp.next = self.s_csr_qp.val();
-                self.op.d.next = SqOp::CsrRead;
-                if self.s_csr_write.val() {
-                    self.op.d.next = SqOp::CsrWrite;
-                }
-                self.csr_reg_reg.d.next = self.s_csr_reg.val();
-                self.csr_wdata_reg.d.next = self.s_csr_wdata.val().get_bits::<32>(0);
-            } else if self.ack.m_req_valid.val() {
-                self.grant_ak.next = true;
-                self.read_qp.next = self.ack.m_req_qp.val();
-                self.op.d.next = SqOp::Eval;
-                if self.ack.m_req_advance.val() {
-                    self.op.d.next = SqOp::Advance;
-                }
-            } else if self.tx_req.val() {
-                self.grant_tx.next = true;
-                self.read_qp.next = self.tx_req_qp.val();
-                self.op.d.next = self.tx_req_op.val();
-            } else if self.ack.m_scan_valid.val() & !self.timer_preemptible.val() {
-                self.grant_ak.next = true;
-                self.read_qp.next = self.ack.m_scan_qp.val();
-                self.op.d.next = SqOp::Timer;
-            }
-            if self.grant_csr.val() | self.grant_ak.val() | self.grant_tx.val() {
-                self.op_qp.d.next = self.read_qp.val();
-                self.op_qp_valid.d.next = bit_cast::<7, 6>(self.read_qp.val()) < self.num_qps.val();
-                self.eng_state.d.next = SqEngineState::Read;
-            }
-        }
-        // A scan that is only reading also gives way to an acknowledgement event or a local
-        // completion offered meanwhile (the acknowledgement machine takes it the next clock,
-        // not after the scan's Exec clock).
-        self.timer_abandoned.next = self.timer_preemptible.val()
-            & !self.grant_csr.val()
-            & !self.grant_tx.val()
-            & (self.s_ack_valid.val() | self.tm.m_local_valid.val());
-        if self.timer_abandoned.val() {
-            self.eng_state.d.next = SqEngineState::Idle;
-        }
-        self.timer_preempted.next = self.timer_preemptible.val()
-            & (self.grant_csr.val() | self.grant_tx.val() | self.timer_abandoned.val());
-        self.ex_has_job.next =
-            self.ex_job_valid.val() & ((self.ex_job_succ.val() != 0) | self.ex_job_final.val());
-        if self.ex_retx.val() {
+        if self.dec.m_retx.val() {
             self.retransmissions_reg.d.next = self.retransmissions_reg.q.val() + 1;
         }
         // Write back the entry. The scheduler's eligibility bit follows two clocks later,
         // from the entry as written (registered: the PSN arithmetic of the decision and the
         // window test are in different clocks). Nothing else reads it; the transmit
         // machine, if it picks a QP in that clock, finds it ineligible at its claim.
-        self.scheduler.s_wb_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
-        self.scheduler.s_wb_qp.next = self.op_qp.q.val();
-        self.scheduler.s_wb_next.next = self.wr.val().sq_next;
-        self.scheduler.s_wb_una.next = self.wr.val().sq_una;
-        self.scheduler.s_wb_pi.next = self.wr.val().sq_pi;
-        self.scheduler.s_wb_ready.next =
-            self.qp_valid.val() & self.wr.val().enable & !self.wr.val().waiting;
+        self.scheduler.s_wb_valid.next = self.grant.m_exec.val();
+        self.scheduler.s_wb_qp.next = self.grant.m_op_qp.val();
+        self.scheduler.s_wb_next.next = self.dec.m_wr.val().sq_next;
+        self.scheduler.s_wb_una.next = self.dec.m_wr.val().sq_una;
+        self.scheduler.s_wb_pi.next = self.dec.m_wr.val().sq_pi;
+        self.scheduler.s_wb_ready.next = self.grant.m_op_qp_valid.val()
+            & self.dec.m_wr.val().enable
+            & !self.dec.m_wr.val().waiting;
         // The draining flag as written; the scheduler tests `una != next` from its
         // registered copies, the table engine at the next read.
-        self.scheduler.s_wb_drain.next = self.wr.val().draining;
-        self.qp_table.s_rd_addr.next = self.read_qp.val();
-        self.qp_table.s_wr_valid.next = self.eng_state.q.val() == SqEngineState::Exec;
-        self.qp_table.s_wr_addr.next = self.op_qp.q.val();
-        self.qp_table.s_wr_entry.next = self.wr.val();
+        self.scheduler.s_wb_drain.next = self.dec.m_wr.val().draining;
+        self.qp_table.s_wr_valid.next = self.grant.m_exec.val();
+        self.qp_table.s_wr_addr.next = self.grant.m_op_qp.val();
+        self.qp_table.s_wr_entry.next = self.dec.m_wr.val();
 
         // A DELAY's commit holds its QP (from the next clock; its drain already keeps the
         // QP out until the local completion, so no pick can come between).
-        self.scheduler.s_hold_valid.next = (self.eng_state.q.val() == SqEngineState::Exec)
-            & (self.op.q.val() == SqOp::Commit)
-            & self.ex_ok.val()
+        self.scheduler.s_hold_valid.next = self.grant.m_exec.val()
+            & (self.grant.m_op.val() == SqOp::Commit)
+            & self.dec.m_ok.val()
             & self.tm.m_commit_delay.val();
-        self.scheduler.s_hold_qp.next = self.op_qp.q.val();
+        self.scheduler.s_hold_qp.next = self.grant.m_op_qp.val();
         self.scheduler.s_hold_cycles.next = self.tm.m_delay_cycles.val();
         // A QP reset drops the QP's hold: the DELAY belonged to the ring the reset restarts.
-        self.scheduler.s_drop_valid.next = self.csr_qp_reset.val();
-        self.scheduler.s_drop_qp.next = self.op_qp.q.val();
+        self.scheduler.s_drop_valid.next = self.dec.m_csr_qp_reset.val();
+        self.scheduler.s_drop_qp.next = self.grant.m_op_qp.val();
 
         // ---- CSR registers (the entry as it would be written back unchanged) ----
-        self.csr.s_qp.next = self.op_qp.q.val();
+        self.csr.s_qp.next = self.grant.m_op_qp.val();
         self.csr.s_reg.next = self.csr_reg_reg.q.val();
         self.csr.s_wdata.next = self.csr_wdata_reg.q.val();
-        self.csr.s_entry.next = self.wr_kept.val();
-        self.csr.s_now.next = self.now.q.val();
+        self.csr.s_entry.next = self.dec.m_kept.val();
+        self.csr.s_now.next = self.dec.m_now.val();
 
         // ---- Event evaluator (its inputs are held through Derive and Exec) ----
         self.ev.clock.next = self.clock.val();
         self.ev.cfg_retry_limit.next = self.cfg_retry_limit.val();
-        self.ev.s_qp_valid.next = self.qp_valid.val();
-        self.ev.s_una.next = self.rd_una.val();
-        self.ev.s_next.next = self.rd_next.val();
-        self.ev.s_pi.next = self.rd_pi.val();
-        self.ev.s_retry.next = self.rd_retry.val();
-        self.ev.s_una_rsp.next = self.rd_una_rsp.val();
+        self.ev.s_qp_valid.next = self.grant.m_op_qp_valid.val();
+        self.ev.s_una.next = self.dec.m_entry.val().sq_una;
+        self.ev.s_next.next = self.dec.m_entry.val().sq_next;
+        self.ev.s_pi.next = self.dec.m_entry.val().sq_pi;
+        self.ev.s_retry.next = self.dec.m_entry.val().retry;
+        self.ev.s_una_rsp.next = self.dec.m_entry.val().una_needs_response;
         self.ev.s_evt_psn.next = self.ack.m_evt_psn.val();
         self.ev.s_evt_syndrome.next = self.ack.m_evt_syndrome.val();
         self.ev.s_evt_response.next = self.ack.m_evt_response.val();
@@ -998,16 +525,22 @@ impl Logic for SendQueueEngine {
         self.tm.s_pick_valid.next = self.scheduler.m_pick_valid.val();
         self.tm.s_pick_qp.next = self.scheduler.m_pick_qp.val();
         self.scheduler.s_pick_taken.next = self.tm.m_pick_taken.val();
-        self.tm.s_op_grant.next = self.grant_tx.val();
-        self.tm.s_claim_done.next = self.exec_now.val() & (self.op.q.val() == SqOp::Claim);
-        self.tm.s_commit_done.next = self.exec_now.val() & (self.op.q.val() == SqOp::Commit);
-        self.tm.s_op_ok.next = self.ex_ok.val();
-        self.tm.s_claim_psn.next = self.rd_next.val();
-        self.tm.s_claim_addr.next = self.rd_wqe_addr.val();
-        self.tm.s_claim_remote.next = self.rd_remote.val();
-        self.tm.s_commit_resync.next = self.rd_resync.val() & !self.rd_outstanding.val();
-        self.tm.s_moved_valid.next = self.csr_moved.val();
-        self.tm.s_moved_qp.next = self.op_qp.q.val();
+        self.tm.s_op_grant.next = self.grant.m_grant_tx.val();
+        self.tm.s_claim_done.next =
+            self.grant.m_exec.val() & (self.grant.m_op.val() == SqOp::Claim);
+        self.tm.s_commit_done.next =
+            self.grant.m_exec.val() & (self.grant.m_op.val() == SqOp::Commit);
+        self.tm.s_op_ok.next = self.dec.m_ok.val();
+        self.tm.s_claim_psn.next = self.dec.m_entry.val().sq_next;
+        self.tm.s_claim_addr.next = self.dec.m_wqe_addr.val();
+        self.tm.s_claim_remote.next = self.dec.m_entry.val().remote;
+        self.tm.s_commit_resync.next =
+            self.dec.m_entry.val().resync & !self.dec.m_outstanding.val();
+        self.tm.s_moved_valid.next = self.dec.m_csr_moved.val();
+        self.tm.s_moved_qp.next = self.grant.m_op_qp.val();
+        // (Compared in the timer check's Exec clock, from the registered entry.)
+        self.tm.s_una_qp.next = self.grant.m_op_qp.val();
+        self.tm.s_una_psn.next = self.dec.m_entry.val().sq_una;
         self.tm.m_local_ready.next = self.ack.s_local_ready.val();
         self.m_msg_valid.next = self.tm.m_msg_valid.val();
         self.tm.m_msg_ready.next = self.m_msg_ready.val();
@@ -1047,23 +580,23 @@ impl Logic for SendQueueEngine {
         self.ack.s_local_qp.next = self.tm.m_local_qp.val();
         self.ack.s_local_psn.next = self.tm.m_local_psn.val();
         self.ack.s_local_status.next = self.tm.m_local_status.val();
-        self.ack.s_grant.next = self.grant_ak.val();
-        self.ack.s_scan_preempted.next = self.timer_preempted.val();
-        self.ack.s_exec.next = self.exec_now.val();
-        self.ack.s_exec_ok.next = self.ex_ok.val();
+        self.ack.s_grant.next = self.grant.m_grant_ak.val();
+        self.ack.s_scan_preempted.next = self.grant.m_scan_preempted.val();
+        self.ack.s_exec.next = self.grant.m_exec.val();
+        self.ack.s_exec_ok.next = self.dec.m_ok.val();
         // A job starts from the entry just evaluated (timer or event).
-        self.ack.s_job_valid.next = self.ex_has_job.val();
-        self.ack.s_job_first.next = self.rd_una.val();
-        self.ack.s_job_succ.next = self.ex_job_succ.val();
-        self.ack.s_job_run_status.next = self.ex_job_run_status.val();
-        self.ack.s_job_final.next = self.ex_job_final.val();
-        self.ack.s_job_status.next = self.ex_job_status.val();
-        self.ack.s_job_resync.next = self.ex_job_resync.val();
-        self.ack.s_job_base.next = self.rd_base.val();
-        self.ack.s_job_size.next = self.rd_size.val();
-        self.ack.s_job_remote.next = self.rd_remote.val();
-        self.ack.s_qp_reset_valid.next = self.csr_qp_reset.val();
-        self.ack.s_qp_reset_qp.next = self.op_qp.q.val();
+        self.ack.s_job_valid.next = self.dec.m_has_job.val();
+        self.ack.s_job_first.next = self.dec.m_entry.val().sq_una;
+        self.ack.s_job_succ.next = self.dec.m_job_succ.val();
+        self.ack.s_job_run_status.next = self.dec.m_job_run_status.val();
+        self.ack.s_job_final.next = self.dec.m_job_final.val();
+        self.ack.s_job_status.next = self.dec.m_job_status.val();
+        self.ack.s_job_resync.next = self.dec.m_job_resync.val();
+        self.ack.s_job_base.next = self.dec.m_entry.val().base;
+        self.ack.s_job_size.next = self.dec.m_entry.val().size_log2;
+        self.ack.s_job_remote.next = self.dec.m_entry.val().remote;
+        self.ack.s_qp_reset_valid.next = self.dec.m_csr_qp_reset.val();
+        self.ack.s_qp_reset_qp.next = self.grant.m_op_qp.val();
         self.m_cplrd_req_valid.next = self.ack.m_cplrd_req_valid.val();
         self.ack.m_cplrd_req_ready.next = self.m_cplrd_req_ready.val();
         self.m_cplrd_req_addr.next = self.ack.m_cplrd_req_addr.val();
@@ -1092,11 +625,8 @@ impl Logic for SendQueueEngine {
         self.stat_retransmissions.next = self.retransmissions_reg.q.val();
 
         if self.reset.val() {
-            self.eng_state.d.next = SqEngineState::Idle;
-            self.now.d.next = 0.into();
             self.retransmissions_reg.d.next = 0.into();
             self.rdata_valid_reg.d.next = false;
-            self.s_csr_ready.next = false;
         }
     }
 }
