@@ -383,17 +383,7 @@ impl Logic for NicTop {
         // Completions.
         self.cq.s_send_cpl_valid.next = self.sq.m_cpl_valid.val();
         self.sq.m_cpl_ready.next = self.cq.s_send_cpl_ready.val();
-        self.cq.s_send_cpl.next.opcode = self.sq.m_cpl_opcode.val();
-        self.cq.s_send_cpl.next.status = self.sq.m_cpl_status.val();
-        self.cq.s_send_cpl.next.qp = self.sq.m_cpl_qp.val();
-        self.cq.s_send_cpl.next.is_receive = self.sq.m_cpl_is_receive.val();
-        self.cq.s_send_cpl.next.has_immediate = self.sq.m_cpl_has_immediate.val();
-        self.cq.s_send_cpl.next.byte_count = self.sq.m_cpl_byte_count.val();
-        self.cq.s_send_cpl.next.wqe_index = self.sq.m_cpl_wqe_index.val();
-        self.cq.s_send_cpl.next.src_node = self.sq.m_cpl_src_node.val();
-        self.cq.s_send_cpl.next.src_qp = self.sq.m_cpl_src_qp.val();
-        self.cq.s_send_cpl.next.wr_id = self.sq.m_cpl_wr_id.val();
-        self.cq.s_send_cpl.next.immediate = self.sq.m_cpl_immediate.val();
+        self.cq.s_send_cpl.next = self.sq.m_cpl.val();
         self.cq.s_recv_cpl_valid.next = self.rq.m_cpl_valid.val();
         self.rq.m_cpl_ready.next = self.cq.s_recv_cpl_ready.val();
         self.cq.s_recv_cpl.next.opcode = self.rq.m_cpl_opcode.val();

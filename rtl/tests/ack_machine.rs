@@ -309,14 +309,14 @@ fn outputs_of(u: &AckMachine) -> Outputs {
         cplrd_ready: u.s_cplrd_ready.val(),
         cpl_valid: u.m_cpl_valid.val(),
         cpl: (
-            u.m_cpl_opcode.val().to_u64(),
-            u.m_cpl_status.val().to_u64(),
-            u.m_cpl_qp.val().to_u64(),
-            u.m_cpl_byte_count.val().to_u64(),
-            u.m_cpl_wqe_index.val().to_u64(),
-            u.m_cpl_src_node.val().to_u64(),
-            u.m_cpl_src_qp.val().to_u64(),
-            u.m_cpl_wr_id.val().to_u64(),
+            u.m_cpl.val().opcode.to_u64(),
+            u.m_cpl.val().status.to_u64(),
+            u.m_cpl.val().qp.to_u64(),
+            u.m_cpl.val().byte_count.to_u64(),
+            u.m_cpl.val().wqe_index.to_u64(),
+            u.m_cpl.val().src_node.to_u64(),
+            u.m_cpl.val().src_qp.to_u64(),
+            u.m_cpl.val().wr_id.to_u64(),
         ),
     }
 }

@@ -554,17 +554,17 @@ impl Bench {
         }
         // Completions.
         if u.m_cpl_valid.val() {
-            assert!(!u.m_cpl_is_receive.val() && !u.m_cpl_has_immediate.val());
-            assert_eq!(u.m_cpl_immediate.val().to_u32(), 0);
+            assert!(!u.m_cpl.val().is_receive && !u.m_cpl.val().has_immediate);
+            assert_eq!(u.m_cpl.val().immediate.to_u32(), 0);
             let c = Cpl {
-                opcode: u.m_cpl_opcode.val().to_u8(),
-                status: u.m_cpl_status.val().to_u8(),
-                qp: u.m_cpl_qp.val().index(),
-                byte_count: u.m_cpl_byte_count.val().to_u32(),
-                wqe_index: u.m_cpl_wqe_index.val().to_u32(),
-                src_node: u.m_cpl_src_node.val().to_u16(),
-                src_qp: u.m_cpl_src_qp.val().to_u16(),
-                wr_id: u.m_cpl_wr_id.val().to_u64(),
+                opcode: u.m_cpl.val().opcode.to_u8(),
+                status: u.m_cpl.val().status.to_u8(),
+                qp: u.m_cpl.val().qp.index(),
+                byte_count: u.m_cpl.val().byte_count.to_u32(),
+                wqe_index: u.m_cpl.val().wqe_index.to_u32(),
+                src_node: u.m_cpl.val().src_node.to_u16(),
+                src_qp: u.m_cpl.val().src_qp.to_u16(),
+                wr_id: u.m_cpl.val().wr_id.to_u64(),
             };
             if let Some(h) = &self.held_cpl {
                 assert_eq!(h, &c, "completion changed while waiting");

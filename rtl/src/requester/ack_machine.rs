@@ -40,11 +40,10 @@
 //! - Completion re-read: `m_cplrd_req_valid` / `m_cplrd_req_ready`, `m_cplrd_req_addr`
 //!   (32, `base + (index mod 2^size) * 64`), `m_cplrd_req_words` (16, always 2);
 //!   `s_cplrd_data` (64), `s_cplrd_valid`, `s_cplrd_ready`, `s_cplrd_last`.
-//! - Completion requests: `m_cpl_valid` / `m_cpl_ready`, `m_cpl_opcode` (8, WQE word 0
-//!   bits 7:0), `m_cpl_status` (8), `m_cpl_qp` (6), `m_cpl_is_receive` (0),
-//!   `m_cpl_has_immediate` (0), `m_cpl_byte_count` (32, word 0 bits 63:32),
-//!   `m_cpl_wqe_index` (24), `m_cpl_src_node` (16, remote bits 15:0), `m_cpl_src_qp` (16,
-//!   remote bits 31:16), `m_cpl_wr_id` (64, word 1), `m_cpl_immediate` (0).
+//! - Completion requests: `m_cpl_valid` / `m_cpl_ready`, `m_cpl` (a [`CompletionRequest`]):
+//!   `opcode` (WQE word 0 bits 7:0), `status`, `qp`, `is_receive` (0), `has_immediate` (0),
+//!   `byte_count` (word 0 bits 63:32), `wqe_index`, `src_node` (remote bits 15:0), `src_qp`
+//!   (remote bits 31:16), `wr_id` (word 1), `immediate` (0).
 //!
 //! Latency: an event or local completion is taken in the clock it is offered while idle;
 //! its request follows the next clock. After the evaluation's execute clock, the re-read
@@ -55,6 +54,7 @@
 //! Limits: `queue_pairs` in 1..=64 (the timer scan wraps after `queue_pairs - 1`); a job
 //! completes at most 16 WQEs (15 of the leading run and the final one).
 
+use crate::common::CompletionRequest;
 use crate::sim::ClockedBlock;
 use nic_abi::MAX_QUEUE_PAIRS;
 use rust_hdl::prelude::*;
@@ -136,17 +136,7 @@ pub struct AckMachine {
     // Completion requests.
     pub m_cpl_valid: Signal<Out, Bit>,
     pub m_cpl_ready: Signal<In, Bit>,
-    pub m_cpl_opcode: Signal<Out, Bits<8>>,
-    pub m_cpl_status: Signal<Out, Bits<8>>,
-    pub m_cpl_qp: Signal<Out, Bits<6>>,
-    pub m_cpl_is_receive: Signal<Out, Bit>,
-    pub m_cpl_has_immediate: Signal<Out, Bit>,
-    pub m_cpl_byte_count: Signal<Out, Bits<32>>,
-    pub m_cpl_wqe_index: Signal<Out, Bits<24>>,
-    pub m_cpl_src_node: Signal<Out, Bits<16>>,
-    pub m_cpl_src_qp: Signal<Out, Bits<16>>,
-    pub m_cpl_wr_id: Signal<Out, Bits<64>>,
-    pub m_cpl_immediate: Signal<Out, Bits<32>>,
+    pub m_cpl: Signal<Out, CompletionRequest>,
     pub(crate) state: DFF<SqAckState>,
     qp: DFF<Bits<6>>,
     psn: DFF<Bits<24>>,
@@ -249,17 +239,7 @@ impl AckMachine {
             s_cplrd_last: Default::default(),
             m_cpl_valid: Default::default(),
             m_cpl_ready: Default::default(),
-            m_cpl_opcode: Default::default(),
-            m_cpl_status: Default::default(),
-            m_cpl_qp: Default::default(),
-            m_cpl_is_receive: Default::default(),
-            m_cpl_has_immediate: Default::default(),
-            m_cpl_byte_count: Default::default(),
-            m_cpl_wqe_index: Default::default(),
-            m_cpl_src_node: Default::default(),
-            m_cpl_src_qp: Default::default(),
-            m_cpl_wr_id: Default::default(),
-            m_cpl_immediate: Default::default(),
+            m_cpl: Default::default(),
             state: Default::default(),
             qp: Default::default(),
             psn: Default::default(),
@@ -508,17 +488,17 @@ impl Logic for AckMachine {
         self.m_cplrd_req_addr.next =
             self.job_base.q.val() + (bit_cast::<32, 24>(self.slot.val()) << 6);
         self.m_cplrd_req_words.next = 2.into();
-        self.m_cpl_opcode.next = self.cpl_opcode.q.val();
-        self.m_cpl_status.next = self.cur_status.val();
-        self.m_cpl_qp.next = self.qp.q.val();
-        self.m_cpl_is_receive.next = false;
-        self.m_cpl_has_immediate.next = false;
-        self.m_cpl_byte_count.next = self.cpl_len.q.val();
-        self.m_cpl_wqe_index.next = self.job_idx.q.val();
-        self.m_cpl_src_node.next = self.job_remote.q.val().get_bits::<16>(0);
-        self.m_cpl_src_qp.next = self.job_remote.q.val().get_bits::<16>(16);
-        self.m_cpl_wr_id.next = self.cpl_wr_id.q.val();
-        self.m_cpl_immediate.next = 0.into();
+        self.m_cpl.next.opcode = self.cpl_opcode.q.val();
+        self.m_cpl.next.status = self.cur_status.val();
+        self.m_cpl.next.qp = self.qp.q.val();
+        self.m_cpl.next.is_receive = false;
+        self.m_cpl.next.has_immediate = false;
+        self.m_cpl.next.byte_count = self.cpl_len.q.val();
+        self.m_cpl.next.wqe_index = self.job_idx.q.val();
+        self.m_cpl.next.src_node = self.job_remote.q.val().get_bits::<16>(0);
+        self.m_cpl.next.src_qp = self.job_remote.q.val().get_bits::<16>(16);
+        self.m_cpl.next.wr_id = self.cpl_wr_id.q.val();
+        self.m_cpl.next.immediate = 0.into();
 
         if self.reset.val() {
             self.state.d.next = SqAckState::Idle;

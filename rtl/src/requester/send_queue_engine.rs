@@ -35,10 +35,8 @@
 //! - Acknowledgement events: `s_ack_valid` / `s_ack_ready`, `s_ack_qp` (6), `s_ack_psn` (24),
 //!   `s_ack_syndrome` (8, 0 = ACK), `s_ack_response`, `s_ack_resync` (the answer carried
 //!   RESYNC: the responder restarted its PSN sequence at `psn`, see "Responder restarts").
-//! - Completion requests: `m_cpl_valid` / `m_cpl_ready`, `m_cpl_opcode` (8), `m_cpl_status`
-//!   (8), `m_cpl_qp` (6), `m_cpl_is_receive` (0), `m_cpl_has_immediate` (0),
-//!   `m_cpl_byte_count` (32), `m_cpl_wqe_index` (24), `m_cpl_src_node` (16), `m_cpl_src_qp`
-//!   (16), `m_cpl_wr_id` (64), `m_cpl_immediate` (0).
+//! - Completion requests: `m_cpl_valid` / `m_cpl_ready`, `m_cpl` (a [`CompletionRequest`],
+//!   the `AckMachine`'s; `is_receive`, `has_immediate` and `immediate` 0).
 //! - Counters (32, wrapping, cleared by reset): `stat_requests_sent` (messages accepted on
 //!   `m_msg_*`), `stat_retransmissions` (go-back-N events: retryable NACK or timeout).
 //!
@@ -166,6 +164,7 @@
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
+use crate::common::CompletionRequest;
 use crate::requester::{
     AckMachine, EventEvaluator, QpTable, Scheduler, SqCsrAccess, SqOpDecision, SqOpGrant,
     TransmitMachine,
@@ -241,17 +240,7 @@ pub struct SendQueueEngine {
     // Completion requests.
     pub m_cpl_valid: Signal<Out, Bit>,
     pub m_cpl_ready: Signal<In, Bit>,
-    pub m_cpl_opcode: Signal<Out, Bits<8>>,
-    pub m_cpl_status: Signal<Out, Bits<8>>,
-    pub m_cpl_qp: Signal<Out, Bits<6>>,
-    pub m_cpl_is_receive: Signal<Out, Bit>,
-    pub m_cpl_has_immediate: Signal<Out, Bit>,
-    pub m_cpl_byte_count: Signal<Out, Bits<32>>,
-    pub m_cpl_wqe_index: Signal<Out, Bits<24>>,
-    pub m_cpl_src_node: Signal<Out, Bits<16>>,
-    pub m_cpl_src_qp: Signal<Out, Bits<16>>,
-    pub m_cpl_wr_id: Signal<Out, Bits<64>>,
-    pub m_cpl_immediate: Signal<Out, Bits<32>>,
+    pub m_cpl: Signal<Out, CompletionRequest>,
     // Counters.
     pub stat_requests_sent: Signal<Out, Bits<32>>,
     pub stat_retransmissions: Signal<Out, Bits<32>>,
@@ -341,17 +330,7 @@ impl SendQueueEngine {
             s_ack_resync: Default::default(),
             m_cpl_valid: Default::default(),
             m_cpl_ready: Default::default(),
-            m_cpl_opcode: Default::default(),
-            m_cpl_status: Default::default(),
-            m_cpl_qp: Default::default(),
-            m_cpl_is_receive: Default::default(),
-            m_cpl_has_immediate: Default::default(),
-            m_cpl_byte_count: Default::default(),
-            m_cpl_wqe_index: Default::default(),
-            m_cpl_src_node: Default::default(),
-            m_cpl_src_qp: Default::default(),
-            m_cpl_wr_id: Default::default(),
-            m_cpl_immediate: Default::default(),
+            m_cpl: Default::default(),
             stat_requests_sent: Default::default(),
             stat_retransmissions: Default::default(),
             qp_table: QpTable::new(queue_pairs),
@@ -607,17 +586,7 @@ impl Logic for SendQueueEngine {
         self.ack.s_cplrd_last.next = self.s_cplrd_last.val();
         self.m_cpl_valid.next = self.ack.m_cpl_valid.val();
         self.ack.m_cpl_ready.next = self.m_cpl_ready.val();
-        self.m_cpl_opcode.next = self.ack.m_cpl_opcode.val();
-        self.m_cpl_status.next = self.ack.m_cpl_status.val();
-        self.m_cpl_qp.next = self.ack.m_cpl_qp.val();
-        self.m_cpl_is_receive.next = self.ack.m_cpl_is_receive.val();
-        self.m_cpl_has_immediate.next = self.ack.m_cpl_has_immediate.val();
-        self.m_cpl_byte_count.next = self.ack.m_cpl_byte_count.val();
-        self.m_cpl_wqe_index.next = self.ack.m_cpl_wqe_index.val();
-        self.m_cpl_src_node.next = self.ack.m_cpl_src_node.val();
-        self.m_cpl_src_qp.next = self.ack.m_cpl_src_qp.val();
-        self.m_cpl_wr_id.next = self.ack.m_cpl_wr_id.val();
-        self.m_cpl_immediate.next = self.ack.m_cpl_immediate.val();
+        self.m_cpl.next = self.ack.m_cpl.val();
 
         // ---- Outputs ----
         self.m_csr_rdata_valid.next = self.rdata_valid_reg.q.val();
