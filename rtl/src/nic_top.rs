@@ -386,17 +386,7 @@ impl Logic for NicTop {
         self.cq.s_send_cpl.next = self.sq.m_cpl.val();
         self.cq.s_recv_cpl_valid.next = self.rq.m_cpl_valid.val();
         self.rq.m_cpl_ready.next = self.cq.s_recv_cpl_ready.val();
-        self.cq.s_recv_cpl.next.opcode = self.rq.m_cpl_opcode.val();
-        self.cq.s_recv_cpl.next.status = self.rq.m_cpl_status.val();
-        self.cq.s_recv_cpl.next.qp = self.rq.m_cpl_qp.val();
-        self.cq.s_recv_cpl.next.is_receive = self.rq.m_cpl_is_receive.val();
-        self.cq.s_recv_cpl.next.has_immediate = self.rq.m_cpl_has_immediate.val();
-        self.cq.s_recv_cpl.next.byte_count = self.rq.m_cpl_byte_count.val();
-        self.cq.s_recv_cpl.next.wqe_index = self.rq.m_cpl_wqe_index.val();
-        self.cq.s_recv_cpl.next.src_node = self.rq.m_cpl_src_node.val();
-        self.cq.s_recv_cpl.next.src_qp = self.rq.m_cpl_src_qp.val();
-        self.cq.s_recv_cpl.next.wr_id = self.rq.m_cpl_wr_id.val();
-        self.cq.s_recv_cpl.next.immediate = self.rq.m_cpl_immediate.val();
+        self.cq.s_recv_cpl.next = self.rq.m_cpl.val();
 
         // DMA tx read port: requester (WQE fetch, payload) and responder (read responses).
         self.tx_read_arbiter.s_a_req_valid.next = self.sq.m_txrd_req_valid.val();

@@ -277,18 +277,18 @@ impl Bench {
             });
         }
         if u.m_cpl_valid.val() && u.m_cpl_ready.val() {
-            assert!(u.m_cpl_is_receive.val());
+            assert!(u.m_cpl.val().is_receive);
             self.completions.push(Completion {
-                opcode: u.m_cpl_opcode.val().to_u64() as u8,
-                status: u.m_cpl_status.val().to_u64() as u8,
-                qp: u.m_cpl_qp.val().to_u64() as u8,
-                has_immediate: u.m_cpl_has_immediate.val(),
-                byte_count: u.m_cpl_byte_count.val().to_u32(),
-                wqe_index: u.m_cpl_wqe_index.val().to_u32(),
-                src_node: u.m_cpl_src_node.val().to_u64() as u16,
-                src_qp: u.m_cpl_src_qp.val().to_u64() as u16,
-                wr_id: u.m_cpl_wr_id.val().to_u64(),
-                immediate: u.m_cpl_immediate.val().to_u32(),
+                opcode: u.m_cpl.val().opcode.to_u64() as u8,
+                status: u.m_cpl.val().status.to_u64() as u8,
+                qp: u.m_cpl.val().qp.to_u64() as u8,
+                has_immediate: u.m_cpl.val().has_immediate,
+                byte_count: u.m_cpl.val().byte_count.to_u32(),
+                wqe_index: u.m_cpl.val().wqe_index.to_u32(),
+                src_node: u.m_cpl.val().src_node.to_u64() as u16,
+                src_qp: u.m_cpl.val().src_qp.to_u64() as u16,
+                wr_id: u.m_cpl.val().wr_id.to_u64(),
+                immediate: u.m_cpl.val().immediate.to_u32(),
             });
         }
         if u.m_rqrd_req_valid.val() && u.m_rqrd_req_ready.val() {

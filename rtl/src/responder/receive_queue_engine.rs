@@ -65,10 +65,8 @@
 //!   Expect events `s_expect_valid/ready`,
 //!   `s_expect_qp` (6), `s_expect_psn` (24), `s_expect_addr` (32), `s_expect_length` (32),
 //!   `s_expect_atomic`.
-//! - Completion requests `m_cpl_valid/ready`, `m_cpl_opcode` (8), `m_cpl_status` (8),
-//!   `m_cpl_qp` (6), `m_cpl_is_receive` (always 1), `m_cpl_has_immediate`,
-//!   `m_cpl_byte_count` (32), `m_cpl_wqe_index` (24), `m_cpl_src_node`, `m_cpl_src_qp`
-//!   (16), `m_cpl_wr_id` (64), `m_cpl_immediate` (32).
+//! - Completion requests `m_cpl_valid/ready`, `m_cpl` (a [`CompletionRequest`];
+//!   `is_receive` always 1).
 //! - TPT lookup `m_tpt_req_valid/ready` and `m_tpt_req`, one [`TptRequest`] bundle
 //!   (`common/bundles.rs`, 139 bits): `stag` (32), `vaddr` (64), `length` (32), `access`
 //!   (3), `invalidate`, `qp` (6), `commit` (0 when the request is refused anyway if it
@@ -147,7 +145,7 @@
 //! Limits: `queue_pairs` in 1..=64; one message in progress (the reassembler delivers a
 //! message's cells contiguously); host addresses wrap at 2^32.
 
-use crate::common::{NackCounters, TptRequest};
+use crate::common::{CompletionRequest, NackCounters, TptRequest};
 use crate::responder::act_stage::ActStage;
 use crate::responder::answer_router::AnswerRouter;
 use crate::responder::header_capture::HeaderCapture;
@@ -296,17 +294,7 @@ pub struct ReceiveQueueEngine {
     pub s_expect_atomic: Signal<In, Bit>,
     pub m_cpl_valid: Signal<Out, Bit>,
     pub m_cpl_ready: Signal<In, Bit>,
-    pub m_cpl_opcode: Signal<Out, Bits<8>>,
-    pub m_cpl_status: Signal<Out, Bits<8>>,
-    pub m_cpl_qp: Signal<Out, Bits<6>>,
-    pub m_cpl_is_receive: Signal<Out, Bit>,
-    pub m_cpl_has_immediate: Signal<Out, Bit>,
-    pub m_cpl_byte_count: Signal<Out, Bits<32>>,
-    pub m_cpl_wqe_index: Signal<Out, Bits<24>>,
-    pub m_cpl_src_node: Signal<Out, Bits<16>>,
-    pub m_cpl_src_qp: Signal<Out, Bits<16>>,
-    pub m_cpl_wr_id: Signal<Out, Bits<64>>,
-    pub m_cpl_immediate: Signal<Out, Bits<32>>,
+    pub m_cpl: Signal<Out, CompletionRequest>,
     pub m_tpt_req_valid: Signal<Out, Bit>,
     pub m_tpt_req_ready: Signal<In, Bit>,
     pub m_tpt_req: Signal<Out, TptRequest>,
@@ -544,17 +532,7 @@ impl ReceiveQueueEngine {
             s_expect_atomic: Default::default(),
             m_cpl_valid: Default::default(),
             m_cpl_ready: Default::default(),
-            m_cpl_opcode: Default::default(),
-            m_cpl_status: Default::default(),
-            m_cpl_qp: Default::default(),
-            m_cpl_is_receive: Default::default(),
-            m_cpl_has_immediate: Default::default(),
-            m_cpl_byte_count: Default::default(),
-            m_cpl_wqe_index: Default::default(),
-            m_cpl_src_node: Default::default(),
-            m_cpl_src_qp: Default::default(),
-            m_cpl_wr_id: Default::default(),
-            m_cpl_immediate: Default::default(),
+            m_cpl: Default::default(),
             m_tpt_req_valid: Default::default(),
             m_tpt_req_ready: Default::default(),
             m_tpt_req: Default::default(),
@@ -1354,17 +1332,17 @@ impl Logic for ReceiveQueueEngine {
         self.m_ack_response.next = self.router.m_ack.val().response;
         self.m_ack_resync.next = self.router.m_ack.val().resync;
         self.m_cpl_valid.next = self.state.q.val() == ResponderState::Complete;
-        self.m_cpl_opcode.next = self.header.m_header.val().opcode;
-        self.m_cpl_status.next = self.cpl_status.q.val();
-        self.m_cpl_qp.next = self.ctx_qp.q.val();
-        self.m_cpl_is_receive.next = true;
-        self.m_cpl_has_immediate.next = self.header.m_header.val().has_immediate;
-        self.m_cpl_byte_count.next = self.header.m_header.val().msg_length;
-        self.m_cpl_wqe_index.next = self.lookup.rq_ci.val();
-        self.m_cpl_src_node.next = self.header.m_header.val().src_node;
-        self.m_cpl_src_qp.next = self.header.m_header.val().src_qp;
-        self.m_cpl_wr_id.next = self.rqe_fetch.wr_id.val();
-        self.m_cpl_immediate.next = self.immediate_reg.q.val();
+        self.m_cpl.next.opcode = self.header.m_header.val().opcode;
+        self.m_cpl.next.status = self.cpl_status.q.val();
+        self.m_cpl.next.qp = self.ctx_qp.q.val();
+        self.m_cpl.next.is_receive = true;
+        self.m_cpl.next.has_immediate = self.header.m_header.val().has_immediate;
+        self.m_cpl.next.byte_count = self.header.m_header.val().msg_length;
+        self.m_cpl.next.wqe_index = self.lookup.rq_ci.val();
+        self.m_cpl.next.src_node = self.header.m_header.val().src_node;
+        self.m_cpl.next.src_qp = self.header.m_header.val().src_qp;
+        self.m_cpl.next.wr_id = self.rqe_fetch.wr_id.val();
+        self.m_cpl.next.immediate = self.immediate_reg.q.val();
         self.m_tpt_req_valid.next = self.tpt.m_tpt_req_valid.val();
         self.m_tpt_req.next = self.tpt.m_tpt_req.val();
         self.stat_messages_received.next = self.messages_received.q.val();
