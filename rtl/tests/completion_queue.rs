@@ -4,6 +4,7 @@
 
 use nic_abi::{Cqe, CQE_BYTES};
 use nic_model::{DmaWriteSink, Source, Throttle};
+use nic_rtl::common::CompletionRequest;
 use nic_rtl::sim::{settle, tick};
 use nic_rtl::CompletionQueue;
 use rand::{Rng, SeedableRng};
@@ -32,32 +33,25 @@ fn random_cqe(rng: &mut ChaCha8Rng) -> Cqe {
 
 /// Drive one port's request bundle: `valid` and the fields of `c`.
 fn drive(uut: &mut CompletionQueue, port: usize, valid: bool, c: &Cqe) {
+    let request = CompletionRequest {
+        opcode: (c.opcode as u64).to_bits(),
+        status: (c.status as u64).to_bits(),
+        qp: (c.qp as u64).to_bits(),
+        is_receive: c.is_receive,
+        has_immediate: c.has_immediate,
+        byte_count: (c.byte_count as u64).to_bits(),
+        wqe_index: (c.wqe_index as u64).to_bits(),
+        src_node: (c.src_node as u64).to_bits(),
+        src_qp: (c.src_qp as u64).to_bits(),
+        wr_id: c.wr_id.to_bits(),
+        immediate: (c.immediate as u64).to_bits(),
+    };
     if port == SEND {
         uut.s_send_cpl_valid.next = valid;
-        uut.s_send_cpl.next.opcode = (c.opcode as u64).to_bits();
-        uut.s_send_cpl.next.status = (c.status as u64).to_bits();
-        uut.s_send_cpl.next.qp = (c.qp as u64).to_bits();
-        uut.s_send_cpl.next.is_receive = c.is_receive;
-        uut.s_send_cpl.next.has_immediate = c.has_immediate;
-        uut.s_send_cpl.next.byte_count = (c.byte_count as u64).to_bits();
-        uut.s_send_cpl.next.wqe_index = (c.wqe_index as u64).to_bits();
-        uut.s_send_cpl.next.src_node = (c.src_node as u64).to_bits();
-        uut.s_send_cpl.next.src_qp = (c.src_qp as u64).to_bits();
-        uut.s_send_cpl.next.wr_id = c.wr_id.to_bits();
-        uut.s_send_cpl.next.immediate = (c.immediate as u64).to_bits();
+        uut.s_send_cpl.next = request;
     } else {
         uut.s_recv_cpl_valid.next = valid;
-        uut.s_recv_cpl.next.opcode = (c.opcode as u64).to_bits();
-        uut.s_recv_cpl.next.status = (c.status as u64).to_bits();
-        uut.s_recv_cpl.next.qp = (c.qp as u64).to_bits();
-        uut.s_recv_cpl.next.is_receive = c.is_receive;
-        uut.s_recv_cpl.next.has_immediate = c.has_immediate;
-        uut.s_recv_cpl.next.byte_count = (c.byte_count as u64).to_bits();
-        uut.s_recv_cpl.next.wqe_index = (c.wqe_index as u64).to_bits();
-        uut.s_recv_cpl.next.src_node = (c.src_node as u64).to_bits();
-        uut.s_recv_cpl.next.src_qp = (c.src_qp as u64).to_bits();
-        uut.s_recv_cpl.next.wr_id = c.wr_id.to_bits();
-        uut.s_recv_cpl.next.immediate = (c.immediate as u64).to_bits();
+        uut.s_recv_cpl.next = request;
     }
 }
 
