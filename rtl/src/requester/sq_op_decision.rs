@@ -355,6 +355,7 @@ impl Logic for SqOpDecision {
         self.m_csr_moved.next = false;
         if self.s_exec.val() {
             match self.s_op.val() {
+                SqOp::CsrRead => {}
                 SqOp::CsrWrite => {
                     self.ok.next = self.s_qp_valid.val();
                     self.wr.next = self.s_csr_entry.val();
@@ -422,7 +423,9 @@ impl Logic for SqOpDecision {
                         self.wr.next.timer_start = self.now.q.val();
                     }
                 }
-                SqOp::Timer => {
+                _ => {
+                    // Timer (also an op code beyond the enum's seven: what a Verilog
+                    // `default` does with it, so all three simulators agree).
                     // The timer runs while messages are outstanding.
                     self.ok.next = self.s_qp_valid.val() & self.ent_outstanding.q.val();
                     if self.ok.val() {
@@ -449,7 +452,6 @@ impl Logic for SqOpDecision {
                         }
                     }
                 }
-                _ => {}
             }
         }
         self.m_wr.next = self.wr.val();
