@@ -79,11 +79,6 @@ pub struct TptChecks {
     pub m_resp_paddr: Signal<Out, Bits<32>>,
     // The request in flight.
     req: DFF<TptRequest>,
-    /// The request's STag (a field of a bundle cannot be sliced in the Verilog).
-    s_req_stag: Signal<Local, Bits<32>>,
-    /// The held request's STag and virtual address (for slicing, as above).
-    req_stag: Signal<Local, Bits<32>>,
-    req_vaddr: Signal<Local, Bits<64>>,
     req_in_table: DFF<Bit>,
     // The entry as read, folded with the request through one carry-save level.
     ent_meta: DFF<Bits<13>>,
@@ -152,9 +147,6 @@ impl TptChecks {
             m_resp_ok: Default::default(),
             m_resp_paddr: Default::default(),
             req: Default::default(),
-            s_req_stag: Default::default(),
-            req_stag: Default::default(),
-            req_vaddr: Default::default(),
             req_in_table: Default::default(),
             ent_meta: Default::default(),
             ent_vaddr: Default::default(),
@@ -215,13 +207,10 @@ impl Logic for TptChecks {
             resp_paddr
         );
         // Acceptance: the request is held until the next one.
-        self.s_req_stag.next = self.s_req.val().stag;
-        self.req_stag.next = self.req.q.val().stag;
-        self.req_vaddr.next = self.req.q.val().vaddr;
         if self.s_req_accept.val() {
             self.req.d.next = self.s_req.val();
             self.req_in_table.d.next =
-                self.s_req_stag.val().get_bits::<24>(8) < self.entries_c.val();
+                bit_cast::<24, 32>(self.s_req.val().stag >> 8) < self.entries_c.val();
         }
         // Read clock: the entry as read, folded with the request (one carry-save level).
         self.req_end.next = bit_cast::<65, 64>(self.req.q.val().vaddr)
@@ -230,7 +219,7 @@ impl Logic for TptChecks {
         self.lim_b.next = bit_cast::<67, 32>(self.s_entry_length.val());
         self.lim_n.next = !bit_cast::<67, 65>(self.req_end.val());
         self.tr_a.next = self.s_entry_paddr.val();
-        self.tr_b.next = self.req_vaddr.val().get_bits::<32>(0);
+        self.tr_b.next = bit_cast::<32, 64>(self.req.q.val().vaddr);
         self.tr_n.next = !self.s_entry_vaddr.val().get_bits::<32>(0);
         self.check.d.next = self.s_entry_valid.val() & !self.reset.val();
         if self.s_entry_valid.val() {
@@ -252,7 +241,7 @@ impl Logic for TptChecks {
         // Check clock, from registers: one carry chain per result.
         self.hit.next = self.req_in_table.q.val() & self.ent_meta.q.val().get_bit(0);
         self.key_ok.next =
-            self.ent_meta.q.val().get_bits::<8>(5) == self.req_stag.val().get_bits::<8>(0);
+            self.ent_meta.q.val().get_bits::<8>(5) == bit_cast::<8, 32>(self.req.q.val().stag);
         self.rights_ok.next =
             (self.req.q.val().access & !self.ent_meta.q.val().get_bits::<3>(1)) == 0;
         self.base_ok.next = self.req.q.val().vaddr >= self.ent_vaddr.q.val();

@@ -164,8 +164,6 @@ pub struct Tpt {
     pub m_tpt_resp_ok: Signal<Out, Bit>,
     pub m_tpt_resp_paddr: Signal<Out, Bits<32>>,
     /// (Not `table`: a Verilog keyword.)
-    /// The lookup's STag (a field of a bundle cannot be sliced in the Verilog).
-    req_stag: Signal<Local, Bits<32>>,
     entry_table: TptTable,
     checks: TptChecks,
     exceptions: TptExceptionQueue,
@@ -193,7 +191,6 @@ impl Tpt {
             m_tpt_resp_valid: Default::default(),
             m_tpt_resp_ok: Default::default(),
             m_tpt_resp_paddr: Default::default(),
-            req_stag: Default::default(),
             entry_table: TptTable::new(entries),
             checks: TptChecks::new(entries),
             exceptions: TptExceptionQueue::new(TPT_EXC_TIMEOUT_RESET),
@@ -233,8 +230,8 @@ impl Logic for Tpt {
         self.entry_table.s_stat_stale.next = self.exceptions.stat_stale.val();
         // Lookup port: the table accepts, the checks keep the request.
         self.entry_table.s_lookup_valid.next = self.s_tpt_req_valid.val();
-        self.req_stag.next = self.s_tpt_req.val().stag;
-        self.entry_table.s_lookup_index.next = self.req_stag.val().get_bits::<12>(8);
+        // A field of a bundle cannot be sliced in the Verilog: shifted and narrowed instead.
+        self.entry_table.s_lookup_index.next = bit_cast::<12, 32>(self.s_tpt_req.val().stag >> 8);
         self.entry_table.s_hold.next = self.exceptions.m_exc_valid.val();
         self.s_tpt_req_ready.next = self.entry_table.s_lookup_ready.val();
         self.checks.s_req_accept.next = self.entry_table.m_lookup_accept.val();
