@@ -2,6 +2,8 @@
 //! engine, written from `docs/csr-map.md` and the offsets and bits of `nic_abi::csr`.
 
 use nic_abi::csr;
+use nic_rtl::requester::QpEntry;
+use rust_hdl::prelude::*;
 
 /// A queue pair's entry of the send engine's table (the fields of `QpEntry`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,6 +21,48 @@ pub struct SqEntry {
     pub sq_una: u32,
     pub una_needs_response: bool,
     pub timer_start: u32,
+}
+
+impl From<&SqEntry> for QpEntry {
+    /// The RTL's entry (each field at its `QpEntry` width).
+    fn from(e: &SqEntry) -> Self {
+        QpEntry {
+            base: (e.base as u64).to_bits(),
+            remote: (e.remote as u64).to_bits(),
+            sq_pi: (e.sq_pi as u64).to_bits(),
+            size_log2: (e.size_log2 as u64).to_bits(),
+            sq_next: (e.sq_next as u64).to_bits(),
+            enable: e.enable,
+            resync: e.resync,
+            waiting: e.waiting,
+            draining: e.draining,
+            retry: (e.retry as u64).to_bits(),
+            sq_una: (e.sq_una as u64).to_bits(),
+            una_needs_response: e.una_needs_response,
+            timer_start: (e.timer_start as u64).to_bits(),
+        }
+    }
+}
+
+impl From<&QpEntry> for SqEntry {
+    /// The model's entry of an RTL one.
+    fn from(e: &QpEntry) -> Self {
+        SqEntry {
+            base: e.base.to_u32(),
+            remote: e.remote.to_u32(),
+            sq_pi: e.sq_pi.to_u32(),
+            size_log2: e.size_log2.to_u64() as u8,
+            sq_next: e.sq_next.to_u32(),
+            enable: e.enable,
+            resync: e.resync,
+            waiting: e.waiting,
+            draining: e.draining,
+            retry: e.retry.to_u64() as u8,
+            sq_una: e.sq_una.to_u32(),
+            una_needs_response: e.una_needs_response,
+            timer_start: e.timer_start.to_u32(),
+        }
+    }
 }
 
 /// The register at `offset` (a `csr::QP_*` offset) read from `e`; 0 for the queue pairs at

@@ -10,24 +10,6 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rust_hdl::prelude::*;
 
-fn to_rtl(e: &SqEntry) -> QpEntry {
-    QpEntry {
-        base: (e.base as u64).to_bits(),
-        remote: (e.remote as u64).to_bits(),
-        sq_pi: (e.sq_pi as u64).to_bits(),
-        size_log2: (e.size_log2 as u64).to_bits(),
-        sq_next: (e.sq_next as u64).to_bits(),
-        enable: e.enable,
-        resync: e.resync,
-        waiting: e.waiting,
-        draining: e.draining,
-        retry: (e.retry as u64).to_bits(),
-        sq_una: (e.sq_una as u64).to_bits(),
-        una_needs_response: e.una_needs_response,
-        timer_start: (e.timer_start as u64).to_bits(),
-    }
-}
-
 fn random_entry(rng: &mut ChaCha8Rng) -> SqEntry {
     SqEntry {
         base: rng.gen(),
@@ -83,7 +65,7 @@ fn run(seed: u64, queue_pairs: usize, accesses: usize) -> (usize, usize) {
         u.s_qp.next = (qp as u64).to_bits();
         u.s_reg.next = ((reg / 8) as u64).to_bits();
         u.s_wdata.next = (data as u64).to_bits();
-        u.s_entry.next = to_rtl(&e);
+        u.s_entry.next = QpEntry::from(&e);
         u.s_now.next = (now as u64).to_bits();
         settle(&mut u);
         let want_read = read(&e, qp, queue_pairs, reg);
@@ -91,7 +73,7 @@ fn run(seed: u64, queue_pairs: usize, accesses: usize) -> (usize, usize) {
         let at = format!("access {i}: QP {qp}, register {reg:#x}, data {data:#x}, entry {e:?}");
         assert_eq!(u.m_qp_valid.val(), qp < queue_pairs, "{at}");
         assert_eq!(u.m_rdata.val().to_u64(), want_read, "{at}");
-        assert_eq!(u.m_entry.val(), to_rtl(&want.entry), "{at}");
+        assert_eq!(u.m_entry.val(), QpEntry::from(&want.entry), "{at}");
         assert_eq!(
             (u.m_qp_reset.val(), u.m_moved.val()),
             (want.qp_reset, want.moved),

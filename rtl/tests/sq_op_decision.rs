@@ -14,42 +14,6 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rust_hdl::prelude::*;
 
-fn to_rtl(e: &SqEntry) -> QpEntry {
-    QpEntry {
-        base: (e.base as u64).to_bits(),
-        remote: (e.remote as u64).to_bits(),
-        sq_pi: (e.sq_pi as u64).to_bits(),
-        size_log2: (e.size_log2 as u64).to_bits(),
-        sq_next: (e.sq_next as u64).to_bits(),
-        enable: e.enable,
-        resync: e.resync,
-        waiting: e.waiting,
-        draining: e.draining,
-        retry: (e.retry as u64).to_bits(),
-        sq_una: (e.sq_una as u64).to_bits(),
-        una_needs_response: e.una_needs_response,
-        timer_start: (e.timer_start as u64).to_bits(),
-    }
-}
-
-fn from_rtl(e: &QpEntry) -> SqEntry {
-    SqEntry {
-        base: e.base.to_u32(),
-        remote: e.remote.to_u32(),
-        sq_pi: e.sq_pi.to_u32(),
-        size_log2: e.size_log2.to_u64() as u8,
-        sq_next: e.sq_next.to_u32(),
-        enable: e.enable,
-        resync: e.resync,
-        waiting: e.waiting,
-        draining: e.draining,
-        retry: e.retry.to_u64() as u8,
-        sq_una: e.sq_una.to_u32(),
-        una_needs_response: e.una_needs_response,
-        timer_start: e.timer_start.to_u32(),
-    }
-}
-
 fn psn(rng: &mut ChaCha8Rng) -> u32 {
     if rng.gen_bool(0.2) {
         0xFF_FFFF - rng.gen_range(0..3)
@@ -109,14 +73,14 @@ fn drive(u: &mut SqOpDecision, i: &Inputs) {
     u.cfg_retry_timeout.next = (i.retry_timeout as u64).to_bits();
     u.cfg_retry_limit.next = (i.retry_limit as u64).to_bits();
     u.s_read.next = i.read;
-    u.s_rd_entry.next = to_rtl(&i.rd_entry);
+    u.s_rd_entry.next = QpEntry::from(&i.rd_entry);
     u.s_rd_outstanding.next = i.rd_outstanding;
     u.s_rd_has_work.next = i.rd_has_work;
     u.s_rd_window_full.next = i.rd_window_full;
     u.s_exec.next = i.exec;
     u.s_op.next = to_sq_op(i.op);
     u.s_qp_valid.next = i.qp_valid;
-    u.s_csr_entry.next = to_rtl(&i.csr_entry);
+    u.s_csr_entry.next = QpEntry::from(&i.csr_entry);
     u.s_csr_qp_reset.next = i.csr_qp_reset;
     u.s_csr_moved.next = i.csr_moved;
     u.s_commit_psn.next = (i.commit_psn as u64).to_bits();
@@ -147,11 +111,11 @@ fn drive(u: &mut SqOpDecision, i: &Inputs) {
 fn seen(u: &SqOpDecision) -> Outputs {
     Outputs {
         now: u.m_now.val().to_u32(),
-        entry: from_rtl(&u.m_entry.val()),
+        entry: SqEntry::from(&u.m_entry.val()),
         outstanding: u.m_outstanding.val(),
-        kept: from_rtl(&u.m_kept.val()),
+        kept: SqEntry::from(&u.m_kept.val()),
         wqe_addr: u.m_wqe_addr.val().to_u32(),
-        wr: from_rtl(&u.m_wr.val()),
+        wr: SqEntry::from(&u.m_wr.val()),
         ok: u.m_ok.val(),
         retx: u.m_retx.val(),
         job_valid: u.m_job_valid.val(),

@@ -127,20 +127,7 @@ pub mod opcode {
 
     /// Parse an opcode name (case-insensitive) or a number (`0x10`, `16`).
     pub fn parse(text: &str) -> Option<u8> {
-        let all = [
-            SEND,
-            SEND_IMMEDIATE,
-            RDMA_WRITE,
-            RDMA_WRITE_IMMEDIATE,
-            RDMA_READ_REQUEST,
-            ATOMIC_COMPARE_SWAP,
-            ATOMIC_FETCH_ADD,
-            RDMA_READ_RESPONSE,
-            ATOMIC_RESPONSE,
-            ACK,
-            NACK,
-        ];
-        if let Some(op) = all.iter().find(|&&op| name(op).eq_ignore_ascii_case(text)) {
+        if let Some(op) = ALL.iter().find(|&&op| name(op).eq_ignore_ascii_case(text)) {
             return Some(*op);
         }
         let t = text.trim();
