@@ -75,7 +75,7 @@ pub struct Owed {
     pub refusal: u32,
 }
 
-/// The write-back of the QP's PSN state (`resp_we` and the flags written with it).
+/// The write-back of the QP's PSN state (`m_write_back.state` and the flags written with it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PsnWriteBack {
     /// `rq_ci | expected << 24`.
@@ -102,7 +102,7 @@ pub struct ActOutputs {
     pub ack_resync: Option<bool>,
     /// `nak_set`.
     pub nak_set: bool,
-    /// `resp_we` (with `synced_set`, `nak_clear`, `refused_set`, `position_load`).
+    /// `m_write_back.state` (with `synced_set`, `nak_clear`, `refused`, `position_load`).
     pub write_back: Option<PsnWriteBack>,
     /// The registered `syndrome` and `resynced`.
     pub syndrome_q: u8,

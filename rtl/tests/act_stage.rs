@@ -66,22 +66,29 @@ fn outputs(u: &ActStage) -> ActOutputs {
         MessageMode::ExecAtomic => ActMode::ExecAtomic,
         MessageMode::ResponseWrite => ActMode::ResponseWrite,
     };
-    let write_back = u.resp_we.val();
+    let wb = u.m_write_back.val();
+    let write_back = wb.state;
+    assert!(!wb.atomic, "the Act clock never writes the saved atomic");
+    assert_eq!(
+        wb.rs_psn,
+        u.psn.val(),
+        "the resync point is the request's PSN"
+    );
     // The flags written with the PSN state come together, and only with it.
     for (name, flag) in [
-        ("synced_set", u.synced_set.val()),
-        ("nak_clear", u.nak_clear.val()),
-        ("refused_set", u.refused_set.val()),
+        ("synced_set", wb.synced_set),
+        ("nak_clear", wb.nak_clear),
+        ("refused", wb.refused),
         ("position_load", u.position_load.val()),
     ] {
         assert_eq!(
             flag, write_back,
-            "{name} without resp_we (or resp_we without it)"
+            "{name} without the state write-back (or it without {name})"
         );
     }
     if !write_back {
         assert!(
-            !u.rs_set.val() && !u.rs_clear.val() && !u.rs_forget.val(),
+            !wb.rs_set && !wb.rs_clear && !u.rs_forget.val(),
             "a resync point change without the write-back"
         );
     }
@@ -92,12 +99,15 @@ fn outputs(u: &ActStage) -> ActOutputs {
         drop: u.drop.val(),
         nack_count: u.nack_count.val(),
         rqe_start: u.rqe_start.val(),
-        owe: u.owe_load.val().then(|| Owed {
-            kind: u.owe_kind.val().to_u64() as u8,
-            psn: u.owe_psn.val().to_u32(),
-            syndrome: u.owe_syndrome.val().to_u64() as u8,
-            resync: u.owe_resync.val(),
-            refusal: u.owe_refusal.val().to_u32(),
+        owe: u.owe_load.val().then(|| {
+            let owed = u.m_owe.val();
+            Owed {
+                kind: owed.kind.to_u64() as u8,
+                psn: owed.psn.to_u32(),
+                syndrome: owed.syndrome.to_u64() as u8,
+                resync: owed.resync,
+                refusal: owed.refusal.to_u32(),
+            }
         }),
         ack: u.ack_load.val().then(|| {
             (
@@ -106,12 +116,12 @@ fn outputs(u: &ActStage) -> ActOutputs {
             )
         }),
         ack_resync: u.resync_load.val().then(|| u.ack_resync.val()),
-        nak_set: u.nak_set.val(),
+        nak_set: wb.nak_set,
         write_back: write_back.then(|| PsnWriteBack {
-            wdata: u.resp_wdata.val().to_u64(),
-            window: u.refused_wdata.val().to_u32(),
-            rs_set: u.rs_set.val(),
-            rs_clear: u.rs_clear.val(),
+            wdata: wb.rq_ci.to_u64() | wb.expected.to_u64() << 24,
+            window: wb.window.to_u32(),
+            rs_set: wb.rs_set,
+            rs_clear: wb.rs_clear,
             rs_forget: u.rs_forget.val(),
         }),
         syndrome_q: u.syndrome_q.val().to_u64() as u8,
@@ -237,5 +247,23 @@ fn synthesises() {
             &generate_verilog(&uut),
         )
         .expect("yosys accepts ActStage");
+    }
+}
+
+/// The cosimulation unpacks an owed answer from its bits: unpacking inverts packing.
+#[test]
+fn owed_answer_unpacks_what_it_packs() {
+    use nic_rtl::responder::OwedAnswer;
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    for _ in 0..200 {
+        let owed = OwedAnswer {
+            kind: rng.gen_range(0..4u64).to_bits(),
+            psn: rng.gen_range(0..1u64 << 24).to_bits(),
+            syndrome: rng.gen_range(0..256u64).to_bits(),
+            resync: rng.gen(),
+            refusal: rng.gen_range(0..1u64 << 21).to_bits(),
+        };
+        let bits: Bits<{ <OwedAnswer as Synth>::BITS }> = owed.into();
+        assert_eq!(OwedAnswer::from(bits), owed);
     }
 }

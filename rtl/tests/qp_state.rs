@@ -3,7 +3,7 @@
 //! (idle gaps and back-pressure on the CSR port through `hold`); compared on its outputs.
 
 use nic_abi::csr;
-use nic_rtl::responder::QpState;
+use nic_rtl::responder::{QpState, QpWriteBack};
 use nic_rtl::sim::{settle, tick};
 use rust_hdl::prelude::*;
 
@@ -360,22 +360,25 @@ fn run(queue_pairs: u64, seed: u64, cycles: usize) -> (usize, usize) {
         uut.lookup_qp.next = e.lookup.unwrap_or(0).to_bits();
         uut.hold.next = e.hold;
         uut.ctx_qp.next = e.ctx_qp.to_bits();
-        uut.wr_state.next = e.state.is_some();
         let (ci, expected) = e.state.unwrap_or_default();
-        uut.wr_rq_ci.next = ci.to_bits();
-        uut.wr_expected.next = expected.to_bits();
-        uut.wr_atomic.next = e.atomic.is_some();
         let (apsn, avalue) = e.atomic.unwrap_or_default();
+        let write_back = QpWriteBack {
+            state: e.state.is_some(),
+            rq_ci: ci.to_bits(),
+            expected: expected.to_bits(),
+            atomic: e.atomic.is_some(),
+            refused: e.refused.is_some(),
+            window: e.refused.unwrap_or(0).to_bits(),
+            rs_set: e.rs_set.is_some(),
+            rs_psn: e.rs_set.unwrap_or(0).to_bits(),
+            rs_clear: e.rs_clear,
+            synced_set: e.synced_set,
+            nak_set: e.nak_set,
+            nak_clear: e.nak_clear,
+        };
+        uut.s_write_back.next = write_back;
         uut.wr_atomic_psn.next = apsn.to_bits();
         uut.wr_atomic_value.next = avalue.to_bits();
-        uut.wr_refused.next = e.refused.is_some();
-        uut.wr_refused_window.next = e.refused.unwrap_or(0).to_bits();
-        uut.rs_set.next = e.rs_set.is_some();
-        uut.rs_psn.next = e.rs_set.unwrap_or(0).to_bits();
-        uut.rs_clear.next = e.rs_clear;
-        uut.synced_set.next = e.synced_set;
-        uut.nak_set.next = e.nak_set;
-        uut.nak_clear.next = e.nak_clear;
         uut.expect_clear.next = e.expect_clear;
         settle(&mut uut);
         let at = format!("clock {cycle} (queue_pairs {queue_pairs}, seed {seed})");
@@ -383,6 +386,18 @@ fn run(queue_pairs: u64, seed: u64, cycles: usize) -> (usize, usize) {
             uut.s_csr_ready.val(),
             model.csr_open(&e, reset),
             "csr ready, {at}"
+        );
+        assert_eq!(
+            uut.write_back_busy.val(),
+            e.state.is_some()
+                || e.atomic.is_some()
+                || e.refused.is_some()
+                || e.rs_set.is_some()
+                || e.rs_clear
+                || e.synced_set
+                || e.nak_set
+                || e.nak_clear,
+            "write_back_busy, {at}"
         );
         assert_eq!(
             uut.s_expect_ready.val(),
@@ -511,4 +526,29 @@ fn rejects_zero_queue_pairs() {
 #[should_panic(expected = "queue_pairs must be between 1 and 64, got 65")]
 fn rejects_too_many_queue_pairs() {
     QpState::new(65);
+}
+
+/// The cosimulation unpacks a write-back from its bits: unpacking inverts packing, every
+/// field at its own offset.
+#[test]
+fn write_back_unpacks_what_it_packs() {
+    let mut rng = ChaCha8Rng::seed_from_u64(7);
+    for _ in 0..200 {
+        let wb = QpWriteBack {
+            state: rng.gen(),
+            rq_ci: rng.gen_range(0..1u64 << 24).to_bits(),
+            expected: rng.gen_range(0..1u64 << 24).to_bits(),
+            atomic: rng.gen(),
+            refused: rng.gen(),
+            window: rng.gen_range(0..1u64 << 24).to_bits(),
+            rs_set: rng.gen(),
+            rs_psn: rng.gen_range(0..1u64 << 24).to_bits(),
+            rs_clear: rng.gen(),
+            synced_set: rng.gen(),
+            nak_set: rng.gen(),
+            nak_clear: rng.gen(),
+        };
+        let bits: Bits<{ <QpWriteBack as Synth>::BITS }> = wb.into();
+        assert_eq!(QpWriteBack::from(bits), wb);
+    }
 }

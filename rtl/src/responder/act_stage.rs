@@ -40,23 +40,25 @@
 //!      `check_access` and not `access_done`: `next_state` TptRequest.
 //!   6. EXECUTE of a consuming request before `rqe_done`: `next_state` RqeFetch, `rqe_start`.
 //!   7. DROP: `drop` = `count_dropped`, `go`, Discard.
-//!   8. otherwise answered (`owe_load`): `owe_psn` the request's PSN, `owe_syndrome`,
-//!      `owe_resync` (`rs_valid`, or after a resync whether the request did not carry
-//!      RESYNC), `owe_refusal` (the window's report); NACK: kind 1, SEQUENCE_ERROR names
-//!      `effective` (and `nak_set`), a refused duplicate reports `report_dup`; DUPLICATE:
-//!      READ 2, atomic 3, else an ACK of `ack_psn` reporting `report_after1`
+//!   8. otherwise answered (`owe_load`, `m_owe` an [`OwedAnswer`]): `psn` the request's
+//!      PSN, `syndrome`, `resync` (`rs_valid`, or after a resync whether the request did
+//!      not carry RESYNC), `refusal` (the window's report); NACK: kind 1, SEQUENCE_ERROR
+//!      names `effective` (and `nak_set`), a refused duplicate reports `report_dup`;
+//!      DUPLICATE: READ 2, atomic 3, else an ACK of `ack_psn` reporting `report_after1`
 //!      (`report_dup` when `expected - 1` was refused); EXECUTE: READ 2, atomic 3, else
 //!      ACK (0) or, with a syndrome, NACK (1). In sequence and EXECUTE or NACK: the write-
-//!      back `resp_we` (`rq_ci`, and `effective`, or `effective_next` when the PSN is
-//!      consumed now: a NACK or a READ), `synced_set`, `nak_clear`, `refused_set`
-//!      (`window_eff`, shifted with `code` when consumed now), `position_load` (the engine's
-//!      expected PSN and window become `effective`, `window_eff`), and the resync point:
-//!      `rs_set` (a resync without RESYNC), `rs_clear` + `rs_forget` (with RESYNC), or
-//!      `rs_clear` when consumed now and `far_next`. Then `next_state` Owe (a NACK, a duplicate,
-//!      a READ), or `go` with ExecAtomic or ExecWrite.
+//!      back `m_write_back` (a [`QpWriteBack`]): `state` (`rq_ci`, and `expected` =
+//!      `effective`, or `effective_next` when the PSN is consumed now: a NACK or a READ),
+//!      `synced_set`, `nak_clear`, `refused` (`window` = `window_eff`, shifted with `code`
+//!      when consumed now), `position_load` (the engine's expected PSN and window become
+//!      `effective`, `window_eff`), and the resync point: `rs_set` (a resync without
+//!      RESYNC; `rs_psn` = `psn`), `rs_clear` + `rs_forget` (with RESYNC), or `rs_clear`
+//!      when consumed now and `far_next`. Then `next_state` Owe (a NACK, a duplicate, a
+//!      READ), or `go` with ExecAtomic or ExecWrite.
 //!   `next_state` is Stream, `go` 1 and `mode` Discard unless a rule says otherwise; every
-//!   strobe 0; the value outputs hold the defaults above (`owe_kind` 0, `resp_wdata`
-//!   `rq_ci | effective << 24`, `refused_wdata` `window_eff`).
+//!   strobe and write-back flag 0 (`m_write_back.atomic` always); the value outputs hold
+//!   the defaults above (`m_owe.kind` 0, `m_write_back` `rq_ci` / `effective` /
+//!   `window_eff` / `psn`).
 //! - Out, registered: `syndrome_q`, `resynced_q` (the registered `syndrome` and
 //!   `resynced`, for the `PsnWindow`).
 //!
@@ -64,10 +66,37 @@
 //! combinationally. Throughput: a decision every clock. Limits: none beyond the boolean
 //! `tpt_present` (no parameter can be out of range).
 
+use crate::responder::qp_state::QpWriteBack;
 use crate::responder::receive_queue_engine::{MessageMode, ResponderState};
 use crate::sim::ClockedBlock;
 use nic_abi::Syndrome;
 use rust_hdl::prelude::*;
+
+/// An answer the responder owes for a request, which the `ResponseGenerator` sends: the
+/// engine's `m_owe_kind` (0 ACK, 1 NACK, 2 READ_RESPONSE, 3 ATOMIC_RESPONSE), `m_owe_psn`,
+/// `m_owe_syndrome`, `m_owe_resync` and `m_owe_refusal` (the AETH's refusal report, bits
+/// 28:8; the engine sends 0 for a response).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct OwedAnswer {
+    pub kind: Bits<2>,
+    pub psn: Bits<24>,
+    pub syndrome: Bits<8>,
+    pub resync: Bit,
+    pub refusal: Bits<21>,
+}
+
+impl From<Bits<{ <OwedAnswer as Synth>::BITS }>> for OwedAnswer {
+    fn from(b: Bits<{ <OwedAnswer as Synth>::BITS }>) -> Self {
+        let at = OwedAnswer::default();
+        OwedAnswer {
+            kind: b.get_bits::<2>(at.get_my_offset_kind()),
+            psn: b.get_bits::<24>(at.get_my_offset_psn()),
+            syndrome: b.get_bits::<8>(at.get_my_offset_syndrome()),
+            resync: b.get_bit(at.get_my_offset_resync()),
+            refusal: b.get_bits::<21>(at.get_my_offset_refusal()),
+        }
+    }
+}
 
 #[derive(LogicBlock)]
 pub struct ActStage {
@@ -112,26 +141,14 @@ pub struct ActStage {
     pub nack_count: Signal<Out, Bit>,
     pub rqe_start: Signal<Out, Bit>,
     pub owe_load: Signal<Out, Bit>,
-    pub owe_kind: Signal<Out, Bits<2>>,
-    pub owe_psn: Signal<Out, Bits<24>>,
-    pub owe_syndrome: Signal<Out, Bits<8>>,
-    pub owe_resync: Signal<Out, Bit>,
-    pub owe_refusal: Signal<Out, Bits<21>>,
+    pub m_owe: Signal<Out, OwedAnswer>,
     pub ack_load: Signal<Out, Bit>,
     pub ack_syndrome: Signal<Out, Bits<8>>,
     pub ack_refusals: Signal<Out, Bits<21>>,
     pub resync_load: Signal<Out, Bit>,
     pub ack_resync: Signal<Out, Bit>,
-    pub resp_we: Signal<Out, Bit>,
-    pub resp_wdata: Signal<Out, Bits<48>>,
-    pub synced_set: Signal<Out, Bit>,
-    pub nak_set: Signal<Out, Bit>,
-    pub nak_clear: Signal<Out, Bit>,
-    pub refused_set: Signal<Out, Bit>,
-    pub refused_wdata: Signal<Out, Bits<24>>,
+    pub m_write_back: Signal<Out, QpWriteBack>,
     pub position_load: Signal<Out, Bit>,
-    pub rs_set: Signal<Out, Bit>,
-    pub rs_clear: Signal<Out, Bit>,
     pub rs_forget: Signal<Out, Bit>,
     pub syndrome_q: Signal<Out, Bits<8>>,
     pub resynced_q: Signal<Out, Bit>,
@@ -196,26 +213,14 @@ impl ActStage {
             nack_count: Default::default(),
             rqe_start: Default::default(),
             owe_load: Default::default(),
-            owe_kind: Default::default(),
-            owe_psn: Default::default(),
-            owe_syndrome: Default::default(),
-            owe_resync: Default::default(),
-            owe_refusal: Default::default(),
+            m_owe: Default::default(),
             ack_load: Default::default(),
             ack_syndrome: Default::default(),
             ack_refusals: Default::default(),
             resync_load: Default::default(),
             ack_resync: Default::default(),
-            resp_we: Default::default(),
-            resp_wdata: Default::default(),
-            synced_set: Default::default(),
-            nak_set: Default::default(),
-            nak_clear: Default::default(),
-            refused_set: Default::default(),
-            refused_wdata: Default::default(),
+            m_write_back: Default::default(),
             position_load: Default::default(),
-            rs_set: Default::default(),
-            rs_clear: Default::default(),
             rs_forget: Default::default(),
             syndrome_q: Default::default(),
             resynced_q: Default::default(),
@@ -275,27 +280,29 @@ impl Logic for ActStage {
         self.nack_count.next = false;
         self.rqe_start.next = false;
         self.owe_load.next = false;
-        self.owe_kind.next = 0.into();
-        self.owe_psn.next = self.psn.val();
-        self.owe_syndrome.next = self.syndrome_reg.q.val();
-        self.owe_resync.next = self.rs_valid.val();
-        self.owe_refusal.next = self.window_eff.val().get_bits::<21>(0);
+        self.m_owe.next.kind = 0.into();
+        self.m_owe.next.psn = self.psn.val();
+        self.m_owe.next.syndrome = self.syndrome_reg.q.val();
+        self.m_owe.next.resync = self.rs_valid.val();
+        self.m_owe.next.refusal = self.window_eff.val().get_bits::<21>(0);
         self.ack_load.next = false;
         self.ack_syndrome.next = self.aeth.val().get_bits::<8>(0);
         self.ack_refusals.next = self.aeth.val().get_bits::<21>(8);
         self.resync_load.next = false;
         self.ack_resync.next = self.resync_flag.val();
-        self.resp_we.next = false;
-        self.resp_wdata.next =
-            bit_cast::<48, 24>(self.rq_ci.val()) | (bit_cast::<48, 24>(self.effective.val()) << 24);
-        self.synced_set.next = false;
-        self.nak_set.next = false;
-        self.nak_clear.next = false;
-        self.refused_set.next = false;
-        self.refused_wdata.next = self.window_eff.val();
+        self.m_write_back.next.state = false;
+        self.m_write_back.next.rq_ci = self.rq_ci.val();
+        self.m_write_back.next.expected = self.effective.val();
+        self.m_write_back.next.atomic = false;
+        self.m_write_back.next.refused = false;
+        self.m_write_back.next.window = self.window_eff.val();
+        self.m_write_back.next.rs_set = false;
+        self.m_write_back.next.rs_psn = self.psn.val();
+        self.m_write_back.next.rs_clear = false;
+        self.m_write_back.next.synced_set = false;
+        self.m_write_back.next.nak_set = false;
+        self.m_write_back.next.nak_clear = false;
         self.position_load.next = false;
-        self.rs_set.next = false;
-        self.rs_clear.next = false;
         self.rs_forget.next = false;
 
         if self.aborted.val() {
@@ -341,35 +348,35 @@ impl Logic for ActStage {
             // does every answer while the resync point is kept; not a resync the request
             // asked for (RESYNC: the requester has nothing before it).
             if self.resynced_reg.q.val() {
-                self.owe_resync.next = !self.resync_flag.val();
+                self.m_owe.next.resync = !self.resync_flag.val();
             }
             if self.action_reg.q.val() == 3 {
-                self.owe_kind.next = 1.into();
+                self.m_owe.next.kind = 1.into();
                 if self.syndrome_reg.q.val() == self.syn_sequence_error.val() {
-                    self.owe_psn.next = self.effective.val();
-                    self.nak_set.next = true;
+                    self.m_owe.next.psn = self.effective.val();
+                    self.m_write_back.next.nak_set = true;
                 } else if !self.in_sequence_reg.q.val() {
                     // A refused duplicate's NACK names its own PSN.
-                    self.owe_refusal.next = self.report_dup.val();
+                    self.m_owe.next.refusal = self.report_dup.val();
                 }
             } else if self.action_reg.q.val() == 1 {
                 if self.is_read.val() {
-                    self.owe_kind.next = 2.into();
+                    self.m_owe.next.kind = 2.into();
                 } else if self.is_atomic.val() {
-                    self.owe_kind.next = 3.into();
+                    self.m_owe.next.kind = 3.into();
                 } else {
-                    self.owe_psn.next = self.ack_psn_reg.q.val();
-                    self.owe_refusal.next = self.report_after1.val();
+                    self.m_owe.next.psn = self.ack_psn_reg.q.val();
+                    self.m_owe.next.refusal = self.report_after1.val();
                     if self.last_refused.val() {
-                        self.owe_refusal.next = self.report_dup.val();
+                        self.m_owe.next.refusal = self.report_dup.val();
                     }
                 }
             } else if self.is_read.val() {
-                self.owe_kind.next = 2.into();
+                self.m_owe.next.kind = 2.into();
             } else if self.is_atomic.val() {
-                self.owe_kind.next = 3.into();
+                self.m_owe.next.kind = 3.into();
             } else if self.syndrome_reg.q.val() != 0 {
-                self.owe_kind.next = 1.into();
+                self.m_owe.next.kind = 1.into();
             }
             if self.in_sequence_reg.q.val()
                 & ((self.action_reg.q.val() == 3) | (self.action_reg.q.val() == 0))
@@ -377,27 +384,26 @@ impl Logic for ActStage {
                 // Resync, and the PSN a NACK or a READ consumes now (shifted into the
                 // refusal window with its code); a resync forgets the window. A message
                 // executed later consumes its PSN at the end of the message.
-                self.resp_we.next = true;
-                self.synced_set.next = true;
-                self.nak_clear.next = true;
-                self.refused_set.next = true;
+                self.m_write_back.next.state = true;
+                self.m_write_back.next.synced_set = true;
+                self.m_write_back.next.nak_clear = true;
+                self.m_write_back.next.refused = true;
                 self.position_load.next = true;
                 if self.consumed_now.val() {
-                    self.resp_wdata.next = bit_cast::<48, 24>(self.rq_ci.val())
-                        | (bit_cast::<48, 24>(self.effective_next.val()) << 24);
-                    self.refused_wdata.next =
+                    self.m_write_back.next.expected = self.effective_next.val();
+                    self.m_write_back.next.window =
                         (self.window_eff.val() << 3) | bit_cast::<24, 3>(self.code.val());
                 }
                 // The resync point: set by a resync, forgotten once the expected PSN is
                 // more than SEND_WINDOW past it.
                 if self.resynced_reg.q.val() & !self.resync_flag.val() {
-                    self.rs_set.next = true;
+                    self.m_write_back.next.rs_set = true;
                 } else if self.resynced_reg.q.val() {
                     // The requester restarted its sequence here.
-                    self.rs_clear.next = true;
+                    self.m_write_back.next.rs_clear = true;
                     self.rs_forget.next = true;
                 } else if self.consumed_now.val() & self.far_next.val() {
-                    self.rs_clear.next = true;
+                    self.m_write_back.next.rs_clear = true;
                 }
             }
             if (self.action_reg.q.val() == 3) | (self.action_reg.q.val() == 1) | self.is_read.val()

@@ -51,7 +51,7 @@ pub mod slot_rams;
 pub mod tpt_client;
 pub mod writer;
 
-pub use act_stage::ActStage;
+pub use act_stage::{ActStage, OwedAnswer};
 pub use answer_router::AnswerRouter;
 pub use burst_size::BurstSize;
 pub use header_capture::{HeaderCapture, MessageHeader};
@@ -60,7 +60,7 @@ pub use nack_generator::NackGenerator;
 pub use payload_take::PayloadTake;
 pub use psn_window::PsnWindow;
 pub use qp_flags::QpFlags;
-pub use qp_state::QpState;
+pub use qp_state::{QpState, QpWriteBack};
 pub use receive_queue_engine::ReceiveQueueEngine;
 pub use response_generator::ResponseGenerator;
 pub use rqe_fetch::RqeFetch;

@@ -47,11 +47,13 @@
 //! - The message's queue pair `ctx_qp` (6): its flags `ctx_enabled`, `ctx_synced`,
 //!   `ctx_nak_sent`, `ctx_rs_valid`, `ctx_atomic_valid`, `ctx_expect_valid` (as of this
 //!   clock), and `ctx_abort`: a CSR reset or resume of `ctx_qp` is taken this clock.
-//! - Write-backs to `ctx_qp` (each takes effect at the clock edge): `wr_state` with
-//!   `wr_rq_ci`, `wr_expected` (24); `wr_atomic` with `wr_atomic_psn` (24),
-//!   `wr_atomic_value` (64) (saved, valid); `wr_refused` with `wr_refused_window` (24)
-//!   (valid); `rs_set` with `rs_psn` (24) (valid); `rs_clear`; `synced_set`; `nak_set`;
-//!   `nak_clear`; `expect_clear`. Write-backs to a `ctx_qp` at or beyond `queue_pairs` are
+//! - Write-backs to `ctx_qp` (each takes effect at the clock edge), `s_write_back` (a
+//!   [`QpWriteBack`]): `state` with `rq_ci`, `expected` (24); `atomic` with
+//!   `wr_atomic_psn` (24), `wr_atomic_value` (64) (saved, valid); `refused` with `window`
+//!   (24) (valid); `rs_set` with `rs_psn` (24) (valid); `rs_clear`; `synced_set`;
+//!   `nak_set`; `nak_clear`; and `expect_clear`. `write_back_busy` (out): one of
+//!   `s_write_back`'s flags is set (the engine holds the CSR port with it). Write-backs to
+//!   a `ctx_qp` at or beyond `queue_pairs` are
 //!   ignored. A CSR write is taken only when `hold` is low, so it never
 //!   meets a RAM write-back of the engine (which holds); on the flags a clear by the CSR
 //!   and a set by the engine in the same clock leave the bit set.
@@ -90,9 +92,10 @@ pub struct ExpectedResponse {
     pub length: Bits<32>,
 }
 
-/// The engine's write-backs to its message's queue pair in one clock (the `wr_*`, `rs_*`
-/// and flag inputs but `expect_clear`), which the engine registers for a clock before
-/// they reach the RAMs. The saved atomic's PSN and value are the engine's registers.
+/// The engine's write-backs to its message's queue pair in one clock (`s_write_back`),
+/// which the engine registers for a clock before they reach the RAMs: each flag enables
+/// its write. The saved atomic's PSN and value are the engine's registers
+/// (`wr_atomic_psn`, `wr_atomic_value`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
 pub struct QpWriteBack {
     pub state: Bit,
@@ -107,6 +110,26 @@ pub struct QpWriteBack {
     pub synced_set: Bit,
     pub nak_set: Bit,
     pub nak_clear: Bit,
+}
+
+impl From<Bits<{ <QpWriteBack as Synth>::BITS }>> for QpWriteBack {
+    fn from(b: Bits<{ <QpWriteBack as Synth>::BITS }>) -> Self {
+        let at = QpWriteBack::default();
+        QpWriteBack {
+            state: b.get_bit(at.get_my_offset_state()),
+            rq_ci: b.get_bits::<24>(at.get_my_offset_rq_ci()),
+            expected: b.get_bits::<24>(at.get_my_offset_expected()),
+            atomic: b.get_bit(at.get_my_offset_atomic()),
+            refused: b.get_bit(at.get_my_offset_refused()),
+            window: b.get_bits::<24>(at.get_my_offset_window()),
+            rs_set: b.get_bit(at.get_my_offset_rs_set()),
+            rs_psn: b.get_bits::<24>(at.get_my_offset_rs_psn()),
+            rs_clear: b.get_bit(at.get_my_offset_rs_clear()),
+            synced_set: b.get_bit(at.get_my_offset_synced_set()),
+            nak_set: b.get_bit(at.get_my_offset_nak_set()),
+            nak_clear: b.get_bit(at.get_my_offset_nak_clear()),
+        }
+    }
 }
 
 #[derive(LogicBlock)]
@@ -153,20 +176,10 @@ pub struct QpState {
     pub ctx_atomic_valid: Signal<Out, Bit>,
     pub ctx_expect_valid: Signal<Out, Bit>,
     pub ctx_abort: Signal<Out, Bit>,
-    pub wr_state: Signal<In, Bit>,
-    pub wr_rq_ci: Signal<In, Bits<24>>,
-    pub wr_expected: Signal<In, Bits<24>>,
-    pub wr_atomic: Signal<In, Bit>,
+    pub s_write_back: Signal<In, QpWriteBack>,
+    pub write_back_busy: Signal<Out, Bit>,
     pub wr_atomic_psn: Signal<In, Bits<24>>,
     pub wr_atomic_value: Signal<In, Bits<64>>,
-    pub wr_refused: Signal<In, Bit>,
-    pub wr_refused_window: Signal<In, Bits<24>>,
-    pub rs_set: Signal<In, Bit>,
-    pub rs_psn: Signal<In, Bits<24>>,
-    pub rs_clear: Signal<In, Bit>,
-    pub synced_set: Signal<In, Bit>,
-    pub nak_set: Signal<In, Bit>,
-    pub nak_clear: Signal<In, Bit>,
     pub expect_clear: Signal<In, Bit>,
     // ---- The reset sweep ----
     /// Set once the sweep after reset is over (0 at power-on: the sweep runs then too).
@@ -300,20 +313,10 @@ impl QpState {
             ctx_atomic_valid: Default::default(),
             ctx_expect_valid: Default::default(),
             ctx_abort: Default::default(),
-            wr_state: Default::default(),
-            wr_rq_ci: Default::default(),
-            wr_expected: Default::default(),
-            wr_atomic: Default::default(),
+            s_write_back: Default::default(),
+            write_back_busy: Default::default(),
             wr_atomic_psn: Default::default(),
             wr_atomic_value: Default::default(),
-            wr_refused: Default::default(),
-            wr_refused_window: Default::default(),
-            rs_set: Default::default(),
-            rs_psn: Default::default(),
-            rs_clear: Default::default(),
-            synced_set: Default::default(),
-            nak_set: Default::default(),
-            nak_clear: Default::default(),
             expect_clear: Default::default(),
             swept: Default::default(),
             sweep: Default::default(),
@@ -523,11 +526,12 @@ impl Logic for QpState {
         self.atomic_ram.read_address.next = self.rd_addr.val();
         self.expect_ram.read_address.next = self.rd_addr.val();
         self.refused_ram.write_address.next = self.ctx_qp.val();
-        self.refused_ram.write_data.next = self.wr_refused_window.val();
-        self.refused_ram.write_enable.next = self.wr_refused.val() & self.ctx_in_range.val();
+        self.refused_ram.write_data.next = self.s_write_back.val().window;
+        self.refused_ram.write_enable.next =
+            self.s_write_back.val().refused & self.ctx_in_range.val();
         self.rs_ram.write_address.next = self.ctx_qp.val();
-        self.rs_ram.write_data.next = self.rs_psn.val();
-        self.rs_ram.write_enable.next = self.rs_set.val() & self.ctx_in_range.val();
+        self.rs_ram.write_data.next = self.s_write_back.val().rs_psn;
+        self.rs_ram.write_enable.next = self.s_write_back.val().rs_set & self.ctx_in_range.val();
         if self.csr_resume.val() {
             self.rs_ram.write_address.next = self.s_csr_qp.val();
             self.rs_ram.write_data.next = self.csr_resume_psn.val();
@@ -554,12 +558,13 @@ impl Logic for QpState {
         self.remote_ram.write_enable.next =
             self.csr_write_ok.val() & (self.s_csr_reg.val() == self.reg_qp_remote.val());
         self.rq_ci_ram.write_address.next = self.ctx_qp.val();
-        self.rq_ci_ram.write_data.next = self.wr_rq_ci.val();
-        self.rq_ci_ram.write_enable.next = self.wr_state.val() & self.ctx_in_range.val();
+        self.rq_ci_ram.write_data.next = self.s_write_back.val().rq_ci;
+        self.rq_ci_ram.write_enable.next = self.s_write_back.val().state & self.ctx_in_range.val();
         self.expected_ram.write_address.next = self.ctx_qp.val();
-        self.expected_ram.write_data.next = self.wr_expected.val();
-        self.expected_ram.write_enable.next = self.wr_state.val() & self.ctx_in_range.val();
-        // CSR writes never meet `wr_state` (the engine holds the port for it).
+        self.expected_ram.write_data.next = self.s_write_back.val().expected;
+        self.expected_ram.write_enable.next =
+            self.s_write_back.val().state & self.ctx_in_range.val();
+        // CSR writes never meet a state write-back (the engine holds the port for it).
         if self.csr_reset.val() {
             self.rq_ci_ram.write_address.next = self.s_csr_qp.val();
             self.rq_ci_ram.write_data.next = 0.into();
@@ -593,7 +598,8 @@ impl Logic for QpState {
         self.atomic_ram.write_address.next = self.ctx_qp.val();
         self.atomic_ram.write_data.next.psn = self.wr_atomic_psn.val();
         self.atomic_ram.write_data.next.value = self.wr_atomic_value.val();
-        self.atomic_ram.write_enable.next = self.wr_atomic.val() & self.ctx_in_range.val();
+        self.atomic_ram.write_enable.next =
+            self.s_write_back.val().atomic & self.ctx_in_range.val();
         self.expect_ram.write_address.next = self.s_expect_qp.val();
         self.expect_ram.write_data.next.psn = self.s_expect_psn.val();
         self.expect_ram.write_data.next.atomic = self.s_expect_atomic.val();
@@ -613,13 +619,21 @@ impl Logic for QpState {
         self.flags.qp_reset.next = self.csr_reset.val();
         self.flags.qp_resume.next = self.csr_resume.val();
         self.flags.ctx_qp.next = self.ctx_qp.val();
-        self.flags.synced_set.next = self.synced_set.val();
-        self.flags.nak_set.next = self.nak_set.val();
-        self.flags.nak_clear.next = self.nak_clear.val();
-        self.flags.refused_set.next = self.wr_refused.val();
-        self.flags.rs_set.next = self.rs_set.val();
-        self.flags.rs_clear.next = self.rs_clear.val();
-        self.flags.atomic_set.next = self.wr_atomic.val();
+        self.flags.synced_set.next = self.s_write_back.val().synced_set;
+        self.flags.nak_set.next = self.s_write_back.val().nak_set;
+        self.flags.nak_clear.next = self.s_write_back.val().nak_clear;
+        self.flags.refused_set.next = self.s_write_back.val().refused;
+        self.flags.rs_set.next = self.s_write_back.val().rs_set;
+        self.flags.rs_clear.next = self.s_write_back.val().rs_clear;
+        self.flags.atomic_set.next = self.s_write_back.val().atomic;
+        self.write_back_busy.next = self.s_write_back.val().state
+            | self.s_write_back.val().atomic
+            | self.s_write_back.val().refused
+            | self.s_write_back.val().rs_set
+            | self.s_write_back.val().rs_clear
+            | self.s_write_back.val().synced_set
+            | self.s_write_back.val().nak_set
+            | self.s_write_back.val().nak_clear;
         self.flags.expect_clear.next = self.expect_clear.val();
         self.flags.expect_qp.next = self.s_expect_qp.val();
         self.flags.expect_set.next = self.expect_take.val();

@@ -146,7 +146,7 @@
 //! message's cells contiguously); host addresses wrap at 2^32.
 
 use crate::common::{CompletionRequest, NackCounters, TptRequest};
-use crate::responder::act_stage::ActStage;
+use crate::responder::act_stage::{ActStage, OwedAnswer};
 use crate::responder::answer_router::AnswerRouter;
 use crate::responder::header_capture::HeaderCapture;
 use crate::responder::lookup_capture::LookupCapture;
@@ -360,13 +360,8 @@ pub struct ReceiveQueueEngine {
     value_reg: DFF<Bits<64>>,
     atomic_done: DFF<Bit>,
     cpl_status: DFF<Bits<8>>,
-    owe_kind: DFF<Bits<2>>,
-    owe_psn: DFF<Bits<24>>,
-    owe_syndrome: DFF<Bits<8>>,
-    /// The owed answer's PSN became the expected one through a resync.
-    owe_resync: DFF<Bit>,
-    /// The owed answer's AETH refusal report (`m_owe_refusal`), relative to `owe_psn`.
-    owe_refusal: DFF<Bits<21>>,
+    /// The answer owed (`m_owe_*`; its refusal report relative to its PSN).
+    owe: DFF<OwedAnswer>,
     /// The refusals the answer being handed over reports in its AETH (bits 28:8).
     ack_refusals: DFF<Bits<21>>,
     ack_syndrome: DFF<Bits<8>>,
@@ -384,7 +379,8 @@ pub struct ReceiveQueueEngine {
     psn_window: PsnWindow,
     /// The write-backs decided last clock, reaching the per-QP RAMs this clock.
     write_back: DFF<QpWriteBack>,
-    write_back_due: DFF<Bit>,
+    /// No write-back (every flag 0).
+    no_write_back: Constant<QpWriteBack>,
     /// The expected response's clear, decided last clock (the end of a response's
     /// sequence), reaching the flags this clock: the state's path to the flag vectors is
     /// cut there. Not set when an expect event for the same QP is taken in the clock it is
@@ -415,19 +411,8 @@ pub struct ReceiveQueueEngine {
     lookup_issue: Signal<Local, Bit>,
     commit_ci: Signal<Local, Bits<24>>,
     main_ram_use: Signal<Local, Bit>,
-    resp_we: Signal<Local, Bit>,
-    resp_wdata: Signal<Local, Bits<48>>,
-    atomic_we: Signal<Local, Bit>,
-    synced_set: Signal<Local, Bit>,
-    nak_set: Signal<Local, Bit>,
-    nak_clear: Signal<Local, Bit>,
-    /// Write the QP's refusal window (`refused_wdata`) and mark it valid.
-    refused_set: Signal<Local, Bit>,
-    refused_wdata: Signal<Local, Bits<24>>,
     /// The syndrome of the answer consuming a PSN (the `PsnWindow` gives its refusal code).
     refusal_syndrome: Signal<Local, Bits<8>>,
-    rs_set: Signal<Local, Bit>,
-    rs_clear: Signal<Local, Bit>,
     expect_clear: Signal<Local, Bit>,
     drop_count: Signal<Local, Bit>,
     nack_count: Signal<Local, Bit>,
@@ -571,11 +556,7 @@ impl ReceiveQueueEngine {
             value_reg: Default::default(),
             atomic_done: Default::default(),
             cpl_status: Default::default(),
-            owe_kind: Default::default(),
-            owe_psn: Default::default(),
-            owe_syndrome: Default::default(),
-            owe_resync: Default::default(),
-            owe_refusal: Default::default(),
+            owe: Default::default(),
             ack_refusals: Default::default(),
             refusal_syndrome: Default::default(),
             ack_syndrome: Default::default(),
@@ -587,7 +568,7 @@ impl ReceiveQueueEngine {
             router: AnswerRouter::new(),
             psn_window: PsnWindow::new(),
             write_back: Default::default(),
-            write_back_due: Default::default(),
+            no_write_back: Constant::new(QpWriteBack::default()),
             expect_clear_due: Default::default(),
             expect_same_qp: Default::default(),
             qp_state: QpState::new(queue_pairs),
@@ -606,16 +587,6 @@ impl ReceiveQueueEngine {
             length_error: Default::default(),
             commit_ci: Default::default(),
             main_ram_use: Default::default(),
-            resp_we: Default::default(),
-            resp_wdata: Default::default(),
-            atomic_we: Default::default(),
-            synced_set: Default::default(),
-            nak_set: Default::default(),
-            nak_clear: Default::default(),
-            refused_set: Default::default(),
-            refused_wdata: Default::default(),
-            rs_set: Default::default(),
-            rs_clear: Default::default(),
             expect_clear: Default::default(),
             drop_count: Default::default(),
             nack_count: Default::default(),
@@ -656,11 +627,7 @@ impl Logic for ReceiveQueueEngine {
             value_reg,
             atomic_done,
             cpl_status,
-            owe_kind,
-            owe_psn,
-            owe_syndrome,
-            owe_resync,
-            owe_refusal,
+            owe,
             ack_refusals,
             ack_syndrome,
             ack_response,
@@ -668,7 +635,6 @@ impl Logic for ReceiveQueueEngine {
             messages_received,
             dropped,
             write_back,
-            write_back_due,
             expect_clear_due
         );
         self.qp_state.clock.next = self.clock.val();
@@ -696,7 +662,7 @@ impl Logic for ReceiveQueueEngine {
         self.header.s_msg_length.next = self.s_rx_msg_length.val();
         self.header.s_valid.next = self.s_rx_valid.val();
         self.header.idle.next = self.state.q.val() == ResponderState::Idle;
-        self.header.busy.next = self.write_back_due.q.val();
+        self.header.busy.next = self.qp_state.write_back_busy.val();
 
         // ---- Lookup: the per-QP state table answers for ctx_qp ----
         self.qp_state.ctx_qp.next = self.ctx_qp.q.val();
@@ -778,7 +744,7 @@ impl Logic for ReceiveQueueEngine {
         // The syndrome of the answer consuming the PSN, for its refusal code.
         self.refusal_syndrome.next = self.act.syndrome_q.val();
         if self.state.q.val() == ResponderState::Commit {
-            self.refusal_syndrome.next = self.owe_syndrome.q.val();
+            self.refusal_syndrome.next = self.owe.q.val().syndrome;
         }
         self.psn_window.expected.next = self.expected_reg.q.val();
         self.psn_window.psn.next = self.s_rx_psn.val();
@@ -818,17 +784,8 @@ impl Logic for ReceiveQueueEngine {
         self.lookup_issue.next = self.header.capture.val();
         self.qp_state.lookup.next = self.lookup_issue.val();
         self.tpt.capture.next = self.lookup_issue.val();
-        self.resp_we.next = false;
-        self.resp_wdata.next = bit_cast::<48, 24>(self.lookup.rq_ci.val())
-            | (bit_cast::<48, 24>(self.psn_window.effective.val()) << 24);
-        self.atomic_we.next = false;
-        self.synced_set.next = false;
-        self.nak_set.next = false;
-        self.nak_clear.next = false;
-        self.refused_set.next = false;
-        self.rs_set.next = false;
-        self.rs_clear.next = false;
-        self.refused_wdata.next = self.psn_window.window_eff.val();
+        // The write-backs decided this clock (none unless a state below decides them).
+        self.write_back.d.next = self.no_write_back.val();
         self.expect_clear.next = false;
         self.drop_count.next = false;
         self.nack_count.next = false;
@@ -860,7 +817,7 @@ impl Logic for ReceiveQueueEngine {
                     if self.header.ok.val() & !self.header.first.val() {
                         // A continuation cell: follows the message's decision.
                         self.stream_now.next = true;
-                    } else if !self.write_back_due.q.val() {
+                    } else if !self.qp_state.write_back_busy.val() {
                         // A first or a failed cell: look its QP up (once the last
                         // write-back has landed).
                         self.main_ram_use.next = true;
@@ -905,15 +862,15 @@ impl Logic for ReceiveQueueEngine {
                     & !self.lookup.nak_sent.val()
                     & self.header.is_request.val()
                 {
-                    self.owe_kind.d.next = 1.into();
-                    self.owe_syndrome.d.next = self.syn_crc_or_malformed.val();
-                    self.owe_psn.d.next = self.expected_reg.q.val();
+                    self.owe.d.next.kind = 1.into();
+                    self.owe.d.next.syndrome = self.syn_crc_or_malformed.val();
+                    self.owe.d.next.psn = self.expected_reg.q.val();
                     // Marked while the resync point is kept (it acknowledges the PSNs
                     // before the expected one).
-                    self.owe_resync.d.next = self.rs_valid.q.val();
+                    self.owe.d.next.resync = self.rs_valid.q.val();
                     // It names the expected PSN: the window's refusals are before it.
-                    self.owe_refusal.d.next = self.refused_reg.q.val().get_bits::<21>(0);
-                    self.nak_set.next = true;
+                    self.owe.d.next.refusal = self.refused_reg.q.val().get_bits::<21>(0);
+                    self.write_back.d.next.nak_set = true;
                     self.state.d.next = ResponderState::Owe;
                 }
             }
@@ -953,21 +910,9 @@ impl Logic for ReceiveQueueEngine {
                 self.drop_count.next = self.act.drop.val();
                 self.nack_count.next = self.act.nack_count.val();
                 self.rqe_start.next = self.act.rqe_start.val();
-                self.resp_we.next = self.act.resp_we.val();
-                self.resp_wdata.next = self.act.resp_wdata.val();
-                self.synced_set.next = self.act.synced_set.val();
-                self.nak_set.next = self.act.nak_set.val();
-                self.nak_clear.next = self.act.nak_clear.val();
-                self.refused_set.next = self.act.refused_set.val();
-                self.refused_wdata.next = self.act.refused_wdata.val();
-                self.rs_set.next = self.act.rs_set.val();
-                self.rs_clear.next = self.act.rs_clear.val();
+                self.write_back.d.next = self.act.m_write_back.val();
                 if self.act.owe_load.val() {
-                    self.owe_kind.d.next = self.act.owe_kind.val();
-                    self.owe_psn.d.next = self.act.owe_psn.val();
-                    self.owe_syndrome.d.next = self.act.owe_syndrome.val();
-                    self.owe_resync.d.next = self.act.owe_resync.val();
-                    self.owe_refusal.d.next = self.act.owe_refusal.val();
+                    self.owe.d.next = self.act.m_owe.val();
                 }
                 if self.act.ack_load.val() {
                     self.ack_syndrome.d.next = self.act.ack_syndrome.val();
@@ -981,7 +926,7 @@ impl Logic for ReceiveQueueEngine {
                     self.expected_reg.d.next = self.psn_window.effective.val();
                     self.refused_reg.d.next = self.psn_window.window_eff.val();
                 }
-                if self.act.rs_set.val() {
+                if self.act.m_write_back.val().rs_set {
                     self.rs_reg.d.next = self.s_rx_psn.val();
                     self.rs_valid.d.next = true;
                 }
@@ -1090,22 +1035,21 @@ impl Logic for ReceiveQueueEngine {
                 self.main_ram_use.next = true;
                 self.state.d.next = ResponderState::Idle;
                 if !self.abort.q.val() {
-                    self.resp_we.next = true;
-                    self.resp_wdata.next = bit_cast::<48, 24>(self.commit_ci.val())
-                        | (bit_cast::<48, 24>(self.psn_window.expected_next.val()) << 24);
-                    self.atomic_we.next = self.end_mode.q.val() == MessageMode::ExecAtomic;
+                    self.write_back.d.next.state = true;
+                    self.write_back.d.next.rq_ci = self.commit_ci.val();
+                    self.write_back.d.next.expected = self.psn_window.expected_next.val();
+                    self.write_back.d.next.atomic =
+                        self.end_mode.q.val() == MessageMode::ExecAtomic;
                     self.state.d.next = ResponderState::Owe;
                     // The PSN is consumed: shifted into the refusal window, as a refusal
                     // when NACKed after execution (a SEND longer than its buffer).
-                    self.refused_set.next = true;
-                    self.refused_wdata.next = self.refused_reg.q.val() << 3;
-                    if self.owe_kind.q.val() == 1 {
-                        self.refused_wdata.next = (self.refused_reg.q.val() << 3)
+                    self.write_back.d.next.refused = true;
+                    self.write_back.d.next.window = self.refused_reg.q.val() << 3;
+                    if self.owe.q.val().kind == 1 {
+                        self.write_back.d.next.window = (self.refused_reg.q.val() << 3)
                             | bit_cast::<24, 3>(self.psn_window.code.val());
                     }
-                    if self.far_commit_reg.q.val() {
-                        self.rs_clear.next = true;
-                    }
+                    self.write_back.d.next.rs_clear = self.far_commit_reg.q.val();
                 }
             }
             ResponderState::Complete => {
@@ -1194,27 +1138,8 @@ impl Logic for ReceiveQueueEngine {
         // ---- The per-QP state table: CSR side port, expect events, write-backs ----
         // The write-backs reach the RAMs a clock after they are decided (the decision's
         // path to the RAMs' write ports is cut there); the CSR port waits in both clocks.
-        self.qp_state.hold.next = self.main_ram_use.val() | self.write_back_due.q.val();
-        self.write_back.d.next.state = self.resp_we.val();
-        self.write_back.d.next.rq_ci = self.resp_wdata.val().get_bits::<24>(0);
-        self.write_back.d.next.expected = self.resp_wdata.val().get_bits::<24>(24);
-        self.write_back.d.next.atomic = self.atomic_we.val();
-        self.write_back.d.next.refused = self.refused_set.val();
-        self.write_back.d.next.window = self.refused_wdata.val();
-        self.write_back.d.next.rs_set = self.rs_set.val();
-        self.write_back.d.next.rs_psn = self.s_rx_psn.val();
-        self.write_back.d.next.rs_clear = self.rs_clear.val();
-        self.write_back.d.next.synced_set = self.synced_set.val();
-        self.write_back.d.next.nak_set = self.nak_set.val();
-        self.write_back.d.next.nak_clear = self.nak_clear.val();
-        self.write_back_due.d.next = self.resp_we.val()
-            | self.atomic_we.val()
-            | self.refused_set.val()
-            | self.rs_set.val()
-            | self.rs_clear.val()
-            | self.synced_set.val()
-            | self.nak_set.val()
-            | self.nak_clear.val();
+        self.qp_state.hold.next = self.main_ram_use.val() | self.qp_state.write_back_busy.val();
+        self.qp_state.s_write_back.next = self.write_back.q.val();
         self.qp_state.s_csr_valid.next = self.s_csr_valid.val();
         self.s_csr_ready.next = self.qp_state.s_csr_ready.val();
         self.qp_state.s_csr_write.next = self.s_csr_write.val();
@@ -1233,24 +1158,8 @@ impl Logic for ReceiveQueueEngine {
         self.qp_state.s_expect_addr.next = self.s_expect_addr.val();
         self.qp_state.s_expect_length.next = self.s_expect_length.val();
         self.qp_state.s_expect_atomic.next = self.s_expect_atomic.val();
-        self.qp_state.wr_state.next = self.write_back.q.val().state & self.write_back_due.q.val();
-        self.qp_state.wr_rq_ci.next = self.write_back.q.val().rq_ci;
-        self.qp_state.wr_expected.next = self.write_back.q.val().expected;
-        self.qp_state.wr_atomic.next = self.write_back.q.val().atomic & self.write_back_due.q.val();
         self.qp_state.wr_atomic_psn.next = self.header.m_header.val().psn;
         self.qp_state.wr_atomic_value.next = self.value_reg.q.val();
-        self.qp_state.wr_refused.next =
-            self.write_back.q.val().refused & self.write_back_due.q.val();
-        self.qp_state.wr_refused_window.next = self.write_back.q.val().window;
-        self.qp_state.rs_set.next = self.write_back.q.val().rs_set & self.write_back_due.q.val();
-        self.qp_state.rs_psn.next = self.write_back.q.val().rs_psn;
-        self.qp_state.rs_clear.next =
-            self.write_back.q.val().rs_clear & self.write_back_due.q.val();
-        self.qp_state.synced_set.next =
-            self.write_back.q.val().synced_set & self.write_back_due.q.val();
-        self.qp_state.nak_set.next = self.write_back.q.val().nak_set & self.write_back_due.q.val();
-        self.qp_state.nak_clear.next =
-            self.write_back.q.val().nak_clear & self.write_back_due.q.val();
         self.expect_same_qp.next = self.s_expect_valid.val()
             & self.qp_state.s_expect_ready.val()
             & (self.s_expect_qp.val() == self.ctx_qp.q.val());
@@ -1285,7 +1194,7 @@ impl Logic for ReceiveQueueEngine {
             self.abort.d.next = false;
             self.messages_received.d.next = 0.into();
             self.dropped.d.next = 0.into();
-            self.write_back_due.d.next = false;
+            self.write_back.d.next = self.no_write_back.val();
             self.expect_clear_due.d.next = false;
             self.drop_pending.d.next = false;
         }
@@ -1302,20 +1211,20 @@ impl Logic for ReceiveQueueEngine {
         self.m_wr_strobe.next = self.writer.m_wr_strobe.val();
         self.m_owe_valid.next = self.state.q.val() == ResponderState::Owe;
         self.m_owe_qp.next = self.ctx_qp.q.val();
-        self.m_owe_kind.next = self.owe_kind.q.val();
-        self.m_owe_psn.next = self.owe_psn.q.val();
-        self.m_owe_syndrome.next = self.owe_syndrome.q.val();
+        self.m_owe_kind.next = self.owe.q.val().kind;
+        self.m_owe_psn.next = self.owe.q.val().psn;
+        self.m_owe_syndrome.next = self.owe.q.val().syndrome;
         self.m_owe_addr.next = self.ctx_base.q.val();
         self.m_owe_length.next = self.ctx_limit.q.val();
         self.m_owe_value.next = self.value_reg.q.val();
         self.m_owe_dest_node.next = self.header.m_header.val().src_node;
         self.m_owe_dest_qp.next = self.header.m_header.val().src_qp;
-        self.m_owe_resync.next = self.owe_resync.q.val();
+        self.m_owe_resync.next = self.owe.q.val().resync;
         // The AETH's refusals before the answer's PSN (which it acknowledges), ACKs and
         // NACKs only.
         self.m_owe_refusal.next = 0.into();
-        if !self.owe_kind.q.val().get_bit(1) {
-            self.m_owe_refusal.next = self.owe_refusal.q.val();
+        if self.owe.q.val().kind < 2 {
+            self.m_owe_refusal.next = self.owe.q.val().refusal;
         }
         self.router.s_valid.next = self.state.q.val() == ResponderState::AckEvent;
         self.router.s_answer.next.qp = self.ctx_qp.q.val();
