@@ -14,7 +14,7 @@ use nic_abi::{
 use nic_rtl::cell::format::{flag, opcode, CellOutcome, CellStatus};
 use std::collections::HashMap;
 
-/// Owed response kinds (`m_owe_kind`).
+/// Owed response kinds (`m_owe.kind`).
 pub const OWE_ACK: u8 = 0;
 pub const OWE_NACK: u8 = 1;
 pub const OWE_READ_RESPONSE: u8 = 2;
@@ -66,9 +66,9 @@ pub struct Owed {
     pub value: u64,
     pub dest_node: u16,
     pub dest_qp: u16,
-    /// The request's PSN was adopted by a resync (`m_owe_resync`): the answer carries RESYNC.
+    /// The request's PSN was adopted by a resync (`m_owe.resync`): the answer carries RESYNC.
     pub resync: bool,
-    /// ACK and NACK: the AETH's refusal bits 28:8 (`m_owe_refusal`, see
+    /// ACK and NACK: the AETH's refusal bits 28:8 (`m_owe.refusal`, see
     /// [`nic_abi::AethRefusals`]): the QP's refused PSNs among the 7 before `psn`.
     pub refusal: u32,
 }
@@ -93,7 +93,7 @@ impl Owed {
     }
 }
 
-/// The AETH refusal bits (28:8, as `m_owe_refusal`) of an answer to `psn`, given the QP's
+/// The AETH refusal bits (28:8, as `m_owe.refusal`) of an answer to `psn`, given the QP's
 /// refused PSNs in the answer's PSN sequence: an answer acknowledges the PSNs before its
 /// own, so it reports the refusals among them (the requester may have lost those NACKs).
 fn refusal_bits(refused: &[(u32, Syndrome)], psn: u32) -> u32 {
@@ -114,7 +114,7 @@ pub struct AckEvent {
     pub psn: u32,
     pub syndrome: u8,
     pub response: bool,
-    /// The answer carried the RESYNC flag (`m_ack_resync`).
+    /// The answer carried the RESYNC flag (`m_ack.resync`).
     pub resync: bool,
 }
 

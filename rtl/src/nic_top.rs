@@ -294,22 +294,7 @@ impl Logic for NicTop {
         self.rq.s_rx_valid.next = self.reassembler.m_valid.val();
         self.reassembler.m_ready.next = self.rq.s_rx_ready.val();
         self.rq.s_rx_last.next = self.reassembler.m_last.val();
-        self.rq.s_rx_status.next = self.reassembler.m_outcome.val().status;
-        self.rq.s_rx_opcode.next = self.reassembler.m_outcome.val().opcode;
-        self.rq.s_rx_flags.next = self.reassembler.m_outcome.val().flags;
-        self.rq.s_rx_cell_length.next = self.reassembler.m_outcome.val().cell_length;
-        self.rq.s_rx_dest_node.next = self.reassembler.m_outcome.val().dest_node;
-        self.rq.s_rx_src_node.next = self.reassembler.m_outcome.val().src_node;
-        self.rq.s_rx_dest_qp.next = self.reassembler.m_outcome.val().dest_qp;
-        self.rq.s_rx_src_qp.next = self.reassembler.m_outcome.val().src_qp;
-        self.rq.s_rx_cell_seq.next = self.reassembler.m_outcome.val().cell_seq;
-        self.rq.s_rx_psn.next = self.reassembler.m_outcome.val().psn;
-        self.rq.s_rx_msg_length.next = self.reassembler.m_outcome.val().msg_length;
-        self.rq.s_rx_vaddr.next = self.reassembler.m_outcome.val().vaddr;
-        self.rq.s_rx_stag.next = self.reassembler.m_outcome.val().stag;
-        self.rq.s_rx_dma_length.next = self.reassembler.m_outcome.val().dma_length;
-        self.rq.s_rx_offset.next = self.reassembler.m_outcome.val().offset;
-        self.rq.s_rx_immediate.next = self.reassembler.m_outcome.val().immediate;
+        self.rq.s_rx_outcome.next = self.reassembler.m_outcome.val();
 
         // Engines talk to each other.
         self.rq.s_expect_valid.next = self.sq.m_expect_valid.val();
@@ -321,11 +306,7 @@ impl Logic for NicTop {
         self.rq.s_expect_atomic.next = self.sq.m_expect_atomic.val();
         self.ack_queue.s_ack_valid.next = self.rq.m_ack_valid.val();
         self.rq.m_ack_ready.next = self.ack_queue.s_ack_ready.val();
-        self.ack_queue.s_ack.next.qp = self.rq.m_ack_qp.val();
-        self.ack_queue.s_ack.next.psn = self.rq.m_ack_psn.val();
-        self.ack_queue.s_ack.next.syndrome = self.rq.m_ack_syndrome.val();
-        self.ack_queue.s_ack.next.response = self.rq.m_ack_response.val();
-        self.ack_queue.s_ack.next.resync = self.rq.m_ack_resync.val();
+        self.ack_queue.s_ack.next = self.rq.m_ack.val();
         self.sq.s_ack_valid.next = self.ack_queue.m_ack_valid.val();
         self.ack_queue.m_ack_ready.next = self.sq.s_ack_ready.val();
         self.sq.s_ack_qp.next = self.ack_queue.m_ack.val().qp;
@@ -335,17 +316,7 @@ impl Logic for NicTop {
         self.sq.s_ack_resync.next = self.ack_queue.m_ack.val().resync;
         self.resp.s_owe_valid.next = self.rq.m_owe_valid.val();
         self.rq.m_owe_ready.next = self.resp.s_owe_ready.val();
-        self.resp.s_owe_qp.next = self.rq.m_owe_qp.val();
-        self.resp.s_owe_kind.next = self.rq.m_owe_kind.val();
-        self.resp.s_owe_psn.next = self.rq.m_owe_psn.val();
-        self.resp.s_owe_syndrome.next = self.rq.m_owe_syndrome.val();
-        self.resp.s_owe_refusal.next = self.rq.m_owe_refusal.val();
-        self.resp.s_owe_addr.next = self.rq.m_owe_addr.val();
-        self.resp.s_owe_length.next = self.rq.m_owe_length.val();
-        self.resp.s_owe_value.next = self.rq.m_owe_value.val();
-        self.resp.s_owe_dest_node.next = self.rq.m_owe_dest_node.val();
-        self.resp.s_owe_dest_qp.next = self.rq.m_owe_dest_qp.val();
-        self.resp.s_owe_resync.next = self.rq.m_owe_resync.val();
+        self.resp.s_owe.next = self.rq.m_owe.val();
         self.rq.slot_busy.next = self.resp.slot_busy.val();
 
         // The TPT (CSR side port and lookups). Without one, NicCsr never forwards (TPT

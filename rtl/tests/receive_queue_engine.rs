@@ -9,6 +9,7 @@ use nic_abi::{csr, AethRefusals, Syndrome, PSN_MASK, SEND_WINDOW};
 use nic_model::cell_faults::corrupt_stream;
 use nic_model::responder::*;
 use nic_rtl::cell::format::{encode_message, opcode, CellOutcome, Message, ReassemblyModel};
+use nic_rtl::common::CellOutcomeHeader;
 use nic_rtl::responder::receive_queue_engine::ResponderState;
 use nic_rtl::sim::{settle, tick, ClockedBlock};
 use nic_rtl::{NackGenerator, ReceiveQueueEngine};
@@ -151,22 +152,24 @@ impl Bench {
             u.s_rx_data.next = data.to_bits();
             u.s_rx_bytes.next = (bytes as u64).to_bits();
             u.s_rx_last.next = last;
-            u.s_rx_status.next = (o.status as u64).to_bits();
-            u.s_rx_opcode.next = (h.opcode as u64).to_bits();
-            u.s_rx_flags.next = (h.flags as u64).to_bits();
-            u.s_rx_cell_length.next = (h.cell_length as u64).to_bits();
-            u.s_rx_dest_node.next = (h.dest_node as u64).to_bits();
-            u.s_rx_src_node.next = (h.src_node as u64).to_bits();
-            u.s_rx_dest_qp.next = (h.dest_qp as u64).to_bits();
-            u.s_rx_src_qp.next = (h.src_qp as u64).to_bits();
-            u.s_rx_cell_seq.next = (h.cell_seq as u64).to_bits();
-            u.s_rx_psn.next = ((h.psn & PSN_MASK) as u64).to_bits();
-            u.s_rx_msg_length.next = (h.message_length as u64).to_bits();
-            u.s_rx_vaddr.next = o.reth.vaddr.to_bits();
-            u.s_rx_stag.next = (o.reth.stag as u64).to_bits();
-            u.s_rx_dma_length.next = (o.reth.dma_length as u64).to_bits();
-            u.s_rx_offset.next = (o.offset as u64).to_bits();
-            u.s_rx_immediate.next = (o.immediate as u64).to_bits();
+            u.s_rx_outcome.next = CellOutcomeHeader {
+                status: (o.status as u64).to_bits(),
+                opcode: (h.opcode as u64).to_bits(),
+                flags: (h.flags as u64).to_bits(),
+                cell_length: (h.cell_length as u64).to_bits(),
+                dest_node: (h.dest_node as u64).to_bits(),
+                src_node: (h.src_node as u64).to_bits(),
+                dest_qp: (h.dest_qp as u64).to_bits(),
+                src_qp: (h.src_qp as u64).to_bits(),
+                cell_seq: (h.cell_seq as u64).to_bits(),
+                psn: ((h.psn & PSN_MASK) as u64).to_bits(),
+                msg_length: (h.message_length as u64).to_bits(),
+                vaddr: o.reth.vaddr.to_bits(),
+                stag: (o.reth.stag as u64).to_bits(),
+                dma_length: (o.reth.dma_length as u64).to_bits(),
+                offset: (o.offset as u64).to_bits(),
+                immediate: (o.immediate as u64).to_bits(),
+            };
         }
     }
 
@@ -252,28 +255,28 @@ impl Bench {
         if u.m_owe_valid.val() && u.m_owe_ready.val() {
             self.owed.push(
                 Owed {
-                    qp: u.m_owe_qp.val().to_u64() as u8,
-                    kind: u.m_owe_kind.val().to_u64() as u8,
-                    psn: u.m_owe_psn.val().to_u32(),
-                    syndrome: u.m_owe_syndrome.val().to_u64() as u8,
-                    addr: u.m_owe_addr.val().to_u32(),
-                    length: u.m_owe_length.val().to_u32(),
-                    value: u.m_owe_value.val().to_u64(),
-                    dest_node: u.m_owe_dest_node.val().to_u64() as u16,
-                    dest_qp: u.m_owe_dest_qp.val().to_u64() as u16,
-                    resync: u.m_owe_resync.val(),
-                    refusal: u.m_owe_refusal.val().to_u64() as u32,
+                    qp: u.m_owe.val().qp.to_u64() as u8,
+                    kind: u.m_owe.val().kind.to_u64() as u8,
+                    psn: u.m_owe.val().psn.to_u32(),
+                    syndrome: u.m_owe.val().syndrome.to_u64() as u8,
+                    addr: u.m_owe.val().addr.to_u32(),
+                    length: u.m_owe.val().length.to_u32(),
+                    value: u.m_owe.val().value.to_u64(),
+                    dest_node: u.m_owe.val().dest_node.to_u64() as u16,
+                    dest_qp: u.m_owe.val().dest_qp.to_u64() as u16,
+                    resync: u.m_owe.val().resync,
+                    refusal: u.m_owe.val().refusal.to_u64() as u32,
                 }
                 .normalised(),
             );
         }
         if u.m_ack_valid.val() && u.m_ack_ready.val() {
             self.acks.push(AckEvent {
-                qp: u.m_ack_qp.val().to_u64() as u8,
-                psn: u.m_ack_psn.val().to_u32(),
-                syndrome: u.m_ack_syndrome.val().to_u64() as u8,
-                response: u.m_ack_response.val(),
-                resync: u.m_ack_resync.val(),
+                qp: u.m_ack.val().qp.to_u64() as u8,
+                psn: u.m_ack.val().psn.to_u32(),
+                syndrome: u.m_ack.val().syndrome.to_u64() as u8,
+                response: u.m_ack.val().response,
+                resync: u.m_ack.val().resync,
             });
         }
         if u.m_cpl_valid.val() && u.m_cpl_ready.val() {
@@ -1149,7 +1152,7 @@ fn a_request_the_busy_slot_cannot_answer_owes_a_sequence_error() {
 }
 
 /// Every ACK or NACK that acknowledges a refused PSN (1..=7 PSNs after it) reports
-/// the refusal in its AETH (`m_owe_refusal`: the refusal code at its distance), so a
+/// the refusal in its AETH (`m_owe.refusal`: the refusal code at its distance), so a
 /// requester whose final NACK was lost still never completes that PSN with success;
 /// the NACK itself and answers 8 or more PSNs on carry none. On the requester side an
 /// answer whose AETH reports a refusal is handed over as two events: the refused
@@ -2052,22 +2055,7 @@ impl Logic for WithReassembler {
         e.s_rx_valid.next = r.m_valid.val();
         r.m_ready.next = e.s_rx_ready.val();
         e.s_rx_last.next = r.m_last.val();
-        e.s_rx_status.next = r.m_outcome.val().status;
-        e.s_rx_opcode.next = r.m_outcome.val().opcode;
-        e.s_rx_flags.next = r.m_outcome.val().flags;
-        e.s_rx_cell_length.next = r.m_outcome.val().cell_length;
-        e.s_rx_dest_node.next = r.m_outcome.val().dest_node;
-        e.s_rx_src_node.next = r.m_outcome.val().src_node;
-        e.s_rx_dest_qp.next = r.m_outcome.val().dest_qp;
-        e.s_rx_src_qp.next = r.m_outcome.val().src_qp;
-        e.s_rx_cell_seq.next = r.m_outcome.val().cell_seq;
-        e.s_rx_psn.next = r.m_outcome.val().psn;
-        e.s_rx_msg_length.next = r.m_outcome.val().msg_length;
-        e.s_rx_vaddr.next = r.m_outcome.val().vaddr;
-        e.s_rx_stag.next = r.m_outcome.val().stag;
-        e.s_rx_dma_length.next = r.m_outcome.val().dma_length;
-        e.s_rx_offset.next = r.m_outcome.val().offset;
-        e.s_rx_immediate.next = r.m_outcome.val().immediate;
+        e.s_rx_outcome.next = r.m_outcome.val();
     }
 }
 
@@ -2155,7 +2143,7 @@ fn keeps_up_with_the_reassembler() {
         }
         let e = &uut.engine;
         if e.s_rx_valid.val() && !e.s_rx_ready.val() {
-            if e.s_rx_flags.val().get_bit(0) {
+            if e.s_rx_outcome.val().flags.get_bit(0) {
                 first_cell_stalls += 1;
             } else {
                 stalls += 1;

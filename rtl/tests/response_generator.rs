@@ -5,6 +5,7 @@
 use nic_abi::Syndrome;
 use nic_model::{host_bytes, host_word, DmaReadServer};
 use nic_rtl::cell::format::{opcode, Message};
+use nic_rtl::common::OwedResponse;
 use nic_rtl::responder::response_generator::{kind, MAX_BURST_WORDS};
 use nic_rtl::sim::{settle, tick};
 use nic_rtl::ResponseGenerator;
@@ -23,7 +24,7 @@ struct Owe {
     kind: u64,
     psn: u32,
     syndrome: u8,
-    /// `s_owe_refusal`: the AETH's refusal bits (ACK and NACK only).
+    /// `s_owe.refusal`: the AETH's refusal bits (ACK and NACK only).
     refusal: u32,
     addr: u32,
     length: u32,
@@ -347,17 +348,19 @@ impl Bench {
         let u = &mut self.uut;
         let o = owe.unwrap_or_default();
         u.s_owe_valid.next = owe.is_some();
-        u.s_owe_qp.next = (o.qp as u64).to_bits();
-        u.s_owe_kind.next = o.kind.to_bits();
-        u.s_owe_psn.next = (o.psn as u64).to_bits();
-        u.s_owe_syndrome.next = (o.syndrome as u64).to_bits();
-        u.s_owe_refusal.next = (o.refusal as u64).to_bits();
-        u.s_owe_addr.next = (o.addr as u64).to_bits();
-        u.s_owe_length.next = (o.length as u64).to_bits();
-        u.s_owe_value.next = o.value.to_bits();
-        u.s_owe_dest_node.next = (o.dest_node as u64).to_bits();
-        u.s_owe_dest_qp.next = (o.dest_qp as u64).to_bits();
-        u.s_owe_resync.next = o.resync;
+        u.s_owe.next = OwedResponse {
+            qp: (o.qp as u64).to_bits(),
+            kind: o.kind.to_bits(),
+            psn: (o.psn as u64).to_bits(),
+            syndrome: (o.syndrome as u64).to_bits(),
+            refusal: (o.refusal as u64).to_bits(),
+            addr: (o.addr as u64).to_bits(),
+            length: (o.length as u64).to_bits(),
+            value: o.value.to_bits(),
+            dest_node: (o.dest_node as u64).to_bits(),
+            dest_qp: (o.dest_qp as u64).to_bits(),
+            resync: o.resync,
+        };
         u.m_msg_ready.next = msg_ready;
         u.m_payload_ready.next = payload_ready;
         let data = self.dma.data(&mut self.rng);

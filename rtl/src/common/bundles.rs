@@ -350,6 +350,53 @@ impl From<Bits<{ <CellOutcomeHeader as Synth>::BITS }>> for CellOutcomeHeader {
     }
 }
 
+/// A response the responder owes (`docs/nic-blocks.md`, "Owed responses"): the payload of
+/// the `m_owe_valid` / `m_owe_ready` handshake from the `ReceiveQueueEngine` to the
+/// `ResponseGenerator`. `kind`: 0 ACK, 1 NACK, 2 READ_RESPONSE, 3 ATOMIC_RESPONSE; `psn`
+/// the PSN it names; `syndrome` a NACK's; `refusal` the AETH's bits 28:8 of an ACK or NACK
+/// (`nic_abi::AethRefusals`: the refusals among the 7 PSNs before `psn`; 0 for a
+/// response); `addr`, `length` a READ's local source, `value` an atomic's result;
+/// `dest_node`, `dest_qp` the requester; `resync` the answer's PSN became the responder's
+/// expected one through a resync (the message carries RESYNC).
+///
+/// Bits (first field lowest, 222 in all): `qp` 5:0, `kind` 7:6, `psn` 31:8, `syndrome`
+/// 39:32, `refusal` 60:40, `addr` 92:61, `length` 124:93, `value` 188:125, `dest_node`
+/// 204:189, `dest_qp` 220:205, `resync` 221.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct OwedResponse {
+    pub qp: Bits<6>,
+    pub kind: Bits<2>,
+    pub psn: Bits<24>,
+    pub syndrome: Bits<8>,
+    pub refusal: Bits<21>,
+    pub addr: Bits<32>,
+    pub length: Bits<32>,
+    pub value: Bits<64>,
+    pub dest_node: Bits<16>,
+    pub dest_qp: Bits<16>,
+    pub resync: Bit,
+}
+
+/// The fields of a packed [`OwedResponse`] (the inverse of the `LogicStruct` packing).
+impl From<Bits<{ <OwedResponse as Synth>::BITS }>> for OwedResponse {
+    fn from(b: Bits<{ <OwedResponse as Synth>::BITS }>) -> Self {
+        let at = OwedResponse::default();
+        OwedResponse {
+            qp: b.get_bits::<6>(at.get_my_offset_qp()),
+            kind: b.get_bits::<2>(at.get_my_offset_kind()),
+            psn: b.get_bits::<24>(at.get_my_offset_psn()),
+            syndrome: b.get_bits::<8>(at.get_my_offset_syndrome()),
+            refusal: b.get_bits::<21>(at.get_my_offset_refusal()),
+            addr: b.get_bits::<32>(at.get_my_offset_addr()),
+            length: b.get_bits::<32>(at.get_my_offset_length()),
+            value: b.get_bits::<64>(at.get_my_offset_value()),
+            dest_node: b.get_bits::<16>(at.get_my_offset_dest_node()),
+            dest_qp: b.get_bits::<16>(at.get_my_offset_dest_qp()),
+            resync: b.get_bit(at.get_my_offset_resync()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -556,5 +603,37 @@ mod tests {
         assert_eq!(b.get_bits::<64>(112), 0x0102_0304_0506_0708u64);
         assert_eq!(b.get_bits::<32>(176), 0x1122_3344u64);
         assert_eq!(CompletionRequest::from(b), c, "unpacking inverts packing");
+    }
+
+    /// The documented offsets of an [`OwedResponse`], and unpacking inverts packing.
+    #[test]
+    fn owed_response_packs_its_fields_at_the_documented_offsets() {
+        assert_eq!(OwedResponse::BITS, 222);
+        let o = OwedResponse {
+            qp: 0x2A.into(),
+            kind: 3.into(),
+            psn: 0xABCDEF.into(),
+            syndrome: 0x61.into(),
+            refusal: 0x1F_FFFE.into(),
+            addr: 0x1122_3344u64.to_bits(),
+            length: 0x5566_7788u64.to_bits(),
+            value: 0x99AA_BBCC_DDEE_FF01u64.to_bits(),
+            dest_node: 0x1234.into(),
+            dest_qp: 0x5678.into(),
+            resync: true,
+        };
+        let b: Bits<222> = o.into();
+        assert_eq!(b.get_bits::<6>(0), 0x2A);
+        assert_eq!(b.get_bits::<2>(6), 3);
+        assert_eq!(b.get_bits::<24>(8), 0xABCDEF);
+        assert_eq!(b.get_bits::<8>(32), 0x61);
+        assert_eq!(b.get_bits::<21>(40), 0x1F_FFFE);
+        assert_eq!(b.get_bits::<32>(61), 0x1122_3344u64);
+        assert_eq!(b.get_bits::<32>(93), 0x5566_7788u64);
+        assert_eq!(b.get_bits::<64>(125), 0x99AA_BBCC_DDEE_FF01u64);
+        assert_eq!(b.get_bits::<16>(189), 0x1234);
+        assert_eq!(b.get_bits::<16>(205), 0x5678);
+        assert!(b.get_bit(221));
+        assert_eq!(OwedResponse::from(b), o, "unpacking inverts packing");
     }
 }

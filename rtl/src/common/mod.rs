@@ -19,6 +19,6 @@ pub use round_robin::RoundRobin;
 pub use zeroed_ram::zeroed_ram;
 pub mod bundles;
 pub use bundles::{
-    AckEvent, CellOutcomeHeader, CompletionRequest, FinishedCell, MessageDescriptor, SendWqe,
-    TptRequest,
+    AckEvent, CellOutcomeHeader, CompletionRequest, FinishedCell, MessageDescriptor, OwedResponse,
+    SendWqe, TptRequest,
 };

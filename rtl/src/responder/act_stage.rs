@@ -73,8 +73,9 @@ use nic_abi::Syndrome;
 use rust_hdl::prelude::*;
 
 /// An answer the responder owes for a request, which the `ResponseGenerator` sends: the
-/// engine's `m_owe_kind` (0 ACK, 1 NACK, 2 READ_RESPONSE, 3 ATOMIC_RESPONSE), `m_owe_psn`,
-/// `m_owe_syndrome`, `m_owe_resync` and `m_owe_refusal` (the AETH's refusal report, bits
+/// answer fields of the engine's `m_owe` (`crate::common::OwedResponse`): `kind` (0 ACK,
+/// 1 NACK, 2 READ_RESPONSE, 3 ATOMIC_RESPONSE), `psn`, `syndrome`, `resync` and `refusal`
+/// (the AETH's refusal report, bits
 /// 28:8; the engine sends 0 for a response).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
 pub struct OwedAnswer {

@@ -29,11 +29,10 @@
 //! - `clock`, `reset` (synchronous, active high: clears every queue pair's state, then
 //!   sweeps the per-QP RAMs to zero for 64 clocks, during which nothing is accepted).
 //! - `cfg_node_id` (16), `cfg_enable_send_recv`, `cfg_enable_rdma`.
-//! - Received cells `s_rx_*`: `data` (64), `bytes` (4), `valid`, `ready`, `last`,
-//!   `status` (3), `opcode` (8), `flags` (8), `cell_length` (16), `dest_node`, `src_node`,
-//!   `dest_qp`, `src_qp`, `cell_seq` (16 each), `psn` (24), `msg_length` (32), `vaddr` (64),
-//!   `stag` (32), `dma_length` (32), `offset` (32), `immediate` (32): one outcome per cell,
-//!   header fields held for the whole outcome (the reassembler's `m_*`).
+//! - Received cells: `s_rx_valid`, `s_rx_ready`, per beat `s_rx_data` (64), `s_rx_bytes`
+//!   (4), `s_rx_last`, and `s_rx_outcome`, a [`CellOutcomeHeader`] (`common/bundles.rs`:
+//!   the cell's status, header fields, RETH, offset and immediate): one outcome per cell,
+//!   the header held for the whole outcome (the reassembler's `m_*`).
 //! - Per-QP CSR side port: `s_csr_valid`, `s_csr_ready`, `s_csr_write`, `s_csr_qp` (6),
 //!   `s_csr_reg` (4), `s_csr_wdata` (64); `m_csr_rdata_valid`, `m_csr_rdata` (64), one
 //!   clock after the read was accepted. Answers RQ_BASE, RQ_SIZE_LOG2, RQ_PI, RQ_CI and
@@ -47,18 +46,18 @@
 //! - DMA write client `m_wr_valid/ready`, `m_wr_addr` (32), `m_wr_data` (64),
 //!   `m_wr_strobe` (8). Only bytes the rules allow have their strobe set; a word with no
 //!   such byte is not sent.
-//! - Owed responses `m_owe_valid/ready`, `m_owe_qp` (6), `m_owe_kind` (2: 0 ACK, 1 NACK,
-//!   2 READ_RESPONSE, 3 ATOMIC_RESPONSE), `m_owe_psn` (24), `m_owe_syndrome` (8),
-//!   `m_owe_addr` (32), `m_owe_length` (32), `m_owe_value` (64), `m_owe_dest_node`,
-//!   `m_owe_dest_qp` (16), `m_owe_resync` (the request's PSN became the expected one through
-//!   a resync: the QP was not synced, or a RESYNC request restarted the sequence; the answer
-//!   goes out with the RESYNC flag), `m_owe_refusal` (21: the AETH's bits 28:8 of an ACK
-//!   or NACK, `nic_abi::AethRefusals`: bits `3(k-1)+2 .. 3(k-1)` the refusal code of PSN
-//!   `m_owe_psn - k`, k = 1..=7, 0 where it was not refused; all 0 for a response and
+//! - Owed responses `m_owe_valid/ready`, `m_owe` (an [`OwedResponse`]): `qp` (6), `kind`
+//!   (2: 0 ACK, 1 NACK, 2 READ_RESPONSE, 3 ATOMIC_RESPONSE), `psn` (24), `syndrome` (8),
+//!   `addr` (32), `length` (32), `value` (64), `dest_node`, `dest_qp` (16), `resync` (the
+//!   request's PSN became the expected one through a resync: the QP was not synced, or a
+//!   RESYNC request restarted the sequence; the answer goes out with the RESYNC flag),
+//!   `refusal` (21: the AETH's bits 28:8 of an ACK or NACK, `nic_abi::AethRefusals`: bits
+//!   `3(k-1)+2 .. 3(k-1)` the refusal code of PSN `psn - k`, k = 1..=7, 0 where it was not
+//!   refused; all 0 for a response and
 //!   after a resync of this message); `slot_busy` (64, in).
-//! - Acknowledgement events `m_ack_valid/ready`, `m_ack_qp` (6), `m_ack_psn` (24),
-//!   `m_ack_syndrome` (8), `m_ack_response`, `m_ack_resync` (the ACK, NACK or response
-//!   carried the RESYNC flag: the remote responder restarted its PSN sequence at `psn`).
+//! - Acknowledgement events `m_ack_valid/ready`, `m_ack` (an [`AckEvent`]: `qp` (6),
+//!   `psn` (24), `syndrome` (8), `response`, `resync`: the ACK, NACK or response carried
+//!   the RESYNC flag, the remote responder restarted its PSN sequence at `psn`).
 //!   An ACK or NACK whose AETH reports refusals gives one event per refusal first, oldest
 //!   first: the refused PSN's final NACK (`psn - k`, the reported syndrome, the answer's
 //!   RESYNC flag); then the answer's own, which alone counts in `stat_nack_received_*`.
@@ -114,7 +113,7 @@
 //!   the 7 PSNs before its own in its AETH. Forgotten on a QP reset and a resync.
 //! - Resynced answers (`docs/nic-architecture.md`, "Rejoin support"): the answer to a
 //!   request whose PSN a resync adopted although the request did not carry RESYNC (the
-//!   QP was not synced: this host rebooted) is owed with `m_owe_resync`, whatever it is
+//!   QP was not synced: this host rebooted) is owed with `m_owe.resync`, whatever it is
 //!   (ACK, NACK, READ or atomic response), and so is every answer while that resync point
 //!   is kept (a bit and a 64 x 24 RAM per QP: until the expected PSN is more than
 //!   `SEND_WINDOW` past it; forgotten on a QP reset and on a resync a RESYNC request asks
@@ -145,7 +144,9 @@
 //! Limits: `queue_pairs` in 1..=64; one message in progress (the reassembler delivers a
 //! message's cells contiguously); host addresses wrap at 2^32.
 
-use crate::common::{CompletionRequest, NackCounters, TptRequest};
+use crate::common::{
+    AckEvent, CellOutcomeHeader, CompletionRequest, NackCounters, OwedResponse, TptRequest,
+};
 use crate::responder::act_stage::{ActStage, OwedAnswer};
 use crate::responder::answer_router::AnswerRouter;
 use crate::responder::header_capture::HeaderCapture;
@@ -227,22 +228,7 @@ pub struct ReceiveQueueEngine {
     pub s_rx_valid: Signal<In, Bit>,
     pub s_rx_ready: Signal<Out, Bit>,
     pub s_rx_last: Signal<In, Bit>,
-    pub s_rx_status: Signal<In, Bits<3>>,
-    pub s_rx_opcode: Signal<In, Bits<8>>,
-    pub s_rx_flags: Signal<In, Bits<8>>,
-    pub s_rx_cell_length: Signal<In, Bits<16>>,
-    pub s_rx_dest_node: Signal<In, Bits<16>>,
-    pub s_rx_src_node: Signal<In, Bits<16>>,
-    pub s_rx_dest_qp: Signal<In, Bits<16>>,
-    pub s_rx_src_qp: Signal<In, Bits<16>>,
-    pub s_rx_cell_seq: Signal<In, Bits<16>>,
-    pub s_rx_psn: Signal<In, Bits<24>>,
-    pub s_rx_msg_length: Signal<In, Bits<32>>,
-    pub s_rx_vaddr: Signal<In, Bits<64>>,
-    pub s_rx_stag: Signal<In, Bits<32>>,
-    pub s_rx_dma_length: Signal<In, Bits<32>>,
-    pub s_rx_offset: Signal<In, Bits<32>>,
-    pub s_rx_immediate: Signal<In, Bits<32>>,
+    pub s_rx_outcome: Signal<In, CellOutcomeHeader>,
     pub s_csr_valid: Signal<In, Bit>,
     pub s_csr_ready: Signal<Out, Bit>,
     pub s_csr_write: Signal<In, Bit>,
@@ -266,25 +252,11 @@ pub struct ReceiveQueueEngine {
     pub m_wr_strobe: Signal<Out, Bits<8>>,
     pub m_owe_valid: Signal<Out, Bit>,
     pub m_owe_ready: Signal<In, Bit>,
-    pub m_owe_qp: Signal<Out, Bits<6>>,
-    pub m_owe_kind: Signal<Out, Bits<2>>,
-    pub m_owe_psn: Signal<Out, Bits<24>>,
-    pub m_owe_syndrome: Signal<Out, Bits<8>>,
-    pub m_owe_addr: Signal<Out, Bits<32>>,
-    pub m_owe_length: Signal<Out, Bits<32>>,
-    pub m_owe_value: Signal<Out, Bits<64>>,
-    pub m_owe_dest_node: Signal<Out, Bits<16>>,
-    pub m_owe_dest_qp: Signal<Out, Bits<16>>,
-    pub m_owe_resync: Signal<Out, Bit>,
-    pub m_owe_refusal: Signal<Out, Bits<21>>,
+    pub m_owe: Signal<Out, OwedResponse>,
     pub slot_busy: Signal<In, Bits<64>>,
     pub m_ack_valid: Signal<Out, Bit>,
     pub m_ack_ready: Signal<In, Bit>,
-    pub m_ack_qp: Signal<Out, Bits<6>>,
-    pub m_ack_psn: Signal<Out, Bits<24>>,
-    pub m_ack_syndrome: Signal<Out, Bits<8>>,
-    pub m_ack_response: Signal<Out, Bit>,
-    pub m_ack_resync: Signal<Out, Bit>,
+    pub m_ack: Signal<Out, AckEvent>,
     pub s_expect_valid: Signal<In, Bit>,
     pub s_expect_ready: Signal<Out, Bit>,
     pub s_expect_qp: Signal<In, Bits<6>>,
@@ -360,7 +332,7 @@ pub struct ReceiveQueueEngine {
     value_reg: DFF<Bits<64>>,
     atomic_done: DFF<Bit>,
     cpl_status: DFF<Bits<8>>,
-    /// The answer owed (`m_owe_*`; its refusal report relative to its PSN).
+    /// The answer owed (`m_owe`'s answer fields; its refusal report relative to its PSN).
     owe: DFF<OwedAnswer>,
     /// The refusals the answer being handed over reports in its AETH (bits 28:8).
     ack_refusals: DFF<Bits<21>>,
@@ -450,22 +422,7 @@ impl ReceiveQueueEngine {
             s_rx_valid: Default::default(),
             s_rx_ready: Default::default(),
             s_rx_last: Default::default(),
-            s_rx_status: Default::default(),
-            s_rx_opcode: Default::default(),
-            s_rx_flags: Default::default(),
-            s_rx_cell_length: Default::default(),
-            s_rx_dest_node: Default::default(),
-            s_rx_src_node: Default::default(),
-            s_rx_dest_qp: Default::default(),
-            s_rx_src_qp: Default::default(),
-            s_rx_cell_seq: Default::default(),
-            s_rx_psn: Default::default(),
-            s_rx_msg_length: Default::default(),
-            s_rx_vaddr: Default::default(),
-            s_rx_stag: Default::default(),
-            s_rx_dma_length: Default::default(),
-            s_rx_offset: Default::default(),
-            s_rx_immediate: Default::default(),
+            s_rx_outcome: Default::default(),
             s_csr_valid: Default::default(),
             s_csr_ready: Default::default(),
             s_csr_write: Default::default(),
@@ -489,25 +446,11 @@ impl ReceiveQueueEngine {
             m_wr_strobe: Default::default(),
             m_owe_valid: Default::default(),
             m_owe_ready: Default::default(),
-            m_owe_qp: Default::default(),
-            m_owe_kind: Default::default(),
-            m_owe_psn: Default::default(),
-            m_owe_syndrome: Default::default(),
-            m_owe_addr: Default::default(),
-            m_owe_length: Default::default(),
-            m_owe_value: Default::default(),
-            m_owe_dest_node: Default::default(),
-            m_owe_dest_qp: Default::default(),
-            m_owe_resync: Default::default(),
-            m_owe_refusal: Default::default(),
+            m_owe: Default::default(),
             slot_busy: Default::default(),
             m_ack_valid: Default::default(),
             m_ack_ready: Default::default(),
-            m_ack_qp: Default::default(),
-            m_ack_psn: Default::default(),
-            m_ack_syndrome: Default::default(),
-            m_ack_response: Default::default(),
-            m_ack_resync: Default::default(),
+            m_ack: Default::default(),
             s_expect_valid: Default::default(),
             s_expect_ready: Default::default(),
             s_expect_qp: Default::default(),
@@ -651,15 +594,15 @@ impl Logic for ReceiveQueueEngine {
         // ---- The presented outcome (its header is held until its last beat), decoded;
         // the message's header, registered from its first cell ----
         self.header.clock.next = self.clock.val();
-        self.header.s_status.next = self.s_rx_status.val();
-        self.header.s_opcode.next = self.s_rx_opcode.val();
-        self.header.s_flags.next = self.s_rx_flags.val();
-        self.header.s_cell_seq.next = self.s_rx_cell_seq.val();
-        self.header.s_dest_qp.next = self.s_rx_dest_qp.val().get_bits::<6>(0);
-        self.header.s_src_node.next = self.s_rx_src_node.val();
-        self.header.s_src_qp.next = self.s_rx_src_qp.val();
-        self.header.s_psn.next = self.s_rx_psn.val();
-        self.header.s_msg_length.next = self.s_rx_msg_length.val();
+        self.header.s_status.next = self.s_rx_outcome.val().status;
+        self.header.s_opcode.next = self.s_rx_outcome.val().opcode;
+        self.header.s_flags.next = self.s_rx_outcome.val().flags;
+        self.header.s_cell_seq.next = self.s_rx_outcome.val().cell_seq;
+        self.header.s_dest_qp.next = bit_cast::<6, 16>(self.s_rx_outcome.val().dest_qp);
+        self.header.s_src_node.next = self.s_rx_outcome.val().src_node;
+        self.header.s_src_qp.next = self.s_rx_outcome.val().src_qp;
+        self.header.s_psn.next = self.s_rx_outcome.val().psn;
+        self.header.s_msg_length.next = self.s_rx_outcome.val().msg_length;
         self.header.s_valid.next = self.s_rx_valid.val();
         self.header.idle.next = self.state.q.val() == ResponderState::Idle;
         self.header.busy.next = self.qp_state.write_back_busy.val();
@@ -674,12 +617,12 @@ impl Logic for ReceiveQueueEngine {
             | (self.state.q.val() == ResponderState::FailLookup);
         self.lookup.clock.next = self.clock.val();
         self.lookup.capture.next = self.lookup_answer.val();
-        self.lookup.dest_node.next = self.s_rx_dest_node.val();
-        self.lookup.dest_qp.next = self.s_rx_dest_qp.val();
-        self.lookup.src_node.next = self.s_rx_src_node.val();
-        self.lookup.src_qp.next = self.s_rx_src_qp.val();
-        self.lookup.psn.next = self.s_rx_psn.val();
-        self.lookup.opcode.next = self.s_rx_opcode.val();
+        self.lookup.dest_node.next = self.s_rx_outcome.val().dest_node;
+        self.lookup.dest_qp.next = self.s_rx_outcome.val().dest_qp;
+        self.lookup.src_node.next = self.s_rx_outcome.val().src_node;
+        self.lookup.src_qp.next = self.s_rx_outcome.val().src_qp;
+        self.lookup.psn.next = self.s_rx_outcome.val().psn;
+        self.lookup.opcode.next = self.s_rx_outcome.val().opcode;
         self.lookup.node_id.next = self.cfg_node_id.val();
         self.lookup.rd_expected.next = self.qp_state.rd_expected.val();
         self.lookup.rd_rq_ci.next = self.qp_state.rd_rq_ci.val();
@@ -699,9 +642,9 @@ impl Logic for ReceiveQueueEngine {
         // ---- The access check (the range registered with the first cell, judged in the
         // Lookup clock; the TPT asked in TptRequest, answering in TptWait) ----
         self.tpt.clock.next = self.clock.val();
-        self.tpt.vaddr.next = self.s_rx_vaddr.val();
-        self.tpt.stag.next = self.s_rx_stag.val();
-        self.tpt.dma_length.next = self.s_rx_dma_length.val();
+        self.tpt.vaddr.next = self.s_rx_outcome.val().vaddr;
+        self.tpt.stag.next = self.s_rx_outcome.val().stag;
+        self.tpt.dma_length.next = self.s_rx_outcome.val().dma_length;
         self.tpt.is_read.next = self.header.is_read.val();
         self.tpt.is_atomic.next = self.header.is_atomic.val();
         self.tpt.invalidate.next = self.header.invalidate.val();
@@ -717,11 +660,11 @@ impl Logic for ReceiveQueueEngine {
         self.tpt.s_tpt_resp_paddr.next = self.s_tpt_resp_paddr.val();
 
         // ---- Decision ----
-        self.nack.opcode.next = self.s_rx_opcode.val();
+        self.nack.opcode.next = self.s_rx_outcome.val().opcode;
         self.nack.qp_exists.next = self.lookup.qp_exists.val();
         self.nack.qp_enabled.next = self.lookup.qp_enabled.val();
         self.nack.source_match.next = self.lookup.source_match.val();
-        self.nack.psn.next = self.s_rx_psn.val();
+        self.nack.psn.next = self.s_rx_outcome.val().psn;
         self.nack.expected_psn.next = self.expected_reg.q.val();
         self.nack.synced.next = self.lookup.synced.val();
         self.nack.resync.next = self.header.resync.val();
@@ -729,9 +672,9 @@ impl Logic for ReceiveQueueEngine {
         self.nack.atomic_match.next = self.lookup.atomic_match.val();
         self.nack.enable_send_recv.next = self.cfg_enable_send_recv.val();
         self.nack.enable_rdma.next = self.cfg_enable_rdma.val();
-        self.nack.vaddr_low.next = self.s_rx_vaddr.val().get_bits::<3>(0);
-        self.nack.msg_length.next = self.s_rx_msg_length.val();
-        self.nack.dma_length.next = self.s_rx_dma_length.val();
+        self.nack.vaddr_low.next = bit_cast::<3, 64>(self.s_rx_outcome.val().vaddr);
+        self.nack.msg_length.next = self.s_rx_outcome.val().msg_length;
+        self.nack.dma_length.next = self.s_rx_outcome.val().dma_length;
         self.nack.access_ok.next = self.tpt.access_ok.val();
         self.nack.rq_empty.next = self.lookup.rq_empty.val();
         self.nack.length_error.next = self.length_error.q.val();
@@ -747,14 +690,14 @@ impl Logic for ReceiveQueueEngine {
             self.refusal_syndrome.next = self.owe.q.val().syndrome;
         }
         self.psn_window.expected.next = self.expected_reg.q.val();
-        self.psn_window.psn.next = self.s_rx_psn.val();
+        self.psn_window.psn.next = self.s_rx_outcome.val().psn;
         self.psn_window.rs_psn.next = self.rs_reg.q.val();
         self.psn_window.window.next = self.refused_reg.q.val();
         self.psn_window.behind.next = self.lookup.behind.val();
         self.psn_window.resynced.next = self.act.resynced_q.val();
         self.psn_window.syndrome.next = self.refusal_syndrome.val();
         self.far_commit_reg.d.next = self.psn_window.far_commit.val();
-        self.far_psn_reg.d.next = ((self.s_rx_psn.val() + 1) - self.rs_reg.q.val()) > 8;
+        self.far_psn_reg.d.next = ((self.s_rx_outcome.val().psn + 1) - self.rs_reg.q.val()) > 8;
         self.commit_ci.next = self.lookup.rq_ci.val();
         if self.header.hdr_consumes.val() {
             self.commit_ci.next = self.lookup.rq_ci.val() + 1;
@@ -765,9 +708,10 @@ impl Logic for ReceiveQueueEngine {
         self.writer.limit.next = self.ctx_limit.q.val();
         self.writer.s_data.next = self.s_rx_data.val();
         self.writer.s_bytes.next = self.s_rx_bytes.val();
-        self.writer.s_offset.next = self.s_rx_offset.val();
+        self.writer.s_offset.next = self.s_rx_outcome.val().offset;
         self.writer.s_last.next = self.s_rx_last.val();
-        self.writer.s_empty.next = (self.s_rx_cell_length.val() == 0) | !self.header.ok.val();
+        self.writer.s_empty.next =
+            (self.s_rx_outcome.val().cell_length == 0) | !self.header.ok.val();
         self.writer.atomic_cas.next = self.header.hdr_cas.val();
         self.writer.atomic_old.next = self.value_reg.q.val();
         self.writer.atomic_write.next =
@@ -839,8 +783,8 @@ impl Logic for ReceiveQueueEngine {
                     self.ctx_base.d.next = self.lk_exp_addr.val();
                     self.ctx_limit.d.next = self.lk_exp_length.val();
                 } else {
-                    self.ctx_base.d.next = self.s_rx_vaddr.val().get_bits::<32>(0);
-                    self.ctx_limit.d.next = self.s_rx_dma_length.val();
+                    self.ctx_base.d.next = bit_cast::<32, 64>(self.s_rx_outcome.val().vaddr);
+                    self.ctx_limit.d.next = self.s_rx_outcome.val().dma_length;
                 }
                 self.rqe_done.d.next = false;
                 self.length_error.d.next = false;
@@ -886,7 +830,7 @@ impl Logic for ReceiveQueueEngine {
                     if self.ctx_base.q.val().get_bits::<3>(0) != 0 {
                         self.cpl_status.d.next = 3.into();
                         self.ctx_limit.d.next = 0.into();
-                    } else if self.s_rx_msg_length.val() > self.ctx_limit.q.val() {
+                    } else if self.s_rx_outcome.val().msg_length > self.ctx_limit.q.val() {
                         self.cpl_status.d.next = 1.into();
                     }
                 }
@@ -927,7 +871,7 @@ impl Logic for ReceiveQueueEngine {
                     self.refused_reg.d.next = self.psn_window.window_eff.val();
                 }
                 if self.act.m_write_back.val().rs_set {
-                    self.rs_reg.d.next = self.s_rx_psn.val();
+                    self.rs_reg.d.next = self.s_rx_outcome.val().psn;
                     self.rs_valid.d.next = true;
                 }
                 if self.act.rs_forget.val() {
@@ -955,7 +899,7 @@ impl Logic for ReceiveQueueEngine {
                     if self.header.is_send.val() {
                         self.ctx_base.d.next = self.rqe_fetch.buffer_addr.val();
                         self.ctx_limit.d.next = self.rqe_fetch.buffer_length.val();
-                        self.length_error.d.next = (self.s_rx_msg_length.val()
+                        self.length_error.d.next = (self.s_rx_outcome.val().msg_length
                             > self.rqe_fetch.buffer_length.val())
                             | (self.rqe_fetch.buffer_addr.val().get_bits::<3>(0) != 0);
                     }
@@ -1081,8 +1025,8 @@ impl Logic for ReceiveQueueEngine {
         self.act.is_atomic.next = self.header.is_atomic.val();
         self.act.consumes.next = self.header.consumes.val();
         self.act.resync_flag.next = self.header.resync.val();
-        self.act.psn.next = self.s_rx_psn.val();
-        self.act.aeth.next = self.s_rx_immediate.val().get_bits::<29>(0);
+        self.act.psn.next = self.s_rx_outcome.val().psn;
+        self.act.aeth.next = bit_cast::<29, 32>(self.s_rx_outcome.val().immediate);
         self.act.aborted.next = self.abort.q.val();
         self.act.node_ok.next = self.lookup.node_ok.val();
         self.act.access_done.next = self.tpt.access_done.val();
@@ -1126,7 +1070,7 @@ impl Logic for ReceiveQueueEngine {
             // The message ends: its mode moves to the end sequence, and nothing streams
             // until the next first cell is decided.
             self.message_count.next = true;
-            self.immediate_reg.d.next = self.s_rx_immediate.val();
+            self.immediate_reg.d.next = self.s_rx_outcome.val().immediate;
             self.end_mode.d.next = self.payload_take.eff_mode.val();
             self.mode.d.next = MessageMode::Discard;
         }
@@ -1185,7 +1129,7 @@ impl Logic for ReceiveQueueEngine {
         // Counted when the acknowledgement is decided (a syndrome that is not a NACK's
         // counts nowhere).
         self.nack_received.s_count.next = self.nack_count.val();
-        self.nack_received.s_syndrome.next = self.s_rx_immediate.val().get_bits::<8>(0);
+        self.nack_received.s_syndrome.next = bit_cast::<8, 32>(self.s_rx_outcome.val().immediate);
 
         // ---- Synchronous reset ----
         if self.reset.val() {
@@ -1210,21 +1154,21 @@ impl Logic for ReceiveQueueEngine {
         self.m_wr_data.next = self.writer.m_wr_data.val();
         self.m_wr_strobe.next = self.writer.m_wr_strobe.val();
         self.m_owe_valid.next = self.state.q.val() == ResponderState::Owe;
-        self.m_owe_qp.next = self.ctx_qp.q.val();
-        self.m_owe_kind.next = self.owe.q.val().kind;
-        self.m_owe_psn.next = self.owe.q.val().psn;
-        self.m_owe_syndrome.next = self.owe.q.val().syndrome;
-        self.m_owe_addr.next = self.ctx_base.q.val();
-        self.m_owe_length.next = self.ctx_limit.q.val();
-        self.m_owe_value.next = self.value_reg.q.val();
-        self.m_owe_dest_node.next = self.header.m_header.val().src_node;
-        self.m_owe_dest_qp.next = self.header.m_header.val().src_qp;
-        self.m_owe_resync.next = self.owe.q.val().resync;
+        self.m_owe.next.qp = self.ctx_qp.q.val();
+        self.m_owe.next.kind = self.owe.q.val().kind;
+        self.m_owe.next.psn = self.owe.q.val().psn;
+        self.m_owe.next.syndrome = self.owe.q.val().syndrome;
+        self.m_owe.next.addr = self.ctx_base.q.val();
+        self.m_owe.next.length = self.ctx_limit.q.val();
+        self.m_owe.next.value = self.value_reg.q.val();
+        self.m_owe.next.dest_node = self.header.m_header.val().src_node;
+        self.m_owe.next.dest_qp = self.header.m_header.val().src_qp;
+        self.m_owe.next.resync = self.owe.q.val().resync;
         // The AETH's refusals before the answer's PSN (which it acknowledges), ACKs and
         // NACKs only.
-        self.m_owe_refusal.next = 0.into();
+        self.m_owe.next.refusal = 0.into();
         if self.owe.q.val().kind < 2 {
-            self.m_owe_refusal.next = self.owe.q.val().refusal;
+            self.m_owe.next.refusal = self.owe.q.val().refusal;
         }
         self.router.s_valid.next = self.state.q.val() == ResponderState::AckEvent;
         self.router.s_answer.next.qp = self.ctx_qp.q.val();
@@ -1235,11 +1179,7 @@ impl Logic for ReceiveQueueEngine {
         self.router.s_refusals.next = self.ack_refusals.q.val();
         self.router.m_ready.next = self.m_ack_ready.val();
         self.m_ack_valid.next = self.router.m_valid.val();
-        self.m_ack_qp.next = self.router.m_ack.val().qp;
-        self.m_ack_psn.next = self.router.m_ack.val().psn;
-        self.m_ack_syndrome.next = self.router.m_ack.val().syndrome;
-        self.m_ack_response.next = self.router.m_ack.val().response;
-        self.m_ack_resync.next = self.router.m_ack.val().resync;
+        self.m_ack.next = self.router.m_ack.val();
         self.m_cpl_valid.next = self.state.q.val() == ResponderState::Complete;
         self.m_cpl.next.opcode = self.header.m_header.val().opcode;
         self.m_cpl.next.status = self.cpl_status.q.val();

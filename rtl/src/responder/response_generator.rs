@@ -10,11 +10,11 @@
 //! - `clock`, `reset` (synchronous, active high: empties every slot, abandons the message
 //!   in flight, clears the counters).
 //! - `cfg_node_id` (16): source node of every message.
-//! - `s_owe_valid` / `s_owe_ready`, `s_owe_qp` (6), `s_owe_kind` (2: 0 ACK, 1 NACK,
-//!   2 READ_RESPONSE, 3 ATOMIC_RESPONSE), `s_owe_psn` (24), `s_owe_syndrome` (8),
-//!   `s_owe_addr` (32), `s_owe_length` (32), `s_owe_value` (64), `s_owe_dest_node` (16),
-//!   `s_owe_dest_qp` (16), `s_owe_refusal` (21, ACK and NACK: the AETH's bits 28:8, the
-//!   refusals the answer reports, `nic_abi::AethRefusals`), `s_owe_resync` (the answer's PSN
+//! - `s_owe_valid` / `s_owe_ready`, `s_owe` (an [`OwedResponse`], `common/bundles.rs`:
+//!   `qp` (6), `kind` (2: 0 ACK, 1 NACK, 2 READ_RESPONSE, 3 ATOMIC_RESPONSE), `psn` (24),
+//!   `syndrome` (8), `addr` (32), `length` (32), `value` (64), `dest_node` (16), `dest_qp`
+//!   (16), `refusal` (21, ACK and NACK: the AETH's bits 28:8, the refusals the answer
+//!   reports, `nic_abi::AethRefusals`), `resync` (the answer's PSN
 //!   became the responder's expected one through a resync: the message is sent with the
 //!   RESYNC flag). `s_owe_ready`
 //!   is high whenever `reset` is low: an owe is never held up by transmission. Slot rules,
@@ -81,14 +81,14 @@
 
 use super::burst_size::BurstSize;
 use super::slot_rams::SlotRams;
-use crate::common::{MessageDescriptor, NackCounters, RoundRobin};
+use crate::common::{MessageDescriptor, NackCounters, OwedResponse, RoundRobin};
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
 /// Words per DMA read request of a READ response's payload (64 KiB, the longest message).
 pub const MAX_BURST_WORDS: u64 = 8192;
 
-/// Owe kinds (`s_owe_kind`).
+/// Owe kinds (`s_owe.kind`).
 pub mod kind {
     pub const ACK: u64 = 0;
     pub const NACK: u64 = 1;
@@ -120,17 +120,7 @@ pub struct ResponseGenerator {
     pub cfg_node_id: Signal<In, Bits<16>>,
     pub s_owe_valid: Signal<In, Bit>,
     pub s_owe_ready: Signal<Out, Bit>,
-    pub s_owe_qp: Signal<In, Bits<6>>,
-    pub s_owe_kind: Signal<In, Bits<2>>,
-    pub s_owe_psn: Signal<In, Bits<24>>,
-    pub s_owe_syndrome: Signal<In, Bits<8>>,
-    pub s_owe_refusal: Signal<In, Bits<21>>,
-    pub s_owe_addr: Signal<In, Bits<32>>,
-    pub s_owe_length: Signal<In, Bits<32>>,
-    pub s_owe_value: Signal<In, Bits<64>>,
-    pub s_owe_dest_node: Signal<In, Bits<16>>,
-    pub s_owe_dest_qp: Signal<In, Bits<16>>,
-    pub s_owe_resync: Signal<In, Bit>,
+    pub s_owe: Signal<In, OwedResponse>,
     pub slot_busy: Signal<Out, Bits<64>>,
     pub m_msg_valid: Signal<Out, Bit>,
     pub m_msg_ready: Signal<In, Bit>,
@@ -253,17 +243,7 @@ impl ResponseGenerator {
             cfg_node_id: Default::default(),
             s_owe_valid: Default::default(),
             s_owe_ready: Default::default(),
-            s_owe_qp: Default::default(),
-            s_owe_kind: Default::default(),
-            s_owe_psn: Default::default(),
-            s_owe_syndrome: Default::default(),
-            s_owe_refusal: Default::default(),
-            s_owe_addr: Default::default(),
-            s_owe_length: Default::default(),
-            s_owe_value: Default::default(),
-            s_owe_dest_node: Default::default(),
-            s_owe_dest_qp: Default::default(),
-            s_owe_resync: Default::default(),
+            s_owe: Default::default(),
             slot_busy: Default::default(),
             m_msg_valid: Default::default(),
             m_msg_ready: Default::default(),
@@ -371,7 +351,7 @@ impl Logic for ResponseGenerator {
         self.slots.clock.next = self.clock.val();
         // Owe side: always ready; write the slot unless it is busy (or the QP is unknown).
         self.s_owe_ready.next = !self.reset.val();
-        self.owe_onehot.next = self.one.val() << self.s_owe_qp.val();
+        self.owe_onehot.next = self.one.val() << self.s_owe.val().qp;
         self.owe_write.next = self.s_owe_valid.val()
             & !self.reset.val()
             & (self.owe_onehot.val() & self.qp_mask.val()).any()
@@ -384,7 +364,7 @@ impl Logic for ResponseGenerator {
             & !self.reset.val()
             & (self.owe_onehot.val() & self.qp_mask.val()).any()
             & (self.owe_onehot.val() & self.busy.q.val()).any()
-            & !self.s_owe_kind.val().get_bit(1)
+            & (self.s_owe.val().kind < 2)
             & !(self.owe_onehot.val()
                 & ((self.follow.q.val() & self.follow_nack.q.val()) | self.from_follow.q.val()))
             .any();
@@ -393,11 +373,11 @@ impl Logic for ResponseGenerator {
             self.follow_set.next = self.owe_onehot.val();
         }
         self.follow_nack_next.next = self.follow_nack.q.val() & !self.follow_set.val();
-        if self.follow_write.val() & (self.s_owe_kind.val() == 1) {
+        if self.follow_write.val() & (self.s_owe.val().kind == 1) {
             self.follow_nack_next.next = self.follow_nack.q.val() | self.follow_set.val();
         }
         self.follow_resync_next.next = self.follow_resync.q.val();
-        if self.follow_write.val() & self.s_owe_resync.val() {
+        if self.follow_write.val() & self.s_owe.val().resync {
             self.follow_resync_next.next = self.follow_resync.q.val() | self.follow_set.val();
         }
         self.slot_set.next = 0.into();
@@ -405,26 +385,26 @@ impl Logic for ResponseGenerator {
             self.slot_set.next = self.owe_onehot.val();
         }
         self.set_busy.next = 0.into();
-        if self.owe_write.val() & (self.s_owe_kind.val() != 0) {
+        if self.owe_write.val() & (self.s_owe.val().kind != 0) {
             self.set_busy.next = self.owe_onehot.val();
         }
         self.resync_set.next = 0.into();
-        if self.owe_write.val() & self.s_owe_resync.val() {
+        if self.owe_write.val() & self.s_owe.val().resync {
             self.resync_set.next = self.owe_onehot.val();
         }
         // The slot RAMs: the owe into the slot or as its follow-up.
         self.slots.s_wr_slot.next = self.owe_write.val();
         self.slots.s_wr_follow.next = self.follow_write.val();
-        self.slots.s_wr_qp.next = self.s_owe_qp.val();
-        self.slots.s_wr_kind.next = self.s_owe_kind.val();
-        self.slots.s_wr_psn.next = self.s_owe_psn.val();
-        self.slots.s_wr_syndrome.next = self.s_owe_syndrome.val();
-        self.slots.s_wr_refusal.next = self.s_owe_refusal.val();
-        self.slots.s_wr_addr.next = self.s_owe_addr.val();
-        self.slots.s_wr_length.next = self.s_owe_length.val();
-        self.slots.s_wr_value.next = self.s_owe_value.val();
-        self.slots.s_wr_dest_node.next = self.s_owe_dest_node.val();
-        self.slots.s_wr_dest_qp.next = self.s_owe_dest_qp.val();
+        self.slots.s_wr_qp.next = self.s_owe.val().qp;
+        self.slots.s_wr_kind.next = self.s_owe.val().kind;
+        self.slots.s_wr_psn.next = self.s_owe.val().psn;
+        self.slots.s_wr_syndrome.next = self.s_owe.val().syndrome;
+        self.slots.s_wr_refusal.next = self.s_owe.val().refusal;
+        self.slots.s_wr_addr.next = self.s_owe.val().addr;
+        self.slots.s_wr_length.next = self.s_owe.val().length;
+        self.slots.s_wr_value.next = self.s_owe.val().value;
+        self.slots.s_wr_dest_node.next = self.s_owe.val().dest_node;
+        self.slots.s_wr_dest_qp.next = self.s_owe.val().dest_qp;
         // Round robin: the lowest pending QP after the one served last, else the lowest.
         self.rr.clock.next = self.clock.val();
         self.rr.reset.next = self.reset.val();
