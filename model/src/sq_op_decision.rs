@@ -51,7 +51,8 @@ pub struct Inputs {
     pub adv_idx: u32,
     pub adv_stale: bool,
     pub adv_set_resync: bool,
-    pub on_una: bool,
+    /// With `read`: the read entry's `sq_una` is being transmitted.
+    pub rd_on_una: bool,
     pub ev: EvDecision,
 }
 
@@ -87,6 +88,8 @@ pub struct OpDecision {
     window_full: bool,
     /// Expired, decided at the last read for the clock after it.
     expired: bool,
+    /// `sq_una` was being transmitted at the last read.
+    on_una: bool,
     last_timeout: u32,
 }
 
@@ -192,7 +195,7 @@ impl OpDecision {
                 Op::Timer => {
                     o.ok = i.qp_valid && o_flag;
                     let expired = self.expired;
-                    if o.ok && i.on_una {
+                    if o.ok && self.on_una {
                         wr.timer_start = now;
                     } else if o.ok && expired {
                         o.retx = true;
@@ -224,6 +227,7 @@ impl OpDecision {
             self.outstanding = i.rd_outstanding;
             self.has_work = i.rd_has_work;
             self.window_full = i.rd_window_full;
+            self.on_una = i.rd_on_una;
         }
         self.last_timeout = i.retry_timeout;
         o

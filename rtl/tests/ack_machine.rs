@@ -181,6 +181,7 @@ struct Inputs {
 impl Model {
     /// The clock edge.
     fn step(&mut self, i: &Inputs) {
+        let phase = self.phase;
         if let Some(q) = i.qp_reset {
             if q == self.qp && self.phase != Phase::Idle {
                 self.stale = true;
@@ -269,7 +270,10 @@ impl Model {
             }
             _ => {}
         }
-        if let Some(j) = i.job {
+        // The job's fields are taken at every execute clock of the machine's evaluation
+        // or scan (the fake engine drives zeros without a job).
+        if i.exec && matches!(phase, Phase::EvalWait | Phase::ScanWait) {
+            let j = i.job.unwrap_or_default();
             self.stale = false;
             self.job = j;
             self.idx = j.first;

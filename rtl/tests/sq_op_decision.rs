@@ -91,7 +91,7 @@ fn drive(u: &mut SqOpDecision, i: &Inputs) {
     u.s_adv_idx.next = (i.adv_idx as u64).to_bits();
     u.s_adv_stale.next = i.adv_stale;
     u.s_adv_set_resync.next = i.adv_set_resync;
-    u.s_on_una.next = i.on_una;
+    u.s_rd_on_una.next = i.rd_on_una;
     let ev = &i.ev;
     u.s_ev_job_valid.next = ev.job_valid;
     u.s_ev_job_succ.next = (ev.job_succ as u64).to_bits();
@@ -214,7 +214,7 @@ fn run(seed: u64, p_exec: f64, clocks: u64) -> (u64, u64, u64) {
             },
             adv_stale: rng.gen_bool(0.1),
             adv_set_resync: rng.gen(),
-            on_una: rng.gen_bool(0.2),
+            rd_on_una: rng.gen_bool(0.2),
             ev,
         };
         drive(&mut u, &i);

@@ -29,7 +29,10 @@
 //!   `s_job_succ` (4, completions of the leading run), `s_job_run_status` (8, their
 //!   status), `s_job_final` (one more completion with `s_job_status` (8), which sets the
 //!   QP's resync flag when `s_job_resync`), and the QP's `s_job_base` (32), `s_job_size`
-//!   (5, log2 of the ring's entries), `s_job_remote` (32).
+//!   (5, log2 of the ring's entries), `s_job_remote` (32). The job's fields are taken (and
+//!   the stale flag cleared) at the execute clock of every evaluation or scan of this
+//!   machine, with a job or without one (then the machine goes idle and does not use
+//!   them); `s_job_valid` decides only where the machine goes.
 //! - The event under evaluation (held from its acceptance until the machine is idle):
 //!   `m_evt_psn` (24), `m_evt_syndrome` (8), `m_evt_response`, `m_evt_resync`,
 //!   `m_evt_local`, `m_evt_local_status` (8). The current completion, for the advance:
@@ -461,8 +464,14 @@ impl Logic for AckMachine {
                 self.state.d.next = SqAckState::Idle;
             }
         }
-        // A job starts from the entry just evaluated (timer or event).
-        if self.s_job_valid.val() {
+        // A job starts from the entry just evaluated (timer or event): its fields are taken
+        // at every execute clock of this machine's evaluation or scan, job or not (without
+        // one the machine goes idle and they are not used), so that `s_job_valid` steers
+        // only the state, not the enables of the job's registers.
+        if self.s_exec.val()
+            & ((self.state.q.val() == SqAckState::EvalWait)
+                | (self.state.q.val() == SqAckState::TimerWait))
+        {
             self.stale.d.next = false;
             self.job_idx.d.next = self.s_job_first.val();
             self.job_succ.d.next = self.s_job_succ.val();

@@ -52,7 +52,7 @@
 //! `requester/sq_op_grant.rs`; the entry registered and the decision on it: the child block
 //! [`SqOpDecision`], `requester/sq_op_decision.rs`). An operation takes three clocks
 //! (grant and read; register the entry as read, nothing behind the block RAM's output but
-//! the timer's comparisons; decide from those registers and write back); the evaluation of an acknowledgement event takes four (a Derive clock
+//! the timer's comparisons and the on-una test; decide from those registers and write back); the evaluation of an acknowledgement event takes four (a Derive clock
 //! registers the event's classification from the registered entry before the decision).
 //! The next one is granted while one executes if it is for another QP, so they follow
 //! every two clocks, and a timer scan that is still reading gives way to a CSR access or
@@ -60,7 +60,9 @@
 //! offered meanwhile). The timer check compares `timer_start` as the table reads it (its
 //! registered read data) against two bounds registered a clock earlier from `now` and
 //! `cfg_retry_timeout`, in the Read clock, and registers the expiry for the Exec clock (no
-//! subtraction or comparison behind the registered entry). By
+//! subtraction or comparison behind the registered entry); whether `sq_una` is being
+//! transmitted (the transmit machine's `m_on_una`, which then holds the timer) is compared
+//! in the same Read clock, from the read data, and registered beside it. By
 //! priority:
 //! CSR access, acknowledgement handling, transmit, timer scan; a CSR access right after
 //! another one yields to a waiting acknowledgement or transmit operation, so a driver
@@ -420,7 +422,10 @@ impl Logic for SendQueueEngine {
         self.dec.s_adv_idx.next = self.ack.m_adv_idx.val();
         self.dec.s_adv_stale.next = self.ack.m_adv_stale.val();
         self.dec.s_adv_set_resync.next = self.ack.m_adv_set_resync.val();
-        self.dec.s_on_una.next = self.tm.m_on_una.val();
+        // Whether the QP's sq_una is being transmitted, compared with the entry's read (the
+        // QP of the operation is registered at its grant) and registered for the timer
+        // check's Exec clock.
+        self.dec.s_rd_on_una.next = self.tm.m_on_una.val();
         self.dec.s_ev_job_valid.next = self.ev.m_job_valid.val();
         self.dec.s_ev_job_succ.next = self.ev.m_job_succ.val();
         self.dec.s_ev_job_run_status.next = self.ev.m_job_run_status.val();
@@ -517,9 +522,9 @@ impl Logic for SendQueueEngine {
             self.dec.m_entry.val().resync & !self.dec.m_outstanding.val();
         self.tm.s_moved_valid.next = self.dec.m_csr_moved.val();
         self.tm.s_moved_qp.next = self.grant.m_op_qp.val();
-        // (Compared in the timer check's Exec clock, from the registered entry.)
+        // (Compared in the Read clock, from the table's read data; registered by `dec`.)
         self.tm.s_una_qp.next = self.grant.m_op_qp.val();
-        self.tm.s_una_psn.next = self.dec.m_entry.val().sq_una;
+        self.tm.s_una_psn.next = self.qp_table.m_rd_entry.val().sq_una;
         self.tm.m_local_ready.next = self.ack.s_local_ready.val();
         self.m_msg_valid.next = self.tm.m_msg_valid.val();
         self.tm.m_msg_ready.next = self.m_msg_ready.val();

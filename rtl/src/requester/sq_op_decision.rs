@@ -13,7 +13,9 @@
 //! - `cfg_retry_timeout` (32, 0 = never), `cfg_retry_limit` (4).
 //! - `m_now` (32): the cycle counter (registered: clocks since reset, wrapping).
 //! - `s_read`: register the entry: `s_rd_entry` ([`QpEntry`]) and its flags
-//!   `s_rd_outstanding`, `s_rd_has_work`, `s_rd_window_full` (`QpTable`). `m_entry`,
+//!   `s_rd_outstanding`, `s_rd_has_work`, `s_rd_window_full` (`QpTable`), and
+//!   `s_rd_on_una` (the read entry's `sq_una` is being transmitted, for a timer check's
+//!   Exec clock). `m_entry`,
 //!   `m_outstanding`: the registered entry and flag (held until the next `s_read`).
 //! - `m_kept` ([`QpEntry`]): the entry an operation that changes nothing writes back:
 //!   `m_entry` with `draining` only while outstanding (`draining & outstanding`).
@@ -24,7 +26,7 @@
 //!   `s_csr_entry`, `s_csr_qp_reset`, `s_csr_moved`; commit `s_commit_psn` (24),
 //!   `s_commit_stale`, `s_commit_need_empty`, `s_commit_local_only`,
 //!   `s_commit_needs_response`; advance `s_adv_idx` (24), `s_adv_stale`,
-//!   `s_adv_set_resync`; timer `s_on_una` (`sq_una` is being transmitted); evaluation:
+//!   `s_adv_set_resync`; evaluation:
 //!   the `EventEvaluator`'s decision `s_ev_job_valid`, `s_ev_job_succ` (4),
 //!   `s_ev_job_run_status` (8), `s_ev_job_final`, `s_ev_job_status` (8),
 //!   `s_ev_job_resync`, `s_ev_retx`, `s_ev_restart`, `s_ev_set_next`, `s_ev_next` (24),
@@ -50,7 +52,8 @@
 //! - Advance: ok = `s_qp_valid`, `sq_una == s_adv_idx`, not stale. Ok:
 //!   `sq_una = s_adv_idx + 1`, `una_needs_response` cleared, `sq_next` the same if not O,
 //!   `resync = s_adv_set_resync`, `timer_start = now`.
-//! - Timer: ok = `s_qp_valid` and O. Ok and `s_on_una`: `timer_start = now`. Ok and
+//! - Timer: ok = `s_qp_valid` and O. Ok and on-una (`s_rd_on_una` registered with the
+//!   entry's read): `timer_start = now`. Ok and
 //!   expired: a go-back-N event: `timer_start = now`, not
 //!   waiting, `sq_next = sq_una`, `retry + 1` (4 bits); if `retry + 1 > cfg_retry_limit`
 //!   instead a final job (status RETRY_EXCEEDED, resync, no leading run),
@@ -103,7 +106,7 @@ pub struct SqOpDecision {
     pub s_adv_idx: Signal<In, Bits<24>>,
     pub s_adv_stale: Signal<In, Bit>,
     pub s_adv_set_resync: Signal<In, Bit>,
-    pub s_on_una: Signal<In, Bit>,
+    pub s_rd_on_una: Signal<In, Bit>,
     pub s_ev_job_valid: Signal<In, Bit>,
     pub s_ev_job_succ: Signal<In, Bits<4>>,
     pub s_ev_job_run_status: Signal<In, Bits<8>>,
@@ -136,6 +139,8 @@ pub struct SqOpDecision {
     ent_outstanding: DFF<Bit>,
     ent_has_work: DFF<Bit>,
     ent_window_full: DFF<Bit>,
+    /// `sq_una` of the entry read was being transmitted (sampled with the read).
+    ent_on_una: DFF<Bit>,
     /// The retry timer for the clock after the next one (`e`): expired when `timer_start`
     /// lies in the circular interval from `now_e + 1` (`timer_lo`) up to
     /// `now_e - cfg_retry_timeout` (`timer_hi`); `timer_wrap`: that interval wraps past
@@ -155,7 +160,7 @@ pub struct SqOpDecision {
     next_p1: Signal<Local, Bits<24>>,
     una_p1: Signal<Local, Bits<24>>,
     adv_p1: Signal<Local, Bits<24>>,
-    retry_inc: Signal<Local, Bits<5>>,
+    retry_inc: Signal<Local, Bits<4>>,
     wr_kept: Signal<Local, QpEntry>,
     wr: Signal<Local, QpEntry>,
     ok: Signal<Local, Bit>,
@@ -204,7 +209,7 @@ impl SqOpDecision {
             s_adv_idx: Default::default(),
             s_adv_stale: Default::default(),
             s_adv_set_resync: Default::default(),
-            s_on_una: Default::default(),
+            s_rd_on_una: Default::default(),
             s_ev_job_valid: Default::default(),
             s_ev_job_succ: Default::default(),
             s_ev_job_run_status: Default::default(),
@@ -235,6 +240,7 @@ impl SqOpDecision {
             ent_outstanding: Default::default(),
             ent_has_work: Default::default(),
             ent_window_full: Default::default(),
+            ent_on_una: Default::default(),
             timer_lo: Default::default(),
             timer_hi: Default::default(),
             timer_wrap: Default::default(),
@@ -281,6 +287,7 @@ impl Logic for SqOpDecision {
             ent_outstanding,
             ent_has_work,
             ent_window_full,
+            ent_on_una,
             timer_lo,
             timer_hi,
             timer_never,
@@ -305,6 +312,7 @@ impl Logic for SqOpDecision {
             self.ent_outstanding.d.next = self.s_rd_outstanding.val();
             self.ent_has_work.d.next = self.s_rd_has_work.val();
             self.ent_window_full.d.next = self.s_rd_window_full.val();
+            self.ent_on_una.d.next = self.s_rd_on_una.val();
         }
         self.m_entry.next = self.ent.q.val();
         self.m_outstanding.next = self.ent_outstanding.q.val();
@@ -322,7 +330,7 @@ impl Logic for SqOpDecision {
         self.next_p1.next = self.ent.q.val().sq_next + 1;
         self.una_p1.next = self.ent.q.val().sq_una + 1;
         self.adv_p1.next = self.s_adv_idx.val() + 1;
-        self.retry_inc.next = bit_cast::<5, 4>(self.ent.q.val().retry) + 1;
+        self.retry_inc.next = self.ent.q.val().retry + 1;
         // `(now + 1 - timer_start) mod 2^32 >= cfg_retry_timeout` for the entry read (two
         // comparisons side by side), registered with it.
         self.timer_ge_lo.next = self.s_rd_entry.val().timer_start >= self.timer_lo.q.val();
@@ -429,7 +437,7 @@ impl Logic for SqOpDecision {
                     // The timer runs while messages are outstanding.
                     self.ok.next = self.s_qp_valid.val() & self.ent_outstanding.q.val();
                     if self.ok.val() {
-                        if self.s_on_una.val() {
+                        if self.ent_on_una.q.val() {
                             // sq_una is still being transmitted: not yet waiting for its
                             // answer. (Later messages do not hold the timer: it measures
                             // the oldest message's wait.)
@@ -439,8 +447,9 @@ impl Logic for SqOpDecision {
                             self.wr.next.timer_start = self.now.q.val();
                             self.wr.next.waiting = false;
                             self.wr.next.sq_next = self.ent.q.val().sq_una;
-                            self.wr.next.retry = self.retry_inc.val().get_bits::<4>(0);
-                            if self.retry_inc.val() > bit_cast::<5, 4>(self.cfg_retry_limit.val()) {
+                            self.wr.next.retry = self.retry_inc.val();
+                            // `retry + 1 > cfg_retry_limit` as a 4-bit compare, no adder.
+                            if self.ent.q.val().retry >= self.cfg_retry_limit.val() {
                                 self.job_valid.next = true;
                                 self.job_final.next = true;
                                 self.m_job_status.next = self.st_retry.val();
