@@ -16,6 +16,10 @@ use nic_rtl::cell::format::{decode_cell, opcode, CellHeader, HEADER_WORDS};
 pub struct ControlCell {
     /// The cycle the fabric delivered the first cell.
     pub cycle: u64,
+    /// The cycle the fabric could first have delivered it: `cycle - ready` is its time at
+    /// the receiver's port, its own words plus any queueing (the link busy, or the NIC
+    /// not taking cells).
+    pub ready: u64,
     pub src: usize,
     pub dst: usize,
     /// The SEND's packet sequence number (a retransmission repeats it).
@@ -72,6 +76,7 @@ impl ControlCell {
         }
         Some(ControlCell {
             cycle: d.cycle,
+            ready: d.ready,
             src: d.src,
             dst: d.dst,
             psn: h.psn,

@@ -485,6 +485,13 @@ pub struct Phases {
     pub booting_fanout: u64,
     /// Last BOOTING to the last peer's ACK delivered to host 1.
     pub waiting_for_answers: u64,
+    /// How long the peers' ACKs queued at host 1's port before its NIC took them
+    /// (delivered minus ready), the longest and the sum over the peers: the answers'
+    /// share of the waiting that host 1's receive side causes, not the peers' fences.
+    #[serde(default)]
+    pub answer_queued_max: u64,
+    #[serde(default)]
+    pub answer_queued_total: u64,
     /// Last ACK to the last peer's RDMA_READY delivered.
     pub rdma_ready_fanout: u64,
     /// Last RDMA_READY delivered to usable by all (the peers handle it; the tracker looks
@@ -571,6 +578,8 @@ pub fn phases(cells: &[ControlCell], power_on: u64, latency: u64) -> Option<Phas
         to_first_booting: first_booting - power_on,
         booting_fanout: last_booting - first_booting,
         waiting_for_answers: last_ack - last_booting,
+        answer_queued_max: acks.values().map(|c| c.cycle - c.ready).max().unwrap_or(0),
+        answer_queued_total: acks.values().map(|c| c.cycle - c.ready).sum(),
         rdma_ready_fanout: last_ready - last_ack,
         to_usable: usable.saturating_sub(last_ready),
         peer_pushes_done: t(&pushes_in, u64::max).map(|c| c - power_on),
@@ -1117,6 +1126,12 @@ pub fn render_text(b: &BenchResult) -> String {
             );
             let _ = writeln!(
                 s,
+                "  peers' ACKs queued at host 1's port before its NIC took them: longest {}, summed over the peers {}",
+                med(|p| p.answer_queued_max),
+                med(|p| p.answer_queued_total)
+            );
+            let _ = writeln!(
+                s,
                 "  link limit {} cycles (BOOTING bundles with the TPT push {} + other pushes {} + RDMA_READYs {} words at 1 word/cycle); latency / limit {}",
                 med(|p| p.link_limit),
                 med(|p| p.booting_words),
@@ -1311,6 +1326,84 @@ mod tests {
         // Half and half: the mean.
         let mix = only(|m| (m.rdma_read, m.send) = (1, 1));
         assert_eq!(request_words_per_operation(&mix, 8, 8), 6.5);
+    }
+
+    /// Host 1 reboots at cycle 1000 with incarnation 7; peers 0 and 2 answer.
+    fn cell(cycle: u64, ready: u64, src: usize, dst: usize, m: ControlMessage) -> ControlCell {
+        ControlCell {
+            cycle,
+            ready,
+            src,
+            dst,
+            psn: cycle as u32,
+            words: 8,
+            stream: 0,
+            first_seq: 0,
+            messages: vec![m],
+        }
+    }
+
+    #[test]
+    fn phases_split_the_latency_and_time_the_answers_at_host_1s_port() {
+        use ControlMessage::*;
+        let inc = 7;
+        let cells = vec![
+            // A BOOTING of the earlier boot and a message before the power-on: ignored.
+            cell(
+                900,
+                890,
+                0,
+                1,
+                Ack {
+                    incarnation: 6,
+                    joined: true,
+                },
+            ),
+            cell(1170, 1160, 1, 0, Booting { incarnation: inc }),
+            cell(1200, 1190, 1, 2, Booting { incarnation: inc }),
+            // Peer 0's ACK queued 300 cycles at host 1's port, peer 2's 10.
+            cell(
+                1500,
+                1200,
+                0,
+                1,
+                Ack {
+                    incarnation: inc,
+                    joined: true,
+                },
+            ),
+            cell(
+                1520,
+                1510,
+                2,
+                1,
+                Ack {
+                    incarnation: inc,
+                    joined: true,
+                },
+            ),
+            // A second ACK from peer 0 (a retransmission) does not count.
+            cell(
+                1600,
+                1000,
+                0,
+                1,
+                Ack {
+                    incarnation: inc,
+                    joined: true,
+                },
+            ),
+            cell(1540, 1530, 1, 0, RdmaReady { incarnation: inc }),
+            cell(1560, 1550, 1, 2, RdmaReady { incarnation: inc }),
+        ];
+        let p = phases(&cells, 1000, 600).expect("phases");
+        assert_eq!(p.to_first_booting, 170);
+        assert_eq!(p.booting_fanout, 30);
+        assert_eq!(p.waiting_for_answers, 320);
+        assert_eq!(p.rdma_ready_fanout, 40);
+        assert_eq!(p.to_usable, 40);
+        assert_eq!((p.answer_queued_max, p.answer_queued_total), (300, 310));
+        assert_eq!(p.booting_words + p.rdma_ready_words, 32);
     }
 
     #[test]
