@@ -485,9 +485,11 @@ pub struct Phases {
     pub booting_fanout: u64,
     /// Last BOOTING to the last peer's ACK delivered to host 1.
     pub waiting_for_answers: u64,
-    /// How long the peers' ACKs queued at host 1's port before its NIC took them
-    /// (delivered minus ready), the longest and the sum over the peers: the answers'
-    /// share of the waiting that host 1's receive side causes, not the peers' fences.
+    /// How long the peers' ACKs waited at host 1's port once due (delivered minus
+    /// ready), the longest and the sum over the peers: behind the other peers' messages,
+    /// which the port hands over one whole message at a time in round robin as host 1's
+    /// NIC takes them, and behind the same peer's earlier cells (FIFO per pair, so also
+    /// behind its held requests). Not the peers' fences, which come before ready.
     #[serde(default)]
     pub answer_queued_max: u64,
     #[serde(default)]
@@ -1126,7 +1128,7 @@ pub fn render_text(b: &BenchResult) -> String {
             );
             let _ = writeln!(
                 s,
-                "  peers' ACKs queued at host 1's port before its NIC took them: longest {}, summed over the peers {}",
+                "  peers' ACKs waited at host 1's port once due: longest {}, summed over the peers {}",
                 med(|p| p.answer_queued_max),
                 med(|p| p.answer_queued_total)
             );
