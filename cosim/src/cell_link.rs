@@ -81,6 +81,9 @@ pub struct CellLink {
     pub cells_corrupted: u64,
     /// Cycles in which a word moved out of the link.
     pub busy_cycles: u64,
+    /// Cycles in which the link offered a word and the receiver did not take it (the
+    /// receiving NIC's back-pressure).
+    pub held_cycles: u64,
     /// When `Some`, every cell the sender hands over is kept here whole, with the cycle
     /// its first word entered the link (before any fault): what left the sender, when.
     pub log: Option<Vec<(u64, Vec<u64>)>>,
@@ -105,6 +108,7 @@ impl CellLink {
             cells_dropped: 0,
             cells_corrupted: 0,
             busy_cycles: 0,
+            held_cycles: 0,
             log: None,
             logging: (0, Vec::new()),
         }
@@ -168,6 +172,8 @@ impl CellLink {
         if self.driven.valid && receiver_ready {
             self.queue.pop_front();
             self.busy_cycles += 1;
+        } else if self.driven.valid {
+            self.held_cycles += 1;
         }
         if self.driven.sender_ready && sender_valid {
             if let Some(log) = self.log.as_mut() {
@@ -245,6 +251,9 @@ mod tests {
         let mut link = CellLink::new(5, 3);
         let cells = run(&mut link, &[4, 1, 7], 3);
         assert_eq!(cells.len(), 3);
+        // The receiver takes a word every third cycle: the first word, due at cycle 5,
+        // waits one cycle, every later one two.
+        assert_eq!((link.busy_cycles, link.held_cycles), (12, 1 + 11 * 2));
         assert_eq!(
             cells[2],
             (0..7).map(|i| (2u64 << 32) | i).collect::<Vec<_>>()

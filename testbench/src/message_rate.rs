@@ -56,6 +56,10 @@ pub struct MessageRate {
     pub cycles_per_message: f64,
     /// Messages per cycle over the wire limit (1.0 = the link never idles).
     pub ratio: f64,
+    /// Clocks per message in which the link offered NIC 1 a word and NIC 1 did not take
+    /// it: the receiver's share of the pace (0: the sender alone sets it).
+    #[serde(default)]
+    pub receiver_held_per_message: f64,
 }
 
 impl MessageRate {
@@ -266,6 +270,7 @@ fn run<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>>(
     // A SEND carries no RETH.
     let words = message_words(bytes, pair.cell_payload) - if opcode == "write" { 0 } else { 2 };
     let cycles_per_message = cycles as f64 / total as f64;
+    let receiver_held_per_message = pair.links[0].held_cycles as f64 / total as f64;
     Ok(MessageRate {
         opcode: opcode.into(),
         message_bytes: bytes,
@@ -276,6 +281,7 @@ fn run<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>>(
         words_per_message: words,
         cycles_per_message,
         ratio: words as f64 / cycles_per_message,
+        receiver_held_per_message,
     })
 }
 
@@ -314,18 +320,19 @@ pub fn message_rates(
 /// The runs as the Markdown table of docs/measurements.md.
 pub fn render_markdown(runs: &[MessageRate]) -> String {
     let mut s = String::from(
-        "| message | queue pairs | DMA latency | messages | clocks per message | wire: words per message | / wire limit |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+        "| message | queue pairs | DMA latency | messages | clocks per message | wire: words per message | / wire limit | receiver held the link, clocks per message |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
     );
     for r in runs {
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {:.2} | {} | {:.3} |\n",
+            "| {} | {} | {} | {} | {:.2} | {} | {:.3} | {:.2} |\n",
             r.what(),
             r.queue_pairs,
             r.dma_latency,
             r.messages,
             r.cycles_per_message,
             r.words_per_message,
-            r.ratio
+            r.ratio,
+            r.receiver_held_per_message
         ));
     }
     s
