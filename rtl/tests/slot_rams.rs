@@ -2,8 +2,9 @@
 //! memories per QP (header, data, follow-up) written on an edge, a slot read at every edge
 //! as it was before that edge's write, and a read stage registered when `s_load` is high,
 //! from the slot or (with `s_rd_follow`) from its follow-up; the opcode and length decoded
-//! from the registered item. Seeded random writes, reads and loads, with idle gaps (no
-//! write, no load) and reads of the slot being written.
+//! from the registered item, and whether handing it over frees the slot. Seeded random
+//! writes, reads and loads, with idle gaps (no write, no load) and reads of the slot being
+//! written.
 
 use nic_model::responder::Owed as Owe;
 use nic_model::Throttle;
@@ -153,6 +154,11 @@ fn run(seed: u64, qps: usize, cycles: usize, rate: f64) -> [usize; 3] {
             uut.m_one_word.val(),
             length.div_ceil(8) == 1,
             "seed {seed:#x} cycle {cycle}: one word"
+        );
+        assert_eq!(
+            uut.m_frees.val(),
+            item.kind == 1 || (item.kind == 2 && length == 0),
+            "seed {seed:#x} cycle {cycle}: frees"
         );
         // The edge: load from the slot read at the last edge; read before write.
         // A load in the first clock after power-up is ignored.

@@ -64,10 +64,10 @@
 //! message was accepted; payload words leave in the clock they arrive (combinational).
 //! Throughput: a message every 3 clocks when downstream is always ready (ACK / NACK);
 //! payload at one word per clock, plus one request turnaround per burst.
-//! Limits: `queue_pairs` in 1..=64; slot state in three 64-entry RAMs (58, 64 and 54
+//! Limits: `queue_pairs` in 1..=64; slot state in three 64-entry RAMs (59, 64 and 54
 //! bits: header, data, follow-up; the child [`SlotRams`], which also registers the slot
 //! served straight from the RAMs' read data, the opcode and length decoded after its
-//! registers) and seven 64-bit registers (pending, busy, resync mark; follow-up present,
+//! registers, and whether handing the item over frees its slot) and seven 64-bit registers (pending, busy, resync mark; follow-up present,
 //! is a NACK, its resync mark, slot item is a promoted follow-up). The child
 //! [`BurstSize`] sizes the READ response's bursts.
 //!
@@ -78,6 +78,10 @@
 //! the slot vectors do not wait for the grant. The round robin's pointer moves in Load,
 //! from the registered index of the slot served, so it does not wait for the grant either.
 //! Nothing outside sees the difference: the vectors and the pointer are read only in Idle.
+//! Whether a message accepted in Message frees its slot (a NACK, a READ response of length
+//! 0) is a register of `SlotRams` (`m_frees`, its length test made when the owe was
+//! written), so the slot bookkeeping after the accept starts from a register, not from the
+//! kind's decode, the length multiplexer and a 32-bit zero test.
 
 use super::burst_size::BurstSize;
 use super::slot_rams::SlotRams;
@@ -477,16 +481,12 @@ impl Logic for ResponseGenerator {
                 if self.m_msg_ready.val() {
                     self.responses_reg.d.next = self.responses_reg.q.val() + 1;
                     // ACK: its slot was freed when it was picked.
+                    // A NACK or a READ response of length 0 frees its slot now (the
+                    // slot RAMs' registered `m_frees`, decided when the owe was written).
+                    self.free.next = self.slots.m_frees.val();
                     self.state.d.next = ResponseState::Idle;
-                    if self.slots.m_kind.val() == 1 {
-                        self.free.next = true;
-                    }
-                    if self.slots.m_kind.val() == 2 {
+                    if (self.slots.m_kind.val() == 2) & !self.slots.m_frees.val() {
                         self.state.d.next = ResponseState::ReadRequest;
-                        if self.slots.m_length.val() == 0 {
-                            self.free.next = true;
-                            self.state.d.next = ResponseState::Idle;
-                        }
                     }
                     if self.slots.m_kind.val() == 3 {
                         self.state.d.next = ResponseState::AtomicData;

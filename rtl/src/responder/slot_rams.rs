@@ -25,14 +25,18 @@
 //!   value for an atomic response); derived from them: `m_opcode` (8: 0x30 ACK, 0x31 NACK,
 //!   0x20 READ_RESPONSE, 0x21 ATOMIC_RESPONSE, after `crate::cell::format::opcode`),
 //!   `m_length` (32: a READ response's length, 8 for an atomic response, else 0),
-//!   `m_one_word` (the payload is one word: `m_length` in 1..=8).
+//!   `m_one_word` (the payload is one word: `m_length` in 1..=8); and, decided when the
+//!   owe was written and registered beside the kind, `m_frees` (handing the message over
+//!   frees the slot: a NACK, or a READ response of length 0).
 //!
 //! Latency: read address at edge t, item registered at edge t+1 and shown from it. Only
 //! the follow-up multiplexers lie between a RAM's read data and the read stage's
 //! registers (a DP16KD's unregistered read takes about half of an 8 ns clock); the opcode
-//! and length are decoded after the registers. Throughput: a write and a read every clock.
+//! and length are decoded after the registers. `m_frees` is a register of its own (its
+//! length test is made on the write side and stored with the header), so the parent's
+//! slot bookkeeping starts from a register, not from the length's decode and zero test. Throughput: a write and a read every clock.
 //!
-//! Storage: three [`QpRam`]s (synchronous read, 58, 64 and 54 bits: header, data,
+//! Storage: three [`QpRam`]s (synchronous read, 59, 64 and 54 bits: header, data,
 //! follow-up), one entry per QP, `queue_pairs` rounded up to a power of two deep (so their
 //! block RAMs follow the queue-pair count).
 //!
@@ -70,10 +74,14 @@ pub struct SlotRams {
     pub m_opcode: Signal<Out, Bits<8>>,
     pub m_length: Signal<Out, Bits<32>>,
     pub m_one_word: Signal<Out, Bit>,
+    pub m_frees: Signal<Out, Bit>,
     /// The decoded length.
     length: Signal<Local, Bits<32>>,
-    /// Slot header per QP: 1:0 kind, 25:2 psn, 41:26 dest node, 57:42 dest QP.
-    hdr_ram: QpRam<Bits<58>>,
+    /// The owe written frees its slot when handed over (header bit 58).
+    wr_frees: Signal<Local, Bits<1>>,
+    /// Slot header per QP: 1:0 kind, 25:2 psn, 41:26 dest node, 57:42 dest QP, 58 the
+    /// item frees its slot when handed over (a NACK, a READ response of length 0).
+    hdr_ram: QpRam<Bits<59>>,
     /// Slot data per QP: the AETH (ACK / NACK), address | length << 32 (READ response),
     /// the value (atomic response).
     data_ram: QpRam<Bits<64>>,
@@ -85,6 +93,8 @@ pub struct SlotRams {
     dest_node_reg: DFF<Bits<16>>,
     dest_qp_reg: DFF<Bits<16>>,
     data_reg: DFF<Bits<64>>,
+    /// `m_frees`.
+    frees_reg: DFF<Bit>,
     /// A slot has been read (0 only in the first clock after power-up, when the RAMs' read
     /// registers hold no value yet).
     primed: DFF<Bit>,
@@ -130,7 +140,9 @@ impl SlotRams {
             m_opcode: Default::default(),
             m_length: Default::default(),
             m_one_word: Default::default(),
+            m_frees: Default::default(),
             length: Default::default(),
+            wr_frees: Default::default(),
             hdr_ram: QpRam::new(queue_pairs),
             data_ram: QpRam::new(queue_pairs),
             follow_ram: QpRam::new(queue_pairs),
@@ -139,6 +151,7 @@ impl SlotRams {
             dest_node_reg: Default::default(),
             dest_qp_reg: Default::default(),
             data_reg: Default::default(),
+            frees_reg: Default::default(),
             primed: Default::default(),
             op_ack: Constant::new((opcode::ACK as u64).to_bits()),
             op_nack: Constant::new((opcode::NACK as u64).to_bits()),
@@ -159,6 +172,7 @@ impl Logic for SlotRams {
             dest_node_reg,
             dest_qp_reg,
             data_reg,
+            frees_reg,
             primed
         );
         self.hdr_ram.clock.next = self.clock.val();
@@ -167,10 +181,17 @@ impl Logic for SlotRams {
         // Write.
         self.hdr_ram.write_enable.next = self.s_wr_slot.val();
         self.hdr_ram.write_address.next = self.s_wr_qp.val();
-        self.hdr_ram.write_data.next = bit_cast::<58, 2>(self.s_wr_kind.val())
-            | (bit_cast::<58, 24>(self.s_wr_psn.val()) << 2)
-            | (bit_cast::<58, 16>(self.s_wr_dest_node.val()) << 26)
-            | (bit_cast::<58, 16>(self.s_wr_dest_qp.val()) << 42);
+        self.wr_frees.next = 0.into();
+        if (self.s_wr_kind.val() == 1)
+            | ((self.s_wr_kind.val() == 2) & (self.s_wr_length.val() == 0))
+        {
+            self.wr_frees.next = 1.into();
+        }
+        self.hdr_ram.write_data.next = bit_cast::<59, 2>(self.s_wr_kind.val())
+            | (bit_cast::<59, 24>(self.s_wr_psn.val()) << 2)
+            | (bit_cast::<59, 16>(self.s_wr_dest_node.val()) << 26)
+            | (bit_cast::<59, 16>(self.s_wr_dest_qp.val()) << 42)
+            | (bit_cast::<59, 1>(self.wr_frees.val()) << 58);
         self.data_ram.write_enable.next = self.s_wr_slot.val();
         self.data_ram.write_address.next = self.s_wr_qp.val();
         self.data_ram.write_data.next = bit_cast::<64, 8>(self.s_wr_syndrome.val())
@@ -199,10 +220,12 @@ impl Logic for SlotRams {
             self.kind_reg.d.next = self.hdr_ram.read_data.val().get_bits::<2>(0);
             self.psn_reg.d.next = self.hdr_ram.read_data.val().get_bits::<24>(2);
             self.data_reg.d.next = self.data_ram.read_data.val();
+            self.frees_reg.d.next = self.hdr_ram.read_data.val().get_bit(58);
             if self.s_rd_follow.val() {
                 self.kind_reg.d.next =
                     bit_cast::<2, 1>(self.follow_ram.read_data.val().get_bits::<1>(32));
                 self.psn_reg.d.next = self.follow_ram.read_data.val().get_bits::<24>(0);
+                self.frees_reg.d.next = self.follow_ram.read_data.val().get_bit(32);
                 self.data_reg.d.next =
                     bit_cast::<64, 8>(self.follow_ram.read_data.val().get_bits::<8>(24))
                         | (bit_cast::<64, 21>(self.follow_ram.read_data.val().get_bits::<21>(33))
@@ -233,6 +256,7 @@ impl Logic for SlotRams {
         self.m_dest_node.next = self.dest_node_reg.q.val();
         self.m_dest_qp.next = self.dest_qp_reg.q.val();
         self.m_data.next = self.data_reg.q.val();
+        self.m_frees.next = self.frees_reg.q.val();
     }
 }
 
