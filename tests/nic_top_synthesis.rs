@@ -82,9 +82,9 @@ fn nic_tops_on_ecp5_within_tolerance() {
     // (configuration, device, LUT4s, Fmax MHz) as measured.
     let pinned = [
         (NicConfig::default(), Device::Ecp5_85, 12_191, 97.00),
-        (NicConfig::default(), Device::Ecp5_25, 12_326, 96.73),
+        (NicConfig::default(), Device::Ecp5_25, 12_191, 101.25),
         (NicConfig::with_tpt(256), Device::Ecp5_85, 13_535, 82.00),
-        (NicConfig::with_tpt(256), Device::Ecp5_25, 13_303, 86.61),
+        (NicConfig::with_tpt(256), Device::Ecp5_25, 13_535, 93.85),
     ];
     let mut off = vec![];
     for (config, device, luts, fmax) in pinned {
