@@ -67,9 +67,10 @@
 //! Limits: `queue_pairs` in 1..=64; slot state in three 64-entry RAMs (59, 64 and 54
 //! bits: header, data, follow-up; the child [`SlotRams`], which also registers the slot
 //! served straight from the RAMs' read data, the opcode and length decoded after its
-//! registers, and whether handing the item over frees its slot) and seven 64-bit registers (pending, busy, resync mark; follow-up present,
-//! is a NACK, its resync mark, slot item is a promoted follow-up). The child
-//! [`BurstSize`] sizes the READ response's bursts.
+//! registers, and whether handing the item over frees its slot) and seven 64-bit
+//! registers (pending, busy, resync mark; follow-up present, is a NACK, its resync
+//! mark, slot item is a promoted follow-up). The child [`BurstSize`] sizes the READ
+//! response's bursts.
 //!
 //! Timing: the round robin's grant is used in the clock it is computed only for the slot
 //! RAMs' read address and the registers of the slot served; a picked ACK's pending and

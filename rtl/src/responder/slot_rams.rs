@@ -34,7 +34,8 @@
 //! registers (a DP16KD's unregistered read takes about half of an 8 ns clock); the opcode
 //! and length are decoded after the registers. `m_frees` is a register of its own (its
 //! length test is made on the write side and stored with the header), so the parent's
-//! slot bookkeeping starts from a register, not from the length's decode and zero test. Throughput: a write and a read every clock.
+//! slot bookkeeping starts from a register, not from the length's decode and zero test.
+//! Throughput: a write and a read every clock.
 //!
 //! Storage: three [`QpRam`]s (synchronous read, 59, 64 and 54 bits: header, data,
 //! follow-up), one entry per QP, `queue_pairs` rounded up to a power of two deep (so their
