@@ -339,7 +339,9 @@ impl Logic for TransmitMachine {
         self.m_commit_needs_response.next = self.wqe.m_op_read.val() | self.wqe.m_op_atomic.val();
         self.m_commit_delay.next = self.wqe.m_delay_ok.val();
         self.m_delay_cycles.next = bit_cast::<24, 64>(self.wqe.m_wqe.val().vaddr);
-        self.m_local_valid.next = self.tx_state.q.val() == SqTxState::Local;
+        // After the send slot's message (the events leave in commit order).
+        self.m_local_valid.next =
+            (self.tx_state.q.val() == SqTxState::Local) & !self.slot_valid.q.val();
         self.m_local_qp.next = self.claim.m_tx_qp.val();
         self.m_local_psn.next = self.claim.m_tx_psn.val();
         self.m_local_status.next = self.wqe.m_status.val();
@@ -438,6 +440,7 @@ impl Logic for TransmitMachine {
         self.claim.s_wqe_done.next = self.fetch.m_wqe_done.val();
         self.claim.s_tx_free.next = self.tx_state.q.val() == SqTxState::Idle;
         self.accept.next = self.claim.m_handoff.val();
+        self.fetch.s_handoff.next = self.claim.m_handoff.val();
         self.copy_pending.d.next = self.accept.val();
         if self.accept.val() {
             self.tx_state.d.next = SqTxState::CommitReq;
@@ -480,7 +483,7 @@ impl Logic for TransmitMachine {
                 }
             }
             SqTxState::Local => {
-                if self.m_local_ready.val() {
+                if self.m_local_ready.val() & !self.slot_valid.q.val() {
                     self.tx_state.d.next = SqTxState::Idle;
                 }
             }
