@@ -6,7 +6,7 @@
 //! a request's first cell, once the inputs it needs are known.
 //!
 //! Inputs:
-//! - `class` (an [`OutcomeClass`], `common/bundles.rs`): the cell's header decoded, as the
+//! - `s_class` (an [`OutcomeClass`], `common/bundles.rs`): the cell's header decoded, as the
 //!   engine receives it registered (`OutcomeClass::of`). Its opcode classes: `is_send`
 //!   (SEND 0x00, SEND_IMMEDIATE 0x01), `is_write` (RDMA_WRITE 0x10, RDMA_WRITE_IMMEDIATE
 //!   0x11), `is_read` (RDMA_READ_REQUEST 0x12), `is_atomic` (0x13, 0x14), `consumes`
@@ -123,7 +123,7 @@ pub const ACTION_NACK: u64 = 3;
 
 #[derive(LogicBlock)]
 pub struct NackGenerator {
-    pub class: Signal<In, OutcomeClass>,
+    pub s_class: Signal<In, OutcomeClass>,
     pub qp_exists: Signal<In, Bit>,
     pub qp_enabled: Signal<In, Bit>,
     pub source_match: Signal<In, Bit>,
@@ -205,7 +205,7 @@ pub struct NackGenerator {
 impl Default for NackGenerator {
     fn default() -> Self {
         NackGenerator {
-            class: Default::default(),
+            s_class: Default::default(),
             qp_exists: Default::default(),
             qp_enabled: Default::default(),
             source_match: Default::default(),
@@ -286,12 +286,12 @@ impl NackGenerator {
 impl Logic for NackGenerator {
     #[hdl_gen]
     fn update(&mut self) {
-        self.is_send.next = self.class.val().is_send;
-        self.is_write.next = self.class.val().is_write;
-        self.is_read.next = self.class.val().is_read;
-        self.is_atomic.next = self.class.val().is_atomic;
+        self.is_send.next = self.s_class.val().is_send;
+        self.is_write.next = self.s_class.val().is_write;
+        self.is_read.next = self.s_class.val().is_read;
+        self.is_atomic.next = self.s_class.val().is_atomic;
         self.is_rdma.next = self.is_write.val() | self.is_read.val() | self.is_atomic.val();
-        self.consumes.next = self.class.val().consumes;
+        self.consumes.next = self.s_class.val().consumes;
         // Rule 2: resync, then classify against the (possibly new) expected PSN.
         self.in_window.next =
             (self.behind.val() != 0) & (self.behind.val() <= self.send_window.val());
@@ -341,7 +341,7 @@ impl Logic for NackGenerator {
         if self.refused_window.val().get_bits::<3>(0).any() {
             self.ack_psn.next = self.psn.val();
         }
-        self.request_ok.next = self.class.val().request_ok;
+        self.request_ok.next = self.s_class.val().request_ok;
         // The rules as parallel terms (one group applies; see "Rule order"), so that no
         // output waits for a priority chain: rule 1 passed, then the PSN's class.
         self.req_ok.next = self.qp_exists.val()
@@ -618,7 +618,7 @@ mod tests {
             dma_length: (i.dma_length as u64).to_bits(),
             ..Default::default()
         };
-        uut.class.next = OutcomeClass::of(&header);
+        uut.s_class.next = OutcomeClass::of(&header);
         uut.qp_exists.next = i.qp_exists;
         uut.qp_enabled.next = i.qp_enabled;
         uut.source_match.next = i.source_match;

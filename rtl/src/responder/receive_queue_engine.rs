@@ -668,7 +668,7 @@ impl Logic for ReceiveQueueEngine {
 
         // ---- Decision ----
         // The request's classes, registered with the outcome by the `OutcomeSlice`.
-        self.nack.class.next = self.s_rx_class.val();
+        self.nack.s_class.next = self.s_rx_class.val();
         self.nack.qp_exists.next = self.lookup.qp_exists.val();
         self.nack.qp_enabled.next = self.lookup.qp_enabled.val();
         self.nack.source_match.next = self.lookup.source_match.val();
