@@ -1041,12 +1041,12 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
             };
             for p in d.multi_nic_mut().take_slow_path() {
                 let port = cluster.ports_of(h)[p.nic];
-                // The latest arrival before the answer is the request that missed; later
-                // ones (delivered between the answer and this collection) wait for the
-                // next answer.
+                // The latest arrival before the answer's cycle is the request that missed:
+                // a request delivered in the answer's own cycle (or later) cannot have
+                // caused it, and waits for the next answer about that STag.
                 let seen = arrivals[port].remove(&p.stag).unwrap_or_default();
                 let (before, after): (Vec<u64>, Vec<u64>) =
-                    seen.into_iter().partition(|&a| a <= p.answered_at);
+                    seen.into_iter().partition(|&a| a < p.answered_at);
                 if !after.is_empty() {
                     arrivals[port].insert(p.stag, after);
                 }
