@@ -1,7 +1,7 @@
 //! Reference model of the requester's `ClaimStage` (`rtl/src/requester/claim_stage.rs`),
-//! written from its doc comment: the pick, the claim, the fetch request, the WQE in the
-//! fetch with its claim's values and the send stage's claim, stepped by the block's inputs
-//! only.
+//! written from its doc comment: the pick, the claim, the fetch request, the WQEs in the
+//! fetch (up to two, in fetch order) with their claims' values and the send stage's claim,
+//! stepped by the block's inputs only.
 
 /// The inputs of one clock.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -19,6 +19,7 @@ pub struct ClaimInputs {
     pub fetch_ready: bool,
     /// A CSR write reset this QP or moved its ring.
     pub moved: Option<u8>,
+    /// The last word of the oldest WQE in the fetch whose words are awaited.
     pub wqe_done: bool,
     pub tx_free: bool,
 }
@@ -57,7 +58,7 @@ enum Stage {
     },
 }
 
-/// The WQE in the fetch: its claim's values, and whether its words are all in.
+/// A WQE in the fetch: its claim's values, and whether its words are all in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct InFetch {
     qp: u8,
@@ -71,7 +72,8 @@ struct InFetch {
 #[derive(Clone, Debug)]
 pub struct ClaimStageModel {
     stage: Stage,
-    fetch: Option<InFetch>,
+    /// The WQEs in the fetch, oldest first (at most two).
+    fetch: Vec<InFetch>,
     /// The send stage's claim (zero before the first hand-off).
     tx: (u8, u32, u32, bool),
 }
@@ -86,7 +88,7 @@ impl ClaimStageModel {
     pub fn new() -> Self {
         ClaimStageModel {
             stage: Stage::Idle,
-            fetch: None,
+            fetch: Vec::new(),
             tx: (0, 0, 0, false),
         }
     }
@@ -97,9 +99,8 @@ impl ClaimStageModel {
 
     /// What the ports show this clock with inputs `i`.
     pub fn outputs(&self, i: &ClaimInputs) -> ClaimOutputs {
-        let blocked = |qp: u8| {
-            self.fetch.is_some_and(|f| f.qp == qp) || (i.tx_uncommitted && self.tx.0 == qp)
-        };
+        let blocked =
+            |qp: u8| self.fetch.iter().any(|f| f.qp == qp) || (i.tx_uncommitted && self.tx.0 == qp);
         let pick_taken = !i.reset
             && self.stage == Stage::Idle
             && !i.pick_hold
@@ -109,11 +110,12 @@ impl ClaimStageModel {
             _ => None,
         };
         let fetch = match self.stage {
-            Stage::FetchReq { addr, .. } if self.fetch.is_none() => Some(addr),
+            Stage::FetchReq { addr, .. } if self.fetch.len() < 2 => Some(addr),
             _ => None,
         };
         let handoff = self
             .fetch
+            .first()
             .is_some_and(|f| i.tx_free && (f.done || i.wqe_done));
         ClaimOutputs {
             pick_taken,
@@ -127,15 +129,17 @@ impl ClaimStageModel {
     /// The clock edge after a clock with inputs `i`.
     pub fn step(&mut self, i: &ClaimInputs) {
         let out = self.outputs(i);
-        if let Some(f) = self.fetch.as_mut() {
+        for f in self.fetch.iter_mut() {
             f.stale |= Self::moved(i, f.qp);
-            if i.wqe_done {
+        }
+        if i.wqe_done {
+            if let Some(f) = self.fetch.iter_mut().find(|f| !f.done) {
                 f.done = true;
             }
         }
         self.tx.3 |= Self::moved(i, self.tx.0);
         if out.handoff {
-            let f = self.fetch.take().expect("a WQE in the fetch");
+            let f = self.fetch.remove(0);
             self.tx = (f.qp, f.psn, f.remote, f.stale);
         }
         self.stage = match self.stage {
@@ -174,7 +178,7 @@ impl ClaimStageModel {
             } => {
                 let stale = stale || Self::moved(i, qp);
                 if out.fetch.is_some() && i.fetch_ready {
-                    self.fetch = Some(InFetch {
+                    self.fetch.push(InFetch {
                         qp,
                         psn,
                         remote,
@@ -195,7 +199,7 @@ impl ClaimStageModel {
         };
         if i.reset {
             self.stage = Stage::Idle;
-            self.fetch = None;
+            self.fetch.clear();
         }
     }
 }

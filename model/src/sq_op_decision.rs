@@ -39,6 +39,7 @@ pub struct Inputs {
     pub rd_window_full: bool,
     pub exec: bool,
     pub op: Op,
+    /// With `read`: the operation's QP is below `queue_pairs` (held to its Exec clock).
     pub qp_valid: bool,
     pub csr_entry: SqEntry,
     pub csr_qp_reset: bool,
@@ -90,6 +91,8 @@ pub struct OpDecision {
     expired: bool,
     /// `sq_una` was being transmitted at the last read.
     on_una: bool,
+    /// The operation's QP was valid at the last read.
+    qp_valid: bool,
     last_timeout: u32,
 }
 
@@ -120,7 +123,8 @@ impl OpDecision {
             wr: kept,
             ..Default::default()
         };
-        let eligible = i.qp_valid
+        let qp_valid = self.qp_valid;
+        let eligible = qp_valid
             && e.enable
             && self.has_work
             && !self.window_full
@@ -132,7 +136,7 @@ impl OpDecision {
             match i.op {
                 Op::CsrRead => {}
                 Op::CsrWrite => {
-                    o.ok = i.qp_valid;
+                    o.ok = qp_valid;
                     *wr = i.csr_entry;
                     o.csr_qp_reset = i.csr_qp_reset;
                     o.csr_moved = i.csr_moved;
@@ -180,7 +184,7 @@ impl OpDecision {
                     }
                 }
                 Op::Advance => {
-                    o.ok = i.qp_valid && e.sq_una == i.adv_idx && !i.adv_stale;
+                    o.ok = qp_valid && e.sq_una == i.adv_idx && !i.adv_stale;
                     if o.ok {
                         let idx = (i.adv_idx + 1) & PSN_MASK;
                         wr.sq_una = idx;
@@ -193,7 +197,7 @@ impl OpDecision {
                     }
                 }
                 Op::Timer => {
-                    o.ok = i.qp_valid && o_flag;
+                    o.ok = qp_valid && o_flag;
                     let expired = self.expired;
                     if o.ok && self.on_una {
                         wr.timer_start = now;
@@ -228,6 +232,7 @@ impl OpDecision {
             self.has_work = i.rd_has_work;
             self.window_full = i.rd_window_full;
             self.on_una = i.rd_on_una;
+            self.qp_valid = i.qp_valid;
         }
         self.last_timeout = i.retry_timeout;
         o

@@ -174,6 +174,12 @@ pub fn exported_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
                 "nic_rtl::cell::OutcomeSender",
                 "nic_rtl::cell::OutcomeSender::new()".into(),
             ),
+            export_block(
+                "cell_outcome_slice",
+                crate::cell::OutcomeSlice::new(),
+                "nic_rtl::cell::OutcomeSlice",
+                "nic_rtl::cell::OutcomeSlice::new()".into(),
+            ),
         ],
     );
     blocks.extend(nic_blocks(config));

@@ -3,7 +3,8 @@
 //! Blocks: [`NicCsr`] (CSR port, global registers), [`SendQueueEngine`] (requester),
 //! [`ReceiveQueueEngine`] (responder, with [`crate::NackGenerator`]), [`ResponseGenerator`]
 //! (owed ACK / NACK / responses), [`TxArbiter`] → [`CellSegmenter`] (cells out),
-//! [`CellReassembler`] (cells in), [`CompletionQueue`], two [`DmaReadArbiter`]s (tx and
+//! [`CellReassembler`] (cells in) → [`OutcomeSlice`] (a register slice: one clock) →
+//! the receive engine, [`CompletionQueue`], two [`DmaReadArbiter`]s (tx and
 //! rx read ports), [`DmaWriteArbiter`], an [`AckEventQueue`] (acknowledgement events from
 //! the receive engine to the send engine, so the ingress does not wait while the send
 //! engine completes WQEs), and the optional [`Tpt`] (instantiated only when
@@ -26,6 +27,7 @@
 //! at one payload word per clock through the segmenter, the link and the responder's
 //! write port. Limits: `NicConfig::validate`.
 
+use crate::cell::outcome_slice::OutcomeSlice;
 use crate::cell::reassembler::CellReassembler;
 use crate::cell::segmenter::CellSegmenter;
 use crate::config::NicConfig;
@@ -89,6 +91,8 @@ pub struct NicTop {
     tx_arbiter: TxArbiter,
     segmenter: CellSegmenter,
     reassembler: CellReassembler,
+    /// The register slice between the reassembler's outcome and the receive engine.
+    rx_slice: OutcomeSlice,
     cq: CompletionQueue,
     tx_read_arbiter: DmaReadArbiter,
     rx_read_arbiter: DmaReadArbiter,
@@ -154,6 +158,7 @@ impl NicTop {
             tx_arbiter: TxArbiter::new(),
             segmenter: CellSegmenter::new(config.cell_payload),
             reassembler: CellReassembler::new(config.cell_payload),
+            rx_slice: OutcomeSlice::new(),
             cq: CompletionQueue::default(),
             tx_read_arbiter: DmaReadArbiter::new(),
             rx_read_arbiter: DmaReadArbiter::new(),
@@ -176,6 +181,7 @@ impl Logic for NicTop {
         self.tx_arbiter.clock.next = self.clock.val();
         self.segmenter.clock.next = self.clock.val();
         self.reassembler.clock.next = self.clock.val();
+        self.rx_slice.clock.next = self.clock.val();
         self.cq.clock.next = self.clock.val();
         self.tx_read_arbiter.clock.next = self.clock.val();
         self.rx_read_arbiter.clock.next = self.clock.val();
@@ -188,6 +194,7 @@ impl Logic for NicTop {
         self.tx_arbiter.reset.next = self.reset.val();
         self.segmenter.reset.next = self.reset.val();
         self.reassembler.reset.next = self.reset.val();
+        self.rx_slice.reset.next = self.reset.val();
         self.cq.reset.next = self.reset.val();
         self.tx_read_arbiter.reset.next = self.reset.val();
         self.rx_read_arbiter.reset.next = self.reset.val();
@@ -284,17 +291,25 @@ impl Logic for NicTop {
         self.segmenter.m_cell_ready.next = self.m_cell_ready.val();
         self.m_cell_last.next = self.segmenter.m_cell_last.val();
 
-        // Cells in: reassembler, then the receive engine.
+        // Cells in: reassembler, the outcome's register slice (the engine's ready and its
+        // decisions stop there), then the receive engine.
         self.reassembler.s_cell_data.next = self.s_cell_data.val();
         self.reassembler.s_cell_valid.next = self.s_cell_valid.val();
         self.s_cell_ready.next = self.reassembler.s_cell_ready.val();
         self.reassembler.s_cell_last.next = self.s_cell_last.val();
-        self.rq.s_rx_data.next = self.reassembler.m_data.val();
-        self.rq.s_rx_bytes.next = self.reassembler.m_bytes.val();
-        self.rq.s_rx_valid.next = self.reassembler.m_valid.val();
-        self.reassembler.m_ready.next = self.rq.s_rx_ready.val();
-        self.rq.s_rx_last.next = self.reassembler.m_last.val();
-        self.rq.s_rx_outcome.next = self.reassembler.m_outcome.val();
+        self.rx_slice.s_data.next = self.reassembler.m_data.val();
+        self.rx_slice.s_bytes.next = self.reassembler.m_bytes.val();
+        self.rx_slice.s_valid.next = self.reassembler.m_valid.val();
+        self.reassembler.m_ready.next = self.rx_slice.s_ready.val();
+        self.rx_slice.s_last.next = self.reassembler.m_last.val();
+        self.rx_slice.s_outcome.next = self.reassembler.m_outcome.val();
+        self.rq.s_rx_data.next = self.rx_slice.m_data.val();
+        self.rq.s_rx_bytes.next = self.rx_slice.m_bytes.val();
+        self.rq.s_rx_valid.next = self.rx_slice.m_valid.val();
+        self.rx_slice.m_ready.next = self.rq.s_rx_ready.val();
+        self.rq.s_rx_last.next = self.rx_slice.m_last.val();
+        self.rq.s_rx_outcome.next = self.rx_slice.m_outcome.val();
+        self.rq.s_rx_class.next = self.rx_slice.m_class.val();
 
         // Engines talk to each other.
         self.rq.s_expect_valid.next = self.sq.m_expect_valid.val();

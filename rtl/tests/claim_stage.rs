@@ -1,8 +1,8 @@
 //! `ClaimStage` against `nic_model::claim_stage::ClaimStageModel` (written from its doc
 //! comment) on seeded random stimulus: picks with idle gaps, a table engine that grants
 //! late (back-pressure on the claim request) and answers after a random delay, refused
-//! claims, a fetch that takes requests now and then and hands WQEs over after a random
-//! number of words, a send stage that is busy now and then, QP moves and resets.
+//! claims, a fetch that takes requests now and then (up to two WQEs in it) and hands WQEs
+//! over after a random number of words each, in fetch order, a send stage that is busy now and then, QP moves and resets.
 
 use nic_model::claim_stage::{ClaimInputs, ClaimOutputs, ClaimStageModel};
 use nic_model::Throttle;
@@ -74,7 +74,8 @@ fn run(seed: u64, p_pick: f64, p_grant: f64, p_fetch: f64, p_free: f64, clocks: 
     );
     // The table engine's answer (clocks to go, answer) and the fetch's words to go.
     let mut answer: Option<(u32, (bool, u32, u32, u32))> = None;
-    let mut words: Option<u32> = None;
+    // Words to go of each WQE in the fetch, oldest first (only the oldest's arrive).
+    let mut words: std::collections::VecDeque<u32> = Default::default();
     let mut handoffs = 0;
     for clock in 0..clocks {
         let mut i = ClaimInputs {
@@ -93,9 +94,9 @@ fn run(seed: u64, p_pick: f64, p_grant: f64, p_fetch: f64, p_free: f64, clocks: 
             i.claim_done = Some(a);
             answer = None;
         }
-        if words == Some(0) {
+        if words.front() == Some(&0) {
             i.wqe_done = true;
-            words = None;
+            words.pop_front();
         }
         drive(&mut uut, &i, rng.gen());
         settle(&mut uut);
@@ -105,7 +106,7 @@ fn run(seed: u64, p_pick: f64, p_grant: f64, p_fetch: f64, p_free: f64, clocks: 
         if let Some((n, _)) = answer.as_mut() {
             *n -= 1;
         }
-        if let Some(n) = words.as_mut() {
+        if let Some(n) = words.front_mut() {
             *n -= 1;
         }
         if want.claim.is_some() && i.op_grant && !i.commit_first {
@@ -118,11 +119,11 @@ fn run(seed: u64, p_pick: f64, p_grant: f64, p_fetch: f64, p_free: f64, clocks: 
             answer = Some((rng.gen_range(0..3), a));
         }
         if want.fetch.is_some() && i.fetch_ready {
-            words = Some(rng.gen_range(1..8));
+            words.push_back(rng.gen_range(1..8));
         }
         if i.reset {
             answer = None;
-            words = None;
+            words.clear();
         }
         handoffs += want.handoff as u64;
         model.step(&i);

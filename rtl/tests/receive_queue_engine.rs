@@ -9,7 +9,7 @@ use nic_abi::{csr, AethRefusals, Syndrome, PSN_MASK, SEND_WINDOW};
 use nic_model::cell_faults::corrupt_stream;
 use nic_model::responder::*;
 use nic_rtl::cell::format::{encode_message, opcode, CellOutcome, Message, ReassemblyModel};
-use nic_rtl::common::CellOutcomeHeader;
+use nic_rtl::common::{CellOutcomeHeader, OutcomeClass};
 use nic_rtl::responder::receive_queue_engine::ResponderState;
 use nic_rtl::sim::{settle, tick, ClockedBlock};
 use nic_rtl::{NackGenerator, ReceiveQueueEngine};
@@ -170,6 +170,8 @@ impl Bench {
                 offset: (o.offset as u64).to_bits(),
                 immediate: (o.immediate as u64).to_bits(),
             };
+            // The classes, as the `OutcomeSlice` in front registers them.
+            u.s_rx_class.next = OutcomeClass::of(&u.s_rx_outcome.next);
         }
     }
 
@@ -2056,6 +2058,7 @@ impl Logic for WithReassembler {
         r.m_ready.next = e.s_rx_ready.val();
         e.s_rx_last.next = r.m_last.val();
         e.s_rx_outcome.next = r.m_outcome.val();
+        e.s_rx_class.next = OutcomeClass::of(&r.m_outcome.val());
     }
 }
 

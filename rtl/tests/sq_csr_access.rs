@@ -62,7 +62,7 @@ fn run(seed: u64, queue_pairs: usize, accesses: usize) -> (usize, usize) {
             rng.gen()
         };
         let now: u32 = rng.gen();
-        u.s_qp.next = (qp as u64).to_bits();
+        u.s_qp_valid.next = qp < queue_pairs;
         u.s_reg.next = ((reg / 8) as u64).to_bits();
         u.s_wdata.next = (data as u64).to_bits();
         u.s_entry.next = QpEntry::from(&e);

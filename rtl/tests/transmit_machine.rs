@@ -76,8 +76,12 @@ struct Burst {
     ready_at: u64,
 }
 
-/// `smooth`: no gaps, no back-pressure, DMA latency 3, no moves, only 64-byte RDMA WRITEs.
-fn run(seed: u64, cycles: u64, smooth: bool) -> (usize, usize, usize) {
+/// `smooth`: no gaps, no back-pressure, DMA latency `latency`, no moves, only 64-byte RDMA
+/// WRITEs, and a message taken at most every `cell` clocks (the `CellSegmenter`'s pace; 0:
+/// any clock).
+fn run(seed: u64, cycles: u64, smooth: bool, latency: u64, cell: u64) -> (usize, usize, usize) {
+    // The clock from which the message sink takes the next message (smooth only).
+    let mut next_msg_at = 0u64;
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut uut = TransmitMachine::new();
     uut.connect_all();
@@ -281,7 +285,8 @@ fn run(seed: u64, cycles: u64, smooth: bool) -> (usize, usize, usize) {
         uut.s_txrd_last.next = beat.is_some_and(|b| b.1);
         let req_ready = bursts.len() < 4 && rng.gen_bool(p_ready);
         uut.m_txrd_req_ready.next = req_ready;
-        uut.m_msg_ready.next = rng.gen_bool(p_ready);
+        let msg_ready = rng.gen_bool(p_ready);
+        uut.m_msg_ready.next = msg_ready && (!smooth || cycle >= next_msg_at);
         uut.m_payload_ready.next = rng.gen_bool(p_ready);
         uut.m_expect_ready.next = rng.gen_bool(p_ready);
         settle(&mut uut);
@@ -325,7 +330,7 @@ fn run(seed: u64, cycles: u64, smooth: bool) -> (usize, usize, usize) {
                 bursts.push_back(Burst {
                     addr: r.0,
                     left: r.1,
-                    ready_at: cycle + if smooth { 3 } else { rng.gen_range(1..8) },
+                    ready_at: cycle + if smooth { latency } else { rng.gen_range(1..8) },
                 });
                 held_req = None;
             }
@@ -411,6 +416,7 @@ fn run(seed: u64, cycles: u64, smooth: bool) -> (usize, usize, usize) {
             held_msg = Some(m.clone());
             if uut.m_msg_ready.val() {
                 held_msg = None;
+                next_msg_at = cycle + cell;
                 assert!(
                     payload.is_empty(),
                     "message before the last payload word at {cycle}"
@@ -452,7 +458,7 @@ fn run(seed: u64, cycles: u64, smooth: bool) -> (usize, usize, usize) {
 #[test]
 fn matches_model_with_gaps_and_backpressure() {
     for seed in 1..=3 {
-        let (messages, locals, stale) = run(seed, 12_000, false);
+        let (messages, locals, stale) = run(seed, 12_000, false, 3, 0);
         eprintln!("seed {seed}: {messages} messages, {locals} local, {stale} stale commits");
         assert!(
             messages > 300 && locals > 10,
@@ -477,8 +483,29 @@ fn synthesises() {
 /// is claimed and fetched while the current message streams.
 #[test]
 fn the_next_wqe_is_fetched_while_a_message_streams() {
-    let (messages, _, _) = run(7, 4_000, true);
+    let (messages, _, _) = run(7, 4_000, true, 3, 0);
     let clocks = 4_000.0 / messages as f64;
     eprintln!("{messages} messages, {clocks:.2} clocks each");
     assert!(clocks < 14.0, "{clocks:.2} clocks per one-cell message");
+}
+
+/// On four QPs with the message sink taking one message every 16 clocks (the
+/// `CellSegmenter`'s pace for a one-cell message): at DMA latency 12 one-cell messages
+/// follow each other at about that pace; from there on the WQE fetch's round trip is the
+/// loop (one WQE fetch in flight, requested the clock after the send stage copies the
+/// previous one: about `L + 5` clocks per message), not the send stage, whose send slot
+/// keeps a message whose payload was read early while the stage commits the next WQE and
+/// requests its payload.
+#[test]
+fn one_cell_messages_at_latency_12_and_the_fetch_loop_beyond() {
+    for latency in [12u64, 16, 20, 24] {
+        let (messages, _, _) = run(7, 4_000, true, latency, 16);
+        let clocks = 4_000.0 / messages as f64;
+        eprintln!("L = {latency}: {messages} messages, {clocks:.2} clocks each");
+        let bound = (latency + 5).max(16) as f64 + 0.5;
+        assert!(
+            clocks < bound,
+            "L = {latency}: {clocks:.2} clocks per one-cell message (bound {bound})"
+        );
+    }
 }

@@ -94,6 +94,8 @@ struct ArbiterModel {
     locked: Option<usize>,
     last: usize,
     held: Option<usize>,
+    /// The requester offered on the clock before and was not granted.
+    req_waited: bool,
 }
 
 impl ArbiterModel {
@@ -105,12 +107,14 @@ impl ArbiterModel {
     }
 
     /// The source the arbiter routes `m_msg_ready` to: the held offer, else the one
-    /// that did not win last when both offer, else the one that offers.
+    /// that did not win last when both offer, else the one that offers; the requester
+    /// counts as offering for that choice only if it already waited on the clock before
+    /// (a requester offer that appears while the responder offers after winning last
+    /// goes second).
     fn pick(&self, valid: [bool; 2]) -> usize {
         match self.held {
             Some(s) => s,
-            None if valid[REQ] && valid[RESP] => 1 - self.last,
-            None if valid[RESP] => RESP,
+            None if valid[RESP] && (self.last == REQ || !self.req_waited) => RESP,
             None => REQ,
         }
     }
@@ -173,6 +177,7 @@ fn run(
         settle(&mut uut);
         let valid = [offers[REQ].0.is_some(), offers[RESP].0.is_some()];
         let offer = model.offer(valid);
+        let req_waits = valid[REQ] && !(offer == Some(REQ) && uut.m_msg_ready.val());
         assert_eq!(
             uut.m_msg_valid.val(),
             offer.is_some(),
@@ -229,6 +234,7 @@ fn run(
         } else {
             model.held = None;
         }
+        model.req_waited = req_waits;
         // Payload handshake.
         let pready = uut.m_payload_ready.val();
         match locked_now {

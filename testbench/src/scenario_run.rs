@@ -875,8 +875,9 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         nics: scenario.total_nics(),
         ..Default::default()
     };
-    // Per port: STag -> the cycle the latest request naming it arrived (its first cell).
-    let mut arrivals: Vec<BTreeMap<u32, u64>> = vec![BTreeMap::new(); scenario.total_nics()];
+    // Per port: STag -> the cycles requests naming it arrived (their first cells), in
+    // order, since the last answer about it.
+    let mut arrivals: Vec<BTreeMap<u32, Vec<u64>>> = vec![BTreeMap::new(); scenario.total_nics()];
     let trace_cells = std::env::var_os("NIC_TRACE_CELLS").is_some();
     let mut delivered_words = vec![0u64; n];
     let mut control_cells = vec![];
@@ -1014,7 +1015,7 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
         }
         for mut d in deliveries {
             if let Some(stag) = request_stag(&d.words) {
-                arrivals[d.dst].insert(stag, d.cycle);
+                arrivals[d.dst].entry(stag).or_default().push(d.cycle);
             }
             // The scoreboards know hosts, not ports.
             d.src = cluster.host_of_port(d.src);
@@ -1040,8 +1041,16 @@ pub fn run_scenario(scenario: &Scenario, mut opts: RunOptions) -> Result<Report,
             };
             for p in d.multi_nic_mut().take_slow_path() {
                 let port = cluster.ports_of(h)[p.nic];
-                let arrived = arrivals[port].remove(&p.stag);
-                multi.record(&p, arrived.map(|a| p.answered_at.saturating_sub(a)));
+                // The latest arrival before the answer's cycle is the request that missed:
+                // a request delivered in the answer's own cycle (or later) cannot have
+                // caused it, and waits for the next answer about that STag.
+                let seen = arrivals[port].remove(&p.stag).unwrap_or_default();
+                let (before, after): (Vec<u64>, Vec<u64>) =
+                    seen.into_iter().partition(|&a| a < p.answered_at);
+                if !after.is_empty() {
+                    arrivals[port].insert(p.stag, after);
+                }
+                multi.record(&p, before.last().map(|&a| p.answered_at - a));
             }
         }
         let mut completions: Vec<Vec<nic_driver::Completion>> = (0..n)

@@ -51,6 +51,7 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "cell_checks",
         "cell_buffer",
         "cell_outcome_sender",
+        "cell_outcome_slice",
         "cell_reassembler",
         "cell_datapath",
         "csr",

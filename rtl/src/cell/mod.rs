@@ -7,6 +7,8 @@
 //! - [`CellReassembler`]: cells → checked payload, cell by cell; its children
 //!   [`CellPosition`] (where the input stands in a cell), [`CellChecks`] (the verdict),
 //!   [`CellBuffer`] (the payload store) and [`OutcomeSender`] (the output side).
+//! - [`OutcomeSlice`]: the register slice between the reassembler's outcome and the receive
+//!   engine in the NIC top, with the outcome's header decoded ([`crate::common::OutcomeClass`]).
 //! - [`CellDatapath`]: segmenter → link → reassembler, the loopback of the demos and benches.
 //!
 //! Random messages and cell-stream faults for tests are `nic_model::cell_faults`.
@@ -17,6 +19,7 @@ pub mod cell_position;
 pub mod datapath;
 pub mod format;
 pub mod outcome_sender;
+pub mod outcome_slice;
 pub mod reassembler;
 pub mod segmenter;
 
@@ -25,5 +28,6 @@ pub use cell_checks::CellChecks;
 pub use cell_position::CellPosition;
 pub use datapath::CellDatapath;
 pub use outcome_sender::OutcomeSender;
+pub use outcome_slice::OutcomeSlice;
 pub use reassembler::CellReassembler;
 pub use segmenter::CellSegmenter;

@@ -350,6 +350,107 @@ impl From<Bits<{ <CellOutcomeHeader as Synth>::BITS }>> for CellOutcomeHeader {
     }
 }
 
+/// What a cell outcome's header says, decoded (`docs/nic-blocks.md`, "Cell outcome"): the
+/// classes the receive engine decides on, registered with the outcome by the
+/// [`OutcomeSlice`](crate::cell::OutcomeSlice) (its `m_class`, beside `m_outcome`) so that
+/// the engine's decision starts at a register. Opcodes and flag bits as
+/// `crate::cell::format` names them.
+///
+/// `first` (FIRST flag and cell sequence 0), `last_cell` (LAST flag), `ok` (status 0 and
+/// no reserved flag bit), `resync`, `invalidate` (those flags); `is_send` (SEND,
+/// SEND_IMMEDIATE), `is_write` (RDMA_WRITE, RDMA_WRITE_IMMEDIATE), `is_read`
+/// (RDMA_READ_REQUEST), `is_atomic` (COMPARE_SWAP, FETCH_ADD), `consumes` (a SEND or
+/// RDMA_WRITE_IMMEDIATE: it takes a receive queue entry), `is_request` (a SEND or an
+/// opcode from RDMA_WRITE to FETCH_ADD), `is_ackish` (ACK, NACK), `is_nack`,
+/// `is_response` (RDMA_READ_RESPONSE, ATOMIC_RESPONSE), `is_atomic_response`;
+/// `request_ok`, the static part of rule 5 (`docs/nic-architecture.md`, "Reliability"):
+/// the RETH address is 8-aligned, an atomic's `dma_length` is 8 and its `msg_length` 16,
+/// a write's `msg_length` equals its `dma_length`.
+///
+/// Bits (first field lowest): `first` 0, `last_cell` 1, `ok` 2, `resync` 3, `invalidate`
+/// 4, `is_send` 5, `is_write` 6, `is_read` 7, `is_atomic` 8, `consumes` 9, `is_request`
+/// 10, `is_ackish` 11, `is_nack` 12, `is_response` 13, `is_atomic_response` 14,
+/// `request_ok` 15.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct OutcomeClass {
+    pub first: Bit,
+    pub last_cell: Bit,
+    pub ok: Bit,
+    pub resync: Bit,
+    pub invalidate: Bit,
+    pub is_send: Bit,
+    pub is_write: Bit,
+    pub is_read: Bit,
+    pub is_atomic: Bit,
+    pub consumes: Bit,
+    pub is_request: Bit,
+    pub is_ackish: Bit,
+    pub is_nack: Bit,
+    pub is_response: Bit,
+    pub is_atomic_response: Bit,
+    pub request_ok: Bit,
+}
+
+/// The fields of a packed [`OutcomeClass`] (the inverse of the `LogicStruct` packing).
+impl From<Bits<{ <OutcomeClass as Synth>::BITS }>> for OutcomeClass {
+    fn from(b: Bits<{ <OutcomeClass as Synth>::BITS }>) -> Self {
+        let at = OutcomeClass::default();
+        OutcomeClass {
+            first: b.get_bit(at.get_my_offset_first()),
+            last_cell: b.get_bit(at.get_my_offset_last_cell()),
+            ok: b.get_bit(at.get_my_offset_ok()),
+            resync: b.get_bit(at.get_my_offset_resync()),
+            invalidate: b.get_bit(at.get_my_offset_invalidate()),
+            is_send: b.get_bit(at.get_my_offset_is_send()),
+            is_write: b.get_bit(at.get_my_offset_is_write()),
+            is_read: b.get_bit(at.get_my_offset_is_read()),
+            is_atomic: b.get_bit(at.get_my_offset_is_atomic()),
+            consumes: b.get_bit(at.get_my_offset_consumes()),
+            is_request: b.get_bit(at.get_my_offset_is_request()),
+            is_ackish: b.get_bit(at.get_my_offset_is_ackish()),
+            is_nack: b.get_bit(at.get_my_offset_is_nack()),
+            is_response: b.get_bit(at.get_my_offset_is_response()),
+            is_atomic_response: b.get_bit(at.get_my_offset_is_atomic_response()),
+            request_ok: b.get_bit(at.get_my_offset_request_ok()),
+        }
+    }
+}
+
+impl OutcomeClass {
+    /// The classes of an outcome header, in software (for test benches: the reference
+    /// the `OutcomeSlice`'s decode is checked against).
+    pub fn of(h: &CellOutcomeHeader) -> Self {
+        use crate::cell::format::{flag, opcode};
+        let op = h.opcode.to_u64() as u8;
+        let flags = h.flags.to_u64() as u8;
+        let msg_length = h.msg_length.to_u64();
+        let dma_length = h.dma_length.to_u64();
+        let is_send = op == opcode::SEND || op == opcode::SEND_IMMEDIATE;
+        let is_write = op == opcode::RDMA_WRITE || op == opcode::RDMA_WRITE_IMMEDIATE;
+        let is_atomic = op == opcode::ATOMIC_COMPARE_SWAP || op == opcode::ATOMIC_FETCH_ADD;
+        OutcomeClass {
+            first: flags & flag::FIRST != 0 && h.cell_seq.to_u64() == 0,
+            last_cell: flags & flag::LAST != 0,
+            ok: h.status.to_u64() == 0 && flags & flag::RESERVED_MASK == 0,
+            resync: flags & flag::RESYNC != 0,
+            invalidate: flags & flag::INVALIDATE != 0,
+            is_send,
+            is_write,
+            is_read: op == opcode::RDMA_READ_REQUEST,
+            is_atomic,
+            consumes: is_send || op == opcode::RDMA_WRITE_IMMEDIATE,
+            is_request: is_send || (opcode::RDMA_WRITE..=opcode::ATOMIC_FETCH_ADD).contains(&op),
+            is_ackish: op == opcode::ACK || op == opcode::NACK,
+            is_nack: op == opcode::NACK,
+            is_response: op == opcode::RDMA_READ_RESPONSE || op == opcode::ATOMIC_RESPONSE,
+            is_atomic_response: op == opcode::ATOMIC_RESPONSE,
+            request_ok: h.vaddr.to_u64() & 7 == 0
+                && (!is_atomic || (dma_length == 8 && msg_length == 16))
+                && (!is_write || msg_length == dma_length),
+        }
+    }
+}
+
 /// A response the responder owes (`docs/nic-blocks.md`, "Owed responses"): the payload of
 /// the `m_owe_valid` / `m_owe_ready` handshake from the `ReceiveQueueEngine` to the
 /// `ResponseGenerator`. `kind`: 0 ACK, 1 NACK, 2 READ_RESPONSE, 3 ATOMIC_RESPONSE; `psn`

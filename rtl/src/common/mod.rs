@@ -5,7 +5,7 @@
 //! - [`NackCounters`]: the eight NACK counters per syndrome (`NACK_SENT`, `NACK_RECEIVED`).
 //! - [`zeroed_ram`]: a RAM whose words start at zero in every simulator.
 //! - [`QpRam`]: a per-queue-pair RAM (zero at start) whose depth follows the queue-pair count.
-//! - [`bundles`]: the payload types of the handshakes ([`AckEvent`], [`CellOutcomeHeader`], [`CompletionRequest`], [`FinishedCell`], [`MessageDescriptor`], [`SendWqe`], [`TptRequest`]).
+//! - [`bundles`]: the payload types of the handshakes ([`AckEvent`], [`CellOutcomeHeader`], [`CompletionRequest`], [`FinishedCell`], [`MessageDescriptor`], [`OutcomeClass`], [`SendWqe`], [`TptRequest`]).
 
 pub mod event_counter;
 pub use event_counter::EventCounter;
@@ -19,6 +19,6 @@ pub use round_robin::RoundRobin;
 pub use zeroed_ram::zeroed_ram;
 pub mod bundles;
 pub use bundles::{
-    AckEvent, CellOutcomeHeader, CompletionRequest, FinishedCell, MessageDescriptor, OwedResponse,
-    SendWqe, TptRequest,
+    AckEvent, CellOutcomeHeader, CompletionRequest, FinishedCell, MessageDescriptor, OutcomeClass,
+    OwedResponse, SendWqe, TptRequest,
 };

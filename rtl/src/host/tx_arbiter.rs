@@ -17,6 +17,12 @@
 //!
 //! Behaviour: while no payload is in flight the arbiter offers one source's message on
 //! `m_msg`: the one that did not win last time when both are valid, else the valid one.
+//! The requester counts as valid for that choice when it was valid and not granted on the
+//! clock before (a message source holds its offer until it is taken); a requester offer
+//! that first appears in a clock in which the responder offers too, after the responder
+//! won last, waits for the responder's message. So the responder's `s_resp_msg_ready`
+//! does not depend on `s_req_msg_valid` in the same clock (the two sources' decisions stay
+//! apart for timing), and the arbiter still never idles while a source offers.
 //! An offer that is not taken is held (same source, so the fields stay stable) until the
 //! segmenter takes it. The source's `*_msg_ready` is `m_msg_ready` routed to it, so the
 //! clock edge on which the segmenter accepts the message is the source's grant. A granted
@@ -25,7 +31,8 @@
 //! passed. A message of length 0 does not lock.
 //!
 //! Latency: none; messages and payload pass combinationally (multiplexers steered by
-//! registers only; no path from an input valid to an output ready).
+//! registers and the responder's valid only; no path from an input valid to an output
+//! ready other than `s_resp_msg_valid` to `s_req_msg_ready`).
 //! Throughput: one payload word per clock, no bubbles; a new message can be offered on the
 //! clock after the previous message's last payload beat (or right after a length-0 grant).
 //! Limits: relies on each source's `*_payload_last` marking its message's final word.
@@ -67,11 +74,15 @@ pub struct TxArbiter {
     /// The locked payload is the responder's.
     lock_resp: DFF<Bit>,
     /// The round robin between the responder (index 0: it goes first after reset) and
-    /// the requester (index 1), per message.
+    /// the requester (index 1), per message; asked for `resp_first`, one clock ahead.
     rr: RoundRobin<2, 1>,
     /// Last clock's offer was not taken: offer the same source again.
     hold: DFF<Bit>,
     hold_resp: DFF<Bit>,
+    /// The responder's offer goes first this clock (when nothing is held): the round robin
+    /// favours it, or the requester was not left waiting on the clock before. Decided
+    /// one clock ahead, so `s_req_msg_valid` does not reach `s_resp_msg_ready`.
+    resp_first: DFF<Bit>,
     /// The source whose message is offered this clock (1 = responder).
     pick_resp: Signal<Local, Bit>,
     /// Messages may pass (no payload in flight, not in reset).
@@ -92,13 +103,12 @@ impl TxArbiter {
 impl Logic for TxArbiter {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(self, clock, locked, lock_resp, hold, hold_resp);
+        dff_setup!(self, clock, locked, lock_resp, hold, hold_resp, resp_first);
         self.rr.clock.next = self.clock.val();
         self.rr.reset.next = self.reset.val();
-        // Which source to offer: the held one, else round robin among the valid ones.
-        self.rr.s_request.next = bit_cast::<2, 1>(self.s_resp_msg_valid.val().into())
-            | (bit_cast::<2, 1>(self.s_req_msg_valid.val().into()) << 1);
-        self.pick_resp.next = self.rr.m_grant_valid.val() & !self.rr.m_grant_index.val().any();
+        // Which source to offer: the held one, else the responder if it offers and goes
+        // first (decided at the last edge), else the requester.
+        self.pick_resp.next = self.s_resp_msg_valid.val() & self.resp_first.q.val();
         if self.hold.q.val() {
             self.pick_resp.next = self.hold_resp.q.val();
         }
@@ -136,6 +146,18 @@ impl Logic for TxArbiter {
         self.hold_resp.d.next = self.pick_resp.val();
         self.rr.s_served.next = self.grant.val();
         self.rr.s_served_index.next = bit_cast::<1, 1>((!self.pick_resp.val()).into());
+        // Next clock's order, from this clock's requester valid and the pointer as it is
+        // after this edge: the round robin asked with the responder always requesting
+        // grants the responder when the requester does not ask or the pointer favours the
+        // responder. A grant this clock moves the pointer past the granted source: after
+        // the requester's the responder goes first; after the responder's, the requester
+        // does if it is still valid.
+        self.rr.s_request.next =
+            bit_cast::<2, 1>(1.into()) | (bit_cast::<2, 1>(self.s_req_msg_valid.val().into()) << 1);
+        self.resp_first.d.next = self.rr.m_grant_valid.val() & !self.rr.m_grant_index.val().any();
+        if self.grant.val() {
+            self.resp_first.d.next = !self.pick_resp.val() | !self.s_req_msg_valid.val();
+        }
         if self.grant.val() {
             if self.m_msg.val().length != 0 {
                 self.locked.d.next = true;
@@ -150,6 +172,7 @@ impl Logic for TxArbiter {
             self.lock_resp.d.next = false;
             self.hold.d.next = false;
             self.hold_resp.d.next = false;
+            self.resp_first.d.next = true;
         }
     }
 }

@@ -1,8 +1,9 @@
 //! `ClaimStage`: the first stage of the `TransmitMachine` and the claims of the WQEs in its
 //! later stages: it takes the scheduler's pick, has the QP claimed by the table engine
 //! (which reads `sq_next`, the WQE's address and QP_REMOTE), requests the WQE's fetch,
-//! keeps the claim's values while the fetch reads the WQE, and hands them to the send
-//! stage with the WQE's last word; it keeps the send stage's claim too (QP, PSN, remote,
+//! keeps the claim's values while the fetch reads the WQE (two WQEs may be in the fetch:
+//! the second is requested while the first is read or waits for the send stage), and
+//! hands them to the send stage with the WQE's last word, oldest first; it keeps the send stage's claim too (QP, PSN, remote,
 //! stale), which the commit, the message and the events carry.
 //!
 //! Follows the commit point of `docs/nic-architecture.md` (the fetch is speculative; a QP
@@ -17,28 +18,30 @@
 //! - Pick: `s_pick_valid`, `s_pick_qp` (6), `m_pick_taken` (combinational: taken this
 //!   clock). A pick is taken when the stage is idle, `s_pick_hold` is low (the send stage
 //!   holds the read port for a long payload, or copies a WQE) and the pick's QP has no WQE
-//!   waiting for its commit: not the one in the fetch, not the send stage's while
+//!   waiting for its commit: not one in the fetch, not the send stage's while
 //!   `s_tx_uncommitted`.
 //! - Claim request: `m_claim_valid` (registered state), `m_claim_qp` (6). `s_op_grant`
 //!   with `s_commit_first` low takes it (a commit shown in the same clock goes first);
 //!   the answer comes with `s_claim_done`, `s_op_ok`, `s_claim_psn` (24), `s_claim_addr`
 //!   (32), `s_claim_remote` (32). A refused claim (`s_op_ok` low) ends the pick.
 //! - Fetch request: `m_fetch_valid`, `m_fetch_addr` (32, the claimed WQE's address), shown
-//!   once the fetch holds no WQE for the send stage; `s_fetch_ready` takes it.
+//!   while the fetch holds at most one WQE for the send stage; `s_fetch_ready` takes it
+//!   (the `WqeFetch` takes it when it has room for it).
 //! - `s_moved_valid`, `s_moved_qp` (6): a CSR write reset that QP or moved its ring; a
 //!   claim of it in any stage goes stale.
-//! - Hand-off: `s_wqe_done` (the fetch's last word of the WQE, this clock), `s_tx_free`
-//!   (the send stage is free); `m_handoff` (combinational): the send stage takes the WQE
-//!   this clock (done now or waiting since).
+//! - Hand-off: `s_wqe_done` (the last word of the oldest WQE in the fetch whose words are
+//!   awaited, this clock), `s_tx_free` (the send stage is free); `m_handoff`
+//!   (combinational): the send stage takes the oldest WQE this clock (done now or waiting
+//!   since).
 //! - The send stage's claim (registered, from the last hand-off): `m_tx_qp` (6),
 //!   `m_tx_psn` (24), `m_tx_remote` (32), `m_tx_stale` (its QP moved since the claim,
 //!   up to the last clock edge).
 //!
 //! Latency: a pick is taken in the clock it is shown (when allowed); the claim request
 //! follows the next clock; the fetch request the clock after the claim's answer (once the
-//! fetch is free); the hand-off in the clock of the WQE's last word when the send stage is
+//! fetch holds at most one WQE); the hand-off in the clock of the WQE's last word when the send stage is
 //! free.
-//! Throughput: one claim in flight, one WQE in the fetch: the next pick is taken the clock
+//! Throughput: one claim in flight, two WQEs in the fetch: the next pick is taken the clock
 //! after the fetch request is taken.
 //! Limits: queue pairs 0..=63 (6-bit QP numbers); no parameters.
 
@@ -100,6 +103,22 @@ pub struct ClaimStage {
     fw_psn: DFF<Bits<24>>,
     fw_remote: DFF<Bits<32>>,
     fw_stale: DFF<Bit>,
+    // The second WQE in the fetch, requested while the first is fetched or waits for the
+    // send stage (`fn_busy`: its words are awaited; `fn_ready`: complete), with its claim's
+    // values; it moves into `fw_*` when the first is handed off.
+    fn_busy: DFF<Bit>,
+    fn_ready: DFF<Bit>,
+    fn_qp: DFF<Bits<6>>,
+    fn_psn: DFF<Bits<24>>,
+    fn_remote: DFF<Bits<32>>,
+    fn_stale: DFF<Bit>,
+    /// The fetch request is taken this clock.
+    fetch_go: Signal<Local, Bit>,
+    /// The fetch's first (second) WQE is complete after this clock's word.
+    fw_rdy: Signal<Local, Bit>,
+    fn_rdy: Signal<Local, Bit>,
+    /// The new fetch's claim goes into `fw_*` (else `fn_*`).
+    go_first: Signal<Local, Bit>,
     // The send stage's claim.
     tx_qp: DFF<Bits<6>>,
     tx_psn: DFF<Bits<24>>,
@@ -140,6 +159,12 @@ impl Logic for ClaimStage {
             fw_psn,
             fw_remote,
             fw_stale,
+            fn_busy,
+            fn_ready,
+            fn_qp,
+            fn_psn,
+            fn_remote,
+            fn_stale,
             tx_qp,
             tx_psn,
             tx_remote,
@@ -150,8 +175,11 @@ impl Logic for ClaimStage {
         self.m_fetch_addr.next = self.fa_wqe_addr.q.val();
         self.m_fetch_valid.next = false;
         self.m_pick_taken.next = false;
+        self.fetch_go.next = false;
         self.pick_blocked.next = ((self.fw_busy.q.val() | self.fw_ready.q.val())
             & (self.fw_qp.q.val() == self.s_pick_qp.val()))
+            | ((self.fn_busy.q.val() | self.fn_ready.q.val())
+                & (self.fn_qp.q.val() == self.s_pick_qp.val()))
             | (self.s_tx_uncommitted.val() & (self.tx_qp.q.val() == self.s_pick_qp.val()));
         // A reset or moved ring (CSR write) invalidates a claim of that QP.
         if self.s_moved_valid.val() & (self.s_moved_qp.val() == self.fa_qp.q.val()) {
@@ -159,6 +187,9 @@ impl Logic for ClaimStage {
         }
         if self.s_moved_valid.val() & (self.s_moved_qp.val() == self.fw_qp.q.val()) {
             self.fw_stale.d.next = true;
+        }
+        if self.s_moved_valid.val() & (self.s_moved_qp.val() == self.fn_qp.q.val()) {
+            self.fn_stale.d.next = true;
         }
         if self.s_moved_valid.val() & (self.s_moved_qp.val() == self.tx_qp.q.val()) {
             self.tx_stale.d.next = true;
@@ -189,18 +220,12 @@ impl Logic for ClaimStage {
                 }
             }
             SqClaimState::FetchReq => {
-                // Once the fetch's previous WQE has been taken by the send stage (its
-                // fields are copied in the clock after: the next WQE's words come later).
-                if !self.fw_busy.q.val() & !self.fw_ready.q.val() {
+                // While the fetch holds at most one WQE (it takes the request when it has
+                // room: its WQE is short and its words are all asked for).
+                if !self.fn_busy.q.val() & !self.fn_ready.q.val() {
                     self.m_fetch_valid.next = true;
                     if self.s_fetch_ready.val() {
-                        self.fw_busy.d.next = true;
-                        self.fw_qp.d.next = self.fa_qp.q.val();
-                        self.fw_psn.d.next = self.fa_psn.q.val();
-                        self.fw_remote.d.next = self.fa_remote.q.val();
-                        self.fw_stale.d.next = self.fa_stale.q.val()
-                            | (self.s_moved_valid.val()
-                                & (self.s_moved_qp.val() == self.fa_qp.q.val()));
+                        self.fetch_go.next = true;
                         self.fa_state.d.next = SqClaimState::Idle;
                     }
                 }
@@ -210,15 +235,52 @@ impl Logic for ClaimStage {
             }
         }
         // The fetch hands the WQE off with its last word (word 4, or word 7 of a WQE
-        // that uses them); the send stage takes it when free.
-        self.m_handoff.next = self.s_tx_free.val()
-            & (self.fw_ready.q.val() | (self.fw_busy.q.val() & self.s_wqe_done.val()));
-        if self.fw_busy.q.val() & self.s_wqe_done.val() {
-            self.fw_busy.d.next = false;
-            self.fw_ready.d.next = !self.m_handoff.val();
+        // that uses them); the send stage takes it when free. The words of the first WQE
+        // in the fetch come first.
+        self.fw_rdy.next = self.fw_ready.q.val() | (self.fw_busy.q.val() & self.s_wqe_done.val());
+        self.fn_rdy.next = self.fn_ready.q.val()
+            | (!self.fw_busy.q.val() & self.fn_busy.q.val() & self.s_wqe_done.val());
+        self.m_handoff.next = self.s_tx_free.val() & self.fw_rdy.val();
+        self.fw_busy.d.next = self.fw_busy.q.val() & !self.s_wqe_done.val();
+        self.fw_ready.d.next = self.fw_rdy.val();
+        self.fn_busy.d.next = self.fn_busy.q.val() & !self.fn_rdy.val();
+        self.fn_ready.d.next = self.fn_rdy.val();
+        // The new fetch's claim: into the first free entry once this clock's hand-off
+        // has moved the second WQE up.
+        self.go_first.next = !self.fw_busy.q.val() & !self.fw_ready.q.val();
+        if self.m_handoff.val() {
+            // The second WQE moves up.
+            self.fw_busy.d.next = self.fn_busy.q.val() & !self.fn_rdy.val();
+            self.fw_ready.d.next = self.fn_rdy.val();
+            self.fw_qp.d.next = self.fn_qp.q.val();
+            self.fw_psn.d.next = self.fn_psn.q.val();
+            self.fw_remote.d.next = self.fn_remote.q.val();
+            self.fw_stale.d.next = self.fn_stale.q.val()
+                | (self.s_moved_valid.val() & (self.s_moved_qp.val() == self.fn_qp.q.val()));
+            self.fn_busy.d.next = false;
+            self.fn_ready.d.next = false;
+            self.go_first.next = !self.fn_busy.q.val() & !self.fn_ready.q.val();
+        }
+        if self.fetch_go.val() {
+            if self.go_first.val() {
+                self.fw_busy.d.next = true;
+                self.fw_ready.d.next = false;
+                self.fw_qp.d.next = self.fa_qp.q.val();
+                self.fw_psn.d.next = self.fa_psn.q.val();
+                self.fw_remote.d.next = self.fa_remote.q.val();
+                self.fw_stale.d.next = self.fa_stale.q.val()
+                    | (self.s_moved_valid.val() & (self.s_moved_qp.val() == self.fa_qp.q.val()));
+            } else {
+                self.fn_busy.d.next = true;
+                self.fn_ready.d.next = false;
+                self.fn_qp.d.next = self.fa_qp.q.val();
+                self.fn_psn.d.next = self.fa_psn.q.val();
+                self.fn_remote.d.next = self.fa_remote.q.val();
+                self.fn_stale.d.next = self.fa_stale.q.val()
+                    | (self.s_moved_valid.val() & (self.s_moved_qp.val() == self.fa_qp.q.val()));
+            }
         }
         if self.m_handoff.val() {
-            self.fw_ready.d.next = false;
             self.tx_qp.d.next = self.fw_qp.q.val();
             self.tx_psn.d.next = self.fw_psn.q.val();
             self.tx_remote.d.next = self.fw_remote.q.val();
@@ -233,6 +295,8 @@ impl Logic for ClaimStage {
             self.fa_state.d.next = SqClaimState::Idle;
             self.fw_busy.d.next = false;
             self.fw_ready.d.next = false;
+            self.fn_busy.d.next = false;
+            self.fn_ready.d.next = false;
             self.m_pick_taken.next = false;
             self.m_claim_valid.next = false;
         }

@@ -480,7 +480,7 @@ impl Logic for SendQueueEngine {
         self.scheduler.s_drop_qp.next = self.grant.m_op_qp.val();
 
         // ---- CSR registers (the entry as it would be written back unchanged) ----
-        self.csr.s_qp.next = self.grant.m_op_qp.val();
+        self.csr.s_qp_valid.next = self.grant.m_op_qp_valid.val();
         self.csr.s_reg.next = self.csr_reg_reg.q.val();
         self.csr.s_wdata.next = self.csr_wdata_reg.q.val();
         self.csr.s_entry.next = self.dec.m_kept.val();

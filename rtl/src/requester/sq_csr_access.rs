@@ -8,10 +8,12 @@
 //! writes back `m_entry` (a write).
 //!
 //! Ports (combinational; no clock):
-//! - `s_qp` (6), `s_reg` (4, the register's offset / 8), `s_wdata` (32, a write's data).
+//! - `s_qp_valid` (the access's queue pair is below `queue_pairs`: the parent's registered
+//!   test, so no comparison of the QP index sits in the access's path), `s_reg` (4, the
+//!   register's offset / 8), `s_wdata` (32, a write's data).
 //! - `s_entry` ([`QpEntry`]): the queue pair's entry as it would be written back unchanged;
 //!   `s_now` (32): the cycle counter (a reset restarts the retry timer from it).
-//! - `m_qp_valid`: `s_qp < queue_pairs` (reads of other queue pairs answer 0, their writes
+//! - `m_qp_valid`: `s_qp_valid` (reads of other queue pairs answer 0, their writes
 //!   are ignored).
 //! - `m_rdata` (64): SQ_BASE (`base`), SQ_SIZE_LOG2 (`size_log2`), SQ_PI (`sq_pi`), SQ_CI
 //!   (`sq_una`), QP_REMOTE (`remote`), QP_CTRL (bit 0 `enable`), QP_STATUS (23:0
@@ -35,7 +37,7 @@ use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
 pub struct SqCsrAccess {
-    pub s_qp: Signal<In, Bits<6>>,
+    pub s_qp_valid: Signal<In, Bit>,
     pub s_reg: Signal<In, Bits<4>>,
     pub s_wdata: Signal<In, Bits<32>>,
     pub s_entry: Signal<In, QpEntry>,
@@ -48,7 +50,6 @@ pub struct SqCsrAccess {
     qp_valid: Signal<Local, Bit>,
     reset: Signal<Local, Bit>,
     start_psn: Signal<Local, Bits<24>>,
-    num_qps: Constant<Bits<7>>,
     reg_sq_base: Constant<Bits<4>>,
     reg_sq_size: Constant<Bits<4>>,
     reg_sq_pi: Constant<Bits<4>>,
@@ -88,7 +89,7 @@ impl SqCsrAccess {
             "SqCsrAccess: queue_pairs must be between 1 and {MAX_QUEUE_PAIRS}, got {queue_pairs}"
         );
         SqCsrAccess {
-            s_qp: Default::default(),
+            s_qp_valid: Default::default(),
             s_reg: Default::default(),
             s_wdata: Default::default(),
             s_entry: Default::default(),
@@ -101,7 +102,6 @@ impl SqCsrAccess {
             qp_valid: Default::default(),
             reset: Default::default(),
             start_psn: Default::default(),
-            num_qps: k(queue_pairs as u64),
             reg_sq_base: k(reg(csr::QP_SQ_BASE)),
             reg_sq_size: k(reg(csr::QP_SQ_SIZE_LOG2)),
             reg_sq_pi: k(reg(csr::QP_SQ_PI)),
@@ -122,7 +122,7 @@ impl SqCsrAccess {
 impl Logic for SqCsrAccess {
     #[hdl_gen]
     fn update(&mut self) {
-        self.qp_valid.next = bit_cast::<7, 6>(self.s_qp.val()) < self.num_qps.val();
+        self.qp_valid.next = self.s_qp_valid.val();
         self.m_qp_valid.next = self.qp_valid.val();
         // ---- Read ----
         self.m_rdata.next = 0.into();

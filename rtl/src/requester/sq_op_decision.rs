@@ -22,7 +22,8 @@
 //! - `m_wqe_addr` (32): the address of the WQE at `sq_next`:
 //!   `base + (sq_next mod 2^size_log2) * 64` (all 24 bits for `size_log2 >= 24`).
 //! - The operation: `s_exec` (decide this clock), `s_op` ([`SqOp`]), `s_qp_valid` (its QP
-//!   is below `queue_pairs`). Its inputs, each used only by its operation: CSR write
+//!   is below `queue_pairs`; sampled with `s_read`, like the entry, and held for the
+//!   operation's Exec clock). Its inputs, each used only by its operation: CSR write
 //!   `s_csr_entry`, `s_csr_qp_reset`, `s_csr_moved`; commit `s_commit_psn` (24),
 //!   `s_commit_stale`, `s_commit_need_empty`, `s_commit_local_only`,
 //!   `s_commit_needs_response`; advance `s_adv_idx` (24), `s_adv_stale`,
@@ -62,8 +63,10 @@
 //!   clock before the read is not 0 and `(now + 1 - timer_start) mod 2^32 >=` it, `now` of
 //!   the read clock and `timer_start` of `s_rd_entry`.
 //!
-//! Timing: the entry is registered with nothing behind the table's output but the timer
-//! test, which compares `s_rd_entry.timer_start` (the table's registered read data)
+//! Timing: `s_qp_valid` and the eligibility (`s_qp_valid` and the read entry's flags) are
+//! registered with the entry, so the Exec clock's decision does not start from the
+//! operation's QP test. The entry is registered with nothing behind the table's output but
+//! the timer test and that eligibility AND, which compares `s_rd_entry.timer_start` (the table's registered read data)
 //! against two bounds registered a clock earlier from the counter and the timeout (no
 //! subtraction) and registers the result, so the Exec clock's decision starts from one
 //! flip-flop, not from a 32-bit comparison.
@@ -141,6 +144,9 @@ pub struct SqOpDecision {
     ent_window_full: DFF<Bit>,
     /// `sq_una` of the entry read was being transmitted (sampled with the read).
     ent_on_una: DFF<Bit>,
+    /// `s_qp_valid`, and the eligibility of the entry read (sampled with the read).
+    ent_qp_valid: DFF<Bit>,
+    ent_eligible: DFF<Bit>,
     /// The retry timer for the clock after the next one (`e`): expired when `timer_start`
     /// lies in the circular interval from `now_e + 1` (`timer_lo`) up to
     /// `now_e - cfg_retry_timeout` (`timer_hi`); `timer_wrap`: that interval wraps past
@@ -241,6 +247,8 @@ impl SqOpDecision {
             ent_has_work: Default::default(),
             ent_window_full: Default::default(),
             ent_on_una: Default::default(),
+            ent_qp_valid: Default::default(),
+            ent_eligible: Default::default(),
             timer_lo: Default::default(),
             timer_hi: Default::default(),
             timer_wrap: Default::default(),
@@ -288,6 +296,8 @@ impl Logic for SqOpDecision {
             ent_has_work,
             ent_window_full,
             ent_on_una,
+            ent_qp_valid,
+            ent_eligible,
             timer_lo,
             timer_hi,
             timer_never,
@@ -313,15 +323,17 @@ impl Logic for SqOpDecision {
             self.ent_has_work.d.next = self.s_rd_has_work.val();
             self.ent_window_full.d.next = self.s_rd_window_full.val();
             self.ent_on_una.d.next = self.s_rd_on_una.val();
+            self.ent_qp_valid.d.next = self.s_qp_valid.val();
+            self.ent_eligible.d.next = self.s_qp_valid.val()
+                & self.s_rd_entry.val().enable
+                & self.s_rd_has_work.val()
+                & !self.s_rd_window_full.val()
+                & !self.s_rd_entry.val().waiting
+                & !(self.s_rd_entry.val().draining & self.s_rd_outstanding.val());
         }
         self.m_entry.next = self.ent.q.val();
         self.m_outstanding.next = self.ent_outstanding.q.val();
-        self.eligible.next = self.s_qp_valid.val()
-            & self.ent.q.val().enable
-            & self.ent_has_work.q.val()
-            & !self.ent_window_full.q.val()
-            & !self.ent.q.val().waiting
-            & !(self.ent.q.val().draining & self.ent_outstanding.q.val());
+        self.eligible.next = self.ent_eligible.q.val();
         // WQE address of sq_next: SQ_BASE + (sq_next mod 2^SQ_SIZE_LOG2) * 64.
         self.mask.next = !(self.ones24.val() << self.ent.q.val().size_log2);
         self.slot.next = self.ent.q.val().sq_next & self.mask.val();
@@ -365,7 +377,7 @@ impl Logic for SqOpDecision {
             match self.s_op.val() {
                 SqOp::CsrRead => {}
                 SqOp::CsrWrite => {
-                    self.ok.next = self.s_qp_valid.val();
+                    self.ok.next = self.ent_qp_valid.q.val();
                     self.wr.next = self.s_csr_entry.val();
                     self.m_csr_qp_reset.next = self.s_csr_qp_reset.val();
                     self.m_csr_moved.next = self.s_csr_moved.val();
@@ -418,7 +430,7 @@ impl Logic for SqOpDecision {
                     }
                 }
                 SqOp::Advance => {
-                    self.ok.next = self.s_qp_valid.val()
+                    self.ok.next = self.ent_qp_valid.q.val()
                         & (self.ent.q.val().sq_una == self.s_adv_idx.val())
                         & !self.s_adv_stale.val();
                     if self.ok.val() {
@@ -435,7 +447,7 @@ impl Logic for SqOpDecision {
                     // Timer (also an op code beyond the enum's seven: what a Verilog
                     // `default` does with it, so all three simulators agree).
                     // The timer runs while messages are outstanding.
-                    self.ok.next = self.s_qp_valid.val() & self.ent_outstanding.q.val();
+                    self.ok.next = self.ent_qp_valid.q.val() & self.ent_outstanding.q.val();
                     if self.ok.val() {
                         if self.ent_on_una.q.val() {
                             // sq_una is still being transmitted: not yet waiting for its

@@ -16,7 +16,12 @@
 //!   [`TxReadPort`] into its `PayloadBuffer`: one that fits the buffer right after the
 //!   commit, before the message is offered, when the [`PayloadLedger`] has room; a longer
 //!   one after the message's grant), an inline payload from the WQE's words 3, 5, 6, 7 or
-//!   an atomic's two operands.
+//!   an atomic's two operands;
+//! - send slot: a message whose payload was requested early moves, with its descriptor,
+//!   into the slot once the request is taken (or once the slot is free), so the send stage
+//!   takes the next WQE meanwhile; the slot offers it once the buffer holds only its
+//!   payload (and the send stage's early one). The send stage's own messages and expect
+//!   events wait for the slot.
 //!
 //! Follows "SendQueueEngine: design notes" and "Message rate of short messages" in
 //! `docs/nic-blocks.md` and the commit point of `docs/nic-architecture.md` (the WQE fetch
@@ -49,12 +54,12 @@
 //! fetch request follows the claim by one clock (once the fetch is free); the send stage
 //! takes the WQE in the clock of its last word (or when it becomes free) and requests the
 //! commit the next clock; a payload that fits the buffer is requested the clock after the
-//! commit, the message offered once that request is taken and the previous message's
-//! payload has left the buffer.
+//! commit; taken, its message moves into the send slot (if free) and is offered the next
+//! clock once the previous message's payload has left the buffer.
 //! Throughput: the tx read port carries the next WQE's words while the current payload is
 //! requested; one-cell messages on several QPs follow each other every 13 port words
 //! (segmenter-bound at 16 clocks: `nic bench nic --size 64`).
-//! Limits: one WQE per stage; two messages' payloads in the buffer (at most
+//! Limits: one WQE per stage and one message in the send slot; two messages' payloads in the buffer (at most
 //! `PAYLOAD_BUFFER_DEPTH` words of early payloads); at most four bursts in flight on the tx
 //! read port (a WQE's two reads, two payloads); a payload of up to 8192 words.
 
@@ -179,6 +184,18 @@ pub struct TransmitMachine {
     pl_grant: Signal<Local, Bit>,
     /// The message may be offered: no earlier message's payload is left in the buffer.
     msg_free: Signal<Local, Bit>,
+    /// The send slot: a message whose payload was requested early (it waits in the
+    /// buffer), kept here until it is taken so that the send stage takes, commits and
+    /// requests the payload of the next WQE meanwhile.
+    slot_valid: DFF<Bit>,
+    slot_msg: DFF<MessageDescriptor>,
+    /// The send stage's message descriptor (from the latch and the claim's values).
+    cur_msg: Signal<Local, MessageDescriptor>,
+    /// The send stage's early message moves into the send slot this clock.
+    slot_load: Signal<Local, Bit>,
+    /// The send slot's message may be offered: the words in the buffer are its own and
+    /// the send stage's early payload's only.
+    slot_free: Signal<Local, Bit>,
 }
 
 impl TransmitMachine {
@@ -257,6 +274,11 @@ impl TransmitMachine {
             pl_pop_last: Default::default(),
             pl_grant: Default::default(),
             msg_free: Default::default(),
+            slot_valid: Default::default(),
+            slot_msg: Default::default(),
+            cur_msg: Default::default(),
+            slot_load: Default::default(),
+            slot_free: Default::default(),
             claim: ClaimStage::new(),
             fetch: WqeFetch::new(),
             wqe: WqeLatch::new(PAYLOAD_BUFFER_DEPTH),
@@ -289,7 +311,9 @@ impl Logic for TransmitMachine {
             tx_resync,
             tx_beat,
             tx_early,
-            copy_pending
+            copy_pending,
+            slot_valid,
+            slot_msg
         );
         self.stat_requests_sent.next = self.requests_reg.q.val();
         // The send stage's copy of the WQE, taken the clock after it takes the WQE (the
@@ -315,7 +339,9 @@ impl Logic for TransmitMachine {
         self.m_commit_needs_response.next = self.wqe.m_op_read.val() | self.wqe.m_op_atomic.val();
         self.m_commit_delay.next = self.wqe.m_delay_ok.val();
         self.m_delay_cycles.next = bit_cast::<24, 64>(self.wqe.m_wqe.val().vaddr);
-        self.m_local_valid.next = self.tx_state.q.val() == SqTxState::Local;
+        // After the send slot's message (the events leave in commit order).
+        self.m_local_valid.next =
+            (self.tx_state.q.val() == SqTxState::Local) & !self.slot_valid.q.val();
         self.m_local_qp.next = self.claim.m_tx_qp.val();
         self.m_local_psn.next = self.claim.m_tx_psn.val();
         self.m_local_status.next = self.wqe.m_status.val();
@@ -414,14 +440,20 @@ impl Logic for TransmitMachine {
         self.claim.s_wqe_done.next = self.fetch.m_wqe_done.val();
         self.claim.s_tx_free.next = self.tx_state.q.val() == SqTxState::Idle;
         self.accept.next = self.claim.m_handoff.val();
+        self.fetch.s_handoff.next = self.claim.m_handoff.val();
         self.copy_pending.d.next = self.accept.val();
         if self.accept.val() {
             self.tx_state.d.next = SqTxState::CommitReq;
         }
-        self.msg_free.next = self.ledger.m_msgs.val() == 0;
-        if self.tx_early.q.val() {
-            self.msg_free.next = self.ledger.m_msgs.val() == 1;
+        // A message of the send stage (not read early) is offered once the buffer is empty
+        // and the send slot is free; the slot's once the earlier messages' words have left
+        // (the buffer then holds its payload and perhaps the send stage's early one).
+        self.msg_free.next = (self.ledger.m_msgs.val() == 0) & !self.slot_valid.q.val();
+        self.slot_free.next = self.ledger.m_msgs.val() == 1;
+        if (self.tx_state.q.val() == SqTxState::Msg) & self.tx_early.q.val() {
+            self.slot_free.next = self.ledger.m_msgs.val() == 2;
         }
+        self.slot_load.next = false;
         match self.tx_state.q.val() {
             SqTxState::Idle => {
                 // Takes the fetched WQE: above.
@@ -451,21 +483,30 @@ impl Logic for TransmitMachine {
                 }
             }
             SqTxState::Local => {
-                if self.m_local_ready.val() {
+                if self.m_local_ready.val() & !self.slot_valid.q.val() {
                     self.tx_state.d.next = SqTxState::Idle;
                 }
             }
             SqTxState::Expect => {
-                self.m_expect_valid.next = true;
-                if self.m_expect_ready.val() {
+                // After the send slot's message.
+                self.m_expect_valid.next = !self.slot_valid.q.val();
+                if self.m_expect_ready.val() & !self.slot_valid.q.val() {
                     self.tx_state.d.next = SqTxState::Msg;
                 }
             }
             SqTxState::Msg => {
-                // After the earlier messages' payload words have left the buffer (its own
-                // may wait there, read early).
-                self.m_msg_valid.next = self.msg_free.val();
-                if self.m_msg_ready.val() & self.msg_free.val() {
+                // Read early: into the send slot once it is free. Otherwise offered after
+                // the earlier messages' payload words have left the buffer.
+                if self.tx_early.q.val() {
+                    if !self.slot_valid.q.val() {
+                        self.slot_load.next = true;
+                        self.tx_state.d.next = SqTxState::Idle;
+                        self.tx_early.d.next = false;
+                    }
+                } else {
+                    self.m_msg_valid.next = self.msg_free.val();
+                }
+                if self.m_msg_ready.val() & self.msg_free.val() & !self.tx_early.q.val() {
                     self.requests_reg.d.next = self.requests_reg.q.val() + 1;
                     self.tx_state.d.next = SqTxState::Idle;
                     self.tx_beat.d.next = 0.into();
@@ -491,7 +532,14 @@ impl Logic for TransmitMachine {
                 if self.pl_push.val() {
                     self.tx_state.d.next = SqTxState::Idle;
                     if self.tx_early.q.val() {
-                        self.tx_state.d.next = SqTxState::Msg;
+                        // Into the send slot (the send stage takes the next WQE), or wait
+                        // for it in Msg.
+                        if self.slot_valid.q.val() {
+                            self.tx_state.d.next = SqTxState::Msg;
+                        } else {
+                            self.slot_load.next = true;
+                            self.tx_early.d.next = false;
+                        }
                     } else {
                         // Read after its grant.
                         self.pl_grant.next = true;
@@ -531,24 +579,42 @@ impl Logic for TransmitMachine {
                 self.tx_state.d.next = SqTxState::Idle;
             }
         }
-        self.ledger.s_grant.next = self.pl_grant.val();
-        self.m_msg.next.opcode = self.wqe.m_wqe.val().opcode;
-        self.m_msg.next.dest_node = self.claim.m_tx_remote.val().get_bits::<16>(0);
-        self.m_msg.next.src_node = self.cfg_node_id.val();
-        self.m_msg.next.dest_qp = self.claim.m_tx_remote.val().get_bits::<16>(16);
-        self.m_msg.next.src_qp = bit_cast::<16, 6>(self.claim.m_tx_qp.val());
-        self.m_msg.next.psn = self.claim.m_tx_psn.val();
-        self.m_msg.next.length = self.wqe.m_msg_length.val();
-        self.m_msg.next.vaddr = self.wqe.m_wqe.val().vaddr;
-        self.m_msg.next.stag = self.wqe.m_wqe.val().stag;
-        self.m_msg.next.dma_length = self.wqe.m_wqe.val().length;
-        self.m_msg.next.immediate = 0.into();
-        if self.wqe.m_op_imm.val() {
-            self.m_msg.next.immediate = self.wqe.m_wqe.val().immediate;
+        // The send slot offers its message (the send stage's
+        // message waits for it); taken, it is granted (its words may leave).
+        if self.slot_valid.q.val() {
+            self.m_msg_valid.next = self.slot_free.val();
+            if self.m_msg_ready.val() & self.slot_free.val() {
+                self.requests_reg.d.next = self.requests_reg.q.val() + 1;
+                self.slot_valid.d.next = false;
+                self.pl_grant.next = true;
+            }
         }
-        self.m_msg.next.has_immediate = self.wqe.m_op_imm.val();
-        self.m_msg.next.invalidate = self.wqe.m_wqe.val().invalidate;
-        self.m_msg.next.resync = self.tx_resync.q.val();
+        self.ledger.s_grant.next = self.pl_grant.val();
+        self.cur_msg.next.opcode = self.wqe.m_wqe.val().opcode;
+        self.cur_msg.next.dest_node = self.claim.m_tx_remote.val().get_bits::<16>(0);
+        self.cur_msg.next.src_node = self.cfg_node_id.val();
+        self.cur_msg.next.dest_qp = self.claim.m_tx_remote.val().get_bits::<16>(16);
+        self.cur_msg.next.src_qp = bit_cast::<16, 6>(self.claim.m_tx_qp.val());
+        self.cur_msg.next.psn = self.claim.m_tx_psn.val();
+        self.cur_msg.next.length = self.wqe.m_msg_length.val();
+        self.cur_msg.next.vaddr = self.wqe.m_wqe.val().vaddr;
+        self.cur_msg.next.stag = self.wqe.m_wqe.val().stag;
+        self.cur_msg.next.dma_length = self.wqe.m_wqe.val().length;
+        self.cur_msg.next.immediate = 0.into();
+        if self.wqe.m_op_imm.val() {
+            self.cur_msg.next.immediate = self.wqe.m_wqe.val().immediate;
+        }
+        self.cur_msg.next.has_immediate = self.wqe.m_op_imm.val();
+        self.cur_msg.next.invalidate = self.wqe.m_wqe.val().invalidate;
+        self.cur_msg.next.resync = self.tx_resync.q.val();
+        self.m_msg.next = self.cur_msg.val();
+        if self.slot_valid.q.val() {
+            self.m_msg.next = self.slot_msg.q.val();
+        }
+        if self.slot_load.val() {
+            self.slot_valid.d.next = true;
+            self.slot_msg.d.next = self.cur_msg.val();
+        }
         self.m_expect_qp.next = self.claim.m_tx_qp.val();
         self.m_expect_psn.next = self.claim.m_tx_psn.val();
         self.m_expect_addr.next = self.wqe.m_wqe.val().local_addr;
@@ -559,6 +625,7 @@ impl Logic for TransmitMachine {
             self.tx_state.d.next = SqTxState::Idle;
             self.copy_pending.d.next = false;
             self.tx_early.d.next = false;
+            self.slot_valid.d.next = false;
             self.m_pick_taken.next = false;
             self.m_op_valid.next = false;
             self.m_local_valid.next = false;

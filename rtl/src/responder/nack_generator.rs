@@ -6,9 +6,12 @@
 //! a request's first cell, once the inputs it needs are known.
 //!
 //! Inputs:
-//! - `opcode` (8): the cell opcode. SEND 0x00 / SEND_IMMEDIATE 0x01 are sends;
-//!   RDMA_WRITE 0x10 / RDMA_WRITE_IMMEDIATE 0x11 writes; RDMA_READ_REQUEST 0x12 the read;
-//!   0x13 / 0x14 the atomics. Any other opcode is not a request (dropped).
+//! - `s_class` (an [`OutcomeClass`], `common/bundles.rs`): the cell's header decoded, as the
+//!   engine receives it registered (`OutcomeClass::of`). Its opcode classes: `is_send`
+//!   (SEND 0x00, SEND_IMMEDIATE 0x01), `is_write` (RDMA_WRITE 0x10, RDMA_WRITE_IMMEDIATE
+//!   0x11), `is_read` (RDMA_READ_REQUEST 0x12), `is_atomic` (0x13, 0x14), `consumes`
+//!   (SEND, SEND_IMMEDIATE, RDMA_WRITE_IMMEDIATE); an opcode in none of the first four is
+//!   not a request (dropped). `request_ok`: rule 5's static part (below).
 //! - `qp_exists` (`dest_qp < queue_pairs`), `qp_enabled` (QP_CTRL bit 0), `source_match`
 //!   (source node and QP equal `QP_REMOTE`).
 //! - `psn`, `expected_psn` (24), `synced`, `resync` (the cell's RESYNC flag), `nak_sent`.
@@ -18,7 +21,6 @@
 //!   2^24`.
 //! - `atomic_match`: the QP's saved atomic is valid and its PSN equals `psn`.
 //! - `enable_send_recv`, `enable_rdma` (the `ENABLE` register).
-//! - `vaddr_low` (3, the RETH address's low bits), `msg_length` (32), `dma_length` (32).
 //! - `access_ok`: the TPT check passed (with a TPT) or the range `vaddr .. vaddr + length`
 //!   lies below 2^32 (without one). Only looked at when `check_access` is high.
 //! - `rq_empty`: no receive buffer posted (`RQ_PI == RQ_CI`).
@@ -72,8 +74,9 @@
 //! 3. SEND/RECV disabled → NACK REMOTE_OPERATIONAL_ERROR (0x63).
 //! 4. RDMA opcode while RDMA is disabled → NACK RDMA_DISABLED (0x65).
 //! 5. RDMA opcode: address not 8-aligned, an atomic whose `dma_length` is not 8 or whose
-//!    payload is not 16 bytes, a WRITE whose `msg_length` differs from `dma_length` → NACK
-//!    INVALID_REQUEST (0x61); then `!access_ok` → NACK REMOTE_ACCESS_ERROR (0x62).
+//!    payload is not 16 bytes, a WRITE whose `msg_length` differs from `dma_length` (the
+//!    class's `request_ok` is 0) → NACK INVALID_REQUEST (0x61); then `!access_ok` → NACK
+//!    REMOTE_ACCESS_ERROR (0x62).
 //! 6. SEND or RDMA_WRITE_IMMEDIATE with `rq_empty` → NACK RECEIVER_NOT_READY (0x20).
 //! 7. Execute (`syndrome` INVALID_REQUEST with `length_error` on a SEND).
 //!
@@ -105,7 +108,7 @@
 //!
 //! Latency: combinational. Limits: none (no parameters).
 
-use crate::cell::format::opcode;
+use crate::common::OutcomeClass;
 use nic_abi::{Syndrome, SEND_WINDOW};
 use rust_hdl::prelude::*;
 
@@ -120,7 +123,7 @@ pub const ACTION_NACK: u64 = 3;
 
 #[derive(LogicBlock)]
 pub struct NackGenerator {
-    pub opcode: Signal<In, Bits<8>>,
+    pub s_class: Signal<In, OutcomeClass>,
     pub qp_exists: Signal<In, Bit>,
     pub qp_enabled: Signal<In, Bit>,
     pub source_match: Signal<In, Bit>,
@@ -132,9 +135,6 @@ pub struct NackGenerator {
     pub atomic_match: Signal<In, Bit>,
     pub enable_send_recv: Signal<In, Bit>,
     pub enable_rdma: Signal<In, Bit>,
-    pub vaddr_low: Signal<In, Bits<3>>,
-    pub msg_length: Signal<In, Bits<32>>,
-    pub dma_length: Signal<In, Bits<32>>,
     pub access_ok: Signal<In, Bit>,
     pub rq_empty: Signal<In, Bit>,
     pub length_error: Signal<In, Bit>,
@@ -191,15 +191,8 @@ pub struct NackGenerator {
     /// Not a duplicate (before the resync point or not) and not a resync: at or ahead of
     /// the expected PSN.
     fresh: Signal<Local, Bit>,
-    // Numbers named elsewhere: request opcodes (`crate::cell::format::opcode`), the
+    // Numbers named elsewhere: the
     // syndromes (`nic_abi::Syndrome`), the duplicate window (`nic_abi::SEND_WINDOW`).
-    op_send: Constant<Bits<8>>,
-    op_send_immediate: Constant<Bits<8>>,
-    op_write: Constant<Bits<8>>,
-    op_write_immediate: Constant<Bits<8>>,
-    op_read: Constant<Bits<8>>,
-    op_compare_swap: Constant<Bits<8>>,
-    op_fetch_add: Constant<Bits<8>>,
     syn_receiver_not_ready: Constant<Bits<8>>,
     syn_sequence_error: Constant<Bits<8>>,
     syn_invalid_request: Constant<Bits<8>>,
@@ -212,7 +205,7 @@ pub struct NackGenerator {
 impl Default for NackGenerator {
     fn default() -> Self {
         NackGenerator {
-            opcode: Default::default(),
+            s_class: Default::default(),
             qp_exists: Default::default(),
             qp_enabled: Default::default(),
             source_match: Default::default(),
@@ -224,9 +217,6 @@ impl Default for NackGenerator {
             atomic_match: Default::default(),
             enable_send_recv: Default::default(),
             enable_rdma: Default::default(),
-            vaddr_low: Default::default(),
-            msg_length: Default::default(),
-            dma_length: Default::default(),
             access_ok: Default::default(),
             rq_empty: Default::default(),
             length_error: Default::default(),
@@ -274,13 +264,6 @@ impl Default for NackGenerator {
             reached_access: Default::default(),
             owes: Default::default(),
             fresh: Default::default(),
-            op_send: Constant::new((opcode::SEND as u64).to_bits()),
-            op_send_immediate: Constant::new((opcode::SEND_IMMEDIATE as u64).to_bits()),
-            op_write: Constant::new((opcode::RDMA_WRITE as u64).to_bits()),
-            op_write_immediate: Constant::new((opcode::RDMA_WRITE_IMMEDIATE as u64).to_bits()),
-            op_read: Constant::new((opcode::RDMA_READ_REQUEST as u64).to_bits()),
-            op_compare_swap: Constant::new((opcode::ATOMIC_COMPARE_SWAP as u64).to_bits()),
-            op_fetch_add: Constant::new((opcode::ATOMIC_FETCH_ADD as u64).to_bits()),
             syn_receiver_not_ready: Constant::new((Syndrome::ReceiverNotReady as u64).to_bits()),
             syn_sequence_error: Constant::new((Syndrome::SequenceError as u64).to_bits()),
             syn_invalid_request: Constant::new((Syndrome::InvalidRequest as u64).to_bits()),
@@ -303,16 +286,12 @@ impl NackGenerator {
 impl Logic for NackGenerator {
     #[hdl_gen]
     fn update(&mut self) {
-        self.is_send.next = (self.opcode.val() == self.op_send.val())
-            | (self.opcode.val() == self.op_send_immediate.val());
-        self.is_write.next = (self.opcode.val() == self.op_write.val())
-            | (self.opcode.val() == self.op_write_immediate.val());
-        self.is_read.next = self.opcode.val() == self.op_read.val();
-        self.is_atomic.next = (self.opcode.val() == self.op_compare_swap.val())
-            | (self.opcode.val() == self.op_fetch_add.val());
+        self.is_send.next = self.s_class.val().is_send;
+        self.is_write.next = self.s_class.val().is_write;
+        self.is_read.next = self.s_class.val().is_read;
+        self.is_atomic.next = self.s_class.val().is_atomic;
         self.is_rdma.next = self.is_write.val() | self.is_read.val() | self.is_atomic.val();
-        self.consumes.next =
-            self.is_send.val() | (self.opcode.val() == self.op_write_immediate.val());
+        self.consumes.next = self.s_class.val().consumes;
         // Rule 2: resync, then classify against the (possibly new) expected PSN.
         self.in_window.next =
             (self.behind.val() != 0) & (self.behind.val() <= self.send_window.val());
@@ -362,10 +341,7 @@ impl Logic for NackGenerator {
         if self.refused_window.val().get_bits::<3>(0).any() {
             self.ack_psn.next = self.psn.val();
         }
-        self.request_ok.next = (self.vaddr_low.val() == 0)
-            & (!self.is_atomic.val()
-                | ((self.dma_length.val() == 8) & (self.msg_length.val() == 16)))
-            & (!self.is_write.val() | (self.msg_length.val() == self.dma_length.val()));
+        self.request_ok.next = self.s_class.val().request_ok;
         // The rules as parallel terms (one group applies; see "Rule order"), so that no
         // output waits for a priority chain: rule 1 passed, then the PSN's class.
         self.req_ok.next = self.qp_exists.val()
@@ -634,7 +610,15 @@ mod tests {
     }
 
     fn apply(uut: &mut NackGenerator, i: &Inputs) {
-        uut.opcode.next = (i.opcode as u64).to_bits();
+        // The class the engine receives: the header's, decoded (`OutcomeClass::of`).
+        let header = crate::common::CellOutcomeHeader {
+            opcode: (i.opcode as u64).to_bits(),
+            vaddr: (i.vaddr_low as u64).to_bits(),
+            msg_length: (i.msg_length as u64).to_bits(),
+            dma_length: (i.dma_length as u64).to_bits(),
+            ..Default::default()
+        };
+        uut.s_class.next = OutcomeClass::of(&header);
         uut.qp_exists.next = i.qp_exists;
         uut.qp_enabled.next = i.qp_enabled;
         uut.source_match.next = i.source_match;
@@ -646,9 +630,6 @@ mod tests {
         uut.atomic_match.next = i.atomic_match;
         uut.enable_send_recv.next = i.enable_send_recv;
         uut.enable_rdma.next = i.enable_rdma;
-        uut.vaddr_low.next = (i.vaddr_low as u64).to_bits();
-        uut.msg_length.next = (i.msg_length as u64).to_bits();
-        uut.dma_length.next = (i.dma_length as u64).to_bits();
         uut.access_ok.next = i.access_ok;
         uut.rq_empty.next = i.rq_empty;
         uut.length_error.next = i.length_error;

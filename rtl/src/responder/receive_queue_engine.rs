@@ -32,7 +32,11 @@
 //! - Received cells: `s_rx_valid`, `s_rx_ready`, per beat `s_rx_data` (64), `s_rx_bytes`
 //!   (4), `s_rx_last`, and `s_rx_outcome`, a [`CellOutcomeHeader`] (`common/bundles.rs`:
 //!   the cell's status, header fields, RETH, offset and immediate): one outcome per cell,
-//!   the header held for the whole outcome (the reassembler's `m_*`).
+//!   the header held for the whole outcome (the reassembler's `m_*`); `s_rx_class`, an
+//!   [`OutcomeClass`], the outcome's header decoded (`OutcomeClass::of(s_rx_outcome)`,
+//!   registered with it by the [`crate::cell::OutcomeSlice`] in front): the decision, the
+//!   access check and the `ActStage` take the classes from it, so they start at a
+//!   register.
 //! - Per-QP CSR side port: `s_csr_valid`, `s_csr_ready`, `s_csr_write`, `s_csr_qp` (6),
 //!   `s_csr_reg` (4), `s_csr_wdata` (64); `m_csr_rdata_valid`, `m_csr_rdata` (64), one
 //!   clock after the read was accepted. Answers RQ_BASE, RQ_SIZE_LOG2, RQ_PI, RQ_CI and
@@ -145,7 +149,8 @@
 //! message's cells contiguously); host addresses wrap at 2^32.
 
 use crate::common::{
-    AckEvent, CellOutcomeHeader, CompletionRequest, NackCounters, OwedResponse, TptRequest,
+    AckEvent, CellOutcomeHeader, CompletionRequest, NackCounters, OutcomeClass, OwedResponse,
+    TptRequest,
 };
 use crate::responder::act_stage::{ActStage, OwedAnswer};
 use crate::responder::answer_router::AnswerRouter;
@@ -229,6 +234,7 @@ pub struct ReceiveQueueEngine {
     pub s_rx_ready: Signal<Out, Bit>,
     pub s_rx_last: Signal<In, Bit>,
     pub s_rx_outcome: Signal<In, CellOutcomeHeader>,
+    pub s_rx_class: Signal<In, OutcomeClass>,
     pub s_csr_valid: Signal<In, Bit>,
     pub s_csr_ready: Signal<Out, Bit>,
     pub s_csr_write: Signal<In, Bit>,
@@ -423,6 +429,7 @@ impl ReceiveQueueEngine {
             s_rx_ready: Default::default(),
             s_rx_last: Default::default(),
             s_rx_outcome: Default::default(),
+            s_rx_class: Default::default(),
             s_csr_valid: Default::default(),
             s_csr_ready: Default::default(),
             s_csr_write: Default::default(),
@@ -645,10 +652,10 @@ impl Logic for ReceiveQueueEngine {
         self.tpt.vaddr.next = self.s_rx_outcome.val().vaddr;
         self.tpt.stag.next = self.s_rx_outcome.val().stag;
         self.tpt.dma_length.next = self.s_rx_outcome.val().dma_length;
-        self.tpt.is_read.next = self.header.is_read.val();
-        self.tpt.is_atomic.next = self.header.is_atomic.val();
-        self.tpt.invalidate.next = self.header.invalidate.val();
-        self.tpt.consumes.next = self.header.consumes.val();
+        self.tpt.is_read.next = self.s_rx_class.val().is_read;
+        self.tpt.is_atomic.next = self.s_rx_class.val().is_atomic;
+        self.tpt.invalidate.next = self.s_rx_class.val().invalidate;
+        self.tpt.consumes.next = self.s_rx_class.val().consumes;
         self.tpt.qp.next = self.ctx_qp.q.val();
         self.tpt.rq_empty.next = self.lookup.rq_empty.val();
         self.tpt.init.next = self.state.q.val() == ResponderState::Lookup;
@@ -660,21 +667,19 @@ impl Logic for ReceiveQueueEngine {
         self.tpt.s_tpt_resp_paddr.next = self.s_tpt_resp_paddr.val();
 
         // ---- Decision ----
-        self.nack.opcode.next = self.s_rx_outcome.val().opcode;
+        // The request's classes, registered with the outcome by the `OutcomeSlice`.
+        self.nack.s_class.next = self.s_rx_class.val();
         self.nack.qp_exists.next = self.lookup.qp_exists.val();
         self.nack.qp_enabled.next = self.lookup.qp_enabled.val();
         self.nack.source_match.next = self.lookup.source_match.val();
         self.nack.psn.next = self.s_rx_outcome.val().psn;
         self.nack.expected_psn.next = self.expected_reg.q.val();
         self.nack.synced.next = self.lookup.synced.val();
-        self.nack.resync.next = self.header.resync.val();
+        self.nack.resync.next = self.s_rx_class.val().resync;
         self.nack.nak_sent.next = self.lookup.nak_sent.val();
         self.nack.atomic_match.next = self.lookup.atomic_match.val();
         self.nack.enable_send_recv.next = self.cfg_enable_send_recv.val();
         self.nack.enable_rdma.next = self.cfg_enable_rdma.val();
-        self.nack.vaddr_low.next = bit_cast::<3, 64>(self.s_rx_outcome.val().vaddr);
-        self.nack.msg_length.next = self.s_rx_outcome.val().msg_length;
-        self.nack.dma_length.next = self.s_rx_outcome.val().dma_length;
         self.nack.access_ok.next = self.tpt.access_ok.val();
         self.nack.rq_empty.next = self.lookup.rq_empty.val();
         self.nack.length_error.next = self.length_error.q.val();
@@ -1018,13 +1023,13 @@ impl Logic for ReceiveQueueEngine {
         self.act.count_dropped.next = self.nack.count_dropped.val();
         self.act.qp_ok.next = self.lookup.qp_ok.val();
         self.act.expect_match.next = self.lookup.expect_match.val();
-        self.act.is_ackish.next = self.header.is_ackish.val();
-        self.act.is_nack.next = self.header.is_nack.val();
-        self.act.is_response.next = self.header.is_response.val();
-        self.act.is_read.next = self.header.is_read.val();
-        self.act.is_atomic.next = self.header.is_atomic.val();
-        self.act.consumes.next = self.header.consumes.val();
-        self.act.resync_flag.next = self.header.resync.val();
+        self.act.is_ackish.next = self.s_rx_class.val().is_ackish;
+        self.act.is_nack.next = self.s_rx_class.val().is_nack;
+        self.act.is_response.next = self.s_rx_class.val().is_response;
+        self.act.is_read.next = self.s_rx_class.val().is_read;
+        self.act.is_atomic.next = self.s_rx_class.val().is_atomic;
+        self.act.consumes.next = self.s_rx_class.val().consumes;
+        self.act.resync_flag.next = self.s_rx_class.val().resync;
         self.act.psn.next = self.s_rx_outcome.val().psn;
         self.act.aeth.next = bit_cast::<29, 32>(self.s_rx_outcome.val().immediate);
         self.act.aborted.next = self.abort.q.val();
