@@ -226,6 +226,11 @@ pub fn wqe_status(w: &Wqe) -> u8 {
     SUCCESS
 }
 
+/// How far the completion re-reads run ahead: a re-read is for one of a QP's this many
+/// oldest uncompleted WQEs (the `AckMachine`'s completion in progress and its two-slot
+/// read queue).
+pub const COMPLETION_READS_AHEAD: u32 = 3;
+
 /// The WQE completes without a message (a bad WQE or a local operation).
 pub fn completes_locally(w: &Wqe) -> bool {
     wqe_status(w) != SUCCESS || is_local_op(w.opcode)
@@ -573,12 +578,16 @@ impl RequesterScoreboard {
         );
     }
 
-    /// A read request on the completion re-read client: words 0-1 of some QP's oldest
-    /// uncompleted WQE.
+    /// A read request on the completion re-read client: words 0-1 of one of some QP's
+    /// [`COMPLETION_READS_AHEAD`] oldest uncompleted WQEs (the `AckMachine` re-reads the
+    /// WQEs of the completion it issues and of the two in its read queue).
     pub fn completion_read(&self, addr: u32, words: u32) {
         let ok = (0..self.queue_pairs).any(|q| {
             let v = &self.qps[q];
-            v.posted(v.una) && addr == v.slot(v.una)
+            (0..COMPLETION_READS_AHEAD).any(|k| {
+                let index = psn_add(v.una, k);
+                v.posted(index) && addr == v.slot(index)
+            })
         });
         assert!(
             ok && words == 2,

@@ -20,8 +20,12 @@ enum Phase {
     ScanWait,
     EvalReq,
     EvalWait,
-    ReadReq,
-    ReadData,
+    Issue,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum Back {
+    Free,
     Cpl,
     AdvReq,
     AdvWait,
@@ -49,6 +53,19 @@ struct Job {
     remote: u64,
 }
 
+/// A completion whose re-read is requested (in the read queue) or whose words arrived
+/// (in the back).
+#[derive(Copy, Clone, Debug, Default)]
+struct Entry {
+    qp: u64,
+    idx: u64,
+    status: u64,
+    set_resync: bool,
+    remote: u64,
+    stale: bool,
+    void: bool,
+}
+
 /// The machine as its doc comment describes it.
 struct Model {
     queue_pairs: u64,
@@ -60,10 +77,14 @@ struct Model {
     stale: bool,
     scan: u64,
     job: Job,
-    /// Index of the completion in progress and how many of the leading run are left.
+    /// Index of the next completion to request and how many of the leading run are left.
     idx: u64,
     succ: u64,
     fin: bool,
+    /// The read queue, oldest first (at most two).
+    queue: VecDeque<Entry>,
+    back: Back,
+    b: Entry,
     beat: bool,
     opcode: u64,
     len: u64,
@@ -103,6 +124,9 @@ impl Model {
             idx: 0,
             succ: 0,
             fin: false,
+            queue: VecDeque::new(),
+            back: Back::Free,
+            b: Entry::default(),
             beat: false,
             opcode: 0,
             len: 0,
@@ -110,7 +134,7 @@ impl Model {
         }
     }
 
-    /// The current completion: the leading run's status while some are left, else the
+    /// The job's next completion: the leading run's status while some are left, else the
     /// final one's; only the final one sets the resync flag.
     fn current(&self) -> (u64, bool) {
         if self.succ != 0 {
@@ -120,17 +144,36 @@ impl Model {
         }
     }
 
+    fn all_idle(&self) -> bool {
+        self.back == Back::Free && self.queue.is_empty()
+    }
+
+    /// The front's QP has a completion in the queue or the back.
+    fn hazard(&self) -> bool {
+        self.queue.iter().any(|e| e.qp == self.qp)
+            || (self.back != Back::Free && self.b.qp == self.qp)
+    }
+
+    fn adv_go(&self) -> bool {
+        self.back == Back::AdvReq && !matches!(self.phase, Phase::EvalWait | Phase::ScanWait)
+    }
+
+    fn eval_go(&self) -> bool {
+        self.phase == Phase::EvalReq
+            && !self.hazard()
+            && !matches!(self.back, Back::AdvReq | Back::AdvWait)
+    }
+
     fn outputs(&self, local_offered: bool, ack_offered: bool) -> Outputs {
         let idle = self.phase == Phase::Idle;
-        let (status, set_resync) = self.current();
         let slot = self.idx & ((1u64 << self.job.size.min(24)) - 1) & 0xFF_FFFF;
         Outputs {
             ack_ready: idle && !local_offered,
             local_ready: idle,
-            req_valid: matches!(self.phase, Phase::EvalReq | Phase::AdvReq),
-            req_advance: self.phase == Phase::AdvReq,
-            req_qp: self.qp,
-            scan_valid: idle && !local_offered && !ack_offered,
+            req_valid: self.adv_go() || self.eval_go(),
+            req_advance: self.adv_go(),
+            req_qp: if self.adv_go() { self.b.qp } else { self.qp },
+            scan_valid: idle && !local_offered && !ack_offered && self.all_idle(),
             scan_qp: self.scan,
             evt: (
                 self.evt.psn,
@@ -140,22 +183,22 @@ impl Model {
                 self.local,
                 self.local_status,
             ),
-            adv: (self.idx, set_resync, self.stale),
+            adv: (self.b.idx, self.b.set_resync, self.b.stale),
             cplrd_req: (
-                self.phase == Phase::ReadReq,
+                self.phase == Phase::Issue && self.queue.len() < 2 && !self.stale,
                 (self.job.base + (slot << 6)) & 0xFFFF_FFFF,
                 2,
             ),
-            cplrd_ready: self.phase == Phase::ReadData,
-            cpl_valid: self.phase == Phase::Cpl,
+            cplrd_ready: self.back == Back::Free && !self.queue.is_empty(),
+            cpl_valid: self.back == Back::Cpl,
             cpl: (
                 self.opcode,
-                status,
-                self.qp,
+                self.b.status,
+                self.b.qp,
                 self.len,
-                self.idx,
-                self.job.remote & 0xFFFF,
-                self.job.remote >> 16,
+                self.b.idx,
+                self.b.remote & 0xFFFF,
+                self.b.remote >> 16,
                 self.wr_id,
             ),
         }
@@ -182,12 +225,38 @@ impl Model {
     /// The clock edge.
     fn step(&mut self, i: &Inputs) {
         let phase = self.phase;
-        if let Some(q) = i.qp_reset {
-            if q == self.qp && self.phase != Phase::Idle {
-                self.stale = true;
-            }
+        let stale = self.stale;
+        let all_idle = self.all_idle();
+        let eval_go = self.eval_go();
+        let adv_go = self.adv_go();
+        let reset_hit = |qp: u64| i.qp_reset == Some(qp);
+        let push =
+            phase == Phase::Issue && self.queue.len() < 2 && !self.stale && i.cplrd_req_ready;
+        let fail = self.back == Back::AdvWait && i.exec && !i.exec_ok;
+        let taking = self.back == Back::Free && !self.queue.is_empty();
+        let pop = taking && matches!(i.cplrd, Some((_, true)));
+        // ---- The queue (flags of the entries already in it) ----
+        for e in self.queue.iter_mut() {
+            e.stale |= reset_hit(e.qp);
+            e.void |= fail && self.b.qp == e.qp;
         }
-        match self.phase {
+        if push {
+            let (status, set_resync) = self.current();
+            self.queue.push_back(Entry {
+                qp: self.qp,
+                idx: self.idx,
+                status,
+                set_resync,
+                remote: self.job.remote,
+                stale: self.stale || reset_hit(self.qp),
+                void: fail && self.b.qp == self.qp,
+            });
+        }
+        // ---- The front ----
+        if reset_hit(self.qp) && phase != Phase::Idle {
+            self.stale = true;
+        }
+        match phase {
             Phase::Idle => {
                 self.stale = false;
                 if let Some((qp, psn, status)) = i.local {
@@ -202,7 +271,7 @@ impl Model {
                     self.evt = e;
                     self.local = false;
                     self.phase = Phase::EvalReq;
-                } else if i.grant {
+                } else if i.grant && all_idle {
                     self.qp = self.scan;
                     self.phase = Phase::ScanWait;
                 }
@@ -214,48 +283,22 @@ impl Model {
                 if i.exec {
                     self.scan = (self.scan + 1) % self.queue_pairs;
                     self.phase = if i.job.is_some() {
-                        Phase::ReadReq
+                        Phase::Issue
                     } else {
                         Phase::Idle
                     };
                 }
             }
-            Phase::EvalReq | Phase::AdvReq if i.grant => {
-                self.phase = if self.phase == Phase::EvalReq {
-                    Phase::EvalWait
-                } else {
-                    Phase::AdvWait
-                };
-            }
+            Phase::EvalReq if i.grant && eval_go => self.phase = Phase::EvalWait,
             Phase::EvalWait if i.exec => {
                 self.phase = if i.job.is_some() {
-                    Phase::ReadReq
+                    Phase::Issue
                 } else {
                     Phase::Idle
                 };
             }
-            Phase::ReadReq if i.cplrd_req_ready => {
-                self.beat = false;
-                self.phase = Phase::ReadData;
-            }
-            Phase::ReadData => {
-                if let Some((word, last)) = i.cplrd {
-                    if self.beat {
-                        self.wr_id = word;
-                    } else {
-                        self.opcode = word & 0xFF;
-                        self.len = word >> 32;
-                    }
-                    self.beat = true;
-                    if last {
-                        self.phase = Phase::Cpl;
-                    }
-                }
-            }
-            Phase::Cpl if i.cpl_ready => self.phase = Phase::AdvReq,
-            Phase::AdvWait if i.exec => {
-                self.phase = Phase::Idle;
-                if i.exec_ok {
+            Phase::Issue => {
+                if push {
                     let more = self.succ != 0 && (self.succ != 1 || self.fin);
                     if self.succ != 0 {
                         self.succ -= 1;
@@ -263,9 +306,12 @@ impl Model {
                         self.fin = false;
                     }
                     self.idx = (self.idx + 1) & 0xFF_FFFF;
-                    if more {
-                        self.phase = Phase::ReadReq;
+                    if !more {
+                        self.phase = Phase::Idle;
                     }
+                }
+                if stale || (fail && self.b.qp == self.qp) {
+                    self.phase = Phase::Idle;
                 }
             }
             _ => {}
@@ -279,6 +325,33 @@ impl Model {
             self.idx = j.first;
             self.succ = j.succ;
             self.fin = j.fin;
+        }
+        // ---- The back ----
+        if reset_hit(self.b.qp) && self.back != Back::Free {
+            self.b.stale = true;
+        }
+        match self.back {
+            Back::Free => {
+                if let (true, Some((word, last))) = (taking, i.cplrd) {
+                    if self.beat {
+                        self.wr_id = word;
+                    } else {
+                        self.opcode = word & 0xFF;
+                        self.len = word >> 32;
+                    }
+                    self.beat = !last;
+                }
+                if pop {
+                    self.b = self.queue.pop_front().unwrap();
+                    if !self.b.void {
+                        self.back = Back::Cpl;
+                    }
+                }
+            }
+            Back::Cpl if i.cpl_ready => self.back = Back::AdvReq,
+            Back::AdvReq if i.grant && adv_go => self.back = Back::AdvWait,
+            Back::AdvWait if i.exec => self.back = Back::Free,
+            _ => {}
         }
     }
 }
@@ -332,11 +405,25 @@ struct Op {
     own: bool,
     scan: bool,
     eval: bool,
+    qp: u64,
 }
 
-/// Random stimulus for `clocks` clocks; returns (completions, stale advances, preempted
-/// scans, scans executed).
-fn run(queue_pairs: u64, seed: u64, clocks: u64, p_gap: f64) -> (u64, u64, u64, u64) {
+/// What one run exercised.
+struct Counts {
+    completions: u64,
+    stale: u64,
+    preempted: u64,
+    scans: u64,
+    /// Evaluations granted while an earlier completion was queued or being retired.
+    overlapped: u64,
+    /// Clocks with two re-reads in flight.
+    two_reads: u64,
+}
+
+/// Random stimulus for `clocks` clocks. Besides the clock-by-clock comparison with the
+/// model, a scoreboard independent of timing checks that the completions are those of the
+/// jobs, in job order (QP, WQE index, status), a job ending at its first failed advance.
+fn run(queue_pairs: u64, seed: u64, clocks: u64, p_gap: f64) -> Counts {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut uut = AckMachine::new(queue_pairs as usize);
     uut.connect_all();
@@ -365,6 +452,10 @@ fn run(queue_pairs: u64, seed: u64, clocks: u64, p_gap: f64) -> (u64, u64, u64, 
     let mut beat = 0;
     let free = Throttle::new(1.0 - p_gap);
     let (mut completions, mut stale, mut preempted, mut scans) = (0, 0, 0, 0);
+    let (mut overlapped, mut two_reads) = (0, 0);
+    // (QP, WQE index, status) and whether its QP was reset since the job started (then
+    // the job may end before it: the machine issues no more of its re-reads).
+    let mut expected: VecDeque<((u64, u64, u64), bool)> = VecDeque::new();
     for clock in 0..clocks {
         if local.is_none() && rng.gen_bool(0.05) {
             local = Some((
@@ -386,7 +477,7 @@ fn run(queue_pairs: u64, seed: u64, clocks: u64, p_gap: f64) -> (u64, u64, u64, 
             o.left -= 1;
             if o.left == 0 {
                 i.exec = true;
-                exec_own = o.own.then_some((o.scan, o.eval));
+                exec_own = o.own.then_some((o.scan, o.eval, o.qp));
                 op = None;
             } else if o.scan && rng.gen_bool(0.2) {
                 i.preempted = true;
@@ -394,8 +485,12 @@ fn run(queue_pairs: u64, seed: u64, clocks: u64, p_gap: f64) -> (u64, u64, u64, 
                 op = None;
             }
         }
-        if let Some((scan, eval)) = exec_own {
+        if let Some((scan, eval, qp)) = exec_own {
             i.exec_ok = rng.gen_bool(0.8);
+            if !scan && !eval && !i.exec_ok {
+                // A failed advance ends its job: the rest of it never completes.
+                expected.retain(|e| e.0 .0 != qp);
+            }
             if scan || eval {
                 scans += scan as u64;
                 if rng.gen_bool(if scan { 0.2 } else { 0.6 }) {
@@ -412,6 +507,14 @@ fn run(queue_pairs: u64, seed: u64, clocks: u64, p_gap: f64) -> (u64, u64, u64, 
                     };
                     if j.succ != 0 || j.fin {
                         i.job = Some(j);
+                        for k in 0..j.succ {
+                            expected
+                                .push_back(((qp, (j.first + k) & 0xFF_FFFF, j.run_status), false));
+                        }
+                        if j.fin {
+                            expected
+                                .push_back(((qp, (j.first + j.succ) & 0xFF_FFFF, j.status), false));
+                        }
                     }
                 }
             }
@@ -423,8 +526,9 @@ fn run(queue_pairs: u64, seed: u64, clocks: u64, p_gap: f64) -> (u64, u64, u64, 
         assert_eq!(
             outputs_of(&uut),
             exp,
-            "outputs at clock {clock} ({:?})",
-            model.phase
+            "outputs at clock {clock} ({:?}, {:?})",
+            model.phase,
+            model.back
         );
         let taken_local = local.is_some() && exp.local_ready;
         let taken_ack = ack.is_some() && exp.ack_ready;
@@ -446,7 +550,11 @@ fn run(queue_pairs: u64, seed: u64, clocks: u64, p_gap: f64) -> (u64, u64, u64, 
                     own: true,
                     scan: false,
                     eval: !exp.req_advance,
+                    qp: exp.req_qp,
                 });
+                if !exp.req_advance && !model.all_idle() {
+                    overlapped += 1;
+                }
             } else if exp.scan_valid && !taken_local && !taken_ack && rng.gen_bool(0.5) {
                 i.grant = true;
                 op = Some(Op {
@@ -454,6 +562,7 @@ fn run(queue_pairs: u64, seed: u64, clocks: u64, p_gap: f64) -> (u64, u64, u64, 
                     own: true,
                     scan: true,
                     eval: false,
+                    qp: exp.scan_qp,
                 });
             } else if rng.gen_bool(0.1) {
                 op = Some(Op {
@@ -461,11 +570,16 @@ fn run(queue_pairs: u64, seed: u64, clocks: u64, p_gap: f64) -> (u64, u64, u64, 
                     own: false,
                     scan: false,
                     eval: false,
+                    qp: 0,
                 });
             }
         }
         if rng.gen_bool(0.03) {
-            i.qp_reset = Some(rng.gen_range(0..qps));
+            let q = rng.gen_range(0..qps);
+            i.qp_reset = Some(q);
+            for e in expected.iter_mut().filter(|e| e.0 .0 == q) {
+                e.1 = true;
+            }
         }
         i.cplrd_req_ready = exp.cplrd_req.0 && rng.gen_bool(1.0 - p_gap);
         if i.cplrd_req_ready {
@@ -485,8 +599,20 @@ fn run(queue_pairs: u64, seed: u64, clocks: u64, p_gap: f64) -> (u64, u64, u64, 
         i.cpl_ready = rng.gen_bool(1.0 - p_gap);
         if exp.cpl_valid && i.cpl_ready {
             completions += 1;
+            let got = (exp.cpl.2, exp.cpl.4, exp.cpl.1);
+            while expected.front().is_some_and(|e| e.1 && e.0 != got) {
+                expected.pop_front();
+            }
+            assert_eq!(
+                expected.pop_front().map(|e| e.0),
+                Some(got),
+                "completion at clock {clock}"
+            );
         }
-        if exp.req_advance && i.grant && model.stale {
+        if reads.len() >= 2 {
+            two_reads += 1;
+        }
+        if exp.req_advance && i.grant && model.b.stale {
             stale += 1;
         }
         drive(&mut uut, &i);
@@ -494,7 +620,14 @@ fn run(queue_pairs: u64, seed: u64, clocks: u64, p_gap: f64) -> (u64, u64, u64, 
         model.step(&i);
         tick(&mut uut);
     }
-    (completions, stale, preempted, scans)
+    Counts {
+        completions,
+        stale,
+        preempted,
+        scans,
+        overlapped,
+        two_reads,
+    }
 }
 
 fn drive(u: &mut AckMachine, i: &Inputs) {
@@ -549,12 +682,34 @@ fn synthesises() {
 #[test]
 fn matches_model_with_gaps_and_backpressure() {
     for (queue_pairs, seed, p_gap) in [(4, 1, 0.0), (4, 2, 0.5), (64, 3, 0.3), (1, 4, 0.2)] {
-        let (completions, stale, preempted, scans) = run(queue_pairs, seed, 20_000, p_gap);
-        eprintln!("seed {seed}: {completions} completions, {stale} stale advances, {preempted} preempted and {scans} executed scans");
-        assert!(completions > 300, "{completions} completions (seed {seed})");
-        assert!(stale > 0, "no stale advance (seed {seed})");
-        assert!(preempted > 10, "{preempted} preempted scans (seed {seed})");
-        assert!(scans > 100, "{scans} scans (seed {seed})");
+        let c = run(queue_pairs, seed, 20_000, p_gap);
+        eprintln!(
+            "seed {seed}: {} completions, {} stale advances, {} preempted and {} executed scans, {} overlapped evaluations, {} clocks with two re-reads",
+            c.completions, c.stale, c.preempted, c.scans, c.overlapped, c.two_reads
+        );
+        assert!(
+            c.completions > 300,
+            "{} completions (seed {seed})",
+            c.completions
+        );
+        assert!(c.stale > 0, "no stale advance (seed {seed})");
+        assert!(
+            c.preempted > 10,
+            "{} preempted scans (seed {seed})",
+            c.preempted
+        );
+        assert!(c.scans > 100, "{} scans (seed {seed})", c.scans);
+        // One QP: every evaluation waits for its QP's completions.
+        assert!(
+            c.overlapped > 50 || queue_pairs == 1,
+            "{} overlapped evaluations (seed {seed})",
+            c.overlapped
+        );
+        assert!(
+            c.two_reads > 100,
+            "{} clocks with two re-reads (seed {seed})",
+            c.two_reads
+        );
     }
 }
 

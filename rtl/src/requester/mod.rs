@@ -20,7 +20,9 @@
 //! - [`PayloadLedger`]: the messages whose payload is in the buffer, the words reserved
 //!   and the registered room for the next early payload.
 //! - [`AckMachine`]: the acknowledgement and completion machine: one event at a time, its
-//!   completion jobs (WQE re-read, completion request, `sq_una` advance) and the timer scan.
+//!   completion jobs (WQE re-reads through a two-slot read queue, completion requests and
+//!   `sq_una` advances in order, overlapping the next event's evaluation) and the timer
+//!   scan.
 //! - [`EventEvaluator`]: the judgement of one acknowledgement event against a queue pair's
 //!   entry (completions, where transmission resumes, the retry count).
 //! - [`SqCsrAccess`]: the per-QP CSR registers: a read's answer from the entry, the entry

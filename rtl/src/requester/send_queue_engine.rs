@@ -98,8 +98,10 @@
 //! - acknowledgement, the child block [`AckMachine`] (`requester/ack_machine.rs`): takes
 //!   one `s_ack` event at a time (or a local completion from the transmit machine), has it
 //!   evaluated against `[sq_una, sq_next)`, then per completed WQE re-reads words 0-1 on
-//!   the rx-port client, issues the completion request and has `sq_una` advanced; it never
-//!   waits on the transmit path. When idle it scans one QP's timer per operation.
+//!   the rx-port client (up to two re-reads queued), issues the completion request and has
+//!   `sq_una` advanced, in order; the next event is evaluated while those are in flight
+//!   unless its QP has one. It never waits on the transmit path. When idle it scans one
+//!   QP's timer per operation.
 //!
 //! Final NACK for p: p completes with the syndrome and `sq_next = p + 1` (the responder
 //! may have dropped p+1.. while its answer slot held the NACK: they are resent at once,
