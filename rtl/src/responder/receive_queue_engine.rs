@@ -10,8 +10,9 @@
 //! responses of this NIC's own requests to the `SendQueueEngine`. Port bundles: the
 //! contract `docs/nic-blocks.md`.
 //!
-//! Children: [`HeaderCapture`] decodes the presented cell's header, says when a first or
-//! failed cell is taken for its lookup and keeps the message's header (one bundle);
+//! Children: [`HeaderCapture`] gives the presented cell's classes (from `s_rx_class`),
+//! says when a first or failed cell is taken for its lookup and keeps the message's
+//! header (one bundle);
 //! [`QpState`] holds every per-QP RAM and flag, serves the CSR side port and the
 //! expect events, answers the lookup of a first cell and takes the engine's write-backs
 //! (registered for a clock, a [`QpWriteBack`]); [`LookupCapture`] registers that answer
