@@ -47,7 +47,8 @@ pub struct LookupCaptureOutputs {
     pub rq_ci: u32,
     pub rqe_addr: u32,
     pub behind: u32,
-    pub rs_back: u32,
+    /// `behind > rs_back`, `rs_back` = `rd_expected - rd_rs_psn` mod 2^24.
+    pub behind_rs: bool,
     pub source_match: bool,
     pub qp_ok: bool,
     pub atomic_match: bool,
@@ -66,7 +67,7 @@ struct Captured {
     rq_ci: u32,
     rqe_addr: u32,
     behind: u32,
-    rs_back: u32,
+    behind_rs: bool,
     source_match: bool,
     atomic_match: bool,
     expect_match: bool,
@@ -100,7 +101,7 @@ impl LookupCaptureModel {
             rq_ci: c.rq_ci,
             rqe_addr: c.rqe_addr,
             behind: c.behind,
-            rs_back: c.rs_back,
+            behind_rs: c.behind_rs,
             source_match: c.source_match,
             qp_ok: c.qp_exists && c.qp_enabled && c.source_match,
             atomic_match: c.atomic_match,
@@ -123,7 +124,8 @@ impl LookupCaptureModel {
             rq_ci: i.rd_rq_ci,
             rqe_addr: i.rd_rqe_addr,
             behind: i.rd_expected.wrapping_sub(i.psn) & PSN_MASK,
-            rs_back: i.rd_expected.wrapping_sub(i.rd_rs_psn) & PSN_MASK,
+            behind_rs: i.rd_expected.wrapping_sub(i.psn) & PSN_MASK
+                > i.rd_expected.wrapping_sub(i.rd_rs_psn) & PSN_MASK,
             source_match: i.rd_remote == (i.src_node as u32 | (i.src_qp as u32) << 16),
             atomic_match: i.ctx_atomic_valid && i.rd_atomic_psn == i.psn,
             expect_match: i.ctx_expect_valid

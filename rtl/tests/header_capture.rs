@@ -5,17 +5,24 @@
 
 use nic_model::header_capture::{HeaderCaptureModel, HeaderInputs, HeaderOutputs, KeptHeader};
 use nic_rtl::cell::format::opcode;
+use nic_rtl::common::{CellOutcomeHeader, OutcomeClass};
 use nic_rtl::responder::HeaderCapture;
 use nic_rtl::sim::{settle, tick};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rust_hdl::prelude::*;
 
+/// The inputs, with `s_class` decoded from the header as the `OutcomeSlice` registers it
+/// (`OutcomeClass::of`); the model decodes the raw fields itself.
 fn apply(u: &mut HeaderCapture, i: &HeaderInputs) {
-    u.s_status.next = (i.status as u64).to_bits();
-    u.s_opcode.next = (i.opcode as u64).to_bits();
-    u.s_flags.next = (i.flags as u64).to_bits();
-    u.s_cell_seq.next = (i.cell_seq as u64).to_bits();
+    let mut h = CellOutcomeHeader::default();
+    h.status = (i.status as u64).to_bits();
+    h.opcode = (i.opcode as u64).to_bits();
+    h.flags = (i.flags as u64).to_bits();
+    h.cell_seq = (i.cell_seq as u64).to_bits();
+    u.s_opcode.next = h.opcode;
+    u.s_flags.next = h.flags;
+    u.s_class.next = OutcomeClass::of(&h);
     u.s_dest_qp.next = (i.dest_qp as u64 & 0x3F).to_bits();
     u.s_src_node.next = (i.src_node as u64).to_bits();
     u.s_src_qp.next = (i.src_qp as u64).to_bits();

@@ -23,7 +23,7 @@ fn outputs(u: &LookupCapture) -> LookupCaptureOutputs {
         rq_ci: u.rq_ci.val().to_u32(),
         rqe_addr: u.rqe_addr.val().to_u32(),
         behind: u.behind.val().to_u32(),
-        rs_back: u.rs_back.val().to_u32(),
+        behind_rs: u.behind_rs.val(),
         source_match: u.source_match.val(),
         qp_ok: u.qp_ok.val(),
         atomic_match: u.atomic_match.val(),
@@ -127,13 +127,14 @@ fn random_inputs(rng: &mut ChaCha8Rng, queue_pairs: usize, p_capture: f64) -> Lo
 }
 
 /// Runs `clocks` clocks; returns how many comparisons found each of `qp_ok`,
-/// `atomic_match` and `expect_match` set (so that the run is known to reach them).
-fn run(seed: u64, queue_pairs: usize, clocks: u64, p_capture: f64) -> [u32; 3] {
+/// `atomic_match`, `expect_match` and `behind_rs` set, and `behind_rs` clear (so that the
+/// run is known to reach them).
+fn run(seed: u64, queue_pairs: usize, clocks: u64, p_capture: f64) -> [u32; 5] {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut uut = LookupCapture::new(queue_pairs);
     uut.connect_all();
     let mut model = LookupCaptureModel::new(queue_pairs);
-    let mut hits = [0; 3];
+    let mut hits = [0; 5];
     // A cell is held for a few clocks (as from the lookup to the decision); the table's
     // answer changes every clock.
     let mut i = random_inputs(&mut rng, queue_pairs, p_capture);
@@ -158,6 +159,8 @@ fn run(seed: u64, queue_pairs: usize, clocks: u64, p_capture: f64) -> [u32; 3] {
         hits[0] += got.qp_ok as u32;
         hits[1] += got.atomic_match as u32;
         hits[2] += got.expect_match as u32;
+        hits[3] += got.behind_rs as u32;
+        hits[4] += !got.behind_rs as u32;
         model.clock(&i);
         tick(&mut uut);
     }
@@ -171,6 +174,52 @@ fn matches_model_with_idle_gaps() {
         assert!(
             hits.iter().all(|&h| h > 10),
             "seed {seed}: comparisons rarely true {hits:?}"
+        );
+    }
+}
+
+/// `behind_rs` as `LookupCapture` computes it, at `bits` bits: from three unsigned
+/// comparisons side by side (`wa`: `expected - psn` wraps, `wb`: `expected - rs_psn` wraps).
+fn behind_rs_by_compares(expected: u32, psn: u32, rs_psn: u32) -> bool {
+    let (wa, wb) = (expected < psn, expected < rs_psn);
+    (wa && !wb) || (wa == wb && rs_psn > psn)
+}
+
+/// `behind > rs_back` by its definition: the two distances mod 2^`bits`, compared.
+fn behind_rs_by_definition(bits: u32, expected: u32, psn: u32, rs_psn: u32) -> bool {
+    let mask = (1u32 << bits) - 1;
+    expected.wrapping_sub(psn) & mask > expected.wrapping_sub(rs_psn) & mask
+}
+
+/// The identity `LookupCapture` relies on, for every triple of 8-bit PSNs (the width does
+/// not enter the argument), and for random and edge 24-bit triples.
+#[test]
+fn behind_rs_identity_holds() {
+    for expected in 0..256 {
+        for psn in 0..256 {
+            for rs_psn in 0..256 {
+                assert_eq!(
+                    behind_rs_by_compares(expected, psn, rs_psn),
+                    behind_rs_by_definition(8, expected, psn, rs_psn),
+                    "expected {expected}, psn {psn}, rs_psn {rs_psn}"
+                );
+            }
+        }
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(5);
+    let edge = [0, 1, 0x7F_FFFF, 0x80_0000, 0xFF_FFFE, 0xFF_FFFF];
+    for _ in 0..200_000 {
+        let mut pick = || {
+            if rng.gen_bool(0.3) {
+                edge[rng.gen_range(0..edge.len())]
+            } else {
+                rng.gen_range(0..1 << 24)
+            }
+        };
+        let (e, p, r) = (pick(), pick(), pick());
+        assert_eq!(
+            behind_rs_by_compares(e, p, r),
+            behind_rs_by_definition(24, e, p, r)
         );
     }
 }

@@ -9,12 +9,14 @@
 //!
 //! Ports:
 //! - `clock`.
-//! - The presented outcome's header: `s_status` (3), `s_opcode` (8), `s_flags` (8),
-//!   `s_cell_seq`, `s_src_node`, `s_src_qp` (16 each), `s_dest_qp` (6: the destination
-//!   QP's low bits; the engine range-checks the whole number in its `LookupCapture`),
-//!   `s_psn` (24), `s_msg_length` (32).
-//! - Decoded, combinational: `first` (FIRST flag and cell sequence 0), `last_cell` (LAST
-//!   flag), `ok` (status 0 and no reserved flag), `qp` (6, `s_dest_qp`),
+//! - The presented outcome's header: `s_opcode` (8), `s_flags` (8), `s_src_node`,
+//!   `s_src_qp` (16 each), `s_dest_qp` (6: the destination QP's low bits; the engine
+//!   range-checks the whole number in its `LookupCapture`), `s_psn` (24), `s_msg_length`
+//!   (32); and `s_class`, that header decoded (an [`OutcomeClass`], `OutcomeClass::of`),
+//!   as the [`crate::cell::OutcomeSlice`] registers it with the outcome: the decode is
+//!   done there, so `capture` (which addresses the per-QP RAMs) starts at registers.
+//! - Decoded (`s_class`'s fields, passed on): `first` (FIRST flag and cell sequence 0),
+//!   `last_cell` (LAST flag), `ok` (status 0 and no reserved flag), `qp` (6, `s_dest_qp`),
 //!   `resync`, `invalidate` (those flags), `is_send` (SEND, SEND_IMMEDIATE), `is_read`
 //!   (RDMA_READ_REQUEST), `is_atomic` (COMPARE_SWAP, FETCH_ADD), `consumes` (a SEND or
 //!   RDMA_WRITE_IMMEDIATE: it takes a receive queue entry), `is_request` (a SEND or an
@@ -29,11 +31,12 @@
 //!   the clock edge. From the registered header, combinational: `hdr_consumes` (its
 //!   opcode takes a receive queue entry), `hdr_cas` (it is a COMPARE_SWAP).
 //!
-//! Latency: the decode and `capture` are combinational; `m_header` the clock after `capture`.
+//! Latency: the decoded outputs and `capture` are combinational; `m_header` the clock after `capture`.
 //! Throughput: one capture per clock. Limits: none (no parameters). The header starts at
 //! zero.
 
 use crate::cell::format::{flag, opcode};
+use crate::common::OutcomeClass;
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -52,10 +55,9 @@ pub struct MessageHeader {
 #[derive(LogicBlock)]
 pub struct HeaderCapture {
     pub clock: Signal<In, Clock>,
-    pub s_status: Signal<In, Bits<3>>,
     pub s_opcode: Signal<In, Bits<8>>,
     pub s_flags: Signal<In, Bits<8>>,
-    pub s_cell_seq: Signal<In, Bits<16>>,
+    pub s_class: Signal<In, OutcomeClass>,
     pub s_dest_qp: Signal<In, Bits<6>>,
     pub s_src_node: Signal<In, Bits<16>>,
     pub s_src_qp: Signal<In, Bits<16>>,
@@ -86,21 +88,9 @@ pub struct HeaderCapture {
     header: DFF<MessageHeader>,
     op_send: Constant<Bits<8>>,
     op_send_immediate: Constant<Bits<8>>,
-    op_write: Constant<Bits<8>>,
     op_write_immediate: Constant<Bits<8>>,
-    op_read: Constant<Bits<8>>,
     op_compare_swap: Constant<Bits<8>>,
-    op_fetch_add: Constant<Bits<8>>,
-    op_read_response: Constant<Bits<8>>,
-    op_atomic_response: Constant<Bits<8>>,
-    op_ack: Constant<Bits<8>>,
-    op_nack: Constant<Bits<8>>,
-    flag_first: Constant<Bits<8>>,
-    flag_last: Constant<Bits<8>>,
     flag_immediate: Constant<Bits<8>>,
-    flag_invalidate: Constant<Bits<8>>,
-    flag_resync: Constant<Bits<8>>,
-    flag_reserved: Constant<Bits<8>>,
 }
 
 impl HeaderCapture {
@@ -108,10 +98,9 @@ impl HeaderCapture {
         let c = |v: u8| Constant::new((v as u64).to_bits());
         HeaderCapture {
             clock: Default::default(),
-            s_status: Default::default(),
             s_opcode: Default::default(),
             s_flags: Default::default(),
-            s_cell_seq: Default::default(),
+            s_class: Default::default(),
             s_dest_qp: Default::default(),
             s_src_node: Default::default(),
             s_src_qp: Default::default(),
@@ -142,21 +131,9 @@ impl HeaderCapture {
             header: Default::default(),
             op_send: c(opcode::SEND),
             op_send_immediate: c(opcode::SEND_IMMEDIATE),
-            op_write: c(opcode::RDMA_WRITE),
             op_write_immediate: c(opcode::RDMA_WRITE_IMMEDIATE),
-            op_read: c(opcode::RDMA_READ_REQUEST),
             op_compare_swap: c(opcode::ATOMIC_COMPARE_SWAP),
-            op_fetch_add: c(opcode::ATOMIC_FETCH_ADD),
-            op_read_response: c(opcode::RDMA_READ_RESPONSE),
-            op_atomic_response: c(opcode::ATOMIC_RESPONSE),
-            op_ack: c(opcode::ACK),
-            op_nack: c(opcode::NACK),
-            flag_first: c(flag::FIRST),
-            flag_last: c(flag::LAST),
             flag_immediate: c(flag::IMMEDIATE),
-            flag_invalidate: c(flag::INVALIDATE),
-            flag_resync: c(flag::RESYNC),
-            flag_reserved: c(flag::RESERVED_MASK),
         }
     }
 }
@@ -171,32 +148,21 @@ impl Logic for HeaderCapture {
     #[hdl_gen]
     fn update(&mut self) {
         dff_setup!(self, clock, header);
-        self.first.next =
-            (self.s_flags.val() & self.flag_first.val()).any() & (self.s_cell_seq.val() == 0);
-        self.last_cell.next = (self.s_flags.val() & self.flag_last.val()).any();
-        self.ok.next =
-            (self.s_status.val() == 0) & ((self.s_flags.val() & self.flag_reserved.val()) == 0);
+        self.first.next = self.s_class.val().first;
+        self.last_cell.next = self.s_class.val().last_cell;
+        self.ok.next = self.s_class.val().ok;
         self.qp.next = self.s_dest_qp.val();
-        self.resync.next = (self.s_flags.val() & self.flag_resync.val()).any();
-        self.invalidate.next = (self.s_flags.val() & self.flag_invalidate.val()).any();
-        self.is_send.next = (self.s_opcode.val() == self.op_send.val())
-            | (self.s_opcode.val() == self.op_send_immediate.val());
-        self.is_read.next = self.s_opcode.val() == self.op_read.val();
-        self.is_atomic.next = (self.s_opcode.val() == self.op_compare_swap.val())
-            | (self.s_opcode.val() == self.op_fetch_add.val());
-        self.consumes.next = (self.s_opcode.val() == self.op_send.val())
-            | (self.s_opcode.val() == self.op_send_immediate.val())
-            | (self.s_opcode.val() == self.op_write_immediate.val());
-        self.is_request.next = (self.s_opcode.val() == self.op_send.val())
-            | (self.s_opcode.val() == self.op_send_immediate.val())
-            | ((self.s_opcode.val() >= self.op_write.val())
-                & (self.s_opcode.val() <= self.op_fetch_add.val()));
-        self.is_ackish.next = (self.s_opcode.val() == self.op_ack.val())
-            | (self.s_opcode.val() == self.op_nack.val());
-        self.is_nack.next = self.s_opcode.val() == self.op_nack.val();
-        self.is_response.next = (self.s_opcode.val() == self.op_read_response.val())
-            | (self.s_opcode.val() == self.op_atomic_response.val());
-        self.is_atomic_response.next = self.s_opcode.val() == self.op_atomic_response.val();
+        self.resync.next = self.s_class.val().resync;
+        self.invalidate.next = self.s_class.val().invalidate;
+        self.is_send.next = self.s_class.val().is_send;
+        self.is_read.next = self.s_class.val().is_read;
+        self.is_atomic.next = self.s_class.val().is_atomic;
+        self.consumes.next = self.s_class.val().consumes;
+        self.is_request.next = self.s_class.val().is_request;
+        self.is_ackish.next = self.s_class.val().is_ackish;
+        self.is_nack.next = self.s_class.val().is_nack;
+        self.is_response.next = self.s_class.val().is_response;
+        self.is_atomic_response.next = self.s_class.val().is_atomic_response;
         self.capture.next = self.idle.val()
             & self.s_valid.val()
             & !self.busy.val()

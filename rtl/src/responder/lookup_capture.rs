@@ -6,10 +6,10 @@
 //! and the source is its QP_REMOTE; the PSN against the expected one; "Rejoin support": the
 //! resync point) and the [`crate::responder::QpState`] lookup it registers. The per-QP
 //! RAMs' clock-to-out (a DP16KD's 4.3 ns on ECP5) leaves room for little more than a
-//! register in the clock they answer; so only the two PSN distances (a carry chain each)
-//! and the three equality comparisons with the cell (a LUT tree each, beside the carry
-//! chains) are computed before the register, and the decision in the clock after starts
-//! from registers.
+//! register in the clock they answer; so only the PSN distance and three magnitude
+//! comparisons (a carry chain each, side by side) and the three equality comparisons with
+//! the cell (a LUT tree each, beside the carry chains) are computed before the register,
+//! and the decision in the clock after starts from registers.
 //!
 //! Ports:
 //! - `clock`; `capture`: the lookup answers this clock (`QpState`'s `rd_*` and `ctx_*`
@@ -22,8 +22,14 @@
 //!   `ctx_synced`, `ctx_nak_sent`, `ctx_atomic_valid`, `ctx_expect_valid`.
 //! - Registered at `capture`: `node_ok` (`dest_node == node_id`), `qp_exists` (`dest_qp <
 //!   queue_pairs`), `qp_enabled`, `synced`, `nak_sent`, `rq_empty`, `rq_ci` (24),
-//!   `rqe_addr` (32), `behind` (24, `rd_expected - psn` mod 2^24), `rs_back` (24,
-//!   `rd_expected - rd_rs_psn` mod 2^24).
+//!   `rqe_addr` (32), `behind` (24, `rd_expected - psn` mod 2^24), `behind_rs` (`behind >
+//!   rs_back` with `rs_back = rd_expected - rd_rs_psn` mod 2^24: the cell's PSN is further
+//!   behind the expected one than the resync point is). `behind_rs` comes from three
+//!   unsigned comparisons side by side rather than a comparison of the two differences in
+//!   series: with `wa = rd_expected < psn` and `wb = rd_expected < rd_rs_psn`, `behind >
+//!   rs_back` = `(wa & !wb) | ((wa == wb) & (rd_rs_psn > psn))` (a difference wraps
+//!   exactly when its `w` is set; with both or neither wrapped the two differ by `rd_rs_psn
+//!   - psn`; checked exhaustively at 8 bits in `rtl/tests/lookup_capture.rs`).
 //! - Registered at `capture` as well, the cell compared with the lookup: `source_match`
 //!   (`src_node` and `src_qp` equal `rd_remote`, QP_REMOTE: node bits 15:0, QP 31:16),
 //!   `qp_ok` (`qp_exists & qp_enabled & source_match`), `atomic_match` (the saved atomic
@@ -74,7 +80,7 @@ pub struct LookupCapture {
     pub rq_ci: Signal<Out, Bits<24>>,
     pub rqe_addr: Signal<Out, Bits<32>>,
     pub behind: Signal<Out, Bits<24>>,
-    pub rs_back: Signal<Out, Bits<24>>,
+    pub behind_rs: Signal<Out, Bit>,
     pub source_match: Signal<Out, Bit>,
     pub qp_ok: Signal<Out, Bit>,
     pub atomic_match: Signal<Out, Bit>,
@@ -88,11 +94,15 @@ pub struct LookupCapture {
     rq_ci_reg: DFF<Bits<24>>,
     rqe_addr_reg: DFF<Bits<32>>,
     behind_reg: DFF<Bits<24>>,
-    rs_back_reg: DFF<Bits<24>>,
+    behind_rs_reg: DFF<Bit>,
     source_reg: DFF<Bit>,
     atomic_reg: DFF<Bit>,
     expect_reg: DFF<Bit>,
     source: Signal<Local, Bits<32>>,
+    /// `rd_expected - psn` wraps (`rd_expected < psn`).
+    psn_wraps: Signal<Local, Bit>,
+    /// `rd_expected - rd_rs_psn` wraps (`rd_expected < rd_rs_psn`).
+    rs_wraps: Signal<Local, Bit>,
     queue_pairs: Constant<Bits<16>>,
     op_atomic_response: Constant<Bits<8>>,
 }
@@ -140,7 +150,7 @@ impl LookupCapture {
             rq_ci: Default::default(),
             rqe_addr: Default::default(),
             behind: Default::default(),
-            rs_back: Default::default(),
+            behind_rs: Default::default(),
             source_match: Default::default(),
             qp_ok: Default::default(),
             atomic_match: Default::default(),
@@ -154,11 +164,13 @@ impl LookupCapture {
             rq_ci_reg: Default::default(),
             rqe_addr_reg: Default::default(),
             behind_reg: Default::default(),
-            rs_back_reg: Default::default(),
+            behind_rs_reg: Default::default(),
             source_reg: Default::default(),
             atomic_reg: Default::default(),
             expect_reg: Default::default(),
             source: Default::default(),
+            psn_wraps: Default::default(),
+            rs_wraps: Default::default(),
             queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
             op_atomic_response: Constant::new((opcode::ATOMIC_RESPONSE as u64).to_bits()),
         }
@@ -180,13 +192,15 @@ impl Logic for LookupCapture {
             rq_ci_reg,
             rqe_addr_reg,
             behind_reg,
-            rs_back_reg,
+            behind_rs_reg,
             source_reg,
             atomic_reg,
             expect_reg
         );
         self.source.next =
             bit_cast::<32, 16>(self.src_node.val()) | (bit_cast::<32, 16>(self.src_qp.val()) << 16);
+        self.psn_wraps.next = self.rd_expected.val() < self.psn.val();
+        self.rs_wraps.next = self.rd_expected.val() < self.rd_rs_psn.val();
         if self.capture.val() {
             self.node_ok_reg.d.next = self.dest_node.val() == self.node_id.val();
             self.exists_reg.d.next = self.dest_qp.val() < self.queue_pairs.val();
@@ -197,7 +211,9 @@ impl Logic for LookupCapture {
             self.rq_ci_reg.d.next = self.rd_rq_ci.val();
             self.rqe_addr_reg.d.next = self.rd_rqe_addr.val();
             self.behind_reg.d.next = self.rd_expected.val() - self.psn.val();
-            self.rs_back_reg.d.next = self.rd_expected.val() - self.rd_rs_psn.val();
+            self.behind_rs_reg.d.next = (self.psn_wraps.val() & !self.rs_wraps.val())
+                | ((self.psn_wraps.val() == self.rs_wraps.val())
+                    & (self.rd_rs_psn.val() > self.psn.val()));
             self.source_reg.d.next = self.rd_remote.val() == self.source.val();
             self.atomic_reg.d.next =
                 self.ctx_atomic_valid.val() & (self.rd_atomic_psn.val() == self.psn.val());
@@ -216,7 +232,7 @@ impl Logic for LookupCapture {
         self.rq_ci.next = self.rq_ci_reg.q.val();
         self.rqe_addr.next = self.rqe_addr_reg.q.val();
         self.behind.next = self.behind_reg.q.val();
-        self.rs_back.next = self.rs_back_reg.q.val();
+        self.behind_rs.next = self.behind_rs_reg.q.val();
         self.source_match.next = self.source_reg.q.val();
         self.qp_ok.next =
             self.exists_reg.q.val() & self.enabled_reg.q.val() & self.source_reg.q.val();

@@ -17,8 +17,9 @@
 //! - `psn`, `expected_psn` (24), `synced`, `resync` (the cell's RESYNC flag), `nak_sent`.
 //! - The PSN distances, computed by the engine a clock ahead (from its per-QP RAMs, in
 //!   the clock they answer) so that no subtraction lies in series with the rules:
-//!   `behind` = `(expected_psn - psn) mod 2^24`, `rs_back` = `(expected_psn - rs_psn) mod
-//!   2^24`.
+//!   `behind` = `(expected_psn - psn) mod 2^24`, and `behind_rs`: `behind > rs_back`, with
+//!   `rs_back` = `(expected_psn - rs_psn) mod 2^24` (the cell's PSN is further behind the
+//!   expected one than the resync point; the engine's `LookupCapture` registers it).
 //! - `atomic_match`: the QP's saved atomic is valid and its PSN equals `psn`.
 //! - `enable_send_recv`, `enable_rdma` (the `ENABLE` register).
 //! - `access_ok`: the TPT check passed (with a TPT) or the range `vaddr .. vaddr + length`
@@ -142,7 +143,7 @@ pub struct NackGenerator {
     pub refused_window: Signal<In, Bits<24>>,
     pub rs_valid: Signal<In, Bit>,
     pub behind: Signal<In, Bits<24>>,
-    pub rs_back: Signal<In, Bits<24>>,
+    pub behind_rs: Signal<In, Bit>,
     pub action: Signal<Out, Bits<2>>,
     pub syndrome: Signal<Out, Bits<8>>,
     pub resynced: Signal<Out, Bit>,
@@ -224,7 +225,7 @@ impl Default for NackGenerator {
             refused_window: Default::default(),
             rs_valid: Default::default(),
             behind: Default::default(),
-            rs_back: Default::default(),
+            behind_rs: Default::default(),
             action: Default::default(),
             syndrome: Default::default(),
             resynced: Default::default(),
@@ -335,8 +336,7 @@ impl Logic for NackGenerator {
             self.refused_syndrome.next =
                 bit_cast::<8, 3>(self.refused_code.val() - 1) | self.syn_sequence_error.val();
         }
-        self.rs_before.next =
-            self.rs_valid.val() & !self.sequential.val() & (self.behind.val() > self.rs_back.val());
+        self.rs_before.next = self.rs_valid.val() & !self.sequential.val() & self.behind_rs.val();
         self.ack_psn.next = self.expected_psn.val() - 1;
         if self.refused_window.val().get_bits::<3>(0).any() {
             self.ack_psn.next = self.psn.val();
@@ -641,7 +641,7 @@ mod tests {
         uut.rs_valid.next = i.rs_valid;
         let distance = |a: u32, b: u32| (a.wrapping_sub(b) & PSN_MASK) as u64;
         uut.behind.next = distance(i.expected_psn, i.psn).to_bits();
-        uut.rs_back.next = distance(i.expected_psn, i.rs_psn).to_bits();
+        uut.behind_rs.next = distance(i.expected_psn, i.psn) > distance(i.expected_psn, i.rs_psn);
         settle(uut);
     }
 

@@ -10,8 +10,9 @@
 //! responses of this NIC's own requests to the `SendQueueEngine`. Port bundles: the
 //! contract `docs/nic-blocks.md`.
 //!
-//! Children: [`HeaderCapture`] decodes the presented cell's header, says when a first or
-//! failed cell is taken for its lookup and keeps the message's header (one bundle);
+//! Children: [`HeaderCapture`] gives the presented cell's classes (from `s_rx_class`),
+//! says when a first or failed cell is taken for its lookup and keeps the message's
+//! header (one bundle);
 //! [`QpState`] holds every per-QP RAM and flag, serves the CSR side port and the
 //! expect events, answers the lookup of a first cell and takes the engine's write-backs
 //! (registered for a clock, a [`QpWriteBack`]); [`LookupCapture`] registers that answer
@@ -601,10 +602,9 @@ impl Logic for ReceiveQueueEngine {
         // ---- The presented outcome (its header is held until its last beat), decoded;
         // the message's header, registered from its first cell ----
         self.header.clock.next = self.clock.val();
-        self.header.s_status.next = self.s_rx_outcome.val().status;
         self.header.s_opcode.next = self.s_rx_outcome.val().opcode;
         self.header.s_flags.next = self.s_rx_outcome.val().flags;
-        self.header.s_cell_seq.next = self.s_rx_outcome.val().cell_seq;
+        self.header.s_class.next = self.s_rx_class.val();
         self.header.s_dest_qp.next = bit_cast::<6, 16>(self.s_rx_outcome.val().dest_qp);
         self.header.s_src_node.next = self.s_rx_outcome.val().src_node;
         self.header.s_src_qp.next = self.s_rx_outcome.val().src_qp;
@@ -687,7 +687,7 @@ impl Logic for ReceiveQueueEngine {
         self.nack.refused_window.next = self.refused_reg.q.val();
         self.nack.rs_valid.next = self.rs_valid.q.val();
         self.nack.behind.next = self.lookup.behind.val();
-        self.nack.rs_back.next = self.lookup.rs_back.val();
+        self.nack.behind_rs.next = self.lookup.behind_rs.val();
         // ---- The PSN arithmetic of the decided request (or of the Commit) ----
         // The syndrome of the answer consuming the PSN, for its refusal code.
         self.refusal_syndrome.next = self.act.syndrome_q.val();
