@@ -233,6 +233,10 @@ impl Logic for OutcomeSlice {
         } else if self.take.val() {
             // The output is stalled: the beat waits in the skid entry.
             self.skid_valid.d.next = true;
+        }
+        // The empty skid entry takes the input every clock (kept only when `skid_valid`
+        // is set), so its wide load enable does not wait for `m_ready`.
+        if !self.skid_valid.q.val() {
             self.skid_data.d.next = self.s_data.val();
             self.skid_bytes.d.next = self.s_bytes.val();
             self.skid_last.d.next = self.s_last.val();
