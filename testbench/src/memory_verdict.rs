@@ -23,8 +23,11 @@
 //! - `refused-write-landed`: a word of an RDMA WRITE lands after its requester completed
 //!   it with the responder's refusal (REMOTE_ACCESS_ERROR, INVALID_REQUEST,
 //!   RDMA_DISABLED): a refused request is never executed, not even a copy of it;
-//! - `duplicate-apply`: a word (or an atomic) of an operation already applied is applied
-//!   again (the responder must not execute a duplicate). An RDMA WRITE counts as applied
+//! - `duplicate-apply`: a word (or an atomic) of an operation already applied in the
+//!   target's present boot is applied again (the responder must not execute a duplicate).
+//!   One applied in an earlier boot and landing again is a `stale-write` instead: the
+//!   memory it was applied to is gone, and its tag names the earlier epoch. An RDMA WRITE
+//!   counts as applied
 //!   once its last word landed: before that, its words may land again, because a message
 //!   cut short by a lost or corrupted cell is written again by its retransmission (the
 //!   same bytes to the same place, which is how go-back-N completes a partial write).
@@ -179,8 +182,9 @@ pub struct MemoryVerdict {
     posted: HashMap<OperationTag, Posted>,
     /// RDMA WRITEs the responder refused (their requester completed them with its NACK).
     refused: HashSet<OperationTag>,
-    /// Operations applied: an RDMA WRITE whose last word landed, an atomic that wrote.
-    applied: HashSet<OperationTag>,
+    /// Operations applied, with the target's epoch they were applied in: an RDMA WRITE
+    /// whose last word landed, an atomic that wrote.
+    applied: HashSet<(OperationTag, u32)>,
     /// Stale operations that landed (each once): `(source, target, tag)`.
     stale_ops: HashSet<OperationTag>,
     counts: MemoryCounts,
@@ -406,7 +410,8 @@ impl MemoryVerdict {
             (Some(Posted::Write { words, .. }), Some(i)) => i + 1 == words,
             _ => true,
         };
-        if self.applied.contains(&tag) {
+        let epoch = self.hosts[host].epoch;
+        if self.applied.contains(&(tag, epoch)) {
             self.counts.duplicate_applies += 1;
             sb.violation(
                 w.cycle,
@@ -416,9 +421,8 @@ impl MemoryVerdict {
                 format!("{tag:?} was applied a second time (word {:?})", tag_index),
             );
         } else if complete {
-            self.applied.insert(tag);
+            self.applied.insert((tag, epoch));
         }
-        let epoch = self.hosts[host].epoch;
         if tag.target_epoch != epoch && self.stale_ops.insert(tag) {
             self.counts.stale_writes += 1;
             sb.stale_finding(
@@ -564,6 +568,24 @@ mod tests {
         v.check(&mut sb, 1, &[w0], &[]);
         assert_eq!(v.counts().duplicate_applies, 1);
         assert_eq!(sb.violations()[0].kind, "duplicate-apply");
+    }
+
+    #[test]
+    fn a_write_applied_before_its_target_rebooted_lands_again_as_stale_not_duplicate() {
+        let (l, mut v, mut sb) = setup();
+        let t = OperationTag::new(3, 1, 2, 10);
+        v.posted_write(t, 1, target(&l), 1);
+        let w0 = write(1, target(&l), t.word(0));
+        v.check(&mut sb, 1, &[w0], &[]);
+        assert!(sb.passed(), "{:?}", sb.violations());
+        // Host 1 reboots; the retransmission of the applied write lands in the new boot.
+        v.new_epoch(1, 3);
+        v.check(&mut sb, 1, &[write(2, target(&l), t.word(0))], &[]);
+        assert_eq!(v.counts().duplicate_applies, 0, "{:?}", sb.violations());
+        assert_eq!(v.counts().stale_writes, 1);
+        // Applied in this boot now: once more is a duplicate.
+        v.check(&mut sb, 1, &[write(3, target(&l), t.word(0))], &[]);
+        assert_eq!(v.counts().duplicate_applies, 1);
     }
 
     #[test]
