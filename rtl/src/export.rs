@@ -424,6 +424,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::responder::HeaderCapture::new()".into(),
         ),
         export_block(
+            "responder_message_sequencer",
+            crate::responder::MessageSequencer::new(),
+            "nic_rtl::responder::MessageSequencer",
+            "nic_rtl::responder::MessageSequencer::new()".into(),
+        ),
+        export_block(
             "responder_payload_take",
             crate::responder::PayloadTake::new(),
             "nic_rtl::responder::PayloadTake",

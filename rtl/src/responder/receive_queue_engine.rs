@@ -24,7 +24,9 @@
 //! writes payload beats and atomic results to host memory; [`RqeFetch`] reads the receive
 //! queue entry a consuming request takes; [`AnswerRouter`] hands answers
 //! of this NIC's own requests to the requester; a [`NackCounters`] counts the NACKs among
-//! them. The engine keeps the message's state machine, its registers and the answers.
+//! them; [`MessageSequencer`] holds the message's state machine (where the engine stands,
+//! the message's mode, whether it was abandoned) and says what each state does. The engine
+//! keeps the message's registers, loaded on the sequencer's strobes, and the answers.
 //!
 //! Ports:
 //! - `clock`, `reset` (synchronous, active high: clears every queue pair's state, then
@@ -157,6 +159,7 @@ use crate::responder::act_stage::{ActStage, OwedAnswer};
 use crate::responder::answer_router::AnswerRouter;
 use crate::responder::header_capture::HeaderCapture;
 use crate::responder::lookup_capture::LookupCapture;
+use crate::responder::message_sequencer::MessageSequencer;
 use crate::responder::nack_generator::NackGenerator;
 use crate::responder::payload_take::PayloadTake;
 use crate::responder::psn_window::PsnWindow;
@@ -290,15 +293,9 @@ pub struct ReceiveQueueEngine {
     pub stat_nack_received_5: Signal<Out, Bits<32>>,
     pub stat_nack_received_6: Signal<Out, Bits<32>>,
     pub stat_nack_received_7: Signal<Out, Bits<32>>,
-    // ---- Control ----
-    state: DFF<ResponderState>,
-    mode: DFF<MessageMode>,
-    /// The mode of the message in its end sequence.
-    end_mode: DFF<MessageMode>,
-    /// The current message's QP was reset: abandon it.
-    abort: DFF<Bit>,
-    /// In the end-of-message sequence (decides where Owe and AckEvent go next).
-    in_end: DFF<Bit>,
+    /// The message's state machine: where the engine stands, the message's mode, whether
+    /// it was abandoned, and the strobes of what each state does.
+    seq: MessageSequencer,
     // ---- The current message (from its first cell) ----
     ctx_qp: DFF<Bits<6>>,
     /// The presented outcome decoded, and the message's header (registered from its
@@ -389,21 +386,12 @@ pub struct ReceiveQueueEngine {
     /// Idle: the first (or a failed) cell's QP is looked up now.
     lookup_issue: Signal<Local, Bit>,
     commit_ci: Signal<Local, Bits<24>>,
-    main_ram_use: Signal<Local, Bit>,
     /// The syndrome of the answer consuming a PSN (the `PsnWindow` gives its refusal code).
     refusal_syndrome: Signal<Local, Bits<8>>,
-    expect_clear: Signal<Local, Bit>,
-    drop_count: Signal<Local, Bit>,
-    nack_count: Signal<Local, Bit>,
-    message_count: Signal<Local, Bit>,
-    stream_now: Signal<Local, Bit>,
-    /// The Act clock goes on streaming (its first beat is taken now), in `act_mode`.
-    act_go: Signal<Local, Bit>,
-    act_mode: Signal<Local, MessageMode>,
+    /// FailDecide: the failed cell owes CRC_OR_MALFORMED.
+    fail_owes: Signal<Local, Bit>,
     /// The Lookup or FailLookup clock: the per-QP RAMs answer, registered.
     lookup_answer: Signal<Local, Bit>,
-    /// Start the `RqeFetch` (decided this clock).
-    rqe_start: Signal<Local, Bit>,
     // ---- Parameters ----
     // Syndromes are named in `nic_abi::Syndrome`.
     syn_crc_or_malformed: Constant<Bits<8>>,
@@ -485,11 +473,7 @@ impl ReceiveQueueEngine {
             stat_nack_received_5: Default::default(),
             stat_nack_received_6: Default::default(),
             stat_nack_received_7: Default::default(),
-            state: Default::default(),
-            mode: Default::default(),
-            end_mode: Default::default(),
-            abort: Default::default(),
-            in_end: Default::default(),
+            seq: MessageSequencer::new(),
             ctx_qp: Default::default(),
             header: HeaderCapture::new(),
             immediate_reg: Default::default(),
@@ -527,7 +511,6 @@ impl ReceiveQueueEngine {
             payload_take: PayloadTake::new(),
             rqe_fetch: RqeFetch::new(),
             lookup: LookupCapture::new(queue_pairs),
-            rqe_start: Default::default(),
             nack: Default::default(),
             act: ActStage::new(tpt_present),
             tpt: TptClient::new(tpt_present),
@@ -537,14 +520,7 @@ impl ReceiveQueueEngine {
             lookup_issue: Default::default(),
             length_error: Default::default(),
             commit_ci: Default::default(),
-            main_ram_use: Default::default(),
-            expect_clear: Default::default(),
-            drop_count: Default::default(),
-            nack_count: Default::default(),
-            message_count: Default::default(),
-            stream_now: Default::default(),
-            act_go: Default::default(),
-            act_mode: Default::default(),
+            fail_owes: Default::default(),
             lookup_answer: Default::default(),
             syn_crc_or_malformed: Constant::new((Syndrome::CrcOrMalformed as u64).to_bits()),
         }
@@ -557,11 +533,6 @@ impl Logic for ReceiveQueueEngine {
         dff_setup!(
             self,
             clock,
-            state,
-            mode,
-            end_mode,
-            abort,
-            in_end,
             ctx_qp,
             immediate_reg,
             expected_reg,
@@ -611,7 +582,7 @@ impl Logic for ReceiveQueueEngine {
         self.header.s_psn.next = self.s_rx_outcome.val().psn;
         self.header.s_msg_length.next = self.s_rx_outcome.val().msg_length;
         self.header.s_valid.next = self.s_rx_valid.val();
-        self.header.idle.next = self.state.q.val() == ResponderState::Idle;
+        self.header.idle.next = self.seq.state.val() == ResponderState::Idle;
         self.header.busy.next = self.qp_state.write_back_busy.val();
 
         // ---- Lookup: the per-QP state table answers for ctx_qp ----
@@ -620,8 +591,8 @@ impl Logic for ReceiveQueueEngine {
         self.lk_exp_addr.next = self.qp_state.rd_expect_addr.val();
         self.lk_exp_length.next = self.qp_state.rd_expect_length.val();
         // The lookup registered, and compared with the cell in the Decide clock.
-        self.lookup_answer.next = (self.state.q.val() == ResponderState::Lookup)
-            | (self.state.q.val() == ResponderState::FailLookup);
+        self.lookup_answer.next = (self.seq.state.val() == ResponderState::Lookup)
+            | (self.seq.state.val() == ResponderState::FailLookup);
         self.lookup.clock.next = self.clock.val();
         self.lookup.capture.next = self.lookup_answer.val();
         self.lookup.dest_node.next = self.s_rx_outcome.val().dest_node;
@@ -658,9 +629,9 @@ impl Logic for ReceiveQueueEngine {
         self.tpt.consumes.next = self.s_rx_class.val().consumes;
         self.tpt.qp.next = self.ctx_qp.q.val();
         self.tpt.rq_empty.next = self.lookup.rq_empty.val();
-        self.tpt.init.next = self.state.q.val() == ResponderState::Lookup;
-        self.tpt.request.next = self.state.q.val() == ResponderState::TptRequest;
-        self.tpt.waiting.next = self.state.q.val() == ResponderState::TptWait;
+        self.tpt.init.next = self.seq.state.val() == ResponderState::Lookup;
+        self.tpt.request.next = self.seq.state.val() == ResponderState::TptRequest;
+        self.tpt.waiting.next = self.seq.state.val() == ResponderState::TptWait;
         self.tpt.m_tpt_req_ready.next = self.m_tpt_req_ready.val();
         self.tpt.s_tpt_resp_valid.next = self.s_tpt_resp_valid.val();
         self.tpt.s_tpt_resp_ok.next = self.s_tpt_resp_ok.val();
@@ -691,7 +662,7 @@ impl Logic for ReceiveQueueEngine {
         // ---- The PSN arithmetic of the decided request (or of the Commit) ----
         // The syndrome of the answer consuming the PSN, for its refusal code.
         self.refusal_syndrome.next = self.act.syndrome_q.val();
-        if self.state.q.val() == ResponderState::Commit {
+        if self.seq.state.val() == ResponderState::Commit {
             self.refusal_syndrome.next = self.owe.q.val().syndrome;
         }
         self.psn_window.expected.next = self.expected_reg.q.val();
@@ -720,11 +691,10 @@ impl Logic for ReceiveQueueEngine {
         self.writer.atomic_cas.next = self.header.hdr_cas.val();
         self.writer.atomic_old.next = self.value_reg.q.val();
         self.writer.atomic_write.next =
-            (self.state.q.val() == ResponderState::AtomicWrite) & !self.abort.q.val();
+            (self.seq.state.val() == ResponderState::AtomicWrite) & !self.seq.aborted.val();
         self.writer.m_wr_ready.next = self.m_wr_ready.val();
 
         // ---- Defaults ----
-        self.main_ram_use.next = false;
         self.qp_state.lookup_qp.next = self.header.qp.val();
         // Assigned once (no default overridden below): a child input that changed twice in
         // one evaluation would retrigger the child in an event-driven simulator.
@@ -735,14 +705,6 @@ impl Logic for ReceiveQueueEngine {
         self.tpt.capture.next = self.lookup_issue.val();
         // The write-backs decided this clock (none unless a state below decides them).
         self.write_back.d.next = self.no_write_back.val();
-        self.expect_clear.next = false;
-        self.drop_count.next = false;
-        self.nack_count.next = false;
-        self.message_count.next = false;
-        self.stream_now.next = false;
-        self.act_go.next = false;
-        self.act_mode.next = MessageMode::Discard;
-        self.rqe_start.next = false;
         self.m_rqrd_req_addr.next = self.rqe_fetch.m_req_addr.val();
         self.m_rqrd_req_words.next = self.rqe_fetch.m_req_words.val();
 
@@ -755,30 +717,23 @@ impl Logic for ReceiveQueueEngine {
             self.rs_valid.d.next = self.qp_state.ctx_rs_valid.val();
         }
 
-        match self.state.q.val() {
-            ResponderState::Clear => {
-                if self.qp_state.sweep_done.val() {
-                    self.state.d.next = ResponderState::Idle;
-                }
-            }
+        // ---- What the message's states load (the `MessageSequencer` moves them on) ----
+        // A failed cell owes CRC_OR_MALFORMED once per gap (behind a busy slot's item if
+        // need be: the ResponseGenerator keeps it there).
+        self.fail_owes.next = self.lookup.node_ok.val()
+            & self.lookup.qp_ok.val()
+            & self.lookup.synced.val()
+            & !self.lookup.nak_sent.val()
+            & self.header.is_request.val();
+        // One `match` on the sequencer's state, as when the state machine was the
+        // engine's own: the arms are exclusive, so yosys builds one parallel multiplexer
+        // per register with its hold as the flip-flop's enable (a chain of `if`s on the
+        // sequencer's strobes, which yosys cannot see are exclusive, costs about 500 LUT4
+        // and 10 MHz on ECP5).
+        match self.seq.state.val() {
             ResponderState::Idle => {
-                if self.s_rx_valid.val() {
-                    if self.header.ok.val() & !self.header.first.val() {
-                        // A continuation cell: follows the message's decision.
-                        self.stream_now.next = true;
-                    } else if !self.qp_state.write_back_busy.val() {
-                        // A first or a failed cell: look its QP up (once the last
-                        // write-back has landed).
-                        self.main_ram_use.next = true;
-                        self.ctx_qp.d.next = self.header.qp.val();
-                        self.abort.d.next = false;
-                        self.in_end.d.next = false;
-                        self.mode.d.next = MessageMode::Discard;
-                        self.state.d.next = ResponderState::FailLookup;
-                        if self.header.ok.val() {
-                            self.state.d.next = ResponderState::Lookup;
-                        }
-                    }
+                if self.seq.first_taken.val() {
+                    self.ctx_qp.d.next = self.header.qp.val();
                 }
             }
             ResponderState::Lookup => {
@@ -793,24 +748,9 @@ impl Logic for ReceiveQueueEngine {
                 }
                 self.rqe_done.d.next = false;
                 self.length_error.d.next = false;
-                self.state.d.next = ResponderState::Decide;
-            }
-            ResponderState::FailLookup => {
-                // The lookup is registered (`lookup_answer`); the failed cell is judged next.
-                self.main_ram_use.next = true;
-                self.state.d.next = ResponderState::FailDecide;
             }
             ResponderState::FailDecide => {
-                // A failed cell: owe CRC_OR_MALFORMED once per gap (behind a busy slot's
-                // item if need be: the ResponseGenerator keeps it there).
-                self.main_ram_use.next = true;
-                self.state.d.next = ResponderState::Stream;
-                if self.lookup.node_ok.val()
-                    & self.lookup.qp_ok.val()
-                    & self.lookup.synced.val()
-                    & !self.lookup.nak_sent.val()
-                    & self.header.is_request.val()
-                {
+                if self.seq.fail_owe.val() {
                     self.owe.d.next.kind = 1.into();
                     self.owe.d.next.syndrome = self.syn_crc_or_malformed.val();
                     self.owe.d.next.psn = self.expected_reg.q.val();
@@ -820,13 +760,9 @@ impl Logic for ReceiveQueueEngine {
                     // It names the expected PSN: the window's refusals are before it.
                     self.owe.d.next.refusal = self.refused_reg.q.val().get_bits::<21>(0);
                     self.write_back.d.next.nak_set = true;
-                    self.state.d.next = ResponderState::Owe;
                 }
             }
             ResponderState::Decide => {
-                // The NackGenerator decides (registered by the `ActStage`); the Act clock acts.
-                self.main_ram_use.next = true;
-                self.state.d.next = ResponderState::Act;
                 // A SEND's completion status and write window (used only when it is
                 // executed, so set whatever the decision): a misaligned buffer is not
                 // written.
@@ -849,16 +785,7 @@ impl Logic for ReceiveQueueEngine {
             }
             ResponderState::Act => {
                 // The registered decision is acted on (the `ActStage`): the answer owed,
-                // the write-backs, the next state; a message that streams takes its first
-                // beat now (`act_go`, `act_mode`).
-                self.main_ram_use.next = true;
-                self.state.d.next = self.act.next_state.val();
-                self.act_go.next = self.act.go.val();
-                self.act_mode.next = self.act.mode.val();
-                self.mode.d.next = self.act.mode.val();
-                self.drop_count.next = self.act.drop.val();
-                self.nack_count.next = self.act.nack_count.val();
-                self.rqe_start.next = self.act.rqe_start.val();
+                // the write-backs; a message that streams takes its first beat now.
                 self.write_back.d.next = self.act.m_write_back.val();
                 if self.act.owe_load.val() {
                     self.owe.d.next = self.act.m_owe.val();
@@ -886,15 +813,9 @@ impl Logic for ReceiveQueueEngine {
                     self.atomic_done.d.next = false;
                 }
             }
-            ResponderState::TptRequest => {
-                if self.tpt.req_taken.val() {
-                    self.state.d.next = ResponderState::TptWait;
-                }
-            }
             ResponderState::TptWait => {
                 if self.tpt.answered.val() {
                     self.ctx_base.d.next = self.tpt.paddr.val();
-                    self.state.d.next = ResponderState::Decide;
                 }
             }
             ResponderState::RqeFetch => {
@@ -909,87 +830,35 @@ impl Logic for ReceiveQueueEngine {
                             | (self.rqe_fetch.buffer_addr.val().get_bits::<3>(0) != 0);
                     }
                     self.rqe_done.d.next = true;
-                    self.state.d.next = ResponderState::Decide;
-                }
-            }
-            ResponderState::Stream => {
-                self.stream_now.next = true;
-            }
-            ResponderState::Owe => {
-                if self.m_owe_ready.val() {
-                    self.state.d.next = ResponderState::Stream;
-                    if self.in_end.q.val() {
-                        self.state.d.next = ResponderState::Idle;
-                        if (self.end_mode.q.val() == MessageMode::ExecWrite)
-                            & self.header.hdr_consumes.val()
-                        {
-                            self.state.d.next = ResponderState::Complete;
-                        }
-                    }
-                }
-            }
-            ResponderState::AckEvent => {
-                if self.router.s_ready.val() {
-                    self.state.d.next = ResponderState::Stream;
-                    if self.in_end.q.val() {
-                        self.expect_clear.next = true;
-                        self.state.d.next = ResponderState::Idle;
-                    }
                 }
             }
             ResponderState::Drain => {
-                if !self.writer.busy.val() {
-                    self.state.d.next = ResponderState::Idle;
-                    if !self.abort.q.val() {
-                        match self.end_mode.q.val() {
-                            MessageMode::ExecWrite => {
-                                self.state.d.next = ResponderState::Commit;
-                            }
-                            MessageMode::ExecAtomic => {
-                                self.state.d.next = ResponderState::Commit;
-                                if !self.atomic_done.q.val() {
-                                    self.state.d.next = ResponderState::AtomicRead;
-                                }
-                            }
-                            MessageMode::ResponseWrite => {
-                                self.ack_syndrome.d.next = 0.into();
-                                self.ack_response.d.next = true;
-                                self.ack_refusals.d.next = 0.into();
-                                self.state.d.next = ResponderState::AckEvent;
-                            }
-                            _ => {}
-                        }
-                    }
+                if self.seq.response_answer.val() {
+                    self.ack_syndrome.d.next = 0.into();
+                    self.ack_response.d.next = true;
+                    self.ack_refusals.d.next = 0.into();
                 }
             }
             ResponderState::AtomicRead => {
                 self.m_rqrd_req_addr.next = self.ctx_base.q.val();
                 self.m_rqrd_req_words.next = 1.into();
-                if self.m_rqrd_req_ready.val() {
-                    self.state.d.next = ResponderState::AtomicData;
-                }
             }
             ResponderState::AtomicData => {
                 if self.s_rqrd_valid.val() {
                     self.value_reg.d.next = self.s_rqrd_data.val();
-                    self.state.d.next = ResponderState::AtomicWrite;
                 }
             }
             ResponderState::AtomicWrite => {
                 // The Writer writes the result (`atomic_write`).
                 self.atomic_done.d.next = true;
-                self.state.d.next = ResponderState::Drain;
             }
             ResponderState::Commit => {
-                self.main_ram_use.next = true;
-                self.state.d.next = ResponderState::Idle;
-                if !self.abort.q.val() {
+                if self.seq.commit.val() {
                     self.write_back.d.next.state = true;
                     self.write_back.d.next.rq_ci = self.commit_ci.val();
                     self.write_back.d.next.expected = self.psn_window.expected_next.val();
                     self.write_back.d.next.atomic =
-                        self.end_mode.q.val() == MessageMode::ExecAtomic;
-                    self.state.d.next = ResponderState::Owe;
+                        self.seq.end_mode.val() == MessageMode::ExecAtomic;
                     // The PSN is consumed: shifted into the refusal window, as a refusal
                     // when NACKed after execution (a SEND longer than its buffer).
                     self.write_back.d.next.refused = true;
@@ -1001,15 +870,37 @@ impl Logic for ReceiveQueueEngine {
                     self.write_back.d.next.rs_clear = self.far_commit_reg.q.val();
                 }
             }
-            ResponderState::Complete => {
-                if self.m_cpl_ready.val() {
-                    self.state.d.next = ResponderState::Idle;
-                }
-            }
-            _ => {
-                self.state.d.next = ResponderState::Idle;
-            }
+            _ => {}
         }
+
+        // ---- The message's state machine (the `MessageSequencer`) ----
+        self.seq.clock.next = self.clock.val();
+        self.seq.reset.next = self.reset.val();
+        self.seq.sweep_done.next = self.qp_state.sweep_done.val();
+        self.seq.s_valid.next = self.s_rx_valid.val();
+        self.seq.cell_ok.next = self.header.ok.val();
+        self.seq.cell_first.next = self.header.first.val();
+        self.seq.write_back_busy.next = self.qp_state.write_back_busy.val();
+        self.seq.fail_owes.next = self.fail_owes.val();
+        self.seq.act_next.next = self.act.next_state.val();
+        self.seq.act_go.next = self.act.go.val();
+        self.seq.act_mode.next = self.act.mode.val();
+        self.seq.tpt_req_taken.next = self.tpt.req_taken.val();
+        self.seq.tpt_answered.next = self.tpt.answered.val();
+        self.seq.rqe_fetched.next = self.rqe_fetch.done.val();
+        self.seq.owe_ready.next = self.m_owe_ready.val();
+        self.seq.hdr_consumes.next = self.header.hdr_consumes.val();
+        self.seq.router_ready.next = self.router.s_ready.val();
+        self.seq.writer_busy.next = self.writer.busy.val();
+        self.seq.atomic_done.next = self.atomic_done.q.val();
+        self.seq.rqrd_req_ready.next = self.m_rqrd_req_ready.val();
+        self.seq.rqrd_valid.next = self.s_rqrd_valid.val();
+        self.seq.cpl_ready.next = self.m_cpl_ready.val();
+        self.seq.outcome_end.next = self.payload_take.outcome_end.val();
+        self.seq.message_end.next = self.payload_take.message_end.val();
+        self.seq.end_runs.next = self.payload_take.end_runs.val();
+        self.seq.eff_mode.next = self.payload_take.eff_mode.val();
+        self.seq.ctx_abort.next = self.qp_state.ctx_abort.val();
 
         // ---- The decision, registered for the Act clock (the `ActStage`) ----
         self.act.clock.next = self.clock.val();
@@ -1032,7 +923,7 @@ impl Logic for ReceiveQueueEngine {
         self.act.resync_flag.next = self.s_rx_class.val().resync;
         self.act.psn.next = self.s_rx_outcome.val().psn;
         self.act.aeth.next = bit_cast::<29, 32>(self.s_rx_outcome.val().immediate);
-        self.act.aborted.next = self.abort.q.val();
+        self.act.aborted.next = self.seq.aborted.val();
         self.act.node_ok.next = self.lookup.node_ok.val();
         self.act.access_done.next = self.tpt.access_done.val();
         self.act.rqe_done.next = self.rqe_done.q.val();
@@ -1055,11 +946,11 @@ impl Logic for ReceiveQueueEngine {
 
         // ---- Payload beats of the presented outcome (the `PayloadTake`) ----
         // The message's mode: the one decided in the Act clock, from its first beat on.
-        self.payload_take.mode.next = self.mode.q.val();
-        self.payload_take.act_go.next = self.act_go.val();
-        self.payload_take.act_mode.next = self.act_mode.val();
-        self.payload_take.aborted.next = self.abort.q.val();
-        self.payload_take.stream.next = self.stream_now.val();
+        self.payload_take.mode.next = self.seq.mode.val();
+        self.payload_take.act_go.next = self.seq.go.val();
+        self.payload_take.act_mode.next = self.seq.go_mode.val();
+        self.payload_take.aborted.next = self.seq.aborted.val();
+        self.payload_take.stream.next = self.seq.stream_now.val();
         self.payload_take.beat_ready.next = self.writer.beat_ready.val();
         self.payload_take.reset.next = self.reset.val();
         self.payload_take.s_valid.next = self.s_rx_valid.val();
@@ -1068,26 +959,15 @@ impl Logic for ReceiveQueueEngine {
         self.writer.s_write.next = self.payload_take.write.val();
         self.writer.s_collect.next = self.payload_take.collect.val();
         self.writer.s_take.next = self.payload_take.take.val();
-        if self.payload_take.outcome_end.val() {
-            self.state.d.next = ResponderState::Idle;
-        }
         if self.payload_take.message_end.val() {
-            // The message ends: its mode moves to the end sequence, and nothing streams
-            // until the next first cell is decided.
-            self.message_count.next = true;
+            // The message ends (the `MessageSequencer` moves its mode to the end sequence).
             self.immediate_reg.d.next = self.s_rx_outcome.val().immediate;
-            self.end_mode.d.next = self.payload_take.eff_mode.val();
-            self.mode.d.next = MessageMode::Discard;
-        }
-        if self.payload_take.end_runs.val() {
-            self.in_end.d.next = true;
-            self.state.d.next = ResponderState::Drain;
         }
 
         // ---- The per-QP state table: CSR side port, expect events, write-backs ----
         // The write-backs reach the RAMs a clock after they are decided (the decision's
         // path to the RAMs' write ports is cut there); the CSR port waits in both clocks.
-        self.qp_state.hold.next = self.main_ram_use.val() | self.qp_state.write_back_busy.val();
+        self.qp_state.hold.next = self.seq.ram_use.val() | self.qp_state.write_back_busy.val();
         self.qp_state.s_write_back.next = self.write_back.q.val();
         self.qp_state.s_csr_valid.next = self.s_csr_valid.val();
         self.s_csr_ready.next = self.qp_state.s_csr_ready.val();
@@ -1097,9 +977,6 @@ impl Logic for ReceiveQueueEngine {
         self.qp_state.s_csr_wdata.next = self.s_csr_wdata.val();
         self.m_csr_rdata_valid.next = self.qp_state.m_csr_rdata_valid.val();
         self.m_csr_rdata.next = self.qp_state.m_csr_rdata.val();
-        if self.qp_state.ctx_abort.val() {
-            self.abort.d.next = true;
-        }
         self.qp_state.s_expect_valid.next = self.s_expect_valid.val();
         self.s_expect_ready.next = self.qp_state.s_expect_ready.val();
         self.qp_state.s_expect_qp.next = self.s_expect_qp.val();
@@ -1112,11 +989,11 @@ impl Logic for ReceiveQueueEngine {
         self.expect_same_qp.next = self.s_expect_valid.val()
             & self.qp_state.s_expect_ready.val()
             & (self.s_expect_qp.val() == self.ctx_qp.q.val());
-        self.expect_clear_due.d.next = self.expect_clear.val() & !self.expect_same_qp.val();
+        self.expect_clear_due.d.next = self.seq.expect_clear.val() & !self.expect_same_qp.val();
         self.qp_state.expect_clear.next = self.expect_clear_due.q.val();
 
         // ---- The receive queue entry read (the atomic's operand read shares the port) ----
-        self.rqe_fetch.start.next = self.rqe_start.val();
+        self.rqe_fetch.start.next = self.seq.acting.val() & self.act.rqe_start.val();
         self.rqe_fetch.addr.next = self.lookup.rqe_addr.val();
         self.rqe_fetch.m_req_ready.next = self.m_rqrd_req_ready.val();
         self.rqe_fetch.s_data.next = self.s_rqrd_data.val();
@@ -1124,23 +1001,20 @@ impl Logic for ReceiveQueueEngine {
         self.rqe_fetch.s_last.next = self.s_rqrd_last.val();
 
         // ---- Counters ----
-        if self.message_count.val() {
+        if self.payload_take.message_end.val() {
             self.messages_received.d.next = self.messages_received.q.val() + 1;
         }
-        self.drop_pending.d.next = self.drop_count.val();
+        self.drop_pending.d.next = self.seq.acting.val() & self.act.drop.val();
         if self.drop_pending.q.val() {
             self.dropped.d.next = self.dropped.q.val() + 1;
         }
         // Counted when the acknowledgement is decided (a syndrome that is not a NACK's
         // counts nowhere).
-        self.nack_received.s_count.next = self.nack_count.val();
+        self.nack_received.s_count.next = self.seq.acting.val() & self.act.nack_count.val();
         self.nack_received.s_syndrome.next = bit_cast::<8, 32>(self.s_rx_outcome.val().immediate);
 
         // ---- Synchronous reset ----
         if self.reset.val() {
-            self.state.d.next = ResponderState::Clear;
-            self.mode.d.next = MessageMode::Discard;
-            self.abort.d.next = false;
             self.messages_received.d.next = 0.into();
             self.dropped.d.next = 0.into();
             self.write_back.d.next = self.no_write_back.val();
@@ -1151,14 +1025,14 @@ impl Logic for ReceiveQueueEngine {
         // ---- Outputs ----
         self.s_rx_ready.next = self.payload_take.ready.val();
         self.s_rqrd_ready.next = self.rqe_fetch.s_ready.val()
-            | ((self.state.q.val() == ResponderState::AtomicData) & !self.reset.val());
+            | ((self.seq.state.val() == ResponderState::AtomicData) & !self.reset.val());
         self.m_rqrd_req_valid.next =
-            self.rqe_fetch.m_req_valid.val() | (self.state.q.val() == ResponderState::AtomicRead);
+            self.rqe_fetch.m_req_valid.val() | (self.seq.state.val() == ResponderState::AtomicRead);
         self.m_wr_valid.next = self.writer.m_wr_valid.val();
         self.m_wr_addr.next = self.writer.m_wr_addr.val();
         self.m_wr_data.next = self.writer.m_wr_data.val();
         self.m_wr_strobe.next = self.writer.m_wr_strobe.val();
-        self.m_owe_valid.next = self.state.q.val() == ResponderState::Owe;
+        self.m_owe_valid.next = self.seq.state.val() == ResponderState::Owe;
         self.m_owe.next.qp = self.ctx_qp.q.val();
         self.m_owe.next.kind = self.owe.q.val().kind;
         self.m_owe.next.psn = self.owe.q.val().psn;
@@ -1175,7 +1049,7 @@ impl Logic for ReceiveQueueEngine {
         if self.owe.q.val().kind < 2 {
             self.m_owe.next.refusal = self.owe.q.val().refusal;
         }
-        self.router.s_valid.next = self.state.q.val() == ResponderState::AckEvent;
+        self.router.s_valid.next = self.seq.state.val() == ResponderState::AckEvent;
         self.router.s_answer.next.qp = self.ctx_qp.q.val();
         self.router.s_answer.next.psn = self.header.m_header.val().psn;
         self.router.s_answer.next.syndrome = self.ack_syndrome.q.val();
@@ -1185,7 +1059,7 @@ impl Logic for ReceiveQueueEngine {
         self.router.m_ready.next = self.m_ack_ready.val();
         self.m_ack_valid.next = self.router.m_valid.val();
         self.m_ack.next = self.router.m_ack.val();
-        self.m_cpl_valid.next = self.state.q.val() == ResponderState::Complete;
+        self.m_cpl_valid.next = self.seq.state.val() == ResponderState::Complete;
         self.m_cpl.next.opcode = self.header.m_header.val().opcode;
         self.m_cpl.next.status = self.cpl_status.q.val();
         self.m_cpl.next.qp = self.ctx_qp.q.val();
@@ -1216,7 +1090,7 @@ impl ReceiveQueueEngine {
     /// Where the engine's state machine stands (for tests and observers: idle means no
     /// message is in progress).
     pub fn responder_state(&self) -> ResponderState {
-        self.state.q.val()
+        self.seq.state.val()
     }
 }
 
