@@ -30,6 +30,8 @@
 //! - [`rqe_fetch`]: the reference model of the responder's receive queue entry read.
 //! - [`act_stage`]: the reference model of the responder's Act clock (`ActStage`).
 //! - [`tpt_client`]: the reference model of the responder's access check (`TptClient`).
+//! - [`message_context`]: the reference model of the responder's message registers
+//!   (`MessageContext`).
 //! - [`message_sequencer`]: the reference model of the responder's message state machine
 //!   (`MessageSequencer`).
 //! - [`payload_take`]: the reference model of the responder's beat take (`PayloadTake`).
@@ -46,6 +48,7 @@ pub mod event_evaluator;
 pub mod header_capture;
 pub mod host_memory;
 pub mod lookup_capture;
+pub mod message_context;
 pub mod message_sequencer;
 pub mod payload_ledger;
 pub mod payload_take;

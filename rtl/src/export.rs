@@ -424,6 +424,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::responder::HeaderCapture::new()".into(),
         ),
         export_block(
+            "responder_message_context",
+            crate::responder::MessageContext::new(),
+            "nic_rtl::responder::MessageContext",
+            "nic_rtl::responder::MessageContext::new()".into(),
+        ),
+        export_block(
             "responder_message_sequencer",
             crate::responder::MessageSequencer::new(),
             "nic_rtl::responder::MessageSequencer",

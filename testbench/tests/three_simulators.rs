@@ -83,6 +83,7 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "responder_header_capture",
         "responder_payload_take",
         "responder_message_sequencer",
+        "responder_message_context",
         "receive_queue_engine",
         "responder_slot_rams",
         "responder_burst_size",

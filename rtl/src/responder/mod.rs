@@ -13,6 +13,8 @@
 //!   - [`LookupCapture`] (`lookup_capture.rs`): the table's answer registered in the
 //!     Lookup clock and compared with the cell (source, saved atomic, expected response)
 //!     in the Decide clock;
+//!   - [`MessageContext`] (`message_context.rs`): the message's registers (QP, write
+//!     window, PSN position, answers, write-back), loaded by its states;
 //!   - [`MessageSequencer`] (`message_sequencer.rs`): the message's state machine, its
 //!     transitions and the strobes of what each state does;
 //!   - [`NackGenerator`] (the decision): rules 1-7 for a request message;
@@ -41,6 +43,7 @@ pub mod answer_router;
 pub mod burst_size;
 pub mod header_capture;
 pub mod lookup_capture;
+pub mod message_context;
 pub mod message_sequencer;
 pub mod nack_generator;
 pub mod payload_take;
@@ -59,6 +62,7 @@ pub use answer_router::AnswerRouter;
 pub use burst_size::BurstSize;
 pub use header_capture::{HeaderCapture, MessageHeader};
 pub use lookup_capture::LookupCapture;
+pub use message_context::MessageContext;
 pub use message_sequencer::MessageSequencer;
 pub use nack_generator::NackGenerator;
 pub use payload_take::PayloadTake;

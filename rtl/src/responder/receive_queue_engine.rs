@@ -15,8 +15,8 @@
 //! header (one bundle);
 //! [`QpState`] holds every per-QP RAM and flag, serves the CSR side port and the
 //! expect events, answers the lookup of a first cell and takes the engine's write-backs
-//! (registered for a clock, a [`QpWriteBack`]); [`LookupCapture`] registers that answer
-//! and its comparisons with the cell; [`NackGenerator`] decides; [`ActStage`] registers the
+//! (registered for a clock, a [`crate::responder::QpWriteBack`]); [`LookupCapture`]
+//! registers that answer and its comparisons with the cell; [`NackGenerator`] decides; [`ActStage`] registers the
 //! decision and says what the Act clock does with it; [`TptClient`] makes the access check
 //! (the TPT request and answer, or the range without a TPT); [`PsnWindow`]
 //! computes the decided request's PSN, resync and refusal-window arithmetic;
@@ -25,8 +25,10 @@
 //! queue entry a consuming request takes; [`AnswerRouter`] hands answers
 //! of this NIC's own requests to the requester; a [`NackCounters`] counts the NACKs among
 //! them; [`MessageSequencer`] holds the message's state machine (where the engine stands,
-//! the message's mode, whether it was abandoned) and says what each state does. The engine
-//! keeps the message's registers, loaded on the sequencer's strobes, and the answers.
+//! the message's mode, whether it was abandoned) and says what each state does;
+//! [`MessageContext`] keeps the message's registers (its QP, write window, PSN position,
+//! the answers and the write-back), loaded by the sequencer's states. The engine wires
+//! them and keeps the counters.
 //!
 //! Ports:
 //! - `clock`, `reset` (synchronous, active high: clears every queue pair's state, then
@@ -155,20 +157,21 @@ use crate::common::{
     AckEvent, CellOutcomeHeader, CompletionRequest, NackCounters, OutcomeClass, OwedResponse,
     TptRequest,
 };
-use crate::responder::act_stage::{ActStage, OwedAnswer};
+use crate::responder::act_stage::ActStage;
 use crate::responder::answer_router::AnswerRouter;
 use crate::responder::header_capture::HeaderCapture;
 use crate::responder::lookup_capture::LookupCapture;
+use crate::responder::message_context::MessageContext;
 use crate::responder::message_sequencer::MessageSequencer;
 use crate::responder::nack_generator::NackGenerator;
 use crate::responder::payload_take::PayloadTake;
 use crate::responder::psn_window::PsnWindow;
-use crate::responder::qp_state::{QpState, QpWriteBack};
+use crate::responder::qp_state::QpState;
 use crate::responder::rqe_fetch::RqeFetch;
 use crate::responder::tpt_client::TptClient;
 use crate::responder::writer::Writer;
 use crate::sim::ClockedBlock;
-use nic_abi::{Syndrome, MAX_QUEUE_PAIRS};
+use nic_abi::MAX_QUEUE_PAIRS;
 use rust_hdl::prelude::*;
 
 /// Per-QP RAM address bits (64 entries).
@@ -297,53 +300,15 @@ pub struct ReceiveQueueEngine {
     /// it was abandoned, and the strobes of what each state does.
     seq: MessageSequencer,
     // ---- The current message (from its first cell) ----
-    ctx_qp: DFF<Bits<6>>,
     /// The presented outcome decoded, and the message's header (registered from its
     /// first cell).
     header: HeaderCapture,
     immediate_reg: DFF<Bits<32>>,
-    // ---- Looked-up QP state ----
-    /// The QP's QP_REMOTE (compared with the cell's source in the Decide clock).
-    expected_reg: DFF<Bits<24>>,
-    /// The QP's refusal window (0 when not valid): bits `3(k-1)+2 .. 3(k-1)` the refusal
-    /// code of PSN `expected - k`, k = 1..=8.
-    refused_reg: DFF<Bits<24>>,
-    /// The QP's resync point (the PSN it last resynced at) and whether it is kept.
-    rs_reg: DFF<Bits<24>>,
-    rs_valid: DFF<Bit>,
-    /// The expected PSN's successor is more than `SEND_WINDOW` past the resync point
-    /// (`PsnWindow::far_commit`), registered every clock: the Commit clock uses the one of
-    /// the Drain clock before it, in which neither register changes (the two carry chains
-    /// are off the Commit's path to the write-back).
-    far_commit_reg: DFF<Bit>,
-    /// The same for the cell's PSN (`psn + 1 - rs_psn > SEND_WINDOW`, `PsnWindow`'s
-    /// resync case), registered every clock: the Act clock's `far_next` is taken from
-    /// these two, computed in the Decide clock before it (which leaves both registers and
-    /// the presented cell unchanged).
-    far_psn_reg: DFF<Bit>,
-    /// The Act clock's `far_next` (from the two registers above).
-    far_next: Signal<Local, Bit>,
+    /// The message's registers (QP, write window, PSN position, answers, write-back),
+    /// loaded by its states.
+    ctx: MessageContext,
     /// A drop counted last clock (`stat_dropped` counts it a clock after the decision).
     drop_pending: DFF<Bit>,
-    rqe_done: DFF<Bit>,
-    /// The SEND does not fit its receive buffer (longer, or the buffer is misaligned).
-    length_error: DFF<Bit>,
-    /// Write base (buffer, physical address, response address) and byte limit (buffer
-    /// length, `dma_length`, expected length); for a READ the response's address and length.
-    ctx_base: DFF<Bits<32>>,
-    ctx_limit: DFF<Bits<32>>,
-    /// Saved atomic value (duplicate) or the word read (execute).
-    value_reg: DFF<Bits<64>>,
-    atomic_done: DFF<Bit>,
-    cpl_status: DFF<Bits<8>>,
-    /// The answer owed (`m_owe`'s answer fields; its refusal report relative to its PSN).
-    owe: DFF<OwedAnswer>,
-    /// The refusals the answer being handed over reports in its AETH (bits 28:8).
-    ack_refusals: DFF<Bits<21>>,
-    ack_syndrome: DFF<Bits<8>>,
-    ack_response: DFF<Bit>,
-    /// The acknowledgement or response being handed over carried the RESYNC flag.
-    ack_resync: DFF<Bit>,
     // ---- Counters ----
     messages_received: DFF<Bits<32>>,
     dropped: DFF<Bits<32>>,
@@ -353,10 +318,6 @@ pub struct ReceiveQueueEngine {
     router: AnswerRouter,
     /// The PSN arithmetic of the decided request: expected PSN, resync point, refusals.
     psn_window: PsnWindow,
-    /// The write-backs decided last clock, reaching the per-QP RAMs this clock.
-    write_back: DFF<QpWriteBack>,
-    /// No write-back (every flag 0).
-    no_write_back: Constant<QpWriteBack>,
     /// The expected response's clear, decided last clock (the end of a response's
     /// sequence), reaching the flags this clock: the state's path to the flag vectors is
     /// cut there. Not set when an expect event for the same QP is taken in the clock it is
@@ -380,21 +341,14 @@ pub struct ReceiveQueueEngine {
     /// The access check: the TPT request and its answer, or the range without a TPT.
     tpt: TptClient,
     // ---- Combinational intermediates ----
-    lk_expected: Signal<Local, Bits<24>>,
-    lk_exp_addr: Signal<Local, Bits<32>>,
-    lk_exp_length: Signal<Local, Bits<32>>,
     /// Idle: the first (or a failed) cell's QP is looked up now.
     lookup_issue: Signal<Local, Bit>,
-    commit_ci: Signal<Local, Bits<24>>,
     /// The syndrome of the answer consuming a PSN (the `PsnWindow` gives its refusal code).
     refusal_syndrome: Signal<Local, Bits<8>>,
     /// FailDecide: the failed cell owes CRC_OR_MALFORMED.
     fail_owes: Signal<Local, Bit>,
     /// The Lookup or FailLookup clock: the per-QP RAMs answer, registered.
     lookup_answer: Signal<Local, Bit>,
-    // ---- Parameters ----
-    // Syndromes are named in `nic_abi::Syndrome`.
-    syn_crc_or_malformed: Constant<Bits<8>>,
 }
 
 impl ReceiveQueueEngine {
@@ -474,36 +428,16 @@ impl ReceiveQueueEngine {
             stat_nack_received_6: Default::default(),
             stat_nack_received_7: Default::default(),
             seq: MessageSequencer::new(),
-            ctx_qp: Default::default(),
+            ctx: MessageContext::new(),
             header: HeaderCapture::new(),
             immediate_reg: Default::default(),
-            expected_reg: Default::default(),
-            refused_reg: Default::default(),
-            rs_reg: Default::default(),
-            rs_valid: Default::default(),
-            far_commit_reg: Default::default(),
-            far_psn_reg: Default::default(),
-            far_next: Default::default(),
             drop_pending: Default::default(),
-            rqe_done: Default::default(),
-            ctx_base: Default::default(),
-            ctx_limit: Default::default(),
-            value_reg: Default::default(),
-            atomic_done: Default::default(),
-            cpl_status: Default::default(),
-            owe: Default::default(),
-            ack_refusals: Default::default(),
             refusal_syndrome: Default::default(),
-            ack_syndrome: Default::default(),
-            ack_response: Default::default(),
-            ack_resync: Default::default(),
             messages_received: Default::default(),
             dropped: Default::default(),
             nack_received: NackCounters::new(),
             router: AnswerRouter::new(),
             psn_window: PsnWindow::new(),
-            write_back: Default::default(),
-            no_write_back: Constant::new(QpWriteBack::default()),
             expect_clear_due: Default::default(),
             expect_same_qp: Default::default(),
             qp_state: QpState::new(queue_pairs),
@@ -514,15 +448,9 @@ impl ReceiveQueueEngine {
             nack: Default::default(),
             act: ActStage::new(tpt_present),
             tpt: TptClient::new(tpt_present),
-            lk_expected: Default::default(),
-            lk_exp_addr: Default::default(),
-            lk_exp_length: Default::default(),
             lookup_issue: Default::default(),
-            length_error: Default::default(),
-            commit_ci: Default::default(),
             fail_owes: Default::default(),
             lookup_answer: Default::default(),
-            syn_crc_or_malformed: Constant::new((Syndrome::CrcOrMalformed as u64).to_bits()),
         }
     }
 }
@@ -533,30 +461,10 @@ impl Logic for ReceiveQueueEngine {
         dff_setup!(
             self,
             clock,
-            ctx_qp,
             immediate_reg,
-            expected_reg,
-            refused_reg,
-            rs_reg,
-            rs_valid,
-            far_commit_reg,
-            far_psn_reg,
             drop_pending,
-            rqe_done,
-            length_error,
-            ctx_base,
-            ctx_limit,
-            value_reg,
-            atomic_done,
-            cpl_status,
-            owe,
-            ack_refusals,
-            ack_syndrome,
-            ack_response,
-            ack_resync,
             messages_received,
             dropped,
-            write_back,
             expect_clear_due
         );
         self.qp_state.clock.next = self.clock.val();
@@ -586,10 +494,7 @@ impl Logic for ReceiveQueueEngine {
         self.header.busy.next = self.qp_state.write_back_busy.val();
 
         // ---- Lookup: the per-QP state table answers for ctx_qp ----
-        self.qp_state.ctx_qp.next = self.ctx_qp.q.val();
-        self.lk_expected.next = self.qp_state.rd_expected.val();
-        self.lk_exp_addr.next = self.qp_state.rd_expect_addr.val();
-        self.lk_exp_length.next = self.qp_state.rd_expect_length.val();
+        self.qp_state.ctx_qp.next = self.ctx.ctx_qp.val();
         // The lookup registered, and compared with the cell in the Decide clock.
         self.lookup_answer.next = (self.seq.state.val() == ResponderState::Lookup)
             | (self.seq.state.val() == ResponderState::FailLookup);
@@ -627,7 +532,7 @@ impl Logic for ReceiveQueueEngine {
         self.tpt.is_atomic.next = self.s_rx_class.val().is_atomic;
         self.tpt.invalidate.next = self.s_rx_class.val().invalidate;
         self.tpt.consumes.next = self.s_rx_class.val().consumes;
-        self.tpt.qp.next = self.ctx_qp.q.val();
+        self.tpt.qp.next = self.ctx.ctx_qp.val();
         self.tpt.rq_empty.next = self.lookup.rq_empty.val();
         self.tpt.init.next = self.seq.state.val() == ResponderState::Lookup;
         self.tpt.request.next = self.seq.state.val() == ResponderState::TptRequest;
@@ -644,7 +549,7 @@ impl Logic for ReceiveQueueEngine {
         self.nack.qp_enabled.next = self.lookup.qp_enabled.val();
         self.nack.source_match.next = self.lookup.source_match.val();
         self.nack.psn.next = self.s_rx_outcome.val().psn;
-        self.nack.expected_psn.next = self.expected_reg.q.val();
+        self.nack.expected_psn.next = self.ctx.expected.val();
         self.nack.synced.next = self.lookup.synced.val();
         self.nack.resync.next = self.s_rx_class.val().resync;
         self.nack.nak_sent.next = self.lookup.nak_sent.val();
@@ -653,35 +558,29 @@ impl Logic for ReceiveQueueEngine {
         self.nack.enable_rdma.next = self.cfg_enable_rdma.val();
         self.nack.access_ok.next = self.tpt.access_ok.val();
         self.nack.rq_empty.next = self.lookup.rq_empty.val();
-        self.nack.length_error.next = self.length_error.q.val();
-        self.nack.slot_busy.next = self.slot_busy.val().get_bit(self.ctx_qp.q.val().index());
-        self.nack.refused_window.next = self.refused_reg.q.val();
-        self.nack.rs_valid.next = self.rs_valid.q.val();
+        self.nack.length_error.next = self.ctx.length_error.val();
+        self.nack.slot_busy.next = self.slot_busy.val().get_bit(self.ctx.ctx_qp.val().index());
+        self.nack.refused_window.next = self.ctx.refused.val();
+        self.nack.rs_valid.next = self.ctx.rs_valid.val();
         self.nack.behind.next = self.lookup.behind.val();
         self.nack.behind_rs.next = self.lookup.behind_rs.val();
         // ---- The PSN arithmetic of the decided request (or of the Commit) ----
         // The syndrome of the answer consuming the PSN, for its refusal code.
         self.refusal_syndrome.next = self.act.syndrome_q.val();
         if self.seq.state.val() == ResponderState::Commit {
-            self.refusal_syndrome.next = self.owe.q.val().syndrome;
+            self.refusal_syndrome.next = self.ctx.owe.val().syndrome;
         }
-        self.psn_window.expected.next = self.expected_reg.q.val();
+        self.psn_window.expected.next = self.ctx.expected.val();
         self.psn_window.psn.next = self.s_rx_outcome.val().psn;
-        self.psn_window.rs_psn.next = self.rs_reg.q.val();
-        self.psn_window.window.next = self.refused_reg.q.val();
+        self.psn_window.rs_psn.next = self.ctx.rs_psn.val();
+        self.psn_window.window.next = self.ctx.refused.val();
         self.psn_window.behind.next = self.lookup.behind.val();
         self.psn_window.resynced.next = self.act.resynced_q.val();
         self.psn_window.syndrome.next = self.refusal_syndrome.val();
-        self.far_commit_reg.d.next = self.psn_window.far_commit.val();
-        self.far_psn_reg.d.next = ((self.s_rx_outcome.val().psn + 1) - self.rs_reg.q.val()) > 8;
-        self.commit_ci.next = self.lookup.rq_ci.val();
-        if self.header.hdr_consumes.val() {
-            self.commit_ci.next = self.lookup.rq_ci.val() + 1;
-        }
 
         // ---- Payload beats ----
-        self.writer.base.next = self.ctx_base.q.val();
-        self.writer.limit.next = self.ctx_limit.q.val();
+        self.writer.base.next = self.ctx.base.val();
+        self.writer.limit.next = self.ctx.limit.val();
         self.writer.s_data.next = self.s_rx_data.val();
         self.writer.s_bytes.next = self.s_rx_bytes.val();
         self.writer.s_offset.next = self.s_rx_outcome.val().offset;
@@ -689,7 +588,7 @@ impl Logic for ReceiveQueueEngine {
         self.writer.s_empty.next =
             (self.s_rx_outcome.val().cell_length == 0) | !self.header.ok.val();
         self.writer.atomic_cas.next = self.header.hdr_cas.val();
-        self.writer.atomic_old.next = self.value_reg.q.val();
+        self.writer.atomic_old.next = self.ctx.value.val();
         self.writer.atomic_write.next =
             (self.seq.state.val() == ResponderState::AtomicWrite) & !self.seq.aborted.val();
         self.writer.m_wr_ready.next = self.m_wr_ready.val();
@@ -703,19 +602,8 @@ impl Logic for ReceiveQueueEngine {
         self.lookup_issue.next = self.header.capture.val();
         self.qp_state.lookup.next = self.lookup_issue.val();
         self.tpt.capture.next = self.lookup_issue.val();
-        // The write-backs decided this clock (none unless a state below decides them).
-        self.write_back.d.next = self.no_write_back.val();
         self.m_rqrd_req_addr.next = self.rqe_fetch.m_req_addr.val();
         self.m_rqrd_req_words.next = self.rqe_fetch.m_req_words.val();
-
-        // ---- The lookup's answer, registered for the decision (a first or a failed cell) ----
-        if self.lookup_answer.val() {
-            // The message's PSN state, which the decision and the commit update.
-            self.expected_reg.d.next = self.lk_expected.val();
-            self.refused_reg.d.next = self.qp_state.rd_refused.val();
-            self.rs_reg.d.next = self.qp_state.rd_rs_psn.val();
-            self.rs_valid.d.next = self.qp_state.ctx_rs_valid.val();
-        }
 
         // ---- What the message's states load (the `MessageSequencer` moves them on) ----
         // A failed cell owes CRC_OR_MALFORMED once per gap (behind a busy slot's item if
@@ -725,153 +613,62 @@ impl Logic for ReceiveQueueEngine {
             & self.lookup.synced.val()
             & !self.lookup.nak_sent.val()
             & self.header.is_request.val();
-        // One `match` on the sequencer's state, as when the state machine was the
-        // engine's own: the arms are exclusive, so yosys builds one parallel multiplexer
-        // per register with its hold as the flip-flop's enable (a chain of `if`s on the
-        // sequencer's strobes, which yosys cannot see are exclusive, costs about 500 LUT4
-        // and 10 MHz on ECP5).
-        match self.seq.state.val() {
-            ResponderState::Idle => {
-                if self.seq.first_taken.val() {
-                    self.ctx_qp.d.next = self.header.qp.val();
-                }
-            }
-            ResponderState::Lookup => {
-                // The lookup is registered (`lookup_answer`); the request is decided next.
-                self.value_reg.d.next = self.qp_state.rd_atomic_value.val();
-                if self.header.is_response.val() {
-                    self.ctx_base.d.next = self.lk_exp_addr.val();
-                    self.ctx_limit.d.next = self.lk_exp_length.val();
-                } else {
-                    self.ctx_base.d.next = bit_cast::<32, 64>(self.s_rx_outcome.val().vaddr);
-                    self.ctx_limit.d.next = self.s_rx_outcome.val().dma_length;
-                }
-                self.rqe_done.d.next = false;
-                self.length_error.d.next = false;
-            }
-            ResponderState::FailDecide => {
-                if self.seq.fail_owe.val() {
-                    self.owe.d.next.kind = 1.into();
-                    self.owe.d.next.syndrome = self.syn_crc_or_malformed.val();
-                    self.owe.d.next.psn = self.expected_reg.q.val();
-                    // Marked while the resync point is kept (it acknowledges the PSNs
-                    // before the expected one).
-                    self.owe.d.next.resync = self.rs_valid.q.val();
-                    // It names the expected PSN: the window's refusals are before it.
-                    self.owe.d.next.refusal = self.refused_reg.q.val().get_bits::<21>(0);
-                    self.write_back.d.next.nak_set = true;
-                }
-            }
-            ResponderState::Decide => {
-                // A SEND's completion status and write window (used only when it is
-                // executed, so set whatever the decision): a misaligned buffer is not
-                // written.
-                self.cpl_status.d.next = 0.into();
-                if self.header.is_send.val() {
-                    if self.ctx_base.q.val().get_bits::<3>(0) != 0 {
-                        self.cpl_status.d.next = 3.into();
-                        self.ctx_limit.d.next = 0.into();
-                    } else if self.s_rx_outcome.val().msg_length > self.ctx_limit.q.val() {
-                        self.cpl_status.d.next = 1.into();
-                    }
-                }
-                // An atomic response writes at most 8 bytes.
-                if self.header.is_response.val()
-                    & self.header.is_atomic_response.val()
-                    & (self.ctx_limit.q.val() > 8)
-                {
-                    self.ctx_limit.d.next = 8.into();
-                }
-            }
-            ResponderState::Act => {
-                // The registered decision is acted on (the `ActStage`): the answer owed,
-                // the write-backs; a message that streams takes its first beat now.
-                self.write_back.d.next = self.act.m_write_back.val();
-                if self.act.owe_load.val() {
-                    self.owe.d.next = self.act.m_owe.val();
-                }
-                if self.act.ack_load.val() {
-                    self.ack_syndrome.d.next = self.act.ack_syndrome.val();
-                    self.ack_response.d.next = false;
-                    self.ack_refusals.d.next = self.act.ack_refusals.val();
-                }
-                if self.act.resync_load.val() {
-                    self.ack_resync.d.next = self.act.ack_resync.val();
-                }
-                if self.act.position_load.val() {
-                    self.expected_reg.d.next = self.psn_window.effective.val();
-                    self.refused_reg.d.next = self.psn_window.window_eff.val();
-                }
-                if self.act.m_write_back.val().rs_set {
-                    self.rs_reg.d.next = self.s_rx_outcome.val().psn;
-                    self.rs_valid.d.next = true;
-                }
-                if self.act.rs_forget.val() {
-                    self.rs_valid.d.next = false;
-                }
-                if self.act.mode.val() == MessageMode::ExecAtomic {
-                    self.atomic_done.d.next = false;
-                }
-            }
-            ResponderState::TptWait => {
-                if self.tpt.answered.val() {
-                    self.ctx_base.d.next = self.tpt.paddr.val();
-                }
-            }
-            ResponderState::RqeFetch => {
-                if self.rqe_fetch.done.val() {
-                    // A SEND writes into the entry's buffer (an RDMA WRITE with
-                    // immediate only consumes it).
-                    if self.header.is_send.val() {
-                        self.ctx_base.d.next = self.rqe_fetch.buffer_addr.val();
-                        self.ctx_limit.d.next = self.rqe_fetch.buffer_length.val();
-                        self.length_error.d.next = (self.s_rx_outcome.val().msg_length
-                            > self.rqe_fetch.buffer_length.val())
-                            | (self.rqe_fetch.buffer_addr.val().get_bits::<3>(0) != 0);
-                    }
-                    self.rqe_done.d.next = true;
-                }
-            }
-            ResponderState::Drain => {
-                if self.seq.response_answer.val() {
-                    self.ack_syndrome.d.next = 0.into();
-                    self.ack_response.d.next = true;
-                    self.ack_refusals.d.next = 0.into();
-                }
-            }
-            ResponderState::AtomicRead => {
-                self.m_rqrd_req_addr.next = self.ctx_base.q.val();
-                self.m_rqrd_req_words.next = 1.into();
-            }
-            ResponderState::AtomicData => {
-                if self.s_rqrd_valid.val() {
-                    self.value_reg.d.next = self.s_rqrd_data.val();
-                }
-            }
-            ResponderState::AtomicWrite => {
-                // The Writer writes the result (`atomic_write`).
-                self.atomic_done.d.next = true;
-            }
-            ResponderState::Commit => {
-                if self.seq.commit.val() {
-                    self.write_back.d.next.state = true;
-                    self.write_back.d.next.rq_ci = self.commit_ci.val();
-                    self.write_back.d.next.expected = self.psn_window.expected_next.val();
-                    self.write_back.d.next.atomic =
-                        self.seq.end_mode.val() == MessageMode::ExecAtomic;
-                    // The PSN is consumed: shifted into the refusal window, as a refusal
-                    // when NACKed after execution (a SEND longer than its buffer).
-                    self.write_back.d.next.refused = true;
-                    self.write_back.d.next.window = self.refused_reg.q.val() << 3;
-                    if self.owe.q.val().kind == 1 {
-                        self.write_back.d.next.window = (self.refused_reg.q.val() << 3)
-                            | bit_cast::<24, 3>(self.psn_window.code.val());
-                    }
-                    self.write_back.d.next.rs_clear = self.far_commit_reg.q.val();
-                }
-            }
-            _ => {}
+        // AtomicRead: the atomic's operand read shares the rx DMA read port.
+        if self.seq.state.val() == ResponderState::AtomicRead {
+            self.m_rqrd_req_addr.next = self.ctx.base.val();
+            self.m_rqrd_req_words.next = 1.into();
         }
+
+        // ---- The message's registers, loaded by its states (the `MessageContext`) ----
+        self.ctx.clock.next = self.clock.val();
+        self.ctx.reset.next = self.reset.val();
+        self.ctx.state.next = self.seq.state.val();
+        self.ctx.first_taken.next = self.seq.first_taken.val();
+        self.ctx.fail_owe.next = self.seq.fail_owe.val();
+        self.ctx.response_answer.next = self.seq.response_answer.val();
+        self.ctx.commit.next = self.seq.commit.val();
+        self.ctx.end_mode.next = self.seq.end_mode.val();
+        self.ctx.qp.next = self.header.qp.val();
+        self.ctx.is_send.next = self.header.is_send.val();
+        self.ctx.is_response.next = self.header.is_response.val();
+        self.ctx.is_atomic_response.next = self.header.is_atomic_response.val();
+        self.ctx.consumes.next = self.header.hdr_consumes.val();
+        self.ctx.vaddr.next = bit_cast::<32, 64>(self.s_rx_outcome.val().vaddr);
+        self.ctx.dma_length.next = self.s_rx_outcome.val().dma_length;
+        self.ctx.msg_length.next = self.s_rx_outcome.val().msg_length;
+        self.ctx.psn.next = self.s_rx_outcome.val().psn;
+        self.ctx.rd_expected.next = self.qp_state.rd_expected.val();
+        self.ctx.rd_refused.next = self.qp_state.rd_refused.val();
+        self.ctx.rd_rs_psn.next = self.qp_state.rd_rs_psn.val();
+        self.ctx.rd_rs_valid.next = self.qp_state.ctx_rs_valid.val();
+        self.ctx.rd_expect_addr.next = self.qp_state.rd_expect_addr.val();
+        self.ctx.rd_expect_length.next = self.qp_state.rd_expect_length.val();
+        self.ctx.rd_atomic_value.next = self.qp_state.rd_atomic_value.val();
+        self.ctx.rq_ci.next = self.lookup.rq_ci.val();
+        self.ctx.act_write_back.next = self.act.m_write_back.val();
+        self.ctx.act_owe_load.next = self.act.owe_load.val();
+        self.ctx.act_owe.next = self.act.m_owe.val();
+        self.ctx.act_ack_load.next = self.act.ack_load.val();
+        self.ctx.act_ack_syndrome.next = self.act.ack_syndrome.val();
+        self.ctx.act_ack_refusals.next = self.act.ack_refusals.val();
+        self.ctx.act_resync_load.next = self.act.resync_load.val();
+        self.ctx.act_ack_resync.next = self.act.ack_resync.val();
+        self.ctx.act_position_load.next = self.act.position_load.val();
+        self.ctx.act_rs_forget.next = self.act.rs_forget.val();
+        self.ctx.act_mode.next = self.act.mode.val();
+        self.ctx.resynced_q.next = self.act.resynced_q.val();
+        self.ctx.win_effective.next = self.psn_window.effective.val();
+        self.ctx.win_window_eff.next = self.psn_window.window_eff.val();
+        self.ctx.win_expected_next.next = self.psn_window.expected_next.val();
+        self.ctx.win_code.next = self.psn_window.code.val();
+        self.ctx.win_far_commit.next = self.psn_window.far_commit.val();
+        self.ctx.tpt_answered.next = self.tpt.answered.val();
+        self.ctx.tpt_paddr.next = self.tpt.paddr.val();
+        self.ctx.rqe_fetched.next = self.rqe_fetch.done.val();
+        self.ctx.rqe_buffer_addr.next = self.rqe_fetch.buffer_addr.val();
+        self.ctx.rqe_buffer_length.next = self.rqe_fetch.buffer_length.val();
+        self.ctx.rqrd_valid.next = self.s_rqrd_valid.val();
+        self.ctx.rqrd_data.next = self.s_rqrd_data.val();
 
         // ---- The message's state machine (the `MessageSequencer`) ----
         self.seq.clock.next = self.clock.val();
@@ -892,7 +689,7 @@ impl Logic for ReceiveQueueEngine {
         self.seq.hdr_consumes.next = self.header.hdr_consumes.val();
         self.seq.router_ready.next = self.router.s_ready.val();
         self.seq.writer_busy.next = self.writer.busy.val();
-        self.seq.atomic_done.next = self.atomic_done.q.val();
+        self.seq.atomic_done.next = self.ctx.atomic_done.val();
         self.seq.rqrd_req_ready.next = self.m_rqrd_req_ready.val();
         self.seq.rqrd_valid.next = self.s_rqrd_valid.val();
         self.seq.cpl_ready.next = self.m_cpl_ready.val();
@@ -926,9 +723,9 @@ impl Logic for ReceiveQueueEngine {
         self.act.aborted.next = self.seq.aborted.val();
         self.act.node_ok.next = self.lookup.node_ok.val();
         self.act.access_done.next = self.tpt.access_done.val();
-        self.act.rqe_done.next = self.rqe_done.q.val();
-        self.act.rs_valid.next = self.rs_valid.q.val();
-        self.act.last_refused.next = self.refused_reg.q.val().get_bits::<3>(0).any();
+        self.act.rqe_done.next = self.ctx.rqe_done.val();
+        self.act.rs_valid.next = self.ctx.rs_valid.val();
+        self.act.last_refused.next = self.ctx.refused.val().get_bits::<3>(0).any();
         self.act.rq_ci.next = self.lookup.rq_ci.val();
         self.act.effective.next = self.psn_window.effective.val();
         self.act.effective_next.next = self.psn_window.effective_next.val();
@@ -938,11 +735,7 @@ impl Logic for ReceiveQueueEngine {
         self.act.report_after1.next = self.psn_window.report_after1.val();
         // (A local first: a child input assigned twice in one evaluation retriggers the child
         // in an event-driven simulator.)
-        self.far_next.next = self.far_commit_reg.q.val();
-        if self.act.resynced_q.val() {
-            self.far_next.next = self.far_psn_reg.q.val();
-        }
-        self.act.far_next.next = self.far_next.val();
+        self.act.far_next.next = self.ctx.far_next.val();
 
         // ---- Payload beats of the presented outcome (the `PayloadTake`) ----
         // The message's mode: the one decided in the Act clock, from its first beat on.
@@ -968,7 +761,7 @@ impl Logic for ReceiveQueueEngine {
         // The write-backs reach the RAMs a clock after they are decided (the decision's
         // path to the RAMs' write ports is cut there); the CSR port waits in both clocks.
         self.qp_state.hold.next = self.seq.ram_use.val() | self.qp_state.write_back_busy.val();
-        self.qp_state.s_write_back.next = self.write_back.q.val();
+        self.qp_state.s_write_back.next = self.ctx.write_back.val();
         self.qp_state.s_csr_valid.next = self.s_csr_valid.val();
         self.s_csr_ready.next = self.qp_state.s_csr_ready.val();
         self.qp_state.s_csr_write.next = self.s_csr_write.val();
@@ -985,10 +778,10 @@ impl Logic for ReceiveQueueEngine {
         self.qp_state.s_expect_length.next = self.s_expect_length.val();
         self.qp_state.s_expect_atomic.next = self.s_expect_atomic.val();
         self.qp_state.wr_atomic_psn.next = self.header.m_header.val().psn;
-        self.qp_state.wr_atomic_value.next = self.value_reg.q.val();
+        self.qp_state.wr_atomic_value.next = self.ctx.value.val();
         self.expect_same_qp.next = self.s_expect_valid.val()
             & self.qp_state.s_expect_ready.val()
-            & (self.s_expect_qp.val() == self.ctx_qp.q.val());
+            & (self.s_expect_qp.val() == self.ctx.ctx_qp.val());
         self.expect_clear_due.d.next = self.seq.expect_clear.val() & !self.expect_same_qp.val();
         self.qp_state.expect_clear.next = self.expect_clear_due.q.val();
 
@@ -1017,7 +810,6 @@ impl Logic for ReceiveQueueEngine {
         if self.reset.val() {
             self.messages_received.d.next = 0.into();
             self.dropped.d.next = 0.into();
-            self.write_back.d.next = self.no_write_back.val();
             self.expect_clear_due.d.next = false;
             self.drop_pending.d.next = false;
         }
@@ -1033,36 +825,36 @@ impl Logic for ReceiveQueueEngine {
         self.m_wr_data.next = self.writer.m_wr_data.val();
         self.m_wr_strobe.next = self.writer.m_wr_strobe.val();
         self.m_owe_valid.next = self.seq.state.val() == ResponderState::Owe;
-        self.m_owe.next.qp = self.ctx_qp.q.val();
-        self.m_owe.next.kind = self.owe.q.val().kind;
-        self.m_owe.next.psn = self.owe.q.val().psn;
-        self.m_owe.next.syndrome = self.owe.q.val().syndrome;
-        self.m_owe.next.addr = self.ctx_base.q.val();
-        self.m_owe.next.length = self.ctx_limit.q.val();
-        self.m_owe.next.value = self.value_reg.q.val();
+        self.m_owe.next.qp = self.ctx.ctx_qp.val();
+        self.m_owe.next.kind = self.ctx.owe.val().kind;
+        self.m_owe.next.psn = self.ctx.owe.val().psn;
+        self.m_owe.next.syndrome = self.ctx.owe.val().syndrome;
+        self.m_owe.next.addr = self.ctx.base.val();
+        self.m_owe.next.length = self.ctx.limit.val();
+        self.m_owe.next.value = self.ctx.value.val();
         self.m_owe.next.dest_node = self.header.m_header.val().src_node;
         self.m_owe.next.dest_qp = self.header.m_header.val().src_qp;
-        self.m_owe.next.resync = self.owe.q.val().resync;
+        self.m_owe.next.resync = self.ctx.owe.val().resync;
         // The AETH's refusals before the answer's PSN (which it acknowledges), ACKs and
         // NACKs only.
         self.m_owe.next.refusal = 0.into();
-        if self.owe.q.val().kind < 2 {
-            self.m_owe.next.refusal = self.owe.q.val().refusal;
+        if self.ctx.owe.val().kind < 2 {
+            self.m_owe.next.refusal = self.ctx.owe.val().refusal;
         }
         self.router.s_valid.next = self.seq.state.val() == ResponderState::AckEvent;
-        self.router.s_answer.next.qp = self.ctx_qp.q.val();
+        self.router.s_answer.next.qp = self.ctx.ctx_qp.val();
         self.router.s_answer.next.psn = self.header.m_header.val().psn;
-        self.router.s_answer.next.syndrome = self.ack_syndrome.q.val();
-        self.router.s_answer.next.response = self.ack_response.q.val();
-        self.router.s_answer.next.resync = self.ack_resync.q.val();
-        self.router.s_refusals.next = self.ack_refusals.q.val();
+        self.router.s_answer.next.syndrome = self.ctx.ack_syndrome.val();
+        self.router.s_answer.next.response = self.ctx.ack_response.val();
+        self.router.s_answer.next.resync = self.ctx.ack_resync.val();
+        self.router.s_refusals.next = self.ctx.ack_refusals.val();
         self.router.m_ready.next = self.m_ack_ready.val();
         self.m_ack_valid.next = self.router.m_valid.val();
         self.m_ack.next = self.router.m_ack.val();
         self.m_cpl_valid.next = self.seq.state.val() == ResponderState::Complete;
         self.m_cpl.next.opcode = self.header.m_header.val().opcode;
-        self.m_cpl.next.status = self.cpl_status.q.val();
-        self.m_cpl.next.qp = self.ctx_qp.q.val();
+        self.m_cpl.next.status = self.ctx.cpl_status.val();
+        self.m_cpl.next.qp = self.ctx.ctx_qp.val();
         self.m_cpl.next.is_receive = true;
         self.m_cpl.next.has_immediate = self.header.m_header.val().has_immediate;
         self.m_cpl.next.byte_count = self.header.m_header.val().msg_length;
