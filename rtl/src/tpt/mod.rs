@@ -39,6 +39,15 @@
 //!   clock per accepted request, in request order; the contract has no ready for it),
 //!   `m_tpt_resp_ok`, `m_tpt_resp_paddr` (32, 0 when not ok). `ok` and `paddr` hold their
 //!   value between responses.
+//! - Bind write port from the `SendQueueEngine` (a BIND RKEY executed in send-queue order,
+//!   source 001): `s_bind_valid` / `s_bind_ready`, `s_bind` (a
+//!   [`TptBindWrite`](crate::common::TptBindWrite): index = STag bits 31:8, key, rights,
+//!   valid (0: unbind), vaddr, length, paddr). Kept in registers of its own (never the
+//!   staging registers, so a command being staged is not disturbed); ready while no
+//!   earlier write waits. The table's sequencer applies it like a write command, in one
+//!   clock, after a command pending and before any lookup not yet accepted (lookups wait),
+//!   so within three clocks of acceptance, and writes the entry a CSR write of the same
+//!   fields writes (one-shot 0); an index at or beyond `entries` is accepted and dropped.
 //!
 //! Lookup: an index at or beyond `entries`, or an entry whose valid bit is clear, goes to
 //! the exception queue. Otherwise the checks run in siw's order: key (STag bits 7:0 equal

@@ -24,13 +24,19 @@
 //!   `m_entry_paddr` (32) while `m_entry_valid`, the clock after acceptance (RAM read
 //!   data, unregistered). `s_clear` in the clock after that (the check clock) clears the
 //!   entry's valid bit (the rest of its meta written back as read).
+//! - Bind write port: `s_bind_valid` / `s_bind_ready`, `s_bind` (a `TptBindWrite`): one
+//!   write is kept in registers of its own (not the staging registers) until the
+//!   sequencer applies it; ready while none waits. An index at or beyond the table is
+//!   accepted and dropped.
 //!
 //! Latency and throughput: a lookup occupies the RAM ports for three clocks (accept, read,
 //! check); the next can be accepted in the clock after the check. A command accepted
 //! through `TPT_COMMAND` runs in the clock after its acceptance, or up to two clocks later
 //! behind a lookup in flight (a lookup accepted in the same clock as a command goes
-//! first), and takes one clock (write) or two (invalidate, read, take). A command racing a
-//! lookup of the same entry is applied wholly before or after it.
+//! first), and takes one clock (write) or two (invalidate, read, take). A bind write is
+//! applied, in one clock, at the first free clock of the sequencer after its acceptance
+//! (after a pending command; lookups wait meanwhile), so within three clocks. A command or
+//! a bind write racing a lookup of the same entry is applied wholly before or after it.
 //!
 //! Storage: banks of 256 entries, each four RustHDL `RAM`s (meta 13, virtual base 64,
 //! length 32, physical base 32 bits; synchronous read), so an iCE40 bank is 9 RAM4K in
