@@ -96,9 +96,12 @@ pub const DELAY_CYCLES_MASK: u64 = (1 << DELAY_CYCLES_BITS) - 1;
 /// ([`BIND_RKEY_WORD`]), word 3 the virtual base ([`BIND_VADDR_WORD`]), word 0 bits 63:32
 /// the length, word 2 the physical base ([`BIND_PADDR_WORD`]), word 4 bits 34:32 the rights
 /// (bit 0 remote read, 1 remote write, 2 atomic; [`BIND_RIGHTS_SHIFT`]). An unbind is a
-/// bind with a null address and zero length (001). The NIC's part is the ordering; the
-/// driver applies the binding to its software TPT when it sees the completion
-/// (`docs/nic-architecture.md`, "Bind RKey and Delay").
+/// bind with a null address and zero length (001). With a hardware TPT the NIC writes the
+/// entry itself (STag bits 31:8 the index, 7:0 the key; an unbind writes it invalid)
+/// before the BIND completes and before any later WQE of the queue pair is transmitted;
+/// without one the NIC's part is the ordering and the driver applies the binding to its
+/// software TPT when it sees the completion (`docs/nic-architecture.md`, "Bind RKey and
+/// Delay").
 pub const BIND_OPCODE: u8 = 0x0D;
 /// The BIND's WQE words: RKey (bits 31:0) and rights, virtual base, physical base.
 pub const BIND_RKEY_WORD: usize = 4;

@@ -9,26 +9,36 @@
 //! allocates an RKey ([`Driver::allocate_rkey`]: a handle reserved in the software TPT, or
 //! an STag of the hardware TPT whose entry stays invalid), then binds it to a byte range
 //! inside one of its own registered regions ([`Driver::bind_rkey`]) with at most that
-//! region's rights: 001's "if the consumer process is authorized to access the contiguous
-//! memory address range". The driver checks that before it posts anything
-//! ([`BindError`]); the BIND WQE goes on the queue pair to `node`, and the binding is
-//! applied **when the driver sees the BIND's in-order completion**: the entry enters the
-//! local TPT part (with a hardware TPT, the NIC's entry is programmed first) and a
-//! TPT_UPDATE goes to every peer that receives updates. An unbind ([`Driver::unbind_rkey`],
-//! 001: a bind with a null address and zero length) takes the entry out at its completion
-//! (with a hardware TPT the NIC's entry is invalidated first) and starts the
-//! deregistration fence ([`crate::dereg`]): TPT_REMOVE to the peers, and
-//! [`crate::Completion::Deregistered`] for the old binding once no peer's request can land
-//! in it any more.
+//! region's rights: 001's "authorised". The driver checks that before it posts anything
+//! ([`BindError`]); the BIND WQE goes on the queue pair to `node`. With a hardware TPT the
+//! **NIC applies the binding when it executes the BIND**, in send-queue order: it writes
+//! its TPT entry (an unbind: writes it invalid) before the BIND completes and before any
+//! later WQE of the queue pair is transmitted. At the BIND's in-order completion the
+//! driver does the rest: the entry enters the local TPT part and a TPT_UPDATE goes to
+//! every peer that receives updates; it programs no TPT CSR then (it invalidates the
+//! NIC's entry only for a BIND it refuses or that was flushed, and, for an unbind, an
+//! entry that a request migrated to another NIC of the host, [`crate::multi_nic`]).
+//! Without a hardware TPT the binding is applied when the driver sees the completion: the
+//! entry enters the software TPT and the TPT_UPDATE goes out. An unbind
+//! ([`Driver::unbind_rkey`], 001: a bind with a null address and zero length) takes the
+//! entry out at its completion and starts the deregistration fence ([`crate::dereg`]):
+//! TPT_REMOVE to the peers, and [`crate::Completion::Deregistered`] for the old binding
+//! once no peer's request can land in it any more (the NIC's invalid write, like the
+//! invalidate command, stops every request checked after it, not the rest of a WRITE that
+//! passed its check before).
 //!
 //! Ordering guarantee: the binding takes effect after every WQE posted before the BIND on
-//! the same queue pair has completed, and before the driver returns the BIND's completion
-//! ([`LocalWork::Bind`]) from [`Driver::poll`]. A request checked before that (by a peer's
-//! driver against its copy without a hardware TPT, by this NIC with one) is checked
-//! against the old binding: a process that sends the key to a peer must post that SEND
-//! after it has seen the BIND's completion; a peer that uses the key before the TPT_UPDATE
-//! reached it is refused, never let into other memory. After an unbind's completion this
-//! NIC refuses the key (hardware TPT); peers refuse it once they have applied the
+//! the same queue pair has completed. With a hardware TPT it is in this NIC's table before
+//! any later WQE of that queue pair is transmitted: a SEND posted right behind the BIND
+//! may carry the key, and a peer's RDMA with it is admitted by this NIC (a peer whose
+//! driver checks requests against its own copy still needs the TPT_UPDATE, sent at the
+//! BIND's completion). Without one, the binding is applied before the driver returns the
+//! BIND's completion ([`LocalWork::Bind`]) from [`Driver::poll`]; a request checked
+//! before that (by a peer's driver against its copy) is checked against the old binding:
+//! a process that sends the key to a peer must post that SEND after it has seen the
+//! BIND's completion; a peer that uses the key before the TPT_UPDATE reached it is
+//! refused, never let into other memory. After an unbind this NIC refuses the key
+//! (hardware TPT: from its execution); peers refuse it once they have applied the
 //! TPT_REMOVE, and the memory is free for reuse at [`crate::Completion::Deregistered`].
 //!
 //! **DELAY** ([`Driver::post_delay`]): holds the queue pair to `node` for a number of NIC
@@ -352,6 +362,10 @@ impl<A: NicAccess> Driver<A> {
         if let LocalWork::Bind { rkey, entry } = work {
             if status == CompletionStatus::Success && !self.apply_bind(rkey, entry) {
                 status = CompletionStatus::BindRefused;
+            } else if status != CompletionStatus::Success && entry.is_some() {
+                // The NIC may have written the entry before the queue pair was flushed:
+                // the key was unbound before this BIND, and stays so.
+                self.undo_hw_bind(rkey);
             }
             let bound = self.tpt.local(rkey).is_some();
             if let Some(w) = self.windows.get_mut(&rkey) {
@@ -369,19 +383,32 @@ impl<A: NicAccess> Driver<A> {
         });
     }
 
+    /// Invalidates the hardware TPT entry of `rkey` (if this driver has a hardware TPT),
+    /// for a BIND the NIC executed but the driver does not apply.
+    fn undo_hw_bind(&mut self, rkey: u32) {
+        if self.hw_tpt.is_some() {
+            // A NIC that does not answer is handled by the next command that waits on it.
+            let _ = self.invalidate_tpt_entry(rkey);
+        }
+    }
+
     /// Applies a completed BIND (`Some`) or UNBIND (`None`) of `rkey`; false if the TPT
     /// refused it (nothing changed).
     fn apply_bind(&mut self, rkey: u32, entry: Option<TptEntry>) -> bool {
         match entry {
             Some(e) => {
+                // With a hardware TPT the NIC wrote the entry when it executed the BIND
+                // (before this completion); a refusal here takes it out again.
                 if e.validate().is_err() || self.tpt.local(rkey).is_some() {
-                    return false;
-                }
-                if self.hw_tpt.is_some() && self.program_tpt_entry(&e, false).is_err() {
+                    self.undo_hw_bind(rkey);
                     return false;
                 }
                 if self.tpt.insert_local(e).is_err() {
+                    self.undo_hw_bind(rkey);
                     return false;
+                }
+                if self.hw_tpt.is_some() {
+                    self.nics.holders.insert(rkey, self.nics.active);
                 }
                 if let Ok(update) = TptUpdate::new(vec![self.published(&e)]) {
                     self.broadcast_update(ControlMessage::TptUpdate(update));
@@ -392,7 +419,14 @@ impl<A: NicAccess> Driver<A> {
                 if self.tpt.local(rkey).is_none() {
                     return false;
                 }
-                if self.hw_tpt.is_some() && self.invalidate_tpt_entry(rkey).is_err() {
+                // The NIC that executed the UNBIND wrote its entry invalid through its
+                // TPT's sequencer, which stops every lookup after it as the invalidate
+                // command does. An entry a request migrated to another NIC of this host
+                // (`crate::multi_nic`) is invalidated there over the CSRs.
+                if self.hw_tpt.is_some()
+                    && self.nics.holder(rkey) != self.nics.active
+                    && self.invalidate_tpt_entry(rkey).is_err()
+                {
                     return false;
                 }
                 let Ok(old) = self.tpt.deregister(rkey) else {

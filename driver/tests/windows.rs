@@ -226,6 +226,15 @@ fn bind_write_unbind(tpt_log2: u64) {
             wr,
         )
     };
+    let tpt_commands = |c: &Cluster| {
+        c.fabric.with(0, |s| {
+            s.csr_writes
+                .iter()
+                .filter(|(o, _)| *o == nic_abi::csr::TPT_COMMAND as u32)
+                .count()
+        })
+    };
+    let commands_before = tpt_commands(&c);
     // The BIND waits in node 0's held queue: nothing is bound anywhere yet.
     c.fabric.with(0, |s| s.hold = true);
     let entry = c
@@ -332,6 +341,11 @@ fn bind_write_unbind(tpt_log2: u64) {
         "the peer dropped the binding"
     );
     assert_eq!(c.fabric.with(0, |s| s.read(APP + 64, 64)), vec![0; 64]);
+    assert_eq!(
+        tpt_commands(&c),
+        commands_before,
+        "the NIC writes the BIND's and the UNBIND's entries itself: no TPT command"
+    );
     c.d(0).deallocate_rkey(rkey).unwrap();
 }
 

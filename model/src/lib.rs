@@ -23,6 +23,7 @@
 //! - [`claim_stage`], [`payload_ledger`], [`tx_read_port`], [`wqe_latch`]: reference
 //!   models of the `TransmitMachine`'s claim stage, payload ledger, tx read client and WQE
 //!   latch.
+//! - [`bind_writer`]: the reference model of the requester's BIND TPT write (`BindWriter`).
 //! - [`event_evaluator`]: the reference model of the requester's event evaluation.
 //! - [`sq_csr_access`]: the reference model of the send engine's per-QP CSR registers.
 //! - [`sq_op_grant`], [`sq_op_decision`]: reference models of the send engine's table-engine
@@ -42,6 +43,7 @@
 //! nic-rtl; a unit test inside nic-rtl would see a second copy of its types).
 
 pub mod act_stage;
+pub mod bind_writer;
 pub mod cell_faults;
 pub mod claim_stage;
 pub mod event_evaluator;

@@ -293,6 +293,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::requester::ClaimStage::new()".into(),
         ),
         export_block(
+            "requester_bind_writer",
+            crate::requester::BindWriter::new(),
+            "nic_rtl::requester::BindWriter",
+            "nic_rtl::requester::BindWriter::new()".into(),
+        ),
+        export_block(
             "requester_wqe_latch",
             crate::requester::WqeLatch::new(crate::requester::payload_buffer::PAYLOAD_BUFFER_DEPTH),
             "nic_rtl::requester::WqeLatch",

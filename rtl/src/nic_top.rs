@@ -10,7 +10,9 @@
 //! engine completes WQEs), and the optional [`Tpt`] (instantiated only when
 //! `tpt_entries` is set: without it the TPT side ports of [`NicCsr`] and
 //! [`ReceiveQueueEngine`] are tied off, since neither uses them, and the Verilog has no
-//! TPT module at all; the ports of `NicTop` are the same for every configuration).
+//! TPT module at all; the ports of `NicTop` are the same for every configuration). With
+//! the TPT, the send engine's bind write port (a BIND RKEY executed in send-queue order)
+//! writes its entries; without it that port's ready is tied high.
 //!
 //! Ports (64-bit data, valid/ready handshakes):
 //! - `clock`, `reset` (synchronous, active high).
@@ -347,6 +349,8 @@ impl Logic for NicTop {
             self.rq.s_tpt_resp_valid.next = false;
             self.rq.s_tpt_resp_ok.next = false;
             self.rq.s_tpt_resp_paddr.next = 0.into();
+            // No TPT: a BIND's write is taken at once (its completion passes unchanged).
+            self.sq.m_bind_ready.next = true;
         }
         for i in 0..self.tpt.len() {
             self.tpt[i].clock.next = self.clock.val();
@@ -364,6 +368,10 @@ impl Logic for NicTop {
             self.rq.s_tpt_resp_valid.next = self.tpt[i].m_tpt_resp_valid.val();
             self.rq.s_tpt_resp_ok.next = self.tpt[i].m_tpt_resp_ok.val();
             self.rq.s_tpt_resp_paddr.next = self.tpt[i].m_tpt_resp_paddr.val();
+            // A BIND RKEY executed in send-queue order writes its entry here.
+            self.tpt[i].s_bind_valid.next = self.sq.m_bind_valid.val();
+            self.sq.m_bind_ready.next = self.tpt[i].s_bind_ready.val();
+            self.tpt[i].s_bind.next = self.sq.m_bind.val();
         }
 
         // Completions.

@@ -369,6 +369,8 @@ impl Bench {
         u.m_payload_ready.next = !bp || self.rng.gen_bool(0.7);
         u.m_expect_ready.next = !bp || self.rng.gen_bool(0.5);
         u.m_cpl_ready.next = !bp || self.rng.gen_bool(0.5);
+        // A TPT's bind write port (no draw from the RNG: the stimulus stays as it was).
+        u.m_bind_ready.next = !bp || self.cycle % 3 != 0;
         u.reset.next = false;
         settle(u);
         self.score.counters(

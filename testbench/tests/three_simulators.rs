@@ -60,6 +60,7 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "requester_qp_table",
         "requester_claim_stage",
         "requester_wqe_latch",
+        "requester_bind_writer",
         "requester_payload_buffer",
         "requester_payload_ledger",
         "requester_tx_read_port",

@@ -15,7 +15,8 @@
 //! rights, bounds) and translated, a failure is NACKed REMOTE_ACCESS_ERROR. A request that
 //! passes and will be executed clears the entry's valid bit when the entry is one-shot or
 //! the request carries the invalidate flag (`rtl/src/tpt/mod.rs`); an RDMA_WRITE_IMMEDIATE
-//! refused for want of a receive buffer is checked without effect on the table.
+//! refused for want of a receive buffer is checked without effect on the table. A BIND
+//! RKEY writes its entry when it executes, before its completion (logged as command 0).
 //!
 //! `Faults` injects faults into the drivers' control SENDs: the next one from a node to a
 //! node carrying a given kind, or random ones; each is lost (completing with a given
@@ -707,7 +708,25 @@ impl Fabric {
         let wqe = s.wqe(q, index);
         let dst = (s.qps[q].remote & 0xFFFF) as usize;
         let dst_qp = ((s.qps[q].remote >> 16) & 0xFFFF) as usize;
-        // NOP, BIND RKEY, DELAY: local, in order (the fake has no clock to delay by).
+        // NOP, BIND RKEY, DELAY: local, in order (the fake has no clock to delay by). With a
+        // hardware TPT a BIND writes its entry first, as the NIC's `BindWriter` does (an
+        // unbind, null address and zero length, writes it invalid).
+        if wqe.opcode == nic_abi::BIND_OPCODE && nics[src].tpt_log2 > 0 {
+            let index = wqe.stag >> 8;
+            if index < 1 << nics[src].tpt_log2 {
+                let valid = !(wqe.remote_vaddr == 0 && wqe.length == 0);
+                let entry = HwEntry {
+                    word0: (valid as u64) * csr::TPT_VALID
+                        | ((wqe.immediate as u64) & 7) << 1
+                        | ((wqe.stag as u8) as u64) << csr::TPT_KEY_SHIFT,
+                    vaddr: wqe.remote_vaddr,
+                    length: wqe.length,
+                    paddr: wqe.local_addr,
+                };
+                nics[src].tpt.insert(index, entry);
+                nics[src].tpt_log.push((0, index, entry));
+            }
+        }
         if matches!(
             wqe.opcode,
             nic_abi::NOP_OPCODE | nic_abi::BIND_OPCODE | nic_abi::DELAY_OPCODE

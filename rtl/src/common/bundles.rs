@@ -77,6 +77,42 @@ impl From<Bits<{ <TptRequest as Synth>::BITS }>> for TptRequest {
     }
 }
 
+/// One TPT bind write (`docs/nic-blocks.md`, "TPT bind write port"): the payload of the
+/// `m_bind_valid` / `m_bind_ready` handshake from the requester's `BindWriter` (a BIND
+/// RKEY executed in send-queue order, source 001) to the `Tpt`. `index`: the STag's bits
+/// 31:8; `key`: its bits 7:0; `rights`: bit 0 remote read, 1 remote write, 2 atomic;
+/// `valid` 0 for an unbind (null address and zero length: the entry is written invalid).
+/// The entry written is the one a CSR write command of the same fields leaves (one-shot 0).
+///
+/// Bits (first field lowest, 164 in all): `index` 23:0, `key` 31:24, `rights` 34:32,
+/// `valid` 35, `vaddr` 99:36, `length` 131:100, `paddr` 163:132.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct TptBindWrite {
+    pub index: Bits<24>,
+    pub key: Bits<8>,
+    pub rights: Bits<3>,
+    pub valid: Bit,
+    pub vaddr: Bits<64>,
+    pub length: Bits<32>,
+    pub paddr: Bits<32>,
+}
+
+/// The fields of a packed [`TptBindWrite`] (the inverse of the `LogicStruct` packing).
+impl From<Bits<{ <TptBindWrite as Synth>::BITS }>> for TptBindWrite {
+    fn from(b: Bits<{ <TptBindWrite as Synth>::BITS }>) -> Self {
+        let at = TptBindWrite::default();
+        TptBindWrite {
+            index: b.get_bits::<24>(at.get_my_offset_index()),
+            key: b.get_bits::<8>(at.get_my_offset_key()),
+            rights: b.get_bits::<3>(at.get_my_offset_rights()),
+            valid: b.get_bit(at.get_my_offset_valid()),
+            vaddr: b.get_bits::<64>(at.get_my_offset_vaddr()),
+            length: b.get_bits::<32>(at.get_my_offset_length()),
+            paddr: b.get_bits::<32>(at.get_my_offset_paddr()),
+        }
+    }
+}
+
 /// One message for the cell segmenter (`docs/nic-blocks.md`, "Message source"): the
 /// payload of the `*_msg_valid` / `*_msg_ready` handshake from a message source through
 /// the `TxArbiter` to the `CellSegmenter`. `length` payload bytes follow on the source's
@@ -520,6 +556,30 @@ mod tests {
         assert!(!bits.get_bit(38));
         assert!(bits.get_bit(39));
         assert_eq!(AckEvent::from(bits), e, "unpacking inverts packing");
+    }
+
+    /// The documented offsets of a [`TptBindWrite`], and unpacking inverts packing.
+    #[test]
+    fn tpt_bind_write_packs_its_fields_at_the_documented_offsets() {
+        assert_eq!(TptBindWrite::BITS, 164);
+        let w = TptBindWrite {
+            index: 0xABCDEFu64.to_bits(),
+            key: 0x5Au64.to_bits(),
+            rights: 5u64.to_bits(),
+            valid: true,
+            vaddr: 0x1122_3344_5566_7788u64.to_bits(),
+            length: 0x99AA_BBCCu64.to_bits(),
+            paddr: 0xDDEE_FF08u64.to_bits(),
+        };
+        let b: Bits<164> = w.into();
+        assert_eq!(b.get_bits::<24>(0), 0xABCDEF);
+        assert_eq!(b.get_bits::<8>(24), 0x5A);
+        assert_eq!(b.get_bits::<3>(32), 5);
+        assert!(b.get_bit(35));
+        assert_eq!(b.get_bits::<64>(36), 0x1122_3344_5566_7788);
+        assert_eq!(b.get_bits::<32>(100), 0x99AA_BBCC);
+        assert_eq!(b.get_bits::<32>(132), 0xDDEE_FF08);
+        assert_eq!(TptBindWrite::from(b), w, "unpacking inverts packing");
     }
 
     /// The documented offsets of a [`TptRequest`], and unpacking inverts packing.

@@ -20,5 +20,5 @@ pub use zeroed_ram::zeroed_ram;
 pub mod bundles;
 pub use bundles::{
     AckEvent, CellOutcomeHeader, CompletionRequest, FinishedCell, MessageDescriptor, OutcomeClass,
-    OwedResponse, SendWqe, TptRequest,
+    OwedResponse, SendWqe, TptBindWrite, TptRequest,
 };

@@ -23,6 +23,9 @@
 //!   completion jobs (WQE re-reads through a two-slot read queue, completion requests and
 //!   `sq_una` advances in order, overlapping the next event's evaluation) and the timer
 //!   scan.
+//! - [`BindWriter`]: a good BIND RKEY's write into the hardware TPT, on the local
+//!   completion's way from the transmit machine to the acknowledgement machine: the BIND
+//!   completes (and its queue pair goes on) once the TPT has accepted it.
 //! - [`EventEvaluator`]: the judgement of one acknowledgement event against a queue pair's
 //!   entry (completions, where transmission resumes, the retry count).
 //! - [`SqCsrAccess`]: the per-QP CSR registers: a read's answer from the entry, the entry
@@ -35,6 +38,7 @@
 
 pub mod ack_event_queue;
 pub mod ack_machine;
+pub mod bind_writer;
 pub mod claim_stage;
 pub mod event_evaluator;
 pub mod payload_buffer;
@@ -52,6 +56,7 @@ pub mod wqe_latch;
 
 pub use ack_event_queue::AckEventQueue;
 pub use ack_machine::AckMachine;
+pub use bind_writer::BindWriter;
 pub use claim_stage::ClaimStage;
 pub use event_evaluator::EventEvaluator;
 pub use payload_buffer::PayloadBuffer;

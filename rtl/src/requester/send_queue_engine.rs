@@ -39,6 +39,11 @@
 //!   the `AckMachine`'s; `is_receive`, `has_immediate` and `immediate` 0).
 //! - Counters (32, wrapping, cleared by reset): `stat_requests_sent` (messages accepted on
 //!   `m_msg_*`), `stat_retransmissions` (go-back-N events: retryable NACK or timeout).
+//! - TPT bind write: `m_bind_valid` / `m_bind_ready`, `m_bind` (a
+//!   [`TptBindWrite`](crate::common::TptBindWrite)): a good BIND RKEY's entry, offered by the
+//!   child block [`BindWriter`] (`requester/bind_writer.rs`) when the BIND's local
+//!   completion is offered; the completion goes on to the acknowledgement machine once the
+//!   write is accepted. Tie `m_bind_ready` high without a TPT (nothing changes then).
 //!
 //! Structure: the per-QP state lives in the child block [`QpTable`]
 //! (`requester/qp_table.rs`: one [`QpEntry`](crate::requester::QpEntry) per QP in six
@@ -91,8 +96,9 @@
 //!   word 0 bit 9, at most 32 bytes) streams its payload from the fetched WQE's words 3,
 //!   5, 6, 7 instead, with no read; a NOP (opcode 0x0F) takes its PSN and completes
 //!   locally with success, like a bad WQE, once the queue has drained; so do a BIND RKEY
-//!   (0x0D: its ordering is the NIC's part, the driver applies the binding at its
-//!   completion) and a DELAY (0x0E), which also holds the QP in the [`Scheduler`] for
+//!   (0x0D: with a hardware TPT its entry is written through `m_bind_*` before its
+//!   completion goes on; without one the driver applies the binding at its completion)
+//!   and a DELAY (0x0E), which also holds the QP in the [`Scheduler`] for
 //!   its cycle count (word 3 bits 23:0; higher bits set: LOCAL_LENGTH_ERROR, no hold)
 //!   from its commit, so the QP's next WQE waits while the others are served;
 //! - acknowledgement, the child block [`AckMachine`] (`requester/ack_machine.rs`): takes
@@ -168,10 +174,10 @@
 //! `SEND_WINDOW` (8) unacknowledged messages per QP; messages up to 65536 bytes (one
 //! payload burst of at most 8192 words).
 
-use crate::common::CompletionRequest;
+use crate::common::{CompletionRequest, TptBindWrite};
 use crate::requester::{
-    AckMachine, EventEvaluator, QpTable, Scheduler, SqCsrAccess, SqOpDecision, SqOpGrant,
-    TransmitMachine,
+    AckMachine, BindWriter, EventEvaluator, QpTable, Scheduler, SqCsrAccess, SqOpDecision,
+    SqOpGrant, TransmitMachine,
 };
 use crate::sim::ClockedBlock;
 use nic_abi::{MAX_QUEUE_PAIRS, SEND_WINDOW};
@@ -248,6 +254,10 @@ pub struct SendQueueEngine {
     // Counters.
     pub stat_requests_sent: Signal<Out, Bits<32>>,
     pub stat_retransmissions: Signal<Out, Bits<32>>,
+    // TPT bind write.
+    pub m_bind_valid: Signal<Out, Bit>,
+    pub m_bind_ready: Signal<In, Bit>,
+    pub m_bind: Signal<Out, TptBindWrite>,
     /// The per-QP table (six RAMs read and written together; cleared after reset).
     qp_table: QpTable,
     /// The table engine's grants and the clocks of the operation granted.
@@ -270,6 +280,8 @@ pub struct SendQueueEngine {
     ev: EventEvaluator,
     /// The per-QP CSR registers: a read's answer, a write's entry.
     csr: SqCsrAccess,
+    /// A good BIND's TPT write, before its local completion goes on.
+    bw: BindWriter,
 }
 
 impl SendQueueEngine {
@@ -337,6 +349,9 @@ impl SendQueueEngine {
             m_cpl: Default::default(),
             stat_requests_sent: Default::default(),
             stat_retransmissions: Default::default(),
+            m_bind_valid: Default::default(),
+            m_bind_ready: Default::default(),
+            m_bind: Default::default(),
             qp_table: QpTable::new(queue_pairs),
             grant: SqOpGrant::new(queue_pairs),
             dec: SqOpDecision::new(),
@@ -350,6 +365,7 @@ impl SendQueueEngine {
             ack: AckMachine::new(queue_pairs),
             ev: EventEvaluator::new(SEND_WINDOW as usize),
             csr: SqCsrAccess::new(queue_pairs),
+            bw: BindWriter::new(),
         }
     }
 }
@@ -393,7 +409,7 @@ impl Logic for SendQueueEngine {
         self.grant.s_tx_commit.next = self.tm.m_op_commit.val();
         self.grant.s_scan_valid.next = self.ack.m_scan_valid.val();
         self.grant.s_scan_qp.next = self.ack.m_scan_qp.val();
-        self.grant.s_ak_offered.next = self.s_ack_valid.val() | self.tm.m_local_valid.val();
+        self.grant.s_ak_offered.next = self.s_ack_valid.val() | self.bw.m_local_valid.val();
         if self.grant.m_grant_csr.val() {
             self.csr_reg_reg.d.next = self.s_csr_reg.val();
             self.csr_wdata_reg.d.next = self.s_csr_wdata.val().get_bits::<32>(0);
@@ -527,7 +543,7 @@ impl Logic for SendQueueEngine {
         // (Compared in the Read clock, from the table's read data; registered by `dec`.)
         self.tm.s_una_qp.next = self.grant.m_op_qp.val();
         self.tm.s_una_psn.next = self.qp_table.m_rd_entry.val().sq_una;
-        self.tm.m_local_ready.next = self.ack.s_local_ready.val();
+        self.tm.m_local_ready.next = self.bw.s_local_ready.val();
         self.m_msg_valid.next = self.tm.m_msg_valid.val();
         self.tm.m_msg_ready.next = self.m_msg_ready.val();
         self.m_msg.next = self.tm.m_msg.val();
@@ -562,10 +578,22 @@ impl Logic for SendQueueEngine {
         self.ack.s_ack_syndrome.next = self.s_ack_syndrome.val();
         self.ack.s_ack_response.next = self.s_ack_response.val();
         self.ack.s_ack_resync.next = self.s_ack_resync.val();
-        self.ack.s_local_valid.next = self.tm.m_local_valid.val();
-        self.ack.s_local_qp.next = self.tm.m_local_qp.val();
-        self.ack.s_local_psn.next = self.tm.m_local_psn.val();
-        self.ack.s_local_status.next = self.tm.m_local_status.val();
+        // A local completion: a good BIND's TPT write first (`BindWriter`).
+        self.bw.clock.next = self.clock.val();
+        self.bw.reset.next = self.reset.val();
+        self.bw.s_local_valid.next = self.tm.m_local_valid.val();
+        self.bw.s_local_qp.next = self.tm.m_local_qp.val();
+        self.bw.s_local_psn.next = self.tm.m_local_psn.val();
+        self.bw.s_local_status.next = self.tm.m_local_status.val();
+        self.bw.s_local_wqe.next = self.tm.m_local_wqe.val();
+        self.m_bind_valid.next = self.bw.m_bind_valid.val();
+        self.bw.m_bind_ready.next = self.m_bind_ready.val();
+        self.m_bind.next = self.bw.m_bind.val();
+        self.bw.m_local_ready.next = self.ack.s_local_ready.val();
+        self.ack.s_local_valid.next = self.bw.m_local_valid.val();
+        self.ack.s_local_qp.next = self.bw.m_local_qp.val();
+        self.ack.s_local_psn.next = self.bw.m_local_psn.val();
+        self.ack.s_local_status.next = self.bw.m_local_status.val();
         self.ack.s_grant.next = self.grant.m_grant_ak.val();
         self.ack.s_scan_preempted.next = self.grant.m_scan_preempted.val();
         self.ack.s_exec.next = self.grant.m_exec.val();

@@ -44,7 +44,7 @@
 //! - `s_moved_valid`, `s_moved_qp` (6): a CSR write reset that QP or moved its ring; a WQE of
 //!   it claimed in any stage goes stale (its commit fails).
 //! - Local completion: `m_local_valid` / `m_local_ready`, `m_local_qp` (6), `m_local_psn`
-//!   (24), `m_local_status` (8).
+//!   (24), `m_local_status` (8), `m_local_wqe` (the WQE's fields, for a BIND's TPT write).
 //! - `s_una_qp` (6), `s_una_psn` (24), `m_on_una` (combinational): that PSN of that QP is
 //!   being transmitted (the send stage's message, or one whose payload is in the buffer).
 //! - Message, payload, expect event and tx DMA read client: as `SendQueueEngine`'s ports of
@@ -63,7 +63,7 @@
 //! `PAYLOAD_BUFFER_DEPTH` words of early payloads); at most four bursts in flight on the tx
 //! read port (a WQE's two reads, two payloads); a payload of up to 8192 words.
 
-use crate::common::bundles::MessageDescriptor;
+use crate::common::bundles::{MessageDescriptor, SendWqe};
 pub use crate::requester::claim_stage::SqClaimState;
 use crate::requester::payload_buffer::PAYLOAD_BUFFER_DEPTH;
 use crate::requester::{ClaimStage, PayloadLedger, TxReadPort, WqeFetch, WqeLatch};
@@ -123,6 +123,7 @@ pub struct TransmitMachine {
     pub m_local_qp: Signal<Out, Bits<6>>,
     pub m_local_psn: Signal<Out, Bits<24>>,
     pub m_local_status: Signal<Out, Bits<8>>,
+    pub m_local_wqe: Signal<Out, SendWqe>,
     pub s_una_qp: Signal<In, Bits<6>>,
     pub s_una_psn: Signal<In, Bits<24>>,
     pub m_on_una: Signal<Out, Bit>,
@@ -234,6 +235,7 @@ impl TransmitMachine {
             m_local_qp: Default::default(),
             m_local_psn: Default::default(),
             m_local_status: Default::default(),
+            m_local_wqe: Default::default(),
             s_una_qp: Default::default(),
             s_una_psn: Default::default(),
             m_on_una: Default::default(),
@@ -345,6 +347,7 @@ impl Logic for TransmitMachine {
         self.m_local_qp.next = self.claim.m_tx_qp.val();
         self.m_local_psn.next = self.claim.m_tx_psn.val();
         self.m_local_status.next = self.wqe.m_status.val();
+        self.m_local_wqe.next = self.wqe.m_wqe.val();
         // Expect event to its last payload word, or its payload request.
         self.tx_streaming.next = (self.tx_state.q.val() != SqTxState::Idle)
             & (self.tx_state.q.val() != SqTxState::CommitReq)

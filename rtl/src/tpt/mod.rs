@@ -39,6 +39,15 @@
 //!   clock per accepted request, in request order; the contract has no ready for it),
 //!   `m_tpt_resp_ok`, `m_tpt_resp_paddr` (32, 0 when not ok). `ok` and `paddr` hold their
 //!   value between responses.
+//! - Bind write port from the `SendQueueEngine` (a BIND RKEY executed in send-queue order,
+//!   source 001): `s_bind_valid` / `s_bind_ready`, `s_bind` (a
+//!   [`TptBindWrite`](crate::common::TptBindWrite): index = STag bits 31:8, key, rights,
+//!   valid (0: unbind), vaddr, length, paddr). Kept in registers of its own (never the
+//!   staging registers, so a command being staged is not disturbed); ready while no
+//!   earlier write waits. The table's sequencer applies it like a write command, in one
+//!   clock, after a command pending and before any lookup not yet accepted (lookups wait),
+//!   so within three clocks of acceptance, and writes the entry a CSR write of the same
+//!   fields writes (one-shot 0); an index at or beyond `entries` is accepted and dropped.
 //!
 //! Lookup: an index at or beyond `entries`, or an entry whose valid bit is clear, goes to
 //! the exception queue. Otherwise the checks run in siw's order: key (STag bits 7:0 equal
@@ -140,7 +149,7 @@ pub use checks::TptChecks;
 pub use exception_queue::{TptExceptionQueue, TPT_EXC_TIMEOUT_RESET};
 pub use table::{TptState, TptTable, TPT_BANK_ENTRIES, TPT_MAX_ENTRIES, TPT_MIN_ENTRIES};
 
-use crate::common::TptRequest;
+use crate::common::{TptBindWrite, TptRequest};
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -163,6 +172,10 @@ pub struct Tpt {
     pub m_tpt_resp_valid: Signal<Out, Bit>,
     pub m_tpt_resp_ok: Signal<Out, Bit>,
     pub m_tpt_resp_paddr: Signal<Out, Bits<32>>,
+    // Bind write port.
+    pub s_bind_valid: Signal<In, Bit>,
+    pub s_bind_ready: Signal<Out, Bit>,
+    pub s_bind: Signal<In, TptBindWrite>,
     /// (Not `table`: a Verilog keyword.)
     entry_table: TptTable,
     checks: TptChecks,
@@ -191,6 +204,9 @@ impl Tpt {
             m_tpt_resp_valid: Default::default(),
             m_tpt_resp_ok: Default::default(),
             m_tpt_resp_paddr: Default::default(),
+            s_bind_valid: Default::default(),
+            s_bind_ready: Default::default(),
+            s_bind: Default::default(),
             entry_table: TptTable::new(entries),
             checks: TptChecks::new(entries),
             exceptions: TptExceptionQueue::new(TPT_EXC_TIMEOUT_RESET),
@@ -249,6 +265,10 @@ impl Logic for Tpt {
         self.checks.s_answer_valid.next = self.exceptions.m_answer_valid.val();
         self.checks.s_answer_ok.next = self.exceptions.m_answer_ok.val();
         self.checks.s_answer_paddr.next = self.exceptions.m_answer_paddr.val();
+        // Bind write port: the table's sequencer serves it like a command.
+        self.entry_table.s_bind_valid.next = self.s_bind_valid.val();
+        self.entry_table.s_bind.next = self.s_bind.val();
+        self.s_bind_ready.next = self.entry_table.s_bind_ready.val();
         // Response.
         self.m_tpt_resp_valid.next = self.checks.m_resp_valid.val();
         self.m_tpt_resp_ok.next = self.checks.m_resp_ok.val();

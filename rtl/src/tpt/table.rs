@@ -24,13 +24,19 @@
 //!   `m_entry_paddr` (32) while `m_entry_valid`, the clock after acceptance (RAM read
 //!   data, unregistered). `s_clear` in the clock after that (the check clock) clears the
 //!   entry's valid bit (the rest of its meta written back as read).
+//! - Bind write port: `s_bind_valid` / `s_bind_ready`, `s_bind` (a `TptBindWrite`): one
+//!   write is kept in registers of its own (not the staging registers) until the
+//!   sequencer applies it; ready while none waits. An index at or beyond the table is
+//!   accepted and dropped.
 //!
 //! Latency and throughput: a lookup occupies the RAM ports for three clocks (accept, read,
 //! check); the next can be accepted in the clock after the check. A command accepted
 //! through `TPT_COMMAND` runs in the clock after its acceptance, or up to two clocks later
 //! behind a lookup in flight (a lookup accepted in the same clock as a command goes
-//! first), and takes one clock (write) or two (invalidate, read, take). A command racing a
-//! lookup of the same entry is applied wholly before or after it.
+//! first), and takes one clock (write) or two (invalidate, read, take). A bind write is
+//! applied, in one clock, at the first free clock of the sequencer after its acceptance
+//! (after a pending command; lookups wait meanwhile), so within three clocks. A command or
+//! a bind write racing a lookup of the same entry is applied wholly before or after it.
 //!
 //! Storage: banks of 256 entries, each four RustHDL `RAM`s (meta 13, virtual base 64,
 //! length 32, physical base 32 bits; synchronous read), so an iCE40 bank is 9 RAM4K in
@@ -39,7 +45,7 @@
 //!
 //! Limits: `entries` a power of two in 16..=4096.
 
-use crate::common::zeroed_ram;
+use crate::common::{zeroed_ram, TptBindWrite};
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -98,6 +104,10 @@ pub struct TptTable {
     pub m_entry_length: Signal<Out, Bits<32>>,
     pub m_entry_paddr: Signal<Out, Bits<32>>,
     pub s_clear: Signal<In, Bit>,
+    // Bind write port.
+    pub s_bind_valid: Signal<In, Bit>,
+    pub s_bind_ready: Signal<Out, Bit>,
+    pub s_bind: Signal<In, TptBindWrite>,
     // Table: one element per bank of 256 entries.
     meta_ram: Vec<RAM<Bits<13>, 8>>,
     vaddr_ram: Vec<RAM<Bits<64>, 8>>,
@@ -122,6 +132,14 @@ pub struct TptTable {
     lk_meta: DFF<Bits<13>>,
     rdata_valid: DFF<Bit>,
     rdata: DFF<Bits<64>>,
+    /// The bind write accepted and not yet applied: its own payload (never the staging
+    /// registers), the index within the table's 4096 and the entry's meta.
+    bind_pending: DFF<Bit>,
+    bind_index: DFF<Bits<12>>,
+    bind_meta: DFF<Bits<13>>,
+    bind_vaddr: DFF<Bits<64>>,
+    bind_length: DFF<Bits<32>>,
+    bind_paddr: DFF<Bits<32>>,
     // Combinational intermediates.
     busy: Signal<Local, Bit>,
     csr_ready: Signal<Local, Bit>,
@@ -148,6 +166,14 @@ pub struct TptTable {
     wdata_meta: Signal<Local, Bits<13>>,
     word0: Signal<Local, Bits<64>>,
     own_rdata: Signal<Local, Bits<64>>,
+    bind_ready: Signal<Local, Bit>,
+    bind_accept: Signal<Local, Bit>,
+    bind_in_range: Signal<Local, Bit>,
+    bind_in_index: Signal<Local, Bits<12>>,
+    bind_in_meta: Signal<Local, Bits<13>>,
+    wr_vaddr: Signal<Local, Bits<64>>,
+    wr_length: Signal<Local, Bits<32>>,
+    wr_paddr: Signal<Local, Bits<32>>,
     entries_c: Constant<Bits<24>>,
     sweep_last: Constant<Bits<8>>,
     /// Bank bits of an index that select a bank (so one bank needs no multiplexer).
@@ -184,6 +210,9 @@ impl TptTable {
             m_entry_length: Default::default(),
             m_entry_paddr: Default::default(),
             s_clear: Default::default(),
+            s_bind_valid: Default::default(),
+            s_bind_ready: Default::default(),
+            s_bind: Default::default(),
             meta_ram: (0..banks).map(|_| zeroed_ram()).collect(),
             vaddr_ram: (0..banks).map(|_| zeroed_ram()).collect(),
             length_ram: (0..banks).map(|_| zeroed_ram()).collect(),
@@ -203,6 +232,12 @@ impl TptTable {
             lk_meta: Default::default(),
             rdata_valid: Default::default(),
             rdata: Default::default(),
+            bind_pending: Default::default(),
+            bind_index: Default::default(),
+            bind_meta: Default::default(),
+            bind_vaddr: Default::default(),
+            bind_length: Default::default(),
+            bind_paddr: Default::default(),
             busy: Default::default(),
             csr_ready: Default::default(),
             csr_accept: Default::default(),
@@ -228,6 +263,14 @@ impl TptTable {
             wdata_meta: Default::default(),
             word0: Default::default(),
             own_rdata: Default::default(),
+            bind_ready: Default::default(),
+            bind_accept: Default::default(),
+            bind_in_range: Default::default(),
+            bind_in_index: Default::default(),
+            bind_in_meta: Default::default(),
+            wr_vaddr: Default::default(),
+            wr_length: Default::default(),
+            wr_paddr: Default::default(),
             entries_c: Constant::new((entries as u64).to_bits()),
             sweep_last: Constant::new(((entries.min(TPT_BANK_ENTRIES) - 1) as u64).to_bits()),
             bank_mask: Constant::new(((banks - 1) as u64).to_bits()),
@@ -261,7 +304,13 @@ impl Logic for TptTable {
             lk_index,
             lk_meta,
             rdata_valid,
-            rdata
+            rdata,
+            bind_pending,
+            bind_index,
+            bind_meta,
+            bind_vaddr,
+            bind_length,
+            bind_paddr
         );
         // Read data of the bank addressed last clock.
         self.rd_meta.next = 0.into();
@@ -288,10 +337,35 @@ impl Logic for TptTable {
         self.wdata_meta.next = bit_cast::<13, 5>(self.s_csr_wdata.val().get_bits::<5>(0))
             | (bit_cast::<13, 8>(self.s_csr_wdata.val().get_bits::<8>(8)) << 5);
         self.index_bank.next = self.index_reg.q.val().get_bits::<4>(8) & self.bank_mask.val();
+        // Bind write port: one write waits here (its own payload) until the sequencer is
+        // free; one at or beyond the table is accepted and dropped.
+        self.bind_ready.next = !self.reset.val() & !self.bind_pending.q.val();
+        self.bind_accept.next = self.s_bind_valid.val() & self.bind_ready.val();
+        self.bind_in_range.next = self.s_bind.val().index < self.entries_c.val();
+        self.bind_in_index.next = bit_cast::<12, 24>(self.s_bind.val().index);
+        // The entry's meta as `TPT_WORD0` writes it: bit 0 valid, 3:1 rights, 4 one-shot
+        // (0), 12:5 key.
+        if self.s_bind.val().valid {
+            self.bind_in_meta.next = (bit_cast::<13, 3>(self.s_bind.val().rights) << 1)
+                | (bit_cast::<13, 8>(self.s_bind.val().key) << 5)
+                | 1;
+        } else {
+            self.bind_in_meta.next = (bit_cast::<13, 3>(self.s_bind.val().rights) << 1)
+                | (bit_cast::<13, 8>(self.s_bind.val().key) << 5);
+        }
+        if self.bind_accept.val() & self.bind_in_range.val() {
+            self.bind_pending.d.next = true;
+            self.bind_index.d.next = self.bind_in_index.val();
+            self.bind_meta.d.next = self.bind_in_meta.val();
+            self.bind_vaddr.d.next = self.s_bind.val().vaddr;
+            self.bind_length.d.next = self.s_bind.val().length;
+            self.bind_paddr.d.next = self.s_bind.val().paddr;
+        }
         // Lookup port.
         self.lookup_ready.next = !self.reset.val()
             & (self.state.q.val() == TptState::Idle)
             & !self.cmd_pending.q.val()
+            & !self.bind_pending.q.val()
             & !self.s_hold.val();
         self.lookup_accept.next = self.s_lookup_valid.val() & self.lookup_ready.val();
         self.lookup_bank.next = self.s_lookup_index.val().get_bits::<4>(8) & self.bank_mask.val();
@@ -303,6 +377,9 @@ impl Logic for TptTable {
         self.wr_meta_en.next = false;
         self.wr_rest_en.next = false;
         self.wr_meta.next = self.stage_meta.q.val();
+        self.wr_vaddr.next = self.stage_vaddr.q.val();
+        self.wr_length.next = self.stage_length.q.val();
+        self.wr_paddr.next = self.stage_paddr.q.val();
         self.load_entry.next = false;
         self.rdata_valid.d.next = self.csr_accept.val() & !self.s_csr_write.val();
         // Staging and command writes.
@@ -342,6 +419,18 @@ impl Logic for TptTable {
                     } else {
                         self.state.d.next = TptState::CmdApply;
                     }
+                } else if self.bind_pending.q.val() {
+                    // A bind write: the whole entry from its own payload, in one clock.
+                    self.wr_index.next = self.bind_index.q.val().get_bits::<8>(0);
+                    self.wr_bank.next =
+                        self.bind_index.q.val().get_bits::<4>(8) & self.bank_mask.val();
+                    self.wr_meta.next = self.bind_meta.q.val();
+                    self.wr_vaddr.next = self.bind_vaddr.q.val();
+                    self.wr_length.next = self.bind_length.q.val();
+                    self.wr_paddr.next = self.bind_paddr.q.val();
+                    self.wr_meta_en.next = true;
+                    self.wr_rest_en.next = true;
+                    self.bind_pending.d.next = false;
                 } else if self.lookup_accept.val() {
                     self.rd_bank.d.next = self.lookup_bank.val();
                     self.lk_index.d.next = self.s_lookup_index.val().get_bits::<8>(0);
@@ -408,6 +497,7 @@ impl Logic for TptTable {
             self.cmd_pending.d.next = false;
             self.refused.d.next = 0.into();
             self.rdata_valid.d.next = false;
+            self.bind_pending.d.next = false;
         }
         // RAM ports: every bank reads the same address; writes go to one bank, or to all
         // of them while clearing.
@@ -424,7 +514,7 @@ impl Logic for TptTable {
             self.vaddr_ram[i].write_clock.next = self.clock.val();
             self.vaddr_ram[i].read_address.next = self.rd_index.val();
             self.vaddr_ram[i].write_address.next = self.wr_index.val();
-            self.vaddr_ram[i].write_data.next = self.stage_vaddr.q.val();
+            self.vaddr_ram[i].write_data.next = self.wr_vaddr.val();
             self.vaddr_ram[i].write_enable.next = self.wr_rest_en.val()
                 & !self.reset.val()
                 & (self.wr_all_banks.val() | (self.wr_bank.val().index() == i));
@@ -432,7 +522,7 @@ impl Logic for TptTable {
             self.length_ram[i].write_clock.next = self.clock.val();
             self.length_ram[i].read_address.next = self.rd_index.val();
             self.length_ram[i].write_address.next = self.wr_index.val();
-            self.length_ram[i].write_data.next = self.stage_length.q.val();
+            self.length_ram[i].write_data.next = self.wr_length.val();
             self.length_ram[i].write_enable.next = self.wr_rest_en.val()
                 & !self.reset.val()
                 & (self.wr_all_banks.val() | (self.wr_bank.val().index() == i));
@@ -440,7 +530,7 @@ impl Logic for TptTable {
             self.paddr_ram[i].write_clock.next = self.clock.val();
             self.paddr_ram[i].read_address.next = self.rd_index.val();
             self.paddr_ram[i].write_address.next = self.wr_index.val();
-            self.paddr_ram[i].write_data.next = self.stage_paddr.q.val();
+            self.paddr_ram[i].write_data.next = self.wr_paddr.val();
             self.paddr_ram[i].write_enable.next = self.wr_rest_en.val()
                 & !self.reset.val()
                 & (self.wr_all_banks.val() | (self.wr_bank.val().index() == i));
@@ -479,6 +569,7 @@ impl Logic for TptTable {
         self.m_csr_rdata_valid.next = self.rdata_valid.q.val();
         self.m_csr_rdata.next = self.rdata.q.val();
         self.s_lookup_ready.next = self.lookup_ready.val();
+        self.s_bind_ready.next = self.bind_ready.val();
         self.m_lookup_accept.next = self.lookup_accept.val();
         self.m_entry_valid.next = self.state.q.val() == TptState::LookupRead;
         self.m_entry_meta.next = self.rd_meta.val();

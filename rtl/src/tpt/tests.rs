@@ -768,6 +768,162 @@ fn command_racing_a_lookup_gives_old_or_new_entry() {
     }
 }
 
+/// The bind write of `e` (as `TPT_WORD0` fields) at `index`.
+fn bind_of(index: u32, e: Entry) -> crate::common::TptBindWrite {
+    crate::common::TptBindWrite {
+        index: (index as u64).to_bits(),
+        key: ((e.word0 >> csr::TPT_KEY_SHIFT) & 0xFF).to_bits(),
+        rights: ((e.word0 >> 1) & 7).to_bits(),
+        valid: e.word0 & csr::TPT_VALID != 0,
+        vaddr: e.vaddr.to_bits(),
+        length: (e.length as u64).to_bits(),
+        paddr: (e.paddr as u64).to_bits(),
+    }
+}
+
+fn drive_bind(uut: &mut Tpt, w: Option<crate::common::TptBindWrite>) {
+    uut.s_bind_valid.next = w.is_some();
+    if let Some(w) = w {
+        uut.s_bind.next = w;
+    }
+}
+
+impl Bench {
+    /// Offers the bind write until accepted; returns the cycle it was accepted in.
+    fn bind(&mut self, index: u32, e: Entry) -> u64 {
+        drive_bind(&mut self.uut, Some(bind_of(index, e)));
+        for _ in 0..100 {
+            settle(&mut self.uut);
+            let accepted = self.uut.s_bind_ready.val();
+            let at = self.cycle;
+            assert!(self.step().is_none(), "unexpected response");
+            if accepted {
+                drive_bind(&mut self.uut, None);
+                return at;
+            }
+        }
+        panic!("bind write never accepted");
+    }
+}
+
+/// A bind write and a CSR write command of the same binding leave identical entries (read
+/// back through the read command), in every bank; an unbind (valid 0) leaves the entry
+/// invalid, and lookups miss it; a bind write between the staging writes of a CSR command
+/// disturbs neither the staging registers nor the command; one beyond the table is
+/// dropped.
+#[test]
+fn a_bind_write_leaves_the_entry_a_csr_write_leaves() {
+    let mut b = Bench::new(1024);
+    let mut rng = ChaCha8Rng::seed_from_u64(77);
+    for i in 0..24u32 {
+        let rights = [csr::TPT_REMOTE_READ, csr::TPT_REMOTE_WRITE, RW & !1, 0xE][i as usize % 4];
+        let e = entry(
+            csr::TPT_VALID | rights,
+            rng.gen(),
+            rng.gen::<u64>() & !7,
+            rng.gen(),
+            rng.gen::<u32>() & !7,
+        );
+        let (csr_at, bind_at) = (i * 41 % 1024, (i * 41 + 512) % 1024);
+        b.write_entry(csr_at, e);
+        b.bind(bind_at, e);
+        let (by_csr, by_bind) = (b.read_entry(csr_at), b.read_entry(bind_at));
+        assert_eq!(by_bind, by_csr, "binding {i}: {e:?}");
+        assert_eq!(by_bind.word0, e.word0 & WORD0_FIELDS);
+        let key = (e.word0 >> csr::TPT_KEY_SHIFT) as u8;
+        let q = req(bind_at, key, e.vaddr, 8, READ);
+        if rights & csr::TPT_REMOTE_READ != 0 && e.length >= 8 {
+            assert_eq!(b.lookup(&q), ok(e.paddr), "binding {i}");
+        }
+        // Unbind: null address, zero length, invalid.
+        b.bind(bind_at, entry(0, key, 0, 0, 0));
+        assert_eq!(b.read_entry(bind_at).word0 & 1, 0, "unbound {i}");
+        b.lookup_miss(&q);
+        b.answer(None);
+        assert_eq!(b.response(10).0, false);
+    }
+    // Half-staged CSR command, a bind write meanwhile: both land whole.
+    let staged = entry(RW, 0x11, 0x1000, 0x100, 0x8000);
+    b.write(reg(csr::TPT_INDEX), 3);
+    b.write(reg(csr::TPT_WORD0), staged.word0);
+    b.write(reg(csr::TPT_VADDR), staged.vaddr);
+    let bound = entry(RW, 0x22, 0x2000, 0x200, 0x9000);
+    b.bind(700, bound);
+    b.write(reg(csr::TPT_LENGTH), staged.length as u64);
+    assert_eq!(
+        b.read(reg(csr::TPT_VADDR)),
+        staged.vaddr,
+        "staging disturbed"
+    );
+    b.write(reg(csr::TPT_PADDR), staged.paddr as u64);
+    b.write(reg(csr::TPT_COMMAND), csr::TPT_COMMAND_WRITE);
+    assert_eq!(b.read_entry(3), staged);
+    assert_eq!(b.read_entry(700), bound);
+    // Beyond the table: accepted, dropped, nothing written (index 1024 + 700 would alias).
+    b.bind(1024 + 700, entry(RW, 0x33, 0, 8, 0));
+    assert_eq!(b.read_entry(700), bound);
+    assert_eq!((b.read(6) >> 8) & 0xFF, 0, "not a refused command");
+}
+
+/// A bind write and a lookup of the same entry: the lookup accepted in the same clock goes
+/// first and sees the old entry; one offered a clock after the bind's acceptance sees the
+/// new one; a one-shot lookup's write-back in flight lands before the bind write, so the
+/// new entry survives; a bind offered while a CSR command is pending waits for it.
+#[test]
+fn a_bind_write_racing_a_lookup_gives_old_or_new_entry() {
+    let mut b = Bench::new(16);
+    let old_e = entry(RW, 6, 0x600, 0x60, 0x6000);
+    let new_e = entry(RW, 6, 0x600, 0x60, 0x16000);
+    let q = req(6, 6, 0x610, 8, READ);
+    b.write_entry(6, old_e);
+    b.step();
+    // Same clock: the lookup goes first.
+    drive_req(&mut b.uut, Some(&q));
+    drive_bind(&mut b.uut, Some(bind_of(6, new_e)));
+    settle(&mut b.uut);
+    assert!(b.uut.s_tpt_req_ready.val() && b.uut.s_bind_ready.val());
+    let at = b.cycle;
+    b.step();
+    drive_req(&mut b.uut, None);
+    drive_bind(&mut b.uut, None);
+    let (okay, paddr, seen) = b.response(6);
+    assert_eq!(
+        (Lookup::Answer { ok: okay, paddr }, seen),
+        (ok(0x6010), at + 3)
+    );
+    assert_eq!(b.read_entry(6), new_e, "applied after the lookup");
+    // A clock after the bind: the lookup waits for it and sees the new entry.
+    b.write_entry(6, old_e);
+    b.step();
+    drive_bind(&mut b.uut, Some(bind_of(6, new_e)));
+    settle(&mut b.uut);
+    assert!(b.uut.s_bind_ready.val());
+    b.step();
+    drive_bind(&mut b.uut, None);
+    drive_req(&mut b.uut, Some(&q));
+    settle(&mut b.uut);
+    assert!(
+        !b.uut.s_tpt_req_ready.val(),
+        "a lookup waits for the bind write"
+    );
+    let (okay, paddr, _) = {
+        b.offer(&q);
+        b.response(6)
+    };
+    assert_eq!(Lookup::Answer { ok: okay, paddr }, ok(0x16010));
+    // One-shot write-back in flight, then a bind write: the bind lands after it.
+    b.write_entry(6, entry(RW | csr::TPT_ONE_SHOT, 6, 0x600, 0x60, 0x6000));
+    b.offer(&q);
+    b.bind(6, new_e);
+    assert!(b.response(6).0);
+    assert_eq!(b.read_entry(6), new_e, "the newer entry survives");
+    // A bind write and a pending command: the command first, the bind after it.
+    b.write(reg(csr::TPT_INDEX), 6);
+    b.write(reg(csr::TPT_COMMAND), csr::TPT_COMMAND_INVALIDATE);
+    b.bind(6, old_e);
+    assert_eq!(b.read_entry(6), old_e);
+}
+
 #[test]
 fn exception_translate_reject_and_timeout() {
     let mut b = Bench::new(64);
