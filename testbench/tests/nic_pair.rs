@@ -1006,3 +1006,109 @@ fn a_delay_holds_its_queue_pair_on_the_wire_while_another_sends() {
         "both WRITEs landed"
     );
 }
+
+/// With a hardware TPT the NIC executes a BIND RKEY itself, in send-queue order (source
+/// 001): NIC 1's process binds a window and posts a SEND carrying its key right behind the
+/// BIND, without waiting for the BIND's completion; NIC 0's process reads the key from
+/// its receive buffer the moment the SEND lands and writes with it at once. The WRITE
+/// lands in the window (judged in NIC 1's memory); no driver programs the entry and none
+/// answers the exception queue, so only the NIC's own bind write lets it in. Then an
+/// UNBIND on the same queue pair, and a WRITE with the key after it is refused.
+#[test]
+fn a_send_right_behind_a_bind_carries_a_key_the_peer_can_use_at_once() {
+    let mut pair = pair_with(
+        [
+            VerilatedNicTopTpt256::new().unwrap(),
+            VerilatedNicTopTpt256::new().unwrap(),
+        ],
+        31,
+        0.1,
+    );
+    let stag = (12u32 << 8) | 0x5A;
+    let base: u64 = 0x7100_0000_0000;
+    let window = REMOTE_AREA + 0x1000;
+    let canary = pattern(31, 0x200);
+    pair.hosts[1].mem.write_bytes(window, &canary);
+    // NIC 1: the key in a SEND buffer; NIC 0: a receive buffer for it.
+    let key_buf = DATA_AREA + 0x3000;
+    pair.hosts[1].mem.write_bytes(key_buf, &stag.to_le_bytes());
+    let recv_buf = DATA_AREA + 0x3800;
+    pair.hosts[0].post_receive(
+        0,
+        &Rqe {
+            buffer_addr: recv_buf,
+            buffer_length: 64,
+            wr_id: 0x70,
+        },
+    );
+    let bind = Wqe {
+        wr_id: 0x71,
+        ..Wqe::bind(stag, base, window, 0x100, 0b010)
+    };
+    let send = Wqe {
+        opcode: WqeOpcode::Send as u8,
+        length: 4,
+        wr_id: 0x72,
+        local_addr: key_buf,
+        ..Default::default()
+    };
+    pair.hosts[1].post_sends(0, &[bind, send]);
+    // NIC 0: the key arrives; the WRITE with it goes out in the same clock.
+    if let Err(e) = pair.run_until(20_000, |p| !p.hosts[0].completions.is_empty()) {
+        panic!("the SEND with the key never arrived: {e}");
+    }
+    let got = u32::from_le_bytes(
+        pair.hosts[0].mem.read_bytes(recv_buf, 4)[..]
+            .try_into()
+            .unwrap(),
+    );
+    assert_eq!(got, stag, "the key in NIC 0's receive buffer");
+    let data = pattern(32, 64);
+    pair.hosts[0].mem.write_bytes(DATA_AREA, &data);
+    let write = |wr_id: u64, vaddr: u64| Wqe {
+        opcode: WqeOpcode::RdmaWrite as u8,
+        length: 64,
+        wr_id,
+        local_addr: DATA_AREA,
+        remote_vaddr: vaddr,
+        stag: got,
+        ..Default::default()
+    };
+    pair.hosts[0].post_send(0, &write(0x73, base + 0x40));
+    let c = wait_completions(&mut pair, 0, 2, 100_000)[1];
+    assert_eq!(
+        pair.hosts[1].mem.read_bytes(window + 0x40, 64),
+        &data[..],
+        "the WRITE with the key landed in the window ({c:?})"
+    );
+    assert_eq!(status(&c), CompletionStatus::Success, "{c:?}");
+    assert_eq!(pair.hosts[1].mem.read_bytes(window, 0x40), &canary[..0x40]);
+    let done = wait_completions(&mut pair, 1, 2, 20_000);
+    assert_eq!(
+        done.iter()
+            .map(|c| (c.wr_id, status(c)))
+            .collect::<Vec<_>>(),
+        vec![
+            (0x71, CompletionStatus::Success),
+            (0x72, CompletionStatus::Success)
+        ],
+        "the BIND, then the SEND, in order"
+    );
+    // UNBIND: the key is refused after it (the exception queue's timeout refuses it).
+    pair.hosts[1].post_send(
+        0,
+        &Wqe {
+            wr_id: 0x74,
+            ..Wqe::bind(stag, 0, 0, 0, 0)
+        },
+    );
+    wait_completions(&mut pair, 1, 3, 20_000);
+    pair.hosts[0].mem.write_bytes(DATA_AREA, &pattern(33, 64));
+    pair.hosts[0].post_send(0, &write(0x75, base + 0x80));
+    let c = wait_completions(&mut pair, 0, 3, 200_000)[2];
+    assert_ne!(status(&c), CompletionStatus::Success, "{c:?}");
+    assert_eq!(
+        pair.hosts[1].mem.read_bytes(window + 0x80, 64),
+        &canary[0x80..0xC0]
+    );
+}
