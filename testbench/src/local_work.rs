@@ -29,7 +29,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use nic_abi::CompletionStatus;
+use nic_abi::{CompletionStatus, Syndrome};
 use nic_cosim::cluster::Cluster;
 use nic_cosim::fabric::Delivery;
 use nic_cosim::host_memory::DmaWrite;
@@ -159,9 +159,15 @@ pub struct LocalWorkStats {
     pub refused_unbound: u64,
     /// WRITEs refused because the target lay outside the window.
     pub refused_outside: u64,
-    /// WRITEs posted and completed with success / with an error.
+    /// WRITEs posted and completed with success / with an error (other than below).
     pub landed: u64,
     pub failed: u64,
+    /// WRITEs the owner's NIC refused (REMOTE_ACCESS_ERROR) after the UNBIND was posted:
+    /// with a hardware TPT the NIC invalidates the window's entry when it executes the
+    /// UNBIND, before the peer's copy hears of it (the TPT_REMOVE), so a WRITE the peer
+    /// posts meanwhile is refused by the target. Never with a software TPT (the owner's
+    /// NIC checks nothing; the deregistration fence covers that window).
+    pub refused_by_target: u64,
     /// DELAYs posted and completed, and the shortest gap measured after one: cycles from
     /// its completion reaching the driver to the next request cell of the owner to the
     /// peer.
@@ -188,6 +194,7 @@ pub struct LocalWorkRun {
     /// Completions of DELAYs not yet followed by a request cell: (seen at, cycles).
     delay_watch: VecDeque<u64>,
     unbind_posted: bool,
+    unbind_posted_at: Option<u64>,
     /// Planted bugs ([`crate::scenario_run::PlantedBug`]): bind all of `V`; post DELAYs of
     /// a quarter of `delay_cycles`.
     pub too_wide: bool,
@@ -210,6 +217,7 @@ impl LocalWorkRun {
             next_delay: 0,
             delay_watch: VecDeque::new(),
             unbind_posted: false,
+            unbind_posted_at: None,
             too_wide: false,
             shorten_delay: false,
         }
@@ -347,7 +355,10 @@ impl LocalWorkRun {
         if now >= s.unbind_at && self.stats.bind_completed_at.is_some() && !self.unbind_posted {
             if let (Some(rkey), Some(d)) = (self.rkey, cluster.host_mut(s.owner).driver_mut()) {
                 match d.unbind_rkey(s.peer as u16, rkey, TAG | 2) {
-                    Ok(()) => self.unbind_posted = true,
+                    Ok(()) => {
+                        self.unbind_posted = true;
+                        self.unbind_posted_at = Some(now);
+                    }
                     Err(nic_driver::VerbsError::RingFull { .. }) => {}
                     Err(e) => {
                         sb.violation(
@@ -458,7 +469,13 @@ impl LocalWorkRun {
                     return;
                 };
                 if status != CompletionStatus::Success {
-                    self.stats.failed += 1;
+                    let unbound_at_target = status
+                        == CompletionStatus::Remote(Syndrome::RemoteAccessError)
+                        && self.unbind_posted_at.is_some_and(|u| now > u);
+                    match unbound_at_target {
+                        true => self.stats.refused_by_target += 1,
+                        false => self.stats.failed += 1,
+                    }
                     return;
                 }
                 self.stats.landed += 1;

@@ -96,6 +96,7 @@ fn every_shipped_scenario_passes_under_the_rejoin_protocol() {
         "multi-nic-unplugged",
         "multi-nic-invalid-stag",
         "window-and-delay",
+        "window-and-delay-hardware-tpt",
     ] {
         assert!(
             names.iter().any(|n| n == required),
@@ -535,47 +536,64 @@ fn several_nics_per_host_migrate_stags_and_refuse_forged_ones() {
     );
 }
 
-/// `window-and-delay`: the memory window and the DELAYs of source 001 under traffic. The
-/// peer's WRITEs with the key are refused before the binding reached it and after the
-/// unbind, land inside the window in between and are refused beside it; the NIC writes
-/// nothing into `V` outside the window or outside the binding's life; every DELAY holds
-/// the owner's next request to the peer. A window bound too wide and DELAYs shorter than
-/// the check expects are caught.
+/// `window-and-delay` (the driver programs the window's TPT entry at the peer's copy, the
+/// software TPT) and `window-and-delay-hardware-tpt` (host 0's NIC writes the entry into
+/// its own TPT, the `BindWriter`): the memory window and the DELAYs of source 001 under
+/// traffic. The peer's WRITEs with the key are refused before the binding reached it and
+/// after the unbind, land inside the window in between and are refused beside it; the NIC
+/// writes nothing into `V` outside the window or outside the binding's life; every DELAY
+/// holds the owner's next request to the peer. A window bound too wide and DELAYs shorter
+/// than the check expects are caught, on both.
 #[test]
 fn window_and_delay_work_requests_under_traffic() {
-    let r = run(&load("window-and-delay"), RunOptions::default());
-    assert_passed(&r);
-    let lw = r.local_work.as_ref().unwrap();
-    let (bound, unbound) = (
-        lw.bind_completed_at.unwrap(),
-        lw.unbind_completed_at.unwrap(),
-    );
-    assert!(
-        bound > 20_000 && unbound > 45_000 && lw.freed_at.unwrap() >= unbound,
-        "{lw:?}"
-    );
-    // 40 tries before the bind's update arrives, 50 while bound, 50 after the unbind.
-    assert!(lw.refused_unbound >= 60, "{lw:?}");
-    assert!(lw.landed >= 20 && lw.refused_outside >= 20, "{lw:?}");
-    assert_eq!(lw.failed, 0, "{lw:?}");
-    assert_eq!((lw.delays_posted, lw.delays_completed), (3, 3), "{lw:?}");
-    assert!(lw.shortest_gap_after_delay.unwrap() >= 3000 - 200, "{lw:?}");
-    for (plant, kind) in [
-        (PlantedBug::WindowTooWide, "window"),
-        (PlantedBug::DelayShortened, "delay"),
-    ] {
-        let planted = run(
-            &load("window-and-delay"),
-            RunOptions {
-                plant: Some(plant),
-                ..Default::default()
-            },
+    for name in ["window-and-delay", "window-and-delay-hardware-tpt"] {
+        let r = run(&load(name), RunOptions::default());
+        assert_passed(&r);
+        let lw = r.local_work.as_ref().unwrap();
+        let (bound, unbound) = (
+            lw.bind_completed_at.unwrap(),
+            lw.unbind_completed_at.unwrap(),
         );
         assert!(
-            planted.findings.get(kind).copied().unwrap_or(0) > 0,
-            "{plant:?}: {}",
-            planted.summary()
+            bound > 20_000 && unbound > 45_000 && lw.freed_at.unwrap() >= unbound,
+            "{name}: {lw:?}"
         );
+        // 40 tries before the bind's update arrives, 50 while bound, 50 after the unbind.
+        assert!(lw.refused_unbound >= 60, "{name}: {lw:?}");
+        assert!(
+            lw.landed >= 20 && lw.refused_outside >= 20,
+            "{name}: {lw:?}"
+        );
+        assert_eq!(lw.failed, 0, "{name}: {lw:?}");
+        if name == "window-and-delay" {
+            assert_eq!(lw.refused_by_target, 0, "{name}: {lw:?}");
+        }
+        assert_eq!(
+            (lw.delays_posted, lw.delays_completed),
+            (3, 3),
+            "{name}: {lw:?}"
+        );
+        assert!(
+            lw.shortest_gap_after_delay.unwrap() >= 3000 - 200,
+            "{name}: {lw:?}"
+        );
+        for (plant, kind) in [
+            (PlantedBug::WindowTooWide, "window"),
+            (PlantedBug::DelayShortened, "delay"),
+        ] {
+            let planted = run(
+                &load(name),
+                RunOptions {
+                    plant: Some(plant),
+                    ..Default::default()
+                },
+            );
+            assert!(
+                planted.findings.get(kind).copied().unwrap_or(0) > 0,
+                "{name}, {plant:?}: {}",
+                planted.summary()
+            );
+        }
     }
 }
 
