@@ -26,13 +26,13 @@ fn apply(u: &mut ActStage, i: &ActInputs) {
     u.count_dropped.next = d.count_dropped;
     u.qp_ok.next = d.qp_ok;
     u.expect_match.next = d.expect_match;
-    u.is_ackish.next = i.is_ackish;
-    u.is_nack.next = i.is_nack;
-    u.is_response.next = i.is_response;
-    u.is_read.next = i.is_read;
-    u.is_atomic.next = i.is_atomic;
-    u.consumes.next = i.consumes;
-    u.resync_flag.next = i.resync_flag;
+    u.s_class.next.is_ackish = i.is_ackish;
+    u.s_class.next.is_nack = i.is_nack;
+    u.s_class.next.is_response = i.is_response;
+    u.s_class.next.is_read = i.is_read;
+    u.s_class.next.is_atomic = i.is_atomic;
+    u.s_class.next.consumes = i.consumes;
+    u.s_class.next.resync = i.resync_flag;
     u.psn.next = (i.psn as u64).to_bits();
     u.aeth.next = ((i.immediate & 0x1FFF_FFFF) as u64).to_bits();
     u.aborted.next = i.abort;
@@ -42,12 +42,12 @@ fn apply(u: &mut ActStage, i: &ActInputs) {
     u.rs_valid.next = i.rs_valid;
     u.last_refused.next = i.refused_window & 7 != 0;
     u.rq_ci.next = (i.rq_ci as u64).to_bits();
-    u.effective.next = (i.effective as u64).to_bits();
-    u.effective_next.next = (i.effective_next as u64).to_bits();
-    u.window_eff.next = (i.window_eff as u64).to_bits();
-    u.code.next = (i.code as u64).to_bits();
-    u.report_dup.next = (i.report_dup as u64).to_bits();
-    u.report_after1.next = (i.report_after1 as u64).to_bits();
+    u.s_window.next.effective = (i.effective as u64).to_bits();
+    u.s_window.next.effective_next = (i.effective_next as u64).to_bits();
+    u.s_window.next.window_eff = (i.window_eff as u64).to_bits();
+    u.s_window.next.code = (i.code as u64).to_bits();
+    u.s_window.next.report_dup = (i.report_dup as u64).to_bits();
+    u.s_window.next.report_after1 = (i.report_after1 as u64).to_bits();
     u.far_next.next = i.far_next;
 }
 

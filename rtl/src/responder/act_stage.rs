@@ -66,6 +66,8 @@
 //! combinationally. Throughput: a decision every clock. Limits: none beyond the boolean
 //! `tpt_present` (no parameter can be out of range).
 
+use crate::common::OutcomeClass;
+use crate::responder::psn_window::WindowReport;
 use crate::responder::qp_state::QpWriteBack;
 use crate::responder::receive_queue_engine::{MessageMode, ResponderState};
 use crate::sim::ClockedBlock;
@@ -112,13 +114,7 @@ pub struct ActStage {
     pub count_dropped: Signal<In, Bit>,
     pub qp_ok: Signal<In, Bit>,
     pub expect_match: Signal<In, Bit>,
-    pub is_ackish: Signal<In, Bit>,
-    pub is_nack: Signal<In, Bit>,
-    pub is_response: Signal<In, Bit>,
-    pub is_read: Signal<In, Bit>,
-    pub is_atomic: Signal<In, Bit>,
-    pub consumes: Signal<In, Bit>,
-    pub resync_flag: Signal<In, Bit>,
+    pub s_class: Signal<In, OutcomeClass>,
     pub psn: Signal<In, Bits<24>>,
     pub aeth: Signal<In, Bits<29>>,
     pub aborted: Signal<In, Bit>,
@@ -128,12 +124,7 @@ pub struct ActStage {
     pub rs_valid: Signal<In, Bit>,
     pub last_refused: Signal<In, Bit>,
     pub rq_ci: Signal<In, Bits<24>>,
-    pub effective: Signal<In, Bits<24>>,
-    pub effective_next: Signal<In, Bits<24>>,
-    pub window_eff: Signal<In, Bits<24>>,
-    pub code: Signal<In, Bits<3>>,
-    pub report_dup: Signal<In, Bits<21>>,
-    pub report_after1: Signal<In, Bits<21>>,
+    pub s_window: Signal<In, WindowReport>,
     pub far_next: Signal<In, Bit>,
     pub next_state: Signal<Out, ResponderState>,
     pub go: Signal<Out, Bit>,
@@ -184,13 +175,7 @@ impl ActStage {
             count_dropped: Default::default(),
             qp_ok: Default::default(),
             expect_match: Default::default(),
-            is_ackish: Default::default(),
-            is_nack: Default::default(),
-            is_response: Default::default(),
-            is_read: Default::default(),
-            is_atomic: Default::default(),
-            consumes: Default::default(),
-            resync_flag: Default::default(),
+            s_class: Default::default(),
             psn: Default::default(),
             aeth: Default::default(),
             aborted: Default::default(),
@@ -200,12 +185,7 @@ impl ActStage {
             rs_valid: Default::default(),
             last_refused: Default::default(),
             rq_ci: Default::default(),
-            effective: Default::default(),
-            effective_next: Default::default(),
-            window_eff: Default::default(),
-            code: Default::default(),
-            report_dup: Default::default(),
-            report_after1: Default::default(),
+            s_window: Default::default(),
             far_next: Default::default(),
             next_state: Default::default(),
             go: Default::default(),
@@ -271,7 +251,7 @@ impl Logic for ActStage {
         self.expect_match_reg.d.next = self.expect_match.val();
         self.syndrome_q.next = self.syndrome_reg.q.val();
         self.resynced_q.next = self.resynced_reg.q.val();
-        self.consumed_now.next = (self.action_reg.q.val() == 3) | self.is_read.val();
+        self.consumed_now.next = (self.action_reg.q.val() == 3) | self.s_class.val().is_read;
 
         // ---- Defaults ----
         self.next_state.next = ResponderState::Stream;
@@ -285,18 +265,18 @@ impl Logic for ActStage {
         self.m_owe.next.psn = self.psn.val();
         self.m_owe.next.syndrome = self.syndrome_reg.q.val();
         self.m_owe.next.resync = self.rs_valid.val();
-        self.m_owe.next.refusal = self.window_eff.val().get_bits::<21>(0);
+        self.m_owe.next.refusal = bit_cast::<21, 24>(self.s_window.val().window_eff);
         self.ack_load.next = false;
         self.ack_syndrome.next = self.aeth.val().get_bits::<8>(0);
         self.ack_refusals.next = self.aeth.val().get_bits::<21>(8);
         self.resync_load.next = false;
-        self.ack_resync.next = self.resync_flag.val();
+        self.ack_resync.next = self.s_class.val().resync;
         self.m_write_back.next.state = false;
         self.m_write_back.next.rq_ci = self.rq_ci.val();
-        self.m_write_back.next.expected = self.effective.val();
+        self.m_write_back.next.expected = self.s_window.val().effective;
         self.m_write_back.next.atomic = false;
         self.m_write_back.next.refused = false;
-        self.m_write_back.next.window = self.window_eff.val();
+        self.m_write_back.next.window = self.s_window.val().window_eff;
         self.m_write_back.next.rs_set = false;
         self.m_write_back.next.rs_psn = self.psn.val();
         self.m_write_back.next.rs_clear = false;
@@ -310,19 +290,19 @@ impl Logic for ActStage {
             // The QP was reset meanwhile: discard.
         } else if !self.node_ok.val() {
             self.drop.next = true;
-        } else if self.is_ackish.val() {
+        } else if self.s_class.val().is_ackish {
             if self.qp_ok_reg.q.val() {
                 // The AETH reports refused PSNs before this one: the AnswerRouter hands on
                 // their final NACKs first.
                 self.ack_load.next = true;
                 self.resync_load.next = true;
-                self.nack_count.next = self.is_nack.val();
+                self.nack_count.next = self.s_class.val().is_nack;
                 self.next_state.next = ResponderState::AckEvent;
                 self.go.next = false;
             } else {
                 self.drop.next = true;
             }
-        } else if self.is_response.val() {
+        } else if self.s_class.val().is_response {
             if self.qp_ok_reg.q.val() & self.expect_match_reg.q.val() {
                 self.mode.next = MessageMode::ResponseWrite;
                 self.resync_load.next = true;
@@ -337,7 +317,10 @@ impl Logic for ActStage {
         {
             self.next_state.next = ResponderState::TptRequest;
             self.go.next = false;
-        } else if (self.action_reg.q.val() == 0) & self.consumes.val() & !self.rqe_done.val() {
+        } else if (self.action_reg.q.val() == 0)
+            & self.s_class.val().consumes
+            & !self.rqe_done.val()
+        {
             self.next_state.next = ResponderState::RqeFetch;
             self.go.next = false;
             self.rqe_start.next = true;
@@ -349,32 +332,32 @@ impl Logic for ActStage {
             // does every answer while the resync point is kept; not a resync the request
             // asked for (RESYNC: the requester has nothing before it).
             if self.resynced_reg.q.val() {
-                self.m_owe.next.resync = !self.resync_flag.val();
+                self.m_owe.next.resync = !self.s_class.val().resync;
             }
             if self.action_reg.q.val() == 3 {
                 self.m_owe.next.kind = 1.into();
                 if self.syndrome_reg.q.val() == self.syn_sequence_error.val() {
-                    self.m_owe.next.psn = self.effective.val();
+                    self.m_owe.next.psn = self.s_window.val().effective;
                     self.m_write_back.next.nak_set = true;
                 } else if !self.in_sequence_reg.q.val() {
                     // A refused duplicate's NACK names its own PSN.
-                    self.m_owe.next.refusal = self.report_dup.val();
+                    self.m_owe.next.refusal = self.s_window.val().report_dup;
                 }
             } else if self.action_reg.q.val() == 1 {
-                if self.is_read.val() {
+                if self.s_class.val().is_read {
                     self.m_owe.next.kind = 2.into();
-                } else if self.is_atomic.val() {
+                } else if self.s_class.val().is_atomic {
                     self.m_owe.next.kind = 3.into();
                 } else {
                     self.m_owe.next.psn = self.ack_psn_reg.q.val();
-                    self.m_owe.next.refusal = self.report_after1.val();
+                    self.m_owe.next.refusal = self.s_window.val().report_after1;
                     if self.last_refused.val() {
-                        self.m_owe.next.refusal = self.report_dup.val();
+                        self.m_owe.next.refusal = self.s_window.val().report_dup;
                     }
                 }
-            } else if self.is_read.val() {
+            } else if self.s_class.val().is_read {
                 self.m_owe.next.kind = 2.into();
-            } else if self.is_atomic.val() {
+            } else if self.s_class.val().is_atomic {
                 self.m_owe.next.kind = 3.into();
             } else if self.syndrome_reg.q.val() != 0 {
                 self.m_owe.next.kind = 1.into();
@@ -391,13 +374,13 @@ impl Logic for ActStage {
                 self.m_write_back.next.refused = true;
                 self.position_load.next = true;
                 if self.consumed_now.val() {
-                    self.m_write_back.next.expected = self.effective_next.val();
-                    self.m_write_back.next.window =
-                        (self.window_eff.val() << 3) | bit_cast::<24, 3>(self.code.val());
+                    self.m_write_back.next.expected = self.s_window.val().effective_next;
+                    self.m_write_back.next.window = (self.s_window.val().window_eff << 3)
+                        | bit_cast::<24, 3>(self.s_window.val().code);
                 }
                 // The resync point: set by a resync, forgotten once the expected PSN is
                 // more than SEND_WINDOW past it.
-                if self.resynced_reg.q.val() & !self.resync_flag.val() {
+                if self.resynced_reg.q.val() & !self.s_class.val().resync {
                     self.m_write_back.next.rs_set = true;
                 } else if self.resynced_reg.q.val() {
                     // The requester restarted its sequence here.
@@ -407,11 +390,13 @@ impl Logic for ActStage {
                     self.m_write_back.next.rs_clear = true;
                 }
             }
-            if (self.action_reg.q.val() == 3) | (self.action_reg.q.val() == 1) | self.is_read.val()
+            if (self.action_reg.q.val() == 3)
+                | (self.action_reg.q.val() == 1)
+                | self.s_class.val().is_read
             {
                 self.next_state.next = ResponderState::Owe;
                 self.go.next = false;
-            } else if self.is_atomic.val() {
+            } else if self.s_class.val().is_atomic {
                 self.mode.next = MessageMode::ExecAtomic;
             } else {
                 self.mode.next = MessageMode::ExecWrite;

@@ -36,7 +36,7 @@
 //! zero.
 
 use crate::cell::format::{flag, opcode};
-use crate::common::OutcomeClass;
+use crate::common::{CellOutcomeHeader, OutcomeClass};
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -55,14 +55,8 @@ pub struct MessageHeader {
 #[derive(LogicBlock)]
 pub struct HeaderCapture {
     pub clock: Signal<In, Clock>,
-    pub s_opcode: Signal<In, Bits<8>>,
-    pub s_flags: Signal<In, Bits<8>>,
+    pub s_outcome: Signal<In, CellOutcomeHeader>,
     pub s_class: Signal<In, OutcomeClass>,
-    pub s_dest_qp: Signal<In, Bits<6>>,
-    pub s_src_node: Signal<In, Bits<16>>,
-    pub s_src_qp: Signal<In, Bits<16>>,
-    pub s_psn: Signal<In, Bits<24>>,
-    pub s_msg_length: Signal<In, Bits<32>>,
     pub s_valid: Signal<In, Bit>,
     pub idle: Signal<In, Bit>,
     pub busy: Signal<In, Bit>,
@@ -98,14 +92,8 @@ impl HeaderCapture {
         let c = |v: u8| Constant::new((v as u64).to_bits());
         HeaderCapture {
             clock: Default::default(),
-            s_opcode: Default::default(),
-            s_flags: Default::default(),
+            s_outcome: Default::default(),
             s_class: Default::default(),
-            s_dest_qp: Default::default(),
-            s_src_node: Default::default(),
-            s_src_qp: Default::default(),
-            s_psn: Default::default(),
-            s_msg_length: Default::default(),
             s_valid: Default::default(),
             idle: Default::default(),
             busy: Default::default(),
@@ -151,7 +139,7 @@ impl Logic for HeaderCapture {
         self.first.next = self.s_class.val().first;
         self.last_cell.next = self.s_class.val().last_cell;
         self.ok.next = self.s_class.val().ok;
-        self.qp.next = self.s_dest_qp.val();
+        self.qp.next = bit_cast::<6, 16>(self.s_outcome.val().dest_qp);
         self.resync.next = self.s_class.val().resync;
         self.invalidate.next = self.s_class.val().invalidate;
         self.is_send.next = self.s_class.val().is_send;
@@ -168,13 +156,13 @@ impl Logic for HeaderCapture {
             & !self.busy.val()
             & !(self.ok.val() & !self.first.val());
         if self.capture.val() {
-            self.header.d.next.opcode = self.s_opcode.val();
-            self.header.d.next.psn = self.s_psn.val();
-            self.header.d.next.src_node = self.s_src_node.val();
-            self.header.d.next.src_qp = self.s_src_qp.val();
-            self.header.d.next.msg_length = self.s_msg_length.val();
+            self.header.d.next.opcode = self.s_outcome.val().opcode;
+            self.header.d.next.psn = self.s_outcome.val().psn;
+            self.header.d.next.src_node = self.s_outcome.val().src_node;
+            self.header.d.next.src_qp = self.s_outcome.val().src_qp;
+            self.header.d.next.msg_length = self.s_outcome.val().msg_length;
             self.header.d.next.has_immediate =
-                (self.s_flags.val() & self.flag_immediate.val()).any();
+                (self.s_outcome.val().flags & self.flag_immediate.val()).any();
         }
         self.m_header.next = self.header.q.val();
         self.hdr_consumes.next = (self.header.q.val().opcode == self.op_send.val())
