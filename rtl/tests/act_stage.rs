@@ -79,7 +79,7 @@ fn outputs(u: &ActStage) -> ActOutputs {
         ("synced_set", wb.synced_set),
         ("nak_clear", wb.nak_clear),
         ("refused", wb.refused),
-        ("position_load", u.position_load.val()),
+        ("position_load", u.m_loads.val().position_load),
     ] {
         assert_eq!(
             flag, write_back,
@@ -88,7 +88,7 @@ fn outputs(u: &ActStage) -> ActOutputs {
     }
     if !write_back {
         assert!(
-            !wb.rs_set && !wb.rs_clear && !u.rs_forget.val(),
+            !wb.rs_set && !wb.rs_clear && !u.m_loads.val().rs_forget,
             "a resync point change without the write-back"
         );
     }
@@ -99,7 +99,7 @@ fn outputs(u: &ActStage) -> ActOutputs {
         drop: u.drop.val(),
         nack_count: u.nack_count.val(),
         rqe_start: u.rqe_start.val(),
-        owe: u.owe_load.val().then(|| {
+        owe: u.m_loads.val().owe_load.then(|| {
             let owed = u.m_owe.val();
             Owed {
                 kind: owed.kind.to_u64() as u8,
@@ -109,20 +109,24 @@ fn outputs(u: &ActStage) -> ActOutputs {
                 refusal: owed.refusal.to_u32(),
             }
         }),
-        ack: u.ack_load.val().then(|| {
+        ack: u.m_loads.val().ack_load.then(|| {
             (
-                u.ack_syndrome.val().to_u64() as u8,
-                u.ack_refusals.val().to_u32(),
+                u.m_loads.val().ack_syndrome.to_u64() as u8,
+                u.m_loads.val().ack_refusals.to_u32(),
             )
         }),
-        ack_resync: u.resync_load.val().then(|| u.ack_resync.val()),
+        ack_resync: u
+            .m_loads
+            .val()
+            .resync_load
+            .then(|| u.m_loads.val().ack_resync),
         nak_set: wb.nak_set,
         write_back: write_back.then(|| PsnWriteBack {
             wdata: wb.rq_ci.to_u64() | wb.expected.to_u64() << 24,
             window: wb.window.to_u32(),
             rs_set: wb.rs_set,
             rs_clear: wb.rs_clear,
-            rs_forget: u.rs_forget.val(),
+            rs_forget: u.m_loads.val().rs_forget,
         }),
         syndrome_q: u.syndrome_q.val().to_u64() as u8,
         resynced_q: u.resynced_q.val(),

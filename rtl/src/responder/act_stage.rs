@@ -101,6 +101,37 @@ impl From<Bits<{ <OwedAnswer as Synth>::BITS }>> for OwedAnswer {
     }
 }
 
+/// The Act clock's loads of the message's registers (`m_loads`, the
+/// [`crate::responder::MessageContext`]'s `s_act`): the strobes and values the port list
+/// names, fields without a prefix.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct ActLoads {
+    pub owe_load: Bit,
+    pub ack_load: Bit,
+    pub ack_syndrome: Bits<8>,
+    pub ack_refusals: Bits<21>,
+    pub resync_load: Bit,
+    pub ack_resync: Bit,
+    pub position_load: Bit,
+    pub rs_forget: Bit,
+}
+
+impl From<Bits<{ <ActLoads as Synth>::BITS }>> for ActLoads {
+    fn from(b: Bits<{ <ActLoads as Synth>::BITS }>) -> Self {
+        let at = ActLoads::default();
+        ActLoads {
+            owe_load: b.get_bit(at.get_my_offset_owe_load()),
+            ack_load: b.get_bit(at.get_my_offset_ack_load()),
+            ack_syndrome: b.get_bits::<8>(at.get_my_offset_ack_syndrome()),
+            ack_refusals: b.get_bits::<21>(at.get_my_offset_ack_refusals()),
+            resync_load: b.get_bit(at.get_my_offset_resync_load()),
+            ack_resync: b.get_bit(at.get_my_offset_ack_resync()),
+            position_load: b.get_bit(at.get_my_offset_position_load()),
+            rs_forget: b.get_bit(at.get_my_offset_rs_forget()),
+        }
+    }
+}
+
 #[derive(LogicBlock)]
 pub struct ActStage {
     pub clock: Signal<In, Clock>,
@@ -132,16 +163,9 @@ pub struct ActStage {
     pub drop: Signal<Out, Bit>,
     pub nack_count: Signal<Out, Bit>,
     pub rqe_start: Signal<Out, Bit>,
-    pub owe_load: Signal<Out, Bit>,
+    pub m_loads: Signal<Out, ActLoads>,
     pub m_owe: Signal<Out, OwedAnswer>,
-    pub ack_load: Signal<Out, Bit>,
-    pub ack_syndrome: Signal<Out, Bits<8>>,
-    pub ack_refusals: Signal<Out, Bits<21>>,
-    pub resync_load: Signal<Out, Bit>,
-    pub ack_resync: Signal<Out, Bit>,
     pub m_write_back: Signal<Out, QpWriteBack>,
-    pub position_load: Signal<Out, Bit>,
-    pub rs_forget: Signal<Out, Bit>,
     pub syndrome_q: Signal<Out, Bits<8>>,
     pub resynced_q: Signal<Out, Bit>,
     action_reg: DFF<Bits<2>>,
@@ -193,16 +217,9 @@ impl ActStage {
             drop: Default::default(),
             nack_count: Default::default(),
             rqe_start: Default::default(),
-            owe_load: Default::default(),
+            m_loads: Default::default(),
             m_owe: Default::default(),
-            ack_load: Default::default(),
-            ack_syndrome: Default::default(),
-            ack_refusals: Default::default(),
-            resync_load: Default::default(),
-            ack_resync: Default::default(),
             m_write_back: Default::default(),
-            position_load: Default::default(),
-            rs_forget: Default::default(),
             syndrome_q: Default::default(),
             resynced_q: Default::default(),
             action_reg: Default::default(),
@@ -260,17 +277,17 @@ impl Logic for ActStage {
         self.drop.next = false;
         self.nack_count.next = false;
         self.rqe_start.next = false;
-        self.owe_load.next = false;
+        self.m_loads.next.owe_load = false;
         self.m_owe.next.kind = 0.into();
         self.m_owe.next.psn = self.psn.val();
         self.m_owe.next.syndrome = self.syndrome_reg.q.val();
         self.m_owe.next.resync = self.rs_valid.val();
         self.m_owe.next.refusal = bit_cast::<21, 24>(self.s_window.val().window_eff);
-        self.ack_load.next = false;
-        self.ack_syndrome.next = self.aeth.val().get_bits::<8>(0);
-        self.ack_refusals.next = self.aeth.val().get_bits::<21>(8);
-        self.resync_load.next = false;
-        self.ack_resync.next = self.s_class.val().resync;
+        self.m_loads.next.ack_load = false;
+        self.m_loads.next.ack_syndrome = self.aeth.val().get_bits::<8>(0);
+        self.m_loads.next.ack_refusals = self.aeth.val().get_bits::<21>(8);
+        self.m_loads.next.resync_load = false;
+        self.m_loads.next.ack_resync = self.s_class.val().resync;
         self.m_write_back.next.state = false;
         self.m_write_back.next.rq_ci = self.rq_ci.val();
         self.m_write_back.next.expected = self.s_window.val().effective;
@@ -283,8 +300,8 @@ impl Logic for ActStage {
         self.m_write_back.next.synced_set = false;
         self.m_write_back.next.nak_set = false;
         self.m_write_back.next.nak_clear = false;
-        self.position_load.next = false;
-        self.rs_forget.next = false;
+        self.m_loads.next.position_load = false;
+        self.m_loads.next.rs_forget = false;
 
         if self.aborted.val() {
             // The QP was reset meanwhile: discard.
@@ -294,8 +311,8 @@ impl Logic for ActStage {
             if self.qp_ok_reg.q.val() {
                 // The AETH reports refused PSNs before this one: the AnswerRouter hands on
                 // their final NACKs first.
-                self.ack_load.next = true;
-                self.resync_load.next = true;
+                self.m_loads.next.ack_load = true;
+                self.m_loads.next.resync_load = true;
                 self.nack_count.next = self.s_class.val().is_nack;
                 self.next_state.next = ResponderState::AckEvent;
                 self.go.next = false;
@@ -305,7 +322,7 @@ impl Logic for ActStage {
         } else if self.s_class.val().is_response {
             if self.qp_ok_reg.q.val() & self.expect_match_reg.q.val() {
                 self.mode.next = MessageMode::ResponseWrite;
-                self.resync_load.next = true;
+                self.m_loads.next.resync_load = true;
             } else {
                 self.drop.next = true;
             }
@@ -327,7 +344,7 @@ impl Logic for ActStage {
         } else if self.action_reg.q.val() == 2 {
             self.drop.next = self.count_dropped_reg.q.val();
         } else {
-            self.owe_load.next = true;
+            self.m_loads.next.owe_load = true;
             // Answered at a PSN adopted by a resync: the answer says so (RESYNC), and so
             // does every answer while the resync point is kept; not a resync the request
             // asked for (RESYNC: the requester has nothing before it).
@@ -372,7 +389,7 @@ impl Logic for ActStage {
                 self.m_write_back.next.synced_set = true;
                 self.m_write_back.next.nak_clear = true;
                 self.m_write_back.next.refused = true;
-                self.position_load.next = true;
+                self.m_loads.next.position_load = true;
                 if self.consumed_now.val() {
                     self.m_write_back.next.expected = self.s_window.val().effective_next;
                     self.m_write_back.next.window = (self.s_window.val().window_eff << 3)
@@ -385,7 +402,7 @@ impl Logic for ActStage {
                 } else if self.resynced_reg.q.val() {
                     // The requester restarted its sequence here.
                     self.m_write_back.next.rs_clear = true;
-                    self.rs_forget.next = true;
+                    self.m_loads.next.rs_forget = true;
                 } else if self.consumed_now.val() & self.far_next.val() {
                     self.m_write_back.next.rs_clear = true;
                 }

@@ -60,7 +60,7 @@
 //! Throughput: one load per clock. Limits: none (no parameters).
 
 use crate::common::{AckEvent, CellOutcomeHeader, CompletionRequest, OwedResponse};
-use crate::responder::act_stage::OwedAnswer;
+use crate::responder::act_stage::{ActLoads, OwedAnswer};
 use crate::responder::header_capture::MessageHeader;
 use crate::responder::psn_window::WindowReport;
 use crate::responder::qp_state::QpLookup;
@@ -89,15 +89,8 @@ pub struct MessageContext {
     pub s_lookup: Signal<In, QpLookup>,
     pub rq_ci: Signal<In, Bits<24>>,
     pub act_write_back: Signal<In, QpWriteBack>,
-    pub act_owe_load: Signal<In, Bit>,
+    pub s_act: Signal<In, ActLoads>,
     pub act_owe: Signal<In, OwedAnswer>,
-    pub act_ack_load: Signal<In, Bit>,
-    pub act_ack_syndrome: Signal<In, Bits<8>>,
-    pub act_ack_refusals: Signal<In, Bits<21>>,
-    pub act_resync_load: Signal<In, Bit>,
-    pub act_ack_resync: Signal<In, Bit>,
-    pub act_position_load: Signal<In, Bit>,
-    pub act_rs_forget: Signal<In, Bit>,
     pub act_mode: Signal<In, MessageMode>,
     pub resynced_q: Signal<In, Bit>,
     pub s_window: Signal<In, WindowReport>,
@@ -188,15 +181,8 @@ impl MessageContext {
             s_lookup: Default::default(),
             rq_ci: Default::default(),
             act_write_back: Default::default(),
-            act_owe_load: Default::default(),
+            s_act: Default::default(),
             act_owe: Default::default(),
-            act_ack_load: Default::default(),
-            act_ack_syndrome: Default::default(),
-            act_ack_refusals: Default::default(),
-            act_resync_load: Default::default(),
-            act_ack_resync: Default::default(),
-            act_position_load: Default::default(),
-            act_rs_forget: Default::default(),
             act_mode: Default::default(),
             resynced_q: Default::default(),
             s_window: Default::default(),
@@ -352,18 +338,18 @@ impl Logic for MessageContext {
             ResponderState::Act => {
                 // The registered decision is acted on: the answer owed, the write-backs.
                 self.write_back_reg.d.next = self.act_write_back.val();
-                if self.act_owe_load.val() {
+                if self.s_act.val().owe_load {
                     self.owe_reg.d.next = self.act_owe.val();
                 }
-                if self.act_ack_load.val() {
-                    self.ack_syndrome_reg.d.next = self.act_ack_syndrome.val();
+                if self.s_act.val().ack_load {
+                    self.ack_syndrome_reg.d.next = self.s_act.val().ack_syndrome;
                     self.ack_response_reg.d.next = false;
-                    self.ack_refusals_reg.d.next = self.act_ack_refusals.val();
+                    self.ack_refusals_reg.d.next = self.s_act.val().ack_refusals;
                 }
-                if self.act_resync_load.val() {
-                    self.ack_resync_reg.d.next = self.act_ack_resync.val();
+                if self.s_act.val().resync_load {
+                    self.ack_resync_reg.d.next = self.s_act.val().ack_resync;
                 }
-                if self.act_position_load.val() {
+                if self.s_act.val().position_load {
                     self.expected_reg.d.next = self.s_window.val().effective;
                     self.refused_reg.d.next = self.s_window.val().window_eff;
                 }
@@ -371,7 +357,7 @@ impl Logic for MessageContext {
                     self.rs_reg.d.next = self.s_outcome.val().psn;
                     self.rs_valid_reg.d.next = true;
                 }
-                if self.act_rs_forget.val() {
+                if self.s_act.val().rs_forget {
                     self.rs_valid_reg.d.next = false;
                 }
                 if self.act_mode.val() == MessageMode::ExecAtomic {

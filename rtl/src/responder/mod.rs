@@ -58,7 +58,7 @@ pub mod slot_rams;
 pub mod tpt_client;
 pub mod writer;
 
-pub use act_stage::{ActStage, OwedAnswer};
+pub use act_stage::{ActLoads, ActStage, OwedAnswer};
 pub use answer_router::AnswerRouter;
 pub use burst_size::BurstSize;
 pub use header_capture::{HeaderCapture, MessageHeader};

@@ -335,14 +335,10 @@ pub struct ReceiveQueueEngine {
     /// The access check: the TPT request and its answer, or the range without a TPT.
     tpt: TptClient,
     // ---- Combinational intermediates ----
-    /// Idle: the first (or a failed) cell's QP is looked up now.
-    lookup_issue: Signal<Local, Bit>,
     /// The syndrome of the answer consuming a PSN (the `PsnWindow` gives its refusal code).
     refusal_syndrome: Signal<Local, Bits<8>>,
     /// FailDecide: the failed cell owes CRC_OR_MALFORMED.
     fail_owes: Signal<Local, Bit>,
-    /// The Lookup or FailLookup clock: the per-QP RAMs answer, registered.
-    lookup_answer: Signal<Local, Bit>,
 }
 
 impl ReceiveQueueEngine {
@@ -438,9 +434,7 @@ impl ReceiveQueueEngine {
             nack: Default::default(),
             act: ActStage::new(tpt_present),
             tpt: TptClient::new(tpt_present),
-            lookup_issue: Default::default(),
             fail_owes: Default::default(),
-            lookup_answer: Default::default(),
         }
     }
 }
@@ -458,8 +452,7 @@ impl Logic for ReceiveQueueEngine {
         self.router.clock.next = self.clock.val();
         self.router.reset.next = self.reset.val();
 
-        // ---- The presented outcome (its header is held until its last beat), decoded;
-        // the message's header, registered from its first cell ----
+        // ---- The presented outcome, decoded; the message's header, from its first cell ----
         self.header.clock.next = self.clock.val();
         self.header.s_outcome.next = self.s_rx_outcome.val();
         self.header.s_class.next = self.s_rx_class.val();
@@ -470,10 +463,9 @@ impl Logic for ReceiveQueueEngine {
         // ---- Lookup: the per-QP state table answers for ctx_qp ----
         self.qp_state.ctx_qp.next = self.ctx.ctx_qp.val();
         // The lookup registered, and compared with the cell in the Decide clock.
-        self.lookup_answer.next = (self.seq.state.val() == ResponderState::Lookup)
-            | (self.seq.state.val() == ResponderState::FailLookup);
         self.lookup.clock.next = self.clock.val();
-        self.lookup.capture.next = self.lookup_answer.val();
+        self.lookup.capture.next = (self.seq.state.val() == ResponderState::Lookup)
+            | (self.seq.state.val() == ResponderState::FailLookup);
         self.lookup.s_outcome.next = self.s_rx_outcome.val();
         self.lookup.node_id.next = self.cfg_node_id.val();
         self.lookup.s_lookup.next = self.qp_state.m_lookup.val();
@@ -501,7 +493,6 @@ impl Logic for ReceiveQueueEngine {
         self.nack.psn.next = self.s_rx_outcome.val().psn;
         self.nack.expected_psn.next = self.ctx.expected.val();
         self.nack.synced.next = self.lookup.synced.val();
-        self.nack.resync.next = self.s_rx_class.val().resync;
         self.nack.nak_sent.next = self.lookup.nak_sent.val();
         self.nack.atomic_match.next = self.lookup.atomic_match.val();
         self.nack.enable_send_recv.next = self.cfg_enable_send_recv.val();
@@ -545,13 +536,10 @@ impl Logic for ReceiveQueueEngine {
 
         // ---- Defaults ----
         self.qp_state.lookup_qp.next = self.header.qp.val();
-        // Assigned once (no default overridden below): a child input that changed twice in
-        // one evaluation would retrigger the child in an event-driven simulator.
         // Not in the clock a write-back lands (it would read the entry before it): the Act
         // clock's write-back lands in an Idle clock when its cell had one beat.
-        self.lookup_issue.next = self.header.capture.val();
-        self.qp_state.lookup.next = self.lookup_issue.val();
-        self.tpt.capture.next = self.lookup_issue.val();
+        self.qp_state.lookup.next = self.header.capture.val();
+        self.tpt.capture.next = self.header.capture.val();
         self.m_rqrd_req_addr.next = self.rqe_fetch.m_req_addr.val();
         self.m_rqrd_req_words.next = self.rqe_fetch.m_req_words.val();
 
@@ -587,15 +575,8 @@ impl Logic for ReceiveQueueEngine {
         self.ctx.s_lookup.next = self.qp_state.m_lookup.val();
         self.ctx.rq_ci.next = self.lookup.rq_ci.val();
         self.ctx.act_write_back.next = self.act.m_write_back.val();
-        self.ctx.act_owe_load.next = self.act.owe_load.val();
+        self.ctx.s_act.next = self.act.m_loads.val();
         self.ctx.act_owe.next = self.act.m_owe.val();
-        self.ctx.act_ack_load.next = self.act.ack_load.val();
-        self.ctx.act_ack_syndrome.next = self.act.ack_syndrome.val();
-        self.ctx.act_ack_refusals.next = self.act.ack_refusals.val();
-        self.ctx.act_resync_load.next = self.act.resync_load.val();
-        self.ctx.act_ack_resync.next = self.act.ack_resync.val();
-        self.ctx.act_position_load.next = self.act.position_load.val();
-        self.ctx.act_rs_forget.next = self.act.rs_forget.val();
         self.ctx.act_mode.next = self.act.mode.val();
         self.ctx.resynced_q.next = self.act.resynced_q.val();
         self.ctx.s_window.next = self.psn_window.m_window.val();
@@ -707,7 +688,8 @@ impl Logic for ReceiveQueueEngine {
         self.expect_same_qp.next = self.s_expect_valid.val()
             & self.qp_state.s_expect_ready.val()
             & (self.s_expect_qp.val() == self.ctx.ctx_qp.val());
-        self.expect_clear_due.d.next = self.seq.expect_clear.val() & !self.expect_same_qp.val();
+        self.expect_clear_due.d.next =
+            self.seq.expect_clear.val() & !self.expect_same_qp.val() & !self.reset.val();
         self.qp_state.expect_clear.next = self.expect_clear_due.q.val();
 
         // ---- The receive queue entry read (the atomic's operand read shares the port) ----
@@ -725,11 +707,6 @@ impl Logic for ReceiveQueueEngine {
         self.counters.drop.next = self.seq.acting.val() & self.act.drop.val();
         self.counters.nack.next = self.seq.acting.val() & self.act.nack_count.val();
         self.counters.nack_syndrome.next = bit_cast::<8, 32>(self.s_rx_outcome.val().immediate);
-
-        // ---- Synchronous reset ----
-        if self.reset.val() {
-            self.expect_clear_due.d.next = false;
-        }
 
         // ---- Outputs ----
         self.s_rx_ready.next = self.payload_take.ready.val();
