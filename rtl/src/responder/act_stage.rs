@@ -17,17 +17,21 @@
 //!   `syndrome` (8), `resynced`, `in_sequence`, `ack_psn` (24), `slot_refused`,
 //!   `check_access`, `count_dropped` (the `NackGenerator`'s), `qp_ok`, `expect_match`
 //!   (the `LookupCapture`'s).
-//! - The cell, held: `is_ackish` (ACK or NACK), `is_nack`, `is_response` (READ or atomic
-//!   response), `is_read`, `is_atomic`, `consumes` (SEND or RDMA WRITE with immediate),
-//!   `resync_flag` (RESYNC), `psn` (24), `aeth` (29: an ACK's or NACK's immediate,
+//! - The cell, held: `s_class` (an [`OutcomeClass`], of which are read `is_ackish` (ACK
+//!   or NACK), `is_nack`, `is_response` (READ or atomic response), `is_read`, `is_atomic`,
+//!   `consumes` (SEND or RDMA WRITE with immediate) and `resync` (RESYNC; `resync_flag`
+//!   below)), `psn` (24), `aeth` (29: an ACK's or NACK's immediate,
 //!   the AETH: syndrome bits 7:0, refusals 28:8).
 //! - The engine: `aborted` (the QP was reset meanwhile), `node_ok` (registered by the
 //!   `LookupCapture`), `access_done` (the TPT answered, or there is none), `rqe_done` (the
 //!   receive queue entry was read), `rs_valid` (the QP keeps a resync point),
 //!   `last_refused` (PSN `expected - 1` was refused: the QP's refusal window's first
-//!   entry is not 0), `rq_ci` (24). The `PsnWindow`'s `effective`,
-//!   `effective_next` (24), `window_eff` (24), `code` (3), `report_dup`, `report_after1`
-//!   (21), `far_next`.
+//!   entry is not 0), `rq_ci` (24). `s_window`, the `PsnWindow`'s [`WindowReport`],
+//!   of which `effective`, `effective_next` (24), `window_eff` (24), `code` (3),
+//!   `report_dup`, `report_after1` (21) are read; `far_next` (the `MessageContext`'s).
+//! - `m_loads`, one [`ActLoads`] bundle of the loads of the message's registers below:
+//!   `owe_load`, `ack_load`, `ack_syndrome`, `ack_refusals`, `resync_load`, `ack_resync`,
+//!   `position_load`, `rs_forget`.
 //! - Out, combinational, for the Act clock (the first rule that applies decides):
 //!   1. `aborted`: the message is discarded (`go`, mode Discard).
 //!   2. not `node_ok`: dropped (`drop`, `go`, Discard).

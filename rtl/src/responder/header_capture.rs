@@ -9,14 +9,14 @@
 //!
 //! Ports:
 //! - `clock`.
-//! - The presented outcome's header: `s_opcode` (8), `s_flags` (8), `s_src_node`,
-//!   `s_src_qp` (16 each), `s_dest_qp` (6: the destination QP's low bits; the engine
-//!   range-checks the whole number in its `LookupCapture`), `s_psn` (24), `s_msg_length`
-//!   (32); and `s_class`, that header decoded (an [`OutcomeClass`], `OutcomeClass::of`),
+//! - The presented outcome's header: `s_outcome` (a [`CellOutcomeHeader`]), of which
+//!   `opcode` (8), `flags` (8), `src_node`, `src_qp` (16 each), the low 6 bits of
+//!   `dest_qp` (the engine range-checks the whole number in its `LookupCapture`), `psn`
+//!   (24) and `msg_length` (32) are read; and `s_class`, that header decoded (an [`OutcomeClass`], `OutcomeClass::of`),
 //!   as the [`crate::cell::OutcomeSlice`] registers it with the outcome: the decode is
 //!   done there, so `capture` (which addresses the per-QP RAMs) starts at registers.
 //! - Decoded (`s_class`'s fields, passed on): `first` (FIRST flag and cell sequence 0),
-//!   `last_cell` (LAST flag), `ok` (status 0 and no reserved flag), `qp` (6, `s_dest_qp`),
+//!   `last_cell` (LAST flag), `ok` (status 0 and no reserved flag), `qp` (6, `dest_qp`'s low bits),
 //!   `resync`, `invalidate` (those flags), `is_send` (SEND, SEND_IMMEDIATE), `is_read`
 //!   (RDMA_READ_REQUEST), `is_atomic` (COMPARE_SWAP, FETCH_ADD), `consumes` (a SEND or
 //!   RDMA_WRITE_IMMEDIATE: it takes a receive queue entry), `is_request` (a SEND or an

@@ -12,14 +12,16 @@
 //! and the decision in the clock after starts from registers.
 //!
 //! Ports:
-//! - `clock`; `capture`: the lookup answers this clock (`QpState`'s `rd_*` and `ctx_*`
-//!   are valid): register them. Between captures every registered output holds.
-//! - The cell (held from the lookup to the decision): `dest_node`, `dest_qp`, `src_node`,
-//!   `src_qp` (16 each), `psn` (24), `opcode` (8); `node_id` (16, this NIC's node).
-//! - The lookup (`QpState`): `rd_expected`, `rd_rq_ci`, `rd_rs_psn`, `rd_atomic_psn`,
-//!   `rd_expect_psn` (24), `rd_rq_empty`, `rd_rqe_addr` (32), `rd_remote` (32),
-//!   `rd_expect_atomic`, `rd_expect_addr_low` (3), and the flags `ctx_enabled`,
-//!   `ctx_synced`, `ctx_nak_sent`, `ctx_atomic_valid`, `ctx_expect_valid`.
+//! - `clock`; `capture`: the lookup answers this clock (`QpState`'s `m_lookup` is
+//!   valid): register it. Between captures every registered output holds.
+//! - The cell (held from the lookup to the decision): `s_outcome` (a
+//!   [`CellOutcomeHeader`]), of which `dest_node`, `dest_qp`, `src_node`, `src_qp` (16
+//!   each), `psn` (24) and `opcode` (8) are read; `node_id` (16, this NIC's node).
+//! - The lookup (`QpState`'s): `s_lookup` (a [`QpLookup`]), of which `expected`,
+//!   `rq_ci`, `rs_psn`, `atomic_psn`, `expect_psn` (24), `rq_empty`, `rqe_addr` (32),
+//!   `remote` (32), `expect_atomic`, the low 3 bits of `expect_addr`, and the flags
+//!   `enabled`, `synced`, `nak_sent`, `atomic_valid`, `expect_valid` are read (below,
+//!   `rd_expected` is its `expected`, `rd_rs_psn` its `rs_psn`).
 //! - Registered at `capture`: `node_ok` (`dest_node == node_id`), `qp_exists` (`dest_qp <
 //!   queue_pairs`), `qp_enabled`, `synced`, `nak_sent`, `rq_empty`, `rq_ci` (24),
 //!   `rqe_addr` (32), `behind` (24, `rd_expected - psn` mod 2^24), `behind_rs` (`behind >

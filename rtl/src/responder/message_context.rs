@@ -7,7 +7,9 @@
 //! parent only wires: the message's QP, its write window (base and byte limit), the
 //! atomic's value, the completion status, the receive queue entry's checks, the PSN
 //! position (expected PSN, refusal window, resync point), the answer owed, the answer
-//! handed to the requester and the write-back to the per-QP RAMs.
+//! handed to the requester and the write-back to the per-QP RAMs; and it assembles the
+//! answers the engine hands on (the owed response, the answer to the requester, the
+//! receive completion) from those registers and the message's header.
 //!
 //! The loads are one `match` on `state` (exclusive arms: one parallel multiplexer per
 //! register, its hold the flip-flop's enable; a chain of `if`s on the sequencer's strobes
@@ -19,33 +21,46 @@
 //! - `state` (the [`MessageSequencer`]'s), its strobes `first_taken`, `fail_owe`,
 //!   `response_answer`, `commit` and its `end_mode`.
 //! - The message: `qp` (6, the presented cell's), `is_send`, `is_response`,
-//!   `is_atomic_response`, `consumes` (the message's header); the presented outcome's
-//!   `vaddr` (its low 32 bits), `dma_length`, `msg_length` (32) and `psn` (24).
-//! - The lookup (`QpState`'s read ports, answering in Lookup and FailLookup): `rd_expected`,
-//!   `rd_refused`, `rd_rs_psn` (24), `rd_rs_valid`, `rd_expect_addr`, `rd_expect_length`
-//!   (32), `rd_atomic_value` (64); `rq_ci` (24, the registered lookup's).
-//! - The Act clock (the `ActStage`): `act_write_back` (a [`QpWriteBack`]), `act_owe_load`
-//!   with `act_owe` (an [`OwedAnswer`]), `act_ack_load` with `act_ack_syndrome` (8) and
-//!   `act_ack_refusals` (21), `act_resync_load` with `act_ack_resync`,
-//!   `act_position_load`, `act_rs_forget`, `act_mode`, `resynced_q`.
-//! - The PSN arithmetic (the `PsnWindow`): `win_effective`, `win_window_eff`,
-//!   `win_expected_next` (24), `win_code` (3), `win_far_commit`.
+//!   `is_atomic_response`, `consumes` (the message's header); the presented outcome
+//!   `s_outcome` (a [`CellOutcomeHeader`]), of which `vaddr` (its low 32 bits),
+//!   `dma_length`, `msg_length` (32), `psn` (24) and `immediate` (32) are read;
+//!   `message_end` (the message ends with the presented outcome: its `immediate` is
+//!   kept for the completion); `header` (a [`MessageHeader`], the message's, registered
+//!   from its first cell); `wr_id` (64, the receive queue entry's).
+//! - The lookup (`QpState`'s `m_lookup`, answering in Lookup and FailLookup): `s_lookup`
+//!   (a [`QpLookup`]), of which `expected`, `refused`, `rs_psn` (24), `rs_valid`,
+//!   `expect_addr`, `expect_length` (32) and `atomic_value` (64) are read (`rd_*` below);
+//!   `rq_ci` (24, the registered lookup's).
+//! - The Act clock (the `ActStage`): `act_write_back` (a [`QpWriteBack`]), `act_owe` (an
+//!   [`OwedAnswer`]), `s_act` (an [`ActLoads`]: `owe_load` with `act_owe`, `ack_load` with
+//!   `ack_syndrome` (8) and `ack_refusals` (21), `resync_load` with `ack_resync`,
+//!   `position_load`, `rs_forget`; `act_*` below), `act_mode`, `resynced_q`.
+//! - The PSN arithmetic (the `PsnWindow`): `s_window` (a [`WindowReport`]), of which
+//!   `effective`, `window_eff`, `expected_next` (24), `code` (3) and `far_commit` are
+//!   read (`win_*` below).
 //! - `tpt_answered` with `tpt_paddr` (32); `rqe_fetched` with `rqe_buffer_addr`,
 //!   `rqe_buffer_length` (32); `rqrd_valid` with `rqrd_data` (64) (the atomic's operand).
-//! - Out, the registers: `ctx_qp` (6), `base`, `limit` (32), `value` (64), `cpl_status`
-//!   (8), `length_error`, `rqe_done`, `atomic_done`, `expected`, `refused`, `rs_psn` (24),
-//!   `rs_valid`, `owe` (an [`OwedAnswer`]), `ack_syndrome` (8), `ack_response`,
-//!   `ack_refusals` (21), `ack_resync`, `write_back` (a [`QpWriteBack`]: the write-backs
-//!   decided last clock); and `far_next` (the Act clock's: the resync point's distance
-//!   from the cell's PSN when `resynced_q`, else `win_far_commit`, both registered a clock
-//!   before).
+//! - Out, the registers: `ctx_qp` (6), `base`, `limit` (32), `value` (64),
+//!   `length_error`, `rqe_done`, `atomic_done`, `expected`, `refused`, `rs_psn` (24),
+//!   `rs_valid`, `owe` (an [`OwedAnswer`]), `ack_refusals` (21), `write_back` (a
+//!   [`QpWriteBack`]: the write-backs decided last clock); and `far_next` (the Act
+//!   clock's: the resync point's distance from the cell's PSN when `resynced_q`, else
+//!   `win_far_commit`, both registered a clock before).
+//! - Out, the answers: `m_owe` (an [`OwedResponse`]: `qp` = `ctx_qp`, the owed answer's
+//!   `kind`, `psn`, `syndrome`, `resync`, and its `refusal` for an ACK or NACK (kind < 2;
+//!   else 0), `addr` = `base`, `length` = `limit`, `value`, `dest_node` / `dest_qp` the
+//!   header's source); `m_answer` (an [`AckEvent`]: `ctx_qp`, the header's `psn`, the
+//!   answer's syndrome, response and resync registers); `m_cpl` (a [`CompletionRequest`]:
+//!   the header's `opcode`, `has_immediate`, `msg_length` as `byte_count`, source; the
+//!   completion status register, `ctx_qp`, `is_receive` 1, `rq_ci` as `wqe_index`, `wr_id`
+//!   and the kept `immediate`).
 //!
 //! Loads (on the clock edge): Lookup and FailLookup: `expected`, `refused`, `rs_psn`,
 //! `rs_valid` from the lookup; Idle with `first_taken`: `ctx_qp`; Lookup: `value`, the
 //! window (the expected response's for a response, else `vaddr`, `dma_length`),
 //! `rqe_done` and `length_error` cleared; FailDecide with `fail_owe`: a NACK
 //! CRC_OR_MALFORMED naming `expected` (marked resync while `rs_valid`, reporting the
-//! window's refusals), `nak_set`; Decide: a SEND's `cpl_status` (3 and no window when the
+//! window's refusals), `nak_set`; Decide: a SEND's completion status (3 and no window when the
 //! base is misaligned, 1 when longer than the window, else 0), an atomic response's
 //! window at most 8; Act: `act_write_back`, and the loads the `ActStage` asks for
 //! (`rs_psn` = `psn` with its `rs_set`), `atomic_done` cleared for an atomic; TptWait with
@@ -54,9 +69,11 @@
 //! response's answer; AtomicData with `rqrd_valid`: `value`; AtomicWrite: `atomic_done`;
 //! Commit with `commit`: the state write-back (`rq_ci` + `consumes`, `win_expected_next`,
 //! the window shifted by one PSN, its code when the answer owed is a NACK, `rs_clear` when
-//! far). Every other clock: no write-back.
+//! far). Every other clock: no write-back. Any clock with `message_end`: the kept
+//! `immediate`.
 //!
-//! Latency: every output is a register (but `far_next`, one multiplexer after them).
+//! Latency: every output is a register or assembled from registers and the held header
+//! (but `far_next`, one multiplexer after them).
 //! Throughput: one load per clock. Limits: none (no parameters).
 
 use crate::common::{AckEvent, CellOutcomeHeader, CompletionRequest, OwedResponse};

@@ -14,7 +14,8 @@
 //!     Lookup clock and compared with the cell (source, saved atomic, expected response)
 //!     in the Decide clock;
 //!   - [`MessageContext`] (`message_context.rs`): the message's registers (QP, write
-//!     window, PSN position, answers, write-back), loaded by its states;
+//!     window, PSN position, answers, write-back), loaded by its states, and the answers
+//!     assembled from them (`m_owe`, `m_answer`, `m_cpl`);
 //!   - [`MessageSequencer`] (`message_sequencer.rs`): the message's state machine, its
 //!     transitions and the strobes of what each state does;
 //!   - [`NackGenerator`] (the decision): rules 1-7 for a request message;
@@ -30,7 +31,8 @@
 //!     (its buffer address, length and `wr_id`), read over the rx DMA read port;
 //!   - [`TptClient`] (`tpt_client.rs`): a request's access check, the TPT request and
 //!     its answer, or the range check without a TPT;
-//!   - `NackCounters` (`common/`): the NACKs received, per syndrome.
+//!   - [`ReceiveCounters`] (`receive_counters.rs`): the `stat_*` counters (messages
+//!     received, dropped, and in its `NackCounters` the NACKs received per syndrome).
 //! - [`ResponseGenerator`]: the owed ACK, NACK, READ and atomic responses; its child
 //!   [`SlotRams`] (`slot_rams.rs`) holds the slots' RAMs and the read stage of the slot served,
 //!   [`BurstSize`] (`burst_size.rs`) sizes a READ response's DMA bursts.

@@ -14,7 +14,7 @@
 //!   not a request (dropped). `request_ok`: rule 5's static part (below).
 //! - `qp_exists` (`dest_qp < queue_pairs`), `qp_enabled` (QP_CTRL bit 0), `source_match`
 //!   (source node and QP equal `QP_REMOTE`).
-//! - `psn`, `expected_psn` (24), `synced`, `resync` (the cell's RESYNC flag), `nak_sent`.
+//! - `psn`, `expected_psn` (24), `synced`, `nak_sent`; the cell's RESYNC flag is `s_class.resync`.
 //! - The PSN distances, computed by the engine a clock ahead (from its per-QP RAMs, in
 //!   the clock they answer) so that no subtraction lies in series with the rules:
 //!   `behind` = `(expected_psn - psn) mod 2^24`, and `behind_rs`: `behind > rs_back`, with

@@ -15,7 +15,7 @@
 //!   `expected - psn` of a duplicate), `resynced` (the decision adopts `psn`: the
 //!   NackGenerator's `resynced`), `syndrome` (8, of the answer that consumes a PSN: 0 for
 //!   an execution without a NACK).
-//! - Out: `effective` (24: `psn` when `resynced`, else `expected`), `effective_next` (24,
+//! - Out: `m_window`, one [`WindowReport`] bundle of: `effective` (24: `psn` when `resynced`, else `expected`), `effective_next` (24,
 //!   `effective + 1`), `expected_next` (24, `expected + 1`), `far_next`
 //!   (`effective_next` is more than 8 past `rs_psn`), `far_commit` (`expected_next` is),
 //!   `window_eff` (24: `window`, 0 when `resynced`), `report_dup` (21: the window's entries

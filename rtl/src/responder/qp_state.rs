@@ -36,17 +36,17 @@
 //!   Always ready outside the sweep.
 //! - Lookup: `lookup`, `lookup_qp` (6): read that QP's RAMs; `hold`: the engine uses the RAM
 //!   port this clock (a lookup or a write-back), so the CSR port waits. The clock after a
-//!   lookup, `rd_*` give the entry: `rd_expected`, `rd_rq_ci` (24), `rd_rq_empty`
-//!   (RQ_PI equals `rq_ci`), `rd_rqe_addr` (32: RQ_BASE + 32 x (`rq_ci` mod 2^RQ_SIZE_LOG2),
-//!   the next receive queue entry), `rd_remote` (32), `rd_refused` (24, zero unless the
-//!   window is valid), `rd_rs_psn` (24), `rd_atomic_psn` (24), `rd_atomic_value` (64),
-//!   `rd_expect_psn` (24), `rd_expect_atomic`, `rd_expect_addr`, `rd_expect_length` (32);
+//!   lookup, `m_lookup` (one [`QpLookup`] bundle) gives the entry: `expected`, `rq_ci`
+//!   (24), `rq_empty` (RQ_PI equals `rq_ci`), `rqe_addr` (32: RQ_BASE + 32 x (`rq_ci` mod
+//!   2^RQ_SIZE_LOG2), the next receive queue entry), `remote` (32), `refused` (24, zero
+//!   unless the window is valid), `rs_psn` (24), `atomic_psn` (24), `atomic_value` (64),
+//!   `expect_psn` (24), `expect_atomic`, `expect_addr`, `expect_length` (32);
 //!   all zero in a clock that does not follow a lookup, and after a lookup of a QP at or
 //!   beyond `queue_pairs` (the RAMs hold no word for it). Without a lookup the RAMs read
 //!   `s_csr_qp` (for the CSR port). RAM words start at zero.
-//! - The message's queue pair `ctx_qp` (6): its flags `ctx_enabled`, `ctx_synced`,
-//!   `ctx_nak_sent`, `ctx_rs_valid`, `ctx_atomic_valid`, `ctx_expect_valid` (as of this
-//!   clock), and `ctx_abort`: a CSR reset or resume of `ctx_qp` is taken this clock.
+//! - The message's queue pair `ctx_qp` (6): its flags, in `m_lookup` as well: `enabled`,
+//!   `synced`, `nak_sent`, `rs_valid`, `atomic_valid`, `expect_valid` (as of this clock);
+//!   and `ctx_abort`: a CSR reset or resume of `ctx_qp` is taken this clock.
 //! - Write-backs to `ctx_qp` (each takes effect at the clock edge), `s_write_back` (a
 //!   [`QpWriteBack`]): `state` with `rq_ci`, `expected` (24); `atomic` with
 //!   `wr_atomic_psn` (24), `wr_atomic_value` (64) (saved, valid); `refused` with `window`

@@ -23,12 +23,15 @@
 //! [`PayloadTake`] says whether the presented beat is taken and what it does; [`Writer`]
 //! writes payload beats and atomic results to host memory; [`RqeFetch`] reads the receive
 //! queue entry a consuming request takes; [`AnswerRouter`] hands answers
-//! of this NIC's own requests to the requester; a [`NackCounters`] counts the NACKs among
-//! them; [`MessageSequencer`] holds the message's state machine (where the engine stands,
+//! of this NIC's own requests to the requester; [`MessageSequencer`] holds the message's state machine (where the engine stands,
 //! the message's mode, whether it was abandoned) and says what each state does;
 //! [`MessageContext`] keeps the message's registers (its QP, write window, PSN position,
-//! the answers and the write-back), loaded by the sequencer's states. The engine wires
-//! them and keeps the counters.
+//! the answers and the write-back), loaded by the sequencer's states, and assembles the
+//! answers (`m_owe`, the requester's answer, `m_cpl`) from them; [`ReceiveCounters`] keeps
+//! the `stat_*` counters (the NACKs received in its `NackCounters`). The engine wires
+//! them. Bundles between the children: the lookup's answer ([`crate::responder::QpLookup`]),
+//! the PSN arithmetic ([`crate::responder::WindowReport`]), the Act clock's loads
+//! ([`crate::responder::ActLoads`]), the outcome's header and classes.
 //!
 //! Ports:
 //! - `clock`, `reset` (synchronous, active high: clears every queue pair's state, then

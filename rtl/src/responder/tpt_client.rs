@@ -9,9 +9,10 @@
 //!
 //! Ports:
 //! - `clock`.
-//! - The cell, held from its first clock to the decision: `vaddr` (64), `stag` (32),
-//!   `dma_length` (32), `is_read`, `is_atomic`, `invalidate` (the INVALIDATE flag),
-//!   `consumes` (a SEND or RDMA WRITE with immediate); `qp` (6, the message's) and
+//! - The cell, held from its first clock to the decision: `s_outcome` (a
+//!   [`CellOutcomeHeader`]: its `vaddr` (64), `stag` (32), `dma_length` (32) are read) and
+//!   `s_class` (an [`OutcomeClass`]: its `is_read`, `is_atomic`, `invalidate` (the
+//!   INVALIDATE flag), `consumes` (a SEND or RDMA WRITE with immediate) are read); `qp` (6, the message's) and
 //!   `rq_empty` (its receive queue, looked up).
 //! - `capture` (the first cell's clock): the range end `vaddr[31:0] + length` (33 bits;
 //!   `length` is 8 for an atomic, else `dma_length`) and whether `vaddr[63:32]` is 0 are
