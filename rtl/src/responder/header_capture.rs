@@ -52,6 +52,21 @@ pub struct MessageHeader {
     pub has_immediate: Bit,
 }
 
+/// The fields of a packed [`MessageHeader`] (the inverse of the `LogicStruct` packing).
+impl From<Bits<{ <MessageHeader as Synth>::BITS }>> for MessageHeader {
+    fn from(b: Bits<{ <MessageHeader as Synth>::BITS }>) -> Self {
+        let at = MessageHeader::default();
+        MessageHeader {
+            opcode: b.get_bits::<8>(at.get_my_offset_opcode()),
+            psn: b.get_bits::<24>(at.get_my_offset_psn()),
+            src_node: b.get_bits::<16>(at.get_my_offset_src_node()),
+            src_qp: b.get_bits::<16>(at.get_my_offset_src_qp()),
+            msg_length: b.get_bits::<32>(at.get_my_offset_msg_length()),
+            has_immediate: b.get_bit(at.get_my_offset_has_immediate()),
+        }
+    }
+}
+
 #[derive(LogicBlock)]
 pub struct HeaderCapture {
     pub clock: Signal<In, Clock>,
