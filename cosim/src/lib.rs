@@ -723,6 +723,16 @@ pub mod port {
         }
     }
 
+    /// The `ActStage`'s loads of the message's registers, a bundle port as its packed bits.
+    impl PortValue for nic_rtl::responder::ActLoads {
+        fn from_u64(v: u64) -> Self {
+            <Bits<{ <Self as rust_hdl::prelude::Synth>::BITS }> as PortValue>::from_u64(v).into()
+        }
+        fn to_u64(self) -> u64 {
+            Bits::<{ <Self as rust_hdl::prelude::Synth>::BITS }>::from(self).to_u64()
+        }
+    }
+
     /// The `ActStage`'s owed answer, a bundle port as its packed bits.
     impl PortValue for nic_rtl::responder::OwedAnswer {
         fn from_u64(v: u64) -> Self {

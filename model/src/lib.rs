@@ -38,6 +38,8 @@
 //! - [`payload_take`]: the reference model of the responder's beat take (`PayloadTake`).
 //! - [`header_capture`]: the reference model of the responder's header decode and capture
 //!   (`HeaderCapture`).
+//! - [`receive_counters`]: the reference model of the responder's statistics counters
+//!   (`ReceiveCounters`).
 //!
 //! nic-rtl's block tests that use these live in `rtl/tests/` (integration tests see one
 //! nic-rtl; a unit test inside nic-rtl would see a second copy of its types).
@@ -56,6 +58,7 @@ pub mod payload_ledger;
 pub mod payload_take;
 pub mod qp_flags;
 pub mod random_wqe;
+pub mod receive_counters;
 pub mod remote_responder;
 pub mod requester;
 pub mod responder;

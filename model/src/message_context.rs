@@ -31,6 +31,30 @@ pub struct WriteBack {
     pub nak_clear: bool,
 }
 
+/// The message's header (the `MessageHeader` fields the answers carry).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Header {
+    pub opcode: u8,
+    pub psn: u32,
+    pub src_node: u16,
+    pub src_qp: u16,
+    pub msg_length: u32,
+    pub has_immediate: bool,
+}
+
+/// The answers the block assembles (`m_owe`, `m_answer`, `m_cpl`), field by field.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Answers {
+    /// `m_owe`: `qp`, `kind`, `psn`, `syndrome`, `refusal`, `addr`, `length`, `value`,
+    /// `dest_node`, `dest_qp`, `resync`.
+    pub owe: (u8, u8, u32, u8, u32, u32, u32, u64, u16, u16, bool),
+    /// `m_answer`: `qp`, `psn`, `syndrome`, `response`, `resync`.
+    pub answer: (u8, u32, u8, bool, bool),
+    /// `m_cpl`: `opcode`, `status`, `qp`, `is_receive`, `has_immediate`, `byte_count`,
+    /// `wqe_index`, `src_node`, `src_qp`, `wr_id`, `immediate`.
+    pub cpl: (u8, u8, u8, bool, bool, u32, u32, u16, u16, u64, u32),
+}
+
 /// Everything the block is given in one clock.
 #[derive(Clone, Copy, Debug)]
 pub struct CtxInputs {
@@ -82,6 +106,11 @@ pub struct CtxInputs {
     pub rqe_buffer_length: u32,
     pub rqrd_valid: bool,
     pub rqrd_data: u64,
+    pub header: Header,
+    pub wr_id: u64,
+    pub message_end: bool,
+    /// The presented outcome's immediate.
+    pub immediate: u32,
 }
 
 /// The block's registers (every output but `far_next` is one of them).
@@ -107,6 +136,7 @@ pub struct MessageContextModel {
     pub write_back: WriteBack,
     pub far_commit: bool,
     pub far_psn: bool,
+    pub immediate: u32,
 }
 
 /// `Syndrome::CrcOrMalformed`.
@@ -117,6 +147,47 @@ impl MessageContextModel {
     /// As after power-up (every register 0).
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The answers, from the registers and this clock's header, `wr_id` and `rq_ci`.
+    pub fn answers(&self, i: &CtxInputs) -> Answers {
+        let h = i.header;
+        let o = self.owe;
+        Answers {
+            owe: (
+                self.ctx_qp,
+                o.kind,
+                o.psn,
+                o.syndrome,
+                if o.kind < 2 { o.refusal } else { 0 },
+                self.base,
+                self.limit,
+                self.value,
+                h.src_node,
+                h.src_qp,
+                o.resync,
+            ),
+            answer: (
+                self.ctx_qp,
+                h.psn,
+                self.ack_syndrome,
+                self.ack_response,
+                self.ack_resync,
+            ),
+            cpl: (
+                h.opcode,
+                self.cpl_status,
+                self.ctx_qp,
+                true,
+                h.has_immediate,
+                h.msg_length,
+                i.rq_ci,
+                h.src_node,
+                h.src_qp,
+                i.wr_id,
+                self.immediate,
+            ),
+        }
     }
 
     /// The Act clock's `far_next`.
@@ -241,6 +312,9 @@ impl MessageContextModel {
                 };
             }
             _ => {}
+        }
+        if i.message_end {
+            n.immediate = i.immediate;
         }
         if i.reset {
             n.write_back = WriteBack::default();

@@ -442,6 +442,12 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::responder::MessageSequencer::new()".into(),
         ),
         export_block(
+            "responder_receive_counters",
+            crate::responder::ReceiveCounters::new(),
+            "nic_rtl::responder::ReceiveCounters",
+            "nic_rtl::responder::ReceiveCounters::new()".into(),
+        ),
+        export_block(
             "responder_payload_take",
             crate::responder::PayloadTake::new(),
             "nic_rtl::responder::PayloadTake",

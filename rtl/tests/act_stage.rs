@@ -26,13 +26,13 @@ fn apply(u: &mut ActStage, i: &ActInputs) {
     u.count_dropped.next = d.count_dropped;
     u.qp_ok.next = d.qp_ok;
     u.expect_match.next = d.expect_match;
-    u.is_ackish.next = i.is_ackish;
-    u.is_nack.next = i.is_nack;
-    u.is_response.next = i.is_response;
-    u.is_read.next = i.is_read;
-    u.is_atomic.next = i.is_atomic;
-    u.consumes.next = i.consumes;
-    u.resync_flag.next = i.resync_flag;
+    u.s_class.next.is_ackish = i.is_ackish;
+    u.s_class.next.is_nack = i.is_nack;
+    u.s_class.next.is_response = i.is_response;
+    u.s_class.next.is_read = i.is_read;
+    u.s_class.next.is_atomic = i.is_atomic;
+    u.s_class.next.consumes = i.consumes;
+    u.s_class.next.resync = i.resync_flag;
     u.psn.next = (i.psn as u64).to_bits();
     u.aeth.next = ((i.immediate & 0x1FFF_FFFF) as u64).to_bits();
     u.aborted.next = i.abort;
@@ -42,12 +42,12 @@ fn apply(u: &mut ActStage, i: &ActInputs) {
     u.rs_valid.next = i.rs_valid;
     u.last_refused.next = i.refused_window & 7 != 0;
     u.rq_ci.next = (i.rq_ci as u64).to_bits();
-    u.effective.next = (i.effective as u64).to_bits();
-    u.effective_next.next = (i.effective_next as u64).to_bits();
-    u.window_eff.next = (i.window_eff as u64).to_bits();
-    u.code.next = (i.code as u64).to_bits();
-    u.report_dup.next = (i.report_dup as u64).to_bits();
-    u.report_after1.next = (i.report_after1 as u64).to_bits();
+    u.s_window.next.effective = (i.effective as u64).to_bits();
+    u.s_window.next.effective_next = (i.effective_next as u64).to_bits();
+    u.s_window.next.window_eff = (i.window_eff as u64).to_bits();
+    u.s_window.next.code = (i.code as u64).to_bits();
+    u.s_window.next.report_dup = (i.report_dup as u64).to_bits();
+    u.s_window.next.report_after1 = (i.report_after1 as u64).to_bits();
     u.far_next.next = i.far_next;
 }
 
@@ -79,7 +79,7 @@ fn outputs(u: &ActStage) -> ActOutputs {
         ("synced_set", wb.synced_set),
         ("nak_clear", wb.nak_clear),
         ("refused", wb.refused),
-        ("position_load", u.position_load.val()),
+        ("position_load", u.m_loads.val().position_load),
     ] {
         assert_eq!(
             flag, write_back,
@@ -88,7 +88,7 @@ fn outputs(u: &ActStage) -> ActOutputs {
     }
     if !write_back {
         assert!(
-            !wb.rs_set && !wb.rs_clear && !u.rs_forget.val(),
+            !wb.rs_set && !wb.rs_clear && !u.m_loads.val().rs_forget,
             "a resync point change without the write-back"
         );
     }
@@ -99,7 +99,7 @@ fn outputs(u: &ActStage) -> ActOutputs {
         drop: u.drop.val(),
         nack_count: u.nack_count.val(),
         rqe_start: u.rqe_start.val(),
-        owe: u.owe_load.val().then(|| {
+        owe: u.m_loads.val().owe_load.then(|| {
             let owed = u.m_owe.val();
             Owed {
                 kind: owed.kind.to_u64() as u8,
@@ -109,20 +109,24 @@ fn outputs(u: &ActStage) -> ActOutputs {
                 refusal: owed.refusal.to_u32(),
             }
         }),
-        ack: u.ack_load.val().then(|| {
+        ack: u.m_loads.val().ack_load.then(|| {
             (
-                u.ack_syndrome.val().to_u64() as u8,
-                u.ack_refusals.val().to_u32(),
+                u.m_loads.val().ack_syndrome.to_u64() as u8,
+                u.m_loads.val().ack_refusals.to_u32(),
             )
         }),
-        ack_resync: u.resync_load.val().then(|| u.ack_resync.val()),
+        ack_resync: u
+            .m_loads
+            .val()
+            .resync_load
+            .then(|| u.m_loads.val().ack_resync),
         nak_set: wb.nak_set,
         write_back: write_back.then(|| PsnWriteBack {
             wdata: wb.rq_ci.to_u64() | wb.expected.to_u64() << 24,
             window: wb.window.to_u32(),
             rs_set: wb.rs_set,
             rs_clear: wb.rs_clear,
-            rs_forget: u.rs_forget.val(),
+            rs_forget: u.m_loads.val().rs_forget,
         }),
         syndrome_q: u.syndrome_q.val().to_u64() as u8,
         resynced_q: u.resynced_q.val(),

@@ -33,28 +33,28 @@ fn outputs(u: &LookupCapture) -> LookupCaptureOutputs {
 
 fn apply(u: &mut LookupCapture, i: &LookupCaptureInputs) {
     u.capture.next = i.capture;
-    u.dest_node.next = (i.dest_node as u64).to_bits();
-    u.dest_qp.next = (i.dest_qp as u64).to_bits();
-    u.src_node.next = (i.src_node as u64).to_bits();
-    u.src_qp.next = (i.src_qp as u64).to_bits();
-    u.psn.next = (i.psn as u64).to_bits();
-    u.opcode.next = (i.opcode as u64).to_bits();
+    u.s_outcome.next.dest_node = (i.dest_node as u64).to_bits();
+    u.s_outcome.next.dest_qp = (i.dest_qp as u64).to_bits();
+    u.s_outcome.next.src_node = (i.src_node as u64).to_bits();
+    u.s_outcome.next.src_qp = (i.src_qp as u64).to_bits();
+    u.s_outcome.next.psn = (i.psn as u64).to_bits();
+    u.s_outcome.next.opcode = (i.opcode as u64).to_bits();
     u.node_id.next = (i.node_id as u64).to_bits();
-    u.rd_expected.next = (i.rd_expected as u64).to_bits();
-    u.rd_rq_ci.next = (i.rd_rq_ci as u64).to_bits();
-    u.rd_rs_psn.next = (i.rd_rs_psn as u64).to_bits();
-    u.rd_atomic_psn.next = (i.rd_atomic_psn as u64).to_bits();
-    u.rd_expect_psn.next = (i.rd_expect_psn as u64).to_bits();
-    u.rd_rq_empty.next = i.rd_rq_empty;
-    u.rd_rqe_addr.next = i.rd_rqe_addr.to_bits();
-    u.rd_remote.next = i.rd_remote.to_bits();
-    u.rd_expect_atomic.next = i.rd_expect_atomic;
-    u.rd_expect_addr_low.next = (i.rd_expect_addr_low as u64).to_bits();
-    u.ctx_enabled.next = i.ctx_enabled;
-    u.ctx_synced.next = i.ctx_synced;
-    u.ctx_nak_sent.next = i.ctx_nak_sent;
-    u.ctx_atomic_valid.next = i.ctx_atomic_valid;
-    u.ctx_expect_valid.next = i.ctx_expect_valid;
+    u.s_lookup.next.expected = (i.rd_expected as u64).to_bits();
+    u.s_lookup.next.rq_ci = (i.rd_rq_ci as u64).to_bits();
+    u.s_lookup.next.rs_psn = (i.rd_rs_psn as u64).to_bits();
+    u.s_lookup.next.atomic_psn = (i.rd_atomic_psn as u64).to_bits();
+    u.s_lookup.next.expect_psn = (i.rd_expect_psn as u64).to_bits();
+    u.s_lookup.next.rq_empty = i.rd_rq_empty;
+    u.s_lookup.next.rqe_addr = i.rd_rqe_addr.to_bits();
+    u.s_lookup.next.remote = i.rd_remote.to_bits();
+    u.s_lookup.next.expect_atomic = i.rd_expect_atomic;
+    u.s_lookup.next.expect_addr = (i.rd_expect_addr_low as u64).to_bits();
+    u.s_lookup.next.enabled = i.ctx_enabled;
+    u.s_lookup.next.synced = i.ctx_synced;
+    u.s_lookup.next.nak_sent = i.ctx_nak_sent;
+    u.s_lookup.next.atomic_valid = i.ctx_atomic_valid;
+    u.s_lookup.next.expect_valid = i.ctx_expect_valid;
 }
 
 /// A cell and a table answer; `near` is the PSN the cell's is drawn around.

@@ -3,7 +3,7 @@
 //! handshakes it loads on (TPT answer, entry fetched, operand read) completing rarely or
 //! often; every output compared every clock. Then synthesis.
 
-use nic_model::message_context::{CtxInputs, MessageContextModel, Owe, WriteBack};
+use nic_model::message_context::{Answers, CtxInputs, Header, MessageContextModel, Owe, WriteBack};
 use nic_rtl::responder::receive_queue_engine::{MessageMode, ResponderState};
 use nic_rtl::responder::{MessageContext, OwedAnswer, QpWriteBack};
 use nic_rtl::sim::{settle, tick};
@@ -107,35 +107,35 @@ fn apply(u: &mut MessageContext, i: &CtxInputs) {
     u.is_response.next = i.is_response;
     u.is_atomic_response.next = i.is_atomic_response;
     u.consumes.next = i.consumes;
-    u.vaddr.next = (i.vaddr as u64).to_bits();
-    u.dma_length.next = (i.dma_length as u64).to_bits();
-    u.msg_length.next = (i.msg_length as u64).to_bits();
-    u.psn.next = (i.psn as u64).to_bits();
-    u.rd_expected.next = (i.rd_expected as u64).to_bits();
-    u.rd_refused.next = (i.rd_refused as u64).to_bits();
-    u.rd_rs_psn.next = (i.rd_rs_psn as u64).to_bits();
-    u.rd_rs_valid.next = i.rd_rs_valid;
-    u.rd_expect_addr.next = (i.rd_expect_addr as u64).to_bits();
-    u.rd_expect_length.next = (i.rd_expect_length as u64).to_bits();
-    u.rd_atomic_value.next = i.rd_atomic_value.to_bits();
+    u.s_outcome.next.vaddr = (i.vaddr as u64).to_bits();
+    u.s_outcome.next.dma_length = (i.dma_length as u64).to_bits();
+    u.s_outcome.next.msg_length = (i.msg_length as u64).to_bits();
+    u.s_outcome.next.psn = (i.psn as u64).to_bits();
+    u.s_lookup.next.expected = (i.rd_expected as u64).to_bits();
+    u.s_lookup.next.refused = (i.rd_refused as u64).to_bits();
+    u.s_lookup.next.rs_psn = (i.rd_rs_psn as u64).to_bits();
+    u.s_lookup.next.rs_valid = i.rd_rs_valid;
+    u.s_lookup.next.expect_addr = (i.rd_expect_addr as u64).to_bits();
+    u.s_lookup.next.expect_length = (i.rd_expect_length as u64).to_bits();
+    u.s_lookup.next.atomic_value = i.rd_atomic_value.to_bits();
     u.rq_ci.next = (i.rq_ci as u64).to_bits();
     u.act_write_back.next = to_wb(&i.act_write_back);
-    u.act_owe_load.next = i.act_owe_load;
+    u.s_act.next.owe_load = i.act_owe_load;
     u.act_owe.next = to_owe(&i.act_owe);
-    u.act_ack_load.next = i.act_ack_load;
-    u.act_ack_syndrome.next = (i.act_ack_syndrome as u64).to_bits();
-    u.act_ack_refusals.next = (i.act_ack_refusals as u64).to_bits();
-    u.act_resync_load.next = i.act_resync_load;
-    u.act_ack_resync.next = i.act_ack_resync;
-    u.act_position_load.next = i.act_position_load;
-    u.act_rs_forget.next = i.act_rs_forget;
+    u.s_act.next.ack_load = i.act_ack_load;
+    u.s_act.next.ack_syndrome = (i.act_ack_syndrome as u64).to_bits();
+    u.s_act.next.ack_refusals = (i.act_ack_refusals as u64).to_bits();
+    u.s_act.next.resync_load = i.act_resync_load;
+    u.s_act.next.ack_resync = i.act_ack_resync;
+    u.s_act.next.position_load = i.act_position_load;
+    u.s_act.next.rs_forget = i.act_rs_forget;
     u.act_mode.next = i.act_mode;
     u.resynced_q.next = i.resynced_q;
-    u.win_effective.next = (i.win_effective as u64).to_bits();
-    u.win_window_eff.next = (i.win_window_eff as u64).to_bits();
-    u.win_expected_next.next = (i.win_expected_next as u64).to_bits();
-    u.win_code.next = (i.win_code as u64).to_bits();
-    u.win_far_commit.next = i.win_far_commit;
+    u.s_window.next.effective = (i.win_effective as u64).to_bits();
+    u.s_window.next.window_eff = (i.win_window_eff as u64).to_bits();
+    u.s_window.next.expected_next = (i.win_expected_next as u64).to_bits();
+    u.s_window.next.code = (i.win_code as u64).to_bits();
+    u.s_window.next.far_commit = i.win_far_commit;
     u.tpt_answered.next = i.tpt_answered;
     u.tpt_paddr.next = (i.tpt_paddr as u64).to_bits();
     u.rqe_fetched.next = i.rqe_fetched;
@@ -143,6 +143,55 @@ fn apply(u: &mut MessageContext, i: &CtxInputs) {
     u.rqe_buffer_length.next = (i.rqe_buffer_length as u64).to_bits();
     u.rqrd_valid.next = i.rqrd_valid;
     u.rqrd_data.next = i.rqrd_data.to_bits();
+    u.header.next.opcode = (i.header.opcode as u64).to_bits();
+    u.header.next.psn = (i.header.psn as u64).to_bits();
+    u.header.next.src_node = (i.header.src_node as u64).to_bits();
+    u.header.next.src_qp = (i.header.src_qp as u64).to_bits();
+    u.header.next.msg_length = (i.header.msg_length as u64).to_bits();
+    u.header.next.has_immediate = i.header.has_immediate;
+    u.wr_id.next = i.wr_id.to_bits();
+    u.message_end.next = i.message_end;
+    u.s_outcome.next.immediate = (i.immediate as u64).to_bits();
+}
+
+/// The block's answers, field by field.
+fn answers(u: &MessageContext) -> Answers {
+    let (o, a, c) = (u.m_owe.val(), u.m_answer.val(), u.m_cpl.val());
+    Answers {
+        owe: (
+            o.qp.index() as u8,
+            o.kind.index() as u8,
+            o.psn.index() as u32,
+            o.syndrome.index() as u8,
+            o.refusal.index() as u32,
+            o.addr.index() as u32,
+            o.length.index() as u32,
+            o.value.to_u64(),
+            o.dest_node.index() as u16,
+            o.dest_qp.index() as u16,
+            o.resync,
+        ),
+        answer: (
+            a.qp.index() as u8,
+            a.psn.index() as u32,
+            a.syndrome.index() as u8,
+            a.response,
+            a.resync,
+        ),
+        cpl: (
+            c.opcode.index() as u8,
+            c.status.index() as u8,
+            c.qp.index() as u8,
+            c.is_receive,
+            c.has_immediate,
+            c.byte_count.index() as u32,
+            c.wqe_index.index() as u32,
+            c.src_node.index() as u16,
+            c.src_qp.index() as u16,
+            c.wr_id.to_u64(),
+            c.immediate.index() as u32,
+        ),
+    }
 }
 
 /// The block's outputs as the model's registers, and `far_next`.
@@ -153,7 +202,7 @@ fn outputs(u: &MessageContext) -> (MessageContextModel, bool) {
             base: u.base.val().index() as u32,
             limit: u.limit.val().index() as u32,
             value: u.value.val().to_u64(),
-            cpl_status: u.cpl_status.val().index() as u8,
+            cpl_status: u.m_cpl.val().status.index() as u8,
             length_error: u.length_error.val(),
             rqe_done: u.rqe_done.val(),
             atomic_done: u.atomic_done.val(),
@@ -162,13 +211,14 @@ fn outputs(u: &MessageContext) -> (MessageContextModel, bool) {
             rs_psn: u.rs_psn.val().index() as u32,
             rs_valid: u.rs_valid.val(),
             owe: from_owe(&u.owe.val()),
-            ack_syndrome: u.ack_syndrome.val().index() as u8,
-            ack_response: u.ack_response.val(),
+            ack_syndrome: u.m_answer.val().syndrome.index() as u8,
+            ack_response: u.m_answer.val().response,
             ack_refusals: u.ack_refusals.val().index() as u32,
-            ack_resync: u.ack_resync.val(),
+            ack_resync: u.m_answer.val().resync,
             write_back: from_wb(&u.write_back.val()),
             far_commit: false,
             far_psn: false,
+            immediate: u.m_cpl.val().immediate.index() as u32,
         },
         u.far_next.val(),
     )
@@ -267,6 +317,17 @@ fn random_inputs(rng: &mut ChaCha8Rng, p_ready: f64) -> CtxInputs {
         rqe_buffer_length: near(rng, 32),
         rqrd_valid: rng.gen_bool(p_ready),
         rqrd_data: rng.gen(),
+        header: Header {
+            opcode: rng.gen(),
+            psn: near(rng, 24),
+            src_node: rng.gen(),
+            src_qp: rng.gen(),
+            msg_length: near(rng, 32),
+            has_immediate: rng.gen(),
+        },
+        wr_id: rng.gen(),
+        message_end: rng.gen_bool(0.2),
+        immediate: rng.gen(),
     }
 }
 
@@ -287,6 +348,11 @@ fn run(seed: u64, clocks: u64, p_ready: f64) {
             ..model
         };
         assert_eq!(got, want, "seed {seed}, clock {clock}: {i:?}");
+        assert_eq!(
+            answers(&uut),
+            model.answers(&i),
+            "seed {seed}, clock {clock}: answers"
+        );
         assert_eq!(
             far_next,
             model.far_next(&i),

@@ -130,15 +130,15 @@ fn evaluate(uut: &mut PsnWindow, i: &Inputs) -> Outputs {
     uut.syndrome.next = (i.syndrome as u64).to_bits();
     settle(uut);
     Outputs {
-        effective: uut.effective.val().to_u32(),
-        effective_next: uut.effective_next.val().to_u32(),
-        expected_next: uut.expected_next.val().to_u32(),
-        far_next: uut.far_next.val(),
-        far_commit: uut.far_commit.val(),
-        window_eff: uut.window_eff.val().to_u32(),
-        report_dup: uut.report_dup.val().to_u32(),
-        report_after1: uut.report_after1.val().to_u32(),
-        code: uut.code.val().to_u64() as u8,
+        effective: uut.m_window.val().effective.to_u32(),
+        effective_next: uut.m_window.val().effective_next.to_u32(),
+        expected_next: uut.m_window.val().expected_next.to_u32(),
+        far_next: uut.m_window.val().far_next,
+        far_commit: uut.m_window.val().far_commit,
+        window_eff: uut.m_window.val().window_eff.to_u32(),
+        report_dup: uut.m_window.val().report_dup.to_u32(),
+        report_after1: uut.m_window.val().report_after1.to_u32(),
+        code: uut.m_window.val().code.to_u64() as u8,
     }
 }
 

@@ -424,12 +424,12 @@ fn run(queue_pairs: u64, seed: u64, cycles: usize) -> (usize, usize) {
         }
         let f = model.flags[ctx_qp as usize];
         let got = [
-            uut.ctx_enabled.val(),
-            uut.ctx_synced.val(),
-            uut.ctx_nak_sent.val(),
-            uut.ctx_rs_valid.val(),
-            uut.ctx_atomic_valid.val(),
-            uut.ctx_expect_valid.val(),
+            uut.m_lookup.val().enabled,
+            uut.m_lookup.val().synced,
+            uut.m_lookup.val().nak_sent,
+            uut.m_lookup.val().rs_valid,
+            uut.m_lookup.val().atomic_valid,
+            uut.m_lookup.val().expect_valid,
         ];
         let want = [f.enabled, f.synced, f.nak, f.rs, f.atomic, f.expect];
         assert_eq!(got, want, "ctx flags of QP {ctx_qp}, {at}");
@@ -439,12 +439,12 @@ fn run(queue_pairs: u64, seed: u64, cycles: usize) -> (usize, usize) {
         assert_eq!(uut.ctx_abort.val(), abort, "ctx_abort, {at}");
         if model.looked_up.is_none() {
             let zero = [
-                uut.rd_expected.val().to_u64(),
-                uut.rd_rqe_addr.val().to_u64(),
-                uut.rd_atomic_value.val().to_u64(),
-                uut.rd_expect_length.val().to_u64(),
-                uut.rd_refused.val().to_u64(),
-                uut.rd_rq_empty.val() as u64,
+                uut.m_lookup.val().expected.to_u64(),
+                uut.m_lookup.val().rqe_addr.to_u64(),
+                uut.m_lookup.val().atomic_value.to_u64(),
+                uut.m_lookup.val().expect_length.to_u64(),
+                uut.m_lookup.val().refused.to_u64(),
+                uut.m_lookup.val().rq_empty as u64,
             ];
             assert_eq!(zero, [0; 6], "no entry without a lookup, {at}");
         }
@@ -452,19 +452,19 @@ fn run(queue_pairs: u64, seed: u64, cycles: usize) -> (usize, usize) {
             lookups += 1;
             let ring = w.rq_ci & ((1u64 << w.rq_log2) - 1);
             let got = [
-                uut.rd_expected.val().to_u64(),
-                uut.rd_rq_ci.val().to_u64(),
-                uut.rd_rq_empty.val() as u64,
-                uut.rd_rqe_addr.val().to_u64(),
-                uut.rd_remote.val().to_u64(),
-                uut.rd_refused.val().to_u64(),
-                uut.rd_rs_psn.val().to_u64(),
-                uut.rd_atomic_psn.val().to_u64(),
-                uut.rd_atomic_value.val().to_u64(),
-                uut.rd_expect_psn.val().to_u64(),
-                uut.rd_expect_atomic.val() as u64,
-                uut.rd_expect_addr.val().to_u64(),
-                uut.rd_expect_length.val().to_u64(),
+                uut.m_lookup.val().expected.to_u64(),
+                uut.m_lookup.val().rq_ci.to_u64(),
+                uut.m_lookup.val().rq_empty as u64,
+                uut.m_lookup.val().rqe_addr.to_u64(),
+                uut.m_lookup.val().remote.to_u64(),
+                uut.m_lookup.val().refused.to_u64(),
+                uut.m_lookup.val().rs_psn.to_u64(),
+                uut.m_lookup.val().atomic_psn.to_u64(),
+                uut.m_lookup.val().atomic_value.to_u64(),
+                uut.m_lookup.val().expect_psn.to_u64(),
+                uut.m_lookup.val().expect_atomic as u64,
+                uut.m_lookup.val().expect_addr.to_u64(),
+                uut.m_lookup.val().expect_length.to_u64(),
             ];
             let want = [
                 w.expected,

@@ -12,13 +12,13 @@ use rand_chacha::ChaCha8Rng;
 use rust_hdl::prelude::*;
 
 fn apply(u: &mut TptClient, i: &TptClientInputs) {
-    u.vaddr.next = i.vaddr.to_bits();
-    u.stag.next = (i.stag as u64).to_bits();
-    u.dma_length.next = (i.dma_length as u64).to_bits();
-    u.is_read.next = i.is_read;
-    u.is_atomic.next = i.is_atomic;
-    u.invalidate.next = i.invalidate;
-    u.consumes.next = i.consumes;
+    u.s_outcome.next.vaddr = i.vaddr.to_bits();
+    u.s_outcome.next.stag = (i.stag as u64).to_bits();
+    u.s_outcome.next.dma_length = (i.dma_length as u64).to_bits();
+    u.s_class.next.is_read = i.is_read;
+    u.s_class.next.is_atomic = i.is_atomic;
+    u.s_class.next.invalidate = i.invalidate;
+    u.s_class.next.consumes = i.consumes;
     u.qp.next = (i.qp as u64).to_bits();
     u.rq_empty.next = i.rq_empty;
     u.capture.next = i.capture;

@@ -85,6 +85,7 @@ fn every_block_and_both_tops_agree_in_three_simulators() {
         "responder_payload_take",
         "responder_message_sequencer",
         "responder_message_context",
+        "responder_receive_counters",
         "receive_queue_engine",
         "responder_slot_rams",
         "responder_burst_size",

@@ -17,17 +17,21 @@
 //!   `syndrome` (8), `resynced`, `in_sequence`, `ack_psn` (24), `slot_refused`,
 //!   `check_access`, `count_dropped` (the `NackGenerator`'s), `qp_ok`, `expect_match`
 //!   (the `LookupCapture`'s).
-//! - The cell, held: `is_ackish` (ACK or NACK), `is_nack`, `is_response` (READ or atomic
-//!   response), `is_read`, `is_atomic`, `consumes` (SEND or RDMA WRITE with immediate),
-//!   `resync_flag` (RESYNC), `psn` (24), `aeth` (29: an ACK's or NACK's immediate,
+//! - The cell, held: `s_class` (an [`OutcomeClass`], of which are read `is_ackish` (ACK
+//!   or NACK), `is_nack`, `is_response` (READ or atomic response), `is_read`, `is_atomic`,
+//!   `consumes` (SEND or RDMA WRITE with immediate) and `resync` (RESYNC; `resync_flag`
+//!   below)), `psn` (24), `aeth` (29: an ACK's or NACK's immediate,
 //!   the AETH: syndrome bits 7:0, refusals 28:8).
 //! - The engine: `aborted` (the QP was reset meanwhile), `node_ok` (registered by the
 //!   `LookupCapture`), `access_done` (the TPT answered, or there is none), `rqe_done` (the
 //!   receive queue entry was read), `rs_valid` (the QP keeps a resync point),
 //!   `last_refused` (PSN `expected - 1` was refused: the QP's refusal window's first
-//!   entry is not 0), `rq_ci` (24). The `PsnWindow`'s `effective`,
-//!   `effective_next` (24), `window_eff` (24), `code` (3), `report_dup`, `report_after1`
-//!   (21), `far_next`.
+//!   entry is not 0), `rq_ci` (24). `s_window`, the `PsnWindow`'s [`WindowReport`],
+//!   of which `effective`, `effective_next` (24), `window_eff` (24), `code` (3),
+//!   `report_dup`, `report_after1` (21) are read; `far_next` (the `MessageContext`'s).
+//! - `m_loads`, one [`ActLoads`] bundle of the loads of the message's registers below:
+//!   `owe_load`, `ack_load`, `ack_syndrome`, `ack_refusals`, `resync_load`, `ack_resync`,
+//!   `position_load`, `rs_forget`.
 //! - Out, combinational, for the Act clock (the first rule that applies decides):
 //!   1. `aborted`: the message is discarded (`go`, mode Discard).
 //!   2. not `node_ok`: dropped (`drop`, `go`, Discard).
@@ -66,6 +70,8 @@
 //! combinationally. Throughput: a decision every clock. Limits: none beyond the boolean
 //! `tpt_present` (no parameter can be out of range).
 
+use crate::common::OutcomeClass;
+use crate::responder::psn_window::WindowReport;
 use crate::responder::qp_state::QpWriteBack;
 use crate::responder::receive_queue_engine::{MessageMode, ResponderState};
 use crate::sim::ClockedBlock;
@@ -99,6 +105,37 @@ impl From<Bits<{ <OwedAnswer as Synth>::BITS }>> for OwedAnswer {
     }
 }
 
+/// The Act clock's loads of the message's registers (`m_loads`, the
+/// [`crate::responder::MessageContext`]'s `s_act`): the strobes and values the port list
+/// names, fields without a prefix.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct ActLoads {
+    pub owe_load: Bit,
+    pub ack_load: Bit,
+    pub ack_syndrome: Bits<8>,
+    pub ack_refusals: Bits<21>,
+    pub resync_load: Bit,
+    pub ack_resync: Bit,
+    pub position_load: Bit,
+    pub rs_forget: Bit,
+}
+
+impl From<Bits<{ <ActLoads as Synth>::BITS }>> for ActLoads {
+    fn from(b: Bits<{ <ActLoads as Synth>::BITS }>) -> Self {
+        let at = ActLoads::default();
+        ActLoads {
+            owe_load: b.get_bit(at.get_my_offset_owe_load()),
+            ack_load: b.get_bit(at.get_my_offset_ack_load()),
+            ack_syndrome: b.get_bits::<8>(at.get_my_offset_ack_syndrome()),
+            ack_refusals: b.get_bits::<21>(at.get_my_offset_ack_refusals()),
+            resync_load: b.get_bit(at.get_my_offset_resync_load()),
+            ack_resync: b.get_bit(at.get_my_offset_ack_resync()),
+            position_load: b.get_bit(at.get_my_offset_position_load()),
+            rs_forget: b.get_bit(at.get_my_offset_rs_forget()),
+        }
+    }
+}
+
 #[derive(LogicBlock)]
 pub struct ActStage {
     pub clock: Signal<In, Clock>,
@@ -112,13 +149,7 @@ pub struct ActStage {
     pub count_dropped: Signal<In, Bit>,
     pub qp_ok: Signal<In, Bit>,
     pub expect_match: Signal<In, Bit>,
-    pub is_ackish: Signal<In, Bit>,
-    pub is_nack: Signal<In, Bit>,
-    pub is_response: Signal<In, Bit>,
-    pub is_read: Signal<In, Bit>,
-    pub is_atomic: Signal<In, Bit>,
-    pub consumes: Signal<In, Bit>,
-    pub resync_flag: Signal<In, Bit>,
+    pub s_class: Signal<In, OutcomeClass>,
     pub psn: Signal<In, Bits<24>>,
     pub aeth: Signal<In, Bits<29>>,
     pub aborted: Signal<In, Bit>,
@@ -128,12 +159,7 @@ pub struct ActStage {
     pub rs_valid: Signal<In, Bit>,
     pub last_refused: Signal<In, Bit>,
     pub rq_ci: Signal<In, Bits<24>>,
-    pub effective: Signal<In, Bits<24>>,
-    pub effective_next: Signal<In, Bits<24>>,
-    pub window_eff: Signal<In, Bits<24>>,
-    pub code: Signal<In, Bits<3>>,
-    pub report_dup: Signal<In, Bits<21>>,
-    pub report_after1: Signal<In, Bits<21>>,
+    pub s_window: Signal<In, WindowReport>,
     pub far_next: Signal<In, Bit>,
     pub next_state: Signal<Out, ResponderState>,
     pub go: Signal<Out, Bit>,
@@ -141,16 +167,9 @@ pub struct ActStage {
     pub drop: Signal<Out, Bit>,
     pub nack_count: Signal<Out, Bit>,
     pub rqe_start: Signal<Out, Bit>,
-    pub owe_load: Signal<Out, Bit>,
+    pub m_loads: Signal<Out, ActLoads>,
     pub m_owe: Signal<Out, OwedAnswer>,
-    pub ack_load: Signal<Out, Bit>,
-    pub ack_syndrome: Signal<Out, Bits<8>>,
-    pub ack_refusals: Signal<Out, Bits<21>>,
-    pub resync_load: Signal<Out, Bit>,
-    pub ack_resync: Signal<Out, Bit>,
     pub m_write_back: Signal<Out, QpWriteBack>,
-    pub position_load: Signal<Out, Bit>,
-    pub rs_forget: Signal<Out, Bit>,
     pub syndrome_q: Signal<Out, Bits<8>>,
     pub resynced_q: Signal<Out, Bit>,
     action_reg: DFF<Bits<2>>,
@@ -184,13 +203,7 @@ impl ActStage {
             count_dropped: Default::default(),
             qp_ok: Default::default(),
             expect_match: Default::default(),
-            is_ackish: Default::default(),
-            is_nack: Default::default(),
-            is_response: Default::default(),
-            is_read: Default::default(),
-            is_atomic: Default::default(),
-            consumes: Default::default(),
-            resync_flag: Default::default(),
+            s_class: Default::default(),
             psn: Default::default(),
             aeth: Default::default(),
             aborted: Default::default(),
@@ -200,12 +213,7 @@ impl ActStage {
             rs_valid: Default::default(),
             last_refused: Default::default(),
             rq_ci: Default::default(),
-            effective: Default::default(),
-            effective_next: Default::default(),
-            window_eff: Default::default(),
-            code: Default::default(),
-            report_dup: Default::default(),
-            report_after1: Default::default(),
+            s_window: Default::default(),
             far_next: Default::default(),
             next_state: Default::default(),
             go: Default::default(),
@@ -213,16 +221,9 @@ impl ActStage {
             drop: Default::default(),
             nack_count: Default::default(),
             rqe_start: Default::default(),
-            owe_load: Default::default(),
+            m_loads: Default::default(),
             m_owe: Default::default(),
-            ack_load: Default::default(),
-            ack_syndrome: Default::default(),
-            ack_refusals: Default::default(),
-            resync_load: Default::default(),
-            ack_resync: Default::default(),
             m_write_back: Default::default(),
-            position_load: Default::default(),
-            rs_forget: Default::default(),
             syndrome_q: Default::default(),
             resynced_q: Default::default(),
             action_reg: Default::default(),
@@ -271,7 +272,7 @@ impl Logic for ActStage {
         self.expect_match_reg.d.next = self.expect_match.val();
         self.syndrome_q.next = self.syndrome_reg.q.val();
         self.resynced_q.next = self.resynced_reg.q.val();
-        self.consumed_now.next = (self.action_reg.q.val() == 3) | self.is_read.val();
+        self.consumed_now.next = (self.action_reg.q.val() == 3) | self.s_class.val().is_read;
 
         // ---- Defaults ----
         self.next_state.next = ResponderState::Stream;
@@ -280,52 +281,52 @@ impl Logic for ActStage {
         self.drop.next = false;
         self.nack_count.next = false;
         self.rqe_start.next = false;
-        self.owe_load.next = false;
+        self.m_loads.next.owe_load = false;
         self.m_owe.next.kind = 0.into();
         self.m_owe.next.psn = self.psn.val();
         self.m_owe.next.syndrome = self.syndrome_reg.q.val();
         self.m_owe.next.resync = self.rs_valid.val();
-        self.m_owe.next.refusal = self.window_eff.val().get_bits::<21>(0);
-        self.ack_load.next = false;
-        self.ack_syndrome.next = self.aeth.val().get_bits::<8>(0);
-        self.ack_refusals.next = self.aeth.val().get_bits::<21>(8);
-        self.resync_load.next = false;
-        self.ack_resync.next = self.resync_flag.val();
+        self.m_owe.next.refusal = bit_cast::<21, 24>(self.s_window.val().window_eff);
+        self.m_loads.next.ack_load = false;
+        self.m_loads.next.ack_syndrome = self.aeth.val().get_bits::<8>(0);
+        self.m_loads.next.ack_refusals = self.aeth.val().get_bits::<21>(8);
+        self.m_loads.next.resync_load = false;
+        self.m_loads.next.ack_resync = self.s_class.val().resync;
         self.m_write_back.next.state = false;
         self.m_write_back.next.rq_ci = self.rq_ci.val();
-        self.m_write_back.next.expected = self.effective.val();
+        self.m_write_back.next.expected = self.s_window.val().effective;
         self.m_write_back.next.atomic = false;
         self.m_write_back.next.refused = false;
-        self.m_write_back.next.window = self.window_eff.val();
+        self.m_write_back.next.window = self.s_window.val().window_eff;
         self.m_write_back.next.rs_set = false;
         self.m_write_back.next.rs_psn = self.psn.val();
         self.m_write_back.next.rs_clear = false;
         self.m_write_back.next.synced_set = false;
         self.m_write_back.next.nak_set = false;
         self.m_write_back.next.nak_clear = false;
-        self.position_load.next = false;
-        self.rs_forget.next = false;
+        self.m_loads.next.position_load = false;
+        self.m_loads.next.rs_forget = false;
 
         if self.aborted.val() {
             // The QP was reset meanwhile: discard.
         } else if !self.node_ok.val() {
             self.drop.next = true;
-        } else if self.is_ackish.val() {
+        } else if self.s_class.val().is_ackish {
             if self.qp_ok_reg.q.val() {
                 // The AETH reports refused PSNs before this one: the AnswerRouter hands on
                 // their final NACKs first.
-                self.ack_load.next = true;
-                self.resync_load.next = true;
-                self.nack_count.next = self.is_nack.val();
+                self.m_loads.next.ack_load = true;
+                self.m_loads.next.resync_load = true;
+                self.nack_count.next = self.s_class.val().is_nack;
                 self.next_state.next = ResponderState::AckEvent;
                 self.go.next = false;
             } else {
                 self.drop.next = true;
             }
-        } else if self.is_response.val() {
+        } else if self.s_class.val().is_response {
             if self.qp_ok_reg.q.val() & self.expect_match_reg.q.val() {
                 self.mode.next = MessageMode::ResponseWrite;
-                self.resync_load.next = true;
+                self.m_loads.next.resync_load = true;
             } else {
                 self.drop.next = true;
             }
@@ -337,44 +338,47 @@ impl Logic for ActStage {
         {
             self.next_state.next = ResponderState::TptRequest;
             self.go.next = false;
-        } else if (self.action_reg.q.val() == 0) & self.consumes.val() & !self.rqe_done.val() {
+        } else if (self.action_reg.q.val() == 0)
+            & self.s_class.val().consumes
+            & !self.rqe_done.val()
+        {
             self.next_state.next = ResponderState::RqeFetch;
             self.go.next = false;
             self.rqe_start.next = true;
         } else if self.action_reg.q.val() == 2 {
             self.drop.next = self.count_dropped_reg.q.val();
         } else {
-            self.owe_load.next = true;
+            self.m_loads.next.owe_load = true;
             // Answered at a PSN adopted by a resync: the answer says so (RESYNC), and so
             // does every answer while the resync point is kept; not a resync the request
             // asked for (RESYNC: the requester has nothing before it).
             if self.resynced_reg.q.val() {
-                self.m_owe.next.resync = !self.resync_flag.val();
+                self.m_owe.next.resync = !self.s_class.val().resync;
             }
             if self.action_reg.q.val() == 3 {
                 self.m_owe.next.kind = 1.into();
                 if self.syndrome_reg.q.val() == self.syn_sequence_error.val() {
-                    self.m_owe.next.psn = self.effective.val();
+                    self.m_owe.next.psn = self.s_window.val().effective;
                     self.m_write_back.next.nak_set = true;
                 } else if !self.in_sequence_reg.q.val() {
                     // A refused duplicate's NACK names its own PSN.
-                    self.m_owe.next.refusal = self.report_dup.val();
+                    self.m_owe.next.refusal = self.s_window.val().report_dup;
                 }
             } else if self.action_reg.q.val() == 1 {
-                if self.is_read.val() {
+                if self.s_class.val().is_read {
                     self.m_owe.next.kind = 2.into();
-                } else if self.is_atomic.val() {
+                } else if self.s_class.val().is_atomic {
                     self.m_owe.next.kind = 3.into();
                 } else {
                     self.m_owe.next.psn = self.ack_psn_reg.q.val();
-                    self.m_owe.next.refusal = self.report_after1.val();
+                    self.m_owe.next.refusal = self.s_window.val().report_after1;
                     if self.last_refused.val() {
-                        self.m_owe.next.refusal = self.report_dup.val();
+                        self.m_owe.next.refusal = self.s_window.val().report_dup;
                     }
                 }
-            } else if self.is_read.val() {
+            } else if self.s_class.val().is_read {
                 self.m_owe.next.kind = 2.into();
-            } else if self.is_atomic.val() {
+            } else if self.s_class.val().is_atomic {
                 self.m_owe.next.kind = 3.into();
             } else if self.syndrome_reg.q.val() != 0 {
                 self.m_owe.next.kind = 1.into();
@@ -389,29 +393,31 @@ impl Logic for ActStage {
                 self.m_write_back.next.synced_set = true;
                 self.m_write_back.next.nak_clear = true;
                 self.m_write_back.next.refused = true;
-                self.position_load.next = true;
+                self.m_loads.next.position_load = true;
                 if self.consumed_now.val() {
-                    self.m_write_back.next.expected = self.effective_next.val();
-                    self.m_write_back.next.window =
-                        (self.window_eff.val() << 3) | bit_cast::<24, 3>(self.code.val());
+                    self.m_write_back.next.expected = self.s_window.val().effective_next;
+                    self.m_write_back.next.window = (self.s_window.val().window_eff << 3)
+                        | bit_cast::<24, 3>(self.s_window.val().code);
                 }
                 // The resync point: set by a resync, forgotten once the expected PSN is
                 // more than SEND_WINDOW past it.
-                if self.resynced_reg.q.val() & !self.resync_flag.val() {
+                if self.resynced_reg.q.val() & !self.s_class.val().resync {
                     self.m_write_back.next.rs_set = true;
                 } else if self.resynced_reg.q.val() {
                     // The requester restarted its sequence here.
                     self.m_write_back.next.rs_clear = true;
-                    self.rs_forget.next = true;
+                    self.m_loads.next.rs_forget = true;
                 } else if self.consumed_now.val() & self.far_next.val() {
                     self.m_write_back.next.rs_clear = true;
                 }
             }
-            if (self.action_reg.q.val() == 3) | (self.action_reg.q.val() == 1) | self.is_read.val()
+            if (self.action_reg.q.val() == 3)
+                | (self.action_reg.q.val() == 1)
+                | self.s_class.val().is_read
             {
                 self.next_state.next = ResponderState::Owe;
                 self.go.next = false;
-            } else if self.is_atomic.val() {
+            } else if self.s_class.val().is_atomic {
                 self.mode.next = MessageMode::ExecAtomic;
             } else {
                 self.mode.next = MessageMode::ExecWrite;

@@ -9,14 +9,14 @@
 //!
 //! Ports:
 //! - `clock`.
-//! - The presented outcome's header: `s_opcode` (8), `s_flags` (8), `s_src_node`,
-//!   `s_src_qp` (16 each), `s_dest_qp` (6: the destination QP's low bits; the engine
-//!   range-checks the whole number in its `LookupCapture`), `s_psn` (24), `s_msg_length`
-//!   (32); and `s_class`, that header decoded (an [`OutcomeClass`], `OutcomeClass::of`),
+//! - The presented outcome's header: `s_outcome` (a [`CellOutcomeHeader`]), of which
+//!   `opcode` (8), `flags` (8), `src_node`, `src_qp` (16 each), the low 6 bits of
+//!   `dest_qp` (the engine range-checks the whole number in its `LookupCapture`), `psn`
+//!   (24) and `msg_length` (32) are read; and `s_class`, that header decoded (an [`OutcomeClass`], `OutcomeClass::of`),
 //!   as the [`crate::cell::OutcomeSlice`] registers it with the outcome: the decode is
 //!   done there, so `capture` (which addresses the per-QP RAMs) starts at registers.
 //! - Decoded (`s_class`'s fields, passed on): `first` (FIRST flag and cell sequence 0),
-//!   `last_cell` (LAST flag), `ok` (status 0 and no reserved flag), `qp` (6, `s_dest_qp`),
+//!   `last_cell` (LAST flag), `ok` (status 0 and no reserved flag), `qp` (6, `dest_qp`'s low bits),
 //!   `resync`, `invalidate` (those flags), `is_send` (SEND, SEND_IMMEDIATE), `is_read`
 //!   (RDMA_READ_REQUEST), `is_atomic` (COMPARE_SWAP, FETCH_ADD), `consumes` (a SEND or
 //!   RDMA_WRITE_IMMEDIATE: it takes a receive queue entry), `is_request` (a SEND or an
@@ -36,7 +36,7 @@
 //! zero.
 
 use crate::cell::format::{flag, opcode};
-use crate::common::OutcomeClass;
+use crate::common::{CellOutcomeHeader, OutcomeClass};
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -52,17 +52,26 @@ pub struct MessageHeader {
     pub has_immediate: Bit,
 }
 
+/// The fields of a packed [`MessageHeader`] (the inverse of the `LogicStruct` packing).
+impl From<Bits<{ <MessageHeader as Synth>::BITS }>> for MessageHeader {
+    fn from(b: Bits<{ <MessageHeader as Synth>::BITS }>) -> Self {
+        let at = MessageHeader::default();
+        MessageHeader {
+            opcode: b.get_bits::<8>(at.get_my_offset_opcode()),
+            psn: b.get_bits::<24>(at.get_my_offset_psn()),
+            src_node: b.get_bits::<16>(at.get_my_offset_src_node()),
+            src_qp: b.get_bits::<16>(at.get_my_offset_src_qp()),
+            msg_length: b.get_bits::<32>(at.get_my_offset_msg_length()),
+            has_immediate: b.get_bit(at.get_my_offset_has_immediate()),
+        }
+    }
+}
+
 #[derive(LogicBlock)]
 pub struct HeaderCapture {
     pub clock: Signal<In, Clock>,
-    pub s_opcode: Signal<In, Bits<8>>,
-    pub s_flags: Signal<In, Bits<8>>,
+    pub s_outcome: Signal<In, CellOutcomeHeader>,
     pub s_class: Signal<In, OutcomeClass>,
-    pub s_dest_qp: Signal<In, Bits<6>>,
-    pub s_src_node: Signal<In, Bits<16>>,
-    pub s_src_qp: Signal<In, Bits<16>>,
-    pub s_psn: Signal<In, Bits<24>>,
-    pub s_msg_length: Signal<In, Bits<32>>,
     pub s_valid: Signal<In, Bit>,
     pub idle: Signal<In, Bit>,
     pub busy: Signal<In, Bit>,
@@ -98,14 +107,8 @@ impl HeaderCapture {
         let c = |v: u8| Constant::new((v as u64).to_bits());
         HeaderCapture {
             clock: Default::default(),
-            s_opcode: Default::default(),
-            s_flags: Default::default(),
+            s_outcome: Default::default(),
             s_class: Default::default(),
-            s_dest_qp: Default::default(),
-            s_src_node: Default::default(),
-            s_src_qp: Default::default(),
-            s_psn: Default::default(),
-            s_msg_length: Default::default(),
             s_valid: Default::default(),
             idle: Default::default(),
             busy: Default::default(),
@@ -151,7 +154,7 @@ impl Logic for HeaderCapture {
         self.first.next = self.s_class.val().first;
         self.last_cell.next = self.s_class.val().last_cell;
         self.ok.next = self.s_class.val().ok;
-        self.qp.next = self.s_dest_qp.val();
+        self.qp.next = bit_cast::<6, 16>(self.s_outcome.val().dest_qp);
         self.resync.next = self.s_class.val().resync;
         self.invalidate.next = self.s_class.val().invalidate;
         self.is_send.next = self.s_class.val().is_send;
@@ -168,13 +171,13 @@ impl Logic for HeaderCapture {
             & !self.busy.val()
             & !(self.ok.val() & !self.first.val());
         if self.capture.val() {
-            self.header.d.next.opcode = self.s_opcode.val();
-            self.header.d.next.psn = self.s_psn.val();
-            self.header.d.next.src_node = self.s_src_node.val();
-            self.header.d.next.src_qp = self.s_src_qp.val();
-            self.header.d.next.msg_length = self.s_msg_length.val();
+            self.header.d.next.opcode = self.s_outcome.val().opcode;
+            self.header.d.next.psn = self.s_outcome.val().psn;
+            self.header.d.next.src_node = self.s_outcome.val().src_node;
+            self.header.d.next.src_qp = self.s_outcome.val().src_qp;
+            self.header.d.next.msg_length = self.s_outcome.val().msg_length;
             self.header.d.next.has_immediate =
-                (self.s_flags.val() & self.flag_immediate.val()).any();
+                (self.s_outcome.val().flags & self.flag_immediate.val()).any();
         }
         self.m_header.next = self.header.q.val();
         self.hdr_consumes.next = (self.header.q.val().opcode == self.op_send.val())

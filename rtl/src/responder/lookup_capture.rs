@@ -12,14 +12,16 @@
 //! and the decision in the clock after starts from registers.
 //!
 //! Ports:
-//! - `clock`; `capture`: the lookup answers this clock (`QpState`'s `rd_*` and `ctx_*`
-//!   are valid): register them. Between captures every registered output holds.
-//! - The cell (held from the lookup to the decision): `dest_node`, `dest_qp`, `src_node`,
-//!   `src_qp` (16 each), `psn` (24), `opcode` (8); `node_id` (16, this NIC's node).
-//! - The lookup (`QpState`): `rd_expected`, `rd_rq_ci`, `rd_rs_psn`, `rd_atomic_psn`,
-//!   `rd_expect_psn` (24), `rd_rq_empty`, `rd_rqe_addr` (32), `rd_remote` (32),
-//!   `rd_expect_atomic`, `rd_expect_addr_low` (3), and the flags `ctx_enabled`,
-//!   `ctx_synced`, `ctx_nak_sent`, `ctx_atomic_valid`, `ctx_expect_valid`.
+//! - `clock`; `capture`: the lookup answers this clock (`QpState`'s `m_lookup` is
+//!   valid): register it. Between captures every registered output holds.
+//! - The cell (held from the lookup to the decision): `s_outcome` (a
+//!   [`CellOutcomeHeader`]), of which `dest_node`, `dest_qp`, `src_node`, `src_qp` (16
+//!   each), `psn` (24) and `opcode` (8) are read; `node_id` (16, this NIC's node).
+//! - The lookup (`QpState`'s): `s_lookup` (a [`QpLookup`]), of which `expected`,
+//!   `rq_ci`, `rs_psn`, `atomic_psn`, `expect_psn` (24), `rq_empty`, `rqe_addr` (32),
+//!   `remote` (32), `expect_atomic`, the low 3 bits of `expect_addr`, and the flags
+//!   `enabled`, `synced`, `nak_sent`, `atomic_valid`, `expect_valid` are read (below,
+//!   `rd_expected` is its `expected`, `rd_rs_psn` its `rs_psn`).
 //! - Registered at `capture`: `node_ok` (`dest_node == node_id`), `qp_exists` (`dest_qp <
 //!   queue_pairs`), `qp_enabled`, `synced`, `nak_sent`, `rq_empty`, `rq_ci` (24),
 //!   `rqe_addr` (32), `behind` (24, `rd_expected - psn` mod 2^24), `behind_rs` (`behind >
@@ -41,6 +43,8 @@
 //! cell from the lookup to the decision, so the comparisons hold as well). Throughput: a capture every clock. Limits: `queue_pairs` in 1..=64.
 
 use crate::cell::format::opcode;
+use crate::common::CellOutcomeHeader;
+use crate::responder::qp_state::QpLookup;
 use crate::sim::ClockedBlock;
 use nic_abi::MAX_QUEUE_PAIRS;
 use rust_hdl::prelude::*;
@@ -49,28 +53,9 @@ use rust_hdl::prelude::*;
 pub struct LookupCapture {
     pub clock: Signal<In, Clock>,
     pub capture: Signal<In, Bit>,
-    pub dest_node: Signal<In, Bits<16>>,
-    pub dest_qp: Signal<In, Bits<16>>,
-    pub src_node: Signal<In, Bits<16>>,
-    pub src_qp: Signal<In, Bits<16>>,
-    pub psn: Signal<In, Bits<24>>,
-    pub opcode: Signal<In, Bits<8>>,
+    pub s_outcome: Signal<In, CellOutcomeHeader>,
     pub node_id: Signal<In, Bits<16>>,
-    pub rd_expected: Signal<In, Bits<24>>,
-    pub rd_rq_ci: Signal<In, Bits<24>>,
-    pub rd_rs_psn: Signal<In, Bits<24>>,
-    pub rd_atomic_psn: Signal<In, Bits<24>>,
-    pub rd_expect_psn: Signal<In, Bits<24>>,
-    pub rd_rq_empty: Signal<In, Bit>,
-    pub rd_rqe_addr: Signal<In, Bits<32>>,
-    pub rd_remote: Signal<In, Bits<32>>,
-    pub rd_expect_atomic: Signal<In, Bit>,
-    pub rd_expect_addr_low: Signal<In, Bits<3>>,
-    pub ctx_enabled: Signal<In, Bit>,
-    pub ctx_synced: Signal<In, Bit>,
-    pub ctx_nak_sent: Signal<In, Bit>,
-    pub ctx_atomic_valid: Signal<In, Bit>,
-    pub ctx_expect_valid: Signal<In, Bit>,
+    pub s_lookup: Signal<In, QpLookup>,
     pub node_ok: Signal<Out, Bit>,
     pub qp_exists: Signal<Out, Bit>,
     pub qp_enabled: Signal<Out, Bit>,
@@ -119,28 +104,9 @@ impl LookupCapture {
         LookupCapture {
             clock: Default::default(),
             capture: Default::default(),
-            dest_node: Default::default(),
-            dest_qp: Default::default(),
-            src_node: Default::default(),
-            src_qp: Default::default(),
-            psn: Default::default(),
-            opcode: Default::default(),
+            s_outcome: Default::default(),
             node_id: Default::default(),
-            rd_expected: Default::default(),
-            rd_rq_ci: Default::default(),
-            rd_rs_psn: Default::default(),
-            rd_atomic_psn: Default::default(),
-            rd_expect_psn: Default::default(),
-            rd_rq_empty: Default::default(),
-            rd_rqe_addr: Default::default(),
-            rd_remote: Default::default(),
-            rd_expect_atomic: Default::default(),
-            rd_expect_addr_low: Default::default(),
-            ctx_enabled: Default::default(),
-            ctx_synced: Default::default(),
-            ctx_nak_sent: Default::default(),
-            ctx_atomic_valid: Default::default(),
-            ctx_expect_valid: Default::default(),
+            s_lookup: Default::default(),
             node_ok: Default::default(),
             qp_exists: Default::default(),
             qp_enabled: Default::default(),
@@ -197,31 +163,31 @@ impl Logic for LookupCapture {
             atomic_reg,
             expect_reg
         );
-        self.source.next =
-            bit_cast::<32, 16>(self.src_node.val()) | (bit_cast::<32, 16>(self.src_qp.val()) << 16);
-        self.psn_wraps.next = self.rd_expected.val() < self.psn.val();
-        self.rs_wraps.next = self.rd_expected.val() < self.rd_rs_psn.val();
+        self.source.next = bit_cast::<32, 16>(self.s_outcome.val().src_node)
+            | (bit_cast::<32, 16>(self.s_outcome.val().src_qp) << 16);
+        self.psn_wraps.next = self.s_lookup.val().expected < self.s_outcome.val().psn;
+        self.rs_wraps.next = self.s_lookup.val().expected < self.s_lookup.val().rs_psn;
         if self.capture.val() {
-            self.node_ok_reg.d.next = self.dest_node.val() == self.node_id.val();
-            self.exists_reg.d.next = self.dest_qp.val() < self.queue_pairs.val();
-            self.enabled_reg.d.next = self.ctx_enabled.val();
-            self.synced_reg.d.next = self.ctx_synced.val();
-            self.nak_reg.d.next = self.ctx_nak_sent.val();
-            self.rq_empty_reg.d.next = self.rd_rq_empty.val();
-            self.rq_ci_reg.d.next = self.rd_rq_ci.val();
-            self.rqe_addr_reg.d.next = self.rd_rqe_addr.val();
-            self.behind_reg.d.next = self.rd_expected.val() - self.psn.val();
+            self.node_ok_reg.d.next = self.s_outcome.val().dest_node == self.node_id.val();
+            self.exists_reg.d.next = self.s_outcome.val().dest_qp < self.queue_pairs.val();
+            self.enabled_reg.d.next = self.s_lookup.val().enabled;
+            self.synced_reg.d.next = self.s_lookup.val().synced;
+            self.nak_reg.d.next = self.s_lookup.val().nak_sent;
+            self.rq_empty_reg.d.next = self.s_lookup.val().rq_empty;
+            self.rq_ci_reg.d.next = self.s_lookup.val().rq_ci;
+            self.rqe_addr_reg.d.next = self.s_lookup.val().rqe_addr;
+            self.behind_reg.d.next = self.s_lookup.val().expected - self.s_outcome.val().psn;
             self.behind_rs_reg.d.next = (self.psn_wraps.val() & !self.rs_wraps.val())
                 | ((self.psn_wraps.val() == self.rs_wraps.val())
-                    & (self.rd_rs_psn.val() > self.psn.val()));
-            self.source_reg.d.next = self.rd_remote.val() == self.source.val();
-            self.atomic_reg.d.next =
-                self.ctx_atomic_valid.val() & (self.rd_atomic_psn.val() == self.psn.val());
-            self.expect_reg.d.next = self.ctx_expect_valid.val()
-                & (self.rd_expect_psn.val() == self.psn.val())
-                & (self.rd_expect_atomic.val()
-                    == (self.opcode.val() == self.op_atomic_response.val()))
-                & (self.rd_expect_addr_low.val() == 0);
+                    & (self.s_lookup.val().rs_psn > self.s_outcome.val().psn));
+            self.source_reg.d.next = self.s_lookup.val().remote == self.source.val();
+            self.atomic_reg.d.next = self.s_lookup.val().atomic_valid
+                & (self.s_lookup.val().atomic_psn == self.s_outcome.val().psn);
+            self.expect_reg.d.next = self.s_lookup.val().expect_valid
+                & (self.s_lookup.val().expect_psn == self.s_outcome.val().psn)
+                & (self.s_lookup.val().expect_atomic
+                    == (self.s_outcome.val().opcode == self.op_atomic_response.val()))
+                & (bit_cast::<3, 32>(self.s_lookup.val().expect_addr) == 0);
         }
         self.node_ok.next = self.node_ok_reg.q.val();
         self.qp_exists.next = self.exists_reg.q.val();

@@ -14,7 +14,8 @@
 //!     Lookup clock and compared with the cell (source, saved atomic, expected response)
 //!     in the Decide clock;
 //!   - [`MessageContext`] (`message_context.rs`): the message's registers (QP, write
-//!     window, PSN position, answers, write-back), loaded by its states;
+//!     window, PSN position, answers, write-back), loaded by its states, and the answers
+//!     assembled from them (`m_owe`, `m_answer`, `m_cpl`);
 //!   - [`MessageSequencer`] (`message_sequencer.rs`): the message's state machine, its
 //!     transitions and the strobes of what each state does;
 //!   - [`NackGenerator`] (the decision): rules 1-7 for a request message;
@@ -30,7 +31,8 @@
 //!     (its buffer address, length and `wr_id`), read over the rx DMA read port;
 //!   - [`TptClient`] (`tpt_client.rs`): a request's access check, the TPT request and
 //!     its answer, or the range check without a TPT;
-//!   - `NackCounters` (`common/`): the NACKs received, per syndrome.
+//!   - [`ReceiveCounters`] (`receive_counters.rs`): the `stat_*` counters (messages
+//!     received, dropped, and in its `NackCounters` the NACKs received per syndrome).
 //! - [`ResponseGenerator`]: the owed ACK, NACK, READ and atomic responses; its child
 //!   [`SlotRams`] (`slot_rams.rs`) holds the slots' RAMs and the read stage of the slot served,
 //!   [`BurstSize`] (`burst_size.rs`) sizes a READ response's DMA bursts.
@@ -50,6 +52,7 @@ pub mod payload_take;
 pub mod psn_window;
 pub mod qp_flags;
 pub mod qp_state;
+pub mod receive_counters;
 pub mod receive_queue_engine;
 pub mod response_generator;
 pub mod rqe_fetch;
@@ -57,7 +60,7 @@ pub mod slot_rams;
 pub mod tpt_client;
 pub mod writer;
 
-pub use act_stage::{ActStage, OwedAnswer};
+pub use act_stage::{ActLoads, ActStage, OwedAnswer};
 pub use answer_router::AnswerRouter;
 pub use burst_size::BurstSize;
 pub use header_capture::{HeaderCapture, MessageHeader};
@@ -66,9 +69,10 @@ pub use message_context::MessageContext;
 pub use message_sequencer::MessageSequencer;
 pub use nack_generator::NackGenerator;
 pub use payload_take::PayloadTake;
-pub use psn_window::PsnWindow;
+pub use psn_window::{PsnWindow, WindowReport};
 pub use qp_flags::QpFlags;
-pub use qp_state::{QpState, QpWriteBack};
+pub use qp_state::{QpLookup, QpState, QpWriteBack};
+pub use receive_counters::ReceiveCounters;
 pub use receive_queue_engine::ReceiveQueueEngine;
 pub use response_generator::ResponseGenerator;
 pub use rqe_fetch::RqeFetch;

@@ -14,7 +14,7 @@
 //!   not a request (dropped). `request_ok`: rule 5's static part (below).
 //! - `qp_exists` (`dest_qp < queue_pairs`), `qp_enabled` (QP_CTRL bit 0), `source_match`
 //!   (source node and QP equal `QP_REMOTE`).
-//! - `psn`, `expected_psn` (24), `synced`, `resync` (the cell's RESYNC flag), `nak_sent`.
+//! - `psn`, `expected_psn` (24), `synced`, `nak_sent`; the cell's RESYNC flag is `s_class.resync`.
 //! - The PSN distances, computed by the engine a clock ahead (from its per-QP RAMs, in
 //!   the clock they answer) so that no subtraction lies in series with the rules:
 //!   `behind` = `(expected_psn - psn) mod 2^24`, and `behind_rs`: `behind > rs_back`, with
@@ -131,7 +131,6 @@ pub struct NackGenerator {
     pub psn: Signal<In, Bits<24>>,
     pub expected_psn: Signal<In, Bits<24>>,
     pub synced: Signal<In, Bit>,
-    pub resync: Signal<In, Bit>,
     pub nak_sent: Signal<In, Bit>,
     pub atomic_match: Signal<In, Bit>,
     pub enable_send_recv: Signal<In, Bit>,
@@ -213,7 +212,6 @@ impl Default for NackGenerator {
             psn: Default::default(),
             expected_psn: Default::default(),
             synced: Default::default(),
-            resync: Default::default(),
             nak_sent: Default::default(),
             atomic_match: Default::default(),
             enable_send_recv: Default::default(),
@@ -296,7 +294,8 @@ impl Logic for NackGenerator {
         // Rule 2: resync, then classify against the (possibly new) expected PSN.
         self.in_window.next =
             (self.behind.val() != 0) & (self.behind.val() <= self.send_window.val());
-        self.resync_now.next = !self.synced.val() | (self.resync.val() & !self.in_window.val());
+        self.resync_now.next =
+            !self.synced.val() | (self.s_class.val().resync & !self.in_window.val());
         // Against the effective expected PSN (this PSN after a resync, else the expected
         // one): the distance is 0 after a resync and `behind` otherwise, so the
         // classification needs no second subtraction in series with the first.
@@ -625,7 +624,7 @@ mod tests {
         uut.psn.next = (i.psn as u64).to_bits();
         uut.expected_psn.next = (i.expected_psn as u64).to_bits();
         uut.synced.next = i.synced;
-        uut.resync.next = i.resync;
+        uut.s_class.next.resync = i.resync;
         uut.nak_sent.next = i.nak_sent;
         uut.atomic_match.next = i.atomic_match;
         uut.enable_send_recv.next = i.enable_send_recv;

@@ -15,7 +15,7 @@
 //!   `expected - psn` of a duplicate), `resynced` (the decision adopts `psn`: the
 //!   NackGenerator's `resynced`), `syndrome` (8, of the answer that consumes a PSN: 0 for
 //!   an execution without a NACK).
-//! - Out: `effective` (24: `psn` when `resynced`, else `expected`), `effective_next` (24,
+//! - Out: `m_window`, one [`WindowReport`] bundle of: `effective` (24: `psn` when `resynced`, else `expected`), `effective_next` (24,
 //!   `effective + 1`), `expected_next` (24, `expected + 1`), `far_next`
 //!   (`effective_next` is more than 8 past `rs_psn`), `far_commit` (`expected_next` is),
 //!   `window_eff` (24: `window`, 0 when `resynced`), `report_dup` (21: the window's entries
@@ -32,6 +32,37 @@
 
 use rust_hdl::prelude::*;
 
+/// What the window arithmetic gives (`m_window`), the fields as the port list names them.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct WindowReport {
+    pub effective: Bits<24>,
+    pub effective_next: Bits<24>,
+    pub expected_next: Bits<24>,
+    pub far_next: Bit,
+    pub far_commit: Bit,
+    pub window_eff: Bits<24>,
+    pub report_dup: Bits<21>,
+    pub report_after1: Bits<21>,
+    pub code: Bits<3>,
+}
+
+impl From<Bits<{ <WindowReport as Synth>::BITS }>> for WindowReport {
+    fn from(b: Bits<{ <WindowReport as Synth>::BITS }>) -> Self {
+        let at = WindowReport::default();
+        WindowReport {
+            effective: b.get_bits::<24>(at.get_my_offset_effective()),
+            effective_next: b.get_bits::<24>(at.get_my_offset_effective_next()),
+            expected_next: b.get_bits::<24>(at.get_my_offset_expected_next()),
+            far_next: b.get_bit(at.get_my_offset_far_next()),
+            far_commit: b.get_bit(at.get_my_offset_far_commit()),
+            window_eff: b.get_bits::<24>(at.get_my_offset_window_eff()),
+            report_dup: b.get_bits::<21>(at.get_my_offset_report_dup()),
+            report_after1: b.get_bits::<21>(at.get_my_offset_report_after1()),
+            code: b.get_bits::<3>(at.get_my_offset_code()),
+        }
+    }
+}
+
 #[derive(LogicBlock, Default)]
 pub struct PsnWindow {
     pub expected: Signal<In, Bits<24>>,
@@ -41,15 +72,7 @@ pub struct PsnWindow {
     pub behind: Signal<In, Bits<24>>,
     pub resynced: Signal<In, Bit>,
     pub syndrome: Signal<In, Bits<8>>,
-    pub effective: Signal<Out, Bits<24>>,
-    pub effective_next: Signal<Out, Bits<24>>,
-    pub expected_next: Signal<Out, Bits<24>>,
-    pub far_next: Signal<Out, Bit>,
-    pub far_commit: Signal<Out, Bit>,
-    pub window_eff: Signal<Out, Bits<24>>,
-    pub report_dup: Signal<Out, Bits<21>>,
-    pub report_after1: Signal<Out, Bits<21>>,
-    pub code: Signal<Out, Bits<3>>,
+    pub m_window: Signal<Out, WindowReport>,
     psn_next: Signal<Local, Bits<24>>,
     expected_p1: Signal<Local, Bits<24>>,
     far_psn: Signal<Local, Bit>,
@@ -65,61 +88,61 @@ impl PsnWindow {
 impl Logic for PsnWindow {
     #[hdl_gen]
     fn update(&mut self) {
-        self.effective.next = self.expected.val();
+        self.m_window.next.effective = self.expected.val();
         if self.resynced.val() {
-            self.effective.next = self.psn.val();
+            self.m_window.next.effective = self.psn.val();
         }
         self.expected_p1.next = self.expected.val() + 1;
         self.psn_next.next = self.psn.val() + 1;
-        self.expected_next.next = self.expected_p1.val();
-        self.effective_next.next = self.expected_p1.val();
+        self.m_window.next.expected_next = self.expected_p1.val();
+        self.m_window.next.effective_next = self.expected_p1.val();
         if self.resynced.val() {
-            self.effective_next.next = self.psn_next.val();
+            self.m_window.next.effective_next = self.psn_next.val();
         }
         self.far_expected.next = (self.expected_p1.val() - self.rs_psn.val()) > 8;
         self.far_psn.next = (self.psn_next.val() - self.rs_psn.val()) > 8;
-        self.far_commit.next = self.far_expected.val();
-        self.far_next.next = self.far_expected.val();
+        self.m_window.next.far_commit = self.far_expected.val();
+        self.m_window.next.far_next = self.far_expected.val();
         if self.resynced.val() {
-            self.far_next.next = self.far_psn.val();
+            self.m_window.next.far_next = self.far_psn.val();
         }
-        self.window_eff.next = self.window.val();
+        self.m_window.next.window_eff = self.window.val();
         if self.resynced.val() {
-            self.window_eff.next = 0.into();
+            self.m_window.next.window_eff = 0.into();
         }
         // Unrolled: entry k of the report is entry `behind + k` of the window.
-        self.report_after1.next = bit_cast::<21, 24>(self.window.val() >> 3);
-        self.report_dup.next = 0.into();
+        self.m_window.next.report_after1 = bit_cast::<21, 24>(self.window.val() >> 3);
+        self.m_window.next.report_dup = 0.into();
         if self.behind.val() == 1 {
-            self.report_dup.next = bit_cast::<21, 24>(self.window.val() >> 3);
+            self.m_window.next.report_dup = bit_cast::<21, 24>(self.window.val() >> 3);
         }
         if self.behind.val() == 2 {
-            self.report_dup.next = bit_cast::<21, 24>(self.window.val() >> 6);
+            self.m_window.next.report_dup = bit_cast::<21, 24>(self.window.val() >> 6);
         }
         if self.behind.val() == 3 {
-            self.report_dup.next = bit_cast::<21, 24>(self.window.val() >> 9);
+            self.m_window.next.report_dup = bit_cast::<21, 24>(self.window.val() >> 9);
         }
         if self.behind.val() == 4 {
-            self.report_dup.next = bit_cast::<21, 24>(self.window.val() >> 12);
+            self.m_window.next.report_dup = bit_cast::<21, 24>(self.window.val() >> 12);
         }
         if self.behind.val() == 5 {
-            self.report_dup.next = bit_cast::<21, 24>(self.window.val() >> 15);
+            self.m_window.next.report_dup = bit_cast::<21, 24>(self.window.val() >> 15);
         }
         if self.behind.val() == 6 {
-            self.report_dup.next = bit_cast::<21, 24>(self.window.val() >> 18);
+            self.m_window.next.report_dup = bit_cast::<21, 24>(self.window.val() >> 18);
         }
         if self.behind.val() == 7 {
-            self.report_dup.next = bit_cast::<21, 24>(self.window.val() >> 21);
+            self.m_window.next.report_dup = bit_cast::<21, 24>(self.window.val() >> 21);
         }
         if self.behind.val() == 8 {
-            self.report_dup.next = bit_cast::<21, 24>(self.window.val() >> 24);
+            self.m_window.next.report_dup = bit_cast::<21, 24>(self.window.val() >> 24);
         }
-        self.code.next = self.syndrome.val().get_bits::<3>(0) + 1;
+        self.m_window.next.code = self.syndrome.val().get_bits::<3>(0) + 1;
         if self.syndrome.val() == 0x20 {
-            self.code.next = 1.into();
+            self.m_window.next.code = 1.into();
         }
         if self.syndrome.val() == 0 {
-            self.code.next = 0.into();
+            self.m_window.next.code = 0.into();
         }
     }
 }

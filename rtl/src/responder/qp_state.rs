@@ -36,17 +36,17 @@
 //!   Always ready outside the sweep.
 //! - Lookup: `lookup`, `lookup_qp` (6): read that QP's RAMs; `hold`: the engine uses the RAM
 //!   port this clock (a lookup or a write-back), so the CSR port waits. The clock after a
-//!   lookup, `rd_*` give the entry: `rd_expected`, `rd_rq_ci` (24), `rd_rq_empty`
-//!   (RQ_PI equals `rq_ci`), `rd_rqe_addr` (32: RQ_BASE + 32 x (`rq_ci` mod 2^RQ_SIZE_LOG2),
-//!   the next receive queue entry), `rd_remote` (32), `rd_refused` (24, zero unless the
-//!   window is valid), `rd_rs_psn` (24), `rd_atomic_psn` (24), `rd_atomic_value` (64),
-//!   `rd_expect_psn` (24), `rd_expect_atomic`, `rd_expect_addr`, `rd_expect_length` (32);
+//!   lookup, `m_lookup` (one [`QpLookup`] bundle) gives the entry: `expected`, `rq_ci`
+//!   (24), `rq_empty` (RQ_PI equals `rq_ci`), `rqe_addr` (32: RQ_BASE + 32 x (`rq_ci` mod
+//!   2^RQ_SIZE_LOG2), the next receive queue entry), `remote` (32), `refused` (24, zero
+//!   unless the window is valid), `rs_psn` (24), `atomic_psn` (24), `atomic_value` (64),
+//!   `expect_psn` (24), `expect_atomic`, `expect_addr`, `expect_length` (32);
 //!   all zero in a clock that does not follow a lookup, and after a lookup of a QP at or
 //!   beyond `queue_pairs` (the RAMs hold no word for it). Without a lookup the RAMs read
 //!   `s_csr_qp` (for the CSR port). RAM words start at zero.
-//! - The message's queue pair `ctx_qp` (6): its flags `ctx_enabled`, `ctx_synced`,
-//!   `ctx_nak_sent`, `ctx_rs_valid`, `ctx_atomic_valid`, `ctx_expect_valid` (as of this
-//!   clock), and `ctx_abort`: a CSR reset or resume of `ctx_qp` is taken this clock.
+//! - The message's queue pair `ctx_qp` (6): its flags, in `m_lookup` as well: `enabled`,
+//!   `synced`, `nak_sent`, `rs_valid`, `atomic_valid`, `expect_valid` (as of this clock);
+//!   and `ctx_abort`: a CSR reset or resume of `ctx_qp` is taken this clock.
 //! - Write-backs to `ctx_qp` (each takes effect at the clock edge), `s_write_back` (a
 //!   [`QpWriteBack`]): `state` with `rq_ci`, `expected` (24); `atomic` with
 //!   `wr_atomic_psn` (24), `wr_atomic_value` (64) (saved, valid); `refused` with `window`
@@ -132,6 +132,59 @@ impl From<Bits<{ <QpWriteBack as Synth>::BITS }>> for QpWriteBack {
     }
 }
 
+/// The table's answer (`m_lookup`): the looked-up queue pair's entry, the clock after
+/// `lookup` (zero otherwise), and the flags of the message's queue pair `ctx_qp`. Fields
+/// as the port list names them (`rd_*` without the prefix, `ctx_*` flags without theirs).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, LogicStruct)]
+pub struct QpLookup {
+    pub expected: Bits<24>,
+    pub rq_ci: Bits<24>,
+    pub rq_empty: Bit,
+    pub rqe_addr: Bits<32>,
+    pub remote: Bits<32>,
+    pub refused: Bits<24>,
+    pub rs_psn: Bits<24>,
+    pub atomic_psn: Bits<24>,
+    pub atomic_value: Bits<64>,
+    pub expect_psn: Bits<24>,
+    pub expect_atomic: Bit,
+    pub expect_addr: Bits<32>,
+    pub expect_length: Bits<32>,
+    pub enabled: Bit,
+    pub synced: Bit,
+    pub nak_sent: Bit,
+    pub rs_valid: Bit,
+    pub atomic_valid: Bit,
+    pub expect_valid: Bit,
+}
+
+impl From<Bits<{ <QpLookup as Synth>::BITS }>> for QpLookup {
+    fn from(b: Bits<{ <QpLookup as Synth>::BITS }>) -> Self {
+        let at = QpLookup::default();
+        QpLookup {
+            expected: b.get_bits::<24>(at.get_my_offset_expected()),
+            rq_ci: b.get_bits::<24>(at.get_my_offset_rq_ci()),
+            rq_empty: b.get_bit(at.get_my_offset_rq_empty()),
+            rqe_addr: b.get_bits::<32>(at.get_my_offset_rqe_addr()),
+            remote: b.get_bits::<32>(at.get_my_offset_remote()),
+            refused: b.get_bits::<24>(at.get_my_offset_refused()),
+            rs_psn: b.get_bits::<24>(at.get_my_offset_rs_psn()),
+            atomic_psn: b.get_bits::<24>(at.get_my_offset_atomic_psn()),
+            atomic_value: b.get_bits::<64>(at.get_my_offset_atomic_value()),
+            expect_psn: b.get_bits::<24>(at.get_my_offset_expect_psn()),
+            expect_atomic: b.get_bit(at.get_my_offset_expect_atomic()),
+            expect_addr: b.get_bits::<32>(at.get_my_offset_expect_addr()),
+            expect_length: b.get_bits::<32>(at.get_my_offset_expect_length()),
+            enabled: b.get_bit(at.get_my_offset_enabled()),
+            synced: b.get_bit(at.get_my_offset_synced()),
+            nak_sent: b.get_bit(at.get_my_offset_nak_sent()),
+            rs_valid: b.get_bit(at.get_my_offset_rs_valid()),
+            atomic_valid: b.get_bit(at.get_my_offset_atomic_valid()),
+            expect_valid: b.get_bit(at.get_my_offset_expect_valid()),
+        }
+    }
+}
+
 #[derive(LogicBlock)]
 pub struct QpState {
     pub clock: Signal<In, Clock>,
@@ -156,25 +209,7 @@ pub struct QpState {
     pub hold: Signal<In, Bit>,
     pub ctx_qp: Signal<In, Bits<6>>,
     pub sweep_done: Signal<Out, Bit>,
-    pub rd_expected: Signal<Out, Bits<24>>,
-    pub rd_rq_ci: Signal<Out, Bits<24>>,
-    pub rd_rq_empty: Signal<Out, Bit>,
-    pub rd_rqe_addr: Signal<Out, Bits<32>>,
-    pub rd_remote: Signal<Out, Bits<32>>,
-    pub rd_refused: Signal<Out, Bits<24>>,
-    pub rd_rs_psn: Signal<Out, Bits<24>>,
-    pub rd_atomic_psn: Signal<Out, Bits<24>>,
-    pub rd_atomic_value: Signal<Out, Bits<64>>,
-    pub rd_expect_psn: Signal<Out, Bits<24>>,
-    pub rd_expect_atomic: Signal<Out, Bit>,
-    pub rd_expect_addr: Signal<Out, Bits<32>>,
-    pub rd_expect_length: Signal<Out, Bits<32>>,
-    pub ctx_enabled: Signal<Out, Bit>,
-    pub ctx_synced: Signal<Out, Bit>,
-    pub ctx_nak_sent: Signal<Out, Bit>,
-    pub ctx_rs_valid: Signal<Out, Bit>,
-    pub ctx_atomic_valid: Signal<Out, Bit>,
-    pub ctx_expect_valid: Signal<Out, Bit>,
+    pub m_lookup: Signal<Out, QpLookup>,
     pub ctx_abort: Signal<Out, Bit>,
     pub s_write_back: Signal<In, QpWriteBack>,
     pub write_back_busy: Signal<Out, Bit>,
@@ -293,25 +328,7 @@ impl QpState {
             hold: Default::default(),
             ctx_qp: Default::default(),
             sweep_done: Default::default(),
-            rd_expected: Default::default(),
-            rd_rq_ci: Default::default(),
-            rd_rq_empty: Default::default(),
-            rd_rqe_addr: Default::default(),
-            rd_remote: Default::default(),
-            rd_refused: Default::default(),
-            rd_rs_psn: Default::default(),
-            rd_atomic_psn: Default::default(),
-            rd_atomic_value: Default::default(),
-            rd_expect_psn: Default::default(),
-            rd_expect_atomic: Default::default(),
-            rd_expect_addr: Default::default(),
-            rd_expect_length: Default::default(),
-            ctx_enabled: Default::default(),
-            ctx_synced: Default::default(),
-            ctx_nak_sent: Default::default(),
-            ctx_rs_valid: Default::default(),
-            ctx_atomic_valid: Default::default(),
-            ctx_expect_valid: Default::default(),
+            m_lookup: Default::default(),
             ctx_abort: Default::default(),
             s_write_back: Default::default(),
             write_back_busy: Default::default(),
@@ -427,33 +444,37 @@ impl Logic for QpState {
             self.answer32.next = !bits::<32>(0);
             self.answer64.next = !bits::<64>(0);
         }
-        self.rd_expected.next = self.expected_ram.read_data.val() & self.answer24.val();
-        self.rd_rq_ci.next = self.rq_ci_ram.read_data.val() & self.answer24.val();
-        self.rd_rq_empty.next = (self.rq_pi_ram.read_data.val() == self.rq_ci_ram.read_data.val())
+        self.m_lookup.next.expected = self.expected_ram.read_data.val() & self.answer24.val();
+        self.m_lookup.next.rq_ci = self.rq_ci_ram.read_data.val() & self.answer24.val();
+        self.m_lookup.next.rq_empty = (self.rq_pi_ram.read_data.val()
+            == self.rq_ci_ram.read_data.val())
             & self.answer.q.val();
         self.ring_mask.next = (bits::<32>(1) << self.rq_log2_ram.read_data.val()) - 1;
-        self.rd_rqe_addr.next = (self.rq_base_ram.read_data.val()
+        self.m_lookup.next.rqe_addr = (self.rq_base_ram.read_data.val()
             + ((bit_cast::<32, 24>(self.rq_ci_ram.read_data.val()) & self.ring_mask.val()) << 5))
             & self.answer32.val();
-        self.rd_remote.next = self.remote_ram.read_data.val() & self.answer32.val();
+        self.m_lookup.next.remote = self.remote_ram.read_data.val() & self.answer32.val();
         self.refused_out.next = 0.into();
         if self.flags.ctx_refused.val() {
             self.refused_out.next = self.refused_ram.read_data.val();
         }
-        self.rd_refused.next = self.refused_out.val() & self.answer24.val();
-        self.rd_rs_psn.next = self.rs_ram.read_data.val() & self.answer24.val();
-        self.rd_atomic_psn.next = self.atomic_ram.read_data.val().psn & self.answer24.val();
-        self.rd_atomic_value.next = self.atomic_ram.read_data.val().value & self.answer64.val();
-        self.rd_expect_psn.next = self.expect_ram.read_data.val().psn & self.answer24.val();
-        self.rd_expect_atomic.next = self.expect_ram.read_data.val().atomic & self.answer.q.val();
-        self.rd_expect_addr.next = self.expect_ram.read_data.val().addr & self.answer32.val();
-        self.rd_expect_length.next = self.expect_ram.read_data.val().length & self.answer32.val();
-        self.ctx_enabled.next = self.flags.ctx_enabled.val();
-        self.ctx_synced.next = self.flags.ctx_synced.val();
-        self.ctx_nak_sent.next = self.flags.ctx_nak_sent.val();
-        self.ctx_rs_valid.next = self.flags.ctx_rs_valid.val();
-        self.ctx_atomic_valid.next = self.flags.ctx_atomic_valid.val();
-        self.ctx_expect_valid.next = self.flags.ctx_expect_valid.val();
+        self.m_lookup.next.refused = self.refused_out.val() & self.answer24.val();
+        self.m_lookup.next.rs_psn = self.rs_ram.read_data.val() & self.answer24.val();
+        self.m_lookup.next.atomic_psn = self.atomic_ram.read_data.val().psn & self.answer24.val();
+        self.m_lookup.next.atomic_value =
+            self.atomic_ram.read_data.val().value & self.answer64.val();
+        self.m_lookup.next.expect_psn = self.expect_ram.read_data.val().psn & self.answer24.val();
+        self.m_lookup.next.expect_atomic =
+            self.expect_ram.read_data.val().atomic & self.answer.q.val();
+        self.m_lookup.next.expect_addr = self.expect_ram.read_data.val().addr & self.answer32.val();
+        self.m_lookup.next.expect_length =
+            self.expect_ram.read_data.val().length & self.answer32.val();
+        self.m_lookup.next.enabled = self.flags.ctx_enabled.val();
+        self.m_lookup.next.synced = self.flags.ctx_synced.val();
+        self.m_lookup.next.nak_sent = self.flags.ctx_nak_sent.val();
+        self.m_lookup.next.rs_valid = self.flags.ctx_rs_valid.val();
+        self.m_lookup.next.atomic_valid = self.flags.ctx_atomic_valid.val();
+        self.m_lookup.next.expect_valid = self.flags.ctx_expect_valid.val();
 
         // ---- CSR side port ----
         self.csr_open.next = !self.hold.val() & self.swept.q.val() & !self.reset.val();

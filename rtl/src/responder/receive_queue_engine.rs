@@ -23,12 +23,15 @@
 //! [`PayloadTake`] says whether the presented beat is taken and what it does; [`Writer`]
 //! writes payload beats and atomic results to host memory; [`RqeFetch`] reads the receive
 //! queue entry a consuming request takes; [`AnswerRouter`] hands answers
-//! of this NIC's own requests to the requester; a [`NackCounters`] counts the NACKs among
-//! them; [`MessageSequencer`] holds the message's state machine (where the engine stands,
+//! of this NIC's own requests to the requester; [`MessageSequencer`] holds the message's state machine (where the engine stands,
 //! the message's mode, whether it was abandoned) and says what each state does;
 //! [`MessageContext`] keeps the message's registers (its QP, write window, PSN position,
-//! the answers and the write-back), loaded by the sequencer's states. The engine wires
-//! them and keeps the counters.
+//! the answers and the write-back), loaded by the sequencer's states, and assembles the
+//! answers (`m_owe`, the requester's answer, `m_cpl`) from them; [`ReceiveCounters`] keeps
+//! the `stat_*` counters (the NACKs received in its `NackCounters`). The engine wires
+//! them. Bundles between the children: the lookup's answer ([`crate::responder::QpLookup`]),
+//! the PSN arithmetic ([`crate::responder::WindowReport`]), the Act clock's loads
+//! ([`crate::responder::ActLoads`]), the outcome's header and classes.
 //!
 //! Ports:
 //! - `clock`, `reset` (synchronous, active high: clears every queue pair's state, then
@@ -154,8 +157,7 @@
 //! message's cells contiguously); host addresses wrap at 2^32.
 
 use crate::common::{
-    AckEvent, CellOutcomeHeader, CompletionRequest, NackCounters, OutcomeClass, OwedResponse,
-    TptRequest,
+    AckEvent, CellOutcomeHeader, CompletionRequest, OutcomeClass, OwedResponse, TptRequest,
 };
 use crate::responder::act_stage::ActStage;
 use crate::responder::answer_router::AnswerRouter;
@@ -167,6 +169,7 @@ use crate::responder::nack_generator::NackGenerator;
 use crate::responder::payload_take::PayloadTake;
 use crate::responder::psn_window::PsnWindow;
 use crate::responder::qp_state::QpState;
+use crate::responder::receive_counters::ReceiveCounters;
 use crate::responder::rqe_fetch::RqeFetch;
 use crate::responder::tpt_client::TptClient;
 use crate::responder::writer::Writer;
@@ -303,17 +306,11 @@ pub struct ReceiveQueueEngine {
     /// The presented outcome decoded, and the message's header (registered from its
     /// first cell).
     header: HeaderCapture,
-    immediate_reg: DFF<Bits<32>>,
     /// The message's registers (QP, write window, PSN position, answers, write-back),
     /// loaded by its states.
     ctx: MessageContext,
-    /// A drop counted last clock (`stat_dropped` counts it a clock after the decision).
-    drop_pending: DFF<Bit>,
-    // ---- Counters ----
-    messages_received: DFF<Bits<32>>,
-    dropped: DFF<Bits<32>>,
-    /// `stat_nack_received_*`: the NACKs delivered to the requester, per syndrome.
-    nack_received: NackCounters,
+    /// The `stat_*` counters.
+    counters: ReceiveCounters,
     /// Answers of this NIC's own requests to the requester (`m_ack_*`).
     router: AnswerRouter,
     /// The PSN arithmetic of the decided request: expected PSN, resync point, refusals.
@@ -341,14 +338,10 @@ pub struct ReceiveQueueEngine {
     /// The access check: the TPT request and its answer, or the range without a TPT.
     tpt: TptClient,
     // ---- Combinational intermediates ----
-    /// Idle: the first (or a failed) cell's QP is looked up now.
-    lookup_issue: Signal<Local, Bit>,
     /// The syndrome of the answer consuming a PSN (the `PsnWindow` gives its refusal code).
     refusal_syndrome: Signal<Local, Bits<8>>,
     /// FailDecide: the failed cell owes CRC_OR_MALFORMED.
     fail_owes: Signal<Local, Bit>,
-    /// The Lookup or FailLookup clock: the per-QP RAMs answer, registered.
-    lookup_answer: Signal<Local, Bit>,
 }
 
 impl ReceiveQueueEngine {
@@ -430,12 +423,8 @@ impl ReceiveQueueEngine {
             seq: MessageSequencer::new(),
             ctx: MessageContext::new(),
             header: HeaderCapture::new(),
-            immediate_reg: Default::default(),
-            drop_pending: Default::default(),
             refusal_syndrome: Default::default(),
-            messages_received: Default::default(),
-            dropped: Default::default(),
-            nack_received: NackCounters::new(),
+            counters: ReceiveCounters::new(),
             router: AnswerRouter::new(),
             psn_window: PsnWindow::new(),
             expect_clear_due: Default::default(),
@@ -448,9 +437,7 @@ impl ReceiveQueueEngine {
             nack: Default::default(),
             act: ActStage::new(tpt_present),
             tpt: TptClient::new(tpt_present),
-            lookup_issue: Default::default(),
             fail_owes: Default::default(),
-            lookup_answer: Default::default(),
         }
     }
 }
@@ -458,15 +445,7 @@ impl ReceiveQueueEngine {
 impl Logic for ReceiveQueueEngine {
     #[hdl_gen]
     fn update(&mut self) {
-        dff_setup!(
-            self,
-            clock,
-            immediate_reg,
-            drop_pending,
-            messages_received,
-            dropped,
-            expect_clear_due
-        );
+        dff_setup!(self, clock, expect_clear_due);
         self.qp_state.clock.next = self.clock.val();
         self.qp_state.reset.next = self.reset.val();
         self.writer.clock.next = self.clock.val();
@@ -475,20 +454,11 @@ impl Logic for ReceiveQueueEngine {
         self.rqe_fetch.reset.next = self.reset.val();
         self.router.clock.next = self.clock.val();
         self.router.reset.next = self.reset.val();
-        self.nack_received.clock.next = self.clock.val();
-        self.nack_received.reset.next = self.reset.val();
 
-        // ---- The presented outcome (its header is held until its last beat), decoded;
-        // the message's header, registered from its first cell ----
+        // ---- The presented outcome, decoded; the message's header, from its first cell ----
         self.header.clock.next = self.clock.val();
-        self.header.s_opcode.next = self.s_rx_outcome.val().opcode;
-        self.header.s_flags.next = self.s_rx_outcome.val().flags;
+        self.header.s_outcome.next = self.s_rx_outcome.val();
         self.header.s_class.next = self.s_rx_class.val();
-        self.header.s_dest_qp.next = bit_cast::<6, 16>(self.s_rx_outcome.val().dest_qp);
-        self.header.s_src_node.next = self.s_rx_outcome.val().src_node;
-        self.header.s_src_qp.next = self.s_rx_outcome.val().src_qp;
-        self.header.s_psn.next = self.s_rx_outcome.val().psn;
-        self.header.s_msg_length.next = self.s_rx_outcome.val().msg_length;
         self.header.s_valid.next = self.s_rx_valid.val();
         self.header.idle.next = self.seq.state.val() == ResponderState::Idle;
         self.header.busy.next = self.qp_state.write_back_busy.val();
@@ -496,42 +466,17 @@ impl Logic for ReceiveQueueEngine {
         // ---- Lookup: the per-QP state table answers for ctx_qp ----
         self.qp_state.ctx_qp.next = self.ctx.ctx_qp.val();
         // The lookup registered, and compared with the cell in the Decide clock.
-        self.lookup_answer.next = (self.seq.state.val() == ResponderState::Lookup)
-            | (self.seq.state.val() == ResponderState::FailLookup);
         self.lookup.clock.next = self.clock.val();
-        self.lookup.capture.next = self.lookup_answer.val();
-        self.lookup.dest_node.next = self.s_rx_outcome.val().dest_node;
-        self.lookup.dest_qp.next = self.s_rx_outcome.val().dest_qp;
-        self.lookup.src_node.next = self.s_rx_outcome.val().src_node;
-        self.lookup.src_qp.next = self.s_rx_outcome.val().src_qp;
-        self.lookup.psn.next = self.s_rx_outcome.val().psn;
-        self.lookup.opcode.next = self.s_rx_outcome.val().opcode;
+        self.lookup.capture.next = (self.seq.state.val() == ResponderState::Lookup)
+            | (self.seq.state.val() == ResponderState::FailLookup);
+        self.lookup.s_outcome.next = self.s_rx_outcome.val();
         self.lookup.node_id.next = self.cfg_node_id.val();
-        self.lookup.rd_expected.next = self.qp_state.rd_expected.val();
-        self.lookup.rd_rq_ci.next = self.qp_state.rd_rq_ci.val();
-        self.lookup.rd_rs_psn.next = self.qp_state.rd_rs_psn.val();
-        self.lookup.rd_atomic_psn.next = self.qp_state.rd_atomic_psn.val();
-        self.lookup.rd_expect_psn.next = self.qp_state.rd_expect_psn.val();
-        self.lookup.rd_rq_empty.next = self.qp_state.rd_rq_empty.val();
-        self.lookup.rd_rqe_addr.next = self.qp_state.rd_rqe_addr.val();
-        self.lookup.rd_remote.next = self.qp_state.rd_remote.val();
-        self.lookup.rd_expect_atomic.next = self.qp_state.rd_expect_atomic.val();
-        self.lookup.rd_expect_addr_low.next = self.qp_state.rd_expect_addr.val().get_bits::<3>(0);
-        self.lookup.ctx_enabled.next = self.qp_state.ctx_enabled.val();
-        self.lookup.ctx_synced.next = self.qp_state.ctx_synced.val();
-        self.lookup.ctx_nak_sent.next = self.qp_state.ctx_nak_sent.val();
-        self.lookup.ctx_atomic_valid.next = self.qp_state.ctx_atomic_valid.val();
-        self.lookup.ctx_expect_valid.next = self.qp_state.ctx_expect_valid.val();
+        self.lookup.s_lookup.next = self.qp_state.m_lookup.val();
         // ---- The access check (the range registered with the first cell, judged in the
         // Lookup clock; the TPT asked in TptRequest, answering in TptWait) ----
         self.tpt.clock.next = self.clock.val();
-        self.tpt.vaddr.next = self.s_rx_outcome.val().vaddr;
-        self.tpt.stag.next = self.s_rx_outcome.val().stag;
-        self.tpt.dma_length.next = self.s_rx_outcome.val().dma_length;
-        self.tpt.is_read.next = self.s_rx_class.val().is_read;
-        self.tpt.is_atomic.next = self.s_rx_class.val().is_atomic;
-        self.tpt.invalidate.next = self.s_rx_class.val().invalidate;
-        self.tpt.consumes.next = self.s_rx_class.val().consumes;
+        self.tpt.s_outcome.next = self.s_rx_outcome.val();
+        self.tpt.s_class.next = self.s_rx_class.val();
         self.tpt.qp.next = self.ctx.ctx_qp.val();
         self.tpt.rq_empty.next = self.lookup.rq_empty.val();
         self.tpt.init.next = self.seq.state.val() == ResponderState::Lookup;
@@ -551,7 +496,6 @@ impl Logic for ReceiveQueueEngine {
         self.nack.psn.next = self.s_rx_outcome.val().psn;
         self.nack.expected_psn.next = self.ctx.expected.val();
         self.nack.synced.next = self.lookup.synced.val();
-        self.nack.resync.next = self.s_rx_class.val().resync;
         self.nack.nak_sent.next = self.lookup.nak_sent.val();
         self.nack.atomic_match.next = self.lookup.atomic_match.val();
         self.nack.enable_send_recv.next = self.cfg_enable_send_recv.val();
@@ -595,13 +539,10 @@ impl Logic for ReceiveQueueEngine {
 
         // ---- Defaults ----
         self.qp_state.lookup_qp.next = self.header.qp.val();
-        // Assigned once (no default overridden below): a child input that changed twice in
-        // one evaluation would retrigger the child in an event-driven simulator.
         // Not in the clock a write-back lands (it would read the entry before it): the Act
         // clock's write-back lands in an Idle clock when its cell had one beat.
-        self.lookup_issue.next = self.header.capture.val();
-        self.qp_state.lookup.next = self.lookup_issue.val();
-        self.tpt.capture.next = self.lookup_issue.val();
+        self.qp_state.lookup.next = self.header.capture.val();
+        self.tpt.capture.next = self.header.capture.val();
         self.m_rqrd_req_addr.next = self.rqe_fetch.m_req_addr.val();
         self.m_rqrd_req_words.next = self.rqe_fetch.m_req_words.val();
 
@@ -633,35 +574,15 @@ impl Logic for ReceiveQueueEngine {
         self.ctx.is_response.next = self.header.is_response.val();
         self.ctx.is_atomic_response.next = self.header.is_atomic_response.val();
         self.ctx.consumes.next = self.header.hdr_consumes.val();
-        self.ctx.vaddr.next = bit_cast::<32, 64>(self.s_rx_outcome.val().vaddr);
-        self.ctx.dma_length.next = self.s_rx_outcome.val().dma_length;
-        self.ctx.msg_length.next = self.s_rx_outcome.val().msg_length;
-        self.ctx.psn.next = self.s_rx_outcome.val().psn;
-        self.ctx.rd_expected.next = self.qp_state.rd_expected.val();
-        self.ctx.rd_refused.next = self.qp_state.rd_refused.val();
-        self.ctx.rd_rs_psn.next = self.qp_state.rd_rs_psn.val();
-        self.ctx.rd_rs_valid.next = self.qp_state.ctx_rs_valid.val();
-        self.ctx.rd_expect_addr.next = self.qp_state.rd_expect_addr.val();
-        self.ctx.rd_expect_length.next = self.qp_state.rd_expect_length.val();
-        self.ctx.rd_atomic_value.next = self.qp_state.rd_atomic_value.val();
+        self.ctx.s_outcome.next = self.s_rx_outcome.val();
+        self.ctx.s_lookup.next = self.qp_state.m_lookup.val();
         self.ctx.rq_ci.next = self.lookup.rq_ci.val();
         self.ctx.act_write_back.next = self.act.m_write_back.val();
-        self.ctx.act_owe_load.next = self.act.owe_load.val();
+        self.ctx.s_act.next = self.act.m_loads.val();
         self.ctx.act_owe.next = self.act.m_owe.val();
-        self.ctx.act_ack_load.next = self.act.ack_load.val();
-        self.ctx.act_ack_syndrome.next = self.act.ack_syndrome.val();
-        self.ctx.act_ack_refusals.next = self.act.ack_refusals.val();
-        self.ctx.act_resync_load.next = self.act.resync_load.val();
-        self.ctx.act_ack_resync.next = self.act.ack_resync.val();
-        self.ctx.act_position_load.next = self.act.position_load.val();
-        self.ctx.act_rs_forget.next = self.act.rs_forget.val();
         self.ctx.act_mode.next = self.act.mode.val();
         self.ctx.resynced_q.next = self.act.resynced_q.val();
-        self.ctx.win_effective.next = self.psn_window.effective.val();
-        self.ctx.win_window_eff.next = self.psn_window.window_eff.val();
-        self.ctx.win_expected_next.next = self.psn_window.expected_next.val();
-        self.ctx.win_code.next = self.psn_window.code.val();
-        self.ctx.win_far_commit.next = self.psn_window.far_commit.val();
+        self.ctx.s_window.next = self.psn_window.m_window.val();
         self.ctx.tpt_answered.next = self.tpt.answered.val();
         self.ctx.tpt_paddr.next = self.tpt.paddr.val();
         self.ctx.rqe_fetched.next = self.rqe_fetch.done.val();
@@ -669,6 +590,9 @@ impl Logic for ReceiveQueueEngine {
         self.ctx.rqe_buffer_length.next = self.rqe_fetch.buffer_length.val();
         self.ctx.rqrd_valid.next = self.s_rqrd_valid.val();
         self.ctx.rqrd_data.next = self.s_rqrd_data.val();
+        self.ctx.header.next = self.header.m_header.val();
+        self.ctx.wr_id.next = self.rqe_fetch.wr_id.val();
+        self.ctx.message_end.next = self.payload_take.message_end.val();
 
         // ---- The message's state machine (the `MessageSequencer`) ----
         self.seq.clock.next = self.clock.val();
@@ -711,13 +635,7 @@ impl Logic for ReceiveQueueEngine {
         self.act.count_dropped.next = self.nack.count_dropped.val();
         self.act.qp_ok.next = self.lookup.qp_ok.val();
         self.act.expect_match.next = self.lookup.expect_match.val();
-        self.act.is_ackish.next = self.s_rx_class.val().is_ackish;
-        self.act.is_nack.next = self.s_rx_class.val().is_nack;
-        self.act.is_response.next = self.s_rx_class.val().is_response;
-        self.act.is_read.next = self.s_rx_class.val().is_read;
-        self.act.is_atomic.next = self.s_rx_class.val().is_atomic;
-        self.act.consumes.next = self.s_rx_class.val().consumes;
-        self.act.resync_flag.next = self.s_rx_class.val().resync;
+        self.act.s_class.next = self.s_rx_class.val();
         self.act.psn.next = self.s_rx_outcome.val().psn;
         self.act.aeth.next = bit_cast::<29, 32>(self.s_rx_outcome.val().immediate);
         self.act.aborted.next = self.seq.aborted.val();
@@ -727,12 +645,7 @@ impl Logic for ReceiveQueueEngine {
         self.act.rs_valid.next = self.ctx.rs_valid.val();
         self.act.last_refused.next = self.ctx.refused.val().get_bits::<3>(0).any();
         self.act.rq_ci.next = self.lookup.rq_ci.val();
-        self.act.effective.next = self.psn_window.effective.val();
-        self.act.effective_next.next = self.psn_window.effective_next.val();
-        self.act.window_eff.next = self.psn_window.window_eff.val();
-        self.act.code.next = self.psn_window.code.val();
-        self.act.report_dup.next = self.psn_window.report_dup.val();
-        self.act.report_after1.next = self.psn_window.report_after1.val();
+        self.act.s_window.next = self.psn_window.m_window.val();
         // (A local first: a child input assigned twice in one evaluation retriggers the child
         // in an event-driven simulator.)
         self.act.far_next.next = self.ctx.far_next.val();
@@ -752,10 +665,6 @@ impl Logic for ReceiveQueueEngine {
         self.writer.s_write.next = self.payload_take.write.val();
         self.writer.s_collect.next = self.payload_take.collect.val();
         self.writer.s_take.next = self.payload_take.take.val();
-        if self.payload_take.message_end.val() {
-            // The message ends (the `MessageSequencer` moves its mode to the end sequence).
-            self.immediate_reg.d.next = self.s_rx_outcome.val().immediate;
-        }
 
         // ---- The per-QP state table: CSR side port, expect events, write-backs ----
         // The write-backs reach the RAMs a clock after they are decided (the decision's
@@ -782,7 +691,8 @@ impl Logic for ReceiveQueueEngine {
         self.expect_same_qp.next = self.s_expect_valid.val()
             & self.qp_state.s_expect_ready.val()
             & (self.s_expect_qp.val() == self.ctx.ctx_qp.val());
-        self.expect_clear_due.d.next = self.seq.expect_clear.val() & !self.expect_same_qp.val();
+        self.expect_clear_due.d.next =
+            self.seq.expect_clear.val() & !self.expect_same_qp.val() & !self.reset.val();
         self.qp_state.expect_clear.next = self.expect_clear_due.q.val();
 
         // ---- The receive queue entry read (the atomic's operand read shares the port) ----
@@ -793,26 +703,13 @@ impl Logic for ReceiveQueueEngine {
         self.rqe_fetch.s_valid.next = self.s_rqrd_valid.val();
         self.rqe_fetch.s_last.next = self.s_rqrd_last.val();
 
-        // ---- Counters ----
-        if self.payload_take.message_end.val() {
-            self.messages_received.d.next = self.messages_received.q.val() + 1;
-        }
-        self.drop_pending.d.next = self.seq.acting.val() & self.act.drop.val();
-        if self.drop_pending.q.val() {
-            self.dropped.d.next = self.dropped.q.val() + 1;
-        }
-        // Counted when the acknowledgement is decided (a syndrome that is not a NACK's
-        // counts nowhere).
-        self.nack_received.s_count.next = self.seq.acting.val() & self.act.nack_count.val();
-        self.nack_received.s_syndrome.next = bit_cast::<8, 32>(self.s_rx_outcome.val().immediate);
-
-        // ---- Synchronous reset ----
-        if self.reset.val() {
-            self.messages_received.d.next = 0.into();
-            self.dropped.d.next = 0.into();
-            self.expect_clear_due.d.next = false;
-            self.drop_pending.d.next = false;
-        }
+        // ---- Counters (a drop and a NACK counted when the Act clock decides them) ----
+        self.counters.clock.next = self.clock.val();
+        self.counters.reset.next = self.reset.val();
+        self.counters.message_end.next = self.payload_take.message_end.val();
+        self.counters.drop.next = self.seq.acting.val() & self.act.drop.val();
+        self.counters.nack.next = self.seq.acting.val() & self.act.nack_count.val();
+        self.counters.nack_syndrome.next = bit_cast::<8, 32>(self.s_rx_outcome.val().immediate);
 
         // ---- Outputs ----
         self.s_rx_ready.next = self.payload_take.ready.val();
@@ -825,56 +722,27 @@ impl Logic for ReceiveQueueEngine {
         self.m_wr_data.next = self.writer.m_wr_data.val();
         self.m_wr_strobe.next = self.writer.m_wr_strobe.val();
         self.m_owe_valid.next = self.seq.state.val() == ResponderState::Owe;
-        self.m_owe.next.qp = self.ctx.ctx_qp.val();
-        self.m_owe.next.kind = self.ctx.owe.val().kind;
-        self.m_owe.next.psn = self.ctx.owe.val().psn;
-        self.m_owe.next.syndrome = self.ctx.owe.val().syndrome;
-        self.m_owe.next.addr = self.ctx.base.val();
-        self.m_owe.next.length = self.ctx.limit.val();
-        self.m_owe.next.value = self.ctx.value.val();
-        self.m_owe.next.dest_node = self.header.m_header.val().src_node;
-        self.m_owe.next.dest_qp = self.header.m_header.val().src_qp;
-        self.m_owe.next.resync = self.ctx.owe.val().resync;
-        // The AETH's refusals before the answer's PSN (which it acknowledges), ACKs and
-        // NACKs only.
-        self.m_owe.next.refusal = 0.into();
-        if self.ctx.owe.val().kind < 2 {
-            self.m_owe.next.refusal = self.ctx.owe.val().refusal;
-        }
+        self.m_owe.next = self.ctx.m_owe.val();
         self.router.s_valid.next = self.seq.state.val() == ResponderState::AckEvent;
-        self.router.s_answer.next.qp = self.ctx.ctx_qp.val();
-        self.router.s_answer.next.psn = self.header.m_header.val().psn;
-        self.router.s_answer.next.syndrome = self.ctx.ack_syndrome.val();
-        self.router.s_answer.next.response = self.ctx.ack_response.val();
-        self.router.s_answer.next.resync = self.ctx.ack_resync.val();
+        self.router.s_answer.next = self.ctx.m_answer.val();
         self.router.s_refusals.next = self.ctx.ack_refusals.val();
         self.router.m_ready.next = self.m_ack_ready.val();
         self.m_ack_valid.next = self.router.m_valid.val();
         self.m_ack.next = self.router.m_ack.val();
         self.m_cpl_valid.next = self.seq.state.val() == ResponderState::Complete;
-        self.m_cpl.next.opcode = self.header.m_header.val().opcode;
-        self.m_cpl.next.status = self.ctx.cpl_status.val();
-        self.m_cpl.next.qp = self.ctx.ctx_qp.val();
-        self.m_cpl.next.is_receive = true;
-        self.m_cpl.next.has_immediate = self.header.m_header.val().has_immediate;
-        self.m_cpl.next.byte_count = self.header.m_header.val().msg_length;
-        self.m_cpl.next.wqe_index = self.lookup.rq_ci.val();
-        self.m_cpl.next.src_node = self.header.m_header.val().src_node;
-        self.m_cpl.next.src_qp = self.header.m_header.val().src_qp;
-        self.m_cpl.next.wr_id = self.rqe_fetch.wr_id.val();
-        self.m_cpl.next.immediate = self.immediate_reg.q.val();
+        self.m_cpl.next = self.ctx.m_cpl.val();
         self.m_tpt_req_valid.next = self.tpt.m_tpt_req_valid.val();
         self.m_tpt_req.next = self.tpt.m_tpt_req.val();
-        self.stat_messages_received.next = self.messages_received.q.val();
-        self.stat_dropped.next = self.dropped.q.val();
-        self.stat_nack_received_0.next = self.nack_received.m_count_0.val();
-        self.stat_nack_received_1.next = self.nack_received.m_count_1.val();
-        self.stat_nack_received_2.next = self.nack_received.m_count_2.val();
-        self.stat_nack_received_3.next = self.nack_received.m_count_3.val();
-        self.stat_nack_received_4.next = self.nack_received.m_count_4.val();
-        self.stat_nack_received_5.next = self.nack_received.m_count_5.val();
-        self.stat_nack_received_6.next = self.nack_received.m_count_6.val();
-        self.stat_nack_received_7.next = self.nack_received.m_count_7.val();
+        self.stat_messages_received.next = self.counters.stat_messages_received.val();
+        self.stat_dropped.next = self.counters.stat_dropped.val();
+        self.stat_nack_received_0.next = self.counters.stat_nack_received_0.val();
+        self.stat_nack_received_1.next = self.counters.stat_nack_received_1.val();
+        self.stat_nack_received_2.next = self.counters.stat_nack_received_2.val();
+        self.stat_nack_received_3.next = self.counters.stat_nack_received_3.val();
+        self.stat_nack_received_4.next = self.counters.stat_nack_received_4.val();
+        self.stat_nack_received_5.next = self.counters.stat_nack_received_5.val();
+        self.stat_nack_received_6.next = self.counters.stat_nack_received_6.val();
+        self.stat_nack_received_7.next = self.counters.stat_nack_received_7.val();
     }
 }
 

@@ -9,9 +9,10 @@
 //!
 //! Ports:
 //! - `clock`.
-//! - The cell, held from its first clock to the decision: `vaddr` (64), `stag` (32),
-//!   `dma_length` (32), `is_read`, `is_atomic`, `invalidate` (the INVALIDATE flag),
-//!   `consumes` (a SEND or RDMA WRITE with immediate); `qp` (6, the message's) and
+//! - The cell, held from its first clock to the decision: `s_outcome` (a
+//!   [`CellOutcomeHeader`]: its `vaddr` (64), `stag` (32), `dma_length` (32) are read) and
+//!   `s_class` (an [`OutcomeClass`]: its `is_read`, `is_atomic`, `invalidate` (the
+//!   INVALIDATE flag), `consumes` (a SEND or RDMA WRITE with immediate) are read); `qp` (6, the message's) and
 //!   `rq_empty` (its receive queue, looked up).
 //! - `capture` (the first cell's clock): the range end `vaddr[31:0] + length` (33 bits;
 //!   `length` is 8 for an atomic, else `dma_length`) and whether `vaddr[63:32]` is 0 are
@@ -34,20 +35,15 @@
 //! request and `answered` are combinational. Throughput: one check at a time (the engine
 //! has one message in progress). Limits: none beyond the boolean `tpt_present`.
 
-use crate::common::TptRequest;
+use crate::common::{CellOutcomeHeader, OutcomeClass, TptRequest};
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
 #[derive(LogicBlock)]
 pub struct TptClient {
     pub clock: Signal<In, Clock>,
-    pub vaddr: Signal<In, Bits<64>>,
-    pub stag: Signal<In, Bits<32>>,
-    pub dma_length: Signal<In, Bits<32>>,
-    pub is_read: Signal<In, Bit>,
-    pub is_atomic: Signal<In, Bit>,
-    pub invalidate: Signal<In, Bit>,
-    pub consumes: Signal<In, Bit>,
+    pub s_outcome: Signal<In, CellOutcomeHeader>,
+    pub s_class: Signal<In, OutcomeClass>,
     pub qp: Signal<In, Bits<6>>,
     pub rq_empty: Signal<In, Bit>,
     pub capture: Signal<In, Bit>,
@@ -79,13 +75,8 @@ impl TptClient {
     pub fn new(tpt_present: bool) -> Self {
         TptClient {
             clock: Default::default(),
-            vaddr: Default::default(),
-            stag: Default::default(),
-            dma_length: Default::default(),
-            is_read: Default::default(),
-            is_atomic: Default::default(),
-            invalidate: Default::default(),
-            consumes: Default::default(),
+            s_outcome: Default::default(),
+            s_class: Default::default(),
             qp: Default::default(),
             rq_empty: Default::default(),
             capture: Default::default(),
@@ -125,14 +116,15 @@ impl Logic for TptClient {
             ok_reg,
             done_reg
         );
-        self.length.next = self.dma_length.val();
-        if self.is_atomic.val() {
+        self.length.next = self.s_outcome.val().dma_length;
+        if self.s_class.val().is_atomic {
             self.length.next = 8.into();
         }
         if self.capture.val() {
-            self.range_end_reg.d.next = bit_cast::<33, 32>(self.vaddr.val().get_bits::<32>(0))
-                + bit_cast::<33, 32>(self.length.val());
-            self.vaddr_high_zero.d.next = self.vaddr.val().get_bits::<32>(32) == 0;
+            self.range_end_reg.d.next =
+                bit_cast::<33, 32>(bit_cast::<32, 64>(self.s_outcome.val().vaddr))
+                    + bit_cast::<33, 32>(self.length.val());
+            self.vaddr_high_zero.d.next = (self.s_outcome.val().vaddr >> 32) == 0;
         }
         // At most 2^32: bit 32 clear, or exactly 2^32.
         self.range_ok.next = self.vaddr_high_zero.q.val()
@@ -153,19 +145,19 @@ impl Logic for TptClient {
         self.access_done.next = self.done_reg.q.val();
         self.m_tpt_req_valid.next = self.request.val() & self.tpt_present.val();
         self.req_taken.next = self.request.val() & self.m_tpt_req_ready.val();
-        self.m_tpt_req.next.stag = self.stag.val();
-        self.m_tpt_req.next.vaddr = self.vaddr.val();
+        self.m_tpt_req.next.stag = self.s_outcome.val().stag;
+        self.m_tpt_req.next.vaddr = self.s_outcome.val().vaddr;
         self.m_tpt_req.next.length = self.length.val();
         self.m_tpt_req.next.access = 2.into();
-        if self.is_read.val() {
+        if self.s_class.val().is_read {
             self.m_tpt_req.next.access = 1.into();
         }
-        if self.is_atomic.val() {
+        if self.s_class.val().is_atomic {
             self.m_tpt_req.next.access = 4.into();
         }
-        self.m_tpt_req.next.invalidate = self.invalidate.val();
+        self.m_tpt_req.next.invalidate = self.s_class.val().invalidate;
         self.m_tpt_req.next.qp = self.qp.val();
-        self.m_tpt_req.next.commit = !(self.consumes.val() & self.rq_empty.val());
+        self.m_tpt_req.next.commit = !(self.s_class.val().consumes & self.rq_empty.val());
     }
 }
 
