@@ -106,7 +106,11 @@ fn run(seed: u64, p_ready: f64, p_load: f64, clocks: u64) -> u64 {
             Some(_) => slot_free,
             None => stage == 0 && stage_free,
         };
-        assert_eq!(uut.m_slot_valid.val(), slot.is_some(), "m_slot_valid at {at}");
+        assert_eq!(
+            uut.m_slot_valid.val(),
+            slot.is_some(),
+            "m_slot_valid at {at}"
+        );
         assert_eq!(uut.m_stage_free.val(), stage_free, "m_stage_free at {at}");
         assert_eq!(uut.m_msg_valid.val(), valid, "m_msg_valid at {at}");
         assert_eq!(
@@ -114,7 +118,11 @@ fn run(seed: u64, p_ready: f64, p_load: f64, clocks: u64) -> u64 {
             slot.is_some() && slot_free && r,
             "m_slot_taken at {at}"
         );
-        assert_eq!(uut.stat_requests_sent.val().to_u64(), taken, "count at {at}");
+        assert_eq!(
+            uut.stat_requests_sent.val().to_u64(),
+            taken,
+            "count at {at}"
+        );
         if valid {
             assert_eq!(uut.m_msg.val(), slot.unwrap_or(cur), "m_msg at {at}");
         }
@@ -136,8 +144,7 @@ fn run(seed: u64, p_ready: f64, p_load: f64, clocks: u64) -> u64 {
 fn synthesises() {
     let mut uut = SendSlot::new();
     uut.connect_all();
-    yosys_validate("nic_rtl_send_slot", &generate_verilog(&uut))
-        .expect("yosys accepts SendSlot");
+    yosys_validate("nic_rtl_send_slot", &generate_verilog(&uut)).expect("yosys accepts SendSlot");
 }
 
 /// Seeded random stimulus from an eager consumer to a slow one, loads often and rarely.

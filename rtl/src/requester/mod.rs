@@ -42,8 +42,8 @@
 
 pub mod ack_event_queue;
 pub mod ack_machine;
-pub mod bind_writer;
 pub mod ack_retire;
+pub mod bind_writer;
 pub mod claim_stage;
 pub mod event_evaluator;
 pub mod payload_buffer;
@@ -62,8 +62,8 @@ pub mod wqe_latch;
 
 pub use ack_event_queue::AckEventQueue;
 pub use ack_machine::AckMachine;
-pub use bind_writer::BindWriter;
 pub use ack_retire::AckRetire;
+pub use bind_writer::BindWriter;
 pub use claim_stage::ClaimStage;
 pub use event_evaluator::EventEvaluator;
 pub use payload_buffer::PayloadBuffer;

@@ -124,9 +124,17 @@ impl Logic for SendSlot {
         if self.slot_valid.q.val() {
             self.m_msg.next = self.slot_msg.q.val();
         }
+        // The empty slot follows the send stage's descriptor every clock, so a load (only
+        // while the slot is empty) keeps the descriptor of its clock. The descriptor's
+        // enable is the slot's own flag, not `s_load`: in `nic_top`, `s_load` sits in a
+        // combinational loop through the transmit arbiter, and Verilator 5.006 evaluates
+        // a register enabled by it from a stale `s_load` (the slot then sends an empty
+        // descriptor; nic_pair's send-slot lockstep test).
+        if !self.slot_valid.q.val() {
+            self.slot_msg.d.next = self.cur_msg.val();
+        }
         if self.s_load.val() {
             self.slot_valid.d.next = true;
-            self.slot_msg.d.next = self.cur_msg.val();
         }
         if self.reset.val() {
             self.requests_reg.d.next = 0.into();
