@@ -331,10 +331,22 @@ pub fn nic_blocks(config: &NicConfig) -> Vec<ExportedBlock> {
             "nic_rtl::requester::PayloadBuffer::new()".into(),
         ),
         export_block(
+            "requester_send_slot",
+            crate::requester::SendSlot::new(),
+            "nic_rtl::requester::SendSlot",
+            "nic_rtl::requester::SendSlot::new()".into(),
+        ),
+        export_block(
             "requester_ack_machine",
             crate::requester::AckMachine::new(qps),
             "nic_rtl::requester::AckMachine",
             format!("nic_rtl::requester::AckMachine::new({qps})"),
+        ),
+        export_block(
+            "requester_ack_retire",
+            crate::requester::AckRetire::new(),
+            "nic_rtl::requester::AckRetire",
+            "nic_rtl::requester::AckRetire::new()".into(),
         ),
         export_block(
             "requester_event_evaluator",

@@ -683,6 +683,56 @@ fn lockstep() {
     );
 }
 
+/// A message read early leaves through the send slot with its own descriptor: the first
+/// request after configuration, a 64-byte WRITE (read early, loaded into `SendSlot` as
+/// its payload request is taken), under RustHDL and Verilator in lockstep, link latency
+/// 150, with the refused WRITEs of `a_final_nack_in_flight_across_a_timeout_still_refuses`.
+/// The NICs' outputs agree every cycle and the three WRITEs complete (two refused).
+#[test]
+fn a_message_read_early_leaves_the_send_slot_alike_in_rusthdl_and_verilator() {
+    std::thread::Builder::new()
+        .stack_size(512 << 20)
+        .spawn(send_slot_lockstep)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn send_slot_lockstep() {
+    let timing = HostMemoryTiming {
+        latency: 6,
+        stall: 0.1,
+        seed: 5,
+    };
+    let paired = || Paired::new(RustHdlNicTop::new(), verilated());
+    let mut pair = NicPair::new([paired(), paired()], QPS, timing, 150);
+    pair.hosts[0].configure(1, ENABLE_ALL, 100);
+    pair.hosts[1].configure(0, ENABLE_ALL, 5000);
+    pair.hosts[0].queue_csr_write(csr::RETRY_TIMEOUT, 200);
+    pair.flush_csr(10_000).unwrap();
+    pair.hosts[0].mem.write_bytes(DATA_AREA, &pattern(92, 64));
+    pair.hosts[0].post_send(0, &write_to(1, 1 << 40));
+    pair.hosts[0].post_send(0, &write_to(2, (REMOTE_AREA + 0x200) as u64));
+    pair.hosts[0].post_send(0, &write_to(3, 1 << 41));
+    let done = pair.run_until(20_000, |p| p.hosts[0].completions.len() >= 3);
+    for (n, h) in pair.hosts.iter().enumerate() {
+        if let Some(d) = &h.nic.divergence {
+            panic!(
+                "NIC {n}, cycle {}: RustHDL and Verilator disagree:\n{d:#?}",
+                d.cycle
+            );
+        }
+    }
+    done.unwrap();
+    let got: Vec<(u64, CompletionStatus)> = pair.hosts[0]
+        .completions
+        .iter()
+        .map(|c| (c.wr_id, status(c)))
+        .collect();
+    let rae = CompletionStatus::Remote(Syndrome::RemoteAccessError);
+    assert_eq!(got, [(1, rae), (2, CompletionStatus::Success), (3, rae)]);
+}
+
 /// Write TPT entry `index` of NIC `n` through the CSRs.
 fn tpt_write<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>>(
     pair: &mut NicPair<S>,

@@ -2,7 +2,8 @@
 //! The front takes one acknowledgement event (or one local completion of the transmit
 //! machine) at a time, has the table engine evaluate it and requests, per completed WQE,
 //! the re-read of the WQE's words 0-1 on the rx-port DMA read client into a two-slot read
-//! queue (the completions in request order); then it takes the next event. The back takes
+//! queue (the completions in request order); then it takes the next event. The back (the
+//! child [`AckRetire`], `requester/ack_retire.rs`, which holds the read queue) takes
 //! the oldest queued completion's words, issues the completion request and has the table
 //! engine advance `sq_una`, in order. So up to two re-reads are in flight while a
 //! completion is issued and advanced, and the next event (for another QP) is evaluated
@@ -76,6 +77,8 @@
 //! completes at most 16 WQEs (15 of the leading run and the final one).
 
 use crate::common::CompletionRequest;
+pub use crate::requester::ack_retire::SqAckRetire;
+use crate::requester::AckRetire;
 use crate::sim::ClockedBlock;
 use nic_abi::MAX_QUEUE_PAIRS;
 use rust_hdl::prelude::*;
@@ -89,17 +92,6 @@ pub enum SqAckState {
     EvalWait,
     /// Requesting the job's re-reads, one per completion, while the read queue has room.
     Issue,
-}
-
-/// The acknowledgement machine's back: the completion whose words arrived, retired in
-/// order.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, LogicState)]
-pub enum SqAckRetire {
-    /// Takes the words of the oldest re-read in the queue.
-    Free,
-    Cpl,
-    AdvReq,
-    AdvWait,
 }
 
 #[derive(LogicBlock)]
@@ -189,64 +181,18 @@ pub struct AckMachine {
     job_base: DFF<Bits<32>>,
     job_size: DFF<Bits<5>>,
     job_remote: DFF<Bits<32>>,
-    // The read queue: two slots of completions whose re-read is requested, in request
-    // order (write pointer `wptr`, read pointer `rptr`).
-    wptr: DFF<Bit>,
-    rptr: DFF<Bit>,
-    qv0: DFF<Bit>,
-    qv1: DFF<Bit>,
-    qqp0: DFF<Bits<6>>,
-    qqp1: DFF<Bits<6>>,
-    qidx0: DFF<Bits<24>>,
-    qidx1: DFF<Bits<24>>,
-    qst0: DFF<Bits<8>>,
-    qst1: DFF<Bits<8>>,
-    qrs0: DFF<Bit>,
-    qrs1: DFF<Bit>,
-    qrem0: DFF<Bits<32>>,
-    qrem1: DFF<Bits<32>>,
-    qstale0: DFF<Bit>,
-    qstale1: DFF<Bit>,
-    /// An earlier advance of the same job failed: the words are taken and dropped.
-    qvoid0: DFF<Bit>,
-    qvoid1: DFF<Bit>,
-    // The back: the completion being issued and advanced.
-    pub(crate) bstate: DFF<SqAckRetire>,
-    bqp: DFF<Bits<6>>,
-    bidx: DFF<Bits<24>>,
-    bst: DFF<Bits<8>>,
-    brs: DFF<Bit>,
-    brem: DFF<Bits<32>>,
-    bstale: DFF<Bit>,
-    cpl_beat: DFF<Bit>,
-    cpl_opcode: DFF<Bits<8>>,
-    cpl_len: DFF<Bits<32>>,
-    cpl_wr_id: DFF<Bits<64>>,
+    /// The back: the read queue and the retire of its completions.
+    retire: AckRetire,
     local_take: Signal<Local, Bit>,
     cur_status: Signal<Local, Bits<8>>,
     cur_set_resync: Signal<Local, Bit>,
     job_more: Signal<Local, Bit>,
     mask: Signal<Local, Bits<24>>,
     slot: Signal<Local, Bits<24>>,
-    /// The front's QP has a completion in the queue or the back: its evaluation waits.
-    hazard: Signal<Local, Bit>,
-    all_idle: Signal<Local, Bit>,
     adv_go: Signal<Local, Bit>,
     eval_go: Signal<Local, Bit>,
-    full: Signal<Local, Bit>,
     push: Signal<Local, Bit>,
-    pop: Signal<Local, Bit>,
-    fail: Signal<Local, Bit>,
     stale_new: Signal<Local, Bit>,
-    void_new: Signal<Local, Bit>,
-    head_valid: Signal<Local, Bit>,
-    h_qp: Signal<Local, Bits<6>>,
-    h_idx: Signal<Local, Bits<24>>,
-    h_st: Signal<Local, Bits<8>>,
-    h_rs: Signal<Local, Bit>,
-    h_rem: Signal<Local, Bits<32>>,
-    h_stale: Signal<Local, Bit>,
-    h_void: Signal<Local, Bit>,
     ones24: Constant<Bits<24>>,
     last_qp: Constant<Bits<6>>,
 }
@@ -336,59 +282,17 @@ impl AckMachine {
             job_base: Default::default(),
             job_size: Default::default(),
             job_remote: Default::default(),
-            wptr: Default::default(),
-            rptr: Default::default(),
-            qv0: Default::default(),
-            qv1: Default::default(),
-            qqp0: Default::default(),
-            qqp1: Default::default(),
-            qidx0: Default::default(),
-            qidx1: Default::default(),
-            qst0: Default::default(),
-            qst1: Default::default(),
-            qrs0: Default::default(),
-            qrs1: Default::default(),
-            qrem0: Default::default(),
-            qrem1: Default::default(),
-            qstale0: Default::default(),
-            qstale1: Default::default(),
-            qvoid0: Default::default(),
-            qvoid1: Default::default(),
-            bstate: Default::default(),
-            bqp: Default::default(),
-            bidx: Default::default(),
-            bst: Default::default(),
-            brs: Default::default(),
-            brem: Default::default(),
-            bstale: Default::default(),
-            cpl_beat: Default::default(),
-            cpl_opcode: Default::default(),
-            cpl_len: Default::default(),
-            cpl_wr_id: Default::default(),
+            retire: AckRetire::new(),
             local_take: Default::default(),
             cur_status: Default::default(),
             cur_set_resync: Default::default(),
             job_more: Default::default(),
             mask: Default::default(),
             slot: Default::default(),
-            hazard: Default::default(),
-            all_idle: Default::default(),
             adv_go: Default::default(),
             eval_go: Default::default(),
-            full: Default::default(),
             push: Default::default(),
-            pop: Default::default(),
-            fail: Default::default(),
             stale_new: Default::default(),
-            void_new: Default::default(),
-            head_valid: Default::default(),
-            h_qp: Default::default(),
-            h_idx: Default::default(),
-            h_st: Default::default(),
-            h_rs: Default::default(),
-            h_rem: Default::default(),
-            h_stale: Default::default(),
-            h_void: Default::default(),
             ones24: Constant::new(0xFF_FFFFu64.to_bits()),
             last_qp: Constant::new((queue_pairs as u64 - 1).to_bits()),
         }
@@ -425,66 +329,38 @@ impl Logic for AckMachine {
             job_resync,
             job_base,
             job_size,
-            job_remote,
-            wptr,
-            rptr,
-            qv0,
-            qv1,
-            qqp0,
-            qqp1,
-            qidx0,
-            qidx1,
-            qst0,
-            qst1,
-            qrs0,
-            qrs1,
-            qrem0,
-            qrem1,
-            qstale0,
-            qstale1,
-            qvoid0,
-            qvoid1,
-            bstate,
-            bqp,
-            bidx,
-            bst,
-            brs,
-            brem,
-            bstale,
-            cpl_beat,
-            cpl_opcode,
-            cpl_len,
-            cpl_wr_id
+            job_remote
         );
         // ---- Who uses the table engine (from registers only) ----
         // One operation of this machine at a time: the back's advance first, then the
         // front's evaluation, which waits while its QP has a completion in the queue or
         // the back (its `sq_una` is not final yet); the scan only when all is idle.
-        self.full.next = self.qv0.q.val() & self.qv1.q.val();
-        self.all_idle.next =
-            (self.bstate.q.val() == SqAckRetire::Free) & !self.qv0.q.val() & !self.qv1.q.val();
-        self.hazard.next = (self.qv0.q.val() & (self.qqp0.q.val() == self.qp.q.val()))
-            | (self.qv1.q.val() & (self.qqp1.q.val() == self.qp.q.val()))
-            | ((self.bstate.q.val() != SqAckRetire::Free) & (self.bqp.q.val() == self.qp.q.val()));
-        self.adv_go.next = (self.bstate.q.val() == SqAckRetire::AdvReq)
+        self.retire.clock.next = self.clock.val();
+        self.retire.reset.next = self.reset.val();
+        self.retire.s_front_qp.next = self.qp.q.val();
+        self.adv_go.next = self.retire.m_adv_req.val()
             & (self.state.q.val() != SqAckState::EvalWait)
             & (self.state.q.val() != SqAckState::TimerWait);
         self.eval_go.next = (self.state.q.val() == SqAckState::EvalReq)
-            & !self.hazard.val()
-            & (self.bstate.q.val() != SqAckRetire::AdvReq)
-            & (self.bstate.q.val() != SqAckRetire::AdvWait);
+            & !self.retire.m_hazard.val()
+            & !self.retire.m_adv_busy.val();
         self.s_local_ready.next = self.state.q.val() == SqAckState::Idle;
         self.local_take.next = self.s_local_ready.val() & self.s_local_valid.val();
         self.s_ack_ready.next = self.s_local_ready.val() & !self.local_take.val();
         self.m_scan_valid.next =
-            self.s_ack_ready.val() & !self.s_ack_valid.val() & self.all_idle.val();
+            self.s_ack_ready.val() & !self.s_ack_valid.val() & self.retire.m_all_idle.val();
         self.m_req_valid.next = self.adv_go.val() | self.eval_go.val();
         self.m_req_advance.next = self.adv_go.val();
         self.m_req_qp.next = self.qp.q.val();
         if self.adv_go.val() {
-            self.m_req_qp.next = self.bqp.q.val();
+            self.m_req_qp.next = self.retire.m_adv_qp.val();
         }
         self.m_scan_qp.next = self.tscan.q.val();
+        self.retire.s_adv_grant.next = self.s_grant.val() & self.adv_go.val();
+        self.retire.s_exec.next = self.s_exec.val();
+        self.retire.s_exec_ok.next = self.s_exec_ok.val();
+        self.retire.s_qp_reset_valid.next = self.s_qp_reset_valid.val();
+        self.retire.s_qp_reset_qp.next = self.s_qp_reset_qp.val();
 
         // ---- The front's job: its next completion ----
         self.cur_status.next = self.job_status.q.val();
@@ -498,42 +374,29 @@ impl Logic for AckMachine {
         self.mask.next = !(self.ones24.val() << self.job_size.q.val());
         self.slot.next = self.job_idx.q.val() & self.mask.val();
 
-        // ---- The read queue's handshakes ----
+        // ---- The re-read requests into the back's read queue ----
         // A job whose QP was reset issues no more re-reads (those issued complete or are
         // dropped in order, as the back's advances say).
-        self.m_cplrd_req_valid.next =
-            (self.state.q.val() == SqAckState::Issue) & !self.full.val() & !self.stale.q.val();
+        self.m_cplrd_req_valid.next = (self.state.q.val() == SqAckState::Issue)
+            & !self.retire.m_full.val()
+            & !self.stale.q.val();
         self.push.next = self.m_cplrd_req_valid.val() & self.m_cplrd_req_ready.val();
-        self.head_valid.next = self.qv0.q.val();
-        self.h_qp.next = self.qqp0.q.val();
-        self.h_idx.next = self.qidx0.q.val();
-        self.h_st.next = self.qst0.q.val();
-        self.h_rs.next = self.qrs0.q.val();
-        self.h_rem.next = self.qrem0.q.val();
-        self.h_stale.next = self.qstale0.q.val();
-        self.h_void.next = self.qvoid0.q.val();
-        if self.rptr.q.val() {
-            self.head_valid.next = self.qv1.q.val();
-            self.h_qp.next = self.qqp1.q.val();
-            self.h_idx.next = self.qidx1.q.val();
-            self.h_st.next = self.qst1.q.val();
-            self.h_rs.next = self.qrs1.q.val();
-            self.h_rem.next = self.qrem1.q.val();
-            self.h_stale.next = self.qstale1.q.val();
-            self.h_void.next = self.qvoid1.q.val();
-        }
-        self.s_cplrd_ready.next =
-            (self.bstate.q.val() == SqAckRetire::Free) & self.head_valid.val();
-        self.pop.next =
-            self.s_cplrd_ready.val() & self.s_cplrd_valid.val() & self.s_cplrd_last.val();
-        // A failed advance ends its job: the queued completions of its QP (all of that job)
-        // are dropped and the front stops issuing it.
-        self.fail.next = (self.bstate.q.val() == SqAckRetire::AdvWait)
-            & self.s_exec.val()
-            & !self.s_exec_ok.val();
         self.stale_new.next = self.stale.q.val()
             | (self.s_qp_reset_valid.val() & (self.s_qp_reset_qp.val() == self.qp.q.val()));
-        self.void_new.next = self.fail.val() & (self.bqp.q.val() == self.qp.q.val());
+        self.retire.s_push.next = self.push.val();
+        self.retire.s_push_qp.next = self.qp.q.val();
+        self.retire.s_push_idx.next = self.job_idx.q.val();
+        self.retire.s_push_status.next = self.cur_status.val();
+        self.retire.s_push_set_resync.next = self.cur_set_resync.val();
+        self.retire.s_push_remote.next = self.job_remote.q.val();
+        self.retire.s_push_stale.next = self.stale_new.val();
+        self.retire.s_cplrd_data.next = self.s_cplrd_data.val();
+        self.retire.s_cplrd_valid.next = self.s_cplrd_valid.val();
+        self.s_cplrd_ready.next = self.retire.s_cplrd_ready.val();
+        self.retire.s_cplrd_last.next = self.s_cplrd_last.val();
+        self.m_cpl_valid.next = self.retire.m_cpl_valid.val();
+        self.retire.m_cpl_ready.next = self.m_cpl_ready.val();
+        self.m_cpl.next = self.retire.m_cpl.val();
 
         // ---- The front ----
         if self.s_qp_reset_valid.val()
@@ -560,7 +423,7 @@ impl Logic for AckMachine {
                     self.resync.d.next = self.s_ack_resync.val();
                     self.evt_local.d.next = false;
                     self.state.d.next = SqAckState::EvalReq;
-                } else if self.s_grant.val() & self.all_idle.val() {
+                } else if self.s_grant.val() & self.retire.m_all_idle.val() {
                     self.qp.d.next = self.tscan.q.val();
                     self.state.d.next = SqAckState::TimerWait;
                 }
@@ -605,7 +468,8 @@ impl Logic for AckMachine {
                         self.state.d.next = SqAckState::Idle;
                     }
                 }
-                if self.stale.q.val() | (self.fail.val() & (self.bqp.q.val() == self.qp.q.val())) {
+                // A failed advance of this QP ends the job.
+                if self.stale.q.val() | self.retire.m_fail_front.val() {
                     self.state.d.next = SqAckState::Idle;
                 }
             }
@@ -633,102 +497,6 @@ impl Logic for AckMachine {
             self.job_remote.d.next = self.s_job_remote.val();
         }
 
-        // ---- The read queue: a slot loads on its push, empties on its pop ----
-        self.qstale0.d.next = self.qstale0.q.val()
-            | (self.s_qp_reset_valid.val() & (self.s_qp_reset_qp.val() == self.qqp0.q.val()));
-        self.qstale1.d.next = self.qstale1.q.val()
-            | (self.s_qp_reset_valid.val() & (self.s_qp_reset_qp.val() == self.qqp1.q.val()));
-        self.qvoid0.d.next =
-            self.qvoid0.q.val() | (self.fail.val() & (self.bqp.q.val() == self.qqp0.q.val()));
-        self.qvoid1.d.next =
-            self.qvoid1.q.val() | (self.fail.val() & (self.bqp.q.val() == self.qqp1.q.val()));
-        if self.push.val() {
-            self.wptr.d.next = !self.wptr.q.val();
-        }
-        if self.pop.val() {
-            self.rptr.d.next = !self.rptr.q.val();
-        }
-        if self.pop.val() & !self.rptr.q.val() {
-            self.qv0.d.next = false;
-        }
-        if self.pop.val() & self.rptr.q.val() {
-            self.qv1.d.next = false;
-        }
-        if self.push.val() & !self.wptr.q.val() {
-            self.qv0.d.next = true;
-            self.qqp0.d.next = self.qp.q.val();
-            self.qidx0.d.next = self.job_idx.q.val();
-            self.qst0.d.next = self.cur_status.val();
-            self.qrs0.d.next = self.cur_set_resync.val();
-            self.qrem0.d.next = self.job_remote.q.val();
-            self.qstale0.d.next = self.stale_new.val();
-            self.qvoid0.d.next = self.void_new.val();
-        }
-        if self.push.val() & self.wptr.q.val() {
-            self.qv1.d.next = true;
-            self.qqp1.d.next = self.qp.q.val();
-            self.qidx1.d.next = self.job_idx.q.val();
-            self.qst1.d.next = self.cur_status.val();
-            self.qrs1.d.next = self.cur_set_resync.val();
-            self.qrem1.d.next = self.job_remote.q.val();
-            self.qstale1.d.next = self.stale_new.val();
-            self.qvoid1.d.next = self.void_new.val();
-        }
-
-        // ---- The back: words in, completion out, then the advance ----
-        if self.s_qp_reset_valid.val()
-            & (self.s_qp_reset_qp.val() == self.bqp.q.val())
-            & (self.bstate.q.val() != SqAckRetire::Free)
-        {
-            self.bstale.d.next = true;
-        }
-        self.m_cpl_valid.next = false;
-        match self.bstate.q.val() {
-            SqAckRetire::Free => {
-                if self.s_cplrd_ready.val() & self.s_cplrd_valid.val() {
-                    self.cpl_beat.d.next = !self.s_cplrd_last.val();
-                    if self.cpl_beat.q.val() {
-                        self.cpl_wr_id.d.next = self.s_cplrd_data.val();
-                    } else {
-                        self.cpl_opcode.d.next = self.s_cplrd_data.val().get_bits::<8>(0);
-                        self.cpl_len.d.next = self.s_cplrd_data.val().get_bits::<32>(32);
-                    }
-                }
-                if self.pop.val() {
-                    self.bqp.d.next = self.h_qp.val();
-                    self.bidx.d.next = self.h_idx.val();
-                    self.bst.d.next = self.h_st.val();
-                    self.brs.d.next = self.h_rs.val();
-                    self.brem.d.next = self.h_rem.val();
-                    self.bstale.d.next = self.h_stale.val()
-                        | (self.s_qp_reset_valid.val()
-                            & (self.s_qp_reset_qp.val() == self.h_qp.val()));
-                    if !self.h_void.val() {
-                        self.bstate.d.next = SqAckRetire::Cpl;
-                    }
-                }
-            }
-            SqAckRetire::Cpl => {
-                self.m_cpl_valid.next = true;
-                if self.m_cpl_ready.val() {
-                    self.bstate.d.next = SqAckRetire::AdvReq;
-                }
-            }
-            SqAckRetire::AdvReq => {
-                if self.s_grant.val() & self.adv_go.val() {
-                    self.bstate.d.next = SqAckRetire::AdvWait;
-                }
-            }
-            SqAckRetire::AdvWait => {
-                if self.s_exec.val() {
-                    self.bstate.d.next = SqAckRetire::Free;
-                }
-            }
-            _ => {
-                self.bstate.d.next = SqAckRetire::Free;
-            }
-        }
-
         // ---- Outputs ----
         self.m_evt_psn.next = self.psn.q.val();
         self.m_evt_syndrome.next = self.syn.q.val();
@@ -736,37 +504,18 @@ impl Logic for AckMachine {
         self.m_evt_resync.next = self.resync.q.val();
         self.m_evt_local.next = self.evt_local.q.val();
         self.m_evt_local_status.next = self.local_status.q.val();
-        self.m_adv_idx.next = self.bidx.q.val();
-        self.m_adv_set_resync.next = self.brs.q.val();
-        self.m_adv_stale.next = self.bstale.q.val();
+        self.m_adv_idx.next = self.retire.m_adv_idx.val();
+        self.m_adv_set_resync.next = self.retire.m_adv_set_resync.val();
+        self.m_adv_stale.next = self.retire.m_adv_stale.val();
         self.m_cplrd_req_addr.next =
             self.job_base.q.val() + (bit_cast::<32, 24>(self.slot.val()) << 6);
         self.m_cplrd_req_words.next = 2.into();
-        self.m_cpl.next.opcode = self.cpl_opcode.q.val();
-        self.m_cpl.next.status = self.bst.q.val();
-        self.m_cpl.next.qp = self.bqp.q.val();
-        self.m_cpl.next.is_receive = false;
-        self.m_cpl.next.has_immediate = false;
-        self.m_cpl.next.byte_count = self.cpl_len.q.val();
-        self.m_cpl.next.wqe_index = self.bidx.q.val();
-        self.m_cpl.next.src_node = self.brem.q.val().get_bits::<16>(0);
-        self.m_cpl.next.src_qp = self.brem.q.val().get_bits::<16>(16);
-        self.m_cpl.next.wr_id = self.cpl_wr_id.q.val();
-        self.m_cpl.next.immediate = 0.into();
 
         if self.reset.val() {
             self.state.d.next = SqAckState::Idle;
-            self.bstate.d.next = SqAckRetire::Free;
             self.tscan.d.next = 0.into();
-            self.wptr.d.next = false;
-            self.rptr.d.next = false;
-            self.qv0.d.next = false;
-            self.qv1.d.next = false;
-            self.cpl_beat.d.next = false;
             self.s_ack_ready.next = false;
             self.m_cplrd_req_valid.next = false;
-            self.s_cplrd_ready.next = false;
-            self.m_cpl_valid.next = false;
         }
     }
 }

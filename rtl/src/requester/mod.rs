@@ -17,6 +17,8 @@
 //!   is free for the next WQE while they stream out.
 //! - [`TxReadPort`]: the transmit machine's tx DMA read client, shared by the WQE fetch
 //!   and the payload reads, with the tag queue and the payload buffer.
+//! - [`SendSlot`]: the transmit machine's message output: the send stage's descriptor, the
+//!   send slot of a message read early, the offer and the count of messages sent.
 //! - [`PayloadLedger`]: the messages whose payload is in the buffer, the words reserved
 //!   and the registered room for the next early payload.
 //! - [`AckMachine`]: the acknowledgement and completion machine: one event at a time, its
@@ -26,6 +28,8 @@
 //! - [`BindWriter`]: a good BIND RKEY's write into the hardware TPT, on the local
 //!   completion's way from the transmit machine to the acknowledgement machine: the BIND
 //!   completes (and its queue pair goes on) once the TPT has accepted it.
+//! - [`AckRetire`]: the acknowledgement machine's back: the two-slot read queue of
+//!   re-read completions, their completion requests and `sq_una` advances, in order.
 //! - [`EventEvaluator`]: the judgement of one acknowledgement event against a queue pair's
 //!   entry (completions, where transmission resumes, the retry count).
 //! - [`SqCsrAccess`]: the per-QP CSR registers: a read's answer from the entry, the entry
@@ -38,6 +42,7 @@
 
 pub mod ack_event_queue;
 pub mod ack_machine;
+pub mod ack_retire;
 pub mod bind_writer;
 pub mod claim_stage;
 pub mod event_evaluator;
@@ -46,6 +51,7 @@ pub mod payload_ledger;
 pub mod qp_table;
 pub mod scheduler;
 pub mod send_queue_engine;
+pub mod send_slot;
 pub mod sq_csr_access;
 pub mod sq_op_decision;
 pub mod sq_op_grant;
@@ -56,6 +62,7 @@ pub mod wqe_latch;
 
 pub use ack_event_queue::AckEventQueue;
 pub use ack_machine::AckMachine;
+pub use ack_retire::AckRetire;
 pub use bind_writer::BindWriter;
 pub use claim_stage::ClaimStage;
 pub use event_evaluator::EventEvaluator;
@@ -64,6 +71,7 @@ pub use payload_ledger::PayloadLedger;
 pub use qp_table::{QpEntry, QpTable};
 pub use scheduler::Scheduler;
 pub use send_queue_engine::SendQueueEngine;
+pub use send_slot::SendSlot;
 pub use sq_csr_access::SqCsrAccess;
 pub use sq_op_decision::SqOpDecision;
 pub use sq_op_grant::SqOpGrant;

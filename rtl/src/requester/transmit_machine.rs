@@ -17,11 +17,12 @@
 //!   commit, before the message is offered, when the [`PayloadLedger`] has room; a longer
 //!   one after the message's grant), an inline payload from the WQE's words 3, 5, 6, 7 or
 //!   an atomic's two operands;
-//! - send slot: a message whose payload was requested early moves, with its descriptor,
-//!   into the slot once the request is taken (or once the slot is free), so the send stage
-//!   takes the next WQE meanwhile; the slot offers it once the buffer holds only its
-//!   payload (and the send stage's early one). The send stage's own messages and expect
-//!   events wait for the slot.
+//! - send slot (the [`SendSlot`], `requester/send_slot.rs`, which also builds the
+//!   descriptor and offers the message): a message whose payload was requested early
+//!   moves, with its descriptor, into the slot once the request is taken (or once the slot
+//!   is free), so the send stage takes the next WQE meanwhile; the slot offers it once the
+//!   buffer holds only its payload (and the send stage's early one). The send stage's own
+//!   messages and expect events wait for the slot.
 //!
 //! Follows "SendQueueEngine: design notes" and "Message rate of short messages" in
 //! `docs/nic-blocks.md` and the commit point of `docs/nic-architecture.md` (the WQE fetch
@@ -66,7 +67,7 @@
 use crate::common::bundles::{MessageDescriptor, SendWqe};
 pub use crate::requester::claim_stage::SqClaimState;
 use crate::requester::payload_buffer::PAYLOAD_BUFFER_DEPTH;
-use crate::requester::{ClaimStage, PayloadLedger, TxReadPort, WqeFetch, WqeLatch};
+use crate::requester::{ClaimStage, PayloadLedger, SendSlot, TxReadPort, WqeFetch, WqeLatch};
 use crate::sim::ClockedBlock;
 use rust_hdl::prelude::*;
 
@@ -150,7 +151,6 @@ pub struct TransmitMachine {
     pub m_expect_length: Signal<Out, Bits<32>>,
     pub m_expect_atomic: Signal<Out, Bit>,
     pub stat_requests_sent: Signal<Out, Bits<32>>,
-    requests_reg: DFF<Bits<32>>,
     // Send stage.
     tx_state: DFF<SqTxState>,
     tx_resync: DFF<Bit>,
@@ -183,20 +183,12 @@ pub struct TransmitMachine {
     pl_pop_last: Signal<Local, Bit>,
     /// A message with its payload already requested is granted.
     pl_grant: Signal<Local, Bit>,
-    /// The message may be offered: no earlier message's payload is left in the buffer.
-    msg_free: Signal<Local, Bit>,
-    /// The send slot: a message whose payload was requested early (it waits in the
-    /// buffer), kept here until it is taken so that the send stage takes, commits and
-    /// requests the payload of the next WQE meanwhile.
-    slot_valid: DFF<Bit>,
-    slot_msg: DFF<MessageDescriptor>,
-    /// The send stage's message descriptor (from the latch and the claim's values).
-    cur_msg: Signal<Local, MessageDescriptor>,
+    /// The message output: the send stage's descriptor, the send slot (a message whose
+    /// payload was requested early, kept until it is taken so that the send stage takes,
+    /// commits and requests the payload of the next WQE meanwhile) and the offer.
+    slot: SendSlot,
     /// The send stage's early message moves into the send slot this clock.
     slot_load: Signal<Local, Bit>,
-    /// The send slot's message may be offered: the words in the buffer are its own and
-    /// the send stage's early payload's only.
-    slot_free: Signal<Local, Bit>,
 }
 
 impl TransmitMachine {
@@ -262,7 +254,6 @@ impl TransmitMachine {
             m_expect_length: Default::default(),
             m_expect_atomic: Default::default(),
             stat_requests_sent: Default::default(),
-            requests_reg: Default::default(),
             tx_state: Default::default(),
             tx_resync: Default::default(),
             tx_beat: Default::default(),
@@ -275,17 +266,13 @@ impl TransmitMachine {
             pl_pop: Default::default(),
             pl_pop_last: Default::default(),
             pl_grant: Default::default(),
-            msg_free: Default::default(),
-            slot_valid: Default::default(),
-            slot_msg: Default::default(),
-            cur_msg: Default::default(),
             slot_load: Default::default(),
-            slot_free: Default::default(),
             claim: ClaimStage::new(),
             fetch: WqeFetch::new(),
             wqe: WqeLatch::new(PAYLOAD_BUFFER_DEPTH),
             port: TxReadPort::new(),
             ledger: PayloadLedger::new(PAYLOAD_BUFFER_DEPTH),
+            slot: SendSlot::new(),
         }
     }
 }
@@ -308,16 +295,12 @@ impl Logic for TransmitMachine {
         dff_setup!(
             self,
             clock,
-            requests_reg,
             tx_state,
             tx_resync,
             tx_beat,
             tx_early,
-            copy_pending,
-            slot_valid,
-            slot_msg
+            copy_pending
         );
-        self.stat_requests_sent.next = self.requests_reg.q.val();
         // The send stage's copy of the WQE, taken the clock after it takes the WQE (the
         // fetch's fields are valid then; the next fetch's words come later).
         self.wqe.clock.next = self.clock.val();
@@ -343,7 +326,7 @@ impl Logic for TransmitMachine {
         self.m_delay_cycles.next = bit_cast::<24, 64>(self.wqe.m_wqe.val().vaddr);
         // After the send slot's message (the events leave in commit order).
         self.m_local_valid.next =
-            (self.tx_state.q.val() == SqTxState::Local) & !self.slot_valid.q.val();
+            (self.tx_state.q.val() == SqTxState::Local) & !self.slot.m_slot_valid.val();
         self.m_local_qp.next = self.claim.m_tx_qp.val();
         self.m_local_psn.next = self.claim.m_tx_psn.val();
         self.m_local_status.next = self.wqe.m_status.val();
@@ -398,7 +381,6 @@ impl Logic for TransmitMachine {
         // payload overrides it below: its message is offered only once the buffer is
         // empty).
         self.m_expect_valid.next = false;
-        self.m_msg_valid.next = false;
         self.m_payload_valid.next = self.port.m_pay_valid.val() & self.ledger.m_out_ok.val();
         self.m_payload_data.next = self.port.m_pay_data.val();
         self.m_payload_last.next = self.port.m_pay_last.val();
@@ -448,14 +430,27 @@ impl Logic for TransmitMachine {
         if self.accept.val() {
             self.tx_state.d.next = SqTxState::CommitReq;
         }
-        // A message of the send stage (not read early) is offered once the buffer is empty
-        // and the send slot is free; the slot's once the earlier messages' words have left
-        // (the buffer then holds its payload and perhaps the send stage's early one).
-        self.msg_free.next = (self.ledger.m_msgs.val() == 0) & !self.slot_valid.q.val();
-        self.slot_free.next = self.ledger.m_msgs.val() == 1;
-        if (self.tx_state.q.val() == SqTxState::Msg) & self.tx_early.q.val() {
-            self.slot_free.next = self.ledger.m_msgs.val() == 2;
-        }
+        // The message output: the send stage's message (not read early) or the send
+        // slot's, as `SendSlot` says.
+        self.slot.clock.next = self.clock.val();
+        self.slot.reset.next = self.reset.val();
+        self.slot.s_wqe.next = self.wqe.m_wqe.val();
+        self.slot.s_op_imm.next = self.wqe.m_op_imm.val();
+        self.slot.s_msg_length.next = self.wqe.m_msg_length.val();
+        self.slot.s_remote.next = self.claim.m_tx_remote.val();
+        self.slot.s_qp.next = self.claim.m_tx_qp.val();
+        self.slot.s_psn.next = self.claim.m_tx_psn.val();
+        self.slot.cfg_node_id.next = self.cfg_node_id.val();
+        self.slot.s_resync.next = self.tx_resync.q.val();
+        self.slot.s_stage_valid.next =
+            (self.tx_state.q.val() == SqTxState::Msg) & !self.tx_early.q.val();
+        self.slot.s_stage_early.next =
+            (self.tx_state.q.val() == SqTxState::Msg) & self.tx_early.q.val();
+        self.slot.s_msgs.next = self.ledger.m_msgs.val();
+        self.m_msg_valid.next = self.slot.m_msg_valid.val();
+        self.slot.m_msg_ready.next = self.m_msg_ready.val();
+        self.m_msg.next = self.slot.m_msg.val();
+        self.stat_requests_sent.next = self.slot.stat_requests_sent.val();
         self.slot_load.next = false;
         match self.tx_state.q.val() {
             SqTxState::Idle => {
@@ -486,31 +481,26 @@ impl Logic for TransmitMachine {
                 }
             }
             SqTxState::Local => {
-                if self.m_local_ready.val() & !self.slot_valid.q.val() {
+                if self.m_local_ready.val() & !self.slot.m_slot_valid.val() {
                     self.tx_state.d.next = SqTxState::Idle;
                 }
             }
             SqTxState::Expect => {
                 // After the send slot's message.
-                self.m_expect_valid.next = !self.slot_valid.q.val();
-                if self.m_expect_ready.val() & !self.slot_valid.q.val() {
+                self.m_expect_valid.next = !self.slot.m_slot_valid.val();
+                if self.m_expect_ready.val() & !self.slot.m_slot_valid.val() {
                     self.tx_state.d.next = SqTxState::Msg;
                 }
             }
             SqTxState::Msg => {
                 // Read early: into the send slot once it is free. Otherwise offered after
                 // the earlier messages' payload words have left the buffer.
-                if self.tx_early.q.val() {
-                    if !self.slot_valid.q.val() {
-                        self.slot_load.next = true;
-                        self.tx_state.d.next = SqTxState::Idle;
-                        self.tx_early.d.next = false;
-                    }
-                } else {
-                    self.m_msg_valid.next = self.msg_free.val();
+                if self.tx_early.q.val() & !self.slot.m_slot_valid.val() {
+                    self.slot_load.next = true;
+                    self.tx_state.d.next = SqTxState::Idle;
+                    self.tx_early.d.next = false;
                 }
-                if self.m_msg_ready.val() & self.msg_free.val() & !self.tx_early.q.val() {
-                    self.requests_reg.d.next = self.requests_reg.q.val() + 1;
+                if self.m_msg_ready.val() & self.slot.m_stage_free.val() & !self.tx_early.q.val() {
                     self.tx_state.d.next = SqTxState::Idle;
                     self.tx_beat.d.next = 0.into();
                     self.tx_early.d.next = false;
@@ -537,7 +527,7 @@ impl Logic for TransmitMachine {
                     if self.tx_early.q.val() {
                         // Into the send slot (the send stage takes the next WQE), or wait
                         // for it in Msg.
-                        if self.slot_valid.q.val() {
+                        if self.slot.m_slot_valid.val() {
                             self.tx_state.d.next = SqTxState::Msg;
                         } else {
                             self.slot_load.next = true;
@@ -582,60 +572,21 @@ impl Logic for TransmitMachine {
                 self.tx_state.d.next = SqTxState::Idle;
             }
         }
-        // The send slot offers its message (the send stage's
-        // message waits for it); taken, it is granted (its words may leave).
-        if self.slot_valid.q.val() {
-            self.m_msg_valid.next = self.slot_free.val();
-            if self.m_msg_ready.val() & self.slot_free.val() {
-                self.requests_reg.d.next = self.requests_reg.q.val() + 1;
-                self.slot_valid.d.next = false;
-                self.pl_grant.next = true;
-            }
-        }
-        self.ledger.s_grant.next = self.pl_grant.val();
-        self.cur_msg.next.opcode = self.wqe.m_wqe.val().opcode;
-        self.cur_msg.next.dest_node = self.claim.m_tx_remote.val().get_bits::<16>(0);
-        self.cur_msg.next.src_node = self.cfg_node_id.val();
-        self.cur_msg.next.dest_qp = self.claim.m_tx_remote.val().get_bits::<16>(16);
-        self.cur_msg.next.src_qp = bit_cast::<16, 6>(self.claim.m_tx_qp.val());
-        self.cur_msg.next.psn = self.claim.m_tx_psn.val();
-        self.cur_msg.next.length = self.wqe.m_msg_length.val();
-        self.cur_msg.next.vaddr = self.wqe.m_wqe.val().vaddr;
-        self.cur_msg.next.stag = self.wqe.m_wqe.val().stag;
-        self.cur_msg.next.dma_length = self.wqe.m_wqe.val().length;
-        self.cur_msg.next.immediate = 0.into();
-        if self.wqe.m_op_imm.val() {
-            self.cur_msg.next.immediate = self.wqe.m_wqe.val().immediate;
-        }
-        self.cur_msg.next.has_immediate = self.wqe.m_op_imm.val();
-        self.cur_msg.next.invalidate = self.wqe.m_wqe.val().invalidate;
-        self.cur_msg.next.resync = self.tx_resync.q.val();
-        self.m_msg.next = self.cur_msg.val();
-        if self.slot_valid.q.val() {
-            self.m_msg.next = self.slot_msg.q.val();
-        }
-        if self.slot_load.val() {
-            self.slot_valid.d.next = true;
-            self.slot_msg.d.next = self.cur_msg.val();
-        }
+        // The send slot's message, taken, is granted (its words may leave).
+        self.ledger.s_grant.next = self.pl_grant.val() | self.slot.m_slot_taken.val();
+        self.slot.s_load.next = self.slot_load.val();
         self.m_expect_qp.next = self.claim.m_tx_qp.val();
         self.m_expect_psn.next = self.claim.m_tx_psn.val();
         self.m_expect_addr.next = self.wqe.m_wqe.val().local_addr;
         self.m_expect_length.next = self.wqe.m_wqe.val().length;
         self.m_expect_atomic.next = self.wqe.m_op_atomic.val();
         if self.reset.val() {
-            self.requests_reg.d.next = 0.into();
             self.tx_state.d.next = SqTxState::Idle;
             self.copy_pending.d.next = false;
             self.tx_early.d.next = false;
-            self.slot_valid.d.next = false;
-            self.m_pick_taken.next = false;
             self.m_op_valid.next = false;
             self.m_local_valid.next = false;
-            self.m_txrd_req_valid.next = false;
-            self.s_txrd_ready.next = false;
             self.m_expect_valid.next = false;
-            self.m_msg_valid.next = false;
             self.m_payload_valid.next = false;
         }
     }
