@@ -193,7 +193,7 @@ pub struct LocalWorkRun {
     next_delay: usize,
     /// Completions of DELAYs not yet followed by a request cell: (seen at, cycles).
     delay_watch: VecDeque<u64>,
-    unbind_posted: bool,
+    /// When the UNBIND was posted.
     unbind_posted_at: Option<u64>,
     /// Planted bugs ([`crate::scenario_run::PlantedBug`]): bind all of `V`; post DELAYs of
     /// a quarter of `delay_cycles`.
@@ -216,7 +216,6 @@ impl LocalWorkRun {
             next_wr: 0,
             next_delay: 0,
             delay_watch: VecDeque::new(),
-            unbind_posted: false,
             unbind_posted_at: None,
             too_wide: false,
             shorten_delay: false,
@@ -352,13 +351,13 @@ impl LocalWorkRun {
                 }
             }
         }
-        if now >= s.unbind_at && self.stats.bind_completed_at.is_some() && !self.unbind_posted {
+        if now >= s.unbind_at
+            && self.stats.bind_completed_at.is_some()
+            && self.unbind_posted_at.is_none()
+        {
             if let (Some(rkey), Some(d)) = (self.rkey, cluster.host_mut(s.owner).driver_mut()) {
                 match d.unbind_rkey(s.peer as u16, rkey, TAG | 2) {
-                    Ok(()) => {
-                        self.unbind_posted = true;
-                        self.unbind_posted_at = Some(now);
-                    }
+                    Ok(()) => self.unbind_posted_at = Some(now),
                     Err(nic_driver::VerbsError::RingFull { .. }) => {}
                     Err(e) => {
                         sb.violation(
@@ -472,9 +471,10 @@ impl LocalWorkRun {
                     let unbound_at_target = status
                         == CompletionStatus::Remote(Syndrome::RemoteAccessError)
                         && self.unbind_posted_at.is_some_and(|u| now > u);
-                    match unbound_at_target {
-                        true => self.stats.refused_by_target += 1,
-                        false => self.stats.failed += 1,
+                    if unbound_at_target {
+                        self.stats.refused_by_target += 1;
+                    } else {
+                        self.stats.failed += 1;
                     }
                     return;
                 }
