@@ -210,7 +210,7 @@ impl Logic for NicTop {
         self.csr.csr_wdata.next = self.csr_wdata.val();
         self.csr_rdata_valid.next = self.csr.csr_rdata_valid.val();
         self.csr_rdata.next = self.csr.csr_rdata.val();
-        // Per-QP CSR accesses go to both engines.
+        // Per-QP CSR accesses go to the engines that own the register (`NicCsr`).
         self.sq.s_csr_valid.next = self.csr.m_sq_csr_valid.val();
         self.csr.m_sq_csr_ready.next = self.sq.s_csr_ready.val();
         self.sq.s_csr_write.next = self.csr.m_sq_csr_write.val();

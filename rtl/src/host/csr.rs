@@ -33,10 +33,14 @@
 //!   offsets read 0. RW registers keep only their documented fields (other bits read 0);
 //!   `CQ_BASE` keeps bits 31:3 (the ring is 8-aligned). Writing `CQ_BASE` also sets `CQ_CI`
 //!   to 0 and pulses `cfg_cq_restart` (the `CompletionQueue` restarts `CQ_PI`).
-//! - `0x1000 <= addr < 0x1000 + 0x80 * queue_pairs`: forwarded to both engines with
-//!   `qp = (addr - 0x1000) / 0x80` and `reg = addr % 0x80 / 8`. `NicCsr` shows the access
-//!   on both side ports until each has taken it and, for a read, waits for both answers
-//!   and returns their OR.
+//! - `0x1000 <= addr < 0x1000 + 0x80 * queue_pairs`: forwarded with
+//!   `qp = (addr - 0x1000) / 0x80` and `reg = addr % 0x80 / 8` to the engines that own the
+//!   register: `reg` 0..=3 (the SQ registers) to the send engine only, 4..=7 (the RQ
+//!   registers) to the receive engine only, 8 and up (`QP_REMOTE`, `QP_CTRL`,
+//!   `QP_STATUS`, unmapped) to both. So a doorbell or ring set-up of one queue takes no
+//!   operation of the other engine's table. `NicCsr` shows the access on those side ports
+//!   until each has taken it and, for a read, waits for their answers and returns their
+//!   OR (an engine answers 0 for a register it does not own).
 //! - `0x4000..0x4200` with a TPT: forwarded to `m_tpt_csr_*` with `reg = (addr - 0x4000)
 //!   / 8`. Without a TPT this range is unmapped.
 //! - Everything else is unmapped.
@@ -71,6 +75,26 @@ const _: () = assert!(
 const _: () = assert!(
     csr::QP_BASE % csr::QP_STRIDE == 0 && (csr::QP_BASE / csr::QP_STRIDE) % 64 == 32,
     "QP_BASE / QP_STRIDE must be 32 mod 64 (the index is bits 12:7 with bit 12 flipped)"
+);
+// The side port a per-QP access goes to is decided by register bits 3:2: the send queue's
+// registers must be words 0..=3, the receive queue's 4..=7, the shared ones 8 and up.
+const _: () = assert!(
+    csr::QP_SQ_BASE / 8 < 4
+        && csr::QP_SQ_SIZE_LOG2 / 8 < 4
+        && csr::QP_SQ_PI / 8 < 4
+        && csr::QP_SQ_CI / 8 < 4
+        && csr::QP_RQ_BASE / 8 >= 4
+        && csr::QP_RQ_BASE / 8 < 8
+        && csr::QP_RQ_SIZE_LOG2 / 8 >= 4
+        && csr::QP_RQ_SIZE_LOG2 / 8 < 8
+        && csr::QP_RQ_PI / 8 >= 4
+        && csr::QP_RQ_PI / 8 < 8
+        && csr::QP_RQ_CI / 8 >= 4
+        && csr::QP_RQ_CI / 8 < 8
+        && csr::QP_REMOTE / 8 >= 8
+        && csr::QP_CTRL / 8 >= 8
+        && csr::QP_STATUS / 8 >= 8,
+    "per-QP registers moved: SQ registers must be words 0..=3, RQ 4..=7, shared 8 and up"
 );
 const _: () = assert!(
     csr::TPT_INDEX % 512 == 0,
@@ -238,6 +262,10 @@ pub struct NicCsr {
     word_index: Signal<Local, Bits<6>>,
     is_global: Signal<Local, Bit>,
     is_qp: Signal<Local, Bit>,
+    /// A per-QP register the send engine owns (SQ registers and the shared ones), or the
+    /// receive engine (RQ registers and the shared ones).
+    sq_owns: Signal<Local, Bit>,
+    rq_owns: Signal<Local, Bit>,
     is_tpt: Signal<Local, Bit>,
     read_value: Signal<Local, Bits<64>>,
     messages_sent: Signal<Local, Bits<32>>,
@@ -374,6 +402,8 @@ impl NicCsr {
             word_index: Default::default(),
             is_global: Default::default(),
             is_qp: Default::default(),
+            sq_owns: Default::default(),
+            rq_owns: Default::default(),
             is_tpt: Default::default(),
             read_value: Default::default(),
             messages_sent: Default::default(),
@@ -433,6 +463,12 @@ impl Logic for NicCsr {
         self.is_qp.next = (self.csr_addr.val().get_bits::<3>(0) == 0)
             & (self.csr_addr.val() >= self.qp_base.val())
             & (self.csr_addr.val() < self.qp_end.val());
+        // Per-QP registers 0..=3 are the send queue's, 4..=7 the receive queue's, 8 and up
+        // (QP_REMOTE, QP_CTRL, QP_STATUS, unmapped) both engines'.
+        self.sq_owns.next = self.is_qp.val()
+            & (self.word_index.val().get_bit(3) | !self.word_index.val().get_bit(2));
+        self.rq_owns.next = self.is_qp.val()
+            & (self.word_index.val().get_bit(3) | self.word_index.val().get_bit(2));
         self.is_tpt.next = (self.csr_addr.val().get_bits::<3>(0) == 0)
             & (self.csr_addr.val().get_bits::<7>(9) == self.tpt_page.val())
             & self.tpt_present.val();
@@ -582,11 +618,11 @@ impl Logic for NicCsr {
                             self.csr_addr.val().get_bits::<6>(7) ^ self.qp_base_index.val();
                         self.req_reg.d.next = self.word_index.val();
                         self.req_wdata.d.next = self.csr_wdata.val();
-                        self.sq_req.d.next = self.is_qp.val();
-                        self.rq_req.d.next = self.is_qp.val();
+                        self.sq_req.d.next = self.sq_owns.val();
+                        self.rq_req.d.next = self.rq_owns.val();
                         self.tpt_req.d.next = self.is_tpt.val();
-                        self.sq_wait.d.next = self.is_qp.val() & !self.csr_write.val();
-                        self.rq_wait.d.next = self.is_qp.val() & !self.csr_write.val();
+                        self.sq_wait.d.next = self.sq_owns.val() & !self.csr_write.val();
+                        self.rq_wait.d.next = self.rq_owns.val() & !self.csr_write.val();
                         self.tpt_wait.d.next = self.is_tpt.val() & !self.csr_write.val();
                         self.acc.d.next = 0.into();
                         self.state.d.next = CsrState::Forward;
@@ -879,6 +915,25 @@ mod tests {
         }
     }
 
+    /// Which engines own per-QP register `reg` (offset / 8), from the register map of
+    /// `docs/csr-map.md`: (send engine, receive engine).
+    fn qp_register_owners(reg: u8) -> (bool, bool) {
+        let offset = reg as u16 * 8;
+        let sq_only = [
+            csr::QP_SQ_BASE,
+            csr::QP_SQ_SIZE_LOG2,
+            csr::QP_SQ_PI,
+            csr::QP_SQ_CI,
+        ];
+        let rq_only = [
+            csr::QP_RQ_BASE,
+            csr::QP_RQ_SIZE_LOG2,
+            csr::QP_RQ_PI,
+            csr::QP_RQ_CI,
+        ];
+        (!rq_only.contains(&offset), !sq_only.contains(&offset))
+    }
+
     /// One side port's far end (an engine or the TPT): takes requests with random
     /// back-pressure, keeps the written values, answers reads after a random latency
     /// with the bits it owns (`masks[reg]`).
@@ -1109,17 +1164,24 @@ mod tests {
                         counts[1] += 1;
                         if write {
                             qp_store.insert((qp, reg), wdata);
-                        } else {
+                        }
+                        let (to_sq, to_rq) = qp_register_owners(reg);
+                        if !write {
                             let v = qp_store.get(&(qp, reg)).copied().unwrap_or(0);
-                            let mask = sq.masks[reg as usize] | rq.masks[reg as usize];
+                            let mask = if to_sq { sq.masks[reg as usize] } else { 0 }
+                                | if to_rq { rq.masks[reg as usize] } else { 0 };
                             expected.push_back((v & mask, None));
                         }
                         fwd = Some(Forward {
                             req: (write, qp, reg, wdata),
-                            sq: true,
-                            rq: true,
+                            sq: to_sq,
+                            rq: to_rq,
                             tpt: false,
-                            answers_owed: if write { 0 } else { 2 },
+                            answers_owed: if write {
+                                0
+                            } else {
+                                to_sq as usize + to_rq as usize
+                            },
                         });
                     }
                     Target::Tpt { reg } => {
