@@ -101,12 +101,10 @@ impl ClaimStageModel {
     pub fn outputs(&self, i: &ClaimInputs) -> ClaimOutputs {
         let blocked =
             |qp: u8| self.fetch.iter().any(|f| f.qp == qp) || (i.tx_uncommitted && self.tx.0 == qp);
-        let pick_taken = !i.reset
-            && self.stage == Stage::Idle
-            && !i.pick_hold
-            && i.pick.is_some_and(|qp| !blocked(qp));
+        let pick_taken =
+            self.stage == Stage::Idle && !i.pick_hold && i.pick.is_some_and(|qp| !blocked(qp));
         let claim = match self.stage {
-            Stage::ClaimReq { qp, .. } if !i.reset => Some(qp),
+            Stage::ClaimReq { qp, .. } => Some(qp),
             _ => None,
         };
         let fetch = match self.stage {

@@ -13,7 +13,6 @@ pub struct TakeInputs {
     pub abort: bool,
     pub stream: bool,
     pub beat_ready: bool,
-    pub reset: bool,
     pub valid: bool,
     pub last: bool,
     pub ok_last: bool,
@@ -45,7 +44,7 @@ pub fn payload_take(i: &TakeInputs) -> TakeOutputs {
         eff_mode,
         MessageMode::ExecWrite | MessageMode::ResponseWrite
     );
-    let ready = (i.stream || i.act_go) && !i.reset && (i.beat_ready || !write);
+    let ready = (i.stream || i.act_go) && (i.beat_ready || !write);
     let take = i.valid && ready;
     let outcome_end = take && i.last;
     let message_end = outcome_end && i.ok_last;

@@ -54,7 +54,7 @@ impl RqeFetchModel {
 
     /// This clock's outputs for `i` (before the clock edge).
     pub fn outputs(&self, i: &RqeFetchInputs) -> RqeFetchOutputs {
-        let data_ready = self.phase == Phase::Data && !i.reset;
+        let data_ready = self.phase == Phase::Data;
         RqeFetchOutputs {
             busy: self.phase != Phase::Idle,
             req_valid: self.phase == Phase::Request,

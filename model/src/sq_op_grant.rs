@@ -155,7 +155,6 @@ impl OpGrant {
         o.scan_preempted = scan_reading && (o.grant_csr || o.grant_tx || abandoned);
         if i.reset {
             next = State::Idle;
-            o.csr_ready = false;
         }
         self.state = next;
         o

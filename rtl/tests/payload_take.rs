@@ -24,7 +24,6 @@ fn evaluate(u: &mut PayloadTake, i: &TakeInputs) -> TakeOutputs {
     u.aborted.next = i.abort;
     u.stream.next = i.stream;
     u.beat_ready.next = i.beat_ready;
-    u.reset.next = i.reset;
     u.s_valid.next = i.valid;
     u.s_last.next = i.last;
     u.s_ok_last.next = i.ok_last;
@@ -67,7 +66,6 @@ fn run(seed: u64, messages: usize, p_busy: f64, p_gap: f64) -> (usize, usize) {
                 abort: abort && rng.gen(),
                 stream: !act && rng.gen_bool(0.9),
                 beat_ready: !rng.gen_bool(p_busy),
-                reset: rng.gen_bool(0.01),
                 valid: !rng.gen_bool(p_gap),
                 last: shown + 1 == beats || rng.gen_bool(0.1),
                 ok_last: rng.gen_bool(0.7),
@@ -98,29 +96,6 @@ fn matches_model_with_backpressure_and_gaps() {
             taken > 1_000 && ended > 200,
             "seed {seed}: {taken} beats, {ended} ends"
         );
-    }
-}
-
-/// Nothing is taken in reset, whatever is offered.
-#[test]
-fn nothing_is_taken_in_reset() {
-    let mut uut = PayloadTake::new();
-    uut.connect_all();
-    for mode in MODES {
-        let i = TakeInputs {
-            mode,
-            act_go: true,
-            act_mode: mode,
-            abort: false,
-            stream: true,
-            beat_ready: true,
-            reset: true,
-            valid: true,
-            last: true,
-            ok_last: true,
-        };
-        let got = evaluate(&mut uut, &i);
-        assert!(!got.ready && !got.take && !got.message_end);
     }
 }
 

@@ -114,8 +114,8 @@ impl Model {
         }
     }
 
-    fn csr_open(&self, e: &Engine, reset: bool) -> bool {
-        !e.hold && self.swept && !reset
+    fn csr_open(&self, e: &Engine) -> bool {
+        !e.hold && self.swept
     }
 
     fn csr_rdata(&self) -> u64 {
@@ -133,9 +133,9 @@ impl Model {
     }
 
     /// A CSR reset or resume taken this clock, of which QP.
-    fn ctrl(&self, op: Option<CsrOp>, e: &Engine, reset: bool) -> Option<(u64, bool, bool)> {
+    fn ctrl(&self, op: Option<CsrOp>, e: &Engine) -> Option<(u64, bool, bool)> {
         let op = op.filter(|o| {
-            self.csr_open(e, reset) && o.write && o.qp < self.queue_pairs && o.reg == QP_CTRL
+            self.csr_open(e) && o.write && o.qp < self.queue_pairs && o.reg == QP_CTRL
         })?;
         Some((
             op.qp,
@@ -146,7 +146,7 @@ impl Model {
 
     /// One clock edge with these inputs.
     fn clock(&mut self, op: Option<CsrOp>, ex: Option<Expect>, e: &Engine, reset: bool) {
-        let take = op.filter(|_| self.csr_open(e, reset));
+        let take = op.filter(|_| self.csr_open(e));
         let read_qp = e.lookup.or(op.map(|o| o.qp)).unwrap_or(0) as usize;
         // A QP at or beyond `queue_pairs` has no words: its lookup answers zero, as when
         // there is no lookup.
@@ -230,7 +230,7 @@ impl Model {
             }
         }
         // Expect events.
-        if let Some(x) = ex.filter(|x| self.swept && !reset && x.qp < self.queue_pairs) {
+        if let Some(x) = ex.filter(|x| self.swept && x.qp < self.queue_pairs) {
             let w = &mut words[x.qp as usize];
             w.expect_psn = x.psn;
             w.expect_atomic = x.atomic;
@@ -382,11 +382,7 @@ fn run(queue_pairs: u64, seed: u64, cycles: usize) -> (usize, usize) {
         uut.expect_clear.next = e.expect_clear;
         settle(&mut uut);
         let at = format!("clock {cycle} (queue_pairs {queue_pairs}, seed {seed})");
-        assert_eq!(
-            uut.s_csr_ready.val(),
-            model.csr_open(&e, reset),
-            "csr ready, {at}"
-        );
+        assert_eq!(uut.s_csr_ready.val(), model.csr_open(&e), "csr ready, {at}");
         assert_eq!(
             uut.write_back_busy.val(),
             e.state.is_some()
@@ -399,11 +395,7 @@ fn run(queue_pairs: u64, seed: u64, cycles: usize) -> (usize, usize) {
                 || e.nak_clear,
             "write_back_busy, {at}"
         );
-        assert_eq!(
-            uut.s_expect_ready.val(),
-            model.swept && !reset,
-            "expect ready, {at}"
-        );
+        assert_eq!(uut.s_expect_ready.val(), model.swept, "expect ready, {at}");
         assert_eq!(
             uut.sweep_done.val(),
             !model.swept && model.sweep == 63,
@@ -434,7 +426,7 @@ fn run(queue_pairs: u64, seed: u64, cycles: usize) -> (usize, usize) {
         let want = [f.enabled, f.synced, f.nak, f.rs, f.atomic, f.expect];
         assert_eq!(got, want, "ctx flags of QP {ctx_qp}, {at}");
         let abort = model
-            .ctrl(op, &e, reset)
+            .ctrl(op, &e)
             .is_some_and(|(q, r, s)| (r || s) && q == ctx_qp);
         assert_eq!(uut.ctx_abort.val(), abort, "ctx_abort, {at}");
         if model.looked_up.is_none() {
@@ -483,8 +475,8 @@ fn run(queue_pairs: u64, seed: u64, cycles: usize) -> (usize, usize) {
             ];
             assert_eq!(got, want, "entry looked up, {at}");
         }
-        let taken = op.is_some() && model.csr_open(&e, reset);
-        let expect_taken = ex.is_some() && model.swept && !reset;
+        let taken = op.is_some() && model.csr_open(&e);
+        let expect_taken = ex.is_some() && model.swept;
         model.clock(op, ex, &e, reset);
         tick(&mut uut);
         if taken {

@@ -949,3 +949,69 @@ fn round_robin_across_qps() {
     assert_eq!(b.uut.stat_nack_sent_0.val().to_u32(), 1);
     assert_eq!(b.uut.stat_nack_sent_7.val().to_u32(), 3);
 }
+
+/// Reset does not gate the owe handshake (`s_owe_ready` is always high), yet nothing
+/// taken or handed over in a reset clock survives it: owes taken while `reset` is high are
+/// never sent and leave no slot busy, and a message accepted in a reset clock counts
+/// nowhere.
+#[test]
+fn nothing_taken_in_reset_survives_it() {
+    let mut u = ResponseGenerator::new(4);
+    u.connect_all();
+    u.cfg_node_id.next = 7u64.to_bits();
+    u.reset.next = true;
+    tick(&mut u);
+    u.reset.next = false;
+    let owe = |qp: u64, k: u64| OwedResponse {
+        qp: qp.to_bits(),
+        kind: k.to_bits(),
+        psn: 5u64.to_bits(),
+        syndrome: 0x61u64.to_bits(),
+        length: 8u64.to_bits(),
+        ..Default::default()
+    };
+    // A NACK owed and offered: hold the message until reset.
+    u.s_owe_valid.next = true;
+    u.s_owe.next = owe(1, kind::NACK);
+    u.m_msg_ready.next = false;
+    u.m_payload_ready.next = true;
+    u.m_rdrd_req_ready.next = true;
+    tick(&mut u);
+    u.s_owe_valid.next = false;
+    for _ in 0..4 {
+        tick(&mut u);
+    }
+    settle(&mut u);
+    assert!(u.m_msg_valid.val(), "the NACK is offered");
+    // Reset for three clocks: the NACK is accepted in the first, owes are taken in all.
+    u.reset.next = true;
+    u.m_msg_ready.next = true;
+    for (qp, k) in [(2, kind::NACK), (3, kind::ACK), (0, kind::READ_RESPONSE)] {
+        u.s_owe_valid.next = true;
+        u.s_owe.next = owe(qp, k);
+        settle(&mut u);
+        assert!(u.s_owe_ready.val(), "s_owe_ready in reset");
+        tick(&mut u);
+    }
+    u.reset.next = false;
+    u.s_owe_valid.next = false;
+    for c in 0..20 {
+        settle(&mut u);
+        assert!(!u.m_msg_valid.val(), "a message after reset, clock {c}");
+        assert_eq!(u.slot_busy.val().to_u64(), 0, "slot_busy, clock {c}");
+        assert_eq!(u.stat_responses_sent.val().to_u32(), 0);
+        let nacks = [
+            &u.stat_nack_sent_0,
+            &u.stat_nack_sent_1,
+            &u.stat_nack_sent_2,
+            &u.stat_nack_sent_3,
+            &u.stat_nack_sent_4,
+            &u.stat_nack_sent_5,
+            &u.stat_nack_sent_6,
+            &u.stat_nack_sent_7,
+        ]
+        .map(|s| s.val().to_u32());
+        assert_eq!(nacks, [0; 8], "stat_nack_sent, clock {c}");
+        tick(&mut u);
+    }
+}

@@ -87,6 +87,11 @@ impl<S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>> NicHost<S> {
         }
     }
 
+    /// Hold the NIC in reset (`on`) from the next clock on, or let it go.
+    pub fn hold_reset(&mut self, on: bool) {
+        self.inputs.reset = on;
+    }
+
     /// The send ring of QP `qp` (see [`NARROW_QUEUE_PAIRS`]).
     pub fn sq_ring(&self, qp: usize) -> u32 {
         let base = if self.sq_posted.len() > NARROW_QUEUE_PAIRS {

@@ -1162,3 +1162,80 @@ fn a_send_right_behind_a_bind_carries_a_key_the_peer_can_use_at_once() {
         &canary[0x80..0xC0]
     );
 }
+
+/// Reset steers no handshake inside `NicTop` (both sides of each share it), so the top
+/// gates the handshakes that leave it: in every clock its reset is high, no DMA request,
+/// DMA write beat or DMA read word is taken and neither a CSR access nor a cell is
+/// accepted, whatever the NIC was doing. Traffic in both directions (WRITEs, READs,
+/// SENDs on every queue pair, memory stalls), then NIC 0 (or 1) held in reset for 1 to 3
+/// clocks at a random clock, with a CSR write offered meanwhile; 24 seeds.
+#[test]
+fn no_host_side_handshake_passes_while_the_top_is_in_reset() {
+    let mut seen_busy = 0;
+    for seed in 0..24u64 {
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let mut pair = pair(100 + seed);
+        for n in 0..2 {
+            for i in 0..24u32 {
+                let qp = i as usize % QPS;
+                let op =
+                    [WqeOpcode::RdmaWrite, WqeOpcode::RdmaRead, WqeOpcode::Send][i as usize % 3];
+                let local = DATA_AREA + i * 0x800;
+                let remote = REMOTE_AREA + i * 0x800;
+                if op.consumes_receive() {
+                    pair.hosts[1 - n].post_receive(
+                        qp,
+                        &Rqe {
+                            buffer_addr: remote,
+                            buffer_length: 0x800,
+                            wr_id: 0x1000 + i as u64,
+                        },
+                    );
+                }
+                pair.hosts[n].post_send(
+                    qp,
+                    &Wqe {
+                        opcode: op as u8,
+                        length: 64 + 40 * i,
+                        wr_id: i as u64,
+                        local_addr: local,
+                        remote_vaddr: remote as u64,
+                        ..Default::default()
+                    },
+                );
+            }
+        }
+        for _ in 0..rng.gen_range(20..1_500) {
+            pair.step();
+        }
+        let n = rng.gen_range(0..2);
+        let busy = pair.hosts[n].last_outputs;
+        seen_busy +=
+            (busy.dma_wr_valid | busy.dma_tx_rd_req_valid | busy.dma_tx_rd_data_ready) as usize;
+        pair.hosts[n].queue_csr_write(csr::qp(0, csr::QP_CTRL), csr::QP_CTRL_ENABLE);
+        pair.hosts[n].hold_reset(true);
+        for clock in 0..rng.gen_range(1..=3) {
+            pair.step();
+            let o = pair.hosts[n].last_outputs;
+            let passed = [
+                ("dma_wr_valid", o.dma_wr_valid),
+                ("dma_tx_rd_req_valid", o.dma_tx_rd_req_valid),
+                ("dma_rx_rd_req_valid", o.dma_rx_rd_req_valid),
+                ("dma_tx_rd_data_ready", o.dma_tx_rd_data_ready),
+                ("dma_rx_rd_data_ready", o.dma_rx_rd_data_ready),
+                ("csr_ready", o.csr_ready),
+                ("s_cell_ready", o.s_cell_ready),
+            ];
+            for (name, high) in passed {
+                assert!(
+                    !high,
+                    "seed {seed}: NIC {n}'s {name} high in reset clock {clock}"
+                );
+            }
+        }
+    }
+    assert!(
+        seen_busy >= 6,
+        "the resets should hit a busy host side: {seen_busy} of 24"
+    );
+}

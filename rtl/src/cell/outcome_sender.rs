@@ -9,7 +9,8 @@
 //! RETH, offset and immediate zero for a failed cell.
 //!
 //! Ports:
-//! - `clock`, `reset` (synchronous, active high: no outcome, read pointer 0).
+//! - `clock`, `reset` (synchronous, active high: no outcome, read pointer 0). Reset steers
+//!   no handshake: in a reset clock `m_valid` may still show the outcome the reset drops.
 //! - Done slot: `s_done_valid` / `s_done_ready` (ready while no outcome is being
 //!   delivered), `s_done` (a [`FinishedCell`]: status, 0 = good; offset; immediate;
 //!   payload words; bytes of the last word), the header words
@@ -177,7 +178,6 @@ impl Logic for OutcomeSender {
         if self.reset.val() {
             self.rptr.d.next = 0.into();
             self.act_valid.d.next = false;
-            self.m_valid.next = false;
         }
     }
 }

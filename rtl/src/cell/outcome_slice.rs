@@ -17,7 +17,8 @@
 //!   [`CellOutcomeHeader`]). `s_ready` is a register: high while the skid entry is empty.
 //! - Out: `m_valid` / `m_ready`, `m_data` (64), `m_bytes` (4), `m_last`, `m_outcome`, and
 //!   `m_class` (an [`OutcomeClass`]: `OutcomeClass::of(m_outcome)`), all registers
-//!   (`m_valid` is forced low during reset).
+//!   (reset steers no handshake: in a reset clock `m_valid` may still show the beat the
+//!   reset drops, and a beat taken then is gone; the user shares the reset).
 //! - `m_valid_next`: a beat will be shown in the next clock (as `m_valid` will stand after
 //!   this clock's handshakes), combinational from `s_valid`, `m_ready` and the entries.
 //!
@@ -253,7 +254,6 @@ impl Logic for OutcomeSlice {
         if self.reset.val() {
             self.main_valid.d.next = false;
             self.skid_valid.d.next = false;
-            self.m_valid.next = false;
             self.m_valid_next.next = false;
         }
     }

@@ -5,7 +5,12 @@
 //! byte layout is [`crate::cell::format`] (documented in `docs/cell-format.md`).
 //!
 //! Ports (`s_msg*` descriptor in, `s_payload_*` words in, `m_cell_*` cell words out):
-//! - `clock`, `reset` (synchronous, active high: drops the message in flight).
+//! - `clock`, `reset` (synchronous, active high: drops the message in flight). Reset
+//!   does not gate `s_msg_ready` / `s_payload_ready`: they follow the registered state
+//!   (for timing: the NIC's reset is one register fanned across the die, kept out of the
+//!   handshakes), and whatever is taken in a clock with `reset` high is dropped at that
+//!   edge. From the second clock of a reset on the segmenter is idle: `s_msg_ready` high,
+//!   `s_payload_ready` low.
 //! - `s_msg_valid` / `s_msg_ready` / `s_msg`: the message descriptor handshake, a
 //!   [`MessageDescriptor`] (`length` in payload bytes; `vaddr`, `stag`, `dma_length` are
 //!   the RETH, sent on the first cell when `opcode[7:4] == 1`).
@@ -476,8 +481,6 @@ impl Logic for CellSegmenter {
             self.cells_reg.d.next = 0.into();
             self.messages_reg.d.next = 0.into();
             self.last_errors_reg.d.next = 0.into();
-            self.s_msg_ready.next = false;
-            self.s_payload_ready.next = false;
         }
         self.m_cell_data.next = self.out_data_reg.q.val();
         self.m_cell_valid.next = self.out_valid_reg.q.val();

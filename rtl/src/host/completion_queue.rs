@@ -8,7 +8,9 @@
 //!
 //! Ports (all valid/ready: a beat moves on a rising edge where both are high):
 //! - `clock`, `reset` (synchronous, active high: `cq_pi` back to 0, the CQE in flight is
-//!   dropped).
+//!   dropped). Reset steers
+//!   no handshake: what is taken in a reset clock is dropped at that edge (both sides of
+//!   every handshake in `NicTop` share the reset).
 //! - Configuration (from `NicCsr`): `cfg_cq_base` (32, 8-aligned), `cfg_cq_size_log2`
 //!   (5, 0..=16), `cfg_cq_ci` (32, the driver's consumer index), `cfg_cq_restart` (one-clock
 //!   pulse when `CQ_BASE` is written: the producer count restarts at 0).
@@ -94,7 +96,7 @@ pub struct CompletionQueue {
     word3: DFF<Bits<64>>,
     /// The receive port's request is the one taken this clock (if any).
     grant_recv: Signal<Local, Bit>,
-    /// Idle, room in the ring, no restart or reset: a request may be taken.
+    /// Idle, room in the ring, no restart: a request may be taken.
     can_take: Signal<Local, Bit>,
     /// The granted port's CQE fields.
     /// The request of the port granted.
@@ -212,10 +214,8 @@ impl Logic for CompletionQueue {
         self.grant_recv.next = self.rr.m_grant_index.val().any();
         self.rr.s_served_index.next = bit_cast::<1, 1>(self.grant_recv.val().into());
         self.rr.s_served.next = false;
-        self.can_take.next = (self.state.q.val() == CqState::Idle)
-            & !self.full.q.val()
-            & !self.cfg_cq_restart.val()
-            & !self.reset.val();
+        self.can_take.next =
+            (self.state.q.val() == CqState::Idle) & !self.full.q.val() & !self.cfg_cq_restart.val();
         self.s_send_cpl_ready.next = self.can_take.val() & !self.grant_recv.val();
         self.s_recv_cpl_ready.next = self.can_take.val() & self.grant_recv.val();
         self.sel.next = self.s_send_cpl.val();
@@ -249,7 +249,7 @@ impl Logic for CompletionQueue {
             self.state.d.next = CqState::Write;
         }
         // Write side: words 0..3, the sequence word last.
-        self.m_wr_valid.next = (self.state.q.val() == CqState::Write) & !self.reset.val();
+        self.m_wr_valid.next = self.state.q.val() == CqState::Write;
         self.m_wr_addr.next = self.addr.q.val();
         self.m_wr_strobe.next = 0xFF.into();
         self.m_wr_data.next = self.word0.q.val();

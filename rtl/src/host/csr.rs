@@ -7,7 +7,9 @@
 //!
 //! Ports:
 //! - `clock`, `reset` (synchronous, active high: every register to its reset value, the
-//!   access in progress is dropped).
+//!   access in progress is dropped). Reset gates the host's handshake (`csr_ready` low
+//!   while it is high) but none with the engines, which share the reset in `NicTop`: an
+//!   access an engine takes in a reset clock is dropped at that edge.
 //! - CSR port: `csr_valid` / `csr_ready`, `csr_write`, `csr_addr` (16, byte address),
 //!   `csr_wdata` (64); `csr_rdata_valid`, `csr_rdata` (64): one response per accepted
 //!   read, in order. `csr_rdata` carries the response only in the clock `csr_rdata_valid`
@@ -679,17 +681,17 @@ impl Logic for NicCsr {
             }
         }
         // Side ports, from registers.
-        self.m_sq_csr_valid.next = self.sq_req.q.val() & !self.reset.val();
+        self.m_sq_csr_valid.next = self.sq_req.q.val();
         self.m_sq_csr_write.next = self.req_write.q.val();
         self.m_sq_csr_qp.next = self.req_qp.q.val();
         self.m_sq_csr_reg.next = self.req_reg.q.val().get_bits::<4>(0);
         self.m_sq_csr_wdata.next = self.req_wdata.q.val();
-        self.m_rq_csr_valid.next = self.rq_req.q.val() & !self.reset.val();
+        self.m_rq_csr_valid.next = self.rq_req.q.val();
         self.m_rq_csr_write.next = self.req_write.q.val();
         self.m_rq_csr_qp.next = self.req_qp.q.val();
         self.m_rq_csr_reg.next = self.req_reg.q.val().get_bits::<4>(0);
         self.m_rq_csr_wdata.next = self.req_wdata.q.val();
-        self.m_tpt_csr_valid.next = self.tpt_req.q.val() & !self.reset.val();
+        self.m_tpt_csr_valid.next = self.tpt_req.q.val();
         self.m_tpt_csr_write.next = self.req_write.q.val();
         self.m_tpt_csr_reg.next = self.req_reg.q.val();
         self.m_tpt_csr_wdata.next = self.req_wdata.q.val();

@@ -8,7 +8,10 @@
 //!
 //! Ports (all valid/ready: a beat moves on a rising edge where both are high):
 //! - `clock`, `reset` (synchronous, active high: forgets the bursts in flight and the
-//!   round-robin state).
+//!   round-robin state). Reset steers
+//!   no handshake with the engines (both sides share the reset in `NicTop`); it gates only
+//!   the host side's handshake, which leaves `NicTop`: `m_req_valid` and `s_data_ready` are low while it is
+//!   high (a client's request or word taken then is dropped).
 //! - Client A: request `s_a_req_valid` / `s_a_req_ready`, `s_a_req_addr` (32, 8-aligned),
 //!   `s_a_req_words` (16, >= 1); data `m_a_valid` / `m_a_ready`, `m_a_data` (64),
 //!   `m_a_last`.
@@ -128,12 +131,11 @@ impl Logic for DmaReadArbiter {
         }
         self.idle.next = !self.busy.val()
             | ((self.owner_b.q.val() == self.grant_b.val()) & !self.inflight.q.val().get_bit(2));
-        self.idle.next = self.idle.val() & !self.reset.val();
         self.asking.next = self.idle.val() & self.s_a_req_valid.val();
         if self.grant_b.val() {
             self.asking.next = self.idle.val() & self.s_b_req_valid.val();
         }
-        self.m_req_valid.next = self.asking.val();
+        self.m_req_valid.next = self.asking.val() & !self.reset.val();
         self.m_req_addr.next = self.s_a_req_addr.val();
         self.m_req_words.next = self.s_a_req_words.val();
         if self.grant_b.val() {
@@ -152,21 +154,19 @@ impl Logic for DmaReadArbiter {
         }
         // Data side: the owner's data while a burst is in flight.
         self.taking.next = false;
-        if self.busy.val() & !self.reset.val() {
+        if self.busy.val() {
             self.taking.next = self.m_a_ready.val();
             if self.owner_b.q.val() {
                 self.taking.next = self.m_b_ready.val();
             }
         }
-        self.s_data_ready.next = self.taking.val();
+        self.s_data_ready.next = self.taking.val() & !self.reset.val();
         self.m_a_data.next = self.s_data.val();
         self.m_b_data.next = self.s_data.val();
         self.m_a_last.next = self.s_data_last.val();
         self.m_b_last.next = self.s_data_last.val();
-        self.m_a_valid.next =
-            self.busy.val() & !self.owner_b.q.val() & self.s_data_valid.val() & !self.reset.val();
-        self.m_b_valid.next =
-            self.busy.val() & self.owner_b.q.val() & self.s_data_valid.val() & !self.reset.val();
+        self.m_a_valid.next = self.busy.val() & !self.owner_b.q.val() & self.s_data_valid.val();
+        self.m_b_valid.next = self.busy.val() & self.owner_b.q.val() & self.s_data_valid.val();
         self.done.next = self.taking.val() & self.s_data_valid.val() & self.s_data_last.val();
         if self.issue.val() & !self.done.val() {
             self.inflight.d.next = self.inflight.q.val() + 1;

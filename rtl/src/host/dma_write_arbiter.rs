@@ -5,8 +5,10 @@
 //! `CompletionQueue`); host-memory rules in `docs/nic-architecture.md`.
 //!
 //! Ports (all valid/ready: a beat moves on a rising edge where both are high):
-//! - `clock`, `reset` (synchronous, active high: forgets the round-robin state; no beat
-//!   moves while it is high).
+//! - `clock`, `reset` (synchronous, active high: forgets the round-robin state). Reset steers
+//!   no handshake with the engines (both sides share the reset in `NicTop`); it gates only
+//!   the host side's handshake, which leaves `NicTop`: `m_wr_valid` is low while it is
+//!   high, so no beat reaches host memory (a client's beat taken then is dropped).
 //! - `s_a_wr_valid` / `s_a_wr_ready`, `s_a_wr_addr` (32), `s_a_wr_data` (64),
 //!   `s_a_wr_strobe` (8): client A.
 //! - `s_b_wr_valid` / `s_b_wr_ready`, `s_b_wr_addr` (32), `s_b_wr_data` (64),
@@ -57,7 +59,7 @@ pub struct DmaWriteArbiter {
     grant_b: Signal<Local, Bit>,
     /// `m_wr_valid`: the granted client offers a beat (and not in reset).
     shown: Signal<Local, Bit>,
-    /// Host memory ready and not in reset: the granted client's `ready`.
+    /// Host memory ready: the granted client's `ready`.
     accept: Signal<Local, Bit>,
 }
 
@@ -84,11 +86,8 @@ impl Logic for DmaWriteArbiter {
         if self.grant_b.val() {
             self.shown.next = self.s_b_wr_valid.val();
         }
-        self.accept.next = self.m_wr_ready.val() & !self.reset.val();
-        if self.reset.val() {
-            self.shown.next = false;
-        }
-        self.m_wr_valid.next = self.shown.val();
+        self.accept.next = self.m_wr_ready.val();
+        self.m_wr_valid.next = self.shown.val() & !self.reset.val();
         self.m_wr_addr.next = self.s_a_wr_addr.val();
         self.m_wr_data.next = self.s_a_wr_data.val();
         self.m_wr_strobe.next = self.s_a_wr_strobe.val();

@@ -9,8 +9,16 @@
 //! Ports (three message-source bundles, each: `*_msg_valid`, `*_msg_ready`, `*_msg` (a
 //! [`MessageDescriptor`], 291 bits); then `*_payload_data` (64), `*_payload_valid`,
 //! `*_payload_ready`, `*_payload_last`):
-//! - `clock`, `reset` (synchronous, active high: no handshake passes; drops the lock and
-//!   the round-robin state).
+//! - `clock`, `reset` (synchronous, active high: drops the lock, the held offer and the
+//!   round-robin state at the edge). Reset steers no handshake: the multiplexers and
+//!   readies follow the registered lock and hold, also in a clock with `reset` high (for
+//!   timing: the NIC's reset is one register fanned across the die, kept out of the
+//!   handshake paths). In `NicTop` both sources and the segmenter share the reset: a
+//!   handshake in a clock with `reset` high changes nothing, since every block on either
+//!   side forces its registers to their reset values at that edge (what it writes into
+//!   RAM is data only, read once a later message sets its state again), and from the
+//!   second clock of a reset on neither source offers anything (the requester's valids are
+//!   forced low in reset, the responder is idle), so no handshake passes.
 //! - `s_req_msg*` / `s_req_payload_*`: the requester (`SendQueueEngine`).
 //! - `s_resp_msg*` / `s_resp_payload_*`: the responder (`ResponseGenerator`).
 //! - `m_msg*` / `m_payload_*`: to the `CellSegmenter`'s `s_msg*` / `s_payload_*`.
@@ -85,9 +93,9 @@ pub struct TxArbiter {
     resp_first: DFF<Bit>,
     /// The source whose message is offered this clock (1 = responder).
     pick_resp: Signal<Local, Bit>,
-    /// Messages may pass (no payload in flight, not in reset).
+    /// Messages may pass (no payload in flight).
     msg_open: Signal<Local, Bit>,
-    /// Payload may pass (locked, not in reset).
+    /// Payload may pass (locked).
     payload_open: Signal<Local, Bit>,
     grant: Signal<Local, Bit>,
     payload_beat: Signal<Local, Bit>,
@@ -112,8 +120,12 @@ impl Logic for TxArbiter {
         if self.hold.q.val() {
             self.pick_resp.next = self.hold_resp.q.val();
         }
-        self.msg_open.next = !self.locked.q.val() & !self.reset.val();
-        self.payload_open.next = self.locked.q.val() & !self.reset.val();
+        // From the lock register only: reset is kept out of the handshakes (timing). In
+        // NicTop a handshake in a reset clock has no effect all the same: the sources and
+        // the segmenter reset their registers at the same edge as the arbiter, and from the
+        // second reset clock on no source is valid (module doc).
+        self.msg_open.next = !self.locked.q.val();
+        self.payload_open.next = self.locked.q.val();
         // Message path: the picked source, nothing while a payload is in flight.
         self.m_msg_valid.next = self.msg_open.val() & self.s_req_msg_valid.val();
         self.m_msg.next = self.s_req_msg.val();

@@ -13,8 +13,9 @@
 //! `sq_next`).
 //!
 //! Ports:
-//! - `clock`, `reset` (synchronous, active high: idle, no WQE in the fetch; `m_pick_taken`
-//!   and `m_claim_valid` low).
+//! - `clock`, `reset` (synchronous, active high: idle, no WQE in the fetch). Reset steers
+//!   no handshake: what is taken in a reset clock is dropped at that edge (both sides of
+//!   every handshake in `NicTop` share the reset).
 //! - Pick: `s_pick_valid`, `s_pick_qp` (6), `m_pick_taken` (combinational: taken this
 //!   clock). A pick is taken when the stage is idle, `s_pick_hold` is low (the send stage
 //!   holds the read port for a long payload, or copies a WQE) and the pick's QP has no WQE
@@ -297,8 +298,6 @@ impl Logic for ClaimStage {
             self.fw_ready.d.next = false;
             self.fn_busy.d.next = false;
             self.fn_ready.d.next = false;
-            self.m_pick_taken.next = false;
-            self.m_claim_valid.next = false;
         }
     }
 }

@@ -6,7 +6,9 @@
 //! priorities and overlap) and the structure paragraph of `SendQueueEngine`'s doc comment.
 //!
 //! Ports:
-//! - `clock`, `reset` (synchronous, active high: Idle; `s_csr_ready` low in that clock).
+//! - `clock`, `reset` (synchronous, active high: Idle). Reset steers
+//!   no handshake: what is taken in a reset clock is dropped at that edge (both sides of
+//!   every handshake in `NicTop` share the reset).
 //! - `s_table_ready`: the per-QP table has been cleared after reset (nothing is granted
 //!   from Idle before).
 //! - Requests (each held until granted): CSR access `s_csr_valid`, `s_csr_write`,
@@ -302,7 +304,6 @@ impl Logic for SqOpGrant {
         self.m_exec.next = self.eng_state.q.val() == SqEngineState::Exec;
         if self.reset.val() {
             self.eng_state.d.next = SqEngineState::Idle;
-            self.s_csr_ready.next = false;
         }
     }
 }

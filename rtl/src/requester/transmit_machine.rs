@@ -30,7 +30,9 @@
 //! moved ring since the claim drops the fetched WQE).
 //!
 //! Ports (valid/ready handshakes; a source holds its fields while valid and not ready):
-//! - `clock`, `reset` (synchronous, active high: every stage idle, the buffer empty).
+//! - `clock`, `reset` (synchronous, active high: every stage idle, the buffer empty). Reset steers
+//!   no handshake: what is taken in a reset clock is dropped at that edge (both sides of
+//!   every handshake in `NicTop` share the reset).
 //! - `cfg_node_id` (16): source node of every message.
 //! - Pick: `s_pick_valid`, `s_pick_qp` (6), `m_pick_taken` (the scheduler's round robin).
 //! - Table operations: `m_op_valid`, `m_op_commit` (0 claim, 1 commit), `m_op_qp` (6), from
@@ -584,10 +586,6 @@ impl Logic for TransmitMachine {
             self.tx_state.d.next = SqTxState::Idle;
             self.copy_pending.d.next = false;
             self.tx_early.d.next = false;
-            self.m_op_valid.next = false;
-            self.m_local_valid.next = false;
-            self.m_expect_valid.next = false;
-            self.m_payload_valid.next = false;
         }
     }
 }

@@ -11,12 +11,13 @@
 //!   the Act clock decides it now and its first beat may be taken now (`act_mode` is then
 //!   the mode); `aborted`: the message was abandoned (its beats are discarded).
 //! - `stream`: the engine takes beats this clock (besides `act_go`); `beat_ready`: the
-//!   writer can take a written beat; `reset`.
+//!   writer can take a written beat. No reset: a beat taken in a reset clock is dropped by
+//!   the engine's and the slice's resets at that edge (reset steers no handshake).
 //! - The presented outcome: `s_valid`, `s_last` (its last beat), `s_ok_last` (it passed
 //!   the reassembler's checks and carries the LAST flag: the message's last cell).
 //! - `eff_mode`: `act_mode` when `act_go`, else `mode`; `Discard` when `aborted`.
 //!   `write`: `eff_mode` is `ExecWrite` or `ResponseWrite`; `collect`: it is `ExecAtomic`.
-//! - `ready` = `(stream | act_go) & !reset & (beat_ready | !write)`; `take` =
+//! - `ready` = `(stream | act_go) & (beat_ready | !write)`; `take` =
 //!   `s_valid & ready`.
 //! - `outcome_end` = `take & s_last`; `message_end` = `outcome_end & s_ok_last`;
 //!   `end_runs` = `message_end` and `eff_mode` is not `Discard` (the message has an
@@ -35,7 +36,6 @@ pub struct PayloadTake {
     pub aborted: Signal<In, Bit>,
     pub stream: Signal<In, Bit>,
     pub beat_ready: Signal<In, Bit>,
-    pub reset: Signal<In, Bit>,
     pub s_valid: Signal<In, Bit>,
     pub s_last: Signal<In, Bit>,
     pub s_ok_last: Signal<In, Bit>,
@@ -74,9 +74,6 @@ impl Logic for PayloadTake {
             if self.write.val() {
                 self.ready.next = self.beat_ready.val();
             }
-        }
-        if self.reset.val() {
-            self.ready.next = false;
         }
         self.take.next = self.s_valid.val() & self.ready.val();
         self.outcome_end.next = self.take.val() & self.s_last.val();

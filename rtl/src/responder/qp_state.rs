@@ -18,7 +18,10 @@
 //! - `clock`, `reset` (synchronous, active high: clears every flag and the CSR read in
 //!   flight, then sweeps RQ_BASE, RQ_SIZE_LOG2, RQ_PI, QP_REMOTE, `rq_ci` and the expected
 //!   PSN to zero for 64 clocks, during which neither the CSR port nor the expect port
-//!   takes anything; `sweep_done` is high in the sweep's last clock).
+//!   takes anything; `sweep_done` is high in the sweep's last clock). Reset steers no
+//!   handshake: what a port takes in a reset clock is undone at that edge (the flags
+//!   clear, the sweep rewrites the swept RAMs; the other RAMs hold data read only under a
+//!   flag).
 //! - Per-QP CSR side port `s_csr_valid`, `s_csr_ready`, `s_csr_write`, `s_csr_qp` (6),
 //!   `s_csr_reg` (4: the register's offset / 8), `s_csr_wdata` (64); `m_csr_rdata_valid`,
 //!   `m_csr_rdata` (64) one clock after the read was accepted. Answers RQ_BASE,
@@ -477,7 +480,7 @@ impl Logic for QpState {
         self.m_lookup.next.expect_valid = self.flags.ctx_expect_valid.val();
 
         // ---- CSR side port ----
-        self.csr_open.next = !self.hold.val() & self.swept.q.val() & !self.reset.val();
+        self.csr_open.next = !self.hold.val() & self.swept.q.val();
         self.csr_in_range.next = self.qp_exists.val().get_bit(self.s_csr_qp.val().index());
         self.s_csr_ready.next = self.csr_open.val();
         self.csr_take.next = self.s_csr_valid.val() & self.csr_open.val();
@@ -529,10 +532,9 @@ impl Logic for QpState {
         self.m_csr_rdata.next = self.csr_rdata.val();
 
         // ---- Expect events ----
-        self.s_expect_ready.next = self.swept.q.val() & !self.reset.val();
+        self.s_expect_ready.next = self.swept.q.val();
         self.expect_take.next = self.s_expect_valid.val()
             & self.swept.q.val()
-            & !self.reset.val()
             & (self.qp_exists.val().get_bit(self.s_expect_qp.val().index()));
 
         // ---- RAM ports ----

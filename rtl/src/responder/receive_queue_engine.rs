@@ -658,7 +658,6 @@ impl Logic for ReceiveQueueEngine {
         self.payload_take.aborted.next = self.seq.aborted.val();
         self.payload_take.stream.next = self.seq.stream_now.val();
         self.payload_take.beat_ready.next = self.writer.beat_ready.val();
-        self.payload_take.reset.next = self.reset.val();
         self.payload_take.s_valid.next = self.s_rx_valid.val();
         self.payload_take.s_last.next = self.s_rx_last.val();
         self.payload_take.s_ok_last.next = self.header.ok.val() & self.header.last_cell.val();
@@ -713,8 +712,8 @@ impl Logic for ReceiveQueueEngine {
 
         // ---- Outputs ----
         self.s_rx_ready.next = self.payload_take.ready.val();
-        self.s_rqrd_ready.next = self.rqe_fetch.s_ready.val()
-            | ((self.seq.state.val() == ResponderState::AtomicData) & !self.reset.val());
+        self.s_rqrd_ready.next =
+            self.rqe_fetch.s_ready.val() | (self.seq.state.val() == ResponderState::AtomicData);
         self.m_rqrd_req_valid.next =
             self.rqe_fetch.m_req_valid.val() | (self.seq.state.val() == ResponderState::AtomicRead);
         self.m_wr_valid.next = self.writer.m_wr_valid.val();

@@ -17,7 +17,9 @@
 //!   reports, `nic_abi::AethRefusals`), `resync` (the answer's PSN
 //!   became the responder's expected one through a resync: the message is sent with the
 //!   RESYNC flag). `s_owe_ready`
-//!   is high whenever `reset` is low: an owe is never held up by transmission. Slot rules,
+//!   is always high: an owe is never held up by transmission. An owe taken in a clock
+//!   with `reset` high is dropped (the slot vectors are cleared at that edge; the slot RAMs
+//!   hold data only, read once a later owe has set the slot's pending bit). Slot rules,
 //!   applied on the accepting edge against the slot as it was before that edge: a QP whose
 //!   slot is not busy (see `slot_busy`) takes the item into the slot, replacing a waiting
 //!   ACK if there is one (an ACK by a newer ACK; a waiting ACK by a NACK or response too,
@@ -355,10 +357,12 @@ impl Logic for ResponseGenerator {
         );
         self.slots.clock.next = self.clock.val();
         // Owe side: always ready; write the slot unless it is busy (or the QP is unknown).
-        self.s_owe_ready.next = !self.reset.val();
+        // Reset is kept out of the owe handshake (timing): an owe taken in a reset clock
+        // only writes the slot RAMs, which hold data only; the reset at the end of update
+        // clears the slot vectors that would make it pending, busy or a follow-up.
+        self.s_owe_ready.next = true;
         self.owe_onehot.next = self.one.val() << self.s_owe.val().qp;
         self.owe_write.next = self.s_owe_valid.val()
-            & !self.reset.val()
             & (self.owe_onehot.val() & self.qp_mask.val()).any()
             & !(self.owe_onehot.val() & self.busy.q.val()).any();
         // Behind a busy item: one follow-up, an ACK or a NACK. A newer one replaces a
@@ -366,7 +370,6 @@ impl Logic for ResponseGenerator {
         // (responses are never owed for a busy slot: the NackGenerator turns them into a
         // SEQUENCE_ERROR NACK).
         self.follow_write.next = self.s_owe_valid.val()
-            & !self.reset.val()
             & (self.owe_onehot.val() & self.qp_mask.val()).any()
             & (self.owe_onehot.val() & self.busy.q.val()).any()
             & (self.s_owe.val().kind < 2)

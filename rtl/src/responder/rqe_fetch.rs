@@ -8,7 +8,8 @@
 //!
 //! Ports:
 //! - `clock`, `reset` (synchronous, active high: abandons a fetch in progress; the
-//!   captured words are kept).
+//!   captured words are kept). Reset steers no handshake: a word taken in a reset clock
+//!   is captured and the fetch abandoned at that edge (the DMA path shares the reset).
 //! - `start`, `addr` (32): fetch the entry at `addr`; taken only while `busy` is low.
 //!   `busy`: a fetch is in progress (from the clock after `start` until the clock after
 //!   `done`).
@@ -88,8 +89,7 @@ impl Logic for RqeFetch {
             buffer_length_reg,
             wr_id_reg
         );
-        self.take.next =
-            (self.state.q.val() == RqeFetchState::Data) & self.s_valid.val() & !self.reset.val();
+        self.take.next = (self.state.q.val() == RqeFetchState::Data) & self.s_valid.val();
         match self.state.q.val() {
             RqeFetchState::Idle => {
                 if self.start.val() {
@@ -130,7 +130,7 @@ impl Logic for RqeFetch {
         self.m_req_valid.next = self.state.q.val() == RqeFetchState::Request;
         self.m_req_addr.next = self.addr_reg.q.val();
         self.m_req_words.next = 3.into();
-        self.s_ready.next = (self.state.q.val() == RqeFetchState::Data) & !self.reset.val();
+        self.s_ready.next = self.state.q.val() == RqeFetchState::Data;
         self.done.next = self.take.val() & self.s_last.val();
         self.buffer_addr.next = self.buffer_addr_reg.q.val();
         self.buffer_length.next = self.buffer_length_reg.q.val();

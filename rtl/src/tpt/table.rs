@@ -11,8 +11,9 @@
 //!   `s_csr_wdata` (64); `m_csr_rdata_valid`, `m_csr_rdata` (64): one beat per accepted
 //!   read, the clock after it. This block decodes registers 0..=6 (`TPT_INDEX`,
 //!   `TPT_WORD0`, `TPT_VADDR`, `TPT_LENGTH`, `TPT_PADDR`, `TPT_COMMAND`, `TPT_STATUS`) and
-//!   decides `s_csr_ready` for every register (low during reset, and for registers 0..=5
-//!   while busy); the read data is its own registers' word ORed with `s_exc_rdata` (the
+//!   decides `s_csr_ready` for every register (low for registers 0..=5 while busy; reset
+//!   steers no handshake: what a port takes in a reset clock is dropped at that edge, the
+//!   sweep after it rewrites every entry); the read data is its own registers' word ORed with `s_exc_rdata` (the
 //!   exception queue's word for the addressed register, 0 for any other).
 //!   `s_stat_stale` (8) reads in `TPT_STATUS` bits 23:16.
 //! - Lookup read port: `s_lookup_valid` / `s_lookup_ready`, `s_lookup_index` (12: STag
@@ -327,7 +328,7 @@ impl Logic for TptTable {
         }
         // CSR port.
         self.busy.next = self.cmd_pending.q.val() | (self.state.q.val() == TptState::Clear);
-        self.csr_ready.next = !self.reset.val() & !(self.busy.val() & (self.s_csr_reg.val() < 6));
+        self.csr_ready.next = !(self.busy.val() & (self.s_csr_reg.val() < 6));
         self.csr_accept.next = self.s_csr_valid.val() & self.csr_ready.val();
         self.csr_wr.next = self.csr_accept.val() & self.s_csr_write.val();
         self.cmd_known.next = (self.s_csr_wdata.val().get_bits::<61>(3) == 0)
@@ -339,7 +340,7 @@ impl Logic for TptTable {
         self.index_bank.next = self.index_reg.q.val().get_bits::<4>(8) & self.bank_mask.val();
         // Bind write port: one write waits here (its own payload) until the sequencer is
         // free; one at or beyond the table is accepted and dropped.
-        self.bind_ready.next = !self.reset.val() & !self.bind_pending.q.val();
+        self.bind_ready.next = !self.bind_pending.q.val();
         self.bind_accept.next = self.s_bind_valid.val() & self.bind_ready.val();
         self.bind_in_range.next = self.s_bind.val().index < self.entries_c.val();
         self.bind_in_index.next = bit_cast::<12, 24>(self.s_bind.val().index);
@@ -362,8 +363,7 @@ impl Logic for TptTable {
             self.bind_paddr.d.next = self.s_bind.val().paddr;
         }
         // Lookup port.
-        self.lookup_ready.next = !self.reset.val()
-            & (self.state.q.val() == TptState::Idle)
+        self.lookup_ready.next = (self.state.q.val() == TptState::Idle)
             & !self.cmd_pending.q.val()
             & !self.bind_pending.q.val()
             & !self.s_hold.val();
