@@ -113,6 +113,21 @@ enum Phase {
     Atomic(Owe),
 }
 
+/// The eight `stat_nack_sent_*` counters, syndrome 0 first.
+fn nacks_sent(u: &ResponseGenerator) -> [u32; 8] {
+    [
+        &u.stat_nack_sent_0,
+        &u.stat_nack_sent_1,
+        &u.stat_nack_sent_2,
+        &u.stat_nack_sent_3,
+        &u.stat_nack_sent_4,
+        &u.stat_nack_sent_5,
+        &u.stat_nack_sent_6,
+        &u.stat_nack_sent_7,
+    ]
+    .map(|s| s.val().to_u32())
+}
+
 /// Plain-Rust model of the slots and of the round-robin transmit side.
 struct SlotModel {
     queue_pairs: usize,
@@ -382,17 +397,7 @@ impl Bench {
             self.model.responses,
             "cycle {c}"
         );
-        let nacks = [
-            &u.stat_nack_sent_0,
-            &u.stat_nack_sent_1,
-            &u.stat_nack_sent_2,
-            &u.stat_nack_sent_3,
-            &u.stat_nack_sent_4,
-            &u.stat_nack_sent_5,
-            &u.stat_nack_sent_6,
-            &u.stat_nack_sent_7,
-        ]
-        .map(|s| s.val().to_u32());
+        let nacks = nacks_sent(u);
         assert_eq!(nacks, self.model.nacks, "stat_nack_sent, cycle {c}");
         // Message.
         let msg_shown = matches!(self.model.phase, Phase::Message(_));
@@ -1000,17 +1005,7 @@ fn nothing_taken_in_reset_survives_it() {
         assert!(!u.m_msg_valid.val(), "a message after reset, clock {c}");
         assert_eq!(u.slot_busy.val().to_u64(), 0, "slot_busy, clock {c}");
         assert_eq!(u.stat_responses_sent.val().to_u32(), 0);
-        let nacks = [
-            &u.stat_nack_sent_0,
-            &u.stat_nack_sent_1,
-            &u.stat_nack_sent_2,
-            &u.stat_nack_sent_3,
-            &u.stat_nack_sent_4,
-            &u.stat_nack_sent_5,
-            &u.stat_nack_sent_6,
-            &u.stat_nack_sent_7,
-        ]
-        .map(|s| s.val().to_u32());
+        let nacks = nacks_sent(&u);
         assert_eq!(nacks, [0; 8], "stat_nack_sent, clock {c}");
         tick(&mut u);
     }

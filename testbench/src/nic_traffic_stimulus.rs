@@ -58,8 +58,9 @@ where
 }
 
 /// Post one random work request from NIC `n` to the other NIC, with a receive there
-/// when it needs one.
-fn post_random<S>(pair: &mut NicPair<S>, n: usize, wr_id: u64, rng: &mut ChaCha8Rng)
+/// when it needs one: any opcode, 0 to 699 bytes (atomics 8), on one of the first
+/// [`TRAFFIC_QUEUE_PAIRS`] queue pairs, buffers chosen by `wr_id`.
+pub fn post_random<S>(pair: &mut NicPair<S>, n: usize, wr_id: u64, rng: &mut ChaCha8Rng)
 where
     S: Stepper<Inputs = NicTopInputs, Outputs = NicTopOutputs>,
 {

@@ -9,6 +9,7 @@ use nic_cosim::{
     NicTopInputs, NicTopOutputs, RustHdlNicTop, Stepper, VerilatedNicTop, VerilatedNicTopTpt256,
 };
 use nic_testbench::nic_pair::{NicPair, DATA_AREA};
+use nic_testbench::nic_traffic_stimulus::post_random;
 use nic_testbench::paired::Paired;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -1166,8 +1167,8 @@ fn a_send_right_behind_a_bind_carries_a_key_the_peer_can_use_at_once() {
 /// Reset steers no handshake inside `NicTop` (both sides of each share it), so the top
 /// gates the handshakes that leave it: in every clock its reset is high, no DMA request,
 /// DMA write beat or DMA read word is taken and neither a CSR access nor a cell is
-/// accepted, whatever the NIC was doing. Traffic in both directions (WRITEs, READs,
-/// SENDs on every queue pair, memory stalls), then NIC 0 (or 1) held in reset for 1 to 3
+/// accepted, whatever the NIC was doing. Random traffic in both directions (every
+/// opcode, memory stalls), then NIC 0 (or 1) held in reset for 1 to 3
 /// clocks at a random clock, with a CSR write offered meanwhile; 24 seeds.
 #[test]
 fn no_host_side_handshake_passes_while_the_top_is_in_reset() {
@@ -1176,33 +1177,8 @@ fn no_host_side_handshake_passes_while_the_top_is_in_reset() {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut pair = pair(100 + seed);
         for n in 0..2 {
-            for i in 0..24u32 {
-                let qp = i as usize % QPS;
-                let op =
-                    [WqeOpcode::RdmaWrite, WqeOpcode::RdmaRead, WqeOpcode::Send][i as usize % 3];
-                let local = DATA_AREA + i * 0x800;
-                let remote = REMOTE_AREA + i * 0x800;
-                if op.consumes_receive() {
-                    pair.hosts[1 - n].post_receive(
-                        qp,
-                        &Rqe {
-                            buffer_addr: remote,
-                            buffer_length: 0x800,
-                            wr_id: 0x1000 + i as u64,
-                        },
-                    );
-                }
-                pair.hosts[n].post_send(
-                    qp,
-                    &Wqe {
-                        opcode: op as u8,
-                        length: 64 + 40 * i,
-                        wr_id: i as u64,
-                        local_addr: local,
-                        remote_vaddr: remote as u64,
-                        ..Default::default()
-                    },
-                );
+            for wr_id in 0..24 {
+                post_random(&mut pair, n, wr_id, &mut rng);
             }
         }
         for _ in 0..rng.gen_range(20..1_500) {
