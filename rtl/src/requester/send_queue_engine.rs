@@ -456,9 +456,8 @@ impl Logic for SendQueueEngine {
         if self.s_csr_reg.val() == self.reg_sq_size.val() {
             self.cfg_field.next = self.cfg_field_size.val();
         }
-        // Reset steers no handshake (a configuration write taken in a reset clock is
-        // ignored by the table, which clears every entry after it).
         self.cfg_ready.next = self.qp_table.m_ready.val()
+            & !self.reset.val()
             & !((self.grant.m_state.val() == SqEngineState::Read)
                 & (self.grant.m_op.val() == SqOp::CsrWrite));
         self.cfg_take.next = self.s_csr_valid.val() & self.cfg_write.val() & self.cfg_ready.val();
