@@ -1728,51 +1728,6 @@ fn csr_registers() {
     );
 }
 
-/// A write of SQ_BASE, SQ_SIZE_LOG2 or QP_REMOTE right behind a table operation of the
-/// same queue pair (a CSR write of SQ_PI or QP_CTRL, whose entry is read before it and
-/// written back after it) is not undone by that write-back; a read right behind it
-/// answers it; a reset keeps the three fields.
-#[test]
-fn configuration_writes_racing_a_write_back_of_the_same_qp_are_kept() {
-    let mut b = Bench::new(4, 21, SMOOTH);
-    let mut want = [[0u64; 3]; 4];
-    let cfg = [SQ_BASE, SQ_SIZE_LOG2, QP_REMOTE];
-    let mut v = 0x1357_9BDFu64;
-    for round in 0..24 {
-        let qp = round % 4;
-        // Back to back on the port: the table operation, then the three fields (a
-        // different order each round), then reads of them.
-        let before = if round % 3 == 0 {
-            (QP_CTRL, 0x0000_0502)
-        } else {
-            (SQ_PI, round as u64)
-        };
-        b.csr(true, qp, before.0, before.1);
-        for k in 0..3 {
-            let f = (k + round) % 3;
-            v = v.wrapping_mul(0x9E37_79B9).wrapping_add(0x7F4A_7C15) & 0xFFFF_FFFF;
-            let value = if cfg[f] == SQ_SIZE_LOG2 { v & 0x1F } else { v };
-            b.csr(true, qp, cfg[f], v);
-            want[qp][f] = value;
-            if k == 0 {
-                // Another table operation of the same QP between them.
-                b.csr(true, qp, SQ_PI, round as u64 + 7);
-            }
-        }
-        for f in 0..3 {
-            b.csr(false, qp, cfg[f], 0);
-        }
-        let first = b.csr_reads.len();
-        b.run_until(|b| b.csr_reads.len() == first + 3, 1000);
-        assert_eq!(b.csr_reads[first..], want[qp], "round {round}, QP {qp}");
-    }
-    for qp in 0..4 {
-        for f in 0..3 {
-            assert_eq!(b.read_csr(qp, cfg[f]), want[qp][f], "QP {qp} at the end");
-        }
-    }
-}
-
 /// The payload of a long RDMA WRITE streams at one word per clock; messages follow each
 /// other with a short gap (claim, WQE fetch, commit).
 #[test]

@@ -1,8 +1,7 @@
 //! `QpTable`: the requester's per-queue-pair table: one [`QpEntry`] per queue pair, held in
-//! seven [`QpRam`]s (synchronous read; `queue_pairs` rounded up to a power of two words) that
-//! are read together, with one read port, one write port for the engine's state, one
-//! write port for the configuration fields the driver writes (SQ_BASE, SQ_SIZE_LOG2,
-//! QP_REMOTE: their own RAMs) and the clear of every entry after reset.
+//! six [`QpRam`]s (synchronous read; `queue_pairs` rounded up to a power of two words) that
+//! are read and written together, with one read port, one write port and the clear of
+//! every entry after reset.
 //!
 //! Follows the per-QP registers of `docs/csr-map.md` (SQ_BASE, SQ_SIZE_LOG2, SQ_PI, SQ_CI,
 //! QP_REMOTE, QP_CTRL bit 0) and the state `docs/nic-architecture.md` ("Reliability: queue
@@ -27,28 +26,18 @@
 //!   at least `SEND_WINDOW`); all low for the zero entry.
 //! - Write port: `s_wr_valid`, `s_wr_addr` (6), `s_wr_entry` ([`QpEntry`]): taken at the
 //!   rising edge; a read at any later edge sees it. Ignored while the table clears, in the
-//!   reset clock, and for an address at or beyond `queue_pairs`. It writes every field but
-//!   the configuration fields `base`, `size_log2` and `remote` (those of `s_wr_entry` are
-//!   ignored: a write-back of an entry read before a configuration write does not undo
-//!   it). (Inside, the write is registered and reaches the RAMs at the next edge, with its
-//!   flags computed from the register; a read of that address at that edge answers the
-//!   registered entry's other fields.)
-//! - Configuration write port: `s_cfg_valid`, `s_cfg_addr` (6), `s_cfg_field` (2:
-//!   [`CFG_SQ_BASE`] `base`, [`CFG_SQ_SIZE_LOG2`] `size_log2` from data bits 4:0,
-//!   [`CFG_QP_REMOTE`] `remote`; 3 writes nothing), `s_cfg_data` (32): that one field
-//!   written at the rising edge, straight into its RAM (no read-modify-write); a read at
-//!   the same edge returns the old value, a read at any later edge the new one. Ignored
-//!   like the write port (clearing, reset clock, address at or beyond `queue_pairs`). Both
-//!   write ports may write in the same clock (they write different RAMs).
+//!   reset clock, and for an address at or beyond `queue_pairs`. (Inside, the write is
+//!   registered and reaches the RAMs at the next edge, with its flags computed from the
+//!   register; a read of that address at that edge answers the registered entry.)
 //!
-//! Latency: one clock from read address to entry. Throughput: one read, one write and one
-//! configuration write per clock. Limits: `queue_pairs` in 1..=64 (the queue pair index is 6 bits); every field is
+//! Latency: one clock from read address to entry. Throughput: one read and one write per
+//! clock. Limits: `queue_pairs` in 1..=64 (the queue pair index is 6 bits); every field is
 //! zero after the clear.
 //!
-//! Storage (seven [`QpRam`]s; with 64 queue pairs each maps to one block RAM on ECP5, with
-//! a few to LUT RAM or flip-flops): the configuration fields `base` (32), `remote` (32),
-//! `size_log2` (5); `sq_pi` with the three flags (27), `sq_next` with the flags and the
-//! retry count (32), `sq_una` and `una_needs_response` (25), `timer_start` (32).
+//! Storage (six [`QpRam`]s; with 64 queue pairs each maps to one block RAM on ECP5, with
+//! a few to LUT RAM or flip-flops): `base` (32),
+//! `remote` (32), `sq_pi` and `size_log2` (29), `sq_next` with the flags and the retry count
+//! (32), `sq_una` and `una_needs_response` (25), `timer_start` (32).
 
 use crate::common::qp_ram::QP_RAM_ADDRESS_BITS;
 use crate::common::QpRam;
@@ -58,13 +47,6 @@ use rust_hdl::prelude::*;
 
 /// Address bits of the per-QP table (a queue pair's number).
 pub const QP_TABLE_ADDRESS_BITS: usize = QP_RAM_ADDRESS_BITS;
-
-/// `s_cfg_field`: SQ_BASE (`base`).
-pub const CFG_SQ_BASE: u64 = 0;
-/// `s_cfg_field`: SQ_SIZE_LOG2 (`size_log2`, data bits 4:0).
-pub const CFG_SQ_SIZE_LOG2: u64 = 1;
-/// `s_cfg_field`: QP_REMOTE (`remote`).
-pub const CFG_QP_REMOTE: u64 = 2;
 
 /// Addresses the clear after reset walks (one per clock).
 pub const QP_TABLE_ENTRIES: usize = 1 << QP_TABLE_ADDRESS_BITS;
@@ -146,16 +128,11 @@ pub struct QpTable {
     pub s_wr_valid: Signal<In, Bit>,
     pub s_wr_addr: Signal<In, Bits<QP_TABLE_ADDRESS_BITS>>,
     pub s_wr_entry: Signal<In, QpEntry>,
-    pub s_cfg_valid: Signal<In, Bit>,
-    pub s_cfg_addr: Signal<In, Bits<QP_TABLE_ADDRESS_BITS>>,
-    pub s_cfg_field: Signal<In, Bits<2>>,
-    pub s_cfg_data: Signal<In, Bits<32>>,
-    /// The configuration fields: written only by the configuration write port.
     ram_base: QpRam<Bits<32>>,
     ram_remote: QpRam<Bits<32>>,
-    ram_size: QpRam<Bits<5>>,
-    /// 23:0 `sq_pi`, 26:24 the flags (outstanding, has work, window full).
-    ram_pi: QpRam<Bits<27>>,
+    /// 23:0 `sq_pi`, 28:24 `size_log2`, 31:29 the flags (outstanding, has work, window
+    /// full).
+    ram_pi: QpRam<Bits<32>>,
     /// 23:0 `sq_next`, 24 `enable`, 25 `resync`, 26 `waiting`, 27 `draining`, 31:28 `retry`.
     ram_next: QpRam<Bits<32>>,
     /// 23:0 `sq_una`, 24 `una_needs_response`.
@@ -167,9 +144,6 @@ pub struct QpTable {
     /// The address read at the last edge is below `queue_pairs`.
     rd_in_range: DFF<Bit>,
     wr_in_range: Signal<Local, Bit>,
-    /// The configuration write is taken this clock (to its RAM at this edge).
-    cfg_we: Signal<Local, Bit>,
-    cfg_in_range: Signal<Local, Bit>,
     /// The write taken at the last edge, written to the RAMs at the next.
     wr_pending: DFF<Bit>,
     wr_addr_q: DFF<Bits<QP_TABLE_ADDRESS_BITS>>,
@@ -184,9 +158,6 @@ pub struct QpTable {
     byp_flags: DFF<Bits<3>>,
     rd_flags: Signal<Local, Bits<3>>,
     zero_entry: Constant<QpEntry>,
-    field_base: Constant<Bits<2>>,
-    field_size: Constant<Bits<2>>,
-    field_remote: Constant<Bits<2>>,
     send_window: Constant<Bits<24>>,
     queue_pairs: Constant<Bits<7>>,
     /// Address bits at and above the RAMs' depth.
@@ -216,13 +187,8 @@ impl QpTable {
             s_wr_valid: Default::default(),
             s_wr_addr: Default::default(),
             s_wr_entry: Default::default(),
-            s_cfg_valid: Default::default(),
-            s_cfg_addr: Default::default(),
-            s_cfg_field: Default::default(),
-            s_cfg_data: Default::default(),
             ram_base: QpRam::new(queue_pairs),
             ram_remote: QpRam::new(queue_pairs),
-            ram_size: QpRam::new(queue_pairs),
             ram_pi: QpRam::new(queue_pairs),
             ram_next: QpRam::new(queue_pairs),
             ram_una: QpRam::new(queue_pairs),
@@ -231,8 +197,6 @@ impl QpTable {
             clear_addr: Default::default(),
             rd_in_range: Default::default(),
             wr_in_range: Default::default(),
-            cfg_we: Default::default(),
-            cfg_in_range: Default::default(),
             wr_pending: Default::default(),
             wr_addr_q: Default::default(),
             wr_entry_q: Default::default(),
@@ -243,9 +207,6 @@ impl QpTable {
             byp_flags: Default::default(),
             rd_flags: Default::default(),
             zero_entry: Constant::new(QpEntry::default()),
-            field_base: Constant::new(CFG_SQ_BASE.to_bits()),
-            field_size: Constant::new(CFG_SQ_SIZE_LOG2.to_bits()),
-            field_remote: Constant::new(CFG_QP_REMOTE.to_bits()),
             send_window: Constant::new((SEND_WINDOW as u64).to_bits()),
             queue_pairs: Constant::new((queue_pairs as u64).to_bits()),
             above_depth: Constant::new(
@@ -280,7 +241,6 @@ impl Logic for QpTable {
         );
         self.ram_base.clock.next = self.clock.val();
         self.ram_remote.clock.next = self.clock.val();
-        self.ram_size.clock.next = self.clock.val();
         self.ram_pi.clock.next = self.clock.val();
         self.ram_next.clock.next = self.clock.val();
         self.ram_una.clock.next = self.clock.val();
@@ -314,7 +274,6 @@ impl Logic for QpTable {
         // return the old word then), or zero beyond `queue_pairs`.
         self.ram_base.read_address.next = self.s_rd_addr.val();
         self.ram_remote.read_address.next = self.s_rd_addr.val();
-        self.ram_size.read_address.next = self.s_rd_addr.val();
         self.ram_pi.read_address.next = self.s_rd_addr.val();
         self.ram_next.read_address.next = self.s_rd_addr.val();
         self.ram_una.read_address.next = self.s_rd_addr.val();
@@ -326,7 +285,10 @@ impl Logic for QpTable {
             self.wr_pending.q.val() & (self.wr_addr_q.q.val() == self.s_rd_addr.val());
         self.byp_entry.d.next = self.wr_entry_q.q.val();
         self.byp_flags.d.next = self.wr_flags.val();
+        self.m_rd_entry.next.base = self.ram_base.read_data.val();
+        self.m_rd_entry.next.remote = self.ram_remote.read_data.val();
         self.m_rd_entry.next.sq_pi = self.ram_pi.read_data.val().get_bits::<24>(0);
+        self.m_rd_entry.next.size_log2 = self.ram_pi.read_data.val().get_bits::<5>(24);
         self.m_rd_entry.next.sq_next = self.ram_next.read_data.val().get_bits::<24>(0);
         self.m_rd_entry.next.enable = self.ram_next.read_data.val().get_bit(24);
         self.m_rd_entry.next.resync = self.ram_next.read_data.val().get_bit(25);
@@ -336,16 +298,11 @@ impl Logic for QpTable {
         self.m_rd_entry.next.sq_una = self.ram_una.read_data.val().get_bits::<24>(0);
         self.m_rd_entry.next.una_needs_response = self.ram_una.read_data.val().get_bit(24);
         self.m_rd_entry.next.timer_start = self.ram_tstart.read_data.val();
-        self.rd_flags.next = self.ram_pi.read_data.val().get_bits::<3>(24);
+        self.rd_flags.next = self.ram_pi.read_data.val().get_bits::<3>(29);
         if self.byp.q.val() {
             self.m_rd_entry.next = self.byp_entry.q.val();
             self.rd_flags.next = self.byp_flags.q.val();
         }
-        // The configuration fields always from their RAMs (the write port never writes
-        // them).
-        self.m_rd_entry.next.base = self.ram_base.read_data.val();
-        self.m_rd_entry.next.remote = self.ram_remote.read_data.val();
-        self.m_rd_entry.next.size_log2 = self.ram_size.read_data.val();
         if !self.rd_in_range.q.val() {
             self.m_rd_entry.next = self.zero_entry.val();
             self.rd_flags.next = 0.into();
@@ -355,12 +312,17 @@ impl Logic for QpTable {
         self.m_rd_window_full.next = self.rd_flags.val().get_bit(2);
 
         // The RAMs' write port (or the clear).
+        self.ram_base.write_address.next = self.wr_addr_q.q.val();
+        self.ram_remote.write_address.next = self.wr_addr_q.q.val();
         self.ram_pi.write_address.next = self.wr_addr_q.q.val();
         self.ram_next.write_address.next = self.wr_addr_q.q.val();
         self.ram_una.write_address.next = self.wr_addr_q.q.val();
         self.ram_tstart.write_address.next = self.wr_addr_q.q.val();
-        self.ram_pi.write_data.next = bit_cast::<27, 24>(self.wr_entry_q.q.val().sq_pi)
-            | (bit_cast::<27, 3>(self.wr_flags.val()) << 24);
+        self.ram_base.write_data.next = self.wr_entry_q.q.val().base;
+        self.ram_remote.write_data.next = self.wr_entry_q.q.val().remote;
+        self.ram_pi.write_data.next = bit_cast::<32, 24>(self.wr_entry_q.q.val().sq_pi)
+            | (bit_cast::<32, 5>(self.wr_entry_q.q.val().size_log2) << 24)
+            | (bit_cast::<32, 3>(self.wr_flags.val()) << 29);
         self.ram_next.write_data.next = bit_cast::<32, 24>(self.wr_entry_q.q.val().sq_next)
             | (bit_cast::<32, 1>(self.wr_entry_q.q.val().enable.into()) << 24)
             | (bit_cast::<32, 1>(self.wr_entry_q.q.val().resync.into()) << 25)
@@ -370,51 +332,29 @@ impl Logic for QpTable {
         self.ram_una.write_data.next = bit_cast::<25, 24>(self.wr_entry_q.q.val().sq_una)
             | (bit_cast::<25, 1>(self.wr_entry_q.q.val().una_needs_response.into()) << 24);
         self.ram_tstart.write_data.next = self.wr_entry_q.q.val().timer_start;
+        self.ram_base.write_enable.next = self.wr_pending.q.val();
+        self.ram_remote.write_enable.next = self.wr_pending.q.val();
         self.ram_pi.write_enable.next = self.wr_pending.q.val();
         self.ram_next.write_enable.next = self.wr_pending.q.val();
         self.ram_una.write_enable.next = self.wr_pending.q.val();
         self.ram_tstart.write_enable.next = self.wr_pending.q.val();
-        // The configuration write port: straight to its field's RAM at this edge (a read
-        // at this edge returns the old word, a read at any later edge the new one).
-        self.cfg_in_range.next = ((self.s_cfg_addr.val() & self.above_depth.val()) == 0)
-            & (self.fills_depth.val()
-                | (bit_cast::<7, 6>(self.s_cfg_addr.val()) < self.queue_pairs.val()));
-        self.cfg_we.next = self.s_cfg_valid.val()
-            & self.cfg_in_range.val()
-            & (self.state.q.val() == QpTableState::Ready)
-            & !self.reset.val();
-        self.ram_base.write_address.next = self.s_cfg_addr.val();
-        self.ram_remote.write_address.next = self.s_cfg_addr.val();
-        self.ram_size.write_address.next = self.s_cfg_addr.val();
-        self.ram_base.write_data.next = self.s_cfg_data.val();
-        self.ram_remote.write_data.next = self.s_cfg_data.val();
-        self.ram_size.write_data.next = self.s_cfg_data.val().get_bits::<5>(0);
-        self.ram_base.write_enable.next =
-            self.cfg_we.val() & (self.s_cfg_field.val() == self.field_base.val());
-        self.ram_remote.write_enable.next =
-            self.cfg_we.val() & (self.s_cfg_field.val() == self.field_remote.val());
-        self.ram_size.write_enable.next =
-            self.cfg_we.val() & (self.s_cfg_field.val() == self.field_size.val());
         match self.state.q.val() {
             QpTableState::Clearing => {
                 // One entry per clock, zero everywhere.
                 self.ram_base.write_address.next = self.clear_addr.q.val();
                 self.ram_remote.write_address.next = self.clear_addr.q.val();
-                self.ram_size.write_address.next = self.clear_addr.q.val();
                 self.ram_pi.write_address.next = self.clear_addr.q.val();
                 self.ram_next.write_address.next = self.clear_addr.q.val();
                 self.ram_una.write_address.next = self.clear_addr.q.val();
                 self.ram_tstart.write_address.next = self.clear_addr.q.val();
                 self.ram_base.write_data.next = 0.into();
                 self.ram_remote.write_data.next = 0.into();
-                self.ram_size.write_data.next = 0.into();
                 self.ram_pi.write_data.next = 0.into();
                 self.ram_next.write_data.next = 0.into();
                 self.ram_una.write_data.next = 0.into();
                 self.ram_tstart.write_data.next = 0.into();
                 self.ram_base.write_enable.next = true;
                 self.ram_remote.write_enable.next = true;
-                self.ram_size.write_enable.next = true;
                 self.ram_pi.write_enable.next = true;
                 self.ram_next.write_enable.next = true;
                 self.ram_una.write_enable.next = true;
@@ -497,14 +437,8 @@ mod tests {
             }
         }
 
-        /// One rising edge with these inputs (`cfg`: address, field, data).
-        fn clock(
-            &mut self,
-            rd: usize,
-            wr: Option<(usize, QpEntry)>,
-            cfg: Option<(usize, u64, u32)>,
-            reset: bool,
-        ) {
+        /// One rising edge with these inputs.
+        fn clock(&mut self, rd: usize, wr: Option<(usize, QpEntry)>, reset: bool) {
             // Read before write.
             self.read = self.entries.get(rd).copied().unwrap_or_default();
             match self.clearing {
@@ -516,25 +450,9 @@ mod tests {
                 }
                 None if !reset => {
                     if let Some((a, e)) = wr {
-                        // Queue pairs at or beyond `queue_pairs`: ignored. The
-                        // configuration fields are not written.
+                        // Queue pairs at or beyond `queue_pairs`: ignored.
                         if let Some(w) = self.entries.get_mut(a) {
-                            *w = QpEntry {
-                                base: w.base,
-                                remote: w.remote,
-                                size_log2: w.size_log2,
-                                ..e
-                            };
-                        }
-                    }
-                    if let Some((a, field, data)) = cfg {
-                        if let Some(w) = self.entries.get_mut(a) {
-                            match field {
-                                CFG_SQ_BASE => w.base = data.to_bits(),
-                                CFG_SQ_SIZE_LOG2 => w.size_log2 = (data as u64 & 0x1F).to_bits(),
-                                CFG_QP_REMOTE => w.remote = data.to_bits(),
-                                _ => {}
-                            }
+                            *w = e;
                         }
                     }
                 }
@@ -568,23 +486,8 @@ mod tests {
                 };
                 (a, random_entry(&mut rng))
             });
-            // Configuration writes, often to the address read or written (a write-back of
-            // the same QP in the same clock must not undo them).
-            let cfg = rng.gen_bool(p_wr * 0.7).then(|| {
-                let a = match rng.gen_range(0..3) {
-                    0 => rd,
-                    1 => wr.map_or(rd, |w| w.0),
-                    _ => rng.gen_range(0..span),
-                };
-                (a, rng.gen_range(0..4u64), rng.gen::<u32>())
-            });
             let reset = rng.gen_bool(0.001);
             uut.reset.next = reset;
-            uut.s_cfg_valid.next = cfg.is_some();
-            let (ca, cf, cd) = cfg.unwrap_or((rng.gen_range(0..64), rng.gen_range(0..4u64), 0));
-            uut.s_cfg_addr.next = (ca as u64).to_bits();
-            uut.s_cfg_field.next = cf.to_bits();
-            uut.s_cfg_data.next = (cd as u64).to_bits();
             uut.s_rd_addr.next = (rd as u64).to_bits();
             uut.s_wr_valid.next = wr.is_some();
             let (wa, we) = wr.unwrap_or((rng.gen_range(0..64), random_entry(&mut rng)));
@@ -621,7 +524,7 @@ mod tests {
                 checked += (model.read != QpEntry::default()) as usize;
             }
             tick(&mut uut);
-            model.clock(rd, wr, cfg, reset);
+            model.clock(rd, wr, reset);
         }
         checked
     }
@@ -667,27 +570,15 @@ mod tests {
         assert_eq!(QpEntry::from(bits), full, "unpacking inverts packing");
         let mut uut = QpTable::new(64);
         uut.connect_all();
-        // Past the power-up clear, entry 5 written (its configuration fields through their
-        // port, one per clock) and read back.
+        // Past the power-up clear, entry 5 written and read back.
         for _ in 0..QP_TABLE_ENTRIES {
             tick(&mut uut);
         }
         uut.s_wr_valid.next = true;
         uut.s_wr_addr.next = 5.into();
         uut.s_wr_entry.next = full;
-        uut.s_cfg_valid.next = true;
-        uut.s_cfg_addr.next = 5.into();
-        for (field, data) in [
-            (CFG_SQ_BASE, full.base.index() as u64),
-            (CFG_SQ_SIZE_LOG2, full.size_log2.index() as u64),
-            (CFG_QP_REMOTE, full.remote.index() as u64),
-        ] {
-            uut.s_cfg_field.next = field.to_bits();
-            uut.s_cfg_data.next = data.to_bits();
-            tick(&mut uut);
-        }
+        tick(&mut uut);
         uut.s_wr_valid.next = false;
-        uut.s_cfg_valid.next = false;
         uut.s_rd_addr.next = 5.into();
         tick(&mut uut);
         assert_eq!(uut.m_rd_entry.val(), full);
@@ -697,15 +588,10 @@ mod tests {
         // Entry 5 is cleared at the sixth edge after reset; the write port counts from
         // the 65th (the read at an edge sees the entry before it).
         for clock in 0..QP_TABLE_ENTRIES + 3 {
-            // Write entry 5 every clock, and its SQ_BASE; only the writes after the clear
-            // count (`remote` and `size_log2` stay cleared).
+            // Write entry 5 every clock; only the writes after the clear count.
             uut.s_wr_valid.next = true;
             uut.s_wr_addr.next = 5.into();
             uut.s_wr_entry.next = full;
-            uut.s_cfg_valid.next = true;
-            uut.s_cfg_addr.next = 5.into();
-            uut.s_cfg_field.next = CFG_SQ_BASE.to_bits();
-            uut.s_cfg_data.next = (full.base.index() as u64).to_bits();
             uut.s_rd_addr.next = 5.into();
             settle(&mut uut);
             assert_eq!(
@@ -714,17 +600,7 @@ mod tests {
                 "clock {clock}"
             );
             let cleared = (7..=QP_TABLE_ENTRIES + 1).contains(&clock);
-            let want = if cleared {
-                QpEntry::default()
-            } else if clock > QP_TABLE_ENTRIES + 1 {
-                QpEntry {
-                    remote: 0.into(),
-                    size_log2: 0.into(),
-                    ..full
-                }
-            } else {
-                full
-            };
+            let want = if cleared { QpEntry::default() } else { full };
             assert_eq!(uut.m_rd_entry.val(), want, "clock {clock}");
             tick(&mut uut);
         }

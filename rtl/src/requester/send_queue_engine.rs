@@ -15,10 +15,7 @@
 //! - Per-QP CSR side port: `s_csr_valid` / `s_csr_ready`, `s_csr_write`, `s_csr_qp` (6),
 //!   `s_csr_reg` (4: 0 SQ_BASE .. 10 QP_STATUS), `s_csr_wdata` (64, bits 31:0 used);
 //!   `m_csr_rdata_valid` / `m_csr_rdata` (64): one answer per accepted read, three clocks
-//!   after acceptance. A write of SQ_BASE, SQ_SIZE_LOG2 or QP_REMOTE is no table
-//!   operation: the table's configuration RAM of that field takes it in the clock it is
-//!   accepted (any clock once the table is cleared, but the one before a CSR write's
-//!   Exec clock). QP_CTRL writes: bit 0 enable, bit 1 reset, bit 2 send-side reset
+//!   after acceptance. QP_CTRL writes: bit 0 enable, bit 1 reset, bit 2 send-side reset
 //!   (the same here; the receive engine resets its responder state on bit 1 only).
 //!   Answers SQ_BASE, SQ_SIZE_LOG2, SQ_PI, SQ_CI, QP_REMOTE, QP_CTRL (bit 0),
 //!   QP_STATUS (23:0 sq_next, 49 waiting, 55:52 retry count); zero for everything else and
@@ -49,9 +46,8 @@
 //!   write is accepted. Tie `m_bind_ready` high without a TPT (nothing changes then).
 //!
 //! Structure: the per-QP state lives in the child block [`QpTable`]
-//! (`requester/qp_table.rs`: one [`QpEntry`](crate::requester::QpEntry) per QP in seven
-//! `QpRam`s (the configuration fields SQ_BASE, SQ_SIZE_LOG2 and QP_REMOTE in their own,
-//! written by the CSR port directly, never by a write-back) of `queue_pairs` rounded up to a power of two words, synchronous read, cleared
+//! (`requester/qp_table.rs`: one [`QpEntry`](crate::requester::QpEntry) per QP in six
+//! `QpRam`s of `queue_pairs` rounded up to a power of two words, synchronous read, cleared
 //! for 64 clocks after reset; three flags stored with each entry, outstanding, has work
 //! and window full, spare the decision PSN arithmetic; a QP number at or beyond
 //! `queue_pairs` reads an all-zero
@@ -179,13 +175,12 @@
 //! payload burst of at most 8192 words).
 
 use crate::common::{CompletionRequest, TptBindWrite};
-use crate::requester::qp_table::{CFG_QP_REMOTE, CFG_SQ_BASE, CFG_SQ_SIZE_LOG2};
 use crate::requester::{
     AckMachine, BindWriter, EventEvaluator, QpTable, Scheduler, SqCsrAccess, SqOpDecision,
     SqOpGrant, TransmitMachine,
 };
 use crate::sim::ClockedBlock;
-use nic_abi::{csr, MAX_QUEUE_PAIRS, SEND_WINDOW};
+use nic_abi::{MAX_QUEUE_PAIRS, SEND_WINDOW};
 use rust_hdl::prelude::*;
 
 pub use crate::requester::qp_table::QP_TABLE_ADDRESS_BITS;
@@ -263,8 +258,7 @@ pub struct SendQueueEngine {
     pub m_bind_valid: Signal<Out, Bit>,
     pub m_bind_ready: Signal<In, Bit>,
     pub m_bind: Signal<Out, TptBindWrite>,
-    /// The per-QP table (seven RAMs read together; the configuration fields written by the
-    /// CSR port directly; cleared after reset).
+    /// The per-QP table (six RAMs read and written together; cleared after reset).
     qp_table: QpTable,
     /// The table engine's grants and the clocks of the operation granted.
     grant: SqOpGrant,
@@ -272,28 +266,6 @@ pub struct SendQueueEngine {
     dec: SqOpDecision,
     csr_reg_reg: DFF<Bits<4>>,
     csr_wdata_reg: DFF<Bits<32>>,
-    /// The CSR access is a write of SQ_BASE, SQ_SIZE_LOG2 or QP_REMOTE: straight into the
-    /// table's configuration RAMs, no table operation.
-    cfg_write: Signal<Local, Bit>,
-    /// Its field on the table's configuration write port.
-    cfg_field: Signal<Local, Bits<2>>,
-    /// Such a write may be taken this clock.
-    cfg_ready: Signal<Local, Bit>,
-    /// Such a write is taken this clock.
-    cfg_take: Signal<Local, Bit>,
-    /// A write of SQ_BASE or SQ_SIZE_LOG2 taken at the last edge (its QP beside): a claim
-    /// of that QP goes stale.
-    cfg_moved_reg: DFF<Bit>,
-    cfg_moved_qp: DFF<Bits<6>>,
-    /// The moved ring or reset the transmit machine is told of (a CSR write's Exec clock,
-    /// or the clock after a configuration write; never both, see `cfg_ready`).
-    moved_qp: Signal<Local, Bits<6>>,
-    reg_sq_base: Constant<Bits<4>>,
-    reg_sq_size: Constant<Bits<4>>,
-    reg_remote: Constant<Bits<4>>,
-    cfg_field_base: Constant<Bits<2>>,
-    cfg_field_size: Constant<Bits<2>>,
-    cfg_field_remote: Constant<Bits<2>>,
     rdata_valid_reg: DFF<Bit>,
     rdata_reg: DFF<Bits<64>>,
     retransmissions_reg: DFF<Bits<32>>,
@@ -385,19 +357,6 @@ impl SendQueueEngine {
             dec: SqOpDecision::new(),
             csr_reg_reg: Default::default(),
             csr_wdata_reg: Default::default(),
-            cfg_write: Default::default(),
-            cfg_field: Default::default(),
-            cfg_ready: Default::default(),
-            cfg_take: Default::default(),
-            cfg_moved_reg: Default::default(),
-            cfg_moved_qp: Default::default(),
-            moved_qp: Default::default(),
-            reg_sq_base: Constant::new(((csr::QP_SQ_BASE / 8) as u64).to_bits()),
-            reg_sq_size: Constant::new(((csr::QP_SQ_SIZE_LOG2 / 8) as u64).to_bits()),
-            reg_remote: Constant::new(((csr::QP_REMOTE / 8) as u64).to_bits()),
-            cfg_field_base: Constant::new(CFG_SQ_BASE.to_bits()),
-            cfg_field_size: Constant::new(CFG_SQ_SIZE_LOG2.to_bits()),
-            cfg_field_remote: Constant::new(CFG_QP_REMOTE.to_bits()),
             rdata_valid_reg: Default::default(),
             rdata_reg: Default::default(),
             retransmissions_reg: Default::default(),
@@ -425,8 +384,6 @@ impl Logic for SendQueueEngine {
             clock,
             csr_reg_reg,
             csr_wdata_reg,
-            cfg_moved_reg,
-            cfg_moved_qp,
             rdata_valid_reg,
             rdata_reg,
             retransmissions_reg
@@ -440,39 +397,8 @@ impl Logic for SendQueueEngine {
         self.grant.clock.next = self.clock.val();
         self.grant.reset.next = self.reset.val();
         self.grant.s_table_ready.next = self.qp_table.m_ready.val();
-        // A write of a configuration field (SQ_BASE, SQ_SIZE_LOG2, QP_REMOTE) goes straight
-        // to its RAM in the table, taken in any clock once the table is cleared: not in the
-        // clock before a CSR write's Exec clock, whose reset or moved ring the transmit
-        // machine is told of in the clock this one's would be. Every other access is a
-        // table operation.
-        self.cfg_write.next = self.s_csr_write.val()
-            & ((self.s_csr_reg.val() == self.reg_sq_base.val())
-                | (self.s_csr_reg.val() == self.reg_sq_size.val())
-                | (self.s_csr_reg.val() == self.reg_remote.val()));
-        self.cfg_field.next = self.cfg_field_remote.val();
-        if self.s_csr_reg.val() == self.reg_sq_base.val() {
-            self.cfg_field.next = self.cfg_field_base.val();
-        }
-        if self.s_csr_reg.val() == self.reg_sq_size.val() {
-            self.cfg_field.next = self.cfg_field_size.val();
-        }
-        self.cfg_ready.next = self.qp_table.m_ready.val()
-            & !self.reset.val()
-            & !((self.grant.m_state.val() == SqEngineState::Read)
-                & (self.grant.m_op.val() == SqOp::CsrWrite));
-        self.cfg_take.next = self.s_csr_valid.val() & self.cfg_write.val() & self.cfg_ready.val();
-        self.grant.s_csr_valid.next = self.s_csr_valid.val() & !self.cfg_write.val();
+        self.grant.s_csr_valid.next = self.s_csr_valid.val();
         self.s_csr_ready.next = self.grant.s_csr_ready.val();
-        if self.cfg_write.val() {
-            self.s_csr_ready.next = self.cfg_ready.val();
-        }
-        self.qp_table.s_cfg_valid.next = self.cfg_take.val();
-        self.qp_table.s_cfg_addr.next = self.s_csr_qp.val();
-        self.qp_table.s_cfg_field.next = self.cfg_field.val();
-        self.qp_table.s_cfg_data.next = self.s_csr_wdata.val().get_bits::<32>(0);
-        self.cfg_moved_reg.d.next =
-            self.cfg_take.val() & (self.cfg_field.val() != self.cfg_field_remote.val());
-        self.cfg_moved_qp.d.next = self.s_csr_qp.val();
         self.grant.s_csr_write.next = self.s_csr_write.val();
         self.grant.s_csr_qp.next = self.s_csr_qp.val();
         self.grant.s_ak_valid.next = self.ack.m_req_valid.val();
@@ -612,12 +538,8 @@ impl Logic for SendQueueEngine {
         self.tm.s_claim_remote.next = self.dec.m_entry.val().remote;
         self.tm.s_commit_resync.next =
             self.dec.m_entry.val().resync & !self.dec.m_outstanding.val();
-        self.moved_qp.next = self.grant.m_op_qp.val();
-        if self.cfg_moved_reg.q.val() {
-            self.moved_qp.next = self.cfg_moved_qp.q.val();
-        }
-        self.tm.s_moved_valid.next = self.dec.m_csr_moved.val() | self.cfg_moved_reg.q.val();
-        self.tm.s_moved_qp.next = self.moved_qp.val();
+        self.tm.s_moved_valid.next = self.dec.m_csr_moved.val();
+        self.tm.s_moved_qp.next = self.grant.m_op_qp.val();
         // (Compared in the Read clock, from the table's read data; registered by `dec`.)
         self.tm.s_una_qp.next = self.grant.m_op_qp.val();
         self.tm.s_una_psn.next = self.qp_table.m_rd_entry.val().sq_una;
@@ -707,7 +629,6 @@ impl Logic for SendQueueEngine {
         self.stat_retransmissions.next = self.retransmissions_reg.q.val();
 
         if self.reset.val() {
-            self.cfg_moved_reg.d.next = false;
             self.retransmissions_reg.d.next = 0.into();
             self.rdata_valid_reg.d.next = false;
         }

@@ -5,9 +5,7 @@
 //! `nic_abi::csr`: SQ_BASE, SQ_SIZE_LOG2, SQ_PI, SQ_CI, QP_REMOTE, QP_CTRL, QP_STATUS) and
 //! "SendQueueEngine: design notes" in `docs/nic-blocks.md`. Its parent `SendQueueEngine`
 //! reads the entry, and in the operation's execute clock answers `m_rdata` (a read) or
-//! writes back `m_entry` (a write; the parent writes SQ_BASE, SQ_SIZE_LOG2 and QP_REMOTE
-//! into the table's configuration RAMs directly instead, so for it only the other
-//! registers' writes reach this block, and the write-back never stores those fields).
+//! writes back `m_entry` (a write).
 //!
 //! Ports (combinational; no clock):
 //! - `s_qp_valid` (the access's queue pair is below `queue_pairs`: the parent's registered
