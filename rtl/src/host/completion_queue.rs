@@ -8,9 +8,9 @@
 //!
 //! Ports (all valid/ready: a beat moves on a rising edge where both are high):
 //! - `clock`, `reset` (synchronous, active high: `cq_pi` back to 0, the CQE in flight is
-//!   dropped). Reset steers
-//!   no handshake: what is taken in a reset clock is dropped at that edge (both sides of
-//!   every handshake in `NicTop` share the reset).
+//!   dropped).
+//!   Reset steers no handshake (`docs/nic-blocks.md`, "Reset"): what is taken in a reset
+//!   clock is dropped at that edge.
 //! - Configuration (from `NicCsr`): `cfg_cq_base` (32, 8-aligned), `cfg_cq_size_log2`
 //!   (5, 0..=16), `cfg_cq_ci` (32, the driver's consumer index), `cfg_cq_restart` (one-clock
 //!   pulse when `CQ_BASE` is written: the producer count restarts at 0).

@@ -8,10 +8,9 @@
 //!
 //! Ports (all valid/ready: a beat moves on a rising edge where both are high):
 //! - `clock`, `reset` (synchronous, active high: forgets the bursts in flight and the
-//!   round-robin state). Reset steers
-//!   no handshake with the engines (both sides share the reset in `NicTop`); it gates only
-//!   the host side's handshake, which leaves `NicTop`: `m_req_valid` and `s_data_ready` are low while it is
-//!   high (a client's request or word taken then is dropped).
+//!   round-robin state). It steers no handshake with the clients (`docs/nic-blocks.md`,
+//!   "Reset"), only host memory's, which leaves `NicTop`: `m_req_valid` and `s_data_ready`
+//!   are low while it is high (a client's request or word taken then is dropped).
 //! - Client A: request `s_a_req_valid` / `s_a_req_ready`, `s_a_req_addr` (32, 8-aligned),
 //!   `s_a_req_words` (16, >= 1); data `m_a_valid` / `m_a_ready`, `m_a_data` (64),
 //!   `m_a_last`.

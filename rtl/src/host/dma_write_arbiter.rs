@@ -5,10 +5,10 @@
 //! `CompletionQueue`); host-memory rules in `docs/nic-architecture.md`.
 //!
 //! Ports (all valid/ready: a beat moves on a rising edge where both are high):
-//! - `clock`, `reset` (synchronous, active high: forgets the round-robin state). Reset steers
-//!   no handshake with the engines (both sides share the reset in `NicTop`); it gates only
-//!   the host side's handshake, which leaves `NicTop`: `m_wr_valid` is low while it is
-//!   high, so no beat reaches host memory (a client's beat taken then is dropped).
+//! - `clock`, `reset` (synchronous, active high: forgets the round-robin state). It steers
+//!   no handshake with the clients (`docs/nic-blocks.md`, "Reset"), only host memory's,
+//!   which leaves `NicTop`: `m_wr_valid` is low while it is high, so no beat reaches host
+//!   memory (a client's beat taken then is dropped).
 //! - `s_a_wr_valid` / `s_a_wr_ready`, `s_a_wr_addr` (32), `s_a_wr_data` (64),
 //!   `s_a_wr_strobe` (8): client A.
 //! - `s_b_wr_valid` / `s_b_wr_ready`, `s_b_wr_addr` (32), `s_b_wr_data` (64),

@@ -15,9 +15,9 @@
 //! `SendQueueEngine` owns the per-QP table and decides (see its doc comment).
 //!
 //! Ports (every handshake valid/ready; a source holds its fields while valid and not ready):
-//! - `clock`, `reset` (synchronous, active high: idle, the timer scan restarts at QP 0). Reset steers
-//!   no handshake: what is taken in a reset clock is dropped at that edge (both sides of
-//!   every handshake in `NicTop` share the reset).
+//! - `clock`, `reset` (synchronous, active high: idle, the timer scan restarts at QP 0).
+//!   Reset steers no handshake (`docs/nic-blocks.md`, "Reset"): what is taken in a reset
+//!   clock is dropped at that edge.
 //! - Acknowledgement events: `s_ack_valid` / `s_ack_ready`, `s_ack_qp` (6), `s_ack_psn`
 //!   (24), `s_ack_syndrome` (8), `s_ack_response`, `s_ack_resync`. Ready while the front is
 //!   idle and no local completion is offered.

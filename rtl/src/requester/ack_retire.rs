@@ -8,9 +8,9 @@
 //! `docs/nic-blocks.md`.
 //!
 //! Ports (every handshake valid/ready; a source holds its fields while valid and not ready):
-//! - `clock`, `reset` (synchronous, active high: the queue empty, the back free). Reset steers
-//!   no handshake: what is taken in a reset clock is dropped at that edge (both sides of
-//!   every handshake in `NicTop` share the reset).
+//! - `clock`, `reset` (synchronous, active high: the queue empty, the back free).
+//!   Reset steers no handshake (`docs/nic-blocks.md`, "Reset"): what is taken in a reset
+//!   clock is dropped at that edge.
 //! - Push (the front's re-read request taken; only while not `m_full`): `s_push`, the
 //!   completion's `s_push_qp` (6), `s_push_idx` (24, its WQE index), `s_push_status` (8),
 //!   `s_push_set_resync` (its advance sets the QP's resync flag), `s_push_remote` (32,

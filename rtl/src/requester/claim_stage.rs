@@ -13,9 +13,9 @@
 //! `sq_next`).
 //!
 //! Ports:
-//! - `clock`, `reset` (synchronous, active high: idle, no WQE in the fetch). Reset steers
-//!   no handshake: what is taken in a reset clock is dropped at that edge (both sides of
-//!   every handshake in `NicTop` share the reset).
+//! - `clock`, `reset` (synchronous, active high: idle, no WQE in the fetch).
+//!   Reset steers no handshake (`docs/nic-blocks.md`, "Reset"): what is taken in a reset
+//!   clock is dropped at that edge.
 //! - Pick: `s_pick_valid`, `s_pick_qp` (6), `m_pick_taken` (combinational: taken this
 //!   clock). A pick is taken when the stage is idle, `s_pick_hold` is low (the send stage
 //!   holds the read port for a long payload, or copies a WQE) and the pick's QP has no WQE

@@ -6,9 +6,9 @@
 //! Follows "Message rate of short messages" in `docs/nic-blocks.md`.
 //!
 //! Ports (valid/ready handshakes; a source holds its fields while valid and not ready):
-//! - `clock`, `reset` (synchronous, active high: the slot empty, the count 0). Reset steers
-//!   no handshake: what is taken in a reset clock is dropped at that edge (both sides of
-//!   every handshake in `NicTop` share the reset).
+//! - `clock`, `reset` (synchronous, active high: the slot empty, the count 0).
+//!   Reset steers no handshake (`docs/nic-blocks.md`, "Reset"): what is taken in a reset
+//!   clock is dropped at that edge.
 //! - The send stage's message: `s_wqe` (a [`SendWqe`]: opcode, vaddr, stag, length,
 //!   immediate, invalidate), `s_op_imm` (it carries its immediate), `s_msg_length` (32),
 //!   `s_remote` (32, QP_REMOTE: destination node bits 15:0, QP bits 31:16), `s_qp` (6),

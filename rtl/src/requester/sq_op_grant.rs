@@ -6,9 +6,9 @@
 //! priorities and overlap) and the structure paragraph of `SendQueueEngine`'s doc comment.
 //!
 //! Ports:
-//! - `clock`, `reset` (synchronous, active high: Idle). Reset steers
-//!   no handshake: what is taken in a reset clock is dropped at that edge (both sides of
-//!   every handshake in `NicTop` share the reset).
+//! - `clock`, `reset` (synchronous, active high: Idle).
+//!   Reset steers no handshake (`docs/nic-blocks.md`, "Reset"): what is taken in a reset
+//!   clock is dropped at that edge.
 //! - `s_table_ready`: the per-QP table has been cleared after reset (nothing is granted
 //!   from Idle before).
 //! - Requests (each held until granted): CSR access `s_csr_valid`, `s_csr_write`,

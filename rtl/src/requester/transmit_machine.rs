@@ -30,9 +30,9 @@
 //! moved ring since the claim drops the fetched WQE).
 //!
 //! Ports (valid/ready handshakes; a source holds its fields while valid and not ready):
-//! - `clock`, `reset` (synchronous, active high: every stage idle, the buffer empty). Reset steers
-//!   no handshake: what is taken in a reset clock is dropped at that edge (both sides of
-//!   every handshake in `NicTop` share the reset).
+//! - `clock`, `reset` (synchronous, active high: every stage idle, the buffer empty).
+//!   Reset steers no handshake (`docs/nic-blocks.md`, "Reset"): what is taken in a reset
+//!   clock is dropped at that edge.
 //! - `cfg_node_id` (16): source node of every message.
 //! - Pick: `s_pick_valid`, `s_pick_qp` (6), `m_pick_taken` (the scheduler's round robin).
 //! - Table operations: `m_op_valid`, `m_op_commit` (0 claim, 1 commit), `m_op_qp` (6), from

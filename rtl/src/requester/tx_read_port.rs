@@ -9,9 +9,9 @@
 //! WQE) in `docs/nic-blocks.md`.
 //!
 //! Ports (valid/ready; a beat moves on a rising edge where both are high):
-//! - `clock`, `reset` (synchronous, active high: no burst in flight, the buffer empty). Reset steers
-//!   no handshake: what is taken in a reset clock is dropped at that edge (both sides of
-//!   every handshake in `NicTop` share the reset).
+//! - `clock`, `reset` (synchronous, active high: no burst in flight, the buffer empty).
+//!   Reset steers no handshake (`docs/nic-blocks.md`, "Reset"): what is taken in a reset
+//!   clock is dropped at that edge.
 //! - Fetch requests: `s_fetch_req_valid` / `s_fetch_req_ready`, `s_fetch_req_addr` (32),
 //!   `s_fetch_req_words` (16).
 //! - Payload requests: `s_pay_req_valid`, `s_pay_req_addr` (32), `s_pay_req_words` (16);

@@ -13,8 +13,9 @@
 //!   `TPT_WORD0`, `TPT_VADDR`, `TPT_LENGTH`, `TPT_PADDR`, `TPT_COMMAND`, `TPT_STATUS`) and
 //!   decides `s_csr_ready` for every register (low for registers 0..=5 while busy; reset
 //!   steers no handshake: what a port takes in a reset clock is dropped at that edge, the
-//!   sweep after it rewrites every entry); the read data is its own registers' word ORed with `s_exc_rdata` (the
-//!   exception queue's word for the addressed register, 0 for any other).
+//!   sweep after it rewrites every entry); the read data is its own registers' word ORed
+//!   with `s_exc_rdata` (the exception queue's word for the addressed register, 0 for any
+//!   other).
 //!   `s_stat_stale` (8) reads in `TPT_STATUS` bits 23:16.
 //! - Lookup read port: `s_lookup_valid` / `s_lookup_ready`, `s_lookup_index` (12: STag
 //!   bits 19:8, all that a table of at most 4096 entries decodes); `s_hold` (the
